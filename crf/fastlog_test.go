@@ -1,0 +1,64 @@
+package crf_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dualcrf/dualcrf/crf"
+)
+
+func TestLogAccuracy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	check := func(x float64) {
+		got, want := crf.Log(x), math.Log(x)
+		if got == want {
+			return
+		}
+		if math.Abs(got-want) > 1e-15*math.Abs(want) && math.Abs(got-want) > 2e-16 {
+			t.Fatalf("Log(%.17g) = %.17g, math.Log %.17g (rel %.3g)", x, got, want, math.Abs(got-want)/math.Abs(want))
+		}
+	}
+	for i := 0; i < 2_000_000; i++ {
+		check(math.Exp(rng.Float64()*1400 - 700))
+	}
+	for i := 0; i < 200_000; i++ {
+		check(1 + (rng.Float64()-0.5)*1e-3)
+		check(1 + (rng.Float64()-0.5)*1e-9)
+		check(math.Sqrt2 * (1 + (rng.Float64()-0.5)*1e-6))
+	}
+	for _, x := range []float64{1, 2, 0.5, math.E, math.MaxFloat64, math.SmallestNonzeroFloat64, 2.2250738585072014e-308, 1e-310} {
+		check(x)
+	}
+	if !math.IsInf(crf.Log(0), -1) || !math.IsNaN(crf.Log(-1)) || !math.IsInf(crf.Log(math.Inf(1)), 1) {
+		t.Fatalf("special values: Log(0)=%g Log(-1)=%g Log(+Inf)=%g", crf.Log(0), crf.Log(-1), crf.Log(math.Inf(1)))
+	}
+}
+
+func BenchmarkFastLog(b *testing.B) {
+	x := make([]float64, 1024)
+	for i := range x {
+		x[i] = float64(i+1) / 1e3
+	}
+	s := 0.0
+	for b.Loop() {
+		for _, v := range x {
+			s += crf.Log(v)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/log")
+	_ = s
+}
+
+func BenchmarkLineTerms(b *testing.B) {
+	mu := make([]float64, 11000)
+	nu := make([]float64, 11000)
+	for i := range mu {
+		mu[i] = float64(i%97+1) / 1e4
+		nu[i] = float64(i%89+1) / 1e4
+	}
+	for b.Loop() {
+		crf.LineTerms(mu, nu, 0.3, nil)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/11000, "ns/entry")
+}
