@@ -1,0 +1,119 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gonum.org/v1/gonum/optimize"
+)
+
+// ErrNoProgress is returned by a Method's Epoch when it can make no further
+// progress (e.g. the L-BFGS line search cannot decrease P in floating point);
+// Train then stops with reason "no-progress".
+var ErrNoProgress = errors.New("train: no further progress possible")
+
+// LBFGS minimises P(w) with gonum's L-BFGS and More–Thuente line search —
+// the classic CRF trainer (CRFsuite's default) — with the gradient from the
+// same oracle as SDCA, starting at w = 0. One Epoch is one L-BFGS iteration
+// (usually one or two full passes). Its certificate is the gap between w
+// and the dual point α̂(w): P(w) − D(α̂(w)) = ‖∇P(w)‖²/(2λ) (paper, eq. 7–8),
+// which bounds P(w) − P*.
+type LBFGS struct {
+	// Store is the number of correction pairs kept; 0 means 10.
+	Store int
+
+	p     *Problem
+	ls    *optimize.LinesearchMethod
+	loc   *optimize.Location
+	op    optimize.Operation
+	best  []float64 // last accepted point
+	bestF float64
+	bestG []float64
+	evals int64
+}
+
+// Init evaluates w = 0 and starts the first line search.
+func (m *LBFGS) Init(p *Problem) error {
+	m.p = p
+	store := m.Store
+	if store == 0 {
+		store = 10
+	}
+	m.ls = &optimize.LinesearchMethod{
+		NextDirectioner: &optimize.LBFGS{Store: store},
+		Linesearcher:    &optimize.MoreThuente{},
+	}
+	d := p.Layout.Dim()
+	m.loc = &optimize.Location{X: make([]float64, d), Gradient: make([]float64, d)}
+	if err := m.evaluate(context.Background()); err != nil {
+		return err
+	}
+	m.accept()
+	op, err := m.ls.Init(m.loc)
+	if err != nil {
+		return fmt.Errorf("lbfgs: %w", err)
+	}
+	m.op = op
+	return nil
+}
+
+func (m *LBFGS) accept() {
+	m.best = append(m.best[:0], m.loc.X...)
+	m.bestG = append(m.bestG[:0], m.loc.Gradient...)
+	m.bestF = m.loc.F
+}
+
+// evaluate fills loc.F and loc.Gradient at loc.X.
+func (m *LBFGS) evaluate(ctx context.Context) error {
+	r, err := m.p.Pass(ctx, m.loc.X, nil, true)
+	if err != nil {
+		return err
+	}
+	m.evals++
+	m.loc.F = r.Primal
+	copy(m.loc.Gradient, r.Grad)
+	return nil
+}
+
+// Epoch serves the line search's evaluations until it accepts a new point.
+func (m *LBFGS) Epoch(ctx context.Context) error {
+	for {
+		if m.op&(optimize.FuncEvaluation|optimize.GradEvaluation) != 0 {
+			if err := m.evaluate(ctx); err != nil {
+				return err
+			}
+		}
+		op, err := m.ls.Iterate(m.loc)
+		if err != nil {
+			if errors.Is(err, optimize.ErrNoProgress) || errors.Is(err, optimize.ErrNonDescentDirection) ||
+				errors.Is(err, optimize.ErrLinesearcherFailure) {
+				return fmt.Errorf("%w: %v", ErrNoProgress, err)
+			}
+			return fmt.Errorf("lbfgs: %w", err)
+		}
+		m.op = op
+		if op == optimize.MajorIteration {
+			m.accept()
+			return nil
+		}
+	}
+}
+
+// Weights returns the last accepted point.
+func (m *LBFGS) Weights() []float64 { return m.best }
+
+// Certify returns P(w) and the gap ‖∇P(w)‖²/(2λ) at the last accepted point,
+// both known from its evaluation.
+func (m *LBFGS) Certify(ctx context.Context) (Certificate, error) {
+	gap := dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
+	return Certificate{Primal: m.bestF, Dual: m.bestF - gap, Gap: gap}, nil
+}
+
+// Counters reports the number of full passes as steps (each is n oracle
+// calls) — LBFGS has no gap estimate.
+func (m *LBFGS) Counters() Counters {
+	return Counters{Steps: m.evals * int64(m.p.N()), GapEstimate: nan()}
+}
+
+var _ Method = (*LBFGS)(nil)

@@ -1,0 +1,137 @@
+// Package train fits chain CRF weights by minimising the ℓ2-regularised
+// negative log-likelihood
+//
+//	P(w) = λ/2 ‖w‖² + (1/n) Σ_i [log Z_i(w) − w·F(x_i,y_i)]
+//
+// with SDCA (stochastic dual coordinate ascent on the dual
+// D(μ) = −λ/2 ‖ŵ(μ)‖² + (1/n) Σ_i H̃(μ_i), Le Priol et al. 2018) or with
+// L-BFGS as a reference. The driver (Train) owns the loop, limits, stopping
+// rules, certificates, logging and cancellation; a Method owns only its
+// mathematics, as in gonum/optimize.
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/dualcrf/dualcrf/crf"
+)
+
+// ErrBadProblem marks a training problem that cannot be trained on.
+var ErrBadProblem = errors.New("train: bad problem")
+
+// Problem is a training set with its regulariser.
+type Problem struct {
+	Data   *crf.Dataset
+	Layout crf.Layout
+	Lambda float64 // λ > 0; callers often use 1/n
+	// Mask, when not nil, restricts U to the attribute–label pairs it marks
+	// (Mask[a·K+y]); weights outside it are fixed at zero and their features
+	// dropped. Transitions, bias, start and end are never masked.
+	Mask []bool
+}
+
+// NewProblem checks d and returns the problem with the default layout.
+func NewProblem(d *crf.Dataset, lambda float64, noBias bool) (*Problem, error) {
+	if !(lambda > 0) || math.IsInf(lambda, 0) {
+		return nil, fmt.Errorf("%w: λ must be a positive finite number, got %g", ErrBadProblem, lambda)
+	}
+	if d.Len() == 0 {
+		return nil, fmt.Errorf("%w: no sentences", ErrBadProblem)
+	}
+	if d.NumLabels < 2 {
+		return nil, fmt.Errorf("%w: %d label(s); a CRF needs at least 2", ErrBadProblem, d.NumLabels)
+	}
+	for tok, y := range d.Labels {
+		if y < 0 || int(y) >= d.NumLabels {
+			return nil, fmt.Errorf("%w: token %d (sentence %d) has no gold label", ErrBadProblem, tok, sentenceOf(d, tok))
+		}
+	}
+	for j, v := range d.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%w: attribute value %d is %g", ErrBadProblem, j, v)
+		}
+	}
+	for i := 0; i < d.Len(); i++ {
+		if d.SentStart[i+1] <= d.SentStart[i] {
+			return nil, fmt.Errorf("%w: sentence %d is empty", ErrBadProblem, i)
+		}
+	}
+	lay := crf.Layout{NumAttrs: d.NumAttrs, NumLabels: d.NumLabels, NoBias: noBias}
+	return &Problem{Data: d, Layout: lay, Lambda: lambda}, nil
+}
+
+func sentenceOf(d *crf.Dataset, tok int) int {
+	lo, hi := 0, d.Len()
+	for lo+1 < hi {
+		m := (lo + hi) / 2
+		if d.SentStart[m] <= tok {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// ObservedMask returns the mask of attribute–label pairs that occur in the
+// gold labels of d (CRFsuite's default feature space).
+func ObservedMask(d *crf.Dataset) []bool {
+	K := d.NumLabels
+	m := make([]bool, d.NumAttrs*K)
+	for tok, y := range d.Labels {
+		for j := d.AttrStart[tok]; j < d.AttrStart[tok+1]; j++ {
+			m[int(d.Attrs[j])*K+int(y)] = true
+		}
+	}
+	return m
+}
+
+// N returns the number of sentences.
+func (p *Problem) N() int { return p.Data.Len() }
+
+// applyMask zeroes the masked-out entries of the U rows of g.
+func (p *Problem) applyMask(g []float64) {
+	if p.Mask == nil {
+		return
+	}
+	for i, ok := range p.Mask {
+		if !ok {
+			g[i] = 0
+		}
+	}
+}
+
+// applyMaskRow zeroes the masked-out entries of attribute a's row of g.
+func (p *Problem) applyMaskRow(g []float64, a int32) {
+	if p.Mask == nil {
+		return
+	}
+	K := p.Layout.NumLabels
+	off := p.Layout.Row(a)
+	for y, ok := range p.Mask[off : off+K] {
+		if !ok {
+			g[off+y] = 0
+		}
+	}
+}
+
+// GoldFeatures returns Σ_i F(x_i,y_i), masked.
+func (p *Problem) GoldFeatures() []float64 {
+	g := make([]float64, p.Layout.Dim())
+	for i := 0; i < p.N(); i++ {
+		s := p.Data.Sentence(i)
+		crf.AddFeatures(g, p.Layout, s, s.Labels, 1)
+	}
+	p.applyMask(g)
+	return g
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}

@@ -1,0 +1,499 @@
+package train
+
+// SDCA for CRFs (Le Priol, Piché & Lacoste-Julien, UAI 2018, Algorithm 2).
+//
+// The dual variables are the clique marginals μ_i of every sentence; the
+// primal weights are kept equal to ŵ(μ) = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]).
+// One step on sentence i:
+//
+//  1. oracle: ν = marginals of p(·|x_i; w); block gap g_i = D̃(μ_i‖ν);
+//  2. ascent direction δ = ν − μ_i, primal direction v = −(1/(λn)) E_δ[F]
+//     (sparse: the rows of sentence i's attributes, B, bias, start, end);
+//  3. line search: maximise the concave φ(γ) = H̃(μ_i+γδ) − (λn/2)‖w+γv‖²
+//     on [0,1]; with x = μ_i + γδ,
+//     φ'(γ)  = −[Σ_e⟨δ_e, log x_e⟩ − Σ_s⟨δ_s, log x_s⟩] − λn(⟨w,v⟩ + γ‖v‖²),
+//     φ''(γ) = −[Σ_e Σ δ_e²/x_e − Σ_s Σ δ_s²/x_s] − λn‖v‖²,
+//     by safeguarded Newton (bisection when a step leaves the bracket),
+//     stopping when a step is below the sub-precision;
+//  4. μ_i ← μ_i + γδ, w ← w + γv, ‖w‖² ← ‖w‖² + 2γ⟨w,v⟩ + γ²‖v‖².
+//
+// Since log ν is the junction-tree decomposition of w·F − log Z,
+// φ'(0) = ⟨δ, log ν − log μ⟩ = KL(μ‖ν) + KL(ν‖μ) ≥ g_i, and φ'(1) = −λn‖v‖².
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/dualcrf/dualcrf/crf"
+)
+
+// SDCA is the stochastic dual coordinate ascent method.
+type SDCA struct {
+	// Sampler names the block sampler: uniform, gap (default), importance,
+	// gap-importance or max.
+	Sampler string
+	// NonUniform is the probability of a non-uniform draw; 0 means 0.8.
+	NonUniform float64
+	// Epsilon is the weight of the uniform distribution in the initial duals
+	// (eq. 21); 0 means DefaultEpsilon.
+	Epsilon float64
+	// SubPrecision stops the line search once a Newton step is shorter; 0
+	// means 1e-3.
+	SubPrecision float64
+	// Seed seeds the sampler's random numbers; the same seed gives the same
+	// weights bit for bit.
+	Seed uint64
+	// RefreshEvery, when positive, recomputes every block gap exactly (a full
+	// pass, counted as training time) at the start of every RefreshEvery-th
+	// epoch and hands them to the sampler (Osokin et al. 2016).
+	RefreshEvery int
+	// Duals, when not nil, holds the dual variables (e.g. a file store);
+	// otherwise they are kept in memory.
+	Duals DualStore
+
+	p       *Problem
+	w       []float64
+	wsq     float64
+	duals   DualStore
+	sampler Sampler
+	rng     *rand.Rand
+	ws      *stepWork
+	steps   int64
+	lsIters int64
+	epoch   int
+}
+
+// DefaultEpsilon is the uniform weight ε of the initial duals.
+const DefaultEpsilon = 1e-3
+
+// stepWork is the scratch space of one SDCA step, sized once.
+type stepWork struct {
+	lat       *crf.Lattice
+	nu, logNu []float64 // block
+	logMu     []float64 // block
+	muN, nuN  []float64 // T×K node marginals
+	dN        []float64 // T×K node δ
+	lmuN      []float64 // T×K log μ nodes
+	trD       []float64 // K×K Σ_t δ_e
+	v         []float64 // dense d, zero outside the touched rows
+	stamp     []uint32  // per attribute: last step that touched its row
+	tick      uint32
+	rows      []int32 // attribute rows touched by this step
+}
+
+// StepStats describes one SDCA step, for tests and the log.
+type StepStats struct {
+	Sentence int
+	Gap      float64 // block gap before the step
+	Gamma    float64 // step size taken
+	Iters    int     // line-search evaluations
+	Slope0   float64 // φ'(0)
+}
+
+// Init sets μ⁰ = ε·uniform + (1−ε)·gold on every block and w = ŵ(μ⁰).
+func (m *SDCA) Init(p *Problem) error {
+	m.p = p
+	eps := m.Epsilon
+	if eps == 0 {
+		eps = DefaultEpsilon
+	}
+	if !(eps > 0 && eps <= 1) {
+		return fmt.Errorf("%w: ε must be in (0,1], got %g", ErrBadProblem, eps)
+	}
+	d := p.Data
+	K := p.Layout.NumLabels
+	m.duals = m.Duals
+	if m.duals == nil {
+		m.duals = NewMemoryStore(d)
+	}
+	if m.duals.Len() != d.Len() {
+		return fmt.Errorf("%w: dual store has %d blocks for %d sentences", ErrBadProblem, m.duals.Len(), d.Len())
+	}
+	kind := m.Sampler
+	if kind == "" {
+		kind = "gap"
+	}
+	var err error
+	m.sampler, err = NewSampler(kind, d.Len(), SamplerOptions{NonUniform: m.NonUniform, Smoothness: smoothness(p)})
+	if err != nil {
+		return err
+	}
+	m.rng = rand.New(rand.NewPCG(m.Seed, 0x5dca))
+	for i := 0; i < d.Len(); i++ {
+		s := d.Sentence(i)
+		initBlock(m.duals.Block(i), s.Labels, K, eps)
+	}
+	m.w = p.What(m.duals)
+	m.wsq = dot(m.w, m.w)
+	m.ws = newStepWork(p)
+	return nil
+}
+
+// initBlock writes ε·uniform + (1−ε)·one-hot(gold) into mu.
+func initBlock(mu []float64, gold []int32, K int, eps float64) {
+	T := len(gold)
+	if T == 1 {
+		for y := range mu {
+			mu[y] = eps / float64(K)
+		}
+		mu[gold[0]] += 1 - eps
+		return
+	}
+	u := eps / float64(K*K)
+	for i := range mu {
+		mu[i] = u
+	}
+	for t := 0; t < T-1; t++ {
+		mu[(t*K+int(gold[t]))*K+int(gold[t+1])] += 1 - eps
+	}
+}
+
+// smoothness returns L_i = λ + R_i/n with R_i estimated by
+// 2·Σ_t (‖x_t‖² + 2) — the squared norm of F(x_i,y_i) − F(x_i,y) for a path
+// y that differs from the gold one everywhere, ignoring overlaps.
+func smoothness(p *Problem) []float64 {
+	d := p.Data
+	n := float64(d.Len())
+	L := make([]float64, d.Len())
+	for i := range L {
+		r := 0.0
+		for tok := d.SentStart[i]; tok < d.SentStart[i+1]; tok++ {
+			x := 0.0
+			for j := d.AttrStart[tok]; j < d.AttrStart[tok+1]; j++ {
+				v := 1.0
+				if d.Values != nil {
+					v = d.Values[j]
+				}
+				x += v * v
+			}
+			r += 2 * (x + 2)
+		}
+		L[i] = p.Lambda + r/n
+	}
+	return L
+}
+
+func newStepWork(p *Problem) *stepWork {
+	K := p.Layout.NumLabels
+	return &stepWork{
+		lat:   crf.NewLattice(K),
+		trD:   make([]float64, K*K),
+		v:     make([]float64, p.Layout.Dim()),
+		stamp: make([]uint32, p.Layout.NumAttrs),
+	}
+}
+
+// What computes ŵ(μ) = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]) from scratch.
+func (p *Problem) What(duals DualStore) []float64 {
+	d := p.Data
+	K := p.Layout.NumLabels
+	w := p.GoldFeatures()
+	var node []float64
+	for i := 0; i < d.Len(); i++ {
+		s := d.Sentence(i)
+		T := s.Len()
+		node = grow(node, T*K)
+		mu := duals.Block(i)
+		crf.NodeFromBlock(mu, T, K, node)
+		crf.AddExpected(w, p.Layout, s, node, mu, -1)
+	}
+	p.applyMask(w)
+	c := 1 / (p.Lambda * float64(d.Len()))
+	for j := range w {
+		w[j] *= c
+	}
+	return w
+}
+
+// Weights returns the current weights (the method's own slice).
+func (m *SDCA) Weights() []float64 { return m.w }
+
+// Store returns the dual store in use.
+func (m *SDCA) Store() DualStore { return m.duals }
+
+// Epoch runs n steps.
+func (m *SDCA) Epoch(ctx context.Context) error {
+	if m.RefreshEvery > 0 && m.epoch > 0 && m.epoch%m.RefreshEvery == 0 {
+		r, err := m.p.Pass(ctx, m.w, m.duals, false)
+		if err != nil {
+			return err
+		}
+		m.sampler.Refresh(r.Gaps)
+	}
+	m.epoch++
+	n := m.p.N()
+	for k := 0; k < n; k++ {
+		if k&255 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		i := m.sampler.Next(m.rng)
+		st := m.Step(i)
+		m.sampler.Update(i, st.Gap)
+	}
+	return nil
+}
+
+// Step performs one SDCA step on sentence i and returns what it did.
+func (m *SDCA) Step(i int) StepStats {
+	p := m.p
+	ws := m.ws
+	lay := p.Layout
+	K := lay.NumLabels
+	s := p.Data.Sentence(i)
+	T := s.Len()
+	bl := crf.BlockLen(T, K)
+	mu := m.duals.Block(i)
+	m.steps++
+
+	// 1. Oracle and block gap.
+	ws.nu = grow(ws.nu, bl)
+	ws.logNu = grow(ws.logNu, bl)
+	ws.logMu = grow(ws.logMu, bl)
+	ws.muN = grow(ws.muN, T*K)
+	ws.nuN = grow(ws.nuN, T*K)
+	ws.dN = grow(ws.dN, T*K)
+	ws.lmuN = grow(ws.lmuN, T*K)
+	ws.lat.SetScores(lay, m.w, s)
+	ws.lat.ForwardBackward()
+	ws.lat.Marginals(ws.nu, ws.logNu)
+	crf.NodeFromBlock(ws.nu, T, K, ws.nuN)
+	crf.NodeFromBlock(mu, T, K, ws.muN)
+	crf.LogInto(ws.logMu, mu)
+	// Separators are the inner nodes 1..T-2.
+	sepLo, sepHi := K, max(T-1, 1)*K
+	crf.LogInto(ws.lmuN[sepLo:sepHi], ws.muN[sepLo:sepHi])
+	gap := blockGap(mu, ws.logMu, ws.logNu, ws.muN[sepLo:sepHi], ws.lmuN[sepLo:sepHi], ws.nuN[sepLo:sepHi])
+	st := StepStats{Sentence: i, Gap: gap}
+
+	// 2. Directions.
+	for j := range ws.dN {
+		ws.dN[j] = ws.nuN[j] - ws.muN[j]
+	}
+	a, b := m.direction(s, mu)
+
+	// 3. Line search. S(γ) = Σ_e⟨δ_e, log x_e⟩ − Σ_s⟨δ_s, log x_s⟩ and its derivative.
+	ln := p.Lambda * float64(p.N())
+	s0, s20 := termsAtZero(mu, ws.nu, ws.logMu)
+	ss0, ss20 := termsAtZero(ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi])
+	d0 := -(s0 - ss0) - ln*a
+	dd0 := -(s20 - ss20) - ln*b
+	st.Slope0 = d0
+	gamma := 0.0
+	if d0 > 0 && !math.IsNaN(d0) {
+		gamma, st.Iters = m.lineSearch(mu, sepLo, sepHi, d0, dd0, a, b, ln)
+	}
+	st.Gamma = gamma
+	m.lsIters += int64(st.Iters)
+
+	// 4. Updates.
+	if gamma > 0 {
+		for j, x := range mu {
+			mu[j] = x + gamma*(ws.nu[j]-x)
+		}
+		m.applyPrimal(gamma)
+		m.wsq += 2*gamma*a + gamma*gamma*b
+	}
+	m.clearDirection()
+	return st
+}
+
+// blockGap returns D̃(μ‖ν) from log μ and log ν of the edges and the
+// separator node marginals; rounding below zero is returned as zero.
+func blockGap(mu, logMu, logNu, muS, lmuS, nuS []float64) float64 {
+	g := 0.0
+	for j, x := range mu {
+		if x > 0 {
+			g += x * (logMu[j] - logNu[j])
+		}
+	}
+	for j, x := range muS {
+		if x > 0 {
+			g -= x * (lmuS[j] - crf.Log(nuS[j]))
+		}
+	}
+	return max(g, 0)
+}
+
+// termsAtZero returns Σ δ·log μ and Σ δ²/μ with δ = ν − μ, from stored logs.
+func termsAtZero(mu, nu, logMu []float64) (s, s2 float64) {
+	for j, x := range mu {
+		if x > 0 {
+			d := nu[j] - x
+			s += d * logMu[j]
+			s2 += d * d / x
+		}
+	}
+	return s, s2
+}
+
+// direction fills ws.v with v = −(1/(λn)) E_δ[F] on the rows of s, B, bias,
+// start and end (δ = ν − μ, node part in ws.dN), and returns ⟨w,v⟩ and ‖v‖².
+func (m *SDCA) direction(s crf.Sentence, mu []float64) (wv, vv float64) {
+	p := m.p
+	ws := m.ws
+	lay := p.Layout
+	K := lay.NumLabels
+	T := s.Len()
+	c := -1 / (p.Lambda * float64(p.N()))
+	ws.tick++
+	if ws.tick == 0 { // wrapped: reset the stamps
+		clear(ws.stamp)
+		ws.tick = 1
+	}
+	ws.rows = ws.rows[:0]
+	for t := 0; t < T; t++ {
+		dn := ws.dN[t*K : (t+1)*K]
+		for j := s.AttrStart[t]; j < s.AttrStart[t+1]; j++ {
+			a := s.Attrs[j]
+			if ws.stamp[a] != ws.tick {
+				ws.stamp[a] = ws.tick
+				ws.rows = append(ws.rows, a)
+			}
+			cv := c
+			if s.Values != nil {
+				cv *= s.Values[j]
+			}
+			off := lay.Row(a)
+			row := ws.v[off : off+K]
+			for y, x := range dn {
+				row[y] += cv * x
+			}
+		}
+	}
+	for _, a := range ws.rows {
+		p.applyMaskRow(ws.v, a)
+		off := lay.Row(a)
+		wv += dot(m.w[off:off+K], ws.v[off:off+K])
+		vv += dot(ws.v[off:off+K], ws.v[off:off+K])
+	}
+	// The dense tail: B (Σ_t δ_e), then bias (Σ_t δ_t), start (δ_0), end (δ_{T-1}).
+	tail := ws.v[lay.Trans():]
+	tr := tail[:K*K]
+	for t := 0; t < T-1; t++ {
+		off := t * K * K
+		nu, mb := ws.nu[off:off+K*K], mu[off:off+K*K]
+		for j := range tr {
+			tr[j] += c * (nu[j] - mb[j])
+		}
+	}
+	if !lay.NoBias {
+		bias := tail[K*K : K*K+K]
+		for t := 0; t < T; t++ {
+			for y, x := range ws.dN[t*K : (t+1)*K] {
+				bias[y] += c * x
+			}
+		}
+		start := tail[K*K+K : K*K+2*K]
+		end := tail[K*K+2*K : K*K+3*K]
+		for y := 0; y < K; y++ {
+			start[y] = c * ws.dN[y]
+			end[y] = c * ws.dN[(T-1)*K+y]
+		}
+	}
+	wt := m.w[lay.Trans():]
+	wv += dot(wt, tail)
+	vv += dot(tail, tail)
+	return wv, vv
+}
+
+// applyPrimal adds γv to w on the touched rows and the dense tail.
+func (m *SDCA) applyPrimal(gamma float64) {
+	lay := m.p.Layout
+	K := lay.NumLabels
+	ws := m.ws
+	for _, a := range ws.rows {
+		off := lay.Row(a)
+		w, v := m.w[off:off+K], ws.v[off:off+K]
+		for y := range w {
+			w[y] += gamma * v[y]
+		}
+	}
+	w, v := m.w[lay.Trans():], ws.v[lay.Trans():]
+	for j := range w {
+		w[j] += gamma * v[j]
+	}
+}
+
+// clearDirection zeroes ws.v where direction wrote, keeping it zero elsewhere.
+func (m *SDCA) clearDirection() {
+	lay := m.p.Layout
+	K := lay.NumLabels
+	ws := m.ws
+	for _, a := range ws.rows {
+		off := lay.Row(a)
+		clear(ws.v[off : off+K])
+	}
+	clear(ws.v[lay.Trans():])
+}
+
+// lineSearch maximises φ on [0,1] by safeguarded Newton on φ', given
+// φ'(0) = d0 > 0 and φ”(0) = dd0, ⟨w,v⟩ = a, ‖v‖² = b and λn = ln. It returns
+// the step and the number of evaluations of φ' it made.
+func (m *SDCA) lineSearch(mu []float64, sepLo, sepHi int, d0, dd0, a, b, ln float64) (float64, int) {
+	ws := m.ws
+	tol := m.SubPrecision
+	if tol == 0 {
+		tol = 1e-3
+	}
+	muS, nuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi]
+	eval := func(g float64) (d, dd float64) {
+		s, s2 := crf.LineTerms(mu, ws.nu, g, nil)
+		ss, ss2 := crf.LineTerms(muS, nuS, g, nil)
+		return -(s - ss) - ln*(a+g*b), -(s2 - ss2) - ln*b
+	}
+	// φ'(1) = −λn‖v‖² < 0 unless v = 0, in which case the full step is optimal.
+	if b <= 0 {
+		return 1, 0
+	}
+	lo, hi := 0.0, 1.0
+	g := 0.5
+	if dd0 < 0 {
+		if step := -d0 / dd0; step > 0 && step < 1 {
+			g = step
+		}
+	}
+	const maxIters = 60
+	for it := 1; it <= maxIters; it++ {
+		d, dd := eval(g)
+		if d > 0 {
+			lo = g
+		} else {
+			hi = g
+		}
+		next := 0.5 * (lo + hi)
+		if dd < 0 {
+			if nt := g - d/dd; nt > lo && nt < hi {
+				next = nt
+			}
+		}
+		if math.Abs(next-g) < tol || hi-lo < tol {
+			return next, it
+		}
+		g = next
+	}
+	return g, maxIters
+}
+
+// Counters reports steps, line-search evaluations and the running gap estimate.
+func (m *SDCA) Counters() Counters {
+	return Counters{Steps: m.steps, LineSearch: m.lsIters, GapEstimate: m.sampler.Estimate()}
+}
+
+// Certify computes P(w), D(μ) and every block gap with a full pass and
+// checks the gap identity P − D = mean block gap.
+func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
+	r, err := m.p.Pass(ctx, m.w, m.duals, false)
+	if err != nil {
+		return Certificate{}, err
+	}
+	c := Certificate{Primal: r.Primal, Dual: r.Dual, Gap: r.Primal - r.Dual}
+	c.Residual = math.Abs(c.Gap - r.MeanGap)
+	if c.Residual > 1e-7*max(1, math.Abs(r.Primal)) {
+		return c, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g", ErrIdentity, c.Gap, r.MeanGap)
+	}
+	return c, nil
+}
+
+var _ Method = (*SDCA)(nil)

@@ -1,0 +1,192 @@
+package train
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/crf/crftest"
+)
+
+func randomProblem(t *testing.T, seed uint64, n, maxT, A, K int, real bool, lambda float64) *Problem {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	d := crftest.RandomDataset(rng, n, maxT, A, K, real)
+	if lambda == 0 {
+		lambda = 1 / float64(n)
+	}
+	p, err := NewProblem(d, lambda, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func relClose(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*max(math.Abs(a), math.Abs(b), 1e-300)
+}
+
+// TestSDCAInvariants runs SDCA steps on a random problem and checks after
+// every step: the dual never decreases; the incrementally kept w and ‖w‖²
+// equal ŵ(μ) recomputed from scratch; the gap identity
+// P(ŵ(μ)) − D(μ) = mean block gap; φ'(0) ≥ the block gap.
+func TestSDCAInvariants(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		real   bool
+		noBias bool
+		mask   bool
+	}{{"binary", false, false, false}, {"real", true, false, false}, {"nobias", true, true, false}, {"observed", false, false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := randomProblem(t, 11, 30, 6, 12, 4, tc.real, 0)
+			if tc.noBias {
+				p.Layout.NoBias = true
+			}
+			if tc.mask {
+				p.Mask = ObservedMask(p.Data)
+			}
+			m := &SDCA{Sampler: "uniform", Seed: 3}
+			if err := m.Init(p); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			prev, err := p.Pass(ctx, m.Weights(), m.Store(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(5, 5))
+			for step := 0; step < 150; step++ {
+				st := m.Step(rng.IntN(p.N()))
+				if st.Slope0 < st.Gap*(1-1e-9)-1e-15 {
+					t.Fatalf("step %d: φ'(0) = %g < block gap %g", step, st.Slope0, st.Gap)
+				}
+				r, err := p.Pass(ctx, m.Weights(), m.Store(), false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Dual < prev.Dual-1e-12*math.Abs(prev.Dual) {
+					t.Fatalf("step %d (γ=%g): dual decreased %.15g → %.15g", step, st.Gamma, prev.Dual, r.Dual)
+				}
+				if !relClose(r.Primal-r.Dual, r.MeanGap, 1e-9) && math.Abs(r.Primal-r.Dual-r.MeanGap) > 1e-13 {
+					t.Fatalf("step %d: P − D = %.15g, mean block gap %.15g", step, r.Primal-r.Dual, r.MeanGap)
+				}
+				prev = r
+			}
+			what := p.What(m.Store())
+			for j, v := range what {
+				if math.Abs(v-m.w[j]) > 1e-10*max(1, math.Abs(v)) {
+					t.Fatalf("w[%d] = %.15g, ŵ(μ) = %.15g", j, m.w[j], v)
+				}
+			}
+			if !relClose(dot(what, what), m.wsq, 1e-9) {
+				t.Fatalf("incremental ‖w‖² = %.15g, from scratch %.15g", m.wsq, dot(what, what))
+			}
+			if tc.mask {
+				for j, ok := range p.Mask {
+					if !ok && m.w[j] != 0 {
+						t.Fatalf("masked weight %d = %g", j, m.w[j])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestLineSearchDerivatives checks the line search's φ' and φ” against
+// finite differences of φ(γ) = H̃(μ+γδ) − (λn/2)‖w+γv‖² computed from
+// scratch.
+func TestLineSearchDerivatives(t *testing.T) {
+	p := randomProblem(t, 21, 10, 5, 8, 3, true, 0)
+	m := &SDCA{Sampler: "uniform", Seed: 1}
+	if err := m.Init(p); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 20; k++ { // move away from the initial point
+		m.Step(k % p.N())
+	}
+	ln := p.Lambda * float64(p.N())
+	K := p.Layout.NumLabels
+	for i := 0; i < p.N(); i++ {
+		s := p.Data.Sentence(i)
+		T := s.Len()
+		mu := append([]float64(nil), m.Store().Block(i)...)
+		lat := crf.NewLattice(K)
+		lat.SetScores(p.Layout, m.w, s)
+		lat.ForwardBackward()
+		nu := make([]float64, len(mu))
+		lat.Marginals(nu, nil)
+		// v from scratch: −(1/(λn)) (E_ν[F] − E_μ[F]).
+		nuN, muN := make([]float64, T*K), make([]float64, T*K)
+		crf.NodeFromBlock(nu, T, K, nuN)
+		crf.NodeFromBlock(mu, T, K, muN)
+		v := make([]float64, p.Layout.Dim())
+		crf.AddExpected(v, p.Layout, s, nuN, nu, -1/ln)
+		crf.AddExpected(v, p.Layout, s, muN, mu, 1/ln)
+		phi := func(g float64) float64 {
+			x := make([]float64, len(mu))
+			for j := range x {
+				x[j] = mu[j] + g*(nu[j]-mu[j])
+			}
+			wg := make([]float64, len(v))
+			for j := range wg {
+				wg[j] = m.w[j] + g*v[j]
+			}
+			return crf.Entropy(x, T, K, make([]float64, T*K), true) - ln/2*dot(wg, wg)
+		}
+		// The method's own derivative evaluation.
+		m.ws.dN = grow(m.ws.dN, T*K)
+		m.ws.nu, m.ws.muN, m.ws.nuN = nu, muN, nuN
+		for j := range m.ws.dN {
+			m.ws.dN[j] = nuN[j] - muN[j]
+		}
+		a, b := m.direction(s, mu)
+		m.clearDirection()
+		sepLo, sepHi := K, max(T-1, 1)*K
+		for _, g := range []float64{0.1, 0.37, 0.8} {
+			es, es2 := crf.LineTerms(mu, nu, g, nil)
+			ss, ss2 := crf.LineTerms(muN[sepLo:sepHi], nuN[sepLo:sepHi], g, nil)
+			d := -(es - ss) - ln*(a+g*b)
+			dd := -(es2 - ss2) - ln*b
+			const h = 1e-5
+			fd := (phi(g+h) - phi(g-h)) / (2 * h)
+			fdd := (phi(g+h) - 2*phi(g) + phi(g-h)) / (h * h)
+			if math.Abs(d-fd) > 1e-6*max(1, math.Abs(fd)) {
+				t.Fatalf("sentence %d γ=%g: φ' = %.10g, finite difference %.10g", i, g, d, fd)
+			}
+			if math.Abs(dd-fdd) > 1e-3*max(1, math.Abs(fdd)) {
+				t.Fatalf("sentence %d γ=%g: φ'' = %.10g, finite difference %.10g", i, g, dd, fdd)
+			}
+		}
+	}
+}
+
+// TestSDCAConverges checks that the certified gap falls below 1e-8 on a
+// small problem, with each sampler.
+func TestSDCAConverges(t *testing.T) {
+	for _, kind := range []string{"uniform", "gap", "importance", "gap-importance"} {
+		t.Run(kind, func(t *testing.T) {
+			p := randomProblem(t, 31, 40, 6, 15, 3, false, 0.05)
+			m := &SDCA{Sampler: kind, Seed: 9}
+			if err := m.Init(p); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			var r *PassResult
+			for epoch := 0; epoch < 200; epoch++ {
+				if err := m.Epoch(ctx); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				if r, err = p.Pass(ctx, m.Weights(), m.Store(), false); err != nil {
+					t.Fatal(err)
+				}
+				if r.Primal-r.Dual < 1e-8 {
+					return
+				}
+			}
+			t.Fatalf("gap %g after 200 epochs", r.Primal-r.Dual)
+		})
+	}
+}
