@@ -1,0 +1,248 @@
+package featurize
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// StdinName is the display name Open gives to standard input.
+const StdinName = "<stdin>"
+
+// Magic bytes that open the compressed formats Open recognises.
+const (
+	openGzipMagic = "\x1f\x8b"
+	openZstdMagic = "\x28\xb5\x2f\xfd"
+)
+
+// Open opens a corpus for reading. path "-" means standard input, whose
+// display name is "<stdin>"; any other path is its own display name. Gzip
+// and zstd input is decompressed transparently, recognised by its magic
+// bytes, not by the file name. A decompression error (a truncated or
+// corrupt stream) surfaces from Read as an error naming the file, e.g.
+// "train.txt.gz: unexpected end of compressed data (truncated gzip stream)".
+//
+// Closing the result closes the file (never standard input itself).
+func Open(path string) (io.ReadCloser, string, error) {
+	if path == "-" {
+		rc, err := openDecompressed(os.Stdin, StdinName, nil)
+		return rc, StdinName, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, path, err
+	}
+	rc, err := openDecompressed(f, path, f.Close)
+	if err != nil {
+		f.Close()
+		return nil, path, err
+	}
+	return rc, path, nil
+}
+
+// openDecompressed sniffs r's first bytes and wraps it in the matching
+// decompressor; closeFn (may be nil) closes the underlying file.
+func openDecompressed(r io.Reader, name string, closeFn func() error) (io.ReadCloser, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, err := br.Peek(len(openZstdMagic))
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	out := &openedFile{name: name, r: br, closeFile: closeFn}
+	switch {
+	case strings.HasPrefix(string(head), openGzipMagic):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &openDecompressError{file: name, format: "gzip", err: err}
+		}
+		out.format, out.r, out.closeDec = "gzip", zr, zr.Close
+	case strings.HasPrefix(string(head), openZstdMagic):
+		zr, err := zstd.NewReader(br)
+		if err != nil {
+			return nil, &openDecompressError{file: name, format: "zstd", err: err}
+		}
+		out.format, out.r = "zstd", zr
+		out.closeDec = func() error { zr.Close(); return nil }
+	}
+	return out, nil
+}
+
+// openedFile is the ReadCloser returned by Open.
+type openedFile struct {
+	name      string
+	format    string // "gzip", "zstd" or "" for plain input
+	r         io.Reader
+	closeDec  func() error // closes the decompressor, or nil
+	closeFile func() error // closes the file, or nil for stdin
+}
+
+func (f *openedFile) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF && f.format != "" {
+		err = &openDecompressError{file: f.name, format: f.format, err: err}
+	}
+	return n, err
+}
+
+func (f *openedFile) Close() error {
+	var errs []error
+	if f.closeDec != nil {
+		errs = append(errs, f.closeDec())
+		f.closeDec = nil
+	}
+	if f.closeFile != nil {
+		errs = append(errs, f.closeFile())
+		f.closeFile = nil
+	}
+	return errors.Join(errs...)
+}
+
+// openDecompressError is a failure of the gzip or zstd stream of a named file.
+type openDecompressError struct {
+	file   string
+	format string
+	err    error
+}
+
+func (e *openDecompressError) Error() string {
+	if errors.Is(e.err, io.ErrUnexpectedEOF) {
+		return fmt.Sprintf("%s: unexpected end of compressed data (truncated %s stream)", e.file, e.format)
+	}
+	return fmt.Sprintf("%s: corrupt %s stream: %v", e.file, e.format, e.err)
+}
+
+func (e *openDecompressError) Unwrap() error { return e.err }
+
+// lineReader reads lines of any length from a named stream. It accepts LF
+// and CRLF line ends, drops a leading UTF-8 byte-order mark, counts lines
+// and rejects invalid UTF-8 with a SyntaxError naming file and line.
+type lineReader struct {
+	br   *bufio.Reader
+	name string
+	line int    // number of the line last returned by next
+	long []byte // holds a line longer than br's buffer
+	eof  bool
+	err  error // first error; a clean end of input leaves it nil
+}
+
+func newLineReader(r io.Reader, name string) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name}
+}
+
+// next returns the next line without its line end. The slice is valid until
+// the following call. ok is false at the end of input or on error (see err).
+func (lr *lineReader) next() (line []byte, ok bool) {
+	if lr.err != nil || lr.eof {
+		return nil, false
+	}
+	b, err := lr.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		lr.long = append(lr.long[:0], b...)
+		for err == bufio.ErrBufferFull {
+			b, err = lr.br.ReadSlice('\n')
+			lr.long = append(lr.long, b...)
+		}
+		b = lr.long
+	}
+	switch {
+	case err == io.EOF:
+		lr.eof = true
+		if len(b) == 0 {
+			return nil, false
+		}
+	case err != nil:
+		lr.err = lr.readError(err)
+		return nil, false
+	}
+	lr.line++
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	b = bytes.TrimSuffix(b, []byte{'\r'})
+	if lr.line == 1 {
+		b = bytes.TrimPrefix(b, []byte("\uFEFF"))
+	}
+	if !utf8.Valid(b) {
+		lr.err = lr.invalidUTF8(b)
+		return nil, false
+	}
+	return b, true
+}
+
+func (lr *lineReader) readError(err error) error {
+	var de *openDecompressError
+	if errors.As(err, &de) {
+		return fmt.Errorf("%w (after line %d)", err, lr.line)
+	}
+	return fmt.Errorf("read %s after line %d: %w", lr.name, lr.line, err)
+}
+
+func (lr *lineReader) invalidUTF8(b []byte) error {
+	col := 0
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size <= 1 {
+			return lr.syntaxError("invalid UTF-8: byte 0x%02x at byte %d of the line", b[0], col+1)
+		}
+		b, col = b[size:], col+size
+	}
+	return lr.syntaxError("invalid UTF-8")
+}
+
+// syntaxError returns a SyntaxError at the line last read.
+func (lr *lineReader) syntaxError(format string, args ...any) *SyntaxError {
+	return &SyntaxError{File: lr.name, Line: lr.line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// readerNoSentences is the error of every reader on input without a sentence.
+func readerNoSentences(name string) error {
+	return &SyntaxError{File: name, Msg: "no sentences"}
+}
+
+// readerBlankLine reports whether b holds only spaces and tabs.
+func readerBlankLine(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// readerSpaceFields appends to dst the fields of s separated by runs of
+// ASCII spaces and tabs (not Unicode spaces: a no-break space belongs to
+// its word).
+func readerSpaceFields(dst []string, s string) []string {
+	start := -1
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\t' {
+			if start >= 0 {
+				dst = append(dst, s[start:i])
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, s[start:])
+	}
+	return dst
+}
+
+// readerRows slices the flat token cells into rows of width cols, each
+// with its capacity clipped so that appending to a row cannot clobber the
+// next; rows is reused.
+func readerRows(rows [][]string, cells []string, cols int) [][]string {
+	rows = rows[:0]
+	for i := 0; i+cols <= len(cells); i += cols {
+		rows = append(rows, cells[i:i+cols:i+cols])
+	}
+	return rows
+}
