@@ -15,7 +15,7 @@ func TestLogAccuracy(t *testing.T) {
 		if got == want {
 			return
 		}
-		if math.Abs(got-want) > 1e-15*math.Abs(want) && math.Abs(got-want) > 2e-16 {
+		if math.Abs(got-want) > 2.5e-16*max(1, math.Abs(want)) {
 			t.Fatalf("Log(%.17g) = %.17g, math.Log %.17g (rel %.3g)", x, got, want, math.Abs(got-want)/math.Abs(want))
 		}
 	}

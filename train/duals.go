@@ -6,10 +6,13 @@ import (
 
 // DualStore holds the dual variables μ_i: for each sentence its clique
 // marginals (crf.BlockLen(T_i, K) numbers), one flat array with an offset
-// per sentence.
+// per sentence, and beside them their logarithms, which SDCA keeps up to
+// date instead of recomputing them at every step (as the paper does).
 type DualStore interface {
 	// Block returns μ_i; writes to it are writes to the store.
 	Block(i int) []float64
+	// Logs returns log μ_i, entry by entry.
+	Logs(i int) []float64
 	// Len returns the number of blocks.
 	Len() int
 	// Close releases the store.
@@ -27,25 +30,31 @@ func BlockOffsets(d *crf.Dataset) []int64 {
 	return off
 }
 
-// MemoryStore keeps the duals in one in-memory float64 slice.
+// MemoryStore keeps the duals and their logarithms in two in-memory
+// float64 slices.
 type MemoryStore struct {
 	off  []int64
 	data []float64
+	logs []float64
 }
 
 // NewMemoryStore allocates duals for d, all zero.
 func NewMemoryStore(d *crf.Dataset) *MemoryStore {
 	off := BlockOffsets(d)
-	return &MemoryStore{off: off, data: make([]float64, off[len(off)-1])}
+	n := off[len(off)-1]
+	return &MemoryStore{off: off, data: make([]float64, n), logs: make([]float64, n)}
 }
 
 // Block returns μ_i.
 func (m *MemoryStore) Block(i int) []float64 { return m.data[m.off[i]:m.off[i+1]:m.off[i+1]] }
 
+// Logs returns log μ_i.
+func (m *MemoryStore) Logs(i int) []float64 { return m.logs[m.off[i]:m.off[i+1]:m.off[i+1]] }
+
 // Len returns the number of blocks.
 func (m *MemoryStore) Len() int { return len(m.off) - 1 }
 
 // Close drops the data.
-func (m *MemoryStore) Close() error { m.data = nil; return nil }
+func (m *MemoryStore) Close() error { m.data, m.logs = nil, nil; return nil }
 
 var _ DualStore = (*MemoryStore)(nil)

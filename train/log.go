@@ -78,4 +78,3 @@ func FormatRecord(r EpochRecord) string {
 	}
 	return s
 }
-

@@ -72,7 +72,7 @@ const DefaultEpsilon = 1e-3
 type stepWork struct {
 	lat       *crf.Lattice
 	nu, logNu []float64 // block
-	logMu     []float64 // block
+	edges     edgeTerms
 	muN, nuN  []float64 // T×K node marginals
 	dN        []float64 // T×K node δ
 	lmuN      []float64 // T×K log μ nodes
@@ -123,7 +123,9 @@ func (m *SDCA) Init(p *Problem) error {
 	m.rng = rand.New(rand.NewPCG(m.Seed, 0x5dca))
 	for i := 0; i < d.Len(); i++ {
 		s := d.Sentence(i)
-		initBlock(m.duals.Block(i), s.Labels, K, eps)
+		mu := m.duals.Block(i)
+		initBlock(mu, s.Labels, K, eps)
+		crf.LogInto(m.duals.Logs(i), mu)
 	}
 	m.w = p.What(m.duals)
 	m.wsq = dot(m.w, m.w)
@@ -244,13 +246,12 @@ func (m *SDCA) Step(i int) StepStats {
 	s := p.Data.Sentence(i)
 	T := s.Len()
 	bl := crf.BlockLen(T, K)
-	mu := m.duals.Block(i)
+	mu, logMu := m.duals.Block(i), m.duals.Logs(i)
 	m.steps++
 
-	// 1. Oracle and block gap.
+	// 1. Oracle and block gap D̃(μ‖ν) = Σ_e KL(μ_e‖ν_e) − Σ_s KL(μ_s‖ν_s).
 	ws.nu = grow(ws.nu, bl)
 	ws.logNu = grow(ws.logNu, bl)
-	ws.logMu = grow(ws.logMu, bl)
 	ws.muN = grow(ws.muN, T*K)
 	ws.nuN = grow(ws.nuN, T*K)
 	ws.dN = grow(ws.dN, T*K)
@@ -260,12 +261,19 @@ func (m *SDCA) Step(i int) StepStats {
 	ws.lat.Marginals(ws.nu, ws.logNu)
 	crf.NodeFromBlock(ws.nu, T, K, ws.nuN)
 	crf.NodeFromBlock(mu, T, K, ws.muN)
-	crf.LogInto(ws.logMu, mu)
-	// Separators are the inner nodes 1..T-2.
+	e := &ws.edges
+	e.prepare(mu, logMu, ws.nu, ws.logNu)
+	// Separators are the inner nodes 1..T-2; few, so their logs are taken here.
 	sepLo, sepHi := K, max(T-1, 1)*K
-	crf.LogInto(ws.lmuN[sepLo:sepHi], ws.muN[sepLo:sepHi])
-	gap := blockGap(mu, ws.logMu, ws.logNu, ws.muN[sepLo:sepHi], ws.lmuN[sepLo:sepHi], ws.nuN[sepLo:sepHi])
-	st := StepStats{Sentence: i, Gap: gap}
+	muS, nuS, lmuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi]
+	crf.LogInto(lmuS, muS)
+	gap := e.gap
+	for j, x := range muS {
+		if x > 0 {
+			gap -= x * (lmuS[j] - crf.Log(nuS[j]))
+		}
+	}
+	st := StepStats{Sentence: i, Gap: max(gap, 0)}
 
 	// 2. Directions.
 	for j := range ws.dN {
@@ -273,47 +281,27 @@ func (m *SDCA) Step(i int) StepStats {
 	}
 	a, b := m.direction(s, mu)
 
-	// 3. Line search. S(γ) = Σ_e⟨δ_e, log x_e⟩ − Σ_s⟨δ_s, log x_s⟩ and its derivative.
+	// 3. Line search on φ'(γ) = −[S(γ) − S_sep(γ)] − λn(⟨w,v⟩ + γ‖v‖²).
 	ln := p.Lambda * float64(p.N())
-	s0, s20 := termsAtZero(mu, ws.nu, ws.logMu)
-	ss0, ss20 := termsAtZero(ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi])
-	d0 := -(s0 - ss0) - ln*a
-	dd0 := -(s20 - ss20) - ln*b
+	ss0, ss20 := termsAtZero(muS, nuS, lmuS)
+	d0 := -(e.s0 - ss0) - ln*a
+	dd0 := -(e.s20 - ss20) - ln*b
 	st.Slope0 = d0
 	gamma := 0.0
 	if d0 > 0 && !math.IsNaN(d0) {
-		gamma, st.Iters = m.lineSearch(mu, sepLo, sepHi, d0, dd0, a, b, ln)
+		gamma, st.Iters = m.lineSearch(mu, logMu, muS, nuS, d0, dd0, a, b, ln)
 	}
 	st.Gamma = gamma
 	m.lsIters += int64(st.Iters)
 
 	// 4. Updates.
 	if gamma > 0 {
-		for j, x := range mu {
-			mu[j] = x + gamma*(ws.nu[j]-x)
-		}
+		e.update(gamma, mu, logMu, ws.nu)
 		m.applyPrimal(gamma)
 		m.wsq += 2*gamma*a + gamma*gamma*b
 	}
 	m.clearDirection()
 	return st
-}
-
-// blockGap returns D̃(μ‖ν) from log μ and log ν of the edges and the
-// separator node marginals; rounding below zero is returned as zero.
-func blockGap(mu, logMu, logNu, muS, lmuS, nuS []float64) float64 {
-	g := 0.0
-	for j, x := range mu {
-		if x > 0 {
-			g += x * (logMu[j] - logNu[j])
-		}
-	}
-	for j, x := range muS {
-		if x > 0 {
-			g -= x * (lmuS[j] - crf.Log(nuS[j]))
-		}
-	}
-	return max(g, 0)
 }
 
 // termsAtZero returns Σ δ·log μ and Σ δ²/μ with δ = ν − μ, from stored logs.
@@ -431,15 +419,14 @@ func (m *SDCA) clearDirection() {
 // lineSearch maximises φ on [0,1] by safeguarded Newton on φ', given
 // φ'(0) = d0 > 0 and φ”(0) = dd0, ⟨w,v⟩ = a, ‖v‖² = b and λn = ln. It returns
 // the step and the number of evaluations of φ' it made.
-func (m *SDCA) lineSearch(mu []float64, sepLo, sepHi int, d0, dd0, a, b, ln float64) (float64, int) {
+func (m *SDCA) lineSearch(mu, logMu, muS, nuS []float64, d0, dd0, a, b, ln float64) (float64, int) {
 	ws := m.ws
 	tol := m.SubPrecision
 	if tol == 0 {
 		tol = 1e-3
 	}
-	muS, nuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi]
 	eval := func(g float64) (d, dd float64) {
-		s, s2 := crf.LineTerms(mu, ws.nu, g, nil)
+		s, s2 := ws.edges.eval(g, mu, logMu, ws.nu)
 		ss, ss2 := crf.LineTerms(muS, nuS, g, nil)
 		return -(s - ss) - ln*(a+g*b), -(s2 - ss2) - ln*b
 	}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/urfave/cli/v2"
+
+	"github.com/dualcrf/dualcrf/decode"
+	"github.com/dualcrf/dualcrf/pipeline"
+)
+
+func evalCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "eval",
+		Usage:     "score a prediction table: token accuracy, per-label and conlleval chunk precision/recall/F1",
+		ArgsUsage: "[PREDICTIONS|-]",
+		Description: `Prints conlleval's report on standard output (--json for machines; --arrow FILE writes the
+overall figures as a one-row Arrow table). Exits non-zero when there are no gold labels.
+
+   dualcrf decode -m model.arrow test.arrow | dualcrf eval
+   dualcrf eval --json predictions.arrow`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "write the scores as JSON"},
+			&cli.StringFlag{Name: "arrow", Usage: "also write the overall scores as a one-row Arrow IPC file"},
+			&cli.StringFlag{Name: "scheme", Value: "conlleval", Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
+			&cli.BoolFlag{Name: "no-chunks", Usage: "token accuracy only (e.g. part-of-speech tags)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 1 {
+				return fmt.Errorf("eval: one prediction table at most, got %d", c.NArg())
+			}
+			scheme, err := decode.ParseScheme(c.String("scheme"))
+			if err != nil {
+				return err
+			}
+			ev := decode.NewEvaluator(decode.EvalOptions{Scheme: scheme, NoChunks: c.Bool("no-chunks")})
+			in := c.Args().First()
+			if in == "" {
+				in = "-"
+			}
+			err = withInput(in, func(r io.Reader, name string) error {
+				rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
+				if err != nil {
+					return err
+				}
+				defer rr.Release()
+				return decode.EvaluateReader(rr, name, ev)
+			})
+			if err != nil {
+				return err
+			}
+			if path := c.String("arrow"); path != "" {
+				if err := writeScores(path, ev.Result()); err != nil {
+					return err
+				}
+			}
+			if c.Bool("json") {
+				return ev.WriteJSON(c.App.Writer)
+			}
+			return ev.WriteConlleval(c.App.Writer)
+		},
+	}
+}
+
+// writeScores writes the overall scores as a one-row Arrow IPC file.
+func writeScores(path string, s decode.Scores) error {
+	f64 := arrow.PrimitiveTypes.Float64
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "tokens", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "accuracy", Type: f64},
+		{Name: "precision", Type: f64, Nullable: true},
+		{Name: "recall", Type: f64, Nullable: true},
+		{Name: "f1", Type: f64, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).Append(int64(s.Tokens))
+	b.Field(1).(*array.Float64Builder).Append(s.Accuracy)
+	for i := 0; i < 3; i++ {
+		fb := b.Field(2 + i).(*array.Float64Builder)
+		if s.Chunks == nil {
+			fb.AppendNull()
+			continue
+		}
+		fb.Append([]float64{s.Chunks.Precision, s.Chunks.Recall, s.Chunks.F1}[i])
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	return withOutput(path, func(w io.Writer, _ string) error {
+		rw, err := pipeline.NewRecordWriter(w, schema, pipeline.WriterOptions{Format: pipeline.FormatFile})
+		if err != nil {
+			return err
+		}
+		if err := rw.Write(rec); err != nil {
+			rw.Abort()
+			return err
+		}
+		return rw.Close()
+	})
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/pipeline"
+)
+
+func featurizeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "featurize",
+		Usage:     "turn CoNLL / CoNLL-U / Penn Treebank / CRFsuite text into an Arrow feature table",
+		ArgsUsage: "[INPUT|-]",
+		Description: `Reads INPUT (default: standard input; gzip and zstd are decompressed) and writes a feature
+table: one row per token with its attributes, labels and text. A training table learns its
+attribute vocabulary (with --min-count); test data takes the training vocabulary from --model
+or --vocab, which also supply the templates, so no flag needs repeating.
+
+   dualcrf featurize --template chunking --min-count 3 -o train.arrow train.txt.gz
+   dualcrf featurize --model model.arrow test.txt.gz > test.arrow`,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file; default by format"},
+			&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value)"},
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
+			&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
+		}, append(inputFlags(), writerFlags()...)...),
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 1 {
+				return fmt.Errorf("featurize: one input at most, got %d", c.NArg())
+			}
+			in := c.Args().First()
+			if in == "" {
+				in = "-"
+			}
+			opts, err := featurizeOptions(c)
+			if err != nil {
+				return err
+			}
+			return withOutput(c.String("output"), func(w io.Writer, name string) error {
+				sum, err := featurize.Run(c.Context, in, w, opts)
+				if err != nil {
+					return err
+				}
+				logf("featurize: %d sentences, %d tokens, %d attributes, %d labels -> %s",
+					sum.Sentences, sum.Tokens, sum.Attributes, len(sum.Labels), name)
+				return nil
+			})
+		},
+	}
+}
+
+// inputFlags say how to read a corpus.
+func inputFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "input format: " + strings.Join(featurize.Formats(), ", ") + " (default conll, or the model's)"},
+		&cli.StringFlag{Name: "columns", Usage: "comma-separated names of the CoNLL token columns (default word,pos,chunk,…)"},
+		&cli.IntFlag{Name: "label-column", Usage: "1-based CoNLL label column (default: the last)"},
+		&cli.BoolFlag{Name: "no-labels", Usage: "the input has no label column (text to tag)"},
+		&cli.BoolFlag{Name: "xpos", Usage: "CoNLL-U: label words with XPOS instead of UPOS"},
+		&cli.BoolFlag{Name: "keep-docstart", Usage: "CoNLL: keep -DOCSTART- lines as tokens"},
+	}
+}
+
+// writerFlags choose the Arrow IPC output.
+func writerFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "ipc", Value: "stream", Usage: "Arrow IPC format: stream or file"},
+		&cli.StringFlag{Name: "compression", Value: "none", Usage: "IPC body compression: none, zstd or lz4"},
+	}
+}
+
+func writerOptions(c *cli.Context) (pipeline.WriterOptions, error) {
+	f, err := pipeline.ParseFormat(c.String("ipc"))
+	if err != nil {
+		return pipeline.WriterOptions{}, err
+	}
+	comp, err := pipeline.ParseCompression(c.String("compression"))
+	if err != nil {
+		return pipeline.WriterOptions{}, err
+	}
+	return pipeline.WriterOptions{Format: f, Compression: comp}, nil
+}
+
+// applyInputFlags overrides in with the flags the user gave.
+func applyInputFlags(c *cli.Context, in *featurize.InputOptions) {
+	if c.IsSet("format") {
+		in.Format = c.String("format")
+	}
+	if c.IsSet("columns") {
+		in.Columns = strings.Split(c.String("columns"), ",")
+	}
+	if c.IsSet("label-column") {
+		in.LabelColumn = c.Int("label-column")
+	}
+	if c.Bool("no-labels") {
+		in.LabelColumn = -1
+	}
+	if c.IsSet("xpos") {
+		in.XPOS = c.Bool("xpos")
+	}
+	if c.IsSet("keep-docstart") {
+		in.KeepDocstart = c.Bool("keep-docstart")
+	}
+}
+
+// defaultTemplate is the built-in set used when none is named.
+func defaultTemplate(format string) string {
+	switch format {
+	case "crfsuite":
+		return ""
+	case "conllu", "ptb-mrg", "ptb-pos":
+		return "pos"
+	}
+	return "chunking"
+}
+
+func featurizeOptions(c *cli.Context) (featurize.RunOptions, error) {
+	var opts featurize.RunOptions
+	var err error
+	if opts.Writer, err = writerOptions(c); err != nil {
+		return opts, err
+	}
+	if c.IsSet("model") && c.IsSet("vocab") {
+		return opts, fmt.Errorf("featurize: --model and --vocab exclude each other")
+	}
+	switch {
+	case c.IsSet("model") || c.IsSet("vocab"):
+		if c.IsSet("template") || c.IsSet("min-count") {
+			return opts, fmt.Errorf("featurize: --template and --min-count come from --model/--vocab; do not repeat them")
+		}
+		var md map[string]string
+		var attrs, labels []string
+		what := c.String("model")
+		if what != "" {
+			m, err := readModel(what)
+			if err != nil {
+				return opts, err
+			}
+			md, attrs, labels = m.Meta, m.AttrNames, m.LabelNames
+		} else {
+			what = c.String("vocab")
+			t, err := readTable(what, true)
+			if err != nil {
+				return opts, err
+			}
+			md, attrs, labels = t.Metadata, t.Data.AttrNames, t.Data.LabelNames
+		}
+		s, err := settingsFrom(md, what)
+		if err != nil {
+			return opts, err
+		}
+		opts.Templates, opts.MinCount, opts.Input = s.templates, s.minCount, s.input
+		if opts.Vocab, err = featurize.NewVocabulary(attrs); err != nil {
+			return opts, fmt.Errorf("%s: %w", what, err)
+		}
+		opts.Labels = labels
+	default:
+		opts.MinCount = c.Int("min-count")
+	}
+	applyInputFlags(c, &opts.Input)
+	if opts.Templates == nil {
+		name := c.String("template")
+		if name == "" {
+			name = defaultTemplate(opts.Input.Format)
+		}
+		if name != "" {
+			if opts.Templates, err = featurize.LoadTemplates(name); err != nil {
+				return opts, err
+			}
+		}
+	}
+	return opts, nil
+}

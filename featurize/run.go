@@ -1,0 +1,269 @@
+package featurize
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/schemas"
+)
+
+// KeyInput is the feature-table metadata key holding the InputOptions (JSON)
+// the table was read with, so a model can featurize new text the same way.
+const KeyInput = "dualcrf.input"
+
+// InputOptions say how to read a corpus.
+type InputOptions struct {
+	// Format is conll (the default), conllu, ptb-mrg, ptb-pos or crfsuite.
+	// A path ending in .zip is read as the NLTK Penn Treebank archive.
+	Format string `json:"format"`
+	// Columns names the token columns of a CoNLL file (see ConllOptions).
+	Columns []string `json:"columns,omitempty"`
+	// LabelColumn is the 1-based CoNLL label column; 0 means the last
+	// column (the default) and -1 unlabelled text.
+	LabelColumn int `json:"label_column"`
+	// KeepDocstart keeps CoNLL -DOCSTART- lines as tokens.
+	KeepDocstart bool `json:"keep_docstart,omitempty"`
+	// XPOS labels CoNLL-U words with XPOS instead of UPOS.
+	XPOS bool `json:"xpos,omitempty"`
+}
+
+// Formats lists the corpus formats OpenReader understands.
+func Formats() []string { return []string{"conll", "conllu", "ptb-mrg", "ptb-pos", "crfsuite"} }
+
+// OpenReader opens path ("-" = standard input) as a Reader of the format in
+// opts; errors name the input display (the path when display is "").
+// The closer closes the file.
+func OpenReader(path, display string, opts InputOptions) (Reader, io.Closer, error) {
+	format := opts.Format
+	if format == "" {
+		format = "conll"
+	}
+	if strings.HasPrefix(format, "ptb-") && strings.HasSuffix(path, ".zip") {
+		tf, err := ParseTreebankFormat(strings.TrimPrefix(format, "ptb-"))
+		if err != nil {
+			return nil, nil, err
+		}
+		z, err := OpenTreebankZip(path, tf)
+		if err != nil {
+			return nil, nil, err
+		}
+		return z, z, nil
+	}
+	rc, name, err := Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if display != "" {
+		name = display
+	}
+	switch format {
+	case "conll":
+		co := ConllOptions{Columns: opts.Columns, LabelColumn: opts.LabelColumn - 1, KeepDocstart: opts.KeepDocstart}
+		switch {
+		case opts.LabelColumn == 0:
+			co.LabelColumn = LabelLast
+		case opts.LabelColumn < 0:
+			co.LabelColumn = LabelNone
+		}
+		return NewConllReader(rc, name, co), rc, nil
+	case "conllu":
+		return NewConlluReader(rc, name, ConlluOptions{XPOSLabel: opts.XPOS}), rc, nil
+	case "ptb-mrg":
+		return NewTreebankReader(rc, name, TreebankMRG), rc, nil
+	case "ptb-pos":
+		return NewTreebankReader(rc, name, TreebankPOS), rc, nil
+	case "crfsuite":
+		return NewCRFsuiteReader(rc, name), rc, nil
+	}
+	rc.Close()
+	return nil, nil, fmt.Errorf("unknown input format %q (want one of %s)", format, strings.Join(Formats(), ", "))
+}
+
+// RunOptions configure Run.
+type RunOptions struct {
+	Input     InputOptions
+	Templates *TemplateSet // nil: the input's own attributes (@input)
+	MinCount  int          // attributes seen fewer times are dropped (≤ 1 keeps all)
+	// Vocab, when set, is the fixed attribute vocabulary (featurizing test
+	// data with the training vocabulary: unknown attributes are dropped);
+	// otherwise the vocabulary is learnt from the input.
+	Vocab *Vocabulary
+	// Labels are the known labels in id order (the training labels); labels
+	// met in the input are appended.
+	Labels []string
+	// Writer chooses the IPC format and compression of the output.
+	Writer pipeline.WriterOptions
+	// BatchTokens is the record-batch size in tokens (0: the default).
+	BatchTokens int
+}
+
+// Run featurizes the corpus at path ("-" = standard input) into a feature
+// table written to out. Learning a vocabulary (or writing the IPC file
+// format, whose dictionaries must be complete up front) takes two passes
+// over the input; standard input is then first copied to a temporary file.
+func Run(ctx context.Context, path string, out io.Writer, opts RunOptions) (Summary, error) {
+	twoPass := opts.Vocab == nil || opts.Writer.Format == pipeline.FormatFile
+	display := displayName(path)
+	if twoPass && path == "-" {
+		tmp, err := spoolStdin()
+		if err != nil {
+			return Summary{}, err
+		}
+		defer os.Remove(tmp)
+		path = tmp
+	}
+	set := opts.Templates
+	if set == nil {
+		set = &TemplateSet{}
+	}
+	vocab := opts.Vocab
+	labels := append([]string(nil), opts.Labels...)
+	if twoPass {
+		vb := NewVocabBuilder()
+		known := make(map[string]bool, len(labels))
+		for _, l := range labels {
+			known[l] = true
+		}
+		err := scan(ctx, path, display, opts.Input, set, func(_ []string, s *Sentence, feats [][]Feature) error {
+			if vocab == nil {
+				vb.AddSentence(feats)
+			}
+			for _, l := range s.Labels {
+				if l != "" && !known[l] {
+					known[l] = true
+					labels = append(labels, l)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return Summary{}, err
+		}
+		if vocab == nil {
+			vocab = vb.Build(opts.MinCount)
+		}
+	}
+	inputJSON, err := json.Marshal(opts.Input)
+	if err != nil {
+		return Summary{}, err
+	}
+	md := map[string]string{
+		schemas.KeyTemplates: set.String(),
+		schemas.KeyMinCount:  strconv.Itoa(opts.MinCount),
+		schemas.KeySource:    display,
+		KeyInput:             string(inputJSON),
+	}
+	var tw *TableWriter
+	var ids [][]int32
+	var vals [][]float64
+	err = scan(ctx, path, display, opts.Input, set, func(columns []string, s *Sentence, feats [][]Feature) error {
+		if tw == nil {
+			var err error
+			tw, err = NewTableWriter(out, TableOptions{Columns: columns, AttrNames: vocab.Names(), LabelNames: labels,
+				Metadata: md, BatchTokens: opts.BatchTokens, Writer: opts.Writer})
+			if err != nil {
+				return err
+			}
+		}
+		ids, vals = toIDs(vocab, feats, ids, vals)
+		return tw.Write(s, ids, vals)
+	})
+	if err != nil {
+		if tw != nil {
+			tw.Abort()
+		}
+		return Summary{}, err
+	}
+	if err := tw.Close(); err != nil {
+		return Summary{}, err
+	}
+	return tw.Summary(), nil
+}
+
+// toIDs maps each token's features to vocabulary ids and values (nil when
+// all are 1), reusing the slices' storage.
+func toIDs(v *Vocabulary, feats [][]Feature, ids [][]int32, vals [][]float64) ([][]int32, [][]float64) {
+	ids, vals = ids[:0], vals[:0]
+	for t, fs := range feats {
+		if t < cap(ids) {
+			ids = ids[:t+1]
+			vals = vals[:t+1]
+		} else {
+			ids = append(ids, nil)
+			vals = append(vals, nil)
+		}
+		var vv []float64
+		ids[t], vv, _ = v.AppendIDs(ids[t][:0], vals[t][:0], fs)
+		vals[t] = nil
+		for _, x := range vv {
+			if x != 1 {
+				vals[t] = vv
+				break
+			}
+		}
+	}
+	return ids, vals
+}
+
+// scan reads every sentence of the input, extracts its features and calls fn
+// with the reader's columns.
+func scan(ctx context.Context, path, display string, in InputOptions, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) error {
+	r, c, err := OpenReader(path, display, in)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var x *Extractor // compiled at the first sentence: readers learn their columns from it
+	var feats [][]Feature
+	n := 0
+	for r.Scan() {
+		if n++; n&1023 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if x == nil {
+			if x, err = set.Compile(r.Columns()); err != nil {
+				return fmt.Errorf("%s: %w", display, err)
+			}
+			x.Source = display
+		}
+		s := r.Sentence()
+		if feats, err = x.Extract(s, feats); err != nil {
+			return err
+		}
+		if err := fn(r.Columns(), s, feats); err != nil {
+			return err
+		}
+	}
+	return r.Err()
+}
+
+func displayName(path string) string {
+	if path == "-" {
+		return StdinName
+	}
+	return path
+}
+
+// spoolStdin copies standard input to a temporary file and returns its path.
+func spoolStdin() (string, error) {
+	f, err := os.CreateTemp("", "dualcrf-stdin-*")
+	if err != nil {
+		return "", fmt.Errorf("spool standard input: %w", err)
+	}
+	if _, err := io.Copy(f, os.Stdin); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", fmt.Errorf("spool standard input: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("spool standard input: %w", err)
+	}
+	return f.Name(), nil
+}

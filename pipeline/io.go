@@ -1,0 +1,262 @@
+// Package pipeline holds what every dualcrf stage needs to sit in a Unix
+// pipeline: opening inputs ("-" = stdin, gzip undone on the fly), atomic
+// outputs ("-" = stdout; a file appears only when its stage succeeds), and
+// Arrow IPC record writers and readers that handle both the stream and the
+// file format, with optional zstd or lz4 body compression.
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// StdinName and StdoutName name the standard streams in messages.
+const (
+	StdinName  = "<stdin>"
+	StdoutName = "<stdout>"
+)
+
+// isStd reports whether path means the standard stream.
+func isStd(path string) bool { return path == "" || path == "-" }
+
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// OpenInput opens path for reading; "" or "-" is standard input. The name
+// returned is the one to use in messages (the path, or StdinName). Input that
+// starts with the gzip magic is decompressed transparently. When the input is
+// not compressed and is a file (or standard input redirected from one), the
+// reader returned is the *os.File itself, so Arrow readers can use ReadAt.
+// Closing the reader closes the file (standard input too).
+func OpenInput(path string) (io.ReadCloser, string, error) {
+	f, name := os.Stdin, StdinName
+	if !isStd(path) {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return nil, path, err
+		}
+		name = path
+	}
+	rc, err := sniffGzip(f, name)
+	if err != nil {
+		_ = f.Close()
+		return nil, name, err
+	}
+	return rc, name, nil
+}
+
+// sniffGzip returns f itself, or a decompressing reader when f starts with
+// the gzip magic. Regular files are peeked with ReadAt so f stays usable as
+// an io.ReaderAt; other files (pipes) go through a bufio.Reader.
+func sniffGzip(f *os.File, name string) (io.ReadCloser, error) {
+	var head [2]byte
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		off, err := f.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return f, nil
+		}
+		n, _ := f.ReadAt(head[:], off)
+		if n < 2 || !bytes.Equal(head[:], gzipMagic) {
+			return f, nil
+		}
+		return newGzipInput(f, f, name)
+	}
+	br := bufio.NewReaderSize(f, 1<<16)
+	peek, _ := br.Peek(2)
+	if !bytes.Equal(peek, gzipMagic) {
+		return &readCloser{Reader: br, c: f}, nil
+	}
+	return newGzipInput(br, f, name)
+}
+
+func newGzipInput(r io.Reader, c io.Closer, name string) (io.ReadCloser, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: gzip: %w", name, err)
+	}
+	return &readCloser{Reader: zr, c: c, z: zr}, nil
+}
+
+// readCloser reads from Reader and closes the optional decompressor z, then c.
+type readCloser struct {
+	io.Reader
+	c io.Closer
+	z io.Closer
+}
+
+func (r *readCloser) Close() error {
+	var err error
+	if r.z != nil {
+		err = r.z.Close()
+	}
+	return errors.Join(err, r.c.Close())
+}
+
+// Output is a stage's output. For a path it is written to a temporary file in
+// the same directory and renamed over path by Commit, so readers never see a
+// partial file; Close or Abort without Commit removes the temporary file. For
+// "" or "-" it is standard output (written through, flushed by Commit), and
+// for an existing non-regular file such as /dev/null or a FIFO it is that
+// file, written directly. Writes are buffered. An Output is not safe for
+// concurrent use.
+type Output struct {
+	name   string
+	path   string   // final path; "" when written directly
+	tmp    *os.File // temporary file, nil when written directly
+	direct *os.File // stdout or special file, nil for a temporary file
+	buf    *bufio.Writer
+	mode   os.FileMode
+	done   bool
+}
+
+// CreateOutput opens the output for path ("" or "-" = standard output).
+func CreateOutput(path string) (*Output, error) {
+	if isStd(path) {
+		return newDirect(os.Stdout, StdoutName), nil
+	}
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() {
+			return nil, fmt.Errorf("create output %s: is a directory", path)
+		}
+		if !st.Mode().IsRegular() {
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				return nil, fmt.Errorf("create output: %w", err)
+			}
+			return newDirect(f, path), nil
+		}
+		mode = st.Mode().Perm()
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("create output %s: %w", path, err)
+	}
+	return &Output{name: path, path: path, tmp: tmp, buf: bufio.NewWriterSize(tmp, 1<<20), mode: mode}, nil
+}
+
+func newDirect(f *os.File, name string) *Output {
+	return &Output{name: name, direct: f, buf: bufio.NewWriterSize(f, 1<<20)}
+}
+
+// Name returns the output's name for messages.
+func (o *Output) Name() string { return o.name }
+
+// Write writes p; it fails after Commit, Abort or Close.
+func (o *Output) Write(p []byte) (int, error) {
+	if o.done {
+		return 0, fmt.Errorf("%s: write after close", o.name)
+	}
+	return o.buf.Write(p)
+}
+
+// Commit makes the output final: it flushes the buffer and, for a file,
+// syncs the temporary file to disk and renames it over the path. On failure
+// the temporary file is removed.
+func (o *Output) Commit() error {
+	if o.done {
+		return fmt.Errorf("%s: commit after close", o.name)
+	}
+	o.done = true
+	if o.tmp == nil {
+		return o.commitDirect()
+	}
+	if err := o.commitTemp(); err != nil {
+		_ = os.Remove(o.tmp.Name())
+		return fmt.Errorf("write %s: %w", o.name, err)
+	}
+	return nil
+}
+
+func (o *Output) commitDirect() error {
+	err := o.buf.Flush()
+	if o.direct != os.Stdout {
+		err = errors.Join(err, o.direct.Close())
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", o.name, err)
+	}
+	return nil
+}
+
+func (o *Output) commitTemp() error {
+	if err := o.buf.Flush(); err != nil {
+		_ = o.tmp.Close()
+		return err
+	}
+	if err := o.tmp.Chmod(o.mode); err != nil {
+		_ = o.tmp.Close()
+		return err
+	}
+	if err := o.tmp.Sync(); err != nil {
+		_ = o.tmp.Close()
+		return err
+	}
+	if err := o.tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(o.tmp.Name(), o.path); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(o.path))
+	return nil
+}
+
+// syncDir makes a rename durable; failure only weakens durability, so it is
+// not reported.
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	_ = d.Sync()
+	_ = d.Close()
+}
+
+// Abort discards the output: a temporary file is removed; standard output is
+// left unflushed. Abort after Commit does nothing.
+func (o *Output) Abort() error {
+	if o.done {
+		return nil
+	}
+	o.done = true
+	switch {
+	case o.tmp != nil:
+		err := o.tmp.Close()
+		if rmErr := os.Remove(o.tmp.Name()); rmErr != nil {
+			err = errors.Join(err, rmErr)
+		}
+		return err
+	case o.direct != os.Stdout:
+		return o.direct.Close()
+	}
+	return nil
+}
+
+// Close is Abort when the output was not committed, so
+//
+//	out, err := pipeline.CreateOutput(path)
+//	…
+//	defer out.Close()
+//	… write …
+//	return out.Commit()
+//
+// leaves no partial file when the stage fails.
+func (o *Output) Close() error { return o.Abort() }
+
+// IsBrokenPipe reports whether err comes from writing to a pipe whose reader
+// has gone (EPIPE), so a stage can end quietly when downstream stops early.
+func IsBrokenPipe(err error) bool {
+	return errors.Is(err, syscall.EPIPE)
+}

@@ -1,0 +1,207 @@
+package pipeline
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// dirEntries lists the names in dir.
+func dirEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestOpenInput(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain.txt")
+	if err := os.WriteFile(plain, []byte("a b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	fmt.Fprint(zw, "zipped\n")
+	zw.Close()
+	zipped := filepath.Join(dir, "z.txt.gz")
+	if err := os.WriteFile(zipped, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{plain: "a b\n", zipped: "zipped\n"} {
+		rc, name, err := OpenInput(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(rc)
+		if err != nil || string(got) != want || name != path {
+			t.Errorf("%s: read %q, %v, name %q", path, got, err, name)
+		}
+		if err := rc.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	// An uncompressed file comes back as the *os.File, so Arrow readers
+	// can use ReadAt.
+	rc, _, err := OpenInput(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rc.(*os.File); !ok {
+		t.Errorf("plain file opened as %T, want *os.File", rc)
+	}
+	rc.Close()
+	if _, name, err := OpenInput(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("missing file: %v (name %q)", err, name)
+	}
+}
+
+func TestOpenInputStdinName(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdin
+	os.Stdin = r
+	defer func() { os.Stdin = old }()
+	go func() {
+		fmt.Fprint(w, "from stdin")
+		w.Close()
+	}()
+	for _, path := range []string{"-", ""} {
+		rc, name, err := OpenInput(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name != StdinName {
+			t.Errorf("OpenInput(%q) name %q", path, name)
+		}
+		if path == "-" {
+			got, _ := io.ReadAll(rc)
+			if string(got) != "from stdin" {
+				t.Errorf("stdin read %q", got)
+			}
+		}
+	}
+	r.Close()
+}
+
+func TestOutputCommit(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.arrow")
+	out, err := CreateOutput(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if _, err := fmt.Fprint(out, "complete"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("output visible before Commit: %v", err)
+	}
+	if err := out.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "complete" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	if names := dirEntries(t, dir); len(names) != 1 {
+		t.Fatalf("directory holds %v, want only out.arrow", names)
+	}
+	if _, err := out.Write([]byte("x")); err == nil {
+		t.Fatal("write after Commit accepted")
+	}
+	if err := out.Close(); err != nil {
+		t.Fatalf("Close after Commit: %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "complete" {
+		t.Fatalf("Close after Commit changed the file: %q", got)
+	}
+}
+
+// TestOutputFailure: a stage that fails leaves the old file, or none.
+func TestOutputFailure(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "model.arrow")
+	if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, finish := range []func(*Output) error{(*Output).Close, (*Output).Abort} {
+		out, err := CreateOutput(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(out, "partial")
+		if err := finish(out); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != "old" {
+			t.Fatalf("failed stage changed the file: %q", got)
+		}
+		if names := dirEntries(t, dir); len(names) != 1 {
+			t.Fatalf("directory holds %v after a failed stage", names)
+		}
+	}
+	// A replaced file keeps its permissions.
+	out, err := CreateOutput(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(out, "new")
+	if err := out.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v, %v; want 0600", st.Mode(), err)
+	}
+}
+
+func TestOutputSpecial(t *testing.T) {
+	out, err := CreateOutput(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(out, "discarded")
+	if err := out.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(os.DevNull); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CreateOutput(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("directory output: %v", err)
+	}
+	if _, err := CreateOutput(filepath.Join(t.TempDir(), "no", "such", "dir", "f")); err == nil {
+		t.Fatal("output in a missing directory accepted")
+	}
+}
+
+func TestIsBrokenPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	defer w.Close()
+	_, err = w.Write([]byte("nobody listens"))
+	if !IsBrokenPipe(err) || !IsBrokenPipe(fmt.Errorf("write table: %w", err)) {
+		t.Fatalf("IsBrokenPipe(%v) = false", err)
+	}
+	if IsBrokenPipe(io.ErrUnexpectedEOF) || IsBrokenPipe(nil) {
+		t.Fatal("IsBrokenPipe true for other errors")
+	}
+}
