@@ -65,7 +65,7 @@ func LogInto(dst, src []float64) {
 	}
 }
 
-// LineTerms returns, for x = μ + γ(ν − μ) entry by entry,
+// LineTerms returns, for x = (1−γ)μ + γν entry by entry,
 // s = Σ (ν−μ)·log x and s2 = Σ (ν−μ)²/x over the entries with x > 0 —
 // the two sums the SDCA line search needs for each clique. If logX is not
 // nil it receives log x.
@@ -73,7 +73,7 @@ func LineTerms(mu, nu []float64, gamma float64, logX []float64) (s, s2 float64) 
 	nu = nu[:len(mu)]
 	for i, m := range mu {
 		d := nu[i] - m
-		x := m + gamma*d
+		x := (1-gamma)*m + gamma*nu[i] // not m + γd, which loses ν ≪ μ near γ = 1
 		lx, ok := logInline(x)
 		if !ok {
 			if !(x > 0) {
@@ -91,4 +91,41 @@ func LineTerms(mu, nu []float64, gamma float64, logX []float64) (s, s2 float64) 
 		s2 += d * d / x
 	}
 	return s, s2
+}
+
+// LineTermsAt is LineTerms over the entries idx only, with the result
+// s = Σ (ν−μ)·(log x − log μ) relative to the stored log μ (logMu), so that
+// adding Σ (ν−μ)·log μ gives LineTerms' s. Entries with μ = 0 count
+// (ν−μ)·log x; entries with x ≤ 0 are skipped.
+func LineTermsAt(idx []int32, mu, logMu, nu []float64, gamma float64) (s, s2 float64) {
+	for _, j := range idx {
+		m := mu[j]
+		d := nu[j] - m
+		x := (1-gamma)*m + gamma*nu[j]
+		lx, ok := logInline(x)
+		if !ok {
+			if !(x > 0) {
+				continue
+			}
+			lx = math.Log(x)
+		}
+		if m > 0 {
+			lx -= logMu[j]
+		}
+		s += d * lx
+		s2 += d * d / x
+	}
+	return s, s2
+}
+
+// LogAt sets dst[j] = log src[j] for the entries idx.
+func LogAt(idx []int32, dst, src []float64) {
+	for _, j := range idx {
+		x := src[j]
+		v, ok := logInline(x)
+		if !ok {
+			v = math.Log(x)
+		}
+		dst[j] = v
+	}
 }

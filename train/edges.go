@@ -7,140 +7,188 @@ import (
 )
 
 // The line search needs, for γ in [0,1], S(γ) = Σ_e δ_e·log(μ_e + γδ_e) and
-// S'(γ) = Σ_e δ_e²/(μ_e + γδ_e) over the block's edge entries — a logarithm
-// per entry per evaluation, which dominates the cost of SDCA. With
-// u = δ/μ, log(μ+γδ) = log μ + log1p(γu), and for |u| ≤ seriesLimit
+// S'(γ) = Σ_e δ_e²/(μ_e + γδ_e) over a block's edge entries — a logarithm
+// per entry per evaluation, which would dominate the cost of SDCA. Instead
+// the entries are binned by their ratio ρ = ν/μ: bin b has a centre ρ_b and
+// holds entries with h = (ρ − ρ_b)/ρ_b in [−1/64, 1/64] (ρ's binary exponent
+// and the top five bits of its mantissa). With D_b = 1 − γ + γρ_b and
+// c_b = γρ_b/D_b (so 0 ≤ c_b ≤ 1 for every γ in [0,1]),
 //
-//	Σ δ·log1p(γu) = Σ_k (−1)^{k+1} γ^k M_k / k,   Σ δu/(1+γu) = Σ_k (−γ)^{k−1} M_k,
+//	μ + γδ = μ·D_b·(1 + c_b·h),
+//	S(γ)  = Σ δ log μ + Σ_b [H_b0·log D_b + Σ_k (−1)^{k+1} c_b^k H_bk / k],
+//	S'(γ) = Σ_b [(ρ_b − 1)·Σ_k (−c_b)^k H_bk + ρ_b·Σ_k (−c_b)^k H_b,k+1] / D_b,
 //
-// with the moments M_k = Σ δ·u^k computed once per step. Entries with larger
-// |u| (few, once training has settled) are evaluated exactly. The stored
-// log μ is updated the same way, so no step takes a logarithm of an entry
-// whose marginal barely moved. With |γu| ≤ 1/32 and ten terms the series
-// are exact to rounding (the first term left out is below 2^-50·|γu|).
+// with the moments H_bk = Σ_{j∈b} δ_j h_j^k computed once per step. Since
+// |c_b·h| ≤ 1/64, eight terms are exact to rounding (the first one left out
+// is below 2^-50 of the leading term). An evaluation then costs a logarithm
+// per occupied bin (typically a few hundred) instead of one per entry (about
+// 11,000 for a CoNLL-2000 sentence). The stored log μ is updated the same
+// way: log μ' = log μ + log D_b + log1p(c_b·h). Entries whose ratio is zero,
+// extreme (outside 2^±60) or undefined are evaluated exactly.
 const (
-	seriesLimit = 1.0 / 32
-	seriesTerms = 10
+	binMoments = 9  // H_0 … H_8
+	binExpSpan = 60 // ρ's binary exponent range ±60 is binned
+	binKeys    = (2*binExpSpan + 1) << 5
 )
+
+// ratioBin is one occupied bin.
+type ratioBin struct {
+	rho float64 // centre ρ_b
+	h   [binMoments]float64
+	// Per evaluation / update: log D_b and c_b at the last γ.
+	logD, c float64
+}
 
 // edgeTerms holds what a step derives from its edge marginals.
 type edgeTerms struct {
 	gap   float64 // Σ μ (log μ − log ν): the edge part of the block gap
 	s0    float64 // S(0) = Σ δ log μ
-	s20   float64 // S'(0) = Σ δ²/μ
-	mom   [seriesTerms]float64
-	u     []float64 // δ/μ per entry
-	large []int32   // entries with |u| > seriesLimit (or μ = 0)
+	bins  []ratioBin
+	slot  []int32  // key → index into bins, valid when stamp[key] == gen
+	stamp []uint32 // key → generation
+	gen   uint32
+	bin   []int32   // per entry: its bin, or −1 for the exact list
+	h     []float64 // per entry: (ρ − ρ_b)/ρ_b
+	exact []int32   // entries evaluated exactly
 }
 
-// prepare scans the entries once: gap, S(0), S'(0), the moments and the
-// list of entries to evaluate exactly.
+// prepare scans the entries once: gap, S(0), the bins and their moments.
 func (e *edgeTerms) prepare(mu, logMu, nu, logNu []float64) {
 	n := len(mu)
 	logMu, nu, logNu = logMu[:n], nu[:n], logNu[:n]
-	if cap(e.u) < n {
-		e.u = make([]float64, n, n+n/2)
+	if e.slot == nil {
+		e.slot = make([]int32, binKeys)
+		e.stamp = make([]uint32, binKeys)
 	}
-	u := e.u[:n]
-	e.u = u
-	e.large = e.large[:0]
-	var gap, s0, s20 float64
-	var m1, m2, m3, m4, m5, m6, m7, m8, m9, m10 float64
+	if e.gen++; e.gen == 0 {
+		clear(e.stamp)
+		e.gen = 1
+	}
+	if cap(e.bin) < n {
+		e.bin = make([]int32, n, n+n/2)
+		e.h = make([]float64, n, n+n/2)
+	}
+	bin, hs := e.bin[:n], e.h[:n]
+	e.bin, e.h = bin, hs
+	e.bins = e.bins[:0]
+	e.exact = e.exact[:0]
+	var gap, s0 float64
 	for j, m := range mu {
 		v := nu[j]
 		d := v - m
 		if !(m > 0) {
-			u[j] = 0
+			bin[j] = -1
 			if v > 0 {
-				e.large = append(e.large, int32(j))
+				e.exact = append(e.exact, int32(j))
 			}
 			continue
 		}
 		lm := logMu[j]
 		gap += m * (lm - logNu[j])
 		s0 += d * lm
-		r := d / m
-		u[j] = r
-		s20 += d * r
-		if math.Abs(r) > seriesLimit {
-			e.large = append(e.large, int32(j))
+		rho := v / m
+		bits := math.Float64bits(rho)
+		ex := int(bits>>52) - 1023 + binExpSpan // ρ ≥ 0: no sign bit
+		if rho == 0 || ex < 0 || ex > 2*binExpSpan {
+			bin[j] = -1
+			e.exact = append(e.exact, int32(j))
 			continue
 		}
-		p := d * r
-		m1 += p
-		p *= r
-		m2 += p
-		p *= r
-		m3 += p
-		p *= r
-		m4 += p
-		p *= r
-		m5 += p
-		p *= r
-		m6 += p
-		p *= r
-		m7 += p
-		p *= r
-		m8 += p
-		p *= r
-		m9 += p
-		p *= r
-		m10 += p
-	}
-	e.gap, e.s0, e.s20 = gap, s0, s20
-	e.mom = [seriesTerms]float64{m1, m2, m3, m4, m5, m6, m7, m8, m9, m10}
-}
-
-// eval returns S(γ) and S'(γ).
-func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
-	// Series part: Σ_k (−1)^{k+1} γ^k M_k/k and Σ_k (−γ)^{k−1} M_k, by Horner.
-	var ps, pd float64
-	for k := seriesTerms; k >= 1; k-- {
-		mk := e.mom[k-1]
-		ps = mk/float64(k) - g*ps
-		pd = mk - g*pd
-	}
-	s = e.s0 + g*ps
-	s2 = pd
-	for _, j := range e.large {
-		m := mu[j]
-		d := nu[j] - m
-		x := m + g*d
-		if !(x > 0) {
-			continue
-		}
-		if m > 0 {
-			s += d * (crf.Log(x) - logMu[j])
+		key := ex<<5 | int(bits>>47)&31
+		var b *ratioBin
+		if e.stamp[key] == e.gen {
+			b = &e.bins[e.slot[key]]
 		} else {
-			s += d * crf.Log(x)
+			e.stamp[key] = e.gen
+			e.slot[key] = int32(len(e.bins))
+			e.bins = append(e.bins, ratioBin{rho: math.Float64frombits(bits&^(1<<47-1) | 1<<46)})
+			b = &e.bins[len(e.bins)-1]
 		}
-		s2 += d * d / x
+		bin[j] = e.slot[key]
+		h := (rho - b.rho) / b.rho
+		hs[j] = h
+		p := d
+		b.h[0] += p
+		p *= h
+		b.h[1] += p
+		p *= h
+		b.h[2] += p
+		p *= h
+		b.h[3] += p
+		p *= h
+		b.h[4] += p
+		p *= h
+		b.h[5] += p
+		p *= h
+		b.h[6] += p
+		p *= h
+		b.h[7] += p
+		p *= h
+		b.h[8] += p
 	}
-	return s, s2
+	e.gap, e.s0 = gap, s0
 }
 
-// update sets μ ← μ + γδ and log μ ← log μ + log1p(γu).
+// eval returns S(γ) and S'(γ), and leaves log D_b and c_b of γ in the bins.
+func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
+	s = e.s0
+	for i := range e.bins {
+		b := &e.bins[i]
+		D := 1 - g + g*b.rho
+		c := g * b.rho / D
+		b.logD, b.c = crf.Log(D), c
+		H := &b.h
+		// Σ_{k≥1} (−1)^{k+1} c^k H_k/k = c·(H_1 − c(H_2/2 − c(H_3/3 − …))).
+		t := H[8] / 8
+		t = H[7]/7 - c*t
+		t = H[6]/6 - c*t
+		t = H[5]/5 - c*t
+		t = H[4]/4 - c*t
+		t = H[3]/3 - c*t
+		t = H[2]/2 - c*t
+		t = H[1] - c*t
+		s += H[0]*b.logD + c*t
+		// P0 = Σ_{k=0}^{7} (−c)^k H_k, P1 = Σ_{k=0}^{7} (−c)^k H_{k+1}.
+		p0 := H[7]
+		p1 := H[8]
+		for k := 6; k >= 0; k-- {
+			p0 = H[k] - c*p0
+			p1 = H[k+1] - c*p1
+		}
+		s2 += ((b.rho-1)*p0 + b.rho*p1) / D
+	}
+	ls, ls2 := crf.LineTermsAt(e.exact, mu, logMu, nu, g)
+	return s + ls, s2 + ls2
+}
+
+// update sets μ ← (1−γ)μ + γν (= μ + γδ, without losing ν ≪ μ near γ = 1)
+// and log μ ← log μ + log D_b + log1p(c_b·h).
 func (e *edgeTerms) update(g float64, mu, logMu, nu []float64) {
+	for i := range e.bins {
+		b := &e.bins[i]
+		D := 1 - g + g*b.rho
+		b.logD, b.c = crf.Log(D), g*b.rho/D
+	}
 	n := len(mu)
-	logMu, nu, u := logMu[:n], nu[:n], e.u[:n]
+	logMu, nu, bin, hs := logMu[:n], nu[:n], e.bin[:n], e.h[:n]
 	for j, m := range mu {
-		r := u[j]
-		mu[j] = m + g*(nu[j]-m)
-		y := g * r
-		// log1p(y) = y − y²/2 + y³/3 − … to y^10.
-		l := 1.0 / 10
-		l = 1.0/9 - y*l
-		l = 1.0/8 - y*l
-		l = 1.0/7 - y*l
-		l = 1.0/6 - y*l
-		l = 1.0/5 - y*l
-		l = 1.0/4 - y*l
-		l = 1.0/3 - y*l
-		l = 1.0/2 - y*l
-		l = 1 - y*l
-		logMu[j] += y * l
+		mu[j] = (1-g)*m + g*nu[j]
+		k := bin[j]
+		if k < 0 {
+			continue
+		}
+		b := &e.bins[k]
+		q := b.c * hs[j]
+		// log1p(q) = q − q²/2 + q³/3 − … to q⁸; |q| ≤ 1/64.
+		l := 1.0 / 8
+		l = 1.0/7 - q*l
+		l = 1.0/6 - q*l
+		l = 1.0/5 - q*l
+		l = 1.0/4 - q*l
+		l = 1.0/3 - q*l
+		l = 1.0/2 - q*l
+		l = 1 - q*l
+		logMu[j] += b.logD + q*l
 	}
-	for _, j := range e.large { // overwrite the inexact series values
-		logMu[j] = crf.Log(mu[j])
-	}
+	crf.LogAt(e.exact, logMu, mu)
 }

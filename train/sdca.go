@@ -283,13 +283,12 @@ func (m *SDCA) Step(i int) StepStats {
 
 	// 3. Line search on φ'(γ) = −[S(γ) − S_sep(γ)] − λn(⟨w,v⟩ + γ‖v‖²).
 	ln := p.Lambda * float64(p.N())
-	ss0, ss20 := termsAtZero(muS, nuS, lmuS)
+	ss0, _ := termsAtZero(muS, nuS, lmuS)
 	d0 := -(e.s0 - ss0) - ln*a
-	dd0 := -(e.s20 - ss20) - ln*b
 	st.Slope0 = d0
 	gamma := 0.0
 	if d0 > 0 && !math.IsNaN(d0) {
-		gamma, st.Iters = m.lineSearch(mu, logMu, muS, nuS, d0, dd0, a, b, ln)
+		gamma, st.Iters = m.lineSearch(mu, logMu, muS, nuS, d0, a, b, ln)
 	}
 	st.Gamma = gamma
 	m.lsIters += int64(st.Iters)
@@ -417,9 +416,15 @@ func (m *SDCA) clearDirection() {
 }
 
 // lineSearch maximises φ on [0,1] by safeguarded Newton on φ', given
-// φ'(0) = d0 > 0 and φ”(0) = dd0, ⟨w,v⟩ = a, ‖v‖² = b and λn = ln. It returns
-// the step and the number of evaluations of φ' it made.
-func (m *SDCA) lineSearch(mu, logMu, muS, nuS []float64, d0, dd0, a, b, ln float64) (float64, int) {
+// φ'(0) = d0 > 0, ⟨w,v⟩ = a, ‖v‖² = b and λn = ln. It keeps a bracket
+// [lo, hi] with φ'(lo) > 0 > φ'(hi), starting from [0, 1] — φ'(1) = −λn‖v‖²
+// costs nothing — and its first point is the bracket's secant root: near 0
+// the entropy's log barrier makes φ'' huge, so a Newton step from 0 is tiny
+// and would stop the search far from the optimum. A Newton step that leaves
+// the bracket is replaced by the secant root of the bracket (bisection when
+// that is degenerate). It stops when a step is shorter than the
+// sub-precision, and returns the step and the number of evaluations of φ'.
+func (m *SDCA) lineSearch(mu, logMu, muS, nuS []float64, d0, a, b, ln float64) (float64, int) {
 	ws := m.ws
 	tol := m.SubPrecision
 	if tol == 0 {
@@ -435,25 +440,29 @@ func (m *SDCA) lineSearch(mu, logMu, muS, nuS []float64, d0, dd0, a, b, ln float
 		return 1, 0
 	}
 	lo, hi := 0.0, 1.0
-	g := 0.5
-	if dd0 < 0 {
-		if step := -d0 / dd0; step > 0 && step < 1 {
-			g = step
+	dlo, dhi := d0, -ln*b
+	secant := func() float64 {
+		g := lo + dlo*(hi-lo)/(dlo-dhi)
+		if !(g > lo && g < hi) {
+			g = 0.5 * (lo + hi)
 		}
+		return g
 	}
+	g := secant()
 	const maxIters = 60
 	for it := 1; it <= maxIters; it++ {
 		d, dd := eval(g)
 		if d > 0 {
-			lo = g
+			lo, dlo = g, d
 		} else {
-			hi = g
+			hi, dhi = g, d
 		}
-		next := 0.5 * (lo + hi)
+		next := math.NaN()
 		if dd < 0 {
-			if nt := g - d/dd; nt > lo && nt < hi {
-				next = nt
-			}
+			next = g - d/dd
+		}
+		if !(next > lo && next < hi) {
+			next = secant()
 		}
 		if math.Abs(next-g) < tol || hi-lo < tol {
 			return next, it

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -9,6 +11,17 @@ import (
 // newApp builds the command-line interface; stdout and stderr are where the
 // stages write tables and messages.
 func newApp(stdout, stderr io.Writer) *cli.App {
+	commands := []*cli.Command{
+		featurizeCommand(),
+		inspectCommand(),
+		trainCommand(),
+		decodeCommand(),
+		evalCommand(),
+		demoCommand(),
+	}
+	for _, c := range commands {
+		c.OnUsageError = usageError
+	}
 	return &cli.App{
 		Name:  "dualcrf",
 		Usage: "train conditional random fields with SDCA-GAP, as Unix-pipeline stages over Arrow tables",
@@ -23,13 +36,87 @@ so they chain with pipes:
 		HideHelpCommand:        true,
 		UseShortOptionHandling: true,
 		ExitErrHandler:         func(*cli.Context, error) {}, // main reports errors and picks the status
-		Commands: []*cli.Command{
-			featurizeCommand(),
-			inspectCommand(),
-			trainCommand(),
-			decodeCommand(),
-			evalCommand(),
-			demoCommand(),
-		},
+		OnUsageError:           usageError,
+		Before:                 flagsAfterArguments,
+		Action:                 unknownStage,
+		Commands:               commands,
 	}
+}
+
+// usageError reports a command-line mistake as an error only: urfave/cli
+// would print the help on standard output, which in a pipeline is the
+// next stage's input.
+func usageError(c *cli.Context, err error, _ bool) error {
+	name := c.Command.HelpName
+	if name == "" {
+		name = c.App.Name
+	}
+	return fmt.Errorf("%w (see %s --help)", err, name)
+}
+
+// unknownStage runs when no stage was named: it shows the help (also for
+// `dualcrf help [STAGE]`), or rejects a word that names no stage.
+func unknownStage(c *cli.Context) error {
+	name := c.Args().First()
+	if name == "help" {
+		name = c.Args().Get(1)
+	}
+	switch {
+	case name == "":
+		return cli.ShowAppHelp(c)
+	case c.Args().First() == "help" && c.App.Command(name) != nil:
+		return cli.ShowCommandHelp(c, name)
+	}
+	var names []string
+	for _, cmd := range c.App.Commands {
+		names = append(names, cmd.Name)
+	}
+	return fmt.Errorf("unknown stage %q (want one of %s; see %s --help)", name, strings.Join(names, ", "), c.App.Name)
+}
+
+// flagsAfterArguments rejects a stage flag written after the stage's first
+// argument (`dualcrf train in.arrow -o model.arrow`): urfave/cli stops
+// reading flags there, so the flag would be taken for a file name or
+// reported as missing.
+func flagsAfterArguments(c *cli.Context) error {
+	args := c.Args().Slice()
+	if len(args) == 0 {
+		return nil
+	}
+	stage := c.App.Command(args[0])
+	if stage == nil {
+		return nil
+	}
+	valued := map[string]bool{"help": false, "h": false} // flag name → takes a value
+	for _, f := range stage.Flags {
+		_, isBool := f.(*cli.BoolFlag)
+		for _, n := range f.Names() {
+			valued[n] = !isBool
+		}
+	}
+	first := ""
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			if first == "" {
+				first = a
+			}
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		takesValue, known := valued[name]
+		switch {
+		case !known:
+			// an unknown flag: urfave/cli reports it
+		case first != "":
+			return fmt.Errorf("%s: flag %s comes after the argument %q; put flags before arguments (see %s %s --help)",
+				stage.Name, a, first, c.App.Name, stage.Name)
+		case takesValue && !hasValue:
+			i++ // skip the flag's value
+		}
+	}
+	return nil
 }

@@ -43,6 +43,16 @@ CoNLL text (--format conll) or Parquet (--format parquet).
 }
 
 func runDecode(c *cli.Context) error {
+	format := c.String("format")
+	switch format {
+	case "arrow", "conll", "parquet":
+	default:
+		return fmt.Errorf("decode: --format %q: want arrow, conll or parquet", format)
+	}
+	wopts, err := writerOptions(c)
+	if err != nil {
+		return err
+	}
 	m, err := readModel(c.String("model"))
 	if err != nil {
 		return err
@@ -78,12 +88,7 @@ func runDecode(c *cli.Context) error {
 		return err
 	}
 	t.Data = d
-	wopts, err := writerOptions(c)
-	if err != nil {
-		return err
-	}
 	md := map[string]string{schemas.KeySource: c.String("model")}
-	format := c.String("format")
 	return withOutput(c.String("output"), func(w io.Writer, _ string) error {
 		switch format {
 		case "conll":

@@ -84,6 +84,9 @@ func runTrain(c *cli.Context) error {
 		return err
 	}
 	d := t.Data
+	if !hasGold(d) {
+		return fmt.Errorf("%s: no token has a gold label (featurized with --no-labels?); train needs a labelled feature table", in)
+	}
 	lambda, err := parseLambda(c.String("lambda"), d.Len())
 	if err != nil {
 		return err
@@ -134,6 +137,21 @@ func runTrain(c *cli.Context) error {
 			return err
 		}
 	}
+	// Open the outputs before training, so a path that cannot be written
+	// fails now rather than after hours of work; nothing is committed
+	// unless everything succeeds.
+	out, err := pipeline.CreateOutput(c.String("output"))
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	var logOut *pipeline.Output
+	if path := c.String("log"); path != "" {
+		if logOut, err = pipeline.CreateOutput(path); err != nil {
+			return err
+		}
+		defer logOut.Close()
+	}
 	var recs []train.EpochRecord
 	quiet := c.Bool("quiet")
 	set.Record = func(r train.EpochRecord) error {
@@ -180,30 +198,39 @@ func runTrain(c *cli.Context) error {
 	md[schemas.KeyFeatureSpace] = c.String("feature-space")
 	md[schemas.KeyTraining] = string(factsJSON)
 	m := &crf.Model{Layout: p.Layout, Weights: res.Weights, AttrNames: d.AttrNames, LabelNames: d.LabelNames, Meta: md}
-	if err := withOutput(c.String("output"), func(w io.Writer, _ string) error {
-		return pipeline.WriteModel(w, m, pipeline.WriterOptions{Format: pipeline.FormatFile})
-	}); err != nil {
+	if err := pipeline.WriteModel(out, m, pipeline.WriterOptions{Format: pipeline.FormatFile}); err != nil {
+		return fmt.Errorf("write model %s: %w", out.Name(), err)
+	}
+	if logOut != nil {
+		if err := writeLog(logOut, recs, c.String("solver")); err != nil {
+			return fmt.Errorf("write training log %s: %w", logOut.Name(), err)
+		}
+	}
+	if err := out.Commit(); err != nil {
 		return err
 	}
-	if path := c.String("log"); path != "" {
-		rec, err := train.LogTable(recs, map[string]string{schemas.KeySolver: c.String("solver")})
-		if err != nil {
-			return err
-		}
-		defer rec.Release()
-		return withOutput(path, func(w io.Writer, _ string) error {
-			rw, err := pipeline.NewRecordWriter(w, rec.Schema(), pipeline.WriterOptions{Format: pipeline.FormatFile})
-			if err != nil {
-				return err
-			}
-			if err := rw.Write(rec); err != nil {
-				rw.Abort()
-				return err
-			}
-			return rw.Close()
-		})
+	if logOut != nil {
+		return logOut.Commit()
 	}
 	return nil
+}
+
+// writeLog writes the per-epoch training log as an Arrow IPC file.
+func writeLog(w io.Writer, recs []train.EpochRecord, solver string) error {
+	rec, err := train.LogTable(recs, map[string]string{schemas.KeySolver: solver})
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	rw, err := pipeline.NewRecordWriter(w, rec.Schema(), pipeline.WriterOptions{Format: pipeline.FormatFile})
+	if err != nil {
+		return err
+	}
+	if err := rw.Write(rec); err != nil {
+		rw.Abort()
+		return err
+	}
+	return rw.Close()
 }
 
 // validator reads a held-out table and returns a function scoring weights
@@ -234,6 +261,16 @@ func validator(path string, trainData *crf.Dataset) (func([]float64) (map[string
 		}
 		return out, nil
 	}, nil
+}
+
+// hasGold reports whether any token of d has a gold label.
+func hasGold(d *crf.Dataset) bool {
+	for _, y := range d.Labels {
+		if y >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // byteSize renders a byte count.

@@ -1,0 +1,560 @@
+package train
+
+// The duals file: one page of header, then μ and log μ as two flat,
+// page-aligned arrays of native little-endian float64, indexed by
+// BlockOffsets. The offset table is derived from the dataset, so the file
+// keeps only its checksum.
+//
+//	off  size  field
+//	  0     8  magic "DUALCRF\x00"
+//	  8     4  format version (1)
+//	 12     4  dtype code (1 = float64 little-endian)
+//	 16     8  K, labels
+//	 24     8  n, sentences (blocks)
+//	 32     8  entries, Σ_i BlockLen(T_i, K)
+//	 40     8  byte offset of μ (4096)
+//	 48     8  byte offset of log μ
+//	 56     8  file size
+//	 64    32  dataset fingerprint (Fingerprint)
+//	 96    32  SHA-256 of the offset table (int64 little-endian)
+//	128     4  CRC-32C of bytes 0–127
+//
+// The header is written and fsynced only after the file has its full size,
+// so a crash during creation leaves a file without the magic, which
+// OpenFileStore refuses. The whole file is mapped MAP_SHARED: the kernel
+// pages it, and writes through Block and Logs reach the file.
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dualcrf/dualcrf/crf"
+)
+
+const (
+	fileMagic     = "DUALCRF\x00"
+	fileVersion   = 1
+	dtypeFloat64  = 1
+	headerSize    = 4096 // also the alignment of both arrays, whatever the host's page size
+	headerCRCAt   = 128
+	headerUsed    = headerCRCAt + 4
+	defaultAdvice = unix.MADV_NORMAL // see BenchmarkDualStoreSweep
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrDualsFormat marks a duals file that is not one, is of another format
+// version, is truncated or has a corrupted header.
+var ErrDualsFormat = errors.New("train: unusable duals file")
+
+// ErrDualsMismatch marks a duals file made for another dataset.
+var ErrDualsMismatch = errors.New("train: duals file belongs to another dataset")
+
+// DualsFileError reports why a duals file was refused. Err is
+// ErrDualsFormat, ErrDualsMismatch or a system error.
+type DualsFileError struct {
+	Path string
+	Msg  string
+	Err  error
+}
+
+// Error returns "path: message".
+func (e *DualsFileError) Error() string { return e.Path + ": " + e.Msg }
+
+// Unwrap returns the error's kind.
+func (e *DualsFileError) Unwrap() error { return e.Err }
+
+// Syncer is implemented by dual stores that can flush their data to stable
+// storage (FileStore); callers type-assert a DualStore to it.
+type Syncer interface {
+	Sync() error
+}
+
+// FileStore keeps the duals in a memory-mapped file (MAP_SHARED), so that
+// they may exceed RAM and survive the process. The file is locked (flock)
+// while open. Slices returned by Block and Logs must not be used after Close.
+type FileStore struct {
+	path string
+	f    *os.File
+	mem  []byte // the whole file
+	off  []int64
+	mu   []float64
+	logs []float64
+}
+
+// fileHeader is the decoded header.
+type fileHeader struct {
+	version, dtype     uint32
+	K, n, entries      uint64
+	muAt, logAt, size  uint64
+	fingerprint, table [32]byte
+	crc                uint32
+}
+
+// CreateFileStore creates a new duals file for d at path, all entries zero,
+// and maps it. It refuses to overwrite an existing file (use OpenFileStore to
+// reuse one). On error no file is left behind.
+func CreateFileStore(path string, d *crf.Dataset) (*FileStore, error) {
+	if err := checkHost(path); err != nil {
+		return nil, err
+	}
+	off := BlockOffsets(d)
+	h := headerFor(d, off)
+	if h.size > math.MaxInt {
+		return nil, &DualsFileError{Path: path, Msg: fmt.Sprintf("%d bytes cannot be mapped on this host", h.size), Err: ErrDualsFormat}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("create duals file: %w (reuse it with OpenFileStore, or remove it)", err)
+		}
+		return nil, fmt.Errorf("create duals file: %w", err)
+	}
+	s, err := initFile(f, path, h, off)
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	return s, nil
+}
+
+// initFile locks and sizes a new file, writes its header and maps it.
+func initFile(f *os.File, path string, h fileHeader, off []int64) (*FileStore, error) {
+	fd := int(f.Fd())
+	if err := lock(fd, path); err != nil {
+		return nil, err
+	}
+	if err := allocate(fd, int64(h.size)); err != nil {
+		return nil, fmt.Errorf("size duals file %s to %d bytes: %w", path, h.size, err)
+	}
+	// Size first, header second: the header must never describe space the
+	// file does not have.
+	if err := f.Sync(); err != nil {
+		return nil, fmt.Errorf("sync duals file %s: %w", path, err)
+	}
+	if _, err := f.WriteAt(h.encode(), 0); err != nil {
+		return nil, fmt.Errorf("write duals file header %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return nil, fmt.Errorf("sync duals file %s: %w", path, err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return mapFile(f, path, h, off)
+}
+
+// allocate reserves size bytes for fd, so that writes through the mapping
+// cannot fail for want of disk space (which would be a SIGBUS); file systems
+// without fallocate get a sparse file.
+func allocate(fd int, size int64) error {
+	if size == 0 {
+		return nil
+	}
+	err := unix.Fallocate(fd, 0, 0, size)
+	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
+		err = unix.Ftruncate(fd, size)
+	}
+	return err
+}
+
+// syncDir makes a new directory entry durable.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// OpenFileStore maps an existing duals file after checking that it is one,
+// complete, uncorrupted, and made for d.
+func OpenFileStore(path string, d *crf.Dataset) (*FileStore, error) {
+	if err := checkHost(path); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open duals file: %w", err)
+	}
+	s, err := openFile(f, path, d)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openFile locks f, checks its header against its size and d, and maps it.
+func openFile(f *os.File, path string, d *crf.Dataset) (*FileStore, error) {
+	if err := lock(int(f.Fd()), path); err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat duals file: %w", err)
+	}
+	h, err := readHeader(f, path, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	off := BlockOffsets(d)
+	if err := h.matches(path, headerFor(d, off)); err != nil {
+		return nil, err
+	}
+	return mapFile(f, path, h, off)
+}
+
+// readHeader reads and validates the header of a file of the given size,
+// without reference to any dataset.
+func readHeader(f *os.File, path string, size int64) (fileHeader, error) {
+	bad := func(format string, a ...any) (fileHeader, error) {
+		return fileHeader{}, &DualsFileError{Path: path, Msg: fmt.Sprintf(format, a...), Err: ErrDualsFormat}
+	}
+	if size < headerSize {
+		return bad("%d bytes, too short for a duals file (the header alone is %d)", size, headerSize)
+	}
+	buf := make([]byte, headerUsed)
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		return fileHeader{}, fmt.Errorf("read duals file header %s: %w", path, err)
+	}
+	if string(buf[:8]) == "\x00\x00\x00\x00\x00\x00\x00\x00" {
+		return bad("no header: an unfinished duals file (was its creation interrupted?)")
+	}
+	if string(buf[:8]) != fileMagic {
+		return bad("not a duals file (starts with %q, want %q)", buf[:8], fileMagic)
+	}
+	h := decodeHeader(buf)
+	if h.version != fileVersion {
+		return bad("duals file format version %d, this program reads version %d", h.version, fileVersion)
+	}
+	if c := crc32.Checksum(buf[:headerCRCAt], castagnoli); c != h.crc {
+		return bad("header checksum %08x, computed %08x: the header is corrupted", h.crc, c)
+	}
+	if h.dtype != dtypeFloat64 {
+		return bad("dtype code %d, this program reads %d (float64)", h.dtype, dtypeFloat64)
+	}
+	if want := layoutFor(h.entries); h.muAt != want.muAt || h.logAt != want.logAt || h.size != want.size {
+		return bad("inconsistent header: %d entries need arrays at %d and %d and %d bytes, the header says %d, %d and %d",
+			h.entries, want.muAt, want.logAt, want.size, h.muAt, h.logAt, h.size)
+	}
+	if uint64(size) < h.size {
+		return bad("%d bytes, the header says %d: the file is truncated", size, h.size)
+	}
+	if uint64(size) > h.size {
+		return bad("%d bytes, the header says %d: the file has trailing data", size, h.size)
+	}
+	return h, nil
+}
+
+// matches checks a file's header against the one d would have.
+func (h fileHeader) matches(path string, want fileHeader) error {
+	mismatch := func(format string, a ...any) error {
+		return &DualsFileError{Path: path, Msg: fmt.Sprintf(format, a...), Err: ErrDualsMismatch}
+	}
+	switch {
+	case h.K != want.K:
+		return mismatch("made for a dataset with K = %d, this one has K = %d", h.K, want.K)
+	case h.n != want.n:
+		return mismatch("made for a dataset of %d sentences, this one has %d", h.n, want.n)
+	case h.entries != want.entries:
+		return mismatch("holds %d dual entries, this dataset needs %d", h.entries, want.entries)
+	case h.fingerprint != want.fingerprint:
+		return mismatch("fingerprint differs: the duals file belongs to another dataset (file %x…, dataset %x…)",
+			h.fingerprint[:6], want.fingerprint[:6])
+	case h.table != want.table:
+		return mismatch("block offset table differs: the file was written with another block layout")
+	}
+	return nil
+}
+
+// mapFile maps the whole file read-write, shared, and views its arrays.
+func mapFile(f *os.File, path string, h fileHeader, off []int64) (*FileStore, error) {
+	mem, err := unix.Mmap(int(f.Fd()), 0, int(h.size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("map duals file %s (%d bytes): %w", path, h.size, err)
+	}
+	s := &FileStore{path: path, f: f, mem: mem, off: off}
+	if err := s.advise(defaultAdvice); err != nil {
+		unix.Munmap(mem)
+		return nil, err
+	}
+	n := int(h.entries)
+	s.mu = float64View(mem[h.muAt : h.muAt+8*h.entries])[:n:n]
+	s.logs = float64View(mem[h.logAt : h.logAt+8*h.entries])[:n:n]
+	return s, nil
+}
+
+// advise tells the kernel how the mapping will be accessed.
+func (s *FileStore) advise(advice int) error {
+	if err := unix.Madvise(s.mem, advice); err != nil {
+		return fmt.Errorf("madvise duals file %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// float64View views b, 8-byte aligned, as float64s.
+func float64View(b []byte) []float64 {
+	if len(b) < 8 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+}
+
+// lock takes an exclusive advisory lock, so that two processes (or two
+// stores) never write the same duals.
+func lock(fd int, path string) error {
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return &DualsFileError{Path: path, Msg: "in use by another duals store (locked)", Err: err}
+		}
+		return fmt.Errorf("lock duals file %s: %w", path, err)
+	}
+	return nil
+}
+
+// checkHost refuses big-endian hosts: the arrays are native float64 and the
+// format says little-endian.
+func checkHost(path string) error {
+	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
+		return &DualsFileError{Path: path, Msg: "duals files are little-endian; this host is not", Err: ErrDualsFormat}
+	}
+	return nil
+}
+
+// Block returns μ_i; writes to it are writes to the file.
+func (s *FileStore) Block(i int) []float64 { return s.mu[s.off[i]:s.off[i+1]:s.off[i+1]] }
+
+// Logs returns log μ_i.
+func (s *FileStore) Logs(i int) []float64 { return s.logs[s.off[i]:s.off[i+1]:s.off[i+1]] }
+
+// Len returns the number of blocks.
+func (s *FileStore) Len() int { return len(s.off) - 1 }
+
+// Path returns the file's path.
+func (s *FileStore) Path() string { return s.path }
+
+// Bytes returns the size of the file: header and both arrays.
+func (s *FileStore) Bytes() int64 { return int64(len(s.mem)) }
+
+// Sync writes the dirty pages to the file and waits for the disk (msync
+// MS_SYNC).
+func (s *FileStore) Sync() error {
+	if s.mem == nil {
+		return fmt.Errorf("sync duals file %s: store is closed", s.path)
+	}
+	if err := unix.Msync(s.mem, unix.MS_SYNC); err != nil {
+		return fmt.Errorf("sync duals file %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Close syncs, unmaps and closes the file (releasing its lock). Closing a
+// closed store does nothing.
+func (s *FileStore) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	var errs []error
+	if s.mem != nil {
+		errs = append(errs, s.Sync())
+		if err := unix.Munmap(s.mem); err != nil {
+			errs = append(errs, fmt.Errorf("unmap duals file %s: %w", s.path, err))
+		}
+	}
+	if err := s.f.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close duals file: %w", err))
+	}
+	s.f, s.mem, s.mu, s.logs = nil, nil, nil, nil
+	return errors.Join(errs...)
+}
+
+// headerFor returns the header of d's duals file.
+func headerFor(d *crf.Dataset, off []int64) fileHeader {
+	h := layoutFor(uint64(off[len(off)-1]))
+	h.version, h.dtype = fileVersion, dtypeFloat64
+	h.K, h.n = uint64(d.NumLabels), uint64(d.Len())
+	h.fingerprint = Fingerprint(d)
+	h.table = offsetsChecksum(off)
+	return h
+}
+
+// layoutFor places the two arrays of a file of the given entry count.
+func layoutFor(entries uint64) fileHeader {
+	arr := alignUp(8*entries, headerSize)
+	return fileHeader{entries: entries, muAt: headerSize, logAt: headerSize + arr, size: headerSize + 2*arr}
+}
+
+func alignUp(x, a uint64) uint64 { return (x + a - 1) / a * a }
+
+// encode returns the header page with its checksum.
+func (h fileHeader) encode() []byte {
+	b := make([]byte, headerSize)
+	le := binary.LittleEndian
+	copy(b, fileMagic)
+	le.PutUint32(b[8:], h.version)
+	le.PutUint32(b[12:], h.dtype)
+	for j, v := range []uint64{h.K, h.n, h.entries, h.muAt, h.logAt, h.size} {
+		le.PutUint64(b[16+8*j:], v)
+	}
+	copy(b[64:96], h.fingerprint[:])
+	copy(b[96:128], h.table[:])
+	le.PutUint32(b[headerCRCAt:], crc32.Checksum(b[:headerCRCAt], castagnoli))
+	return b
+}
+
+// decodeHeader reads the fields of a header (at least headerUsed bytes).
+func decodeHeader(b []byte) fileHeader {
+	le := binary.LittleEndian
+	h := fileHeader{version: le.Uint32(b[8:]), dtype: le.Uint32(b[12:]), crc: le.Uint32(b[headerCRCAt:])}
+	f := []*uint64{&h.K, &h.n, &h.entries, &h.muAt, &h.logAt, &h.size}
+	for j, p := range f {
+		*p = le.Uint64(b[16+8*j:])
+	}
+	copy(h.fingerprint[:], b[64:96])
+	copy(h.table[:], b[96:128])
+	return h
+}
+
+// offsetsChecksum is the SHA-256 of the offset table, int64 little-endian.
+func offsetsChecksum(off []int64) [32]byte {
+	w := newHashWriter()
+	for _, o := range off {
+		w.u64(uint64(o))
+	}
+	return w.sum()
+}
+
+// Fingerprint identifies a dataset for its duals and checkpoints: SHA-256
+// over n, K, the number of attributes, the sentence offsets, the gold labels,
+// and the attributes of every token with their values. Two datasets with the
+// same fingerprint have the same dual blocks, gold paths and features.
+func Fingerprint(d *crf.Dataset) [32]byte {
+	w := newHashWriter()
+	w.buf.WriteString("dualcrf dataset v1\x00")
+	w.u64(uint64(d.Len()))
+	w.u64(uint64(d.NumLabels))
+	w.u64(uint64(d.NumAttrs))
+	w.ints(d.SentStart)
+	w.u64(uint64(len(d.Labels)))
+	for _, y := range d.Labels {
+		w.u32(uint32(y))
+	}
+	w.ints(d.AttrStart)
+	w.u64(uint64(len(d.Attrs)))
+	for _, a := range d.Attrs {
+		w.u32(uint32(a))
+	}
+	if d.Values == nil {
+		w.u64(math.MaxUint64) // all ones, distinct from an empty value list
+	} else {
+		w.u64(uint64(len(d.Values)))
+		for _, v := range d.Values {
+			w.u64(math.Float64bits(v))
+		}
+	}
+	return w.sum()
+}
+
+// hashWriter feeds little-endian numbers to SHA-256 through a buffer.
+type hashWriter struct {
+	h   hash.Hash
+	buf *bufio.Writer
+	b   [8]byte
+}
+
+func newHashWriter() *hashWriter {
+	h := sha256.New()
+	return &hashWriter{h: h, buf: bufio.NewWriterSize(h, 1<<16)}
+}
+
+func (w *hashWriter) u64(x uint64) {
+	binary.LittleEndian.PutUint64(w.b[:], x)
+	w.buf.Write(w.b[:8])
+}
+
+func (w *hashWriter) u32(x uint32) {
+	binary.LittleEndian.PutUint32(w.b[:], x)
+	w.buf.Write(w.b[:4])
+}
+
+func (w *hashWriter) ints(xs []int) {
+	w.u64(uint64(len(xs)))
+	for _, x := range xs {
+		w.u64(uint64(x))
+	}
+}
+
+func (w *hashWriter) sum() [32]byte {
+	w.buf.Flush() // writes to a hash never fail
+	var s [32]byte
+	copy(s[:], w.h.Sum(nil))
+	return s
+}
+
+// DualBytes returns the memory the duals of d take in float64: μ and log μ.
+// Compare it with a memory budget to choose between MemoryStore and
+// FileStore.
+func DualBytes(d *crf.Dataset) int64 {
+	off := BlockOffsets(d)
+	return 2 * 8 * off[len(off)-1]
+}
+
+// PhysicalMemory returns the RAM this process may use: the machine's total
+// (sysinfo), or the cgroup v2 memory limit of the process when lower.
+func PhysicalMemory() (int64, error) {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return 0, fmt.Errorf("physical memory: sysinfo: %w", err)
+	}
+	total := int64(si.Totalram) * int64(si.Unit)
+	if lim, ok := cgroupMemoryLimit(); ok && lim < total {
+		total = lim
+	}
+	return total, nil
+}
+
+// cgroupMemoryLimit reads memory.max of the process's cgroup v2, if any.
+func cgroupMemoryLimit() (int64, bool) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		rel, ok := strings.CutPrefix(line, "0::")
+		if !ok {
+			continue
+		}
+		m, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", rel, "memory.max"))
+		if err != nil {
+			return 0, false
+		}
+		lim, err := strconv.ParseInt(string(bytes.TrimSpace(m)), 10, 64)
+		return lim, err == nil && lim > 0
+	}
+	return 0, false
+}
+
+var (
+	_ DualStore = (*FileStore)(nil)
+	_ Syncer    = (*FileStore)(nil)
+)

@@ -1,0 +1,566 @@
+package train
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/crf/crftest"
+)
+
+func testDataset(seed uint64, K int) *crf.Dataset {
+	return crftest.RandomDataset(rand.New(rand.NewPCG(seed, 1)), 30, 6, 10, K, true)
+}
+
+// createFilled creates a duals file for d and fills it with values that
+// exercise every bit: signed zeros, infinities, a NaN payload, subnormals.
+func createFilled(t *testing.T, path string, d *crf.Dataset) {
+	t.Helper()
+	s, err := CreateFileStore(path, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillSpecial(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func specialValue(arr, i, j int) float64 {
+	switch (i + j + arr) % 7 {
+	case 0:
+		return math.Copysign(0, -1)
+	case 1:
+		return math.Inf(-1)
+	case 2:
+		return math.Float64frombits(0x7ff8_0000_dead_beef)
+	case 3:
+		return 4.9e-324 * float64(1+j)
+	default:
+		return pattern(arr, i, j) * math.Pi
+	}
+}
+
+func fillSpecial(s DualStore) {
+	for i := 0; i < s.Len(); i++ {
+		for j := range s.Block(i) {
+			s.Block(i)[j] = specialValue(0, i, j)
+			s.Logs(i)[j] = specialValue(1, i, j)
+		}
+	}
+}
+
+// TestFileStorePersists: what is written before Close is read back bit for
+// bit by OpenFileStore, the file has the size the layout implies, and later
+// writes persist too.
+func TestFileStorePersists(t *testing.T) {
+	d := testDataset(1, 4)
+	path := filepath.Join(t.TempDir(), "duals.bin")
+	createFilled(t, path, d)
+	for round := 0; round < 2; round++ {
+		s, err := OpenFileStore(path, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries := BlockOffsets(d)[d.Len()]
+		arr := (8*entries + 4095) / 4096 * 4096
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 4096 + 2*arr; s.Bytes() != want || st.Size() != want {
+			t.Fatalf("Bytes() = %d, file is %d bytes; header page + 2 aligned arrays of %d entries = %d", s.Bytes(), st.Size(), entries, want)
+		}
+		for i := 0; i < d.Len(); i++ {
+			for j := range s.Block(i) {
+				for arr, b := range [][]float64{s.Block(i), s.Logs(i)} {
+					want := specialValue(arr, i, j)
+					if round == 1 && arr == 0 && j == 0 {
+						want = float64(i) + 0.125
+					}
+					if math.Float64bits(b[j]) != math.Float64bits(want) {
+						t.Fatalf("round %d: array %d block %d entry %d = %x, wrote %x", round, arr, i, j, math.Float64bits(b[j]), math.Float64bits(want))
+					}
+				}
+			}
+			s.Block(i)[0] = float64(i) + 0.125
+		}
+		if err := s.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestFileStoreOnDisk reads the file with plain I/O: the header fields are
+// where the format says, and the arrays hold native little-endian float64
+// at the offsets of BlockOffsets.
+func TestFileStoreOnDisk(t *testing.T) {
+	d := testDataset(2, 3)
+	path := filepath.Join(t.TempDir(), "duals.bin")
+	createFilled(t, path, d)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	off := BlockOffsets(d)
+	entries := uint64(off[d.Len()])
+	if string(b[:8]) != "DUALCRF\x00" || le.Uint32(b[8:]) != 1 || le.Uint32(b[12:]) != 1 ||
+		le.Uint64(b[16:]) != 3 || le.Uint64(b[24:]) != uint64(d.Len()) || le.Uint64(b[32:]) != entries {
+		t.Fatalf("header: % x", b[:40])
+	}
+	fp := Fingerprint(d)
+	if string(b[64:96]) != string(fp[:]) {
+		t.Fatalf("header fingerprint % x, Fingerprint(d) % x", b[64:96], fp)
+	}
+	muAt, logAt := le.Uint64(b[40:]), le.Uint64(b[48:])
+	if muAt != 4096 || logAt%4096 != 0 || logAt < muAt+8*entries {
+		t.Fatalf("arrays at %d and %d for %d entries", muAt, logAt, entries)
+	}
+	for i := 0; i < d.Len(); i++ {
+		for j := off[i]; j < off[i+1]; j++ {
+			mu := le.Uint64(b[muAt+8*uint64(j):])
+			lg := le.Uint64(b[logAt+8*uint64(j):])
+			if mu != math.Float64bits(specialValue(0, i, int(j-off[i]))) || lg != math.Float64bits(specialValue(1, i, int(j-off[i]))) {
+				t.Fatalf("block %d entry %d on disk: %x %x", i, j-off[i], mu, lg)
+			}
+		}
+	}
+}
+
+// TestFileStoreRefusesOtherDataset: every way a dataset can differ is
+// refused with a message naming the file and both values.
+func TestFileStoreRefusesOtherDataset(t *testing.T) {
+	d := testDataset(3, 4)
+	path := filepath.Join(t.TempDir(), "duals.bin")
+	createFilled(t, path, d)
+
+	otherLabel := cloneDataset(d)
+	otherLabel.Labels[5] = (otherLabel.Labels[5] + 1) % 4
+	otherAttr := cloneDataset(d)
+	otherAttr.Attrs[0] = (otherAttr.Attrs[0] + 1) % int32(d.NumAttrs)
+	fewer := cloneDataset(d)
+	fewer.SentStart = fewer.SentStart[:d.Len()]
+	fewer.Labels = fewer.Labels[:fewer.SentStart[len(fewer.SentStart)-1]]
+	for _, tc := range []struct {
+		name string
+		d    *crf.Dataset
+		want []string
+	}{
+		{"K", testDataset(3, 5), []string{path + ": ", "K = 4", "K = 5"}},
+		{"n", fewer, []string{path + ": ", fmt.Sprint(d.Len(), " sentences"), fmt.Sprint(d.Len() - 1)}},
+		{"label", otherLabel, []string{path + ": ", "fingerprint differs"}},
+		{"attribute", otherAttr, []string{path + ": ", "fingerprint differs"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := OpenFileStore(path, tc.d)
+			if err == nil {
+				s.Close()
+			}
+			t.Log(err)
+			if !errors.Is(err, ErrDualsMismatch) {
+				t.Fatalf("OpenFileStore: %v, want ErrDualsMismatch", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+	s, err := OpenFileStore(path, d) // the refusals left the file usable
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
+
+func cloneDataset(d *crf.Dataset) *crf.Dataset {
+	c := *d
+	c.SentStart = append([]int(nil), d.SentStart...)
+	c.Labels = append([]int32(nil), d.Labels...)
+	c.Attrs = append([]int32(nil), d.Attrs...)
+	return &c
+}
+
+// TestFileStoreRefusesDamagedFile: truncated files, corrupted headers, other
+// versions, and the file a crash during creation leaves are refused.
+func TestFileStoreRefusesDamagedFile(t *testing.T) {
+	d := testDataset(4, 4)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.bin")
+	createFilled(t, good, d)
+	orig, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	for _, tc := range []struct {
+		name  string
+		edit  func(b []byte) []byte
+		want  string
+		isErr error
+	}{
+		{"truncated-page", func(b []byte) []byte { return b[:len(b)-4096] }, "truncated", ErrDualsFormat},
+		{"truncated-byte", func(b []byte) []byte { return b[:len(b)-1] }, "truncated", ErrDualsFormat},
+		{"header-only", func(b []byte) []byte { return b[:100] }, "too short", ErrDualsFormat},
+		{"empty", func(b []byte) []byte { return nil }, "too short", ErrDualsFormat},
+		{"trailing", func(b []byte) []byte { return append(b, 0) }, "trailing", ErrDualsFormat},
+		{"magic", func(b []byte) []byte { b[0] = 'X'; return b }, "not a duals file", ErrDualsFormat},
+		{"version", func(b []byte) []byte { le.PutUint32(b[8:], 2); return b }, "version 2", ErrDualsFormat},
+		{"K-bit", func(b []byte) []byte { b[16] ^= 1; return b }, "header is corrupted", ErrDualsFormat},
+		{"fingerprint-bit", func(b []byte) []byte { b[70] ^= 0x80; return b }, "header is corrupted", ErrDualsFormat},
+		{"checksum", func(b []byte) []byte { b[128] ^= 4; return b }, "header is corrupted", ErrDualsFormat},
+		{"crashed-creation", func(b []byte) []byte { clear(b[:4096]); return b }, "unfinished duals file", ErrDualsFormat},
+		{"dtype", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint32(b[12:], 2) }) }, "dtype code 2", ErrDualsFormat},
+		{"sizes", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint64(b[56:], 4096) }) }, "inconsistent header", ErrDualsFormat},
+		{"K-consistent", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint64(b[16:], 9) }) }, "K = 9, this one has K = 4", ErrDualsMismatch},
+		{"offsets", func(b []byte) []byte { return rechecksum(b, func(b []byte) { b[100] ^= 1 }) }, "block offset table", ErrDualsMismatch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name+".bin")
+			if err := os.WriteFile(path, tc.edit(append([]byte(nil), orig...)), 0o666); err != nil {
+				t.Fatal(err)
+			}
+			s, err := OpenFileStore(path, d)
+			if err == nil {
+				s.Close()
+				t.Fatal("damaged file accepted")
+			}
+			t.Log(err)
+			if !errors.Is(err, tc.isErr) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), path+": ") {
+				t.Fatalf("error %q: want %v naming %s and mentioning %q", err, tc.isErr, path, tc.want)
+			}
+		})
+	}
+}
+
+// rechecksum applies edit to the header and fixes its CRC-32C.
+func rechecksum(b []byte, edit func([]byte)) []byte {
+	edit(b)
+	binary.LittleEndian.PutUint32(b[128:], crc32.Checksum(b[:128], crc32.MakeTable(crc32.Castagnoli)))
+	return b
+}
+
+// TestFileStoreCreateRefusesExisting: an existing file is neither
+// overwritten nor removed.
+func TestFileStoreCreateRefusesExisting(t *testing.T) {
+	d := testDataset(5, 3)
+	path := filepath.Join(t.TempDir(), "duals.bin")
+	if err := os.WriteFile(path, []byte("precious"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	s, err := CreateFileStore(path, d)
+	if err == nil {
+		s.Close()
+		t.Fatal("created over an existing file")
+	}
+	if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), "OpenFileStore") {
+		t.Fatalf("error %q, want fs.ErrExist and a hint at OpenFileStore", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "precious" {
+		t.Fatalf("existing file now holds %q", b)
+	}
+	if _, err := CreateFileStore(filepath.Join(t.TempDir(), "no", "such", "dir.bin"), d); err == nil {
+		t.Fatal("created in a missing directory")
+	}
+}
+
+// TestFileStoreLocked: a file open in one store cannot be opened in another
+// until the first is closed.
+func TestFileStoreLocked(t *testing.T) {
+	d := testDataset(6, 3)
+	path := filepath.Join(t.TempDir(), "duals.bin")
+	s, err := CreateFileStore(path, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenFileStore(path, d); !errors.Is(err, unix.EWOULDBLOCK) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("second open of a store in use: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(); err == nil {
+		t.Fatal("Sync after Close succeeded")
+	}
+	s2, err := OpenFileStore(path, d)
+	if err != nil {
+		t.Fatalf("open after Close: %v", err)
+	}
+	s2.Close()
+}
+
+// TestFingerprint: equal datasets agree; any change to what a duals file or
+// checkpoint depends on changes the fingerprint.
+func TestFingerprint(t *testing.T) {
+	d := testDataset(7, 4)
+	base := Fingerprint(d)
+	if Fingerprint(cloneDataset(d)) != base {
+		t.Fatal("a copy of the dataset has another fingerprint")
+	}
+	edits := map[string]func(c *crf.Dataset){
+		"K":        func(c *crf.Dataset) { c.NumLabels++ },
+		"A":        func(c *crf.Dataset) { c.NumAttrs++ },
+		"boundary": func(c *crf.Dataset) { c.SentStart[1]++ }, // same tokens, other sentences
+		"label":    func(c *crf.Dataset) { c.Labels[len(c.Labels)-1] ^= 1 },
+		"attr":     func(c *crf.Dataset) { c.Attrs[3] ^= 1 },
+		"value": func(c *crf.Dataset) {
+			c.Values = append([]float64(nil), c.Values...)
+			c.Values[0] = math.Nextafter(c.Values[0], 9)
+		},
+		"binary": func(c *crf.Dataset) { c.Values = nil },
+		"empty":  func(c *crf.Dataset) { c.Values = []float64{} },
+	}
+	seen := map[[32]byte]string{base: "base"}
+	for name, edit := range edits {
+		c := cloneDataset(d)
+		edit(c)
+		fp := Fingerprint(c)
+		if prev, ok := seen[fp]; ok {
+			t.Errorf("%s: same fingerprint as %s", name, prev)
+		}
+		seen[fp] = name
+	}
+}
+
+// TestDualBytes: 16 bytes per entry of Σ_i (T_i−1)K² (K for one-token
+// sentences), counted here from the sentence lengths.
+func TestDualBytes(t *testing.T) {
+	d := lengthsDataset([]int{1, 5, 2, 30}, 7)
+	want := int64(16 * (7 + 4*49 + 1*49 + 29*49))
+	if got := DualBytes(d); got != want {
+		t.Fatalf("DualBytes = %d, want %d", got, want)
+	}
+}
+
+// TestPhysicalMemory agrees with /proc/meminfo's MemTotal (at most equal: a
+// cgroup limit may be lower).
+func TestPhysicalMemory(t *testing.T) {
+	got, err := PhysicalMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		t.Skip("no /proc/meminfo")
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 3 && fields[0] == "MemTotal:" && fields[2] == "kB" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got <= 0 || got > kb*1024 {
+				t.Fatalf("PhysicalMemory = %d, MemTotal = %d bytes", got, kb*1024)
+			}
+			return
+		}
+	}
+	t.Fatal("no MemTotal in /proc/meminfo")
+}
+
+// TestSDCAFileStoreBitIdentical: SDCA on a FileStore gives the weights and
+// duals of SDCA on a MemoryStore bit for bit, and the duals read back from
+// the file after Close are those duals.
+func TestSDCAFileStoreBitIdentical(t *testing.T) {
+	ctx := context.Background()
+	run := func(p *Problem, store DualStore) *SDCA {
+		m := &SDCA{Sampler: "gap", Seed: 7, Duals: store}
+		if err := m.Init(p); err != nil {
+			t.Fatal(err)
+		}
+		for e := 0; e < 4; e++ {
+			if err := m.Epoch(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return m
+	}
+	mem := run(randomProblem(t, 13, 40, 7, 15, 4, true, 0), nil)
+	p := randomProblem(t, 13, 40, 7, 15, 4, true, 0)
+	path := filepath.Join(t.TempDir(), "duals.bin")
+	fstore, err := CreateFileStore(path, p.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := run(p, fstore)
+	if file.Store() != DualStore(fstore) {
+		t.Fatal("SDCA did not use the store it was given")
+	}
+	if mem.Counters().Steps != file.Counters().Steps || mem.Counters().Steps == 0 {
+		t.Fatalf("steps: memory %d, file %d", mem.Counters().Steps, file.Counters().Steps)
+	}
+	for j, w := range mem.Weights() {
+		if math.Float64bits(w) != math.Float64bits(file.Weights()[j]) {
+			t.Fatalf("w[%d]: memory store %.17g, file store %.17g", j, w, file.Weights()[j])
+		}
+	}
+	if err := fstore.Close(); err != nil {
+		t.Fatal(err)
+	}
+	back, err := OpenFileStore(path, p.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	moved := 0
+	for i := 0; i < p.N(); i++ {
+		a, b := mem.Store().Block(i), back.Block(i)
+		la, lb := mem.Store().Logs(i), back.Logs(i)
+		for j := range a {
+			if math.Float64bits(a[j]) != math.Float64bits(b[j]) || math.Float64bits(la[j]) != math.Float64bits(lb[j]) {
+				t.Fatalf("block %d entry %d: memory (%g, %g), file (%g, %g)", i, j, a[j], la[j], b[j], lb[j])
+			}
+		}
+		if a[0] != initialEntry(p, i) {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no block moved from μ⁰: the comparison proves nothing")
+	}
+}
+
+// initialEntry is μ⁰_i[0] = ε/K² (+1−ε if the gold path starts 0→0), or
+// ε/K (+1−ε) for a one-token sentence.
+func initialEntry(p *Problem, i int) float64 {
+	K := p.Layout.NumLabels
+	y := p.Data.Sentence(i).Labels
+	if len(y) == 1 {
+		v := DefaultEpsilon / float64(K)
+		if y[0] == 0 {
+			v += 1 - DefaultEpsilon
+		}
+		return v
+	}
+	v := DefaultEpsilon / float64(K*K)
+	if y[0] == 0 && y[1] == 0 {
+		v += 1 - DefaultEpsilon
+	}
+	return v
+}
+
+// benchLayout is a CoNLL-2000-sized layout: 8,936 sentences of 1–47 tokens
+// (mean 24), K = 22: ≈ 0.8 GB per array. -short scales it to 2,000.
+func benchLayout(b *testing.B) *crf.Dataset {
+	n := 8936
+	if testing.Short() {
+		n = 2000
+	}
+	rng := rand.New(rand.NewPCG(2000, 22))
+	lens := make([]int, n)
+	for i := range lens {
+		lens[i] = 1 + rng.IntN(47)
+	}
+	return lengthsDataset(lens, 22)
+}
+
+// sweep reads and writes every entry of every block, visiting the blocks in
+// a random order as SDCA does.
+func sweep(s DualStore, order []int) {
+	for _, i := range order {
+		mu, lg := s.Block(i), s.Logs(i)
+		for j, x := range mu {
+			mu[j] = 0.5*x + 0.25
+			lg[j] += x
+		}
+	}
+}
+
+// BenchmarkDualStoreSweep: ns per entry of a full read+write sweep in random
+// block order. memory; file-warm (steady state, pages mapped); file-sync
+// (the sweep plus msync, as after each checkpoint); file-cold (the page
+// cache is dropped before each sweep: duals larger than RAM) with
+// MADV_NORMAL and MADV_RANDOM.
+func BenchmarkDualStoreSweep(b *testing.B) {
+	d := benchLayout(b)
+	entries := BlockOffsets(d)[d.Len()]
+	order := rand.New(rand.NewPCG(1, 2)).Perm(d.Len())
+	report := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(entries), "ns/entry")
+		b.ReportMetric(float64(DualBytes(d))/1e9, "GB")
+	}
+	b.Run("memory", func(b *testing.B) {
+		s := NewMemoryStore(d)
+		sweep(s, order)
+		for b.Loop() {
+			sweep(s, order)
+		}
+		report(b)
+	})
+	file := func(b *testing.B, advice int, cold, sync bool) {
+		path := filepath.Join(b.TempDir(), "duals.bin")
+		s, err := CreateFileStore(path, d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { s.Close() }()
+		if err := s.advise(advice); err != nil {
+			b.Fatal(err)
+		}
+		sweep(s, order)
+		for b.Loop() {
+			if cold {
+				b.StopTimer()
+				s = dropCache(b, s, d, advice)
+				b.StartTimer()
+			}
+			sweep(s, order)
+			if sync {
+				if err := s.Sync(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		report(b)
+	}
+	b.Run("file-warm", func(b *testing.B) { file(b, unix.MADV_NORMAL, false, false) })
+	b.Run("file-sync", func(b *testing.B) { file(b, unix.MADV_NORMAL, false, true) })
+	b.Run("file-cold-normal", func(b *testing.B) { file(b, unix.MADV_NORMAL, true, false) })
+	b.Run("file-cold-random", func(b *testing.B) { file(b, unix.MADV_RANDOM, true, false) })
+}
+
+// dropCache closes s, evicts its file from the page cache and reopens it.
+func dropCache(b *testing.B, s *FileStore, d *crf.Dataset, advice int) *FileStore {
+	path := s.Path()
+	if err := s.Close(); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	s, err = OpenFileStore(path, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.advise(advice); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
