@@ -108,6 +108,9 @@ func flagsAfterArguments(c *cli.Context) error {
 		}
 		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		takesValue, known := valued[name]
+		if !known && a[1] != '-' {
+			takesValue, known = shortCluster(name, valued)
+		}
 		switch {
 		case !known:
 			// an unknown flag: urfave/cli reports it
@@ -119,4 +122,21 @@ func flagsAfterArguments(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// shortCluster reads -abc as the one-letter flags a, b and c (short-option
+// handling); known is false unless every letter is a flag, and takesValue
+// is the last letter's.
+func shortCluster(name string, valued map[string]bool) (takesValue, known bool) {
+	if name == "" {
+		return false, false
+	}
+	for _, r := range name {
+		v, ok := valued[string(r)]
+		if !ok {
+			return false, false
+		}
+		takesValue = v
+	}
+	return takesValue, true
 }

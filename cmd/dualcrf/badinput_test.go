@@ -203,8 +203,14 @@ func badCases() []badCase {
 			stderr: []string{"flag provided but not defined: -bogus", "see dualcrf featurize --help"}},
 		{name: "usage/unknown-global-flag", args: []string{"--bogus", "train"}, code: 1,
 			stderr: []string{"flag provided but not defined: -bogus", "see dualcrf --help"}},
-		{name: "usage/flag-without-value", args: []string{"train", "{fix}/train.arrow", "-o"}, code: 1,
-			stderr: []string{"want one feature table (or -), got 2"}},
+		{name: "usage/flag-without-value", args: []string{"train", "-o"}, code: 1,
+			stderr: []string{"flag needs an argument: -o"}},
+		// urfave/cli reads flags only before the first argument; a flag
+		// after it is named as such, not taken for a file.
+		{name: "usage/flag-after-argument", args: []string{"train", "{fix}/train.arrow", "-o", "model.arrow"}, code: 1,
+			stderr: []string{`train: flag -o comes after the argument "{fix}/train.arrow"`, "put flags before arguments"}},
+		{name: "usage/flag-after-argument-decode", args: []string{"decode", "-m", "{fix}/model.arrow", "{fix}/test.arrow", "--format", "conll"}, code: 1,
+			stderr: []string{`decode: flag --format comes after the argument "{fix}/test.arrow"`}},
 		{name: "usage/bad-number", args: []string{"train", "--max-epochs", "many", "-o", "model.arrow", "{fix}/train.arrow"}, code: 1,
 			stderr: []string{`"many"`, "max-epochs", "see dualcrf train --help"}},
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -8,7 +9,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -25,18 +28,23 @@ func inspectCommand() *cli.Command {
 			}
 			path := c.Args().First()
 			out := c.App.Writer
-			if path != "-" {
-				if m, err := readModel(path); err == nil {
-					fmt.Fprintf(out, "model %s (format version %s)\n", path, m.Meta[schemas.KeyVersion])
-					fmt.Fprintf(out, "attributes  %d\nlabels      %d  %s\nweights     %d (bias/start/end: %v)\n",
-						m.Layout.NumAttrs, m.Layout.NumLabels, strings.Join(m.LabelNames, " "), m.Layout.Dim(), !m.Layout.NoBias)
-					for _, k := range []string{schemas.KeyLambda, schemas.KeyN, schemas.KeySolver, schemas.KeyFeatureSpace, schemas.KeyTraining} {
-						fmt.Fprintf(out, "%-23s %s\n", k, m.Meta[k])
-					}
-					return nil
-				}
+			open, err := reopenable(path)
+			if err != nil {
+				return err
 			}
-			return withInput(path, func(r io.Reader, name string) error {
+			var m *crf.Model
+			var name string
+			err = open(func(r io.Reader, n string) error {
+				var err error
+				name = n
+				m, err = pipeline.ReadModel(r, n)
+				return err
+			})
+			if err == nil {
+				printModel(out, name, m)
+				return nil
+			}
+			return open(func(r io.Reader, name string) error {
 				s, err := featurize.InspectTable(r, name, featurize.ReadOptions{})
 				if err != nil {
 					return err
@@ -62,4 +70,37 @@ func inspectCommand() *cli.Command {
 			})
 		},
 	}
+}
+
+// printModel summarises model m read from the input name.
+func printModel(out io.Writer, name string, m *crf.Model) {
+	fmt.Fprintf(out, "model %s (format version %s)\n", name, m.Meta[schemas.KeyVersion])
+	fmt.Fprintf(out, "attributes  %d\nlabels      %d  %s\nweights     %d (bias/start/end: %v)\n",
+		m.Layout.NumAttrs, m.Layout.NumLabels, strings.Join(m.LabelNames, " "), m.Layout.Dim(), !m.Layout.NoBias)
+	for _, k := range []string{schemas.KeyLambda, schemas.KeyN, schemas.KeySolver, schemas.KeyFeatureSpace, schemas.KeyTraining} {
+		fmt.Fprintf(out, "%-23s %s\n", k, m.Meta[k])
+	}
+}
+
+// reopenable returns a function that runs fn on the input at path as often
+// as needed; standard input ("-") is read into memory once for that.
+func reopenable(path string) (func(fn func(io.Reader, string) error) error, error) {
+	if path != "-" {
+		return func(fn func(io.Reader, string) error) error { return withInput(path, fn) }, nil
+	}
+	var data []byte
+	var name string
+	err := withInput(path, func(r io.Reader, n string) error {
+		var err error
+		data, err = io.ReadAll(r)
+		name = n
+		if err != nil {
+			return fmt.Errorf("read %s: %w", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(fn func(io.Reader, string) error) error { return fn(bytes.NewReader(data), name) }, nil
 }

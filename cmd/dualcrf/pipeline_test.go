@@ -331,6 +331,11 @@ func TestInspect(t *testing.T) {
 			t.Errorf("inspect model lacks %q:\n%s", s, out)
 		}
 	}
+	// A model on standard input is recognised as well.
+	r := run(t, dir, f.model, "inspect", "-")
+	if r.code != 0 || !bytes.HasPrefix(r.stdout, []byte("model <stdin> (format version 1)\n")) {
+		t.Errorf("inspect - < model: %v\nstdout:\n%s", r, r.stdout)
+	}
 	if got := modelLabels(t, f.model); len(got) != len(c.labelCount) {
 		t.Errorf("model has %d labels, the training text %d", len(got), len(c.labelCount))
 	}
