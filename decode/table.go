@@ -167,7 +167,7 @@ func EvaluateReader(rr array.RecordReader, name string, ev *Evaluator) error {
 		}
 	}
 	if err := rr.Err(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return err // the reader's errors name the input already
 	}
 	if err := flush(); err != nil {
 		return err

@@ -32,20 +32,37 @@ const (
 //
 // Closing the result closes the file (never standard input itself).
 func Open(path string) (io.ReadCloser, string, error) {
+	return OpenAs(path, "")
+}
+
+// OpenAs is Open with the display name given (Open's when display is ""),
+// for a file that stands for another input, such as standard input spooled
+// to a temporary file.
+func OpenAs(path, display string) (io.ReadCloser, string, error) {
 	if path == "-" {
-		rc, err := openDecompressed(os.Stdin, StdinName, nil)
-		return rc, StdinName, err
+		if display == "" {
+			display = StdinName
+		}
+		rc, err := openDecompressed(os.Stdin, display, nil)
+		return rc, display, err
+	}
+	if display == "" {
+		display = path
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, path, err
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			pe.Path = display
+		}
+		return nil, display, err
 	}
-	rc, err := openDecompressed(f, path, f.Close)
+	rc, err := openDecompressed(f, display, f.Close)
 	if err != nil {
 		f.Close()
-		return nil, path, err
+		return nil, display, err
 	}
-	return rc, path, nil
+	return rc, display, nil
 }
 
 // openDecompressed sniffs r's first bytes and wraps it in the matching

@@ -55,12 +55,9 @@ func OpenReader(path, display string, opts InputOptions) (Reader, io.Closer, err
 		}
 		return z, z, nil
 	}
-	rc, name, err := Open(path)
+	rc, name, err := OpenAs(path, display)
 	if err != nil {
 		return nil, nil, err
-	}
-	if display != "" {
-		name = display
 	}
 	switch format {
 	case "conll":

@@ -181,7 +181,7 @@ func runTrain(c *cli.Context) error {
 		res.Stopped, res.Epochs, res.Training.Seconds(), time.Since(t0).Seconds(), res.Last.Primal, res.Last.Gap)
 
 	facts := map[string]any{"epochs": res.Epochs, "stopped": res.Stopped, "primal": res.Last.Primal,
-		"dual": res.Last.Dual, "gap": res.Last.Gap, "seconds": res.Training.Seconds(), "source": in}
+		"dual": res.Last.Dual, "gap": res.Last.Gap, "source": in}
 	if sd, ok := method.(*train.SDCA); ok {
 		facts["sampler"], facts["seed"] = sd.Sampler, sd.Seed
 	}
