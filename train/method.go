@@ -56,6 +56,23 @@ type Settings struct {
 	Validate func(w []float64) (map[string]float64, error)
 	// Record, when set, receives every epoch's record (e.g. the log writer).
 	Record func(EpochRecord) error
+	// Start, when not nil, continues an interrupted run: epochs are counted
+	// on from Start.Epoch, training time from Start.Training, and the
+	// initial point is not certified again.
+	Start *Progress
+	// Checkpoint, when set, is called after every CheckpointEvery-th epoch
+	// and whenever CheckpointInterval of training time has passed since the
+	// last call (either may be zero to disable it), and once more when ctx
+	// is cancelled during an epoch, before Train returns ctx's error.
+	Checkpoint         func(p Progress) error
+	CheckpointEvery    int
+	CheckpointInterval time.Duration
+}
+
+// Progress is how far a run has come: completed epochs and training time.
+type Progress struct {
+	Epoch    int
+	Training time.Duration
 }
 
 // DefaultGapTol is the default certified-gap stopping tolerance.
@@ -112,6 +129,11 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	}
 	res := &Result{}
 	training := time.Since(t0)
+	first := 1
+	if s.Start != nil {
+		first = s.Start.Epoch + 1
+		training = s.Start.Training
+	}
 	record := func(ep int, sec float64, prevLS int64, certify bool) (EpochRecord, error) {
 		c := m.Counters()
 		r := EpochRecord{Epoch: ep, Steps: c.Steps, Seconds: sec, Total: training.Seconds(),
@@ -140,11 +162,15 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		}
 		return r, nil
 	}
-	last, err := record(0, training.Seconds(), 0, true)
-	if err != nil {
-		return nil, err
+	var last EpochRecord
+	if s.Start == nil {
+		var err error
+		if last, err = record(0, training.Seconds(), 0, true); err != nil {
+			return nil, err
+		}
 	}
-	for ep := 1; ; ep++ {
+	lastCkpt := training
+	for ep := first; ; ep++ {
 		if last.Certified && last.Gap <= tol {
 			res.Stopped = "gap"
 			break
@@ -160,6 +186,12 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		prevLS := m.Counters().LineSearch
 		te := time.Now()
 		if err := m.Epoch(ctx); err != nil {
+			if ctx.Err() != nil && s.Checkpoint != nil {
+				training += time.Since(te)
+				if cerr := s.Checkpoint(Progress{Epoch: ep - 1, Training: training}); cerr != nil {
+					return nil, fmt.Errorf("%w (and the checkpoint on interrupt failed: %v)", err, cerr)
+				}
+			}
 			if errors.Is(err, ErrNoProgress) {
 				res.Stopped = "no-progress"
 				if _, err := record(ep, time.Since(te).Seconds(), prevLS, true); err != nil {
@@ -175,8 +207,16 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		est := m.Counters().GapEstimate
 		certify := (every > 0 && ep%every == 0) || (!math.IsNaN(est) && est <= tol) ||
 			ep == maxEpochs || (s.MaxTime > 0 && training >= s.MaxTime)
+		var err error
 		if last, err = record(ep, sec.Seconds(), prevLS, certify); err != nil {
 			return nil, err
+		}
+		if s.Checkpoint != nil && ((s.CheckpointEvery > 0 && ep%s.CheckpointEvery == 0) ||
+			(s.CheckpointInterval > 0 && training-lastCkpt >= s.CheckpointInterval)) {
+			if err := s.Checkpoint(Progress{Epoch: ep, Training: training}); err != nil {
+				return nil, err
+			}
+			lastCkpt = training
 		}
 	}
 	res.Weights = m.Weights()

@@ -49,6 +49,11 @@ type SDCA struct {
 	// pass, counted as training time) at the start of every RefreshEvery-th
 	// epoch and hands them to the sampler (Osokin et al. 2016).
 	RefreshEvery int
+	// Resume, when not nil, is a verified checkpoint to continue from
+	// instead of the initial point: its duals are copied into the store,
+	// and its weights, counters, sampler and random state are restored, so
+	// the run continues as the checkpointed one would have.
+	Resume *Checkpoint
 	// Duals, when not nil, holds the dual variables (e.g. a file store);
 	// otherwise they are kept in memory.
 	Duals DualStore
@@ -58,6 +63,7 @@ type SDCA struct {
 	wsq     float64
 	duals   DualStore
 	sampler Sampler
+	src     *rand.PCG
 	rng     *rand.Rand
 	ws      *stepWork
 	steps   int64
@@ -120,7 +126,12 @@ func (m *SDCA) Init(p *Problem) error {
 	if err != nil {
 		return err
 	}
-	m.rng = rand.New(rand.NewPCG(m.Seed, 0x5dca))
+	m.src = rand.NewPCG(m.Seed, 0x5dca)
+	m.rng = rand.New(m.src)
+	m.ws = newStepWork(p)
+	if m.Resume != nil {
+		return m.restore(m.Resume)
+	}
 	for i := 0; i < d.Len(); i++ {
 		s := d.Sentence(i)
 		mu := m.duals.Block(i)
@@ -129,8 +140,26 @@ func (m *SDCA) Init(p *Problem) error {
 	}
 	m.w = p.What(m.duals)
 	m.wsq = dot(m.w, m.w)
-	m.ws = newStepWork(p)
 	return nil
+}
+
+// restore continues from checkpoint c.
+func (m *SDCA) restore(c *Checkpoint) error {
+	st := c.State
+	if st.Sampler.Kind != m.sampler.State().Kind {
+		return fmt.Errorf("resume: the checkpoint used the %s sampler, this run asks for %s", st.Sampler.Kind, m.sampler.State().Kind)
+	}
+	for i := 0; i < m.duals.Len(); i++ {
+		copy(m.duals.Block(i), c.Duals.Block(i))
+		copy(m.duals.Logs(i), c.Duals.Logs(i))
+	}
+	m.w = append([]float64(nil), c.Weights...)
+	m.wsq = st.WSq
+	m.steps, m.lsIters, m.epoch = st.Steps, st.LineSearch, st.Epoch
+	if err := m.src.UnmarshalBinary(st.RNG); err != nil {
+		return fmt.Errorf("resume: random state: %w", err)
+	}
+	return m.sampler.Restore(st.Sampler)
 }
 
 // initBlock writes ε·uniform + (1−ε)·one-hot(gold) into mu.

@@ -1,0 +1,1046 @@
+// Command bench runs the side-by-side benchmark of issue 5: on each data set
+// it featurizes once, trains SDCA-GAP, SDCA-uniform and L-BFGS one after the
+// other as child processes of a dualcrf binary (so they never compete for
+// cores), and reports per solver the median seconds per epoch, the training
+// time to a certified gap ≤ 1e-2, 1e-3, 1e-4 and to a primal suboptimality
+// ≤ 1e-3 against the best primal found by any solver (P*), the child's peak
+// resident set size and the final test metrics. It writes
+//
+//	OUT/bench.md              one Markdown table per set
+//	OUT/bench.arrow           the same rows as one Arrow IPC file, with a set column
+//	OUT/conv_SET.png, .svg    log10 gap and suboptimality vs seconds and vs epochs
+//	OUT/SET/…                 cached feature tables, and per solver the log, model, predictions
+//
+// The time axis is the log's total_seconds: training time, certificate
+// passes and validation excluded; the child's wall time is reported too.
+//
+//	go run ./scripts/bench -sets conll2000 -solvers gap,lbfgs -max-epochs 3
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/dualcrf/dualcrf/pipeline"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// config holds the command-line settings.
+type config struct {
+	Data       string        // data directory
+	Out        string        // output directory (absolute)
+	Sets       []string      // data-set names
+	Solvers    []string      // solver names
+	MaxEpochs  int           // SDCA epochs
+	LBFGSIters int           // L-BFGS iterations
+	MaxTime    time.Duration // training-time limit per run
+	GapTol     float64       // stopping gap passed to every solver
+	MinCount   int           // featurize --min-count
+	Bin        string        // dualcrf binary; built into Out when empty
+	GapLevels  []float64     // report the time to these certified gaps
+	SuboptTol  float64       // report the time to this primal suboptimality
+}
+
+// dataset describes one benchmark corpus under the data directory.
+type dataset struct {
+	Name, Title    string
+	Train, Test    string   // paths relative to the data directory
+	FeaturizeFlags []string // template and format flags for the training table
+	EvalFlags      []string // flags for dualcrf eval
+}
+
+// datasets returns the known corpora.
+func datasets() []dataset {
+	return []dataset{
+		{Name: "conll2000", Title: "CoNLL-2000 chunking",
+			Train: "conll2000/train.txt.gz", Test: "conll2000/test.txt.gz",
+			FeaturizeFlags: []string{"--template", "chunking"}},
+		{Name: "conll2002", Title: "CoNLL-2002 Dutch NER",
+			Train: "conll2002/ned.train.gz", Test: "conll2002/ned.testb.gz",
+			FeaturizeFlags: []string{"--template", "ner"}},
+		{Name: "ewt", Title: "UD English EWT POS",
+			Train: "ud_english_ewt/en_ewt-ud-train.conllu.gz", Test: "ud_english_ewt/en_ewt-ud-test.conllu.gz",
+			FeaturizeFlags: []string{"--format", "conllu", "--template", "pos"},
+			EvalFlags:      []string{"--no-chunks"}},
+	}
+}
+
+// solverFlags returns the dualcrf train flags selecting a solver.
+func solverFlags(name string) ([]string, bool) {
+	switch name {
+	case "gap":
+		return []string{"--solver", "sdca", "--sampler", "gap"}, true
+	case "uniform":
+		return []string{"--solver", "sdca", "--sampler", "uniform"}, true
+	case "lbfgs":
+		return []string{"--solver", "lbfgs"}, true
+	}
+	return nil, false
+}
+
+// solverTitle names a solver in tables and legends.
+func solverTitle(name string) string {
+	switch name {
+	case "gap":
+		return "SDCA-GAP"
+	case "uniform":
+		return "SDCA-uniform"
+	case "lbfgs":
+		return "L-BFGS"
+	}
+	return name
+}
+
+// run is the whole command: parse args, benchmark every set, write outputs.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	sets, err := selectSets(cfg.Sets)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return fmt.Errorf("create output directory: %w", err)
+	}
+	if cfg.Bin == "" {
+		if cfg.Bin, err = buildBinary(ctx, cfg.Out, stderr); err != nil {
+			return err
+		}
+	}
+	var (
+		tables   []setTable
+		failures []error
+	)
+	for _, ds := range sets {
+		t, err := benchSet(ctx, cfg, ds, stderr)
+		if err != nil {
+			return err
+		}
+		tables = append(tables, t)
+		for _, r := range t.Runs {
+			if r.Err != nil {
+				failures = append(failures, fmt.Errorf("%s/%s: %w", ds.Name, r.Solver, r.Err))
+			}
+		}
+		if err := writeReports(cfg, tables); err != nil {
+			return err
+		}
+	}
+	if err := renderMarkdown(stdout, cfg, tables); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "bench: wrote %s, %s and the convergence plots in %s\n",
+		filepath.Join(cfg.Out, "bench.md"), filepath.Join(cfg.Out, "bench.arrow"), cfg.Out)
+	return errors.Join(failures...)
+}
+
+// parseFlags reads the command line into a config.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg config
+	var sets, solvers, levels string
+	fs.StringVar(&cfg.Data, "data", "", "data directory (default $DUALCRF_DATA, else ../shared/data from the repository root)")
+	fs.StringVar(&cfg.Out, "out", "bench-out", "output directory (feature tables are cached here)")
+	fs.StringVar(&sets, "sets", "conll2000,conll2002,ewt", "comma-separated data sets: conll2000, conll2002, ewt")
+	fs.StringVar(&solvers, "solvers", "gap,uniform,lbfgs", "comma-separated solvers: gap, uniform, lbfgs")
+	fs.IntVar(&cfg.MaxEpochs, "max-epochs", 40, "SDCA epochs per run")
+	fs.IntVar(&cfg.LBFGSIters, "lbfgs-iters", 0, "L-BFGS iterations per run (0: -max-epochs)")
+	fs.DurationVar(&cfg.MaxTime, "max-time", 10*time.Minute, "training-time limit per run")
+	fs.Float64Var(&cfg.GapTol, "gap-tol", 1e-4, "stop a run when its certified gap is at most this")
+	fs.IntVar(&cfg.MinCount, "min-count", 3, "featurize --min-count")
+	fs.StringVar(&cfg.Bin, "bin", "", "prebuilt dualcrf binary (default: build ./cmd/dualcrf into the output directory)")
+	fs.StringVar(&levels, "gap-levels", "1e-2,1e-3,1e-4", "report the training time to these certified gaps")
+	fs.Float64Var(&cfg.SuboptTol, "subopt-tol", 1e-3, "report the training time to this primal suboptimality P − P*")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	cfg.Sets, cfg.Solvers = splitList(sets), splitList(solvers)
+	for _, s := range cfg.Solvers {
+		if _, ok := solverFlags(s); !ok {
+			return config{}, fmt.Errorf("unknown solver %q (want gap, uniform or lbfgs)", s)
+		}
+	}
+	if len(cfg.Sets) == 0 || len(cfg.Solvers) == 0 {
+		return config{}, errors.New("-sets and -solvers must name at least one each")
+	}
+	var err error
+	if cfg.GapLevels, err = parseLevels(levels); err != nil {
+		return config{}, err
+	}
+	if cfg.LBFGSIters <= 0 {
+		cfg.LBFGSIters = cfg.MaxEpochs
+	}
+	return finishPaths(cfg)
+}
+
+// finishPaths resolves the data directory and makes paths absolute.
+func finishPaths(cfg config) (config, error) {
+	var err error
+	if cfg.Data == "" {
+		if cfg.Data, err = defaultDataDir(); err != nil {
+			return config{}, err
+		}
+	}
+	if cfg.Out, err = filepath.Abs(cfg.Out); err != nil {
+		return config{}, fmt.Errorf("output directory: %w", err)
+	}
+	if cfg.Data, err = filepath.Abs(cfg.Data); err != nil {
+		return config{}, fmt.Errorf("data directory: %w", err)
+	}
+	if cfg.Bin != "" {
+		if cfg.Bin, err = filepath.Abs(cfg.Bin); err != nil {
+			return config{}, fmt.Errorf("binary: %w", err)
+		}
+	}
+	return cfg, nil
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// parseLevels parses a comma-separated list of positive thresholds.
+func parseLevels(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range splitList(s) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v > 0) {
+			return nil, fmt.Errorf("-gap-levels: %q is not a positive number", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// selectSets looks up the named data sets.
+func selectSets(names []string) ([]dataset, error) {
+	all := datasets()
+	var out []dataset
+	for _, n := range names {
+		i := slices.IndexFunc(all, func(d dataset) bool { return d.Name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown data set %q (want conll2000, conll2002 or ewt)", n)
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
+// repoRoot walks up from the working directory to the directory holding go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory: run from the repository or pass -bin and -data")
+		}
+		dir = parent
+	}
+}
+
+// defaultDataDir is $DUALCRF_DATA, else ../shared/data from the repository root.
+func defaultDataDir() (string, error) {
+	if d := os.Getenv("DUALCRF_DATA"); d != "" {
+		return d, nil
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "..", "shared", "data"), nil
+}
+
+// buildBinary compiles ./cmd/dualcrf into dir and returns its path.
+func buildBinary(ctx context.Context, dir string, stderr io.Writer) (string, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "dualcrf")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/dualcrf")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, stderr, stderr
+	fmt.Fprintf(stderr, "$ go build -o %s ./cmd/dualcrf\n", bin)
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build dualcrf: %w", err)
+	}
+	return bin, nil
+}
+
+// logRow is one epoch of a training log; NaN stands for null.
+type logRow struct {
+	Epoch        int
+	Seconds      float64 // training time of the epoch
+	TotalSeconds float64 // cumulative training time
+	Primal       float64
+	Gap          float64 // certified gap, NaN when not certified
+}
+
+// certified reports whether the row carries a certificate.
+func (r logRow) certified() bool { return !math.IsNaN(r.Gap) && !math.IsNaN(r.Primal) }
+
+// solverRun is the outcome of one training run.
+type solverRun struct {
+	Solver  string
+	Rows    []logRow
+	PeakRSS int64   // bytes, of the training process
+	Wall    float64 // wall seconds of the training process
+	TestAcc float64 // token accuracy in [0,1], NaN when unknown
+	TestF1  float64 // conlleval chunk F1 in percent, NaN when unknown
+	Err     error
+}
+
+// setTable is one data set's runs and their summaries.
+type setTable struct {
+	Set   dataset
+	PStar float64 // best primal found over all runs' certified rows
+	Runs  []solverRun
+	Rows  []summary
+}
+
+// summary is one line of the report.
+type summary struct {
+	Set, Solver string
+	SecPerEpoch float64   // median training seconds of epochs ≥ 1
+	Epochs      int       // last epoch in the log
+	TGap        []float64 // training seconds to gap ≤ each level (NaN: never)
+	TSubopt     float64   // training seconds to P − P* ≤ tol (NaN: never)
+	PeakRSS     int64     // bytes
+	TestAcc     float64
+	TestF1      float64
+	FinalGap    float64 // last certified gap
+	FinalPrimal float64 // primal of the last certified row
+	PStar       float64
+	Wall        float64
+	Err         string
+}
+
+// benchSet featurizes one corpus and runs every solver on it in turn.
+func benchSet(ctx context.Context, cfg config, ds dataset, stderr io.Writer) (setTable, error) {
+	dir := filepath.Join(cfg.Out, ds.Name)
+	train, test, err := featurize(ctx, cfg, ds, dir, stderr)
+	if err != nil {
+		return setTable{}, err
+	}
+	t := setTable{Set: ds}
+	for _, s := range cfg.Solvers {
+		if err := ctx.Err(); err != nil {
+			return setTable{}, err
+		}
+		r := runSolver(ctx, cfg, ds, s, train, test, filepath.Join(dir, s), stderr)
+		if r.Err != nil {
+			fmt.Fprintf(stderr, "bench: %s/%s failed: %v\n", ds.Name, s, r.Err)
+		}
+		t.Runs = append(t.Runs, r)
+	}
+	t.PStar = bestPrimal(t.Runs)
+	for _, r := range t.Runs {
+		t.Rows = append(t.Rows, summarize(ds.Name, r, t.PStar, cfg.GapLevels, cfg.SuboptTol))
+	}
+	if err := writePlots(cfg.Out, t, cfg.Solvers); err != nil {
+		return setTable{}, err
+	}
+	return t, nil
+}
+
+// featurize writes (or reuses) the training and test feature tables of ds.
+// The cache is the pair of files: delete the directory to refresh it.
+func featurize(ctx context.Context, cfg config, ds dataset, dir string, stderr io.Writer) (train, test string, err error) {
+	train, test = filepath.Join(dir, "train.arrow"), filepath.Join(dir, "test.arrow")
+	if fileExists(train) && fileExists(test) {
+		fmt.Fprintf(stderr, "bench: %s: using cached %s and %s\n", ds.Name, train, test)
+		return train, test, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	args := append([]string{"featurize"}, ds.FeaturizeFlags...)
+	args = append(args, "--min-count", strconv.Itoa(cfg.MinCount), "-o", train, filepath.Join(cfg.Data, ds.Train))
+	if _, err := runChild(ctx, cfg.Bin, args, filepath.Join(dir, "featurize.stderr"), stderr); err != nil {
+		return "", "", fmt.Errorf("featurize %s: %w", ds.Name, err)
+	}
+	args = []string{"featurize", "--vocab", train, "-o", test, filepath.Join(cfg.Data, ds.Test)}
+	if _, err := runChild(ctx, cfg.Bin, args, filepath.Join(dir, "featurize-test.stderr"), stderr); err != nil {
+		return "", "", fmt.Errorf("featurize %s test: %w", ds.Name, err)
+	}
+	return train, test, nil
+}
+
+// fileExists reports whether path is an existing regular file.
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// childResult is what the benchmark keeps of a finished child process.
+type childResult struct {
+	Wall    time.Duration
+	PeakRSS int64 // bytes
+}
+
+// runChild runs bin with args, its standard error going to errPath, and
+// returns its wall time and peak RSS. On failure the tail of its standard
+// error is part of the error.
+func runChild(ctx context.Context, bin string, args []string, errPath string, progress io.Writer) (childResult, error) {
+	fmt.Fprintf(progress, "$ %s %s\n", filepath.Base(bin), strings.Join(args, " "))
+	ef, err := os.Create(errPath)
+	if err != nil {
+		return childResult{}, fmt.Errorf("create %s: %w", errPath, err)
+	}
+	defer ef.Close()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = io.Discard, ef
+	start := time.Now()
+	runErr := cmd.Run()
+	res := childResult{Wall: time.Since(start), PeakRSS: peakRSS(cmd.ProcessState)}
+	if runErr != nil {
+		return res, fmt.Errorf("%s %s: %w%s", filepath.Base(bin), args[0], runErr, tail(errPath))
+	}
+	return res, nil
+}
+
+// peakRSS returns the maximum resident set size of a finished process in
+// bytes (Linux reports KiB, macOS bytes), or 0 when unknown.
+func peakRSS(st *os.ProcessState) int64 {
+	if st == nil {
+		return 0
+	}
+	ru, ok := st.SysUsage().(*syscall.Rusage)
+	if !ok || ru == nil {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss)
+	}
+	return int64(ru.Maxrss) * 1024
+}
+
+// tail returns the last lines of a file as an error suffix.
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return ": " + strings.Join(lines, " | ")
+}
+
+// runSolver trains one solver, reads its log and scores its model on test.
+func runSolver(ctx context.Context, cfg config, ds dataset, solver, train, test, dir string, stderr io.Writer) solverRun {
+	r := solverRun{Solver: solver, TestAcc: math.NaN(), TestF1: math.NaN()}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		r.Err = fmt.Errorf("create %s: %w", dir, err)
+		return r
+	}
+	logPath, model := filepath.Join(dir, "log.arrow"), filepath.Join(dir, "model.arrow")
+	res, err := runChild(ctx, cfg.Bin, trainArgs(cfg, solver, train, test, logPath, model),
+		filepath.Join(dir, "train.stderr"), stderr)
+	r.PeakRSS, r.Wall = res.PeakRSS, res.Wall.Seconds()
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	if r.Rows, err = readLog(logPath); err != nil {
+		r.Err = err
+		return r
+	}
+	r.TestAcc, r.TestF1, r.Err = score(ctx, cfg.Bin, ds, model, test, dir, stderr)
+	return r
+}
+
+// trainArgs is the dualcrf train command line of one run.
+func trainArgs(cfg config, solver, train, test, logPath, model string) []string {
+	flags, _ := solverFlags(solver)
+	epochs := cfg.MaxEpochs
+	if solver == "lbfgs" {
+		epochs = cfg.LBFGSIters
+	}
+	args := append([]string{"train"}, flags...)
+	return append(args,
+		"--gap-tol", strconv.FormatFloat(cfg.GapTol, 'g', -1, 64),
+		"--gap-every", "1",
+		"--max-epochs", strconv.Itoa(epochs),
+		"--max-time", cfg.MaxTime.String(),
+		"--log", logPath, "--valid", test, "-q", "-o", model, train)
+}
+
+// evalReport is the part of dualcrf eval --json the benchmark reads.
+type evalReport struct {
+	Accuracy float64 `json:"accuracy"`
+	Chunks   *struct {
+		F1 float64 `json:"f1"`
+	} `json:"chunks"`
+}
+
+// score decodes test with model and evaluates the predictions.
+func score(ctx context.Context, bin string, ds dataset, model, test, dir string, stderr io.Writer) (acc, f1 float64, err error) {
+	acc, f1 = math.NaN(), math.NaN()
+	pred := filepath.Join(dir, "pred.arrow")
+	args := []string{"decode", "-m", model, "-o", pred, test}
+	if _, err := runChild(ctx, bin, args, filepath.Join(dir, "decode.stderr"), stderr); err != nil {
+		return acc, f1, err
+	}
+	args = append(append([]string{"eval", "--json"}, ds.EvalFlags...), pred)
+	fmt.Fprintf(stderr, "$ %s %s\n", filepath.Base(bin), strings.Join(args, " "))
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stderr = stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return acc, f1, fmt.Errorf("dualcrf eval %s: %w", pred, err)
+	}
+	var rep evalReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return acc, f1, fmt.Errorf("dualcrf eval %s: parse JSON: %w", pred, err)
+	}
+	acc = rep.Accuracy
+	if rep.Chunks != nil {
+		f1 = rep.Chunks.F1
+	}
+	return acc, f1, nil
+}
+
+// readLog reads a training log written by dualcrf train --log.
+func readLog(path string) ([]logRow, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
+	defer f.Close()
+	rr, err := pipeline.OpenRecordReader(f, path, pipeline.ReaderOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("read log: %w", err)
+	}
+	defer rr.Release()
+	var rows []logRow
+	for rr.Next() {
+		if rows, err = appendLogRows(rows, rr.RecordBatch()); err != nil {
+			return nil, fmt.Errorf("read log %s: %w", path, err)
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return nil, fmt.Errorf("read log %s: %w", path, err)
+	}
+	return rows, nil
+}
+
+// appendLogRows appends the rows of one log batch.
+func appendLogRows(rows []logRow, rec arrow.RecordBatch) ([]logRow, error) {
+	epoch, err := column[*array.Int32](rec, "epoch")
+	if err != nil {
+		return nil, err
+	}
+	var f64 [4]*array.Float64
+	for i, name := range []string{"seconds", "total_seconds", "primal", "gap"} {
+		if f64[i], err = column[*array.Float64](rec, name); err != nil {
+			return nil, err
+		}
+	}
+	for i := 0; i < int(rec.NumRows()); i++ {
+		rows = append(rows, logRow{
+			Epoch:        int(epoch.Value(i)),
+			Seconds:      floatAt(f64[0], i),
+			TotalSeconds: floatAt(f64[1], i),
+			Primal:       floatAt(f64[2], i),
+			Gap:          floatAt(f64[3], i),
+		})
+	}
+	return rows, nil
+}
+
+// column returns the named column of rec as type A.
+func column[A arrow.Array](rec arrow.RecordBatch, name string) (A, error) {
+	var zero A
+	idx := rec.Schema().FieldIndices(name)
+	if len(idx) != 1 {
+		return zero, fmt.Errorf("no column %q", name)
+	}
+	a, ok := rec.Column(idx[0]).(A)
+	if !ok {
+		return zero, fmt.Errorf("column %q has type %s", name, rec.Column(idx[0]).DataType())
+	}
+	return a, nil
+}
+
+// floatAt returns a[i], NaN when null.
+func floatAt(a *array.Float64, i int) float64 {
+	if a.IsNull(i) {
+		return math.NaN()
+	}
+	return a.Value(i)
+}
+
+// bestPrimal is P*, the least primal over the certified rows of all runs
+// (NaN when there is none): the best found, not the true optimum.
+func bestPrimal(runs []solverRun) float64 {
+	best := math.NaN()
+	for _, r := range runs {
+		for _, row := range r.Rows {
+			if row.certified() && !(row.Primal >= best) {
+				best = row.Primal
+			}
+		}
+	}
+	return best
+}
+
+// timeTo returns the total_seconds of the first certified row whose value
+// is at most tol, NaN when none is.
+func timeTo(rows []logRow, value func(logRow) float64, tol float64) float64 {
+	for _, r := range rows {
+		if r.certified() && value(r) <= tol {
+			return r.TotalSeconds
+		}
+	}
+	return math.NaN()
+}
+
+// gapOf is a row's certified gap.
+func gapOf(r logRow) float64 { return r.Gap }
+
+// suboptOf returns a row's primal suboptimality against pStar.
+func suboptOf(pStar float64) func(logRow) float64 {
+	return func(r logRow) float64 { return r.Primal - pStar }
+}
+
+// median returns the median of xs (NaN when empty); xs is not modified.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[m]
+	}
+	return (s[m-1] + s[m]) / 2
+}
+
+// summarize computes the report line of one run.
+func summarize(set string, r solverRun, pStar float64, levels []float64, suboptTol float64) summary {
+	s := summary{Set: set, Solver: r.Solver, PeakRSS: r.PeakRSS, Wall: r.Wall,
+		TestAcc: r.TestAcc, TestF1: r.TestF1, PStar: pStar,
+		FinalGap: math.NaN(), FinalPrimal: math.NaN(), SecPerEpoch: math.NaN(), TSubopt: math.NaN()}
+	if r.Err != nil {
+		s.Err = r.Err.Error()
+	}
+	var secs []float64
+	for _, row := range r.Rows {
+		s.Epochs = max(s.Epochs, row.Epoch)
+		if row.Epoch >= 1 {
+			secs = append(secs, row.Seconds)
+		}
+		if row.certified() {
+			s.FinalGap, s.FinalPrimal = row.Gap, row.Primal
+		}
+	}
+	s.SecPerEpoch = median(secs)
+	for _, tol := range levels {
+		s.TGap = append(s.TGap, timeTo(r.Rows, gapOf, tol))
+	}
+	if !math.IsNaN(pStar) {
+		s.TSubopt = timeTo(r.Rows, suboptOf(pStar), suboptTol)
+	}
+	return s
+}
+
+// writeReports writes bench.md and bench.arrow for the tables so far.
+func writeReports(cfg config, tables []setTable) error {
+	md, err := pipeline.CreateOutput(filepath.Join(cfg.Out, "bench.md"))
+	if err != nil {
+		return err
+	}
+	defer md.Close()
+	if err := renderMarkdown(md, cfg, tables); err != nil {
+		return fmt.Errorf("write %s: %w", md.Name(), err)
+	}
+	if err := md.Commit(); err != nil {
+		return err
+	}
+	return writeArrow(filepath.Join(cfg.Out, "bench.arrow"), cfg, tables)
+}
+
+// renderMarkdown writes the report: a settings line and one table per set.
+func renderMarkdown(w io.Writer, cfg config, tables []setTable) error {
+	var b strings.Builder
+	b.WriteString("# dualcrf benchmark: SDCA-GAP, SDCA-uniform and L-BFGS side by side\n\n")
+	fmt.Fprintf(&b, "Settings: λ = 1/n, gap tolerance %s, at most %d SDCA epochs / %d L-BFGS iterations and %s of training per run, featurize --min-count %d; %d CPUs, %s/%s.\n",
+		fmtG(cfg.GapTol), cfg.MaxEpochs, cfg.LBFGSIters, cfg.MaxTime, cfg.MinCount, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+	b.WriteString("Times are training seconds (the log's total_seconds: certificate passes and validation excluded); ")
+	b.WriteString("wall is the training process's wall clock. P* is the best primal found by any solver on the set, not the true optimum. ")
+	b.WriteString("L-BFGS's gap is the certified bound ‖∇P‖²/(2λ) ≥ P − P*; its epochs are iterations. Test accuracy is token accuracy; F1 is conlleval's chunk F1.\n")
+	for _, t := range tables {
+		writeSetTable(&b, cfg, t)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeSetTable renders one set's table.
+func writeSetTable(b *strings.Builder, cfg config, t setTable) {
+	fmt.Fprintf(b, "\n## %s (%s)\n\nP* (best found) = %s\n\n", t.Set.Title, t.Set.Name, fmtPrimal(t.PStar))
+	b.WriteString("| solver | s/epoch (median) | epochs |")
+	for _, l := range cfg.GapLevels {
+		fmt.Fprintf(b, " t(gap≤%s) |", fmtG(l))
+	}
+	fmt.Fprintf(b, " t(subopt≤%s) | peak RSS | test acc | test F1 | final gap | wall |\n", fmtG(cfg.SuboptTol))
+	b.WriteString("|---|---:|---:|" + strings.Repeat("---:|", len(cfg.GapLevels)) + "---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range t.Rows {
+		name := solverTitle(s.Solver)
+		if s.Err != "" {
+			name += " (failed)"
+		}
+		fmt.Fprintf(b, "| %s | %s | %d |", name, fmtSeconds(s.SecPerEpoch), s.Epochs)
+		for _, v := range s.TGap {
+			fmt.Fprintf(b, " %s |", fmtSeconds(v))
+		}
+		fmt.Fprintf(b, " %s | %s | %s | %s | %s | %s |\n", fmtSeconds(s.TSubopt), fmtRSS(s.PeakRSS),
+			fmtPercent(s.TestAcc*100), fmtPercent(s.TestF1), fmtSci(s.FinalGap), fmtSeconds(s.Wall))
+	}
+	for _, s := range t.Rows {
+		if s.Err != "" {
+			fmt.Fprintf(b, "\n%s failed: %s\n", solverTitle(s.Solver), s.Err)
+		}
+	}
+}
+
+// dash stands for a missing value.
+const dash = "—"
+
+// fmtG formats a threshold compactly (1e-3).
+func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// fmtSeconds formats a duration in seconds.
+func fmtSeconds(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return dash
+	case v < 10:
+		return fmt.Sprintf("%.2f s", v)
+	}
+	return fmt.Sprintf("%.1f s", v)
+}
+
+// fmtSci formats a small positive quantity such as a gap.
+func fmtSci(v float64) string {
+	if math.IsNaN(v) {
+		return dash
+	}
+	return fmt.Sprintf("%.2e", v)
+}
+
+// fmtPrimal formats an objective value.
+func fmtPrimal(v float64) string {
+	if math.IsNaN(v) {
+		return dash
+	}
+	return fmt.Sprintf("%.10g", v)
+}
+
+// fmtPercent formats a percentage.
+func fmtPercent(v float64) string {
+	if math.IsNaN(v) {
+		return dash
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// fmtRSS formats a byte count in MiB.
+func fmtRSS(v int64) string {
+	if v <= 0 {
+		return dash
+	}
+	return fmt.Sprintf("%.0f MiB", float64(v)/(1<<20))
+}
+
+// benchSchema returns the schema of bench.arrow.
+func benchSchema(cfg config) *arrow.Schema {
+	f64 := arrow.PrimitiveTypes.Float64
+	fields := []arrow.Field{
+		{Name: "set", Type: arrow.BinaryTypes.String},
+		{Name: "solver", Type: arrow.BinaryTypes.String},
+		{Name: "seconds_per_epoch", Type: f64, Nullable: true},
+		{Name: "epochs", Type: arrow.PrimitiveTypes.Int32},
+	}
+	for _, l := range cfg.GapLevels {
+		fields = append(fields, arrow.Field{Name: "t_gap_" + fmtG(l), Type: f64, Nullable: true})
+	}
+	fields = append(fields,
+		arrow.Field{Name: "t_subopt_" + fmtG(cfg.SuboptTol), Type: f64, Nullable: true},
+		arrow.Field{Name: "peak_rss_bytes", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		arrow.Field{Name: "test_accuracy", Type: f64, Nullable: true},
+		arrow.Field{Name: "test_f1", Type: f64, Nullable: true},
+		arrow.Field{Name: "final_gap", Type: f64, Nullable: true},
+		arrow.Field{Name: "final_primal", Type: f64, Nullable: true},
+		arrow.Field{Name: "p_star_best_found", Type: f64, Nullable: true},
+		arrow.Field{Name: "wall_seconds", Type: f64, Nullable: true},
+		arrow.Field{Name: "error", Type: arrow.BinaryTypes.String, Nullable: true},
+	)
+	md := arrow.NewMetadata(
+		[]string{"dualcrf.bench.time_axis", "dualcrf.bench.test_accuracy", "dualcrf.bench.test_f1"},
+		[]string{"training seconds (total_seconds; certificates excluded)", "token accuracy in [0,1]", "conlleval chunk F1 in percent"})
+	return arrow.NewSchema(fields, &md)
+}
+
+// writeArrow writes every summary row as one Arrow IPC file.
+func writeArrow(path string, cfg config, tables []setTable) error {
+	rec := buildRecord(memory.DefaultAllocator, benchSchema(cfg), tables)
+	defer rec.Release()
+	out, err := pipeline.CreateOutput(path)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	w, err := pipeline.NewRecordWriter(out, rec.Schema(), pipeline.WriterOptions{Format: pipeline.FormatFile})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer w.Abort()
+	if err := w.Write(rec); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return out.Commit()
+}
+
+// buildRecord builds the summary rows of all tables into one record batch.
+func buildRecord(mem memory.Allocator, schema *arrow.Schema, tables []setTable) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for _, t := range tables {
+		for _, s := range t.Rows {
+			appendSummary(b, s)
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// appendSummary appends one row in schema order.
+func appendSummary(b *array.RecordBuilder, s summary) {
+	i := 0
+	next := func() array.Builder { i++; return b.Field(i - 1) }
+	next().(*array.StringBuilder).Append(s.Set)
+	next().(*array.StringBuilder).Append(solverTitle(s.Solver))
+	appendFloat(next(), s.SecPerEpoch)
+	next().(*array.Int32Builder).Append(int32(s.Epochs))
+	for _, v := range s.TGap {
+		appendFloat(next(), v)
+	}
+	appendFloat(next(), s.TSubopt)
+	if rb := next().(*array.Int64Builder); s.PeakRSS > 0 {
+		rb.Append(s.PeakRSS)
+	} else {
+		rb.AppendNull()
+	}
+	for _, v := range []float64{s.TestAcc, s.TestF1, s.FinalGap, s.FinalPrimal, s.PStar, s.Wall} {
+		appendFloat(next(), v)
+	}
+	if eb := next().(*array.StringBuilder); s.Err != "" {
+		eb.Append(s.Err)
+	} else {
+		eb.AppendNull()
+	}
+}
+
+// appendFloat appends v, or null when it is NaN.
+func appendFloat(b array.Builder, v float64) {
+	fb := b.(*array.Float64Builder)
+	if math.IsNaN(v) {
+		fb.AppendNull()
+		return
+	}
+	fb.Append(v)
+}
+
+// Plot layout: 2×2 panels of panelW × panelH.
+const (
+	panelW = 13 * vg.Centimeter
+	panelH = 9 * vg.Centimeter
+	pngDPI = 150
+)
+
+// panel is one convergence panel: y (gap or suboptimality) against x.
+type panel struct {
+	Title, XLabel, YLabel string
+	X                     func(logRow) float64
+	Y                     func(logRow) float64
+}
+
+// panels returns the four panels for a set whose best primal is pStar.
+func panels(pStar float64) [2][2]panel {
+	secs := func(r logRow) float64 { return r.TotalSeconds }
+	epochs := func(r logRow) float64 { return float64(r.Epoch) }
+	const (
+		xs, xe = "training seconds (certificates excluded)", "epochs (L-BFGS: iterations)"
+		yg, ys = "log10 certified gap", "log10 (P − P*), P* best found"
+	)
+	return [2][2]panel{
+		{{"certified gap vs time", xs, yg, secs, gapOf}, {"certified gap vs epochs", xe, yg, epochs, gapOf}},
+		{{"suboptimality vs time", xs, ys, secs, suboptOf(pStar)}, {"suboptimality vs epochs", xe, ys, epochs, suboptOf(pStar)}},
+	}
+}
+
+// series returns (x, log10 y) over the certified rows with finite positive y.
+func series(rows []logRow, x, y func(logRow) float64) plotter.XYs {
+	var xys plotter.XYs
+	for _, r := range rows {
+		v := y(r)
+		if !r.certified() || !(v > 0) || math.IsInf(v, 0) || math.IsNaN(x(r)) {
+			continue
+		}
+		xys = append(xys, plotter.XY{X: x(r), Y: math.Log10(v)})
+	}
+	return xys
+}
+
+// convergencePlots builds the 2×2 grid for one set; solvers fixes each
+// solver's colour and marker so they match across sets.
+func convergencePlots(t setTable, solvers []string) ([][]*plot.Plot, error) {
+	spec := panels(t.PStar)
+	grid := make([][]*plot.Plot, 2)
+	for i := range spec {
+		grid[i] = make([]*plot.Plot, 2)
+		for j, pn := range spec[i] {
+			p, err := panelPlot(t, pn, solvers)
+			if err != nil {
+				return nil, err
+			}
+			grid[i][j] = p
+		}
+	}
+	return grid, nil
+}
+
+// panelPlot draws one panel with one line per solver.
+func panelPlot(t setTable, pn panel, solvers []string) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = t.Set.Title + ": " + pn.Title
+	p.X.Label.Text, p.Y.Label.Text = pn.XLabel, pn.YLabel
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	for _, r := range t.Runs {
+		xys := series(r.Rows, pn.X, pn.Y)
+		if len(xys) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, fmt.Errorf("plot %s %s: %w", t.Set.Name, r.Solver, err)
+		}
+		k := max(slices.Index(solvers, r.Solver), 0)
+		c := plotutil.Color(k)
+		line.Color, line.Dashes, line.Width = c, plotutil.Dashes(k), vg.Points(1.5)
+		points.Color, points.Shape, points.Radius = c, plotutil.Shape(k), vg.Points(2.5)
+		p.Add(line, points)
+		p.Legend.Add(solverTitle(r.Solver), line, points)
+	}
+	return p, nil
+}
+
+// drawGrid draws the plot grid onto a canvas of the grid's size.
+func drawGrid(grid [][]*plot.Plot, c vg.CanvasSizer) {
+	dc := draw.New(c)
+	tiles := draw.Tiles{Rows: len(grid), Cols: len(grid[0]),
+		PadX: vg.Centimeter, PadY: vg.Centimeter,
+		PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(6)}
+	canvases := plot.Align(grid, tiles, dc)
+	for i := range grid {
+		for j := range grid[i] {
+			grid[i][j].Draw(canvases[i][j])
+		}
+	}
+}
+
+// writePlots writes conv_SET.png and conv_SET.svg into dir.
+func writePlots(dir string, t setTable, solvers []string) error {
+	grid, err := convergencePlots(t, solvers)
+	if err != nil {
+		return err
+	}
+	w, h := 2*panelW, 2*panelH
+	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI), vgimg.UseBackgroundColor(color.White))
+	drawGrid(grid, img)
+	base := filepath.Join(dir, "conv_"+t.Set.Name)
+	if err := writeTo(base+".png", vgimg.PngCanvas{Canvas: img}); err != nil {
+		return err
+	}
+	grid, err = convergencePlots(t, solvers) // a plot is drawn once per canvas
+	if err != nil {
+		return err
+	}
+	svg := vgsvg.New(w, h)
+	drawGrid(grid, svg)
+	return writeTo(base+".svg", svg)
+}
+
+// writeTo writes wt to path atomically.
+func writeTo(path string, wt io.WriterTo) error {
+	out, err := pipeline.CreateOutput(path)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if _, err := wt.WriteTo(out); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return out.Commit()
+}

@@ -1,0 +1,141 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestResumeIsBitIdentical runs 6 epochs in one go and 3 + 3 with a
+// checkpoint in between; the weights must be equal bit for bit.
+func TestResumeIsBitIdentical(t *testing.T) {
+	p := randomProblem(t, 51, 40, 6, 15, 3, true, 0)
+	ctx := context.Background()
+	set := Settings{MaxEpochs: 6, GapTol: 1e-300, GapEvery: 2}
+	full, err := Train(ctx, p, set, &SDCA{Sampler: "gap", Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	m := &SDCA{Sampler: "gap", Seed: 5}
+	first := set
+	first.MaxEpochs = 3
+	first.CheckpointEvery = 1
+	first.Checkpoint = func(pr Progress) error { return SaveCheckpoint(dir, m, pr.Epoch, pr.Training, nil) }
+	if _, err := Train(ctx, p, first, m); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshotNames(dir); len(got) != keepSnapshots || got[0] != "ckpt-000003" {
+		t.Fatalf("snapshots %v, want the newest %d ending with ckpt-000003", got, keepSnapshots)
+	}
+	c, err := LoadCheckpoint(dir, p, func(s string) { t.Error(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Duals.Close()
+	if c.State.Epoch != 3 {
+		t.Fatalf("resumed at epoch %d, want 3", c.State.Epoch)
+	}
+	second := set
+	second.Start = &Progress{Epoch: c.State.Epoch, Training: c.State.Training}
+	res, err := Train(ctx, p, second, &SDCA{Sampler: "gap", Seed: 5, Resume: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Epochs != 6 {
+		t.Fatalf("resumed run ended at epoch %d", res.Epochs)
+	}
+	for j, w := range full.Weights {
+		if math.Float64bits(w) != math.Float64bits(res.Weights[j]) {
+			t.Fatalf("weight %d: uninterrupted %.17g, resumed %.17g", j, w, res.Weights[j])
+		}
+	}
+}
+
+// TestCheckpointRefusals checks that damaged snapshots are refused with a
+// reason and the previous one is used, and that wrong directories and
+// datasets are refused.
+func TestCheckpointRefusals(t *testing.T) {
+	p := randomProblem(t, 52, 20, 5, 10, 3, false, 0)
+	ctx := context.Background()
+	dir := t.TempDir()
+	m := &SDCA{Seed: 1}
+	set := Settings{MaxEpochs: 2, GapTol: 1e-300, CheckpointEvery: 1,
+		Checkpoint: func(pr Progress) error { return SaveCheckpoint(dir, m, pr.Epoch, pr.Training, nil) }}
+	if _, err := Train(ctx, p, set, m); err != nil {
+		t.Fatal(err)
+	}
+	// Corrupt the newest snapshot's weights: the older one must be used.
+	wpath := filepath.Join(dir, "ckpt-000002", "weights.bin")
+	b, _ := os.ReadFile(wpath)
+	b[10] ^= 0xff
+	os.WriteFile(wpath, b, 0o644)
+	var warnings []string
+	c, err := LoadCheckpoint(dir, p, func(s string) { warnings = append(warnings, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Duals.Close()
+	if c.State.Epoch != 1 || len(warnings) != 1 || !strings.Contains(warnings[0], "checksum") {
+		t.Fatalf("loaded epoch %d with warnings %q; want epoch 1 after refusing the corrupt one", c.State.Epoch, warnings)
+	}
+	// Duals that no longer match the weights are refused too.
+	dpath := filepath.Join(dir, "ckpt-000001", "duals.bin")
+	fs, err := OpenFileStore(dpath, p.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk := fs.Block(3)
+	blk[0], blk[1] = blk[1], blk[0]+1e-3
+	blk[2] -= 1e-3
+	fs.Close()
+	if _, err := LoadCheckpoint(dir, p, nil); !errors.Is(err, ErrNoCheckpoint) || !strings.Contains(err.Error(), "ŵ(μ)") {
+		t.Fatalf("tampered duals: %v", err)
+	}
+	// Not a checkpoint directory; another dataset.
+	if _, err := LoadCheckpoint(t.TempDir(), p, nil); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("empty directory: %v", err)
+	}
+	dir2 := t.TempDir()
+	m2 := &SDCA{Seed: 1}
+	set.Checkpoint = func(pr Progress) error { return SaveCheckpoint(dir2, m2, pr.Epoch, pr.Training, nil) }
+	if _, err := Train(ctx, p, set, m2); err != nil {
+		t.Fatal(err)
+	}
+	other := randomProblem(t, 53, 20, 5, 10, 3, false, 0)
+	if _, err := LoadCheckpoint(dir2, other, nil); err == nil || !strings.Contains(err.Error(), "another dataset") {
+		t.Fatalf("other dataset: %v", err)
+	}
+}
+
+// TestCheckpointOnCancel checks that cancelling training writes a snapshot
+// before returning the context's error.
+func TestCheckpointOnCancel(t *testing.T) {
+	p := randomProblem(t, 54, 30, 5, 10, 3, false, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	dir := t.TempDir()
+	m := &SDCA{Seed: 1}
+	set := Settings{MaxEpochs: 50, GapTol: 1e-300,
+		Record: func(r EpochRecord) error {
+			if r.Epoch == 2 {
+				cancel()
+			}
+			return nil
+		},
+		Checkpoint: func(pr Progress) error { return SaveCheckpoint(dir, m, pr.Epoch, pr.Training, nil) }}
+	if _, err := Train(ctx, p, set, m); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	c, err := LoadCheckpoint(dir, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Duals.Close()
+	if c.State.Epoch != 2 {
+		t.Fatalf("snapshot at epoch %d, want 2", c.State.Epoch)
+	}
+}
