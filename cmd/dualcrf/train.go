@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"math"
 	"os"
 	"runtime/pprof"
@@ -52,6 +54,12 @@ goes to standard error; --log writes the per-epoch table.
 			&cli.StringFlag{Name: "valid", Usage: "held-out feature table scored after each certified epoch"},
 			&cli.StringFlag{Name: "log", Usage: "write the per-epoch training log (Arrow IPC file) here"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no per-epoch lines on standard error"},
+			&cli.StringFlag{Name: "duals", Value: "auto", Usage: "where SDCA keeps its dual variables: memory, a file PATH (memory-mapped), or auto (a file in the checkpoint directory or the system temp directory when they exceed --memory-budget)"},
+			&cli.StringFlag{Name: "memory-budget", Usage: "largest dual size kept in memory with --duals auto, e.g. 8GiB (default: half of physical memory)"},
+			&cli.StringFlag{Name: "checkpoint", Usage: "directory for checkpoints (written atomically; also on SIGINT/SIGTERM)"},
+			&cli.IntFlag{Name: "checkpoint-every", Value: 1, Usage: "epochs between checkpoints (0: only by --checkpoint-interval and on interrupt)"},
+			&cli.DurationFlag{Name: "checkpoint-interval", Usage: "training time between checkpoints, e.g. 10m"},
+			&cli.StringFlag{Name: "resume", Usage: "continue from the newest valid checkpoint in this directory (same data and settings)"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the training loop here", Hidden: true},
 		},
 		Action: runTrain,
@@ -118,11 +126,31 @@ func runTrain(c *cli.Context) error {
 	}
 	duals := int64(0)
 	if c.String("solver") == "sdca" {
-		off := train.BlockOffsets(d)
-		duals = off[len(off)-1] * 8
+		duals = train.DualBytes(d)
 	}
-	logf("train: %d sentences, %d tokens, %d attributes, %d labels; d = %d weights, λ = %.6g; duals %s",
+	logf("train: %d sentences, %d tokens, %d attributes, %d labels; d = %d weights, λ = %.6g; duals %s (μ and log μ)",
 		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, p.Layout.Dim(), lambda, byteSize(duals))
+	sd, isSDCA := method.(*train.SDCA)
+	if !isSDCA && (c.IsSet("checkpoint") || c.IsSet("resume") || c.IsSet("duals")) {
+		return fmt.Errorf("--checkpoint, --resume and --duals apply to --solver sdca only")
+	}
+	var resume *train.Checkpoint
+	if isSDCA {
+		store, cleanup, err := dualStore(c, d, duals)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		sd.Duals = store
+		if dir := c.String("resume"); dir != "" {
+			if resume, err = train.LoadCheckpoint(dir, p, func(msg string) { logf("%s", msg) }); err != nil {
+				return err
+			}
+			defer resume.Duals.Close()
+			sd.Resume = resume
+			logf("train: resuming from %s at epoch %d", resume.Dir, resume.State.Epoch)
+		}
+	}
 
 	set := train.Settings{MaxEpochs: c.Int("max-epochs"), MaxTime: c.Duration("max-time"),
 		GapTol: c.Float64("gap-tol"), GapEvery: c.Int("gap-every")}
@@ -153,6 +181,24 @@ func runTrain(c *cli.Context) error {
 		defer logOut.Close()
 	}
 	var recs []train.EpochRecord
+	if resume != nil {
+		recs = append(recs, resume.State.Records...)
+		set.Start = &train.Progress{Epoch: resume.State.Epoch, Training: resume.State.Training}
+	}
+	if dir := c.String("checkpoint"); dir != "" {
+		set.CheckpointEvery = c.Int("checkpoint-every")
+		set.CheckpointInterval = c.Duration("checkpoint-interval")
+		set.Checkpoint = func(pr train.Progress) error {
+			t0 := time.Now()
+			if err := train.SaveCheckpoint(dir, sd, pr.Epoch, pr.Training, recs); err != nil {
+				return err
+			}
+			if !c.Bool("quiet") {
+				logf("checkpoint: epoch %d -> %s (%.2fs)", pr.Epoch, dir, time.Since(t0).Seconds())
+			}
+			return nil
+		}
+	}
 	quiet := c.Bool("quiet")
 	set.Record = func(r train.EpochRecord) error {
 		recs = append(recs, r)
@@ -282,4 +328,79 @@ func byteSize(b int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 	}
 	return fmt.Sprintf("%d B", b)
+}
+
+// dualStore picks where SDCA keeps its duals (--duals), announcing the
+// choice; cleanup closes it and removes a temporary file.
+func dualStore(c *cli.Context, d *crf.Dataset, size int64) (train.DualStore, func(), error) {
+	nop := func() {}
+	choice := c.String("duals")
+	budget := int64(0)
+	if b := c.String("memory-budget"); b != "" {
+		v, err := parseBytes(b)
+		if err != nil {
+			return nil, nop, fmt.Errorf("--memory-budget: %w", err)
+		}
+		budget = v
+	} else if phys, err := train.PhysicalMemory(); err == nil {
+		budget = phys / 2
+	}
+	path, temporary := "", false
+	switch choice {
+	case "memory":
+		return nil, nop, nil
+	case "auto":
+		if budget == 0 || size <= budget {
+			return nil, nop, nil
+		}
+		dir := c.String("checkpoint")
+		if dir == "" {
+			dir = os.TempDir()
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, nop, err
+		}
+		f, err := os.CreateTemp(dir, "duals-*.bin")
+		if err != nil {
+			return nil, nop, err
+		}
+		path, temporary = f.Name(), true
+		f.Close()
+		os.Remove(path)
+		logf("train: duals %s exceed the memory budget %s: memory-mapping %s", byteSize(size), byteSize(budget), path)
+	default:
+		path = choice
+	}
+	fs, err := train.CreateFileStore(path, d)
+	if err != nil && !temporary && errors.Is(err, iofs.ErrExist) {
+		fs, err = train.OpenFileStore(path, d) // reuse a file of this dataset
+	}
+	if err != nil {
+		return nil, nop, err
+	}
+	return fs, func() {
+		fs.Close()
+		if temporary {
+			os.Remove(path)
+		}
+	}, nil
+}
+
+// parseBytes reads sizes such as 512MiB, 8GiB, 2G or 1000000.
+func parseBytes(s string) (int64, error) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1e9}, {"M", 1e6}, {"K", 1e3}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = v, u.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%q is not a size (e.g. 8GiB)", s)
+	}
+	return int64(v * float64(mult)), nil
 }

@@ -1,0 +1,769 @@
+package featurize
+
+// Synthetic feature tables for scale tests.
+//
+// A random "true" chain CRF is drawn from the seed:
+//
+//   - emissions: each attribute a favours one or two labels y with weight
+//     U[a,y] ~ N(2, 0.5²); every other U[a,y] is 0;
+//   - transitions: each label y favours three or fewer next labels (y+1 mod K
+//     and two random ones) with weight B[y,y'] ~ |N(1.5, 0.5²)|; every other
+//     B[y,y'] is 0, so every entry of B is ≥ 0;
+//   - bias ~ N(0, 1), start and end ~ N(0, 0.5²);
+//
+// all divided by the temperature Noise. Attributes come in PerToken groups
+// (attribute a is in group a mod PerToken, with rank a / PerToken), like the
+// attributes of PerToken feature templates: every token draws one attribute
+// from each group, by a Zipf law p(rank r) ∝ 1/(r+1), so a token's
+// attributes are distinct and low ids are frequent. Given the attributes,
+// the labels are drawn exactly from p(y|x; w) by forward filtering–backward
+// sampling (FFBS):
+//
+//	α_0(y) = ψ_0(y),  α_t(y') = ψ_t(y') Σ_y α_{t-1}(y) E[y,y'],   ψ_t = exp θ_t, E = exp B,
+//	y_{T-1} ~ α_{T-1},  y_t | y_{t+1} ~ α_t(y) E[y, y_{t+1}],
+//
+// with every α_t row normalised. Since B is sparse, E = 1 + D with D sparse
+// and non-negative, so Σ_y α_{t-1}(y) E[y,y'] = Σα_{t-1} + Σ_{y: D[y,y']>0}
+// α_{t-1}(y) D[y,y'] costs O(K + nnz) per token instead of O(K²), and
+// Viterbi's max_y δ(y) + B[y,y'] = max(max δ, max_{B[y,y']>0} δ(y) + B[y,y'])
+// likewise. Generation is then dominated by K exponentials per token.
+//
+// Sentence i's random numbers come from its own stream (Seed, i), so
+// generation streams in constant memory, runs on several cores and still
+// writes the same bytes for the same options.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/schemas"
+)
+
+// KeySynth is the feature-table metadata key of a synthetic table: a JSON
+// object with the SynthOptions ("options"), the generator version and the
+// true weights' Viterbi accuracy on SynthHeldOut held-out sentences
+// ("ceiling_estimate"), so the table can be reproduced and judged alone.
+const KeySynth = "dualcrf.synth"
+
+// SynthHeldOut is the number of held-out sentences (a stream of their own,
+// disjoint from every table's) on which the ceiling estimate recorded in a
+// synthetic table's metadata is measured.
+const SynthHeldOut = 1000
+
+// synthVersion numbers the generator: a change to what a seed produces
+// must bump it.
+const synthVersion = 1
+
+// Limits that keep a mistyped option from exhausting memory.
+const (
+	synthMaxLabels = 1 << 12
+	synthMaxAttrs  = 1 << 26
+	synthMaxLen    = 1 << 20
+	synthMaxTrans  = 300 // largest transition weight: exp(B) and the forward sums stay finite
+)
+
+// SynthOptions describe a synthetic feature table. Zero Noise and Workers
+// take their defaults; the other fields must be set.
+type SynthOptions struct {
+	Sentences int     `json:"sentences"` // number of sentences written (≥ 0)
+	MinLen    int     `json:"min_len"`   // shortest sentence (≥ 1)
+	MaxLen    int     `json:"max_len"`   // longest sentence; lengths are uniform in [MinLen, MaxLen]
+	Labels    int     `json:"labels"`    // K ≥ 2, named L0…L(K-1)
+	Attrs     int     `json:"attrs"`     // A, the attribute vocabulary, named a0…a(A-1)
+	PerToken  int     `json:"per_token"` // attributes per token, 1…A
+	Seed      uint64  `json:"seed"`      // seeds the true CRF and every sentence
+	Noise     float64 `json:"noise"`     // temperature: the true weights are divided by it; 0 means 1
+	Real      bool    `json:"real"`      // real attribute values, uniform in [0.25, 1.75), instead of 1
+	// First is the index of the table's first sentence in the seed's
+	// sequence: tables with the same seed and disjoint ranges
+	// [First, First+Sentences) are independent samples of the same CRF
+	// (a training and a test set).
+	First int `json:"first"`
+	// Workers is the number of generating goroutines; 0 means GOMAXPROCS.
+	// It does not change the output.
+	Workers int `json:"-"`
+	// BatchTokens is the record-batch size (0: DefaultBatchTokens).
+	BatchTokens int `json:"-"`
+}
+
+// SynthSummary describes a synthetic table as written.
+type SynthSummary struct {
+	Summary
+	// TrueAccuracy is the token accuracy of Viterbi decoding with the true
+	// weights on the table's sentences: a ceiling for learners.
+	TrueAccuracy float64
+	// CeilingEstimate is the same on SynthHeldOut held-out sentences, the
+	// figure recorded in the table's metadata (written before the data).
+	CeilingEstimate float64
+	// DualBytes is the size of the dual variables for training on the
+	// table: Σ_i BlockLen(T_i, K) float64 numbers, twice (μ and log μ).
+	DualBytes int64
+}
+
+// synthMeta is the JSON value of KeySynth.
+type synthMeta struct {
+	Generator        int          `json:"generator"`
+	Options          SynthOptions `json:"options"`
+	CeilingEstimate  float64      `json:"ceiling_estimate"`
+	CeilingSentences int          `json:"ceiling_sentences"`
+}
+
+// check validates the options and fills in the defaults.
+func (o *SynthOptions) check() error {
+	if o.Noise == 0 {
+		o.Noise = 1
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("synth: "+format, args...)
+	}
+	switch {
+	case o.Sentences < 0:
+		return bad("--sentences %d: want ≥ 0", o.Sentences)
+	case o.First < 0:
+		return bad("--first %d: want ≥ 0", o.First)
+	case o.MinLen < 1 || o.MaxLen < o.MinLen || o.MaxLen > synthMaxLen:
+		return bad("lengths [%d, %d]: want 1 ≤ min ≤ max ≤ %d", o.MinLen, o.MaxLen, synthMaxLen)
+	case o.Labels < 2 || o.Labels > synthMaxLabels:
+		return bad("--labels %d: want 2…%d", o.Labels, synthMaxLabels)
+	case o.Attrs < 1 || o.Attrs > synthMaxAttrs:
+		return bad("--attrs %d: want 1…%d", o.Attrs, synthMaxAttrs)
+	case o.PerToken < 1 || o.PerToken > o.Attrs:
+		return bad("--per-token %d: want 1…%d (the number of attributes)", o.PerToken, o.Attrs)
+	case !(o.Noise > 0) || math.IsInf(o.Noise, 0):
+		return bad("--noise %g: want a positive finite number", o.Noise)
+	}
+	return nil
+}
+
+// Random-number streams: each is a PCG seeded from (Seed, stream, index).
+const (
+	streamWeights uint64 = iota + 1
+	streamData
+	streamHeldOut
+)
+
+// splitmix64 is a bijective mixer (Steele et al.), used to turn
+// (seed, stream, index) into well-spread PCG seeds.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// seedPCG seeds p for sentence (or block) index of a stream.
+func seedPCG(p *rand.PCG, seed, stream, index uint64) {
+	p.Seed(splitmix64(seed^splitmix64(stream)), splitmix64(index^0x5851f42d4c957f2d))
+}
+
+// synthEntry is one non-zero weight of a sparse row or column.
+type synthEntry struct {
+	idx int32   // label (emission) or previous label (transition)
+	w   float64 // the weight
+	d   float64 // transitions: exp(w) − 1
+}
+
+// synthModel is the true CRF in sparse form.
+type synthModel struct {
+	K, A, P   int
+	real      bool
+	bias      []float64    // K
+	start     []float64    // K
+	end       []float64    // K
+	ebias     []float64    // exp(bias)
+	emitStart []int32      // A+1 offsets into emit
+	emit      []synthEntry // non-zero U[a,·], attribute by attribute
+	colStart  []int32      // K+1 offsets into col
+	col       []synthEntry // non-zero B[·,y'], by next label y'
+	ranks     synthAlias   // Zipf law of ranks within a group
+}
+
+// newSynthModel draws the true CRF of the options (checked).
+func newSynthModel(o SynthOptions) (*synthModel, error) {
+	K, A, P := o.Labels, o.Attrs, o.PerToken
+	var pcg rand.PCG
+	seedPCG(&pcg, o.Seed, streamWeights, 0)
+	rng := rand.New(&pcg)
+	inv := 1 / o.Noise
+	m := &synthModel{K: K, A: A, P: P, real: o.Real,
+		bias: make([]float64, K), start: make([]float64, K), end: make([]float64, K), ebias: make([]float64, K)}
+	for y := 0; y < K; y++ {
+		m.bias[y] = rng.NormFloat64() * inv
+		m.start[y] = 0.5 * rng.NormFloat64() * inv
+		m.end[y] = 0.5 * rng.NormFloat64() * inv
+		m.ebias[y] = math.Exp(m.bias[y])
+	}
+	m.emitStart = make([]int32, A+1)
+	m.emit = make([]synthEntry, 0, A+A/2)
+	for a := 0; a < A; a++ {
+		y1 := rng.IntN(K)
+		m.emit = append(m.emit, synthEntry{idx: int32(y1), w: (2 + 0.5*rng.NormFloat64()) * inv})
+		if rng.IntN(2) == 1 {
+			y2 := (y1 + 1 + rng.IntN(K-1)) % K
+			m.emit = append(m.emit, synthEntry{idx: int32(y2), w: (2 + 0.5*rng.NormFloat64()) * inv})
+		}
+		m.emitStart[a+1] = int32(len(m.emit))
+	}
+	if err := m.drawTransitions(rng, inv); err != nil {
+		return nil, err
+	}
+	m.ranks = newSynthAlias((A + P - 1) / P)
+	return m, nil
+}
+
+// drawTransitions draws the sparse, non-negative transition weights and
+// stores them by column.
+func (m *synthModel) drawTransitions(rng *rand.Rand, inv float64) error {
+	K := m.K
+	dense := make([]float64, K*K)
+	for y := 0; y < K; y++ {
+		for _, y2 := range [...]int{(y + 1) % K, rng.IntN(K), rng.IntN(K)} {
+			dense[y*K+y2] = math.Abs(1.5+0.5*rng.NormFloat64()) * inv
+		}
+	}
+	m.colStart = make([]int32, K+1)
+	for y2 := 0; y2 < K; y2++ {
+		for y := 0; y < K; y++ {
+			b := dense[y*K+y2]
+			if b == 0 {
+				continue
+			}
+			if b > synthMaxTrans {
+				return fmt.Errorf("synth: --noise %g is too small: a transition weight of %.3g would overflow (at most %d)",
+					1/inv, b, synthMaxTrans)
+			}
+			m.col = append(m.col, synthEntry{idx: int32(y), w: b, d: math.Expm1(b)})
+		}
+		m.colStart[y2+1] = int32(len(m.col))
+	}
+	return nil
+}
+
+// weights returns the true weights as a dense vector of layout lay.
+func (m *synthModel) weights() (crf.Layout, []float64) {
+	lay := crf.Layout{NumAttrs: m.A, NumLabels: m.K}
+	w := make([]float64, lay.Dim())
+	for a := 0; a < m.A; a++ {
+		for _, e := range m.emit[m.emitStart[a]:m.emitStart[a+1]] {
+			w[lay.Row(int32(a))+int(e.idx)] = e.w
+		}
+	}
+	tr := w[lay.Trans():]
+	for y2 := 0; y2 < m.K; y2++ {
+		for _, e := range m.col[m.colStart[y2]:m.colStart[y2+1]] {
+			tr[int(e.idx)*m.K+y2] = e.w
+		}
+	}
+	copy(w[lay.Bias():], m.bias)
+	copy(w[lay.Start():], m.start)
+	copy(w[lay.End():], m.end)
+	return lay, w
+}
+
+// SynthWeights returns the true CRF that Synth samples from for these
+// options, as a dense weight vector (layout with bias, start and end) whose
+// attribute and label ids are those of the table.
+func SynthWeights(opts SynthOptions) (crf.Layout, []float64, error) {
+	if err := opts.check(); err != nil {
+		return crf.Layout{}, nil, err
+	}
+	m, err := newSynthModel(opts)
+	if err != nil {
+		return crf.Layout{}, nil, err
+	}
+	lay, w := m.weights()
+	return lay, w, nil
+}
+
+// synthAlias draws from a discrete law in O(1) by Walker's alias method,
+// with one 64-bit random number per draw.
+type synthAlias struct {
+	n      uint64
+	thresh []uint32 // keep i when the low 32 bits are below thresh[i]…
+	alias  []int32  // …else return alias[i]
+}
+
+// newSynthAlias builds the alias table of the Zipf law p(r) ∝ 1/(r+1) on
+// 0…n-1 (Vose's construction).
+func newSynthAlias(n int) synthAlias {
+	p := make([]float64, n)
+	s := 0.0
+	for r := range p {
+		p[r] = 1 / float64(r+1)
+		s += p[r]
+	}
+	t := synthAlias{n: uint64(n), thresh: make([]uint32, n), alias: make([]int32, n)}
+	var small, large []int32
+	for r := range p {
+		p[r] *= float64(n) / s
+		t.alias[r] = int32(r)
+		if p[r] < 1 {
+			small = append(small, int32(r))
+		} else {
+			large = append(large, int32(r))
+		}
+	}
+	for len(small) > 0 && len(large) > 0 {
+		l, g := small[len(small)-1], large[len(large)-1]
+		small = small[:len(small)-1]
+		t.thresh[l] = uint32(p[l] * (1 << 32))
+		t.alias[l] = g
+		p[g] -= 1 - p[l]
+		if p[g] < 1 {
+			large = large[:len(large)-1]
+			small = append(small, g)
+		}
+	}
+	for _, r := range append(small, large...) { // probability 1 up to rounding
+		t.thresh[r] = math.MaxUint32
+	}
+	return t
+}
+
+// draw returns a random index.
+func (t *synthAlias) draw(rng *rand.Rand) int {
+	u := rng.Uint64()
+	i := (u >> 32) * t.n >> 32
+	if uint32(u) < t.thresh[i] {
+		return int(i)
+	}
+	return int(t.alias[i])
+}
+
+// synthSentence is one generated sentence.
+type synthSentence struct {
+	attrs   []int32   // T×P attribute ids, token by token
+	values  []float64 // T×P values, nil unless real-valued
+	labels  []int32   // T labels drawn from p(y|x)
+	correct int       // tokens the true weights' Viterbi path gets right
+}
+
+// synthGen generates sentences; one per goroutine.
+type synthGen struct {
+	m     *synthModel
+	pcg   rand.PCG
+	rng   *rand.Rand
+	theta []float64 // T×K node scores θ_t
+	alpha []float64 // T×K normalised forward messages
+	vit   []float64 // T×K Viterbi scores
+	back  []int32   // T×K Viterbi back-pointers
+	path  []int32   // T Viterbi path
+	tmp   []float64 // K scratch
+}
+
+func newSynthGen(m *synthModel) *synthGen {
+	g := &synthGen{m: m, tmp: make([]float64, m.K)}
+	g.rng = rand.New(&g.pcg)
+	return g
+}
+
+// generate draws sentence index of stream (for the options' seed) into s.
+func (g *synthGen) generate(o *SynthOptions, stream uint64, index int, s *synthSentence) {
+	m := g.m
+	seedPCG(&g.pcg, o.Seed, stream, uint64(index))
+	T := o.MinLen + g.rng.IntN(o.MaxLen-o.MinLen+1)
+	g.drawAttrs(T, s)
+	g.scores(T, s)
+	g.forward(T)
+	g.sample(T, s)
+	g.viterbi(T)
+	s.correct = 0
+	for t, y := range s.labels {
+		if g.path[t] == y {
+			s.correct++
+		}
+	}
+	_ = m
+}
+
+// drawAttrs draws the attributes (and values) of T tokens.
+func (g *synthGen) drawAttrs(T int, s *synthSentence) {
+	m := g.m
+	n := T * m.P
+	s.attrs = resize(s.attrs, n)
+	s.values = s.values[:0]
+	for t := 0; t < T; t++ {
+		row := s.attrs[t*m.P : (t+1)*m.P]
+		for grp := range row {
+			a := grp + m.P*m.ranks.draw(g.rng)
+			for a >= m.A { // the last rank of a short group: redraw
+				a = grp + m.P*m.ranks.draw(g.rng)
+			}
+			row[grp] = int32(a)
+		}
+	}
+	if m.real {
+		s.values = resize(s.values, n)
+		for j := range s.values {
+			s.values[j] = 0.25 + 1.5*g.rng.Float64()
+		}
+	}
+}
+
+// resize returns s with length n, reusing its storage.
+func resize[E any](s []E, n int) []E {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]E, n, n+n/4)
+}
+
+// scores computes θ_t(y) = bias[y] + Σ_a v·U[a,y] (+ start, end) in the
+// order crf.Lattice.SetScores uses, so the two agree bit for bit.
+func (g *synthGen) scores(T int, s *synthSentence) {
+	m := g.m
+	K, P := m.K, m.P
+	g.theta = resize(g.theta, T*K)
+	for t := 0; t < T; t++ {
+		row := g.theta[t*K : (t+1)*K]
+		copy(row, m.bias)
+		for j := t * P; j < (t+1)*P; j++ {
+			a := s.attrs[j]
+			es := m.emit[m.emitStart[a]:m.emitStart[a+1]]
+			if s.values == nil {
+				for _, e := range es {
+					row[e.idx] += e.w
+				}
+			} else {
+				v := s.values[j]
+				for _, e := range es {
+					row[e.idx] += v * e.w
+				}
+			}
+		}
+	}
+	addTo(g.theta[:K], m.start)
+	addTo(g.theta[(T-1)*K:T*K], m.end)
+}
+
+func addTo(dst, src []float64) {
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+// forward computes the normalised forward messages. ψ_t = exp(θ_t − max θ_t)
+// has entries in (0, 1] with one equal to 1, and E ≥ 1, so each unnormalised
+// row sums to at least 1: no underflow, and no overflow while B ≤ synthMaxTrans.
+func (g *synthGen) forward(T int) {
+	m := g.m
+	K := m.K
+	g.alpha = resize(g.alpha, T*K)
+	for t := 0; t < T; t++ {
+		th := g.theta[t*K : (t+1)*K]
+		cur := g.alpha[t*K : (t+1)*K]
+		mx := th[0]
+		for _, v := range th[1:] {
+			mx = max(mx, v)
+		}
+		if t == 0 {
+			for y, v := range th {
+				cur[y] = math.Exp(v - mx)
+			}
+		} else {
+			prev := g.alpha[(t-1)*K : t*K] // sums to 1
+			for y2, v := range th {
+				acc := 1.0
+				for _, e := range m.col[m.colStart[y2]:m.colStart[y2+1]] {
+					acc += prev[e.idx] * e.d
+				}
+				cur[y2] = math.Exp(v-mx) * acc
+			}
+		}
+		sum := 0.0
+		for _, v := range cur {
+			sum += v
+		}
+		inv := 1 / sum
+		for y := range cur {
+			cur[y] *= inv
+		}
+	}
+}
+
+// sample draws the labels backwards from the forward messages.
+func (g *synthGen) sample(T int, s *synthSentence) {
+	m := g.m
+	K := m.K
+	s.labels = resize(s.labels, T)
+	y := g.categorical(g.alpha[(T-1)*K : T*K])
+	s.labels[T-1] = int32(y)
+	for t := T - 2; t >= 0; t-- {
+		w := g.tmp
+		copy(w, g.alpha[t*K:(t+1)*K])
+		for _, e := range m.col[m.colStart[y]:m.colStart[y+1]] {
+			w[e.idx] *= e.d + 1
+		}
+		y = g.categorical(w)
+		s.labels[t] = int32(y)
+	}
+}
+
+// categorical draws an index with probability proportional to w (≥ 0, not
+// all zero).
+func (g *synthGen) categorical(w []float64) int {
+	sum := 0.0
+	for _, v := range w {
+		sum += v
+	}
+	u := g.rng.Float64() * sum
+	last := 0
+	for i, v := range w {
+		if v <= 0 {
+			continue
+		}
+		if u < v {
+			return i
+		}
+		u -= v
+		last = i
+	}
+	return last // u ran past the end by rounding
+}
+
+// viterbi writes the best path under the true weights into g.path, with
+// ties to the smallest label as crf.Lattice.Viterbi.
+func (g *synthGen) viterbi(T int) {
+	m := g.m
+	K := m.K
+	g.vit = resize(g.vit, T*K)
+	g.back = resize(g.back, T*K)
+	g.path = resize(g.path, T)
+	copy(g.vit[:K], g.theta[:K])
+	for t := 1; t < T; t++ {
+		prev := g.vit[(t-1)*K : t*K]
+		top, arg := argmax(prev)
+		cur := g.vit[t*K : (t+1)*K]
+		bk := g.back[t*K : (t+1)*K]
+		for y2 := 0; y2 < K; y2++ {
+			best, from := top, arg
+			for _, e := range m.col[m.colStart[y2]:m.colStart[y2+1]] {
+				if v := prev[e.idx] + e.w; v > best || (v == best && e.idx < from) {
+					best, from = v, e.idx
+				}
+			}
+			cur[y2] = best + g.theta[t*K+y2]
+			bk[y2] = from
+		}
+	}
+	_, y := argmax(g.vit[(T-1)*K : T*K])
+	g.path[T-1] = y
+	for t := T - 1; t > 0; t-- {
+		y = g.back[t*K+int(y)]
+		g.path[t-1] = y
+	}
+}
+
+// argmax returns the largest entry and its first index.
+func argmax(v []float64) (float64, int32) {
+	best, arg := v[0], int32(0)
+	for i, x := range v[1:] {
+		if x > best {
+			best, arg = x, int32(i+1)
+		}
+	}
+	return best, arg
+}
+
+// synthChunk is a run of consecutive sentences generated by one worker.
+type synthChunk struct {
+	first int // position in the table of the first sentence
+	sents []synthSentence
+	done  chan struct{}
+}
+
+// synthChunkSize is the number of sentences per unit of work.
+const synthChunkSize = 64
+
+// Synth writes a synthetic feature table (see SynthOptions) to w. Sentences
+// are generated by opts.Workers goroutines and written in order as they
+// come, so memory does not grow with the number of sentences (except in the
+// IPC file format, where TableWriter keeps the batches until the end).
+func Synth(ctx context.Context, w io.Writer, opts SynthOptions, writer pipeline.WriterOptions) (SynthSummary, error) {
+	if err := opts.check(); err != nil {
+		return SynthSummary{}, err
+	}
+	m, err := newSynthModel(opts)
+	if err != nil {
+		return SynthSummary{}, err
+	}
+	est := synthCeiling(m, &opts)
+	md, err := json.Marshal(synthMeta{Generator: synthVersion, Options: opts,
+		CeilingEstimate: est, CeilingSentences: SynthHeldOut})
+	if err != nil {
+		return SynthSummary{}, err
+	}
+	tw, err := NewTableWriter(w, TableOptions{
+		Columns:     []string{"word"},
+		AttrNames:   synthNames("a", opts.Attrs),
+		LabelNames:  synthNames("L", opts.Labels),
+		Metadata:    map[string]string{KeySynth: string(md), schemas.KeySource: "dualcrf synth"},
+		BatchTokens: opts.BatchTokens,
+		Writer:      writer,
+	})
+	if err != nil {
+		return SynthSummary{}, err
+	}
+	sum, err := synthWrite(ctx, tw, m, &opts)
+	if err != nil {
+		tw.Abort()
+		return SynthSummary{}, err
+	}
+	if err := tw.Close(); err != nil {
+		return SynthSummary{}, err
+	}
+	sum.Summary = tw.Summary()
+	sum.CeilingEstimate = est
+	if sum.Tokens > 0 {
+		sum.TrueAccuracy /= float64(sum.Tokens)
+	}
+	return sum, nil
+}
+
+// synthNames returns prefix0 … prefix(n-1).
+func synthNames(prefix string, n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = prefix + strconv.Itoa(i)
+	}
+	return names
+}
+
+// synthCeiling returns the true weights' Viterbi accuracy on the held-out
+// sentences.
+func synthCeiling(m *synthModel, o *SynthOptions) float64 {
+	g := newSynthGen(m)
+	var s synthSentence
+	correct, tokens := 0, 0
+	for i := 0; i < SynthHeldOut; i++ {
+		g.generate(o, streamHeldOut, i, &s)
+		correct += s.correct
+		tokens += len(s.labels)
+	}
+	return float64(correct) / float64(tokens)
+}
+
+// synthWrite generates the sentences on worker goroutines and writes them in
+// order. It returns the correct-token count in TrueAccuracy and the dual size.
+func synthWrite(ctx context.Context, tw *TableWriter, m *synthModel, o *SynthOptions) (SynthSummary, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	depth := 2 * o.Workers
+	free := make(chan *synthChunk, depth)
+	for range depth {
+		free <- &synthChunk{sents: make([]synthSentence, synthChunkSize)}
+	}
+	jobs := make(chan *synthChunk, depth)
+	order := make(chan *synthChunk, depth)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // hand out chunks, in order
+		defer wg.Done()
+		defer close(order)
+		defer close(jobs)
+		for first := 0; first < o.Sentences; first += synthChunkSize {
+			var c *synthChunk
+			select {
+			case c = <-free:
+			case <-ctx.Done():
+				return
+			}
+			c.first = first
+			c.sents = c.sents[:min(synthChunkSize, o.Sentences-first)]
+			c.done = make(chan struct{})
+			order <- c
+			jobs <- c
+		}
+	}()
+	for range o.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g := newSynthGen(m)
+			for c := range jobs {
+				for j := range c.sents {
+					g.generate(o, streamData, o.First+c.first+j, &c.sents[j])
+				}
+				close(c.done)
+			}
+		}()
+	}
+	sum, err := synthConsume(ctx, tw, m, order, free)
+	cancel()
+	wg.Wait()
+	return sum, err
+}
+
+// synthConsume writes the chunks of order as they complete and returns them
+// to free.
+func synthConsume(ctx context.Context, tw *TableWriter, m *synthModel, order <-chan *synthChunk, free chan<- *synthChunk) (SynthSummary, error) {
+	var sum SynthSummary
+	var tokens []string
+	var rows [][]string
+	var attrs [][]int32
+	var values [][]float64
+	names := tw.attrNamesForText(m.A)
+	sent := &Sentence{}
+	correct := 0
+	for c := range order {
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return sum, ctx.Err()
+		}
+		for j := range c.sents {
+			s := &c.sents[j]
+			T := len(s.labels)
+			tokens, rows = resize(tokens, T), resize(rows, T)
+			attrs = resize(attrs, T)
+			sent.Labels = resize(sent.Labels, T)
+			values = values[:0]
+			if s.values != nil {
+				values = resize(values, T)
+			}
+			for t := 0; t < T; t++ {
+				attrs[t] = s.attrs[t*m.P : (t+1)*m.P]
+				if s.values != nil {
+					values[t] = s.values[t*m.P : (t+1)*m.P]
+				}
+				tokens[t] = names[attrs[t][0]]
+				rows[t] = tokens[t : t+1]
+				sent.Labels[t] = synthLabel(s.labels[t])
+			}
+			sent.Tokens = rows
+			var v [][]float64
+			if s.values != nil {
+				v = values
+			}
+			if err := tw.Write(sent, attrs, v); err != nil {
+				return sum, err
+			}
+			correct += s.correct
+			sum.DualBytes += 16 * int64(crf.BlockLen(T, m.K))
+		}
+		free <- c
+		if err := ctx.Err(); err != nil {
+			return sum, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return sum, err
+	}
+	sum.TrueAccuracy = float64(correct)
+	return sum, nil
+}
+
+var errSynthInternal = errors.New("synth: internal error")
