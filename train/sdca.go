@@ -448,7 +448,7 @@ func (m *SDCA) clearDirection() {
 // φ'(0) = d0 > 0, ⟨w,v⟩ = a, ‖v‖² = b and λn = ln. It keeps a bracket
 // [lo, hi] with φ'(lo) > 0 > φ'(hi), starting from [0, 1] — φ'(1) = −λn‖v‖²
 // costs nothing — and its first point is the bracket's secant root: near 0
-// the entropy's log barrier makes φ'' huge, so a Newton step from 0 is tiny
+// the entropy's log barrier makes φ” huge, so a Newton step from 0 is tiny
 // and would stop the search far from the optimum. A Newton step that leaves
 // the bracket is replaced by the secant root of the bracket (bisection when
 // that is degenerate). It stops when a step is shorter than the

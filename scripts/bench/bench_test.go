@@ -47,13 +47,13 @@ func TestTimeToGap(t *testing.T) {
 		tol  float64
 		want float64
 	}{
-		{10, init},                // epoch 0 is certified and at the level
-		{1e-1, init + 2*step},     // gap 10^(1−2)
-		{1e-2, init + 4*step},     // epoch 3 (gap 1e-2) has no certificate
-		{1e-3, init + 4*step},     // epoch 4: gap 1e-3
-		{1e-5, init + 6*step},     // the last epoch
-		{1e-6, math.NaN()},        // never reached
-		{0.999e-5, math.NaN()},    // just below the last gap
+		{10, init},                 // epoch 0 is certified and at the level
+		{1e-1, init + 2*step},      // gap 10^(1−2)
+		{1e-2, init + 4*step},      // epoch 3 (gap 1e-2) has no certificate
+		{1e-3, init + 4*step},      // epoch 4: gap 1e-3
+		{1e-5, init + 6*step},      // the last epoch
+		{1e-6, math.NaN()},         // never reached
+		{0.999e-5, math.NaN()},     // just below the last gap
 		{1.0001e-2, init + 4*step}, // epoch 3 still skipped
 	}
 	for _, c := range cases {
@@ -154,7 +154,7 @@ func TestRenderMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"## CoNLL-2000 chunking (conll2000)",
 		"P* (best found) = 2.000001",
-		"| solver | s/epoch (median) | epochs | t(gap≤0.01) | t(gap≤0.001) | t(gap≤0.0001) | t(subopt≤0.001) | peak RSS | test acc | test F1 | final gap | wall |",
+		"| solver | s/epoch (median) | epochs | t(gap≤1e-2) | t(gap≤1e-3) | t(gap≤1e-4) | t(subopt≤1e-3) | peak RSS | test acc | test F1 | final gap | wall |",
 		wantRow, wantLBFGS,
 		"| SDCA-uniform (failed) |",
 		"SDCA-uniform failed: exit status 2",
@@ -258,7 +258,7 @@ func TestWriteArrow(t *testing.T) {
 	for rr.Next() {
 		rec := rr.RecordBatch()
 		n += int(rec.NumRows())
-		tGap, err := column[*array.Float64](rec, "t_gap_0.001")
+		tGap, err := column[*array.Float64](rec, "t_gap_1e-3")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +269,7 @@ func TestWriteArrow(t *testing.T) {
 		for i := 0; i < int(rec.NumRows()); i++ {
 			s := tab.Rows[i%3]
 			if solver.Value(i) != solverTitle(s.Solver) || !sameFloat(floatAt(tGap, i), s.TGap[1]) {
-				t.Errorf("row %d: %s t_gap_0.001 %v, want %s %v", i, solver.Value(i), floatAt(tGap, i), solverTitle(s.Solver), s.TGap[1])
+				t.Errorf("row %d: %s t_gap_1e-3 %v, want %s %v", i, solver.Value(i), floatAt(tGap, i), solverTitle(s.Solver), s.TGap[1])
 			}
 		}
 	}
@@ -322,7 +322,7 @@ func TestSeriesDropsUnplottable(t *testing.T) {
 	rows := synthLog(3, 1, 1, 0, 1)
 	rows[3].Primal = 0 // suboptimality 0 has no logarithm
 	xys := series(rows, func(r logRow) float64 { return float64(r.Epoch) }, suboptOf(0))
-	if len(xys) != 2 || xys[0].X != 0 || xys[1].X != 2 || xys[1].Y != -2 {
+	if len(xys) != 2 || xys[0].X != 0 || xys[1].X != 2 || math.Abs(xys[0].Y) > 1e-12 || math.Abs(xys[1].Y+2) > 1e-12 {
 		t.Errorf("series = %v, want epochs 0 and 2 with log10 values 0 and −2", xys)
 	}
 }
@@ -346,5 +346,29 @@ func TestParseFlags(t *testing.T) {
 	}
 	if _, err := selectSets([]string{"ptb"}); err == nil {
 		t.Error("unknown set accepted")
+	}
+}
+
+func TestFmtG(t *testing.T) {
+	for v, want := range map[float64]string{1e-2: "1e-2", 2.5e-4: "2.5e-4", 1: "1", 300: "3e2", 1e-10: "1e-10"} {
+		if got := fmtG(v); got != want {
+			t.Errorf("fmtG(%g) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestLog10Ticks(t *testing.T) {
+	var labels []string
+	for _, tk := range (log10Ticks{}).Ticks(-10.3, 6.2) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	// 16 decades from −10 to 6: labels every 2, on even powers.
+	if want := []string{"-10", "-8", "-6", "-4", "-2", "0", "2", "4", "6"}; !slices.Equal(labels, want) {
+		t.Errorf("labels %q, want %q", labels, want)
+	}
+	if n := len((log10Ticks{}).Ticks(-10.3, 6.2)); n != 17 {
+		t.Errorf("%d ticks, want one per power of ten (17)", n)
 	}
 }

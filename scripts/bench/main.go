@@ -764,8 +764,23 @@ func writeSetTable(b *strings.Builder, cfg config, t setTable) {
 // dash stands for a missing value.
 const dash = "—"
 
-// fmtG formats a threshold compactly (1e-3).
-func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+// fmtG formats a threshold compactly: 1e-3, 2.5e-4.
+func fmtG(v float64) string {
+	s := strconv.FormatFloat(v, 'e', -1, 64)
+	mant, exp, ok := strings.Cut(s, "e")
+	if !ok {
+		return s
+	}
+	sign := exp[:1]
+	if sign == "+" {
+		sign = ""
+	}
+	digits := strings.TrimLeft(exp[1:], "0")
+	if digits == "" {
+		return mant
+	}
+	return mant + "e" + sign + digits
+}
 
 // fmtSeconds formats a duration in seconds.
 func fmtSeconds(v float64) string {
@@ -975,7 +990,9 @@ func panelPlot(t setTable, pn panel, solvers []string) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = t.Set.Title + ": " + pn.Title
 	p.X.Label.Text, p.Y.Label.Text = pn.XLabel, pn.YLabel
-	p.Legend.Top = true
+	p.Legend.Left = true // curves fall from the top left: the bottom left stays empty longest
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(4), vg.Points(4)
+	p.Y.Tick.Marker = log10Ticks{}
 	p.Add(plotter.NewGrid())
 	for _, r := range t.Runs {
 		xys := series(r.Rows, pn.X, pn.Y)
@@ -994,6 +1011,28 @@ func panelPlot(t setTable, pn panel, solvers []string) (*plot.Plot, error) {
 		p.Legend.Add(solverTitle(r.Solver), line, points)
 	}
 	return p, nil
+}
+
+// log10Ticks marks whole numbers on a log10 axis (every power of ten),
+// falling back to the default ticks on ranges of less than two decades.
+type log10Ticks struct{}
+
+// Ticks implements plot.Ticker.
+func (log10Ticks) Ticks(lo, hi float64) []plot.Tick {
+	first, last := math.Ceil(lo), math.Floor(hi)
+	if last-first < 2 {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	step := math.Ceil((last - first) / 8) // at most about 8 labels
+	var ticks []plot.Tick
+	for v := first; v <= last; v++ {
+		t := plot.Tick{Value: v}
+		if math.Mod(v, step) == 0 {
+			t.Label = strconv.Itoa(int(v))
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }
 
 // drawGrid draws the plot grid onto a canvas of the grid's size.
