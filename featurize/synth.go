@@ -26,7 +26,8 @@ package featurize
 // and non-negative, so Σ_y α_{t-1}(y) E[y,y'] = Σα_{t-1} + Σ_{y: D[y,y']>0}
 // α_{t-1}(y) D[y,y'] costs O(K + nnz) per token instead of O(K²), and
 // Viterbi's max_y δ(y) + B[y,y'] = max(max δ, max_{B[y,y']>0} δ(y) + B[y,y'])
-// likewise. Generation is then dominated by K exponentials per token.
+// likewise. For binary attributes ψ_t(y) is a product of precomputed
+// exp(bias[y]) and exp(U[a,y]), so most tokens need no exponential at all.
 //
 // Sentence i's random numbers come from its own stream (Seed, i), so
 // generation streams in constant memory, runs on several cores and still
@@ -35,7 +36,6 @@ package featurize
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -68,8 +68,9 @@ const synthVersion = 1
 const (
 	synthMaxLabels = 1 << 12
 	synthMaxAttrs  = 1 << 26
-	synthMaxLen    = 1 << 20
-	synthMaxTrans  = 300 // largest transition weight: exp(B) and the forward sums stay finite
+	synthMaxCells  = 1 << 24 // MaxLen·Labels: a worker's lattice takes 28 bytes a cell
+	synthMaxWorker = 256
+	synthMaxWeight = 300 // largest |weight|: exponentials and the forward sums stay finite
 )
 
 // SynthOptions describe a synthetic feature table. Zero Noise and Workers
@@ -134,10 +135,14 @@ func (o *SynthOptions) check() error {
 		return bad("--sentences %d: want ≥ 0", o.Sentences)
 	case o.First < 0:
 		return bad("--first %d: want ≥ 0", o.First)
-	case o.MinLen < 1 || o.MaxLen < o.MinLen || o.MaxLen > synthMaxLen:
-		return bad("lengths [%d, %d]: want 1 ≤ min ≤ max ≤ %d", o.MinLen, o.MaxLen, synthMaxLen)
+	case o.First > math.MaxInt64-o.Sentences:
+		return bad("--first %d: too large", o.First)
+	case o.Workers > synthMaxWorker:
+		return bad("--workers %d: want at most %d", o.Workers, synthMaxWorker)
 	case o.Labels < 2 || o.Labels > synthMaxLabels:
 		return bad("--labels %d: want 2…%d", o.Labels, synthMaxLabels)
+	case o.MinLen < 1 || o.MaxLen < o.MinLen || o.MaxLen > synthMaxCells/o.Labels:
+		return bad("lengths [%d, %d]: want 1 ≤ min ≤ max ≤ %d (for %d labels)", o.MinLen, o.MaxLen, synthMaxCells/o.Labels, o.Labels)
 	case o.Attrs < 1 || o.Attrs > synthMaxAttrs:
 		return bad("--attrs %d: want 1…%d", o.Attrs, synthMaxAttrs)
 	case o.PerToken < 1 || o.PerToken > o.Attrs:
@@ -173,7 +178,13 @@ func seedPCG(p *rand.PCG, seed, stream, index uint64) {
 type synthEntry struct {
 	idx int32   // label (emission) or previous label (transition)
 	w   float64 // the weight
-	d   float64 // transitions: exp(w) − 1
+	e   float64 // exp(w)
+	d   float64 // exp(w) − 1, for transitions
+}
+
+// newSynthEntry returns the entry of weight w for idx.
+func newSynthEntry(idx int, w float64) synthEntry {
+	return synthEntry{idx: int32(idx), w: w, e: math.Exp(w), d: math.Expm1(w)}
 }
 
 // synthModel is the true CRF in sparse form.
@@ -189,6 +200,9 @@ type synthModel struct {
 	colStart  []int32      // K+1 offsets into col
 	col       []synthEntry // non-zero B[·,y'], by next label y'
 	ranks     synthAlias   // Zipf law of ranks within a group
+	// productSafe is set when no binary token's max θ_t can exceed
+	// synthMaxProduct, so forward needs no check per token.
+	productSafe bool
 }
 
 // newSynthModel draws the true CRF of the options (checked).
@@ -210,23 +224,29 @@ func newSynthModel(o SynthOptions) (*synthModel, error) {
 	m.emit = make([]synthEntry, 0, A+A/2)
 	for a := 0; a < A; a++ {
 		y1 := rng.IntN(K)
-		m.emit = append(m.emit, synthEntry{idx: int32(y1), w: (2 + 0.5*rng.NormFloat64()) * inv})
+		m.emit = append(m.emit, newSynthEntry(y1, (2+0.5*rng.NormFloat64())*inv))
 		if rng.IntN(2) == 1 {
 			y2 := (y1 + 1 + rng.IntN(K-1)) % K
-			m.emit = append(m.emit, synthEntry{idx: int32(y2), w: (2 + 0.5*rng.NormFloat64()) * inv})
+			m.emit = append(m.emit, newSynthEntry(y2, (2+0.5*rng.NormFloat64())*inv))
 		}
 		m.emitStart[a+1] = int32(len(m.emit))
 	}
-	if err := m.drawTransitions(rng, inv); err != nil {
+	m.drawTransitions(rng, inv)
+	if err := m.checkRange(o.Noise); err != nil {
 		return nil, err
 	}
+	maxEmit := 0.0
+	for _, e := range m.emit {
+		maxEmit = max(maxEmit, e.w)
+	}
+	m.productSafe = synthMax(m.bias)+float64(P)*maxEmit <= synthMaxProduct
 	m.ranks = newSynthAlias((A + P - 1) / P)
 	return m, nil
 }
 
 // drawTransitions draws the sparse, non-negative transition weights and
 // stores them by column.
-func (m *synthModel) drawTransitions(rng *rand.Rand, inv float64) error {
+func (m *synthModel) drawTransitions(rng *rand.Rand, inv float64) {
 	K := m.K
 	dense := make([]float64, K*K)
 	for y := 0; y < K; y++ {
@@ -241,13 +261,29 @@ func (m *synthModel) drawTransitions(rng *rand.Rand, inv float64) error {
 			if b == 0 {
 				continue
 			}
-			if b > synthMaxTrans {
-				return fmt.Errorf("synth: --noise %g is too small: a transition weight of %.3g would overflow (at most %d)",
-					1/inv, b, synthMaxTrans)
-			}
-			m.col = append(m.col, synthEntry{idx: int32(y), w: b, d: math.Expm1(b)})
+			m.col = append(m.col, newSynthEntry(y, b))
 		}
 		m.colStart[y2+1] = int32(len(m.col))
+	}
+}
+
+// checkRange rejects weights too large for the forward recursions, which
+// only a tiny temperature makes.
+func (m *synthModel) checkRange(noise float64) error {
+	big := 0.0
+	for _, v := range [][]float64{m.bias, m.start, m.end} {
+		for _, x := range v {
+			big = max(big, math.Abs(x))
+		}
+	}
+	for _, e := range m.emit {
+		big = max(big, e.w)
+	}
+	for _, e := range m.col {
+		big = max(big, e.w)
+	}
+	if big > synthMaxWeight {
+		return fmt.Errorf("synth: --noise %g is too small: it makes a weight of %.3g (at most %d)", noise, big, synthMaxWeight)
 	}
 	return nil
 }
@@ -334,8 +370,8 @@ func newSynthAlias(n int) synthAlias {
 }
 
 // draw returns a random index.
-func (t *synthAlias) draw(rng *rand.Rand) int {
-	u := rng.Uint64()
+func (t *synthAlias) draw(src *rand.PCG) int {
+	u := src.Uint64()
 	i := (u >> 32) * t.n >> 32
 	if uint32(u) < t.thresh[i] {
 		return int(i)
@@ -359,7 +395,8 @@ type synthGen struct {
 	theta []float64 // T×K node scores θ_t
 	alpha []float64 // T×K normalised forward messages
 	vit   []float64 // T×K Viterbi scores
-	back  []int32   // T×K Viterbi back-pointers
+	tops  []float64 // T: max of each Viterbi row…
+	args  []int32   // …and its first label
 	path  []int32   // T Viterbi path
 	tmp   []float64 // K scratch
 }
@@ -372,12 +409,11 @@ func newSynthGen(m *synthModel) *synthGen {
 
 // generate draws sentence index of stream (for the options' seed) into s.
 func (g *synthGen) generate(o *SynthOptions, stream uint64, index int, s *synthSentence) {
-	m := g.m
 	seedPCG(&g.pcg, o.Seed, stream, uint64(index))
 	T := o.MinLen + g.rng.IntN(o.MaxLen-o.MinLen+1)
 	g.drawAttrs(T, s)
 	g.scores(T, s)
-	g.forward(T)
+	g.forward(T, s)
 	g.sample(T, s)
 	g.viterbi(T)
 	s.correct = 0
@@ -386,35 +422,34 @@ func (g *synthGen) generate(o *SynthOptions, stream uint64, index int, s *synthS
 			s.correct++
 		}
 	}
-	_ = m
 }
 
 // drawAttrs draws the attributes (and values) of T tokens.
 func (g *synthGen) drawAttrs(T int, s *synthSentence) {
 	m := g.m
 	n := T * m.P
-	s.attrs = resize(s.attrs, n)
+	s.attrs = synthResize(s.attrs, n)
 	s.values = s.values[:0]
 	for t := 0; t < T; t++ {
 		row := s.attrs[t*m.P : (t+1)*m.P]
 		for grp := range row {
-			a := grp + m.P*m.ranks.draw(g.rng)
+			a := grp + m.P*m.ranks.draw(&g.pcg)
 			for a >= m.A { // the last rank of a short group: redraw
-				a = grp + m.P*m.ranks.draw(g.rng)
+				a = grp + m.P*m.ranks.draw(&g.pcg)
 			}
 			row[grp] = int32(a)
 		}
 	}
 	if m.real {
-		s.values = resize(s.values, n)
+		s.values = synthResize(s.values, n)
 		for j := range s.values {
 			s.values[j] = 0.25 + 1.5*g.rng.Float64()
 		}
 	}
 }
 
-// resize returns s with length n, reusing its storage.
-func resize[E any](s []E, n int) []E {
+// synthResize returns s with length n, reusing its storage.
+func synthResize[E any](s []E, n int) []E {
 	if cap(s) >= n {
 		return s[:n]
 	}
@@ -422,65 +457,77 @@ func resize[E any](s []E, n int) []E {
 }
 
 // scores computes θ_t(y) = bias[y] + Σ_a v·U[a,y] (+ start, end) in the
-// order crf.Lattice.SetScores uses, so the two agree bit for bit.
+// order crf.Lattice.SetScores uses, so the two agree bit for bit. For binary
+// attributes it also writes ψ_t(y) = exp(bias[y]) Π_a exp(U[a,y]) into the
+// forward rows, which spares forward K exponentials per token.
 func (g *synthGen) scores(T int, s *synthSentence) {
 	m := g.m
 	K, P := m.K, m.P
-	g.theta = resize(g.theta, T*K)
+	g.theta = synthResize(g.theta, T*K)
+	g.alpha = synthResize(g.alpha, T*K)
 	for t := 0; t < T; t++ {
 		row := g.theta[t*K : (t+1)*K]
 		copy(row, m.bias)
-		for j := t * P; j < (t+1)*P; j++ {
-			a := s.attrs[j]
-			es := m.emit[m.emitStart[a]:m.emitStart[a+1]]
-			if s.values == nil {
-				for _, e := range es {
-					row[e.idx] += e.w
-				}
-			} else {
-				v := s.values[j]
-				for _, e := range es {
+		attrs := s.attrs[t*P : (t+1)*P]
+		if s.values != nil {
+			for j, a := range attrs {
+				v := s.values[t*P+j]
+				for _, e := range m.emit[m.emitStart[a]:m.emitStart[a+1]] {
 					row[e.idx] += v * e.w
 				}
 			}
+			continue
+		}
+		psi := g.alpha[t*K : (t+1)*K]
+		copy(psi, m.ebias)
+		for _, a := range attrs {
+			for _, e := range m.emit[m.emitStart[a]:m.emitStart[a+1]] {
+				row[e.idx] += e.w
+				psi[e.idx] *= e.e
+			}
 		}
 	}
-	addTo(g.theta[:K], m.start)
-	addTo(g.theta[(T-1)*K:T*K], m.end)
+	synthAddTo(g.theta[:K], m.start)
+	synthAddTo(g.theta[(T-1)*K:T*K], m.end)
 }
 
-func addTo(dst, src []float64) {
+func synthAddTo(dst, src []float64) {
 	for i := range dst {
 		dst[i] += src[i]
 	}
 }
 
-// forward computes the normalised forward messages. ψ_t = exp(θ_t − max θ_t)
-// has entries in (0, 1] with one equal to 1, and E ≥ 1, so each unnormalised
-// row sums to at least 1: no underflow, and no overflow while B ≤ synthMaxTrans.
-func (g *synthGen) forward(T int) {
+// synthMaxProduct bounds max θ_t for the product form of ψ_t written by
+// scores: with every weight at most synthMaxWeight in size, its entries then
+// lie in [exp(−synthMaxWeight), exp(synthMaxProduct)], far from underflow
+// and overflow.
+const synthMaxProduct = 600
+
+// forward computes the normalised forward messages α_t ∝ ψ_t ⊙ (E^T α_{t-1}).
+// ψ_t is exp(θ_t − max θ_t) (entries in (0, 1], one equal to 1), or for
+// binary attributes the product form scores wrote (unless start or end
+// weights apply, or max θ_t is large). As E ≥ 1 and α_{t-1} sums to 1,
+// (E^T α_{t-1})(y') ≥ 1: the rows neither underflow nor overflow.
+func (g *synthGen) forward(T int, s *synthSentence) {
 	m := g.m
 	K := m.K
-	g.alpha = resize(g.alpha, T*K)
 	for t := 0; t < T; t++ {
 		th := g.theta[t*K : (t+1)*K]
 		cur := g.alpha[t*K : (t+1)*K]
-		mx := th[0]
-		for _, v := range th[1:] {
-			mx = max(mx, v)
-		}
-		if t == 0 {
+		if s.values != nil || t == 0 || t == T-1 || (!m.productSafe && synthMax(th) > synthMaxProduct) {
+			mx := synthMax(th)
 			for y, v := range th {
 				cur[y] = math.Exp(v - mx)
 			}
-		} else {
+		}
+		if t > 0 {
 			prev := g.alpha[(t-1)*K : t*K] // sums to 1
-			for y2, v := range th {
+			for y2 := range cur {
 				acc := 1.0
 				for _, e := range m.col[m.colStart[y2]:m.colStart[y2+1]] {
 					acc += prev[e.idx] * e.d
 				}
-				cur[y2] = math.Exp(v-mx) * acc
+				cur[y2] *= acc
 			}
 		}
 		sum := 0.0
@@ -498,14 +545,14 @@ func (g *synthGen) forward(T int) {
 func (g *synthGen) sample(T int, s *synthSentence) {
 	m := g.m
 	K := m.K
-	s.labels = resize(s.labels, T)
+	s.labels = synthResize(s.labels, T)
 	y := g.categorical(g.alpha[(T-1)*K : T*K])
 	s.labels[T-1] = int32(y)
 	for t := T - 2; t >= 0; t-- {
 		w := g.tmp
 		copy(w, g.alpha[t*K:(t+1)*K])
 		for _, e := range m.col[m.colStart[y]:m.colStart[y+1]] {
-			w[e.idx] *= e.d + 1
+			w[e.idx] *= e.e
 		}
 		y = g.categorical(w)
 		s.labels[t] = int32(y)
@@ -535,40 +582,65 @@ func (g *synthGen) categorical(w []float64) int {
 }
 
 // viterbi writes the best path under the true weights into g.path, with
-// ties to the smallest label as crf.Lattice.Viterbi.
+// ties to the smallest label as crf.Lattice.Viterbi. The forward pass keeps
+// only the scores; the back-pointers are recomputed along the path alone.
 func (g *synthGen) viterbi(T int) {
 	m := g.m
 	K := m.K
-	g.vit = resize(g.vit, T*K)
-	g.back = resize(g.back, T*K)
-	g.path = resize(g.path, T)
+	g.vit = synthResize(g.vit, T*K)
+	g.path = synthResize(g.path, T)
 	copy(g.vit[:K], g.theta[:K])
+	top, arg := synthArgmax(g.vit[:K])
+	g.tops = synthResize(g.tops, T)
+	g.args = synthResize(g.args, T)
+	g.tops[0], g.args[0] = top, arg
 	for t := 1; t < T; t++ {
 		prev := g.vit[(t-1)*K : t*K]
-		top, arg := argmax(prev)
 		cur := g.vit[t*K : (t+1)*K]
-		bk := g.back[t*K : (t+1)*K]
-		for y2 := 0; y2 < K; y2++ {
-			best, from := top, arg
+		th := g.theta[t*K : (t+1)*K]
+		for y2 := range cur {
+			best := top
 			for _, e := range m.col[m.colStart[y2]:m.colStart[y2+1]] {
-				if v := prev[e.idx] + e.w; v > best || (v == best && e.idx < from) {
-					best, from = v, e.idx
-				}
+				best = max(best, prev[e.idx]+e.w)
 			}
-			cur[y2] = best + g.theta[t*K+y2]
-			bk[y2] = from
+			cur[y2] = best + th[y2]
 		}
+		top, arg = synthArgmax(cur)
+		g.tops[t], g.args[t] = top, arg
 	}
-	_, y := argmax(g.vit[(T-1)*K : T*K])
+	y := arg
 	g.path[T-1] = y
 	for t := T - 1; t > 0; t-- {
-		y = g.back[t*K+int(y)]
+		y = g.from(t-1, y)
 		g.path[t-1] = y
 	}
 }
 
-// argmax returns the largest entry and its first index.
-func argmax(v []float64) (float64, int32) {
+// from returns the best label at t followed by y2 at t+1: the argmax of
+// vit_t(y) + B[y,y2], the smallest such label on ties.
+func (g *synthGen) from(t int, y2 int32) int32 {
+	m := g.m
+	prev := g.vit[t*m.K : (t+1)*m.K]
+	best, from := g.tops[t], g.args[t]
+	for _, e := range m.col[m.colStart[y2]:m.colStart[y2+1]] {
+		if v := prev[e.idx] + e.w; v > best || (v == best && e.idx < from) {
+			best, from = v, e.idx
+		}
+	}
+	return from
+}
+
+// synthMax returns the largest entry of v.
+func synthMax(v []float64) float64 {
+	mx := v[0]
+	for _, x := range v[1:] {
+		mx = max(mx, x)
+	}
+	return mx
+}
+
+// synthArgmax returns the largest entry and its first index.
+func synthArgmax(v []float64) (float64, int32) {
 	best, arg := v[0], int32(0)
 	for i, x := range v[1:] {
 		if x > best {
@@ -585,8 +657,12 @@ type synthChunk struct {
 	done  chan struct{}
 }
 
-// synthChunkSize is the number of sentences per unit of work.
-const synthChunkSize = 64
+// A unit of work is synthChunkSize sentences, fewer when that could exceed
+// synthChunkTokens tokens.
+const (
+	synthChunkSize   = 64
+	synthChunkTokens = 1 << 14
+)
 
 // Synth writes a synthetic feature table (see SynthOptions) to w. Sentences
 // are generated by opts.Workers goroutines and written in order as they
@@ -606,10 +682,11 @@ func Synth(ctx context.Context, w io.Writer, opts SynthOptions, writer pipeline.
 	if err != nil {
 		return SynthSummary{}, err
 	}
+	names := synthNames{attrs: synthNameList("a", opts.Attrs), labels: synthNameList("L", opts.Labels)}
 	tw, err := NewTableWriter(w, TableOptions{
 		Columns:     []string{"word"},
-		AttrNames:   synthNames("a", opts.Attrs),
-		LabelNames:  synthNames("L", opts.Labels),
+		AttrNames:   names.attrs,
+		LabelNames:  names.labels,
 		Metadata:    map[string]string{KeySynth: string(md), schemas.KeySource: "dualcrf synth"},
 		BatchTokens: opts.BatchTokens,
 		Writer:      writer,
@@ -617,7 +694,7 @@ func Synth(ctx context.Context, w io.Writer, opts SynthOptions, writer pipeline.
 	if err != nil {
 		return SynthSummary{}, err
 	}
-	sum, err := synthWrite(ctx, tw, m, &opts)
+	tally, err := synthWrite(ctx, tw, m, &opts, names)
 	if err != nil {
 		tw.Abort()
 		return SynthSummary{}, err
@@ -625,16 +702,18 @@ func Synth(ctx context.Context, w io.Writer, opts SynthOptions, writer pipeline.
 	if err := tw.Close(); err != nil {
 		return SynthSummary{}, err
 	}
-	sum.Summary = tw.Summary()
-	sum.CeilingEstimate = est
+	sum := SynthSummary{Summary: tw.Summary(), CeilingEstimate: est, DualBytes: tally.dualBytes}
 	if sum.Tokens > 0 {
-		sum.TrueAccuracy /= float64(sum.Tokens)
+		sum.TrueAccuracy = float64(tally.correct) / float64(sum.Tokens)
 	}
 	return sum, nil
 }
 
-// synthNames returns prefix0 … prefix(n-1).
-func synthNames(prefix string, n int) []string {
+// synthNames are the attribute and label names, by id.
+type synthNames struct{ attrs, labels []string }
+
+// synthNameList returns prefix0 … prefix(n-1).
+func synthNameList(prefix string, n int) []string {
 	names := make([]string, n)
 	for i := range names {
 		names[i] = prefix + strconv.Itoa(i)
@@ -643,28 +722,49 @@ func synthNames(prefix string, n int) []string {
 }
 
 // synthCeiling returns the true weights' Viterbi accuracy on the held-out
-// sentences.
+// sentences, shared out among the workers.
 func synthCeiling(m *synthModel, o *SynthOptions) float64 {
-	g := newSynthGen(m)
-	var s synthSentence
-	correct, tokens := 0, 0
-	for i := 0; i < SynthHeldOut; i++ {
-		g.generate(o, streamHeldOut, i, &s)
-		correct += s.correct
-		tokens += len(s.labels)
+	correct := make([]int, o.Workers)
+	tokens := make([]int, o.Workers)
+	var wg sync.WaitGroup
+	for w := range o.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g := newSynthGen(m)
+			var s synthSentence
+			for i := w; i < SynthHeldOut; i += o.Workers {
+				g.generate(o, streamHeldOut, i, &s)
+				correct[w] += s.correct
+				tokens[w] += len(s.labels)
+			}
+		}()
 	}
-	return float64(correct) / float64(tokens)
+	wg.Wait()
+	c, n := 0, 0
+	for w := range correct {
+		c += correct[w]
+		n += tokens[w]
+	}
+	return float64(c) / float64(n)
+}
+
+// synthTally counts what the true weights get right and the dual size.
+type synthTally struct {
+	correct   int   // tokens the true weights' Viterbi path gets right
+	dualBytes int64 // Σ 16·BlockLen(T, K)
 }
 
 // synthWrite generates the sentences on worker goroutines and writes them in
-// order. It returns the correct-token count in TrueAccuracy and the dual size.
-func synthWrite(ctx context.Context, tw *TableWriter, m *synthModel, o *SynthOptions) (SynthSummary, error) {
+// order.
+func synthWrite(ctx context.Context, tw *TableWriter, m *synthModel, o *SynthOptions, names synthNames) (synthTally, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	depth := 2 * o.Workers
+	chunk := max(1, min(synthChunkSize, synthChunkTokens/o.MaxLen))
 	free := make(chan *synthChunk, depth)
 	for range depth {
-		free <- &synthChunk{sents: make([]synthSentence, synthChunkSize)}
+		free <- &synthChunk{sents: make([]synthSentence, chunk)}
 	}
 	jobs := make(chan *synthChunk, depth)
 	order := make(chan *synthChunk, depth)
@@ -674,7 +774,7 @@ func synthWrite(ctx context.Context, tw *TableWriter, m *synthModel, o *SynthOpt
 		defer wg.Done()
 		defer close(order)
 		defer close(jobs)
-		for first := 0; first < o.Sentences; first += synthChunkSize {
+		for first := 0; first < o.Sentences; first += chunk {
 			var c *synthChunk
 			select {
 			case c = <-free:
@@ -682,7 +782,7 @@ func synthWrite(ctx context.Context, tw *TableWriter, m *synthModel, o *SynthOpt
 				return
 			}
 			c.first = first
-			c.sents = c.sents[:min(synthChunkSize, o.Sentences-first)]
+			c.sents = c.sents[:min(chunk, o.Sentences-first)]
 			c.done = make(chan struct{})
 			order <- c
 			jobs <- c
@@ -701,23 +801,22 @@ func synthWrite(ctx context.Context, tw *TableWriter, m *synthModel, o *SynthOpt
 			}
 		}()
 	}
-	sum, err := synthConsume(ctx, tw, m, order, free)
+	tally, err := synthConsume(ctx, tw, m, names, order, free)
 	cancel()
 	wg.Wait()
-	return sum, err
+	return tally, err
 }
 
 // synthConsume writes the chunks of order as they complete and returns them
 // to free.
-func synthConsume(ctx context.Context, tw *TableWriter, m *synthModel, order <-chan *synthChunk, free chan<- *synthChunk) (SynthSummary, error) {
-	var sum SynthSummary
+func synthConsume(ctx context.Context, tw *TableWriter, m *synthModel, names synthNames,
+	order <-chan *synthChunk, free chan<- *synthChunk) (synthTally, error) {
+	var sum synthTally
 	var tokens []string
 	var rows [][]string
 	var attrs [][]int32
 	var values [][]float64
-	names := tw.attrNamesForText(m.A)
 	sent := &Sentence{}
-	correct := 0
 	for c := range order {
 		select {
 		case <-c.done:
@@ -727,21 +826,21 @@ func synthConsume(ctx context.Context, tw *TableWriter, m *synthModel, order <-c
 		for j := range c.sents {
 			s := &c.sents[j]
 			T := len(s.labels)
-			tokens, rows = resize(tokens, T), resize(rows, T)
-			attrs = resize(attrs, T)
-			sent.Labels = resize(sent.Labels, T)
+			tokens, rows = synthResize(tokens, T), synthResize(rows, T)
+			attrs = synthResize(attrs, T)
+			sent.Labels = synthResize(sent.Labels, T)
 			values = values[:0]
 			if s.values != nil {
-				values = resize(values, T)
+				values = synthResize(values, T)
 			}
 			for t := 0; t < T; t++ {
 				attrs[t] = s.attrs[t*m.P : (t+1)*m.P]
 				if s.values != nil {
 					values[t] = s.values[t*m.P : (t+1)*m.P]
 				}
-				tokens[t] = names[attrs[t][0]]
+				tokens[t] = names.attrs[attrs[t][0]]
 				rows[t] = tokens[t : t+1]
-				sent.Labels[t] = synthLabel(s.labels[t])
+				sent.Labels[t] = names.labels[s.labels[t]]
 			}
 			sent.Tokens = rows
 			var v [][]float64
@@ -751,8 +850,8 @@ func synthConsume(ctx context.Context, tw *TableWriter, m *synthModel, order <-c
 			if err := tw.Write(sent, attrs, v); err != nil {
 				return sum, err
 			}
-			correct += s.correct
-			sum.DualBytes += 16 * int64(crf.BlockLen(T, m.K))
+			sum.correct += s.correct
+			sum.dualBytes += 16 * int64(crf.BlockLen(T, m.K))
 		}
 		free <- c
 		if err := ctx.Err(); err != nil {
@@ -762,8 +861,5 @@ func synthConsume(ctx context.Context, tw *TableWriter, m *synthModel, order <-c
 	if err := ctx.Err(); err != nil {
 		return sum, err
 	}
-	sum.TrueAccuracy = float64(correct)
 	return sum, nil
 }
-
-var errSynthInternal = errors.New("synth: internal error")

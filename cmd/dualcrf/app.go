@@ -18,6 +18,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		decodeCommand(),
 		evalCommand(),
 		demoCommand(),
+		synthCommand(),
 	}
 	for _, c := range commands {
 		c.OnUsageError = usageError
