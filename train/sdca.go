@@ -71,8 +71,12 @@ type SDCA struct {
 	epoch   int
 }
 
-// DefaultEpsilon is the uniform weight ε of the initial duals.
-const DefaultEpsilon = 1e-3
+// DefaultEpsilon is the uniform weight ε of the initial duals. Since
+// ŵ(μ⁰) = (ε/(λn)) Σ_i (F_i − E_uniform[F]) grows with the corpus, a large ε
+// starts far out (ε = 1e-3 gives an initial gap of 594 on CoNLL-2000); with
+// 1e-9 the start is w ≈ 0 and the gap 73.2, the paper's 73.1, and the
+// following epochs match the paper's curve.
+const DefaultEpsilon = 1e-9
 
 // stepWork is the scratch space of one SDCA step, sized once.
 type stepWork struct {
