@@ -1,0 +1,91 @@
+package decode_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/decode"
+	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/train"
+)
+
+// conll2000Model featurizes CoNLL-2000 (chunking templates, cut-off 3),
+// trains 3 SDCA-GAP epochs and returns the model and the test set in its
+// vocabulary.
+func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset) {
+	b.Helper()
+	root := os.Getenv("DUALCRF_DATA")
+	if root == "" {
+		root = filepath.Join("..", "..", "shared", "data")
+	}
+	dir := filepath.Join(root, "conll2000")
+	if _, err := os.Stat(filepath.Join(dir, "test.txt.gz")); err != nil {
+		b.Skipf("CoNLL-2000 not found under %s (set DUALCRF_DATA)", root)
+	}
+	set, err := featurize.Builtin("chunking")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var tr, te bytes.Buffer
+	if _, err := featurize.Run(ctx, filepath.Join(dir, "train.txt.gz"), &tr, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
+		b.Fatal(err)
+	}
+	trainT, err := featurize.ReadTable(&tr, "train", featurize.ReadOptions{SkipText: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	vocab, err := featurize.NewVocabulary(trainT.Data.AttrNames)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := featurize.Run(ctx, filepath.Join(dir, "test.txt.gz"), &te, featurize.RunOptions{Templates: set, Vocab: vocab, Labels: trainT.Data.LabelNames}); err != nil {
+		b.Fatal(err)
+	}
+	testT, err := featurize.ReadTable(&te, "test", featurize.ReadOptions{SkipText: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := trainT.Data
+	p, err := train.NewProblem(d, 1/float64(d.Len()), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := train.Train(ctx, p, train.Settings{MaxEpochs: 3, GapEvery: -1}, &train.SDCA{Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &crf.Model{Layout: p.Layout, Weights: res.Weights, AttrNames: d.AttrNames, LabelNames: d.LabelNames}
+	return m, decode.Apply(testT.Data, decode.Remap(m, testT.Data), m.Layout.NumAttrs, m.AttrNames)
+}
+
+// BenchmarkDecodeConll2000 decodes the CoNLL-2000 test set (2,012
+// sentences, 47,377 tokens) with 1 and with all workers and reports
+// sentences/s and tokens/s; run with -benchtime 20x.
+func BenchmarkDecodeConll2000(b *testing.B) {
+	m, test := conll2000Model(b)
+	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
+		for _, marg := range []bool{false, true} {
+			name := "workers=" + strconv.Itoa(workers)
+			if marg {
+				name += "/marginals"
+			}
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					if _, err := decode.Decode(context.Background(), m, test, decode.Options{Workers: workers, Marginals: marg}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				sec := b.Elapsed().Seconds() / float64(b.N)
+				b.ReportMetric(float64(test.Len())/sec, "sentences/s")
+				b.ReportMetric(float64(test.NumTokens())/sec, "tokens/s")
+			})
+		}
+	}
+}
