@@ -14,7 +14,7 @@ const conlluFields = 10
 // their UPOS tag.
 type ConlluOptions struct {
 	// XPOSLabel labels words with XPOS (field 5, language-specific tags such
-	// as the PTB tags of English) instead of UPOS; UPOS is then the "pos"
+	// as the PTB tags of English) instead of UPOS; UPOS is then the "upos"
 	// column.
 	XPOSLabel bool
 }
@@ -29,8 +29,13 @@ type ConlluOptions struct {
 //
 //	word   FORM
 //	lemma  LEMMA
-//	pos    XPOS when the label is UPOS, UPOS when the label is XPOS
+//	xpos   XPOS when the label is UPOS (named upos, holding UPOS, when the label is XPOS)
 //	feats  FEATS
+//
+// The other tag column is gold annotation, nearly a function of the label,
+// so it is deliberately not named "pos": the built-in templates' pos items
+// (meant for automatic tags such as CoNLL-2002's) do not read it. A template
+// that wants it names it: xpos[0].
 //
 // HEAD, DEPREL, DEPS and MISC are validated only for presence.
 type ConlluReader struct {
@@ -48,13 +53,18 @@ type ConlluReader struct {
 
 var _ Reader = (*ConlluReader)(nil)
 
-// conlluColumns are the token columns of every ConlluReader.
-func conlluColumns() []string { return []string{"word", "lemma", "pos", "feats"} }
+// conlluColumns are the token columns of a ConlluReader.
+func conlluColumns(opts ConlluOptions) []string {
+	if opts.XPOSLabel {
+		return []string{"word", "lemma", "upos", "feats"}
+	}
+	return []string{"word", "lemma", "xpos", "feats"}
+}
 
 // NewConlluReader returns a reader of the CoNLL-U text r, whose display name
 // (for errors) is name.
 func NewConlluReader(r io.Reader, name string, opts ConlluOptions) *ConlluReader {
-	return &ConlluReader{lr: newLineReader(r, name), opts: opts, columns: conlluColumns()}
+	return &ConlluReader{lr: newLineReader(r, name), opts: opts, columns: conlluColumns(opts)}
 }
 
 // Columns names the token columns: word, lemma, pos, feats.

@@ -140,8 +140,9 @@ type tmplTemplate struct {
 // of the input ([A-Za-z0-9_.-]+), or "%N" for the input's column N
 // (0-based). Two names are aliases used when the input has no column of
 // that exact name: "w" is the first of "word", "form", "token"; "pos" is
-// the first of "xpos", "upos", "tag" (the label column is never among the
-// input's columns, so "pos" never reads the gold labels).
+// "tag". The label column is never among the input's columns, and "pos"
+// does not stand for CoNLL-U's xpos/upos columns, which are gold tags
+// nearly determining the label: a template reads those only by name.
 //
 // Functions transforming the text (never applied to boundary symbols):
 //
@@ -464,7 +465,7 @@ func tmplLookupFunc(name string) (tmplFunc, int, bool) {
 // tmplAliases lists the columns an alias stands for, in order of preference.
 var tmplAliases = map[string][]string{
 	"w":   {"word", "form", "token"},
-	"pos": {"xpos", "upos", "tag"},
+	"pos": {"tag"},
 }
 
 // tmplResolveColumn finds the index of column name among columns.

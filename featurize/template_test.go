@@ -367,10 +367,19 @@ func TestOptionalTemplatesAndAliases(t *testing.T) {
 	if f := withPOS[1][19]; f.Template != 19 || f.Name != "pos[2]=_E+2" {
 		t.Errorf("last attribute with POS %+v", f)
 	}
-	// Aliases: w reads "form", pos reads "xpos" when there is no "pos".
-	got := tmplExtractNames(t, "w[0]|pos[0]\n", []string{"id", "form", "xpos"}, &Sentence{Tokens: [][]string{{"1", "Hi", "UH"}}})
+	// Aliases: w reads "form", pos reads "tag" when there is no "pos".
+	got := tmplExtractNames(t, "w[0]|pos[0]\n", []string{"id", "form", "tag"}, &Sentence{Tokens: [][]string{{"1", "Hi", "UH"}}})
 	if want := [][]string{{"w[0]|pos[0]=Hi|UH"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("aliases: got %q", got)
+	}
+	// pos does not stand for CoNLL-U's gold xpos column: the optional pos
+	// templates of the built-in sets yield nothing there.
+	set, err := ParseTemplateString("w[0]|pos[0]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := set.Compile([]string{"word", "lemma", "xpos", "feats"}); err == nil {
+		t.Error("pos[0] compiled against a CoNLL-U input: it would read the gold xpos tags")
 	}
 	pos, _ := Builtin("pos")
 	if x, err := pos.Compile([]string{"form", "lemma"}); err != nil || x.NumTemplates() != 22 {
