@@ -67,9 +67,8 @@ func LogInto(dst, src []float64) {
 
 // LineTerms returns, for x = (1−γ)μ + γν entry by entry,
 // s = Σ (ν−μ)·log x and s2 = Σ (ν−μ)²/x over the entries with x > 0 —
-// the two sums the SDCA line search needs for each clique. If logX is not
-// nil it receives log x.
-func LineTerms(mu, nu []float64, gamma float64, logX []float64) (s, s2 float64) {
+// the two sums the SDCA line search needs for each clique.
+func LineTerms(mu, nu []float64, gamma float64) (s, s2 float64) {
 	nu = nu[:len(mu)]
 	for i, m := range mu {
 		d := nu[i] - m
@@ -77,15 +76,9 @@ func LineTerms(mu, nu []float64, gamma float64, logX []float64) (s, s2 float64) 
 		lx, ok := logInline(x)
 		if !ok {
 			if !(x > 0) {
-				if logX != nil {
-					logX[i] = math.Inf(-1)
-				}
 				continue
 			}
 			lx = math.Log(x)
-		}
-		if logX != nil {
-			logX[i] = lx
 		}
 		s += d * lx
 		s2 += d * d / x

@@ -36,7 +36,7 @@ func TestEdgeTermsMatchExact(t *testing.T) {
 		e.prepare(mu, logMu, nu, logNu)
 		for _, g := range []float64{1e-6, 0.01, 0.3, 0.77, 0.999, 1} {
 			s, s2 := e.eval(g, mu, logMu, nu)
-			ws, ws2 := crf.LineTerms(mu, nu, g, nil)
+			ws, ws2 := crf.LineTerms(mu, nu, g)
 			scale := 0.0
 			for j := range mu {
 				scale += math.Abs(nu[j]-mu[j]) * (1 + math.Abs(math.Log((1-g)*mu[j]+g*nu[j])))

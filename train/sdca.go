@@ -316,7 +316,7 @@ func (m *SDCA) Step(i int) StepStats {
 
 	// 3. Line search on φ'(γ) = −[S(γ) − S_sep(γ)] − λn(⟨w,v⟩ + γ‖v‖²).
 	ln := p.Lambda * float64(p.N())
-	ss0, _ := termsAtZero(muS, nuS, lmuS)
+	ss0 := termsAtZero(muS, nuS, lmuS)
 	d0 := -(e.s0 - ss0) - ln*a
 	st.Slope0 = d0
 	gamma := 0.0
@@ -336,16 +336,14 @@ func (m *SDCA) Step(i int) StepStats {
 	return st
 }
 
-// termsAtZero returns Σ δ·log μ and Σ δ²/μ with δ = ν − μ, from stored logs.
-func termsAtZero(mu, nu, logMu []float64) (s, s2 float64) {
+// termsAtZero returns Σ δ·log μ with δ = ν − μ, from stored logs.
+func termsAtZero(mu, nu, logMu []float64) (s float64) {
 	for j, x := range mu {
 		if x > 0 {
-			d := nu[j] - x
-			s += d * logMu[j]
-			s2 += d * d / x
+			s += (nu[j] - x) * logMu[j]
 		}
 	}
-	return s, s2
+	return s
 }
 
 // direction fills ws.v with v = −(1/(λn)) E_δ[F] on the rows of s, B, bias,
@@ -465,7 +463,7 @@ func (m *SDCA) lineSearch(mu, logMu, muS, nuS []float64, d0, a, b, ln float64) (
 	}
 	eval := func(g float64) (d, dd float64) {
 		s, s2 := ws.edges.eval(g, mu, logMu, ws.nu)
-		ss, ss2 := crf.LineTerms(muS, nuS, g, nil)
+		ss, ss2 := crf.LineTerms(muS, nuS, g)
 		return -(s - ss) - ln*(a+g*b), -(s2 - ss2) - ln*b
 	}
 	// φ'(1) = −λn‖v‖² < 0 unless v = 0, in which case the full step is optimal.

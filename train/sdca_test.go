@@ -152,8 +152,8 @@ func TestLineSearchDerivatives(t *testing.T) {
 		m.clearDirection()
 		sepLo, sepHi := K, max(T-1, 1)*K
 		for _, g := range []float64{0.1, 0.37, 0.8} {
-			es, es2 := crf.LineTerms(mu, nu, g, nil)
-			ss, ss2 := crf.LineTerms(muN[sepLo:sepHi], nuN[sepLo:sepHi], g, nil)
+			es, es2 := crf.LineTerms(mu, nu, g)
+			ss, ss2 := crf.LineTerms(muN[sepLo:sepHi], nuN[sepLo:sepHi], g)
 			d := -(es - ss) - ln*(a+g*b)
 			dd := -(es2 - ss2) - ln*b
 			const h = 1e-5
