@@ -29,7 +29,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Description: `Stages read a file or - (standard input) and write Arrow IPC to standard output or -o FILE,
 so they chain with pipes:
 
-   dualcrf featurize --template chunking train.txt.gz -o train.arrow
+   dualcrf featurize --template chunking --min-count 3 -o train.arrow train.txt.gz
    dualcrf train --lambda 1/n -o model.arrow train.arrow
    dualcrf featurize --model model.arrow test.txt.gz | dualcrf decode -m model.arrow | dualcrf eval`,
 		Writer:                 stdout,
