@@ -1,0 +1,63 @@
+package train_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/train"
+)
+
+// BenchmarkSDCAEpochConll2000 times SDCA-GAP epochs on CoNLL-2000 (chunking
+// templates, cut-off 3, λ = 1/n), one epoch per iteration after an
+// untimed first epoch, and L-BFGS iterations on the same problem, side by
+// side: go test ./train -run '^$' -bench Conll2000 -benchtime 5x.
+func BenchmarkSDCAEpochConll2000(b *testing.B) {
+	root := os.Getenv("DUALCRF_DATA")
+	if root == "" {
+		root = filepath.Join("..", "..", "shared", "data")
+	}
+	path := filepath.Join(root, "conll2000", "train.txt.gz")
+	if _, err := os.Stat(path); err != nil {
+		b.Skipf("CoNLL-2000 not found under %s (set DUALCRF_DATA)", root)
+	}
+	set, err := featurize.Builtin("chunking")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	ctx := context.Background()
+	if _, err := featurize.Run(ctx, path, &buf, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
+		b.Fatal(err)
+	}
+	t, err := featurize.ReadTable(&buf, path, featurize.ReadOptions{SkipText: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := train.NewProblem(t.Data, 1/float64(t.Data.Len()), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range []struct {
+		name   string
+		method train.Method
+	}{{"sdca-gap", &train.SDCA{Seed: 1}}, {"sdca-uniform", &train.SDCA{Sampler: "uniform", Seed: 1}}, {"lbfgs", &train.LBFGS{}}} {
+		b.Run(m.name, func(b *testing.B) {
+			if err := m.method.Init(p); err != nil {
+				b.Fatal(err)
+			}
+			if err := m.method.Epoch(ctx); err != nil { // the first epoch is the slowest: leave it out
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if err := m.method.Epoch(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/epoch")
+		})
+	}
+}
