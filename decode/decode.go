@@ -3,8 +3,6 @@ package decode
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/dualcrf/dualcrf/crf"
 )
@@ -93,61 +91,41 @@ func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*P
 		p.Confidence = make([]float64, d.NumTokens())
 		p.LogProb = make([]float64, n)
 	}
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	const chunk = 128
-	var next struct {
-		sync.Mutex
-		i int
-	}
-	var wg sync.WaitGroup
-	for k := 0; k < workers; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			K := m.Layout.NumLabels
-			lat := crf.NewLattice(K)
-			var node []float64
-			for ctx.Err() == nil {
-				next.Lock()
-				lo := next.i
-				next.i += chunk
-				next.Unlock()
-				if lo >= n {
-					return
-				}
-				for i := lo; i < min(lo+chunk, n); i++ {
-					s := d.Sentence(i)
-					off := d.SentStart[i]
-					T := s.Len()
-					if T == 0 {
-						continue
-					}
-					path := p.Labels[off : off+T]
-					lat.SetScores(m.Layout, m.Weights, s)
-					score := lat.Viterbi(path)
-					if !opts.Marginals {
-						continue
-					}
-					logZ := lat.ForwardBackward()
-					p.LogProb[i] = score - logZ
-					if cap(node) < T*K {
-						node = make([]float64, T*K)
-					}
-					node = node[:T*K]
-					lat.NodeMarginals(node)
-					for t, y := range path {
-						p.Confidence[off+t] = node[t*K+int(y)]
-					}
-				}
+	K := m.Layout.NumLabels
+	err := crf.Parallel(ctx, n, opts.Workers, func() func(int) {
+		lat := crf.NewLattice(K)
+		var node []float64
+		return func(i int) {
+			s := d.Sentence(i)
+			off := d.SentStart[i]
+			T := s.Len()
+			if T == 0 {
+				return
 			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+			path := p.Labels[off : off+T]
+			lat.SetScores(m.Layout, m.Weights, s)
+			score := lat.Viterbi(path)
+			if !opts.Marginals {
+				return
+			}
+			logZ := lat.ForwardBackward()
+			p.LogProb[i] = score - logZ
+			node = grow(node, T*K)
+			lat.NodeMarginals(node)
+			for t, y := range path {
+				p.Confidence[off+t] = node[t*K+int(y)]
+			}
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+func grow(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
 }

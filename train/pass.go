@@ -3,8 +3,6 @@ package train
 import (
 	"context"
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/dualcrf/dualcrf/crf"
 )
@@ -40,51 +38,26 @@ func (p *Problem) Pass(ctx context.Context, w []float64, duals DualStore, wantGr
 		ent = make([]float64, n)
 		gaps = make([]float64, n)
 	}
-	workers := max(1, min(runtime.GOMAXPROCS(0), n))
-	ws := make([]*passWorker, workers)
-	var wg sync.WaitGroup
-	var next struct {
-		sync.Mutex
-		i int
-	}
-	const chunk = 64
-	for k := range ws {
+	var ws []*passWorker
+	err := crf.Parallel(ctx, n, 0, func() func(int) {
 		pw := &passWorker{lat: crf.NewLattice(K)}
 		if wantGrad {
 			pw.grad = make([]float64, p.Layout.Dim())
 		}
-		ws[k] = pw
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				if ctx.Err() != nil {
-					return
-				}
-				next.Lock()
-				lo := next.i
-				next.i += chunk
-				next.Unlock()
-				if lo >= n {
-					return
-				}
-				for i := lo; i < min(lo+chunk, n); i++ {
-					s := d.Sentence(i)
-					var mu []float64
-					if duals != nil {
-						mu = duals.Block(i)
-					}
-					l, h, g := pw.sentence(p, w, s, mu)
-					loss[i] = l
-					if duals != nil {
-						ent[i], gaps[i] = h, g
-					}
-				}
+		ws = append(ws, pw) // newWorker runs before any worker starts
+		return func(i int) {
+			var mu []float64
+			if duals != nil {
+				mu = duals.Block(i)
 			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+			l, h, g := pw.sentence(p, w, d.Sentence(i), mu)
+			loss[i] = l
+			if duals != nil {
+				ent[i], gaps[i] = h, g
+			}
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
 	r := &PassResult{}
