@@ -93,42 +93,30 @@ func (r *ConllReader) Scan() bool {
 		return false
 	}
 	r.cells, r.labels = r.cells[:0], r.labels[:0]
-	first := 0
-	for {
-		b, ok := r.lr.next()
-		if !ok {
-			break
-		}
-		if readerBlankLine(b) {
-			if len(r.labels) > 0 || len(r.cells) > 0 {
-				return r.emit(first)
-			}
-			continue
-		}
-		r.fields = readerSpaceFields(r.fields[:0], string(b))
-		if r.fields[0] == ConllDocstart && !r.opts.KeepDocstart {
-			continue
-		}
-		if err := r.addToken(); err != nil {
-			r.err = err
-			return false
-		}
-		if first == 0 {
-			first = r.lr.line
-		}
-	}
-	if r.lr.err != nil {
-		r.err = r.lr.err
+	first, err := scanBlock(r.lr, r)
+	switch {
+	case err != nil:
+		r.err = err
 		return false
-	}
-	if len(r.labels) > 0 || len(r.cells) > 0 {
+	case first > 0:
 		return r.emit(first)
-	}
-	if r.nsent == 0 {
+	case r.nsent == 0:
 		r.err = readerNoSentences(r.lr.name)
 	}
 	return false
 }
+
+func (r *ConllReader) line(b []byte) (bool, error) {
+	r.fields = readerSpaceFields(r.fields[:0], string(b))
+	if r.fields[0] == ConllDocstart && !r.opts.KeepDocstart {
+		return false, nil
+	}
+	return true, r.addToken()
+}
+
+func (r *ConllReader) pending() bool { return len(r.labels) > 0 || len(r.cells) > 0 }
+
+func (r *ConllReader) blank() {}
 
 // addToken appends the token of the fields of the current line.
 func (r *ConllReader) addToken() error {

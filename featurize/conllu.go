@@ -83,43 +83,29 @@ func (r *ConlluReader) Scan() bool {
 	}
 	r.cells, r.labels = r.cells[:0], r.labels[:0]
 	r.nextID = 1
-	first := 0
-	for {
-		b, ok := r.lr.next()
-		if !ok {
-			break
-		}
-		if readerBlankLine(b) {
-			if len(r.labels) > 0 {
-				return r.emit(first)
-			}
-			r.nextID = 1
-			continue
-		}
-		if b[0] == '#' {
-			continue
-		}
-		word, err := r.addLine(string(b))
-		if err != nil {
-			r.err = err
-			return false
-		}
-		if word && first == 0 {
-			first = r.lr.line
-		}
-	}
-	if r.lr.err != nil {
-		r.err = r.lr.err
+	first, err := scanBlock(r.lr, r)
+	switch {
+	case err != nil:
+		r.err = err
 		return false
-	}
-	if len(r.labels) > 0 {
+	case first > 0:
 		return r.emit(first)
-	}
-	if r.nsent == 0 {
+	case r.nsent == 0:
 		r.err = readerNoSentences(r.lr.name)
 	}
 	return false
 }
+
+func (r *ConlluReader) line(b []byte) (bool, error) {
+	if b[0] == '#' {
+		return false, nil
+	}
+	return r.addLine(string(b))
+}
+
+func (r *ConlluReader) pending() bool { return len(r.labels) > 0 }
+
+func (r *ConlluReader) blank() { r.nextID = 1 }
 
 // addLine adds the word of a non-comment line; word is false for the
 // skipped multiword-token and empty-node lines.

@@ -57,38 +57,24 @@ func (r *CRFsuiteReader) Scan() bool {
 		return false
 	}
 	r.attrs, r.ends, r.labels = r.attrs[:0], r.ends[:0], r.labels[:0]
-	first := 0
-	for {
-		b, ok := r.lr.next()
-		if !ok {
-			break
-		}
-		if readerBlankLine(b) {
-			if len(r.labels) > 0 {
-				return r.emit(first)
-			}
-			continue
-		}
-		if err := r.addItem(string(b)); err != nil {
-			r.err = err
-			return false
-		}
-		if first == 0 {
-			first = r.lr.line
-		}
-	}
-	if r.lr.err != nil {
-		r.err = r.lr.err
+	first, err := scanBlock(r.lr, r)
+	switch {
+	case err != nil:
+		r.err = err
 		return false
-	}
-	if len(r.labels) > 0 {
+	case first > 0:
 		return r.emit(first)
-	}
-	if r.nsent == 0 {
+	case r.nsent == 0:
 		r.err = readerNoSentences(r.lr.name)
 	}
 	return false
 }
+
+func (r *CRFsuiteReader) line(b []byte) (bool, error) { return true, r.addItem(string(b)) }
+
+func (r *CRFsuiteReader) pending() bool { return len(r.labels) > 0 }
+
+func (r *CRFsuiteReader) blank() {}
 
 // addItem parses one item line.
 func (r *CRFsuiteReader) addItem(line string) error {

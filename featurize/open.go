@@ -263,3 +263,48 @@ func readerRows(rows [][]string, cells []string, cols int) [][]string {
 	}
 	return rows
 }
+
+// blockLines is what a reader of blank-line-separated sentences tells
+// scanBlock about itself.
+type blockLines interface {
+	// line handles a non-blank line; token says whether it added a token.
+	line(b []byte) (token bool, err error)
+	// pending says whether the current sentence has anything to emit.
+	pending() bool
+	// blank handles a blank line that ends no sentence.
+	blank()
+}
+
+// scanBlock reads the lines of the next sentence, up to the blank line that
+// ends it or the end of input. It returns the line number of the sentence's
+// first token, 0 when the input holds no further sentence, or the first
+// error (a read error, or one of r.line).
+func scanBlock(lr *lineReader, r blockLines) (first int, err error) {
+	for {
+		b, ok := lr.next()
+		if !ok {
+			break
+		}
+		if readerBlankLine(b) {
+			if r.pending() {
+				return max(first, 1), nil
+			}
+			r.blank()
+			continue
+		}
+		token, err := r.line(b)
+		if err != nil {
+			return 0, err
+		}
+		if token && first == 0 {
+			first = lr.line
+		}
+	}
+	if lr.err != nil {
+		return 0, lr.err
+	}
+	if r.pending() {
+		return max(first, 1), nil
+	}
+	return 0, nil
+}
