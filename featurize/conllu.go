@@ -83,15 +83,8 @@ func (r *ConlluReader) Scan() bool {
 	}
 	r.cells, r.labels = r.cells[:0], r.labels[:0]
 	r.nextID = 1
-	first, err := scanBlock(r.lr, r)
-	switch {
-	case err != nil:
-		r.err = err
-		return false
-	case first > 0:
+	if first := scanBlock(r.lr, r, r.nsent, &r.err); first > 0 {
 		return r.emit(first)
-	case r.nsent == 0:
-		r.err = readerNoSentences(r.lr.name)
 	}
 	return false
 }

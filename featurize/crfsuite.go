@@ -57,15 +57,8 @@ func (r *CRFsuiteReader) Scan() bool {
 		return false
 	}
 	r.attrs, r.ends, r.labels = r.attrs[:0], r.ends[:0], r.labels[:0]
-	first, err := scanBlock(r.lr, r)
-	switch {
-	case err != nil:
-		r.err = err
-		return false
-	case first > 0:
+	if first := scanBlock(r.lr, r, r.nsent, &r.err); first > 0 {
 		return r.emit(first)
-	case r.nsent == 0:
-		r.err = readerNoSentences(r.lr.name)
 	}
 	return false
 }

@@ -276,10 +276,11 @@ type blockLines interface {
 }
 
 // scanBlock reads the lines of the next sentence, up to the blank line that
-// ends it or the end of input. It returns the line number of the sentence's
-// first token, 0 when the input holds no further sentence, or the first
-// error (a read error, or one of r.line).
-func scanBlock(lr *lineReader, r blockLines) (first int, err error) {
+// ends it or the end of input, and returns the line number of its first
+// token, or 0 when there is none: at the end of input, or after an error,
+// which it stores in *errp. An input that ends before its first sentence
+// (nsent sentences were read before) is the error "no sentences".
+func scanBlock(lr *lineReader, r blockLines, nsent int, errp *error) (first int) {
 	for {
 		b, ok := lr.next()
 		if !ok {
@@ -287,24 +288,27 @@ func scanBlock(lr *lineReader, r blockLines) (first int, err error) {
 		}
 		if readerBlankLine(b) {
 			if r.pending() {
-				return max(first, 1), nil
+				return max(first, 1)
 			}
 			r.blank()
 			continue
 		}
 		token, err := r.line(b)
 		if err != nil {
-			return 0, err
+			*errp = err
+			return 0
 		}
 		if token && first == 0 {
 			first = lr.line
 		}
 	}
-	if lr.err != nil {
-		return 0, lr.err
+	switch {
+	case lr.err != nil:
+		*errp = lr.err
+	case r.pending():
+		return max(first, 1)
+	case nsent == 0:
+		*errp = readerNoSentences(lr.name)
 	}
-	if r.pending() {
-		return max(first, 1), nil
-	}
-	return 0, nil
+	return 0
 }
