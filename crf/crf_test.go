@@ -78,6 +78,21 @@ func checkBrute(t *testing.T, sd float64, K, T int, noBias bool) {
 				t.Fatalf("log marginal[%d] = %.15g, want %.15g", i, lv, math.Log(wantBlock[i]))
 			}
 		}
+		if T >= 2 {
+			fa, fc := make([]float64, (T-1)*K), make([]float64, (T-1)*K)
+			lat.LogEdgeFactors(fa, fc)
+			B := lat.Trans()
+			for tt := 0; tt < T-1; tt++ {
+				for y := 0; y < K; y++ {
+					for y2 := 0; y2 < K; y2++ {
+						lv := fa[tt*K+y] + B[y*K+y2] + fc[tt*K+y2]
+						if want := wantBlock[(tt*K+y)*K+y2]; want > 1e-300 && math.Abs(lv-math.Log(want)) > tol*max(1, math.Abs(lv)) {
+							t.Fatalf("log edge factors at t=%d (%d,%d): %.15g, want %.15g", tt, y, y2, lv, math.Log(want))
+						}
+					}
+				}
+			}
+		}
 		derived := make([]float64, T*K)
 		crf.NodeFromBlock(block, T, K, derived)
 		assertSlice(t, "node from block", derived, wantNode)

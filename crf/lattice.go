@@ -28,6 +28,7 @@ type Lattice struct {
 	beta  []float64 // T×K scaled backward β̂_t(y) (or log β in log mode)
 	scale []float64 // T forward normalisers c_t
 	tmp   []float64 // K scratch
+	tmp2  []float64 // K scratch
 	vit   []float64 // T×K Viterbi scores
 	back  []int32   // T×K Viterbi back-pointers
 
@@ -41,6 +42,7 @@ func NewLattice(K int) *Lattice {
 	l.trans = make([]float64, K*K)
 	l.etr = make([]float64, K*K)
 	l.tmp = make([]float64, K)
+	l.tmp2 = make([]float64, K)
 	return l
 }
 
@@ -345,23 +347,50 @@ func (l *Lattice) Marginals(dst, logDst []float64) {
 		return
 	}
 	// log ν_t(y,y') = log α̂_t(y) + B[y,y'] + θ_{t+1}(y') - m_{t+1} + log β̂_{t+1}(y') - log c_{t+1}.
-	la := l.alpha
+	la := l.tmp2
 	for t := 0; t < T-1; t++ {
-		th := l.theta[(t+1)*K : (t+2)*K]
-		b := l.beta[(t+1)*K : (t+2)*K]
-		off := l.rmax[t+1] + math.Log(l.scale[t+1])
-		for y2 := range w {
-			w[y2] = th[y2] + math.Log(b[y2]) - off
-		}
+		l.edgeFactors(t, la, w)
 		blk := logDst[t*K*K : (t+1)*K*K]
-		for y := 0; y < K; y++ {
-			lay := math.Log(la[t*K+y])
+		for y, lay := range la {
 			tr := l.trans[y*K : (y+1)*K]
 			out := blk[y*K : (y+1)*K]
 			for y2, tv := range tr {
 				out[y2] = lay + tv + w[y2]
 			}
 		}
+	}
+}
+
+// LogEdgeFactors fills a and c ((T−1)·K entries each, for T ≥ 2) so that
+// the log edge marginals of the last ForwardBackward factor as
+//
+//	log ν_t(y,y') = a[t·K+y] + B[y,y'] + c[t·K+y']   (B = Trans()).
+//
+// A sum Σ μ log ν over a block then needs only μ's row and column sums and
+// Σ μ·B — no logarithm per entry (the SDCA step's block gap).
+func (l *Lattice) LogEdgeFactors(a, c []float64) {
+	K := l.K
+	for t := 0; t < l.T-1; t++ {
+		l.edgeFactors(t, a[t*K:(t+1)*K], c[t*K:(t+1)*K])
+	}
+}
+
+// edgeFactors fills a and c (K each) with edge t's factors of log ν_t.
+func (l *Lattice) edgeFactors(t int, a, c []float64) {
+	K := l.K
+	th := l.theta[(t+1)*K : (t+2)*K]
+	b := l.beta[(t+1)*K : (t+2)*K]
+	if l.logDom {
+		copy(a, l.alpha[t*K:(t+1)*K])
+		for y, bv := range b {
+			c[y] = th[y] + bv - l.logZ
+		}
+		return
+	}
+	off := l.rmax[t+1] + math.Log(l.scale[t+1])
+	LogInto(a, l.alpha[t*K:(t+1)*K])
+	for y, bv := range b {
+		c[y] = th[y] + Log(bv) - off
 	}
 }
 

@@ -42,23 +42,26 @@ type ratioBin struct {
 	logD, c float64
 }
 
-// edgeTerms holds what a step derives from its edge marginals.
+// edgeTerms holds what a step derives from its edge marginals. Bins are
+// numbered from 1 in the order they are first met; bin 0 is the identity
+// bin (log D = 0, c = 0) of the entries evaluated exactly, so that the
+// update runs over all entries without a branch.
 type edgeTerms struct {
-	gap   float64 // Σ μ (log μ − log ν): the edge part of the block gap
+	xlogx float64 // Σ μ log μ: with Σ μ log ν, the edge part of the block gap
 	s0    float64 // S(0) = Σ δ log μ
 	bins  []ratioBin
 	slot  []int32  // key → index into bins, valid when stamp[key] == gen
 	stamp []uint32 // key → generation
 	gen   uint32
-	bin   []int32   // per entry: its bin, or −1 for the exact list
+	bin   []int32   // per entry: its bin, or 0 for the exact list
 	h     []float64 // per entry: (ρ − ρ_b)/ρ_b
 	exact []int32   // entries evaluated exactly
 }
 
-// prepare scans the entries once: gap, S(0), the bins and their moments.
-func (e *edgeTerms) prepare(mu, logMu, nu, logNu []float64) {
+// prepare scans the entries once: Σ μ log μ, S(0), the bins and their moments.
+func (e *edgeTerms) prepare(mu, logMu, nu []float64) {
 	n := len(mu)
-	logMu, nu, logNu = logMu[:n], nu[:n], logNu[:n]
+	logMu, nu = logMu[:n], nu[:n]
 	if e.slot == nil {
 		e.slot = make([]int32, binKeys)
 		e.stamp = make([]uint32, binKeys)
@@ -73,27 +76,27 @@ func (e *edgeTerms) prepare(mu, logMu, nu, logNu []float64) {
 	}
 	bin, hs := e.bin[:n], e.h[:n]
 	e.bin, e.h = bin, hs
-	e.bins = e.bins[:0]
+	e.bins = append(e.bins[:0], ratioBin{}) // the identity bin
 	e.exact = e.exact[:0]
-	var gap, s0 float64
+	var xlogx, s0 float64
 	for j, m := range mu {
 		v := nu[j]
 		d := v - m
 		if !(m > 0) {
-			bin[j] = -1
+			bin[j], hs[j] = 0, 0
 			if v > 0 {
 				e.exact = append(e.exact, int32(j))
 			}
 			continue
 		}
 		lm := logMu[j]
-		gap += m * (lm - logNu[j])
+		xlogx += m * lm
 		s0 += d * lm
 		rho := v / m
 		bits := math.Float64bits(rho)
 		ex := int(bits>>52) - 1023 + binExpSpan // ρ ≥ 0: no sign bit
 		if rho == 0 || ex < 0 || ex > 2*binExpSpan {
-			bin[j] = -1
+			bin[j], hs[j] = 0, 0
 			e.exact = append(e.exact, int32(j))
 			continue
 		}
@@ -126,13 +129,13 @@ func (e *edgeTerms) prepare(mu, logMu, nu, logNu []float64) {
 		p *= h
 		b.h[6] += p
 	}
-	e.gap, e.s0 = gap, s0
+	e.xlogx, e.s0 = xlogx, s0
 }
 
 // eval returns S(γ) and S'(γ), and leaves log D_b and c_b of γ in the bins.
 func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
 	s = e.s0
-	for i := range e.bins {
+	for i := 1; i < len(e.bins); i++ {
 		b := &e.bins[i]
 		D := 1 - g + g*b.rho
 		c := g * b.rho / D
@@ -160,10 +163,14 @@ func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
 }
 
 // update sets μ ← (1−γ)μ + γν (= μ + γδ, without losing ν ≪ μ near γ = 1)
-// and log μ ← log μ + log D_b + log1p(c_b·h).
+// and log μ ← log μ + log D_b + log1p(c_b·h), then takes the logs of the
+// exact list. The identity bin makes the loop branch-free, and log1p is
+// evaluated by Estrin's scheme, whose dependency chain is half of Horner's.
 func (e *edgeTerms) update(g float64, mu, logMu, nu []float64) {
-	for i := range e.bins {
-		b := &e.bins[i]
+	bins := e.bins
+	bins[0].logD, bins[0].c = 0, 0
+	for i := 1; i < len(bins); i++ {
+		b := &bins[i]
 		D := 1 - g + g*b.rho
 		b.logD, b.c = crf.Log(D), g*b.rho/D
 	}
@@ -171,21 +178,12 @@ func (e *edgeTerms) update(g float64, mu, logMu, nu []float64) {
 	logMu, nu, bin, hs := logMu[:n], nu[:n], e.bin[:n], e.h[:n]
 	for j, m := range mu {
 		mu[j] = (1-g)*m + g*nu[j]
-		k := bin[j]
-		if k < 0 {
-			continue
-		}
-		b := &e.bins[k]
+		b := &bins[bin[j]]
 		q := b.c * hs[j]
-		// log1p(q) = q − q²/2 + q³/3 − … to q⁸; |q| ≤ 1/64.
-		l := 1.0 / 8
-		l = 1.0/7 - q*l
-		l = 1.0/6 - q*l
-		l = 1.0/5 - q*l
-		l = 1.0/4 - q*l
-		l = 1.0/3 - q*l
-		l = 1.0/2 - q*l
-		l = 1 - q*l
+		// log1p(q) = q·(1 − q/2 + q²/3 − … − q⁷/8); |q| ≤ 1/64, so the
+		// next term is below 2^-57 of the sum.
+		q2 := q * q
+		l := (1 - q*(1.0/2)) + q2*(1.0/3-q*(1.0/4)) + q2*q2*((1.0/5-q*(1.0/6))+q2*(1.0/7-q*(1.0/8)))
 		logMu[j] += b.logD + q*l
 	}
 	crf.LogAt(e.exact, logMu, mu)

@@ -80,17 +80,18 @@ const DefaultEpsilon = 1e-9
 
 // stepWork is the scratch space of one SDCA step, sized once.
 type stepWork struct {
-	lat       *crf.Lattice
-	nu, logNu []float64 // block
-	edges     edgeTerms
-	muN, nuN  []float64 // T×K node marginals
-	dN        []float64 // T×K node δ
-	lmuN      []float64 // T×K log μ nodes
-	trD       []float64 // K×K Σ_t δ_e
-	v         []float64 // dense d, zero outside the touched rows
-	stamp     []uint32  // per attribute: last step that touched its row
-	tick      uint32
-	rows      []int32 // attribute rows touched by this step
+	lat      *crf.Lattice
+	nu       []float64 // block
+	fa, fc   []float64 // (T−1)×K factors of log ν (crf.Lattice.LogEdgeFactors)
+	edges    edgeTerms
+	muN, nuN []float64 // T×K node marginals
+	dN       []float64 // T×K node δ
+	lmuN     []float64 // T×K log μ nodes
+	trD      []float64 // K×K Σ_t δ_e
+	v        []float64 // dense d, zero outside the touched rows
+	stamp    []uint32  // per attribute: last step that touched its row
+	tick     uint32
+	rows     []int32 // attribute rows touched by this step
 }
 
 // StepStats describes one SDCA step, for tests and the log.
@@ -284,23 +285,22 @@ func (m *SDCA) Step(i int) StepStats {
 
 	// 1. Oracle and block gap D̃(μ‖ν) = Σ_e KL(μ_e‖ν_e) − Σ_s KL(μ_s‖ν_s).
 	ws.nu = grow(ws.nu, bl)
-	ws.logNu = grow(ws.logNu, bl)
 	ws.muN = grow(ws.muN, T*K)
 	ws.nuN = grow(ws.nuN, T*K)
 	ws.dN = grow(ws.dN, T*K)
 	ws.lmuN = grow(ws.lmuN, T*K)
 	ws.lat.SetScores(lay, m.w, s)
 	ws.lat.ForwardBackward()
-	ws.lat.Marginals(ws.nu, ws.logNu)
+	ws.lat.Marginals(ws.nu, nil)
 	crf.NodeFromBlock(ws.nu, T, K, ws.nuN)
-	crf.NodeFromBlock(mu, T, K, ws.muN)
+	muB := blockNodesDot(mu, T, K, ws.lat.Trans(), ws.muN)
 	e := &ws.edges
-	e.prepare(mu, logMu, ws.nu, ws.logNu)
+	e.prepare(mu, logMu, ws.nu)
 	// Separators are the inner nodes 1..T-2; few, so their logs are taken here.
 	sepLo, sepHi := K, max(T-1, 1)*K
 	muS, nuS, lmuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi]
 	crf.LogInto(lmuS, muS)
-	gap := e.gap
+	gap := e.xlogx - m.muLogNu(T, mu, muB)
 	for j, x := range muS {
 		if x > 0 {
 			gap -= x * (lmuS[j] - crf.Log(nuS[j]))
@@ -334,6 +334,61 @@ func (m *SDCA) Step(i int) StepStats {
 	}
 	m.clearDirection()
 	return st
+}
+
+// muLogNu returns Σ_e μ_e log ν_e over the block's entries for the ν of
+// the lattice, from the factors log ν_t(y,y') = a_t(y) + B[y,y'] + c_t(y'):
+// Σ_t [Σ_y μ_t(y)·a_t(y) + Σ_y' μ_{t+1}(y')·c_t(y')] + Σ μ·B, with μ's node
+// marginals in ws.muN and muB = Σ μ·B — no logarithm per entry.
+func (m *SDCA) muLogNu(T int, mu []float64, muB float64) float64 {
+	ws := m.ws
+	K := m.p.Layout.NumLabels
+	if T == 1 {
+		th, lz := ws.lat.Node(), ws.lat.LogZ()
+		s := 0.0
+		for y, x := range mu[:K] {
+			s += x * (th[y] - lz)
+		}
+		return s
+	}
+	n := (T - 1) * K
+	ws.fa, ws.fc = grow(ws.fa, n), grow(ws.fc, n)
+	ws.lat.LogEdgeFactors(ws.fa, ws.fc)
+	return muB + dot(ws.muN[:n], ws.fa) + dot(ws.muN[K:K+n], ws.fc)
+}
+
+// blockNodesDot sets node (T×K) to the node marginals of the block mu, as
+// crf.NodeFromBlock does, and returns Σ_e μ_e·B_e over its edge entries for
+// the K×K transition scores B (0 when T = 1), in the same pass.
+func blockNodesDot(mu []float64, T, K int, B, node []float64) (muB float64) {
+	if T == 1 {
+		copy(node[:K], mu[:K])
+		return 0
+	}
+	B = B[:K*K]
+	for t := 0; t < T-1; t++ {
+		blk := mu[t*K*K : (t+1)*K*K]
+		row := node[t*K : (t+1)*K]
+		for y := range row {
+			r, b := blk[y*K:(y+1)*K], B[y*K:(y+1)*K]
+			s, d := 0.0, 0.0
+			for y2, v := range r {
+				s += v
+				d += v * b[y2]
+			}
+			row[y] = s
+			muB += d
+		}
+	}
+	blk := mu[(T-2)*K*K : (T-1)*K*K]
+	last := node[(T-1)*K : T*K]
+	clear(last)
+	for y := 0; y < K; y++ {
+		for y2, v := range blk[y*K : (y+1)*K] {
+			last[y2] += v
+		}
+	}
+	return muB
 }
 
 // termsAtZero returns Σ δ·log μ with δ = ν − μ, from stored logs.

@@ -197,3 +197,56 @@ func TestSDCAConverges(t *testing.T) {
 		})
 	}
 }
+
+// TestMuLogNuFromFactors checks the step's Σ μ log ν — taken from μ's node
+// sums, Σ μ·B and the factors of log ν, with no logarithm per entry —
+// against Σ μ·log ν entry by entry (log ν from crf.Lattice.Marginals, which
+// the crf tests check against enumeration), in the scaled and the
+// log-domain regimes, and blockNodesDot's nodes against crf.NodeFromBlock.
+func TestMuLogNuFromFactors(t *testing.T) {
+	for _, sd := range []float64{0, 3, 400} {
+		p := randomProblem(t, 31, 40, 7, 9, 4, true, 0)
+		m := &SDCA{Seed: 2}
+		if err := m.Init(p); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := m.Epoch(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w := m.w
+		if sd > 0 {
+			w = crftest.RandomWeights(rand.New(rand.NewPCG(5, uint64(sd))), p.Layout, sd)
+		}
+		K := p.Layout.NumLabels
+		for i := 0; i < p.N(); i++ {
+			s := p.Data.Sentence(i)
+			T := s.Len()
+			mu := m.duals.Block(i)
+			m.ws.lat.SetScores(p.Layout, w, s)
+			m.ws.lat.ForwardBackward()
+			nu := make([]float64, len(mu))
+			logNu := make([]float64, len(mu))
+			m.ws.lat.Marginals(nu, logNu)
+			want := 0.0
+			for j, x := range mu {
+				if x > 0 {
+					want += x * logNu[j]
+				}
+			}
+			node, wantNode := make([]float64, T*K), make([]float64, T*K)
+			m.ws.muN = node
+			muB := blockNodesDot(mu, T, K, m.ws.lat.Trans(), node)
+			crf.NodeFromBlock(mu, T, K, wantNode)
+			for j := range node {
+				if !relClose(node[j], wantNode[j], 1e-14) {
+					t.Fatalf("sd %g sentence %d: node %d = %g, NodeFromBlock %g", sd, i, j, node[j], wantNode[j])
+				}
+			}
+			if got := m.muLogNu(T, mu, muB); !relClose(got, want, 1e-12) {
+				t.Fatalf("sd %g sentence %d (T=%d): Σ μ log ν from factors %.15g, entry by entry %.15g", sd, i, T, got, want)
+			}
+		}
+	}
+}

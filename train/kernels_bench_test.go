@@ -1,0 +1,156 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/featurize"
+)
+
+// kernelBlock is one sentence's dual block and oracle marginals, captured
+// from a CoNLL-2000 run so that the step's kernels can be timed on real
+// entries, one at a time.
+type kernelBlock struct {
+	sent          int
+	mu, logMu, nu []float64
+	gamma         float64
+}
+
+// BenchmarkSDCAKernelsConll2000 times each part of an SDCA step per edge
+// entry ((T−1)·K² per sentence; ~98M per CoNLL-2000 epoch), on the blocks of
+// every 30th sentence after 3 epochs of SDCA-GAP: the oracle (scores,
+// forward–backward, marginals, the factors of their logs), prepare (gap, S(0), bins and
+// moments), one line-search evaluation, the update of μ and log μ, and a
+// whole step. Run it with
+//
+//	go test ./train -run '^$' -bench SDCAKernels -benchtime 20x
+//
+// ns/entry × 98M ≈ seconds per epoch spent in that part.
+func BenchmarkSDCAKernelsConll2000(b *testing.B) {
+	root := os.Getenv("DUALCRF_DATA")
+	if root == "" {
+		root = filepath.Join("..", "..", "shared", "data")
+	}
+	path := filepath.Join(root, "conll2000", "train.txt.gz")
+	if _, err := os.Stat(path); err != nil {
+		b.Skipf("CoNLL-2000 not found under %s (set DUALCRF_DATA)", root)
+	}
+	set, err := featurize.Builtin("chunking")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	ctx := context.Background()
+	if _, err := featurize.Run(ctx, path, &buf, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
+		b.Fatal(err)
+	}
+	t, err := featurize.ReadTable(&buf, path, featurize.ReadOptions{SkipText: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := NewProblem(t.Data, 1/float64(t.Data.Len()), false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := &SDCA{Seed: 1}
+	if err := m.Init(p); err != nil {
+		b.Fatal(err)
+	}
+	for range 3 {
+		if err := m.Epoch(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	K := p.Layout.NumLabels
+	var blocks []kernelBlock
+	entries := 0
+	for i := 0; i < p.N(); i += 30 {
+		s := p.Data.Sentence(i)
+		bl := crf.BlockLen(s.Len(), K)
+		kb := kernelBlock{sent: i, nu: make([]float64, bl)}
+		m.ws.lat.SetScores(p.Layout, m.w, s)
+		m.ws.lat.ForwardBackward()
+		m.ws.lat.Marginals(kb.nu, nil)
+		kb.mu = append([]float64(nil), m.duals.Block(i)...)
+		kb.logMu = append([]float64(nil), m.duals.Logs(i)...)
+		kb.gamma = m.Step(i).Gamma
+		blocks = append(blocks, kb)
+		entries += bl
+	}
+	perEntry := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(entries), "ns/entry")
+	}
+	b.Run("oracle", func(b *testing.B) {
+		lat := crf.NewLattice(K)
+		var fa, fc []float64
+		for b.Loop() {
+			for _, kb := range blocks {
+				s := p.Data.Sentence(kb.sent)
+				lat.SetScores(p.Layout, m.w, s)
+				lat.ForwardBackward()
+				lat.Marginals(kb.nu, nil)
+				fa, fc = grow(fa, s.Len()*K), grow(fc, s.Len()*K)
+				lat.LogEdgeFactors(fa, fc)
+			}
+		}
+		perEntry(b)
+	})
+	b.Run("prepare", func(b *testing.B) {
+		var e edgeTerms
+		for b.Loop() {
+			for _, kb := range blocks {
+				e.prepare(kb.mu, kb.logMu, kb.nu)
+			}
+		}
+		perEntry(b)
+	})
+	prepared := make([]edgeTerms, len(blocks))
+	for j, kb := range blocks {
+		prepared[j].prepare(kb.mu, kb.logMu, kb.nu)
+	}
+	b.Run("eval", func(b *testing.B) {
+		for b.Loop() {
+			for j, kb := range blocks {
+				prepared[j].eval(kb.gamma, kb.mu, kb.logMu, kb.nu)
+			}
+		}
+		perEntry(b)
+	})
+	mu := make([][]float64, len(blocks))
+	logMu := make([][]float64, len(blocks))
+	for j, kb := range blocks {
+		mu[j] = make([]float64, len(kb.mu))
+		logMu[j] = make([]float64, len(kb.mu))
+	}
+	b.Run("copy", func(b *testing.B) { // what "update" spends restoring its input
+		for b.Loop() {
+			for j, kb := range blocks {
+				copy(mu[j], kb.mu)
+				copy(logMu[j], kb.logMu)
+			}
+		}
+		perEntry(b)
+	})
+	b.Run("update", func(b *testing.B) {
+		for b.Loop() {
+			for j, kb := range blocks {
+				copy(mu[j], kb.mu)
+				copy(logMu[j], kb.logMu)
+				prepared[j].update(kb.gamma, mu[j], logMu[j], kb.nu)
+			}
+		}
+		perEntry(b)
+	})
+	b.Run("step", func(b *testing.B) {
+		for b.Loop() {
+			for _, kb := range blocks {
+				m.Step(kb.sent)
+			}
+		}
+		perEntry(b)
+	})
+}
