@@ -56,6 +56,7 @@ type edgeTerms struct {
 	bin   []int32   // per entry: its bin, or 0 for the exact list
 	h     []float64 // per entry: (ρ − ρ_b)/ρ_b
 	exact []int32   // entries evaluated exactly
+	dc    []float64 // per bin b: log D_b and c_b at dc[2b:], for update
 }
 
 // prepare scans the entries once: Σ μ log μ, S(0), the bins and their moments.
@@ -164,27 +165,36 @@ func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
 
 // update sets μ ← (1−γ)μ + γν (= μ + γδ, without losing ν ≪ μ near γ = 1)
 // and log μ ← log μ + log D_b + log1p(c_b·h), then takes the logs of the
-// exact list. The identity bin makes the loop branch-free, and log1p is
-// evaluated by Estrin's scheme, whose dependency chain is half of Horner's.
+// exact list. The identity bin makes the loop branch-free, so that it runs
+// four entries at a time where the CPU allows (updateKernel).
 func (e *edgeTerms) update(g float64, mu, logMu, nu []float64) {
-	bins := e.bins
-	bins[0].logD, bins[0].c = 0, 0
-	for i := 1; i < len(bins); i++ {
-		b := &bins[i]
-		D := 1 - g + g*b.rho
-		b.logD, b.c = crf.Log(D), g*b.rho/D
+	// log D_b and c_b side by side, read by entry through its bin.
+	e.dc = grow(e.dc, 2*len(e.bins))
+	dc := e.dc
+	dc[0], dc[1] = 0, 0
+	for i := 1; i < len(e.bins); i++ {
+		rho := e.bins[i].rho
+		D := 1 - g + g*rho
+		dc[2*i], dc[2*i+1] = crf.Log(D), g*rho/D
 	}
 	n := len(mu)
-	logMu, nu, bin, hs := logMu[:n], nu[:n], e.bin[:n], e.h[:n]
+	updateKernel(g, mu, logMu[:n], nu[:n], e.h[:n], e.bin[:n], dc)
+	crf.LogAt(e.exact, logMu, mu)
+}
+
+// updateGo is the update's loop over entries: μ ← (1−γ)μ + γν and
+// log μ ← log μ + log D_b + log1p(c_b·h) with (log D_b, c_b) at dc[2b:].
+func updateGo(g float64, mu, logMu, nu, hs []float64, bin []int32, dc []float64) {
+	n := len(mu)
+	logMu, nu, hs, bin = logMu[:n], nu[:n], hs[:n], bin[:n]
 	for j, m := range mu {
 		mu[j] = (1-g)*m + g*nu[j]
-		b := &bins[bin[j]]
-		q := b.c * hs[j]
+		b := (*[2]float64)(dc[2*int(bin[j]):])
+		q := b[1] * hs[j]
 		// log1p(q) = q·(1 − q/2 + q²/3 − … − q⁷/8); |q| ≤ 1/64, so the
-		// next term is below 2^-57 of the sum.
+		// next term is below 2^-57 of the sum. Estrin's scheme.
 		q2 := q * q
 		l := (1 - q*(1.0/2)) + q2*(1.0/3-q*(1.0/4)) + q2*q2*((1.0/5-q*(1.0/6))+q2*(1.0/7-q*(1.0/8)))
-		logMu[j] += b.logD + q*l
+		logMu[j] += b[0] + q*l
 	}
-	crf.LogAt(e.exact, logMu, mu)
 }

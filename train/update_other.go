@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package train
+
+// updateKernel is updateGo: there is no vector kernel for this architecture.
+var updateKernel = updateGo
