@@ -20,17 +20,17 @@ type kernelBlock struct {
 	gamma         float64
 }
 
-// BenchmarkSDCAKernelsConll2000 times each part of an SDCA step per edge
+// BenchmarkStepKernels times each part of an SDCA step per edge
 // entry ((T−1)·K² per sentence; ~98M per CoNLL-2000 epoch), on the blocks of
 // every 30th sentence after 3 epochs of SDCA-GAP: the oracle (scores,
 // forward–backward, marginals, the factors of their logs), prepare (gap, S(0), bins and
 // moments), one line-search evaluation, the update of μ and log μ, and a
 // whole step. Run it with
 //
-//	go test ./train -run '^$' -bench SDCAKernels -benchtime 20x
+//	go test ./train -run '^$' -bench StepKernels -benchtime 20x
 //
 // ns/entry × 98M ≈ seconds per epoch spent in that part.
-func BenchmarkSDCAKernelsConll2000(b *testing.B) {
+func BenchmarkStepKernels(b *testing.B) {
 	root := os.Getenv("DUALCRF_DATA")
 	if root == "" {
 		root = filepath.Join("..", "..", "shared", "data")

@@ -103,16 +103,15 @@ func (p *Problem) applyMask(g []float64) {
 	}
 }
 
-// applyMaskRow zeroes the masked-out entries of attribute a's row of g.
-func (p *Problem) applyMaskRow(g []float64, a int32) {
+// maskRow zeroes the masked-out entries of row, attribute a's K weights.
+func (p *Problem) maskRow(row []float64, a int32) {
 	if p.Mask == nil {
 		return
 	}
-	K := p.Layout.NumLabels
 	off := p.Layout.Row(a)
-	for y, ok := range p.Mask[off : off+K] {
+	for y, ok := range p.Mask[off : off+len(row)] {
 		if !ok {
-			g[off+y] = 0
+			row[y] = 0
 		}
 	}
 }

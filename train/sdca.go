@@ -87,11 +87,16 @@ type stepWork struct {
 	muN, nuN []float64 // T×K node marginals
 	dN       []float64 // T×K node δ
 	lmuN     []float64 // T×K log μ nodes
-	trD      []float64 // K×K Σ_t δ_e
-	v        []float64 // dense d, zero outside the touched rows
-	stamp    []uint32  // per attribute: last step that touched its row
-	tick     uint32
-	rows     []int32 // attribute rows touched by this step
+	// The direction v: on the attribute rows the step touches, packed
+	// (row r of vr is attribute rows[r]), and on the dense tail (B, bias,
+	// start, end). Packing keeps it in cache; a dense d-vector would put
+	// every row of it a cache miss away.
+	rows  []int32   // attributes touched by this step
+	vr    []float64 // len(rows)×K
+	vt    []float64 // Dim − Trans()
+	stamp []uint32  // per attribute: last step that touched its row
+	slot  []int32   // per attribute: its row in vr, valid when stamp matches
+	tick  uint32
 }
 
 // StepStats describes one SDCA step, for tests and the log.
@@ -215,9 +220,9 @@ func newStepWork(p *Problem) *stepWork {
 	K := p.Layout.NumLabels
 	return &stepWork{
 		lat:   crf.NewLattice(K),
-		trD:   make([]float64, K*K),
-		v:     make([]float64, p.Layout.Dim()),
+		vt:    make([]float64, p.Layout.Dim()-p.Layout.Trans()),
 		stamp: make([]uint32, p.Layout.NumAttrs),
+		slot:  make([]int32, p.Layout.NumAttrs),
 	}
 }
 
@@ -401,8 +406,9 @@ func termsAtZero(mu, nu, logMu []float64) (s float64) {
 	return s
 }
 
-// direction fills ws.v with v = −(1/(λn)) E_δ[F] on the rows of s, B, bias,
-// start and end (δ = ν − μ, node part in ws.dN), and returns ⟨w,v⟩ and ‖v‖².
+// direction fills ws.vr and ws.vt with v = −(1/(λn)) E_δ[F] on the rows of
+// s, B, bias, start and end (δ = ν − μ, node part in ws.dN), and returns
+// ⟨w,v⟩ and ‖v‖².
 func (m *SDCA) direction(s crf.Sentence, mu []float64) (wv, vv float64) {
 	p := m.p
 	ws := m.ws
@@ -416,33 +422,38 @@ func (m *SDCA) direction(s crf.Sentence, mu []float64) (wv, vv float64) {
 		ws.tick = 1
 	}
 	ws.rows = ws.rows[:0]
+	ws.vr = ws.vr[:0]
 	for t := 0; t < T; t++ {
 		dn := ws.dN[t*K : (t+1)*K]
 		for j := s.AttrStart[t]; j < s.AttrStart[t+1]; j++ {
 			a := s.Attrs[j]
+			r := int(ws.slot[a])
 			if ws.stamp[a] != ws.tick {
 				ws.stamp[a] = ws.tick
+				r = len(ws.rows)
+				ws.slot[a] = int32(r)
 				ws.rows = append(ws.rows, a)
+				ws.vr = append(ws.vr, make([]float64, K)...)
 			}
 			cv := c
 			if s.Values != nil {
 				cv *= s.Values[j]
 			}
-			off := lay.Row(a)
-			row := ws.v[off : off+K]
+			row := ws.vr[r*K : r*K+K]
 			for y, x := range dn {
 				row[y] += cv * x
 			}
 		}
 	}
-	for _, a := range ws.rows {
-		p.applyMaskRow(ws.v, a)
+	for r, a := range ws.rows {
+		row := ws.vr[r*K : r*K+K]
+		p.maskRow(row, a)
 		off := lay.Row(a)
-		wv += dot(m.w[off:off+K], ws.v[off:off+K])
-		vv += dot(ws.v[off:off+K], ws.v[off:off+K])
+		wv += dot(m.w[off:off+K], row)
+		vv += dot(row, row)
 	}
 	// The dense tail: B (Σ_t δ_e), then bias (Σ_t δ_t), start (δ_0), end (δ_{T-1}).
-	tail := ws.v[lay.Trans():]
+	tail := ws.vt
 	tr := tail[:K*K]
 	for t := 0; t < T-1; t++ {
 		off := t * K * K
@@ -476,29 +487,23 @@ func (m *SDCA) applyPrimal(gamma float64) {
 	lay := m.p.Layout
 	K := lay.NumLabels
 	ws := m.ws
-	for _, a := range ws.rows {
+	for r, a := range ws.rows {
 		off := lay.Row(a)
-		w, v := m.w[off:off+K], ws.v[off:off+K]
+		w, v := m.w[off:off+K], ws.vr[r*K:r*K+K]
 		for y := range w {
 			w[y] += gamma * v[y]
 		}
 	}
-	w, v := m.w[lay.Trans():], ws.v[lay.Trans():]
+	w, v := m.w[lay.Trans():], ws.vt
 	for j := range w {
 		w[j] += gamma * v[j]
 	}
 }
 
-// clearDirection zeroes ws.v where direction wrote, keeping it zero elsewhere.
+// clearDirection zeroes the direction's dense tail for the next step (its
+// packed rows start empty).
 func (m *SDCA) clearDirection() {
-	lay := m.p.Layout
-	K := lay.NumLabels
-	ws := m.ws
-	for _, a := range ws.rows {
-		off := lay.Row(a)
-		clear(ws.v[off : off+K])
-	}
-	clear(ws.v[lay.Trans():])
+	clear(m.ws.vt)
 }
 
 // lineSearch maximises φ on [0,1] by safeguarded Newton on φ', given
