@@ -29,6 +29,7 @@ import (
 // extreme (outside 2^±60) or undefined are evaluated exactly.
 const (
 	binMoments = 7  // H_0 … H_6
+	binStride  = 8  // a bin's moments take one cache line; the 8th is scratch
 	binExpSpan = 60 // ρ's binary exponent range ±60 is binned
 	binKeys    = (2*binExpSpan + 1) << 5
 )
@@ -37,7 +38,6 @@ const (
 type ratioBin struct {
 	rho float64 // centre ρ_b
 	inv float64 // 1/ρ_b
-	h   [binMoments]float64
 	// Per evaluation / update: log D_b and c_b at the last γ.
 	logD, c float64
 }
@@ -50,8 +50,9 @@ type edgeTerms struct {
 	xlogx float64 // Σ μ log μ: with Σ μ log ν, the edge part of the block gap
 	s0    float64 // S(0) = Σ δ log μ
 	bins  []ratioBin
-	slot  []int32  // key → index into bins, valid when stamp[key] == gen
-	stamp []uint32 // key → generation
+	mom   []float64 // per bin b: H_b0 … H_b6 at mom[binStride·b:]
+	slot  []int32   // key → index into bins, valid when stamp[key] == gen
+	stamp []uint32  // key → generation
 	gen   uint32
 	bin   []int32   // per entry: its bin, or 0 for the exact list
 	h     []float64 // per entry: (ρ − ρ_b)/ρ_b
@@ -113,24 +114,33 @@ func (e *edgeTerms) prepare(mu, logMu, nu []float64) {
 			b = &e.bins[len(e.bins)-1]
 		}
 		bin[j] = e.slot[key]
-		h := (rho - b.rho) * b.inv
-		hs[j] = h
-		p := d
-		b.h[0] += p
-		p *= h
-		b.h[1] += p
-		p *= h
-		b.h[2] += p
-		p *= h
-		b.h[3] += p
-		p *= h
-		b.h[4] += p
-		p *= h
-		b.h[5] += p
-		p *= h
-		b.h[6] += p
+		hs[j] = (rho - b.rho) * b.inv
 	}
 	e.xlogx, e.s0 = xlogx, s0
+	e.mom = grow(e.mom, binStride*len(e.bins))
+	clear(e.mom)
+	momentsKernel(mu, nu, hs, bin, e.mom)
+}
+
+// momentsGo adds δ_j·h_j^k (k = 0 … 6) of every entry j to its bin's
+// moments, mom[binStride·bin[j]+k], with δ = ν − μ.
+func momentsGo(mu, nu, hs []float64, bin []int32, mom []float64) {
+	n := len(mu)
+	nu, hs, bin = nu[:n], hs[:n], bin[:n]
+	for j, m := range mu {
+		d, h := nu[j]-m, hs[j]
+		H := (*[binStride]float64)(mom[binStride*int(bin[j]):])
+		h2 := h * h
+		d1, d2 := d*h, d*h2
+		d3, d4 := d1*h2, d2*h2
+		H[0] += d
+		H[1] += d1
+		H[2] += d2
+		H[3] += d3
+		H[4] += d4
+		H[5] += d3 * h2
+		H[6] += d4 * h2
+	}
 }
 
 // eval returns S(γ) and S'(γ), and leaves log D_b and c_b of γ in the bins.
@@ -141,7 +151,7 @@ func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
 		D := 1 - g + g*b.rho
 		c := g * b.rho / D
 		b.logD, b.c = crf.Log(D), c
-		H := &b.h
+		H := (*[binStride]float64)(e.mom[binStride*i:])
 		// Σ_{k≥1} (−1)^{k+1} c^k H_k/k = c·(H_1 − c(H_2/2 − c(H_3/3 − …))).
 		t := H[6] / 6
 		t = H[5]/5 - c*t

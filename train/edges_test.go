@@ -91,3 +91,35 @@ func TestUpdateKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestMomentsKernels checks the moments kernel in use against the Go loop.
+func TestMomentsKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n < 60; n++ {
+		nb := 1 + rng.IntN(7)
+		mu, nu, hs := make([]float64, n), make([]float64, n), make([]float64, n)
+		bin := make([]int32, n)
+		for j := range mu {
+			mu[j], nu[j] = rng.Float64(), rng.Float64()
+			hs[j] = (rng.Float64() - 0.5) / 32
+			bin[j] = int32(rng.IntN(nb))
+		}
+		want, got := make([]float64, binStride*nb), make([]float64, binStride*nb)
+		momentsGo(mu, nu, hs, bin, want)
+		momentsKernel(mu, nu, hs, bin, got)
+		for b := 0; b < nb; b++ {
+			scale := 0.0 // Σ |δ| over the bin bounds every moment
+			for j := range mu {
+				if int(bin[j]) == b {
+					scale += math.Abs(nu[j] - mu[j])
+				}
+			}
+			for k := 0; k < binMoments; k++ {
+				i := binStride*b + k
+				if math.Abs(got[i]-want[i]) > 1e-15*scale {
+					t.Fatalf("n=%d bin %d moment %d: kernel %.17g, Go %.17g", n, b, k, got[i], want[i])
+				}
+			}
+		}
+	}
+}

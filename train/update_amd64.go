@@ -29,3 +29,29 @@ func updateAVX2(g float64, mu, logMu, nu, hs []float64, bin []int32, dc []float6
 //
 //go:noescape
 func updateAVX2Asm(gamma float64, mu, logMu, nu, hs []float64, bin []int32, dc []float64)
+
+// momentsKernel is momentsAVX2 where the CPU has AVX2 and FMA, else
+// momentsGo.
+var momentsKernel = func() func(mu, nu, hs []float64, bin []int32, mom []float64) {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		return momentsAVX2
+	}
+	return momentsGo
+}()
+
+// momentsAVX2 is momentsGo with an entry's eight moments (the eighth,
+// δ·h⁷, lands in the scratch slot) added as two 4-wide vectors. Its sums
+// differ from momentsGo's only in rounding. Like updateAVX2 it trusts that
+// every bin[j] is below len(mom)/binStride.
+func momentsAVX2(mu, nu, hs []float64, bin []int32, mom []float64) {
+	n := len(mu)
+	if n == 0 {
+		return
+	}
+	momentsAVX2Asm(mu, nu[:n], hs[:n], bin[:n], mom)
+}
+
+// momentsAVX2Asm runs momentsAVX2 over len(mu) > 0 entries.
+//
+//go:noescape
+func momentsAVX2Asm(mu, nu, hs []float64, bin []int32, mom []float64)

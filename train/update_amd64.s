@@ -74,6 +74,49 @@ done:
 	VZEROUPPER
 	RET
 
+// func momentsAVX2Asm(mu, nu, hs []float64, bin []int32, mom []float64)
+//
+// For every j: d = nu[j] − mu[j], h = hs[j], H = mom[8·bin[j]:]:
+//   H[0:4] += d·[1, h, h², h³],  H[4:8] += d·h⁴·[1, h, h², h³].
+TEXT ·momentsAVX2Asm(SB), NOSPLIT, $0-120
+	MOVQ mu_base+0(FP), SI
+	MOVQ mu_len+8(FP), CX
+	MOVQ nu_base+24(FP), DI
+	MOVQ hs_base+48(FP), R8
+	MOVQ bin_base+72(FP), R9
+	MOVQ mom_base+96(FP), R10
+	VMOVSD one<>(SB), X15
+
+mloop:
+	VMOVSD       (DI), X0
+	VSUBSD       (SI), X0, X0 // d
+	VMOVSD       (R8), X1     // h
+	VMULSD       X1, X1, X2   // h²
+	VMULSD       X2, X1, X3   // h³
+	VMULSD       X2, X2, X4   // h⁴
+	VUNPCKLPD    X1, X15, X5  // [1, h]
+	VUNPCKLPD    X3, X2, X6   // [h², h³]
+	VINSERTF128  $1, X6, Y5, Y5
+	VBROADCASTSD X0, Y0
+	VMULPD       Y5, Y0, Y5   // d·[1, h, h², h³]
+	VBROADCASTSD X4, Y4
+	VMULPD       Y4, Y5, Y6   // d·[h⁴, h⁵, h⁶, h⁷]
+	MOVLQSX      (R9), AX
+	SHLQ         $6, AX
+	VADDPD       (R10)(AX*1), Y5, Y5
+	VMOVUPD      Y5, (R10)(AX*1)
+	VADDPD       32(R10)(AX*1), Y6, Y6
+	VMOVUPD      Y6, 32(R10)(AX*1)
+	ADDQ         $8, SI
+	ADDQ         $8, DI
+	ADDQ         $8, R8
+	ADDQ         $4, R9
+	DECQ         CX
+	JNZ          mloop
+
+	VZEROUPPER
+	RET
+
 DATA one<>+0(SB)/8, $1.0
 GLOBL one<>(SB), RODATA|NOPTR, $8
 DATA half<>+0(SB)/8, $0.5

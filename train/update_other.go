@@ -4,3 +4,6 @@ package train
 
 // updateKernel is updateGo: there is no vector kernel for this architecture.
 var updateKernel = updateGo
+
+// momentsKernel is momentsGo: there is no vector kernel for this architecture.
+var momentsKernel = momentsGo
