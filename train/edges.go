@@ -37,7 +37,6 @@ const (
 // ratioBin is one occupied bin.
 type ratioBin struct {
 	rho float64 // centre ρ_b
-	inv float64 // 1/ρ_b
 	// Per evaluation / update: log D_b and c_b at the last γ.
 	logD, c float64
 }
@@ -54,13 +53,16 @@ type edgeTerms struct {
 	slot  []int32   // key → index into bins, valid when stamp[key] == gen
 	stamp []uint32  // key → generation
 	gen   uint32
-	bin   []int32   // per entry: its bin, or 0 for the exact list
+	bin   []int32   // per entry: its bin (0 for the exact list); first its key
 	h     []float64 // per entry: (ρ − ρ_b)/ρ_b
 	exact []int32   // entries evaluated exactly
 	dc    []float64 // per bin b: log D_b and c_b at dc[2b:], for update
 }
 
-// prepare scans the entries once: Σ μ log μ, S(0), the bins and their moments.
+// prepare scans the entries: Σ μ log μ, S(0), each entry's bin and h, and
+// the bins' moments. It runs in three sweeps, two of them vector kernels
+// where the CPU allows: ratiosKernel (the sums, each entry's key and h),
+// the bin lookup below, and momentsKernel.
 func (e *edgeTerms) prepare(mu, logMu, nu []float64) {
 	n := len(mu)
 	logMu, nu = logMu[:n], nu[:n]
@@ -78,48 +80,61 @@ func (e *edgeTerms) prepare(mu, logMu, nu []float64) {
 	}
 	bin, hs := e.bin[:n], e.h[:n]
 	e.bin, e.h = bin, hs
+	e.xlogx, e.s0 = ratiosKernel(mu, logMu, nu, hs, bin)
+	// bin holds keys now; turn them into bin numbers.
 	e.bins = append(e.bins[:0], ratioBin{}) // the identity bin
 	e.exact = e.exact[:0]
-	var xlogx, s0 float64
-	for j, m := range mu {
-		v := nu[j]
-		d := v - m
-		if !(m > 0) {
-			bin[j], hs[j] = 0, 0
-			if v > 0 {
+	stamp, slot := e.stamp[:binKeys], e.slot[:binKeys]
+	for j, key := range bin {
+		if key < 0 {
+			bin[j] = 0
+			if mu[j] > 0 || nu[j] > 0 {
 				e.exact = append(e.exact, int32(j))
 			}
 			continue
 		}
-		lm := logMu[j]
-		xlogx += m * lm
-		s0 += d * lm
-		rho := v / m
-		bits := math.Float64bits(rho)
-		ex := int(bits>>52) - 1023 + binExpSpan // ρ ≥ 0: no sign bit
-		if rho == 0 || ex < 0 || ex > 2*binExpSpan {
-			bin[j], hs[j] = 0, 0
-			e.exact = append(e.exact, int32(j))
-			continue
+		if stamp[key] != e.gen {
+			stamp[key] = e.gen
+			slot[key] = int32(len(e.bins))
+			// The centre of key = ex<<5 | i: 2^(ex−binExpSpan)·(1 + (i+½)/32).
+			bits := uint64(key>>5+1023-binExpSpan)<<52 | uint64(key&31)<<47 | 1<<46
+			e.bins = append(e.bins, ratioBin{rho: math.Float64frombits(bits)})
 		}
-		key := ex<<5 | int(bits>>47)&31
-		var b *ratioBin
-		if e.stamp[key] == e.gen {
-			b = &e.bins[e.slot[key]]
-		} else {
-			e.stamp[key] = e.gen
-			e.slot[key] = int32(len(e.bins))
-			rb := math.Float64frombits(bits&^(1<<47-1) | 1<<46)
-			e.bins = append(e.bins, ratioBin{rho: rb, inv: 1 / rb})
-			b = &e.bins[len(e.bins)-1]
-		}
-		bin[j] = e.slot[key]
-		hs[j] = (rho - b.rho) * b.inv
+		bin[j] = slot[key]
 	}
-	e.xlogx, e.s0 = xlogx, s0
 	e.mom = grow(e.mom, binStride*len(e.bins))
 	clear(e.mom)
 	momentsKernel(mu, nu, hs, bin, e.mom)
+}
+
+// ratiosGo returns Σ μ log μ and S(0) = Σ (ν − μ) log μ over the entries
+// with μ > 0, and sets for every entry its key — ρ = ν/μ's binary exponent
+// (offset by binExpSpan) and the top five bits of its mantissa, ex<<5 | i —
+// and h = (ρ − ρ_b)/ρ_b relative to the centre of its cell. Entries with
+// μ ≤ 0, or ρ zero, subnormal, outside 2^±60, infinite or NaN get key −1
+// and h = 0: they are evaluated exactly.
+func ratiosGo(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64) {
+	n := len(mu)
+	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
+	for j, m := range mu {
+		key[j], hs[j] = -1, 0
+		if !(m > 0) {
+			continue
+		}
+		v, lm := nu[j], logMu[j]
+		xlogx += m * lm
+		s0 += (v - m) * lm
+		bits := math.Float64bits(v / m)
+		ex := int64(bits>>52) - (1023 - binExpSpan)
+		if uint64(ex) > 2*binExpSpan {
+			continue
+		}
+		key[j] = int32(ex<<5 | int64(bits>>47)&31)
+		// With ρ = 2^e·m and ρ_b = 2^e·c: h = (m − c)/c, m − c exact.
+		c := math.Float64frombits(bits&(31<<47) | 1023<<52 | 1<<46)
+		hs[j] = (math.Float64frombits(bits&(1<<52-1)|1023<<52) - c) / c
+	}
+	return xlogx, s0
 }
 
 // momentsGo adds δ_j·h_j^k (k = 0 … 6) of every entry j to its bin's

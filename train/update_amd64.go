@@ -55,3 +55,30 @@ func momentsAVX2(mu, nu, hs []float64, bin []int32, mom []float64) {
 //
 //go:noescape
 func momentsAVX2Asm(mu, nu, hs []float64, bin []int32, mom []float64)
+
+// ratiosKernel is ratiosAVX2 where the CPU has AVX2 and FMA, else ratiosGo.
+var ratiosKernel = func() func(mu, logMu, nu, hs []float64, key []int32) (float64, float64) {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		return ratiosAVX2
+	}
+	return ratiosGo
+}()
+
+// ratiosAVX2 is ratiosGo four entries at a time, with the remainder in Go.
+// Keys and h are the same bit for bit; the two sums are added in another
+// order.
+func ratiosAVX2(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64) {
+	n := len(mu)
+	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
+	m := n &^ 3
+	if m > 0 {
+		xlogx, s0 = ratiosAVX2Asm(mu[:m], logMu[:m], nu[:m], hs[:m], key[:m])
+	}
+	x, s := ratiosGo(mu[m:], logMu[m:], nu[m:], hs[m:], key[m:])
+	return xlogx + x, s0 + s
+}
+
+// ratiosAVX2Asm runs ratiosGo over len(mu) entries, a positive multiple of 4.
+//
+//go:noescape
+func ratiosAVX2Asm(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64)

@@ -117,6 +117,127 @@ mloop:
 	VZEROUPPER
 	RET
 
+// func ratiosAVX2Asm(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64)
+//
+// Four entries at a time: with ok = μ > 0, ρ = ν/μ, e = (bits(ρ)>>52) − 963
+// and ok &= 0 ≤ e ≤ 120:
+//   xlogx += ok ? μ·log μ : 0,  s0 += ok(μ > 0) ? (ν − μ)·log μ : 0
+//   key = ok ? e<<5 | (bits(ρ)>>47 & 31) : −1
+//   h   = ok ? (m − c)/c : 0, m = ρ's mantissa in [1,2), c its cell's centre.
+TEXT ·ratiosAVX2Asm(SB), NOSPLIT, $0-136
+	MOVQ mu_base+0(FP), SI
+	MOVQ mu_len+8(FP), CX
+	MOVQ logMu_base+24(FP), R8
+	MOVQ nu_base+48(FP), DI
+	MOVQ hs_base+72(FP), R9
+	MOVQ key_base+96(FP), R10
+
+	VXORPD   Y15, Y15, Y15 // 0
+	VPCMPEQQ Y14, Y14, Y14 // all ones
+	VXORPD   Y12, Y12, Y12 // Σ μ log μ
+	VXORPD   Y13, Y13, Y13 // Σ δ log μ
+
+rloop:
+	VMOVUPD     (SI), Y0          // μ
+	VMOVUPD     (DI), Y1          // ν
+	VCMPPD      $0x1e, Y15, Y0, Y3 // μ > 0
+	VANDPD      (R8), Y3, Y2      // log μ where μ > 0, else 0
+	VFMADD231PD Y2, Y0, Y12
+	VSUBPD      Y0, Y1, Y4        // δ
+	VFMADD231PD Y2, Y4, Y13
+	VDIVPD      Y0, Y1, Y5        // ρ
+
+	VPSRLQ   $52, Y5, Y6
+	VPSUBQ   bias963<>(SB), Y6, Y6 // e
+	VPCMPGTQ max120<>(SB), Y6, Y7  // e > 120
+	VPCMPGTQ Y6, Y15, Y8           // e < 0
+	VPOR     Y8, Y7, Y7
+	VPANDN   Y3, Y7, Y3            // ok = μ > 0 and 0 ≤ e ≤ 120
+
+	VPSLLQ $5, Y6, Y10
+	VPSRLQ $47, Y5, Y9
+	VPAND  low5<>(SB), Y9, Y9
+	VPOR   Y9, Y10, Y10          // e<<5 | i
+	VPXOR  Y14, Y3, Y9           // not ok
+	VPOR   Y9, Y10, Y10          // −1 where not ok
+	VMOVDQU evens<>(SB), Y11
+	VPERMD  Y10, Y11, Y10        // the four low halves first
+	VMOVDQU X10, (R10)
+
+	VPAND  mant<>(SB), Y5, Y9
+	VPOR   one4<>(SB), Y9, Y9     // m
+	VPAND  cell<>(SB), Y5, Y11
+	VPOR   centre<>(SB), Y11, Y11 // c
+	VSUBPD Y11, Y9, Y9
+	VDIVPD Y11, Y9, Y9            // (m − c)/c
+	VANDPD Y3, Y9, Y9
+	VMOVUPD Y9, (R9)
+
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $16, R10
+	SUBQ $4, CX
+	JNZ  rloop
+
+	// Horizontal sums.
+	VEXTRACTF128 $1, Y12, X0
+	VADDPD       X0, X12, X0
+	VHADDPD      X0, X0, X0
+	VMOVSD       X0, xlogx+120(FP)
+	VEXTRACTF128 $1, Y13, X1
+	VADDPD       X1, X13, X1
+	VHADDPD      X1, X1, X1
+	VMOVSD       X1, s0+128(FP)
+	VZEROUPPER
+	RET
+
+DATA bias963<>+0(SB)/8, $963
+DATA bias963<>+8(SB)/8, $963
+DATA bias963<>+16(SB)/8, $963
+DATA bias963<>+24(SB)/8, $963
+GLOBL bias963<>(SB), RODATA|NOPTR, $32
+DATA max120<>+0(SB)/8, $120
+DATA max120<>+8(SB)/8, $120
+DATA max120<>+16(SB)/8, $120
+DATA max120<>+24(SB)/8, $120
+GLOBL max120<>(SB), RODATA|NOPTR, $32
+DATA low5<>+0(SB)/8, $31
+DATA low5<>+8(SB)/8, $31
+DATA low5<>+16(SB)/8, $31
+DATA low5<>+24(SB)/8, $31
+GLOBL low5<>(SB), RODATA|NOPTR, $32
+DATA mant<>+0(SB)/8, $0x000fffffffffffff
+DATA mant<>+8(SB)/8, $0x000fffffffffffff
+DATA mant<>+16(SB)/8, $0x000fffffffffffff
+DATA mant<>+24(SB)/8, $0x000fffffffffffff
+GLOBL mant<>(SB), RODATA|NOPTR, $32
+DATA one4<>+0(SB)/8, $0x3ff0000000000000
+DATA one4<>+8(SB)/8, $0x3ff0000000000000
+DATA one4<>+16(SB)/8, $0x3ff0000000000000
+DATA one4<>+24(SB)/8, $0x3ff0000000000000
+GLOBL one4<>(SB), RODATA|NOPTR, $32
+DATA cell<>+0(SB)/8, $0x000f800000000000
+DATA cell<>+8(SB)/8, $0x000f800000000000
+DATA cell<>+16(SB)/8, $0x000f800000000000
+DATA cell<>+24(SB)/8, $0x000f800000000000
+GLOBL cell<>(SB), RODATA|NOPTR, $32
+DATA centre<>+0(SB)/8, $0x3ff0400000000000
+DATA centre<>+8(SB)/8, $0x3ff0400000000000
+DATA centre<>+16(SB)/8, $0x3ff0400000000000
+DATA centre<>+24(SB)/8, $0x3ff0400000000000
+GLOBL centre<>(SB), RODATA|NOPTR, $32
+DATA evens<>+0(SB)/4, $0
+DATA evens<>+4(SB)/4, $2
+DATA evens<>+8(SB)/4, $4
+DATA evens<>+12(SB)/4, $6
+DATA evens<>+16(SB)/4, $1
+DATA evens<>+20(SB)/4, $3
+DATA evens<>+24(SB)/4, $5
+DATA evens<>+28(SB)/4, $7
+GLOBL evens<>(SB), RODATA|NOPTR, $32
+
 DATA one<>+0(SB)/8, $1.0
 GLOBL one<>(SB), RODATA|NOPTR, $8
 DATA half<>+0(SB)/8, $0.5

@@ -7,3 +7,6 @@ var updateKernel = updateGo
 
 // momentsKernel is momentsGo: there is no vector kernel for this architecture.
 var momentsKernel = momentsGo
+
+// ratiosKernel is ratiosGo: there is no vector kernel for this architecture.
+var ratiosKernel = ratiosGo
