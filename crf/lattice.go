@@ -33,7 +33,22 @@ type Lattice struct {
 	back  []int32   // T×K Viterbi back-pointers
 
 	logZ   float64
-	logDom bool // true when alpha/beta hold log-domain messages
+	logDom bool    // true when alpha/beta hold log-domain messages
+	sink   float64 // what touchRows read, kept so that its loads are made
+}
+
+// touchRows reads the first and last word of every attribute row of attrs
+// in w and returns their sum. The rows are scattered over the weights; the
+// accumulation that follows chains its additions through θ, so the core
+// has few rows in flight at once. These loads do not depend on each other,
+// so the rows' misses overlap and the rows are in cache when they are used.
+func touchRows(w []float64, lay Layout, attrs []int32) (s float64) {
+	K := lay.NumLabels
+	for _, a := range attrs {
+		off := lay.Row(a)
+		s += w[off] + w[off+K-1]
+	}
+	return s
 }
 
 // NewLattice returns a workspace for K labels.
@@ -78,6 +93,7 @@ func (l *Lattice) SetScores(lay Layout, w []float64, s Sentence) {
 	T := s.Len()
 	l.grow(T)
 	copy(l.trans, w[lay.Trans():lay.Trans()+K*K])
+	l.sink += touchRows(w, lay, s.Attrs[s.AttrStart[0]:s.AttrStart[T]])
 	for t := 0; t < T; t++ {
 		row := l.theta[t*K : (t+1)*K]
 		if lay.NoBias {
