@@ -66,6 +66,7 @@ type SDCA struct {
 	src     *rand.PCG
 	rng     *rand.Rand
 	ws      *stepWork
+	rows    *sentenceRows
 	steps   int64
 	lsIters int64
 	epoch   int
@@ -85,19 +86,55 @@ type stepWork struct {
 	fa, fc   []float64 // (T−1)×K factors of log ν (crf.Lattice.LogEdgeFactors)
 	edges    edgeTerms
 	muN, nuN []float64 // T×K node marginals
-	dN       []float64 // T×K node δ
-	lmuN     []float64 // T×K log μ nodes
+	// K×K edge marginals summed over the positions (Σ_t μ_t, Σ_t ν_t): the
+	// direction's transition part.
+	muSum, nuSum []float64
+	dN           []float64 // T×K node δ
+	lmuN         []float64 // T×K log μ nodes
 	// The direction v: on the attribute rows the step touches, packed
 	// (row r of vr is attribute rows[r]), and on the dense tail (B, bias,
 	// start, end). Packing keeps it in cache; a dense d-vector would put
 	// every row of it a cache miss away.
-	rows  []int32   // attributes touched by this step
-	vr    []float64 // len(rows)×K
-	vt    []float64 // Dim − Trans()
-	stamp []uint32  // per attribute: last step that touched its row
-	slot  []int32   // per attribute: its row in vr, valid when stamp matches
-	tick  uint32
+	rows []int32   // attributes touched by this step (a view of sentenceRows)
+	vr   []float64 // len(rows)×K
+	vt   []float64 // Dim − Trans()
 }
+
+// sentenceRows lists, for every sentence, the distinct attributes it uses
+// (in order of first use) and, for every attribute occurrence, its index
+// in that list: the packed rows of an SDCA step's direction, computed once
+// instead of looked up per occurrence in every step.
+type sentenceRows struct {
+	start []int   // sentence i's attributes are attrs[start[i]:start[i+1]]
+	attrs []int32 // distinct attributes per sentence
+	slot  []int32 // per occurrence j (an index into Dataset.Attrs): its row
+}
+
+// newSentenceRows indexes the distinct attributes of every sentence of d.
+func newSentenceRows(d *crf.Dataset) *sentenceRows {
+	r := &sentenceRows{start: make([]int, d.Len()+1), slot: make([]int32, len(d.Attrs))}
+	seen := make([]int32, d.NumAttrs) // per attribute: 1 + its row in the current sentence's list
+	for i := 0; i < d.Len(); i++ {
+		lo := len(r.attrs)
+		r.start[i] = lo
+		for j := d.AttrStart[d.SentStart[i]]; j < d.AttrStart[d.SentStart[i+1]]; j++ {
+			a := d.Attrs[j]
+			if seen[a] == 0 {
+				r.attrs = append(r.attrs, a)
+				seen[a] = int32(len(r.attrs) - lo)
+			}
+			r.slot[j] = seen[a] - 1
+		}
+		for _, a := range r.attrs[lo:] {
+			seen[a] = 0
+		}
+	}
+	r.start[d.Len()] = len(r.attrs)
+	return r
+}
+
+// of returns sentence i's distinct attributes.
+func (r *sentenceRows) of(i int) []int32 { return r.attrs[r.start[i]:r.start[i+1]] }
 
 // StepStats describes one SDCA step, for tests and the log.
 type StepStats struct {
@@ -139,6 +176,7 @@ func (m *SDCA) Init(p *Problem) error {
 	m.src = rand.NewPCG(m.Seed, 0x5dca)
 	m.rng = rand.New(m.src)
 	m.ws = newStepWork(p)
+	m.rows = newSentenceRows(d)
 	if m.Resume != nil {
 		return m.restore(m.Resume)
 	}
@@ -219,10 +257,8 @@ func smoothness(p *Problem) []float64 {
 func newStepWork(p *Problem) *stepWork {
 	K := p.Layout.NumLabels
 	return &stepWork{
-		lat:   crf.NewLattice(K),
-		vt:    make([]float64, p.Layout.Dim()-p.Layout.Trans()),
-		stamp: make([]uint32, p.Layout.NumAttrs),
-		slot:  make([]int32, p.Layout.NumAttrs),
+		lat: crf.NewLattice(K),
+		vt:  make([]float64, p.Layout.Dim()-p.Layout.Trans()),
 	}
 }
 
@@ -297,8 +333,10 @@ func (m *SDCA) Step(i int) StepStats {
 	ws.lat.SetScores(lay, m.w, s)
 	ws.lat.ForwardBackward()
 	ws.lat.Marginals(ws.nu, nil)
-	crf.NodeFromBlock(ws.nu, T, K, ws.nuN)
-	muB := blockNodesDot(mu, T, K, ws.lat.Trans(), ws.muN)
+	ws.nuSum = grow(ws.nuSum, K*K)
+	ws.muSum = grow(ws.muSum, K*K)
+	blockNodesDot(ws.nu, T, K, nil, ws.nuN, ws.nuSum)
+	muB := blockNodesDot(mu, T, K, ws.lat.Trans(), ws.muN, ws.muSum)
 	e := &ws.edges
 	e.prepare(mu, logMu, ws.nu)
 	// Separators are the inner nodes 1..T-2; few, so their logs are taken here.
@@ -317,7 +355,7 @@ func (m *SDCA) Step(i int) StepStats {
 	for j := range ws.dN {
 		ws.dN[j] = ws.nuN[j] - ws.muN[j]
 	}
-	a, b := m.direction(s, mu)
+	a, b := m.direction(i, s, mu)
 
 	// 3. Line search on φ'(γ) = −[S(γ) − S_sep(γ)] − λn(⟨w,v⟩ + γ‖v‖²).
 	ln := p.Lambda * float64(p.N())
@@ -363,26 +401,39 @@ func (m *SDCA) muLogNu(T int, mu []float64, muB float64) float64 {
 }
 
 // blockNodesDot sets node (T×K) to the node marginals of the block mu, as
-// crf.NodeFromBlock does, and returns Σ_e μ_e·B_e over its edge entries for
-// the K×K transition scores B (0 when T = 1), in the same pass.
-func blockNodesDot(mu []float64, T, K int, B, node []float64) (muB float64) {
+// crf.NodeFromBlock does, sum (K×K) to its edge marginals summed over the
+// positions (zero when T = 1), and returns Σ_e μ_e·B_e over its edge entries
+// for the K×K transition scores B (0 when T = 1 or B is nil) — all in one
+// pass over the block.
+func blockNodesDot(mu []float64, T, K int, B, node, sum []float64) (muB float64) {
+	sum = sum[:K*K]
+	clear(sum)
 	if T == 1 {
 		copy(node[:K], mu[:K])
 		return 0
 	}
-	B = B[:K*K]
 	for t := 0; t < T-1; t++ {
 		blk := mu[t*K*K : (t+1)*K*K]
 		row := node[t*K : (t+1)*K]
 		for y := range row {
-			r, b := blk[y*K:(y+1)*K], B[y*K:(y+1)*K]
-			s, d := 0.0, 0.0
-			for y2, v := range r {
-				s += v
-				d += v * b[y2]
+			r, acc := blk[y*K:(y+1)*K], sum[y*K:(y+1)*K]
+			s := 0.0
+			if B == nil {
+				for y2, v := range r {
+					s += v
+					acc[y2] += v
+				}
+			} else {
+				b := B[y*K : (y+1)*K]
+				d := 0.0
+				for y2, v := range r {
+					s += v
+					d += v * b[y2]
+					acc[y2] += v
+				}
+				muB += d
 			}
 			row[y] = s
-			muB += d
 		}
 	}
 	blk := mu[(T-2)*K*K : (T-1)*K*K]
@@ -407,38 +458,27 @@ func termsAtZero(mu, nu, logMu []float64) (s float64) {
 }
 
 // direction fills ws.vr and ws.vt with v = −(1/(λn)) E_δ[F] on the rows of
-// s, B, bias, start and end (δ = ν − μ, node part in ws.dN), and returns
-// ⟨w,v⟩ and ‖v‖².
-func (m *SDCA) direction(s crf.Sentence, mu []float64) (wv, vv float64) {
+// sentence i (s), B, bias, start and end (δ = ν − μ, node part in ws.dN),
+// and returns ⟨w,v⟩ and ‖v‖².
+func (m *SDCA) direction(i int, s crf.Sentence, mu []float64) (wv, vv float64) {
 	p := m.p
 	ws := m.ws
 	lay := p.Layout
 	K := lay.NumLabels
 	T := s.Len()
 	c := -1 / (p.Lambda * float64(p.N()))
-	ws.tick++
-	if ws.tick == 0 { // wrapped: reset the stamps
-		clear(ws.stamp)
-		ws.tick = 1
-	}
-	ws.rows = ws.rows[:0]
-	ws.vr = ws.vr[:0]
+	ws.rows = m.rows.of(i)
+	ws.vr = grow(ws.vr, len(ws.rows)*K)
+	clear(ws.vr)
+	slot := m.rows.slot
 	for t := 0; t < T; t++ {
 		dn := ws.dN[t*K : (t+1)*K]
 		for j := s.AttrStart[t]; j < s.AttrStart[t+1]; j++ {
-			a := s.Attrs[j]
-			r := int(ws.slot[a])
-			if ws.stamp[a] != ws.tick {
-				ws.stamp[a] = ws.tick
-				r = len(ws.rows)
-				ws.slot[a] = int32(r)
-				ws.rows = append(ws.rows, a)
-				ws.vr = append(ws.vr, make([]float64, K)...)
-			}
 			cv := c
 			if s.Values != nil {
 				cv *= s.Values[j]
 			}
+			r := int(slot[j])
 			row := ws.vr[r*K : r*K+K]
 			for y, x := range dn {
 				row[y] += cv * x
@@ -455,12 +495,8 @@ func (m *SDCA) direction(s crf.Sentence, mu []float64) (wv, vv float64) {
 	// The dense tail: B (Σ_t δ_e), then bias (Σ_t δ_t), start (δ_0), end (δ_{T-1}).
 	tail := ws.vt
 	tr := tail[:K*K]
-	for t := 0; t < T-1; t++ {
-		off := t * K * K
-		nu, mb := ws.nu[off:off+K*K], mu[off:off+K*K]
-		for j := range tr {
-			tr[j] += c * (nu[j] - mb[j])
-		}
+	for j := range tr {
+		tr[j] = c * (ws.nuSum[j] - ws.muSum[j])
 	}
 	if !lay.NoBias {
 		bias := tail[K*K : K*K+K]

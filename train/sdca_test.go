@@ -148,7 +148,10 @@ func TestLineSearchDerivatives(t *testing.T) {
 		for j := range m.ws.dN {
 			m.ws.dN[j] = nuN[j] - muN[j]
 		}
-		a, b := m.direction(s, mu)
+		m.ws.nuSum, m.ws.muSum = make([]float64, K*K), make([]float64, K*K)
+		blockNodesDot(nu, T, K, nil, make([]float64, T*K), m.ws.nuSum)
+		blockNodesDot(mu, T, K, nil, make([]float64, T*K), m.ws.muSum)
+		a, b := m.direction(i, s, mu)
 		m.clearDirection()
 		sepLo, sepHi := K, max(T-1, 1)*K
 		for _, g := range []float64{0.1, 0.37, 0.8} {
@@ -237,11 +240,27 @@ func TestMuLogNuFromFactors(t *testing.T) {
 			}
 			node, wantNode := make([]float64, T*K), make([]float64, T*K)
 			m.ws.muN = node
-			muB := blockNodesDot(mu, T, K, m.ws.lat.Trans(), node)
+			sum := make([]float64, K*K)
+			muB := blockNodesDot(mu, T, K, m.ws.lat.Trans(), node, sum)
 			crf.NodeFromBlock(mu, T, K, wantNode)
 			for j := range node {
 				if !relClose(node[j], wantNode[j], 1e-14) {
 					t.Fatalf("sd %g sentence %d: node %d = %g, NodeFromBlock %g", sd, i, j, node[j], wantNode[j])
+				}
+			}
+			wantB, wantSum := 0.0, make([]float64, K*K)
+			for e := 0; e < T-1; e++ {
+				for j, x := range mu[e*K*K : (e+1)*K*K] {
+					wantSum[j] += x
+					wantB += x * m.ws.lat.Trans()[j]
+				}
+			}
+			if !relClose(muB, wantB, 1e-12) && math.Abs(muB-wantB) > 1e-14 {
+				t.Fatalf("sd %g sentence %d: Σ μ·B = %.15g, entry by entry %.15g", sd, i, muB, wantB)
+			}
+			for j := range sum {
+				if !relClose(sum[j], wantSum[j], 1e-13) {
+					t.Fatalf("sd %g sentence %d: Σ_t μ_t[%d] = %g, entry by entry %g", sd, i, j, sum[j], wantSum[j])
 				}
 			}
 			if got := m.muLogNu(T, mu, muB); !relClose(got, want, 1e-12) {
