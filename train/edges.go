@@ -27,9 +27,15 @@ import (
 // 11,000 for a CoNLL-2000 sentence). The stored log μ is updated the same
 // way: log μ' = log μ + log D_b + log1p(c_b·h). Entries whose ratio is zero,
 // extreme (outside 2^±60) or undefined are evaluated exactly.
+//
+// Bins are addressed by key — ρ's binary exponent (offset by binExpSpan)
+// and the top five bits of its mantissa — in a table of binKeys+1 slots,
+// the last one the identity slot of the entries evaluated exactly, so that
+// no step looks an entry's bin up: the moments are added straight into the
+// key's slot, and each slot's eighth number counts its entries.
 const (
 	binMoments = 7  // H_0 … H_6
-	binStride  = 8  // a bin's moments take one cache line; the 8th is scratch
+	binStride  = 8  // a slot: the moments, then the count of its entries
 	binExpSpan = 60 // ρ's binary exponent range ±60 is binned
 	binKeys    = (2*binExpSpan + 1) << 5
 )
@@ -37,87 +43,82 @@ const (
 // ratioBin is one occupied bin.
 type ratioBin struct {
 	rho float64 // centre ρ_b
-	// Per evaluation / update: log D_b and c_b at the last γ.
+	// Per evaluation: log D_b and c_b at the last γ.
 	logD, c float64
+	key     int32
 }
 
-// edgeTerms holds what a step derives from its edge marginals. Bins are
-// numbered from 1 in the order they are first met; bin 0 is the identity
-// bin (log D = 0, c = 0) of the entries evaluated exactly, so that the
-// update runs over all entries without a branch.
+// edgeTerms holds what a step derives from its edge marginals.
 type edgeTerms struct {
-	xlogx float64 // Σ μ log μ: with Σ μ log ν, the edge part of the block gap
-	s0    float64 // S(0) = Σ δ log μ
-	bins  []ratioBin
-	mom   []float64 // per bin b: H_b0 … H_b6 at mom[binStride·b:]
-	slot  []int32   // key → index into bins, valid when stamp[key] == gen
-	stamp []uint32  // key → generation
-	gen   uint32
-	bin   []int32   // per entry: its bin (0 for the exact list); first its key
-	h     []float64 // per entry: (ρ − ρ_b)/ρ_b
-	exact []int32   // entries evaluated exactly
-	dc    []float64 // per bin b: log D_b and c_b at dc[2b:], for update
+	xlogx float64    // Σ μ log μ: with Σ μ log ν, the edge part of the block gap
+	s0    float64    // S(0) = Σ δ log μ
+	bins  []ratioBin // the occupied bins, by key
+	pm    []float64  // per occupied bin b: H_b0 … H_b6 and its count at pm[binStride·b:]
+	slots []float64  // per key: the moments of a step in progress (zero between steps)
+	key   []int32    // per entry: its key (binKeys for the exact list)
+	h     []float64  // per entry: (ρ − ρ_b)/ρ_b
+	exact []int32    // entries evaluated exactly
+	dc    []float64  // per key k: log D and c at dc[2k:] for update; (0, 0) for binKeys
 }
 
-// prepare scans the entries: Σ μ log μ, S(0), each entry's bin and h, and
-// the bins' moments. It runs in three sweeps, two of them vector kernels
-// where the CPU allows: ratiosKernel (the sums, each entry's key and h),
-// the bin lookup below, and momentsKernel.
+// prepare scans the entries: Σ μ log μ, S(0), each entry's key and h, and
+// the bins' moments. Two sweeps are vector kernels where the CPU allows —
+// ratiosKernel (the sums, each entry's key and h, the range of keys met)
+// and momentsKernel (the moments, added into the key's slot) — and a
+// third collects the occupied slots of that range, in key order, and
+// clears them for the next step.
 func (e *edgeTerms) prepare(mu, logMu, nu []float64) {
 	n := len(mu)
 	logMu, nu = logMu[:n], nu[:n]
-	if e.slot == nil {
-		e.slot = make([]int32, binKeys)
-		e.stamp = make([]uint32, binKeys)
+	if e.slots == nil {
+		e.slots = make([]float64, binStride*(binKeys+1))
+		e.dc = make([]float64, 2*(binKeys+1))
 	}
-	if e.gen++; e.gen == 0 {
-		clear(e.stamp)
-		e.gen = 1
-	}
-	if cap(e.bin) < n {
-		e.bin = make([]int32, n, n+n/2)
+	if cap(e.key) < n {
+		e.key = make([]int32, n, n+n/2)
 		e.h = make([]float64, n, n+n/2)
 	}
-	bin, hs := e.bin[:n], e.h[:n]
-	e.bin, e.h = bin, hs
-	e.xlogx, e.s0 = ratiosKernel(mu, logMu, nu, hs, bin)
-	// bin holds keys now; turn them into bin numbers.
-	e.bins = append(e.bins[:0], ratioBin{}) // the identity bin
-	e.exact = e.exact[:0]
-	stamp, slot := e.stamp[:binKeys], e.slot[:binKeys]
-	for j, key := range bin {
-		if key < 0 {
-			bin[j] = 0
-			if mu[j] > 0 || nu[j] > 0 {
-				e.exact = append(e.exact, int32(j))
-			}
+	key, hs := e.key[:n], e.h[:n]
+	e.key, e.h = key, hs
+	var lo, hi int32
+	e.xlogx, e.s0, lo, hi = ratiosKernel(mu, logMu, nu, hs, key)
+	momentsKernel(mu, nu, hs, key, e.slots)
+	e.bins, e.pm = e.bins[:0], e.pm[:0]
+	for k := lo; k <= hi; k++ {
+		H := e.slots[binStride*int(k) : binStride*int(k)+binStride]
+		if H[binStride-1] == 0 {
 			continue
 		}
-		if stamp[key] != e.gen {
-			stamp[key] = e.gen
-			slot[key] = int32(len(e.bins))
-			// The centre of key = ex<<5 | i: 2^(ex−binExpSpan)·(1 + (i+½)/32).
-			bits := uint64(key>>5+1023-binExpSpan)<<52 | uint64(key&31)<<47 | 1<<46
-			e.bins = append(e.bins, ratioBin{rho: math.Float64frombits(bits)})
-		}
-		bin[j] = slot[key]
+		// The centre of key = ex<<5 | i: 2^(ex−binExpSpan)·(1 + (i+½)/32).
+		bits := uint64(k>>5+1023-binExpSpan)<<52 | uint64(k&31)<<47 | 1<<46
+		e.bins = append(e.bins, ratioBin{rho: math.Float64frombits(bits), key: k})
+		e.pm = append(e.pm, H...)
+		clear(H)
 	}
-	e.mom = grow(e.mom, binStride*len(e.bins))
-	clear(e.mom)
-	momentsKernel(mu, nu, hs, bin, e.mom)
+	e.exact = e.exact[:0]
+	if id := e.slots[binStride*binKeys:]; id[binStride-1] != 0 {
+		clear(id)
+		for j, k := range key {
+			if k == binKeys && (mu[j] > 0 || nu[j] > 0) {
+				e.exact = append(e.exact, int32(j))
+			}
+		}
+	}
 }
 
 // ratiosGo returns Σ μ log μ and S(0) = Σ (ν − μ) log μ over the entries
 // with μ > 0, and sets for every entry its key — ρ = ν/μ's binary exponent
 // (offset by binExpSpan) and the top five bits of its mantissa, ex<<5 | i —
 // and h = (ρ − ρ_b)/ρ_b relative to the centre of its cell. Entries with
-// μ ≤ 0, or ρ zero, subnormal, outside 2^±60, infinite or NaN get key −1
-// and h = 0: they are evaluated exactly.
-func ratiosGo(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64) {
+// μ ≤ 0, or ρ zero, subnormal, outside 2^±60, infinite or NaN get key
+// binKeys and h = 0: they are evaluated exactly. lo and hi are the least
+// and greatest key below binKeys (binKeys and −1 when there is none).
+func ratiosGo(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32) {
 	n := len(mu)
 	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
+	lo, hi = binKeys, -1
 	for j, m := range mu {
-		key[j], hs[j] = -1, 0
+		key[j], hs[j] = binKeys, 0
 		if !(m > 0) {
 			continue
 		}
@@ -129,22 +130,25 @@ func ratiosGo(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64) {
 		if uint64(ex) > 2*binExpSpan {
 			continue
 		}
-		key[j] = int32(ex<<5 | int64(bits>>47)&31)
+		k := int32(ex<<5 | int64(bits>>47)&31)
+		key[j] = k
+		lo, hi = min(lo, k), max(hi, k)
 		// With ρ = 2^e·m and ρ_b = 2^e·c: h = (m − c)/c, m − c exact.
 		c := math.Float64frombits(bits&(31<<47) | 1023<<52 | 1<<46)
 		hs[j] = (math.Float64frombits(bits&(1<<52-1)|1023<<52) - c) / c
 	}
-	return xlogx, s0
+	return xlogx, s0, lo, hi
 }
 
-// momentsGo adds δ_j·h_j^k (k = 0 … 6) of every entry j to its bin's
-// moments, mom[binStride·bin[j]+k], with δ = ν − μ.
-func momentsGo(mu, nu, hs []float64, bin []int32, mom []float64) {
+// momentsGo adds δ_j·h_j^k (k = 0 … 6) of every entry j to the moments of
+// its slot, mom[binStride·key[j]+k], with δ = ν − μ, and counts the entry
+// in mom[binStride·key[j]+7].
+func momentsGo(mu, nu, hs []float64, key []int32, mom []float64) {
 	n := len(mu)
-	nu, hs, bin = nu[:n], hs[:n], bin[:n]
+	nu, hs, key = nu[:n], hs[:n], key[:n]
 	for j, m := range mu {
 		d, h := nu[j]-m, hs[j]
-		H := (*[binStride]float64)(mom[binStride*int(bin[j]):])
+		H := (*[binStride]float64)(mom[binStride*int(key[j]):])
 		h2 := h * h
 		d1, d2 := d*h, d*h2
 		d3, d4 := d1*h2, d2*h2
@@ -155,18 +159,19 @@ func momentsGo(mu, nu, hs []float64, bin []int32, mom []float64) {
 		H[4] += d4
 		H[5] += d3 * h2
 		H[6] += d4 * h2
+		H[7]++
 	}
 }
 
 // eval returns S(γ) and S'(γ), and leaves log D_b and c_b of γ in the bins.
 func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
 	s = e.s0
-	for i := 1; i < len(e.bins); i++ {
+	for i := range e.bins {
 		b := &e.bins[i]
 		D := 1 - g + g*b.rho
 		c := g * b.rho / D
 		b.logD, b.c = crf.Log(D), c
-		H := (*[binStride]float64)(e.mom[binStride*i:])
+		H := (*[binStride]float64)(e.pm[binStride*i:])
 		// Σ_{k≥1} (−1)^{k+1} c^k H_k/k = c·(H_1 − c(H_2/2 − c(H_3/3 − …))).
 		t := H[6] / 6
 		t = H[5]/5 - c*t
@@ -190,25 +195,24 @@ func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
 
 // update sets μ ← (1−γ)μ + γν (= μ + γδ, without losing ν ≪ μ near γ = 1)
 // and log μ ← log μ + log D_b + log1p(c_b·h), then takes the logs of the
-// exact list. The identity bin makes the loop branch-free, so that it runs
-// four entries at a time where the CPU allows (updateKernel).
+// exact list. The identity slot (log D = 0, c = 0) makes the loop
+// branch-free, so that it runs four entries at a time where the CPU allows
+// (updateKernel).
 func (e *edgeTerms) update(g float64, mu, logMu, nu []float64) {
-	// log D_b and c_b side by side, read by entry through its bin.
-	e.dc = grow(e.dc, 2*len(e.bins))
+	// log D_b and c_b side by side by key, read by entry through its key.
 	dc := e.dc
-	dc[0], dc[1] = 0, 0
-	for i := 1; i < len(e.bins); i++ {
-		rho := e.bins[i].rho
-		D := 1 - g + g*rho
-		dc[2*i], dc[2*i+1] = crf.Log(D), g*rho/D
+	for _, b := range e.bins {
+		D := 1 - g + g*b.rho
+		dc[2*b.key], dc[2*b.key+1] = crf.Log(D), g*b.rho/D
 	}
 	n := len(mu)
-	updateKernel(g, mu, logMu[:n], nu[:n], e.h[:n], e.bin[:n], dc)
+	updateKernel(g, mu, logMu[:n], nu[:n], e.h[:n], e.key[:n], dc)
 	crf.LogAt(e.exact, logMu, mu)
 }
 
 // updateGo is the update's loop over entries: μ ← (1−γ)μ + γν and
-// log μ ← log μ + log D_b + log1p(c_b·h) with (log D_b, c_b) at dc[2b:].
+// log μ ← log μ + log D_b + log1p(c_b·h) with (log D_b, c_b) at dc[2k:]
+// for the entry's key k.
 func updateGo(g float64, mu, logMu, nu, hs []float64, bin []int32, dc []float64) {
 	n := len(mu)
 	logMu, nu, hs, bin = logMu[:n], nu[:n], hs[:n], bin[:n]

@@ -120,6 +120,15 @@ func TestMomentsKernels(t *testing.T) {
 					t.Fatalf("n=%d bin %d moment %d: kernel %.17g, Go %.17g", n, b, k, got[i], want[i])
 				}
 			}
+			count := 0.0
+			for j := range mu {
+				if int(bin[j]) == b {
+					count++
+				}
+			}
+			if c, w := got[binStride*b+binStride-1], want[binStride*b+binStride-1]; c != count || w != count {
+				t.Fatalf("n=%d bin %d: kernel counts %g entries, Go %g, want %g", n, b, c, w, count)
+			}
 		}
 	}
 }
@@ -148,12 +157,22 @@ func TestRatiosKernels(t *testing.T) {
 		}
 		hs, key := make([]float64, n), make([]int32, n)
 		hs2, key2 := make([]float64, n), make([]int32, n)
-		x, s := ratiosGo(mu, logMu, nu, hs, key)
-		x2, s2 := ratiosKernel(mu, logMu, nu, hs2, key2)
+		x, s, lo, hi := ratiosGo(mu, logMu, nu, hs, key)
+		x2, s2, lo2, hi2 := ratiosKernel(mu, logMu, nu, hs2, key2)
+		wantLo, wantHi := int32(binKeys), int32(-1)
 		for j := range mu {
 			if key[j] != key2[j] || math.Float64bits(hs[j]) != math.Float64bits(hs2[j]) {
 				t.Fatalf("n=%d entry %d (μ %g ν %g): kernel key %d h %g, Go %d %g", n, j, mu[j], nu[j], key2[j], hs2[j], key[j], hs[j])
 			}
+			if key[j] < 0 || key[j] > binKeys {
+				t.Fatalf("n=%d entry %d: key %d out of [0, %d]", n, j, key[j], binKeys)
+			}
+			if key[j] < binKeys {
+				wantLo, wantHi = min(wantLo, key[j]), max(wantHi, key[j])
+			}
+		}
+		if lo != wantLo || hi != wantHi || lo2 != wantLo || hi2 != wantHi {
+			t.Fatalf("n=%d: key range Go [%d, %d], kernel [%d, %d], want [%d, %d]", n, lo, hi, lo2, hi2, wantLo, wantHi)
 		}
 		scale := 0.0
 		for j := range mu {

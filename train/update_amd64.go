@@ -39,8 +39,8 @@ var momentsKernel = func() func(mu, nu, hs []float64, bin []int32, mom []float64
 	return momentsGo
 }()
 
-// momentsAVX2 is momentsGo with an entry's eight moments (the eighth,
-// δ·h⁷, lands in the scratch slot) added as two 4-wide vectors. Its sums
+// momentsAVX2 is momentsGo with an entry's seven moments and its count
+// added as two 4-wide vectors. Its sums
 // differ from momentsGo's only in rounding. Like updateAVX2 it trusts that
 // every bin[j] is below len(mom)/binStride.
 func momentsAVX2(mu, nu, hs []float64, bin []int32, mom []float64) {
@@ -57,7 +57,7 @@ func momentsAVX2(mu, nu, hs []float64, bin []int32, mom []float64) {
 func momentsAVX2Asm(mu, nu, hs []float64, bin []int32, mom []float64)
 
 // ratiosKernel is ratiosAVX2 where the CPU has AVX2 and FMA, else ratiosGo.
-var ratiosKernel = func() func(mu, logMu, nu, hs []float64, key []int32) (float64, float64) {
+var ratiosKernel = func() func(mu, logMu, nu, hs []float64, key []int32) (float64, float64, int32, int32) {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		return ratiosAVX2
 	}
@@ -65,20 +65,21 @@ var ratiosKernel = func() func(mu, logMu, nu, hs []float64, key []int32) (float6
 }()
 
 // ratiosAVX2 is ratiosGo four entries at a time, with the remainder in Go.
-// Keys and h are the same bit for bit; the two sums are added in another
-// order.
-func ratiosAVX2(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64) {
+// Keys, h and the key range are the same bit for bit; the two sums are
+// added in another order.
+func ratiosAVX2(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32) {
 	n := len(mu)
 	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
 	m := n &^ 3
+	lo, hi = binKeys, -1
 	if m > 0 {
-		xlogx, s0 = ratiosAVX2Asm(mu[:m], logMu[:m], nu[:m], hs[:m], key[:m])
+		xlogx, s0, lo, hi = ratiosAVX2Asm(mu[:m], logMu[:m], nu[:m], hs[:m], key[:m])
 	}
-	x, s := ratiosGo(mu[m:], logMu[m:], nu[m:], hs[m:], key[m:])
-	return xlogx + x, s0 + s
+	x, s, l, h := ratiosGo(mu[m:], logMu[m:], nu[m:], hs[m:], key[m:])
+	return xlogx + x, s0 + s, min(lo, l), max(hi, h)
 }
 
 // ratiosAVX2Asm runs ratiosGo over len(mu) entries, a positive multiple of 4.
 //
 //go:noescape
-func ratiosAVX2Asm(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64)
+func ratiosAVX2Asm(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32)

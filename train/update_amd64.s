@@ -77,7 +77,7 @@ done:
 // func momentsAVX2Asm(mu, nu, hs []float64, bin []int32, mom []float64)
 //
 // For every j: d = nu[j] − mu[j], h = hs[j], H = mom[8·bin[j]:]:
-//   H[0:4] += d·[1, h, h², h³],  H[4:8] += d·h⁴·[1, h, h², h³].
+//   H[0:4] += d·[1, h, h², h³],  H[4:7] += d·h⁴·[1, h, h²],  H[7] += 1.
 TEXT ·momentsAVX2Asm(SB), NOSPLIT, $0-120
 	MOVQ mu_base+0(FP), SI
 	MOVQ mu_len+8(FP), CX
@@ -85,7 +85,8 @@ TEXT ·momentsAVX2Asm(SB), NOSPLIT, $0-120
 	MOVQ hs_base+48(FP), R8
 	MOVQ bin_base+72(FP), R9
 	MOVQ mom_base+96(FP), R10
-	VMOVSD one<>(SB), X15
+	VMOVSD       one<>(SB), X15
+	VBROADCASTSD one<>(SB), Y14
 
 mloop:
 	VMOVSD       (DI), X0
@@ -101,6 +102,7 @@ mloop:
 	VMULPD       Y5, Y0, Y5   // d·[1, h, h², h³]
 	VBROADCASTSD X4, Y4
 	VMULPD       Y4, Y5, Y6   // d·[h⁴, h⁵, h⁶, h⁷]
+	VBLENDPD     $8, Y14, Y6, Y6 // [d·h⁴, d·h⁵, d·h⁶, 1]
 	MOVLQSX      (R9), AX
 	SHLQ         $6, AX
 	VADDPD       (R10)(AX*1), Y5, Y5
@@ -117,14 +119,16 @@ mloop:
 	VZEROUPPER
 	RET
 
-// func ratiosAVX2Asm(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64)
+// func ratiosAVX2Asm(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32)
 //
 // Four entries at a time: with ok = μ > 0, ρ = ν/μ, e = (bits(ρ)>>52) − 963
 // and ok &= 0 ≤ e ≤ 120:
 //   xlogx += ok ? μ·log μ : 0,  s0 += ok(μ > 0) ? (ν − μ)·log μ : 0
-//   key = ok ? e<<5 | (bits(ρ)>>47 & 31) : −1
-//   h   = ok ? (m − c)/c : 0, m = ρ's mantissa in [1,2), c its cell's centre.
-TEXT ·ratiosAVX2Asm(SB), NOSPLIT, $0-136
+//   key = ok ? e<<5 | (bits(ρ)>>47 & 31) : binKeys (3872)
+//   h   = ok ? (m − c)/c : 0, m = ρ's mantissa in [1,2), c its cell's centre,
+// and lo, hi are the least and greatest key below binKeys (binKeys and −1
+// when there is none).
+TEXT ·ratiosAVX2Asm(SB), NOSPLIT, $0-144
 	MOVQ mu_base+0(FP), SI
 	MOVQ mu_len+8(FP), CX
 	MOVQ logMu_base+24(FP), R8
@@ -132,10 +136,11 @@ TEXT ·ratiosAVX2Asm(SB), NOSPLIT, $0-136
 	MOVQ hs_base+72(FP), R9
 	MOVQ key_base+96(FP), R10
 
-	VXORPD   Y15, Y15, Y15 // 0
-	VPCMPEQQ Y14, Y14, Y14 // all ones
-	VXORPD   Y12, Y12, Y12 // Σ μ log μ
-	VXORPD   Y13, Y13, Y13 // Σ δ log μ
+	VXORPD   Y15, Y15, Y15      // 0
+	VPCMPEQD X8, X8, X8         // greatest key so far, per lane: −1
+	VMOVDQU  sentinel<>(SB), X14 // least key so far, per lane: binKeys
+	VXORPD   Y12, Y12, Y12      // Σ μ log μ
+	VXORPD   Y13, Y13, Y13      // Σ δ log μ
 
 rloop:
 	VMOVUPD     (SI), Y0          // μ
@@ -150,19 +155,25 @@ rloop:
 	VPSRLQ   $52, Y5, Y6
 	VPSUBQ   bias963<>(SB), Y6, Y6 // e
 	VPCMPGTQ max120<>(SB), Y6, Y7  // e > 120
-	VPCMPGTQ Y6, Y15, Y8           // e < 0
-	VPOR     Y8, Y7, Y7
+	VPCMPGTQ Y6, Y15, Y2           // e < 0
+	VPOR     Y2, Y7, Y7
 	VPANDN   Y3, Y7, Y3            // ok = μ > 0 and 0 ≤ e ≤ 120
 
-	VPSLLQ $5, Y6, Y10
-	VPSRLQ $47, Y5, Y9
-	VPAND  low5<>(SB), Y9, Y9
-	VPOR   Y9, Y10, Y10          // e<<5 | i
-	VPXOR  Y14, Y3, Y9           // not ok
-	VPOR   Y9, Y10, Y10          // −1 where not ok
-	VMOVDQU evens<>(SB), Y11
-	VPERMD  Y10, Y11, Y10        // the four low halves first
-	VMOVDQU X10, (R10)
+	VPSLLQ   $5, Y6, Y10
+	VPSRLQ   $47, Y5, Y9
+	VPAND    low5<>(SB), Y9, Y9
+	VPOR     Y9, Y10, Y10          // e<<5 | i
+	VPCMPEQQ Y7, Y7, Y7
+	VPXOR    Y7, Y3, Y9            // not ok
+	VPOR     Y9, Y10, Y10          // −1 where not ok
+	VMOVDQU  evens<>(SB), Y11
+	VPERMD   Y10, Y11, Y10         // the four keys' low halves first
+	VPERMD   Y9, Y11, Y9           // and the four masks'
+	VPMAXSD  X10, X8, X8
+	VPAND    sentp1<>(SB), X9, X9  // binKeys+1 where not ok
+	VPADDD   X9, X10, X10          // binKeys where not ok
+	VPMINSD  X10, X14, X14
+	VMOVDQU  X10, (R10)
 
 	VPAND  mant<>(SB), Y5, Y9
 	VPOR   one4<>(SB), Y9, Y9     // m
@@ -181,7 +192,7 @@ rloop:
 	SUBQ $4, CX
 	JNZ  rloop
 
-	// Horizontal sums.
+	// Horizontal sums, least and greatest.
 	VEXTRACTF128 $1, Y12, X0
 	VADDPD       X0, X12, X0
 	VHADDPD      X0, X0, X0
@@ -190,9 +201,31 @@ rloop:
 	VADDPD       X1, X13, X1
 	VHADDPD      X1, X1, X1
 	VMOVSD       X1, s0+128(FP)
+	VPSHUFD      $0x4e, X14, X0
+	VPMINSD      X0, X14, X14
+	VPSHUFD      $0xb1, X14, X0
+	VPMINSD      X0, X14, X14
+	VMOVD        X14, AX
+	MOVL         AX, lo+136(FP)
+	VPSHUFD      $0x4e, X8, X0
+	VPMAXSD      X0, X8, X8
+	VPSHUFD      $0xb1, X8, X0
+	VPMAXSD      X0, X8, X8
+	VMOVD        X8, AX
+	MOVL         AX, hi+140(FP)
 	VZEROUPPER
 	RET
 
+DATA sentinel<>+0(SB)/4, $3872
+DATA sentinel<>+4(SB)/4, $3872
+DATA sentinel<>+8(SB)/4, $3872
+DATA sentinel<>+12(SB)/4, $3872
+GLOBL sentinel<>(SB), RODATA|NOPTR, $16
+DATA sentp1<>+0(SB)/4, $3873
+DATA sentp1<>+4(SB)/4, $3873
+DATA sentp1<>+8(SB)/4, $3873
+DATA sentp1<>+12(SB)/4, $3873
+GLOBL sentp1<>(SB), RODATA|NOPTR, $16
 DATA bias963<>+0(SB)/8, $963
 DATA bias963<>+8(SB)/8, $963
 DATA bias963<>+16(SB)/8, $963
