@@ -40,25 +40,21 @@ const (
 	binKeys    = (2*binExpSpan + 1) << 5
 )
 
-// ratioBin is one occupied bin.
-type ratioBin struct {
-	rho float64 // centre ρ_b
-	// Per evaluation: log D_b and c_b at the last γ.
-	logD, c float64
-	key     int32
-}
-
 // edgeTerms holds what a step derives from its edge marginals.
 type edgeTerms struct {
-	xlogx float64    // Σ μ log μ: with Σ μ log ν, the edge part of the block gap
-	s0    float64    // S(0) = Σ δ log μ
-	bins  []ratioBin // the occupied bins, by key
-	pm    []float64  // per occupied bin b: H_b0 … H_b6 and its count at pm[binStride·b:]
-	slots []float64  // per key: the moments of a step in progress (zero between steps)
-	key   []int32    // per entry: its key (binKeys for the exact list)
-	h     []float64  // per entry: (ρ − ρ_b)/ρ_b
-	exact []int32    // entries evaluated exactly
-	dc    []float64  // per key k: log D and c at dc[2k:] for update; (0, 0) for binKeys
+	xlogx float64 // Σ μ log μ: with Σ μ log ν, the edge part of the block gap
+	s0    float64 // S(0) = Σ δ log μ
+	// The occupied bins in key order, padded with empty bins (ρ = 1, no
+	// moments) to a multiple of 4: their keys, centres ρ_b and moments
+	// H_bk at pm[k·len(rho)+b] (structure of arrays, for evalBins).
+	keys  []int32
+	rho   []float64
+	pm    []float64
+	slots []float64 // per key: the moments and count of a step in progress (zero between steps)
+	key   []int32   // per entry: its key (binKeys for the exact list)
+	h     []float64 // per entry: (ρ − ρ_b)/ρ_b
+	exact []int32   // entries evaluated exactly
+	dc    []float64 // per key k: log D and c at dc[2k:] for update; (0, 0) for binKeys
 }
 
 // prepare scans the entries: Σ μ log μ, S(0), each entry's key and h, and
@@ -83,17 +79,30 @@ func (e *edgeTerms) prepare(mu, logMu, nu []float64) {
 	var lo, hi int32
 	e.xlogx, e.s0, lo, hi = ratiosKernel(mu, logMu, nu, hs, key)
 	momentsKernel(mu, nu, hs, key, e.slots)
-	e.bins, e.pm = e.bins[:0], e.pm[:0]
+	e.keys, e.rho = e.keys[:0], e.rho[:0]
 	for k := lo; k <= hi; k++ {
-		H := e.slots[binStride*int(k) : binStride*int(k)+binStride]
-		if H[binStride-1] == 0 {
-			continue
+		if e.slots[binStride*int(k)+binStride-1] != 0 {
+			// The centre of key = ex<<5 | i: 2^(ex−binExpSpan)·(1 + (i+½)/32).
+			bits := uint64(k>>5+1023-binExpSpan)<<52 | uint64(k&31)<<47 | 1<<46
+			e.keys = append(e.keys, k)
+			e.rho = append(e.rho, math.Float64frombits(bits))
 		}
-		// The centre of key = ex<<5 | i: 2^(ex−binExpSpan)·(1 + (i+½)/32).
-		bits := uint64(k>>5+1023-binExpSpan)<<52 | uint64(k&31)<<47 | 1<<46
-		e.bins = append(e.bins, ratioBin{rho: math.Float64frombits(bits), key: k})
-		e.pm = append(e.pm, H...)
+	}
+	nb := len(e.keys)
+	for len(e.rho)%4 != 0 {
+		e.rho = append(e.rho, 1)
+	}
+	stride := len(e.rho)
+	e.pm = grow(e.pm, binMoments*stride)
+	for b, k := range e.keys {
+		H := e.slots[binStride*int(k) : binStride*int(k)+binStride]
+		for m := 0; m < binMoments; m++ {
+			e.pm[m*stride+b] = H[m]
+		}
 		clear(H)
+	}
+	for m := 0; m < binMoments; m++ {
+		clear(e.pm[m*stride+nb : (m+1)*stride])
 	}
 	e.exact = e.exact[:0]
 	if id := e.slots[binStride*binKeys:]; id[binStride-1] != 0 {
@@ -163,15 +172,30 @@ func momentsGo(mu, nu, hs []float64, key []int32, mom []float64) {
 	}
 }
 
-// eval returns S(γ) and S'(γ), and leaves log D_b and c_b of γ in the bins.
+// eval returns S(γ) and S'(γ).
 func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
-	s = e.s0
-	for i := range e.bins {
-		b := &e.bins[i]
-		D := 1 - g + g*b.rho
-		c := g * b.rho / D
-		b.logD, b.c = crf.Log(D), c
-		H := (*[binStride]float64)(e.pm[binStride*i:])
+	bs, bs2 := evalBinsKernel(g, e.rho, e.pm)
+	ls, ls2 := crf.LineTermsAt(e.exact, mu, logMu, nu, g)
+	return e.s0 + bs + ls, bs2 + ls2
+}
+
+// evalBinsGo returns the bins' parts of S(γ) and S'(γ),
+//
+//	Σ_b [H_b0·log D_b + Σ_{k≥1} (−1)^{k+1} c_b^k H_bk/k]  and
+//	Σ_b [(ρ_b − 1)·Σ_{k=0}^{5} (−c_b)^k H_bk + ρ_b·Σ_{k=0}^{5} (−c_b)^k H_b,k+1] / D_b,
+//
+// with D_b = 1 − γ + γρ_b and c_b = γρ_b/D_b, for the bins of centres rho
+// and moments H_bk = pm[k·len(rho)+b] (k < binMoments).
+func evalBinsGo(g float64, rho, pm []float64) (s, s2 float64) {
+	nb := len(rho)
+	pm = pm[:binMoments*nb]
+	for b, r := range rho {
+		D := 1 - g + g*r
+		c := g * r / D
+		var H [binMoments]float64
+		for k := range H {
+			H[k] = pm[k*nb+b]
+		}
 		// Σ_{k≥1} (−1)^{k+1} c^k H_k/k = c·(H_1 − c(H_2/2 − c(H_3/3 − …))).
 		t := H[6] / 6
 		t = H[5]/5 - c*t
@@ -179,7 +203,7 @@ func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
 		t = H[3]/3 - c*t
 		t = H[2]/2 - c*t
 		t = H[1] - c*t
-		s += H[0]*b.logD + c*t
+		s += H[0]*crf.Log(D) + c*t
 		// P0 = Σ_{k=0}^{5} (−c)^k H_k, P1 = Σ_{k=0}^{5} (−c)^k H_{k+1}.
 		p0 := H[5]
 		p1 := H[6]
@@ -187,10 +211,9 @@ func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
 			p0 = H[k] - c*p0
 			p1 = H[k+1] - c*p1
 		}
-		s2 += ((b.rho-1)*p0 + b.rho*p1) / D
+		s2 += ((r-1)*p0 + r*p1) / D
 	}
-	ls, ls2 := crf.LineTermsAt(e.exact, mu, logMu, nu, g)
-	return s + ls, s2 + ls2
+	return s, s2
 }
 
 // update sets μ ← (1−γ)μ + γν (= μ + γδ, without losing ν ≪ μ near γ = 1)
@@ -201,9 +224,10 @@ func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
 func (e *edgeTerms) update(g float64, mu, logMu, nu []float64) {
 	// log D_b and c_b side by side by key, read by entry through its key.
 	dc := e.dc
-	for _, b := range e.bins {
-		D := 1 - g + g*b.rho
-		dc[2*b.key], dc[2*b.key+1] = crf.Log(D), g*b.rho/D
+	for b, k := range e.keys {
+		rho := e.rho[b]
+		D := 1 - g + g*rho
+		dc[2*k], dc[2*k+1] = crf.Log(D), g*rho/D
 	}
 	n := len(mu)
 	updateKernel(g, mu, logMu[:n], nu[:n], e.h[:n], e.key[:n], dc)

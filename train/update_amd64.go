@@ -83,3 +83,6 @@ func ratiosAVX2(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo
 //
 //go:noescape
 func ratiosAVX2Asm(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32)
+
+// evalBinsKernel is evalBinsGo until a vector kernel replaces it.
+var evalBinsKernel = evalBinsGo

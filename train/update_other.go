@@ -10,3 +10,6 @@ var momentsKernel = momentsGo
 
 // ratiosKernel is ratiosGo: there is no vector kernel for this architecture.
 var ratiosKernel = ratiosGo
+
+// evalBinsKernel is evalBinsGo: there is no vector kernel for this architecture.
+var evalBinsKernel = evalBinsGo
