@@ -185,3 +185,43 @@ func TestRatiosKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockRowsKernels checks the row kernel in use against the Go loop
+// for every K mod 4: row sums, the accumulated block and Σ blk·B, and that
+// nothing past the block's K rows is written.
+func TestBlockRowsKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for K := 1; K <= 9; K++ {
+		blk, B := make([]float64, K*K), make([]float64, K*K)
+		for j := range blk {
+			blk[j] = rng.Float64() * math.Exp(-rng.Float64()*20)
+			B[j] = rng.NormFloat64()
+		}
+		node, node2 := make([]float64, K+1), make([]float64, K+1)
+		node[K], node2[K] = 7, 7
+		sum, sum2 := make([]float64, K*K+1), make([]float64, K*K+1)
+		for j := range sum {
+			sum[j] = rng.Float64()
+			sum2[j] = sum[j]
+		}
+		want := blockRowsGo(blk, K, B, node[:K], sum[:K*K])
+		got := blockRowsKernel(blk, K, B, node2[:K], sum2[:K*K])
+		scale := 0.0
+		for j, v := range blk {
+			scale += math.Abs(v * B[j])
+		}
+		if math.Abs(got-want) > 1e-15*scale {
+			t.Fatalf("K=%d: kernel Σ blk·B = %.17g, Go %.17g", K, got, want)
+		}
+		for y := 0; y <= K; y++ {
+			if !relClose(node2[y], node[y], 1e-15) {
+				t.Fatalf("K=%d row %d: kernel sum %.17g, Go %.17g", K, y, node2[y], node[y])
+			}
+		}
+		for j := range sum {
+			if sum2[j] != sum[j] {
+				t.Fatalf("K=%d entry %d: kernel accumulated %.17g, Go %.17g", K, j, sum2[j], sum[j])
+			}
+		}
+	}
+}

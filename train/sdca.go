@@ -335,7 +335,7 @@ func (m *SDCA) Step(i int) StepStats {
 	ws.lat.Marginals(ws.nu, nil)
 	ws.nuSum = grow(ws.nuSum, K*K)
 	ws.muSum = grow(ws.muSum, K*K)
-	blockNodesDot(ws.nu, T, K, nil, ws.nuN, ws.nuSum)
+	blockNodesDot(ws.nu, T, K, ws.lat.Trans(), ws.nuN, ws.nuSum)
 	muB := blockNodesDot(mu, T, K, ws.lat.Trans(), ws.muN, ws.muSum)
 	e := &ws.edges
 	e.prepare(mu, logMu, ws.nu)
@@ -403,8 +403,8 @@ func (m *SDCA) muLogNu(T int, mu []float64, muB float64) float64 {
 // blockNodesDot sets node (T×K) to the node marginals of the block mu, as
 // crf.NodeFromBlock does, sum (K×K) to its edge marginals summed over the
 // positions (zero when T = 1), and returns Σ_e μ_e·B_e over its edge entries
-// for the K×K transition scores B (0 when T = 1 or B is nil) — all in one
-// pass over the block.
+// for the K×K transition scores B (0 when T = 1) — all in one pass over the
+// block, edge by edge (blockRowsKernel).
 func blockNodesDot(mu []float64, T, K int, B, node, sum []float64) (muB float64) {
 	sum = sum[:K*K]
 	clear(sum)
@@ -413,28 +413,7 @@ func blockNodesDot(mu []float64, T, K int, B, node, sum []float64) (muB float64)
 		return 0
 	}
 	for t := 0; t < T-1; t++ {
-		blk := mu[t*K*K : (t+1)*K*K]
-		row := node[t*K : (t+1)*K]
-		for y := range row {
-			r, acc := blk[y*K:(y+1)*K], sum[y*K:(y+1)*K]
-			s := 0.0
-			if B == nil {
-				for y2, v := range r {
-					s += v
-					acc[y2] += v
-				}
-			} else {
-				b := B[y*K : (y+1)*K]
-				d := 0.0
-				for y2, v := range r {
-					s += v
-					d += v * b[y2]
-					acc[y2] += v
-				}
-				muB += d
-			}
-			row[y] = s
-		}
+		muB += blockRowsKernel(mu[t*K*K:(t+1)*K*K], K, B, node[t*K:(t+1)*K], sum)
 	}
 	blk := mu[(T-2)*K*K : (T-1)*K*K]
 	last := node[(T-1)*K : T*K]
@@ -443,6 +422,24 @@ func blockNodesDot(mu []float64, T, K int, B, node, sum []float64) (muB float64)
 		for y2, v := range blk[y*K : (y+1)*K] {
 			last[y2] += v
 		}
+	}
+	return muB
+}
+
+// blockRowsGo sets node[y] to the sum of row y of the K×K block blk, adds
+// blk into sum, and returns Σ blk·B.
+func blockRowsGo(blk []float64, K int, B, node, sum []float64) (muB float64) {
+	blk, B, sum = blk[:K*K], B[:K*K], sum[:K*K]
+	for y := range node[:K] {
+		r, b, acc := blk[y*K:(y+1)*K], B[y*K:(y+1)*K], sum[y*K:(y+1)*K]
+		s, d := 0.0, 0.0
+		for y2, v := range r {
+			s += v
+			d += v * b[y2]
+			acc[y2] += v
+		}
+		node[y] = s
+		muB += d
 	}
 	return muB
 }

@@ -149,8 +149,8 @@ func TestLineSearchDerivatives(t *testing.T) {
 			m.ws.dN[j] = nuN[j] - muN[j]
 		}
 		m.ws.nuSum, m.ws.muSum = make([]float64, K*K), make([]float64, K*K)
-		blockNodesDot(nu, T, K, nil, make([]float64, T*K), m.ws.nuSum)
-		blockNodesDot(mu, T, K, nil, make([]float64, T*K), m.ws.muSum)
+		blockNodesDot(nu, T, K, lat.Trans(), make([]float64, T*K), m.ws.nuSum)
+		blockNodesDot(mu, T, K, lat.Trans(), make([]float64, T*K), m.ws.muSum)
 		a, b := m.direction(i, s, mu)
 		m.clearDirection()
 		sepLo, sepHi := K, max(T-1, 1)*K

@@ -287,3 +287,95 @@ DATA seventh<>+0(SB)/8, $0.14285714285714285
 GLOBL seventh<>(SB), RODATA|NOPTR, $8
 DATA eighth<>+0(SB)/8, $0.125
 GLOBL eighth<>(SB), RODATA|NOPTR, $8
+
+// func blockRowsAVX2Asm(blk []float64, K int, B, node, sum []float64) (muB float64)
+//
+// For the K×K block blk (row-major, K ≥ 1) and y < K:
+//   node[y] = Σ_y' blk[y·K+y'],  sum[y·K+y'] += blk[y·K+y'],
+// and muB = Σ_j blk[j]·B[j]. Each row is K/4 vectors and a masked tail of
+// K mod 4 lanes.
+TEXT ·blockRowsAVX2Asm(SB), NOSPLIT, $0-112
+	MOVQ blk_base+0(FP), SI
+	MOVQ K+24(FP), DX
+	MOVQ B_base+32(FP), R8
+	MOVQ node_base+56(FP), R10
+	MOVQ sum_base+80(FP), R9
+
+	MOVQ DX, BX
+	SHRQ $2, BX        // full vectors per row
+	MOVQ DX, AX
+	ANDQ $3, AX        // tail lanes
+	MOVQ AX, R11
+	SHLQ $3, R11       // tail bytes
+	SHLQ $5, AX
+	LEAQ tailmask<>(SB), R12
+	VMOVDQU (R12)(AX*1), Y15 // the tail's mask
+	VXORPD  Y14, Y14, Y14    // Σ blk·B
+	MOVQ    DX, R13          // rows left
+
+row:
+	VXORPD Y0, Y0, Y0 // the row's sum
+	MOVQ   BX, CX
+	TESTQ  CX, CX
+	JZ     tail
+
+vec:
+	VMOVUPD     (SI), Y1
+	VADDPD      Y1, Y0, Y0
+	VFMADD231PD (R8), Y1, Y14
+	VADDPD      (R9), Y1, Y2
+	VMOVUPD     Y2, (R9)
+	ADDQ        $32, SI
+	ADDQ        $32, R8
+	ADDQ        $32, R9
+	DECQ        CX
+	JNZ         vec
+
+tail:
+	TESTQ       R11, R11
+	JZ          rowdone
+	VMASKMOVPD  (SI), Y15, Y1
+	VADDPD      Y1, Y0, Y0
+	VMASKMOVPD  (R8), Y15, Y2
+	VFMADD231PD Y2, Y1, Y14
+	VMASKMOVPD  (R9), Y15, Y2
+	VADDPD      Y1, Y2, Y2
+	VMASKMOVPD  Y2, Y15, (R9)
+	ADDQ        R11, SI
+	ADDQ        R11, R8
+	ADDQ        R11, R9
+
+rowdone:
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VHADDPD      X0, X0, X0
+	VMOVSD       X0, (R10)
+	ADDQ         $8, R10
+	DECQ         R13
+	JNZ          row
+
+	VEXTRACTF128 $1, Y14, X1
+	VADDPD       X1, X14, X1
+	VHADDPD      X1, X1, X1
+	VMOVSD       X1, muB+104(FP)
+	VZEROUPPER
+	RET
+
+// tailmask<>[32·r:] has the first r of four lanes set.
+DATA tailmask<>+0(SB)/8, $0
+DATA tailmask<>+8(SB)/8, $0
+DATA tailmask<>+16(SB)/8, $0
+DATA tailmask<>+24(SB)/8, $0
+DATA tailmask<>+32(SB)/8, $-1
+DATA tailmask<>+40(SB)/8, $0
+DATA tailmask<>+48(SB)/8, $0
+DATA tailmask<>+56(SB)/8, $0
+DATA tailmask<>+64(SB)/8, $-1
+DATA tailmask<>+72(SB)/8, $-1
+DATA tailmask<>+80(SB)/8, $0
+DATA tailmask<>+88(SB)/8, $0
+DATA tailmask<>+96(SB)/8, $-1
+DATA tailmask<>+104(SB)/8, $-1
+DATA tailmask<>+112(SB)/8, $-1
+DATA tailmask<>+120(SB)/8, $0
+GLOBL tailmask<>(SB), RODATA|NOPTR, $128

@@ -13,3 +13,6 @@ var ratiosKernel = ratiosGo
 
 // evalBinsKernel is evalBinsGo: there is no vector kernel for this architecture.
 var evalBinsKernel = evalBinsGo
+
+// blockRowsKernel is blockRowsGo: there is no vector kernel for this architecture.
+var blockRowsKernel = blockRowsGo
