@@ -95,9 +95,10 @@ type stepWork struct {
 	// (row r of vr is attribute rows[r]), and on the dense tail (B, bias,
 	// start, end). Packing keeps it in cache; a dense d-vector would put
 	// every row of it a cache miss away.
-	rows []int32   // attributes touched by this step (a view of sentenceRows)
-	vr   []float64 // len(rows)×K
-	vt   []float64 // Dim − Trans()
+	rows  []int32   // attributes touched by this step (a view of sentenceRows)
+	vr    []float64 // len(rows)×K
+	vt    []float64 // Dim − Trans()
+	tokOf []int32   // per attribute occurrence of the sentence: its token
 }
 
 // sentenceRows lists, for every sentence, the distinct attributes it uses
@@ -323,6 +324,8 @@ func (m *SDCA) Step(i int) StepStats {
 	bl := crf.BlockLen(T, K)
 	mu, logMu := m.duals.Block(i), m.duals.Logs(i)
 	m.steps++
+	prefetch(mu)
+	prefetch(logMu)
 
 	// 1. Oracle and block gap D̃(μ‖ν) = Σ_e KL(μ_e‖ν_e) − Σ_s KL(μ_s‖ν_s).
 	ws.nu = grow(ws.nu, bl)
@@ -467,28 +470,52 @@ func (m *SDCA) direction(i int, s crf.Sentence, mu []float64) (wv, vv float64) {
 	ws.rows = m.rows.of(i)
 	ws.vr = grow(ws.vr, len(ws.rows)*K)
 	clear(ws.vr)
-	slot := m.rows.slot
+	// Row slot[j] gains c·x_j·δ_t for every attribute occurrence j of token t.
+	lo, hi := s.AttrStart[0], s.AttrStart[T]
+	if cap(ws.tokOf) < hi-lo {
+		ws.tokOf = make([]int32, hi-lo, 2*(hi-lo))
+	}
+	ws.tokOf = ws.tokOf[:hi-lo]
 	for t := 0; t < T; t++ {
-		dn := ws.dN[t*K : (t+1)*K]
 		for j := s.AttrStart[t]; j < s.AttrStart[t+1]; j++ {
-			cv := c
-			if s.Values != nil {
-				cv *= s.Values[j]
-			}
-			r := int(slot[j])
-			row := ws.vr[r*K : r*K+K]
-			for y, x := range dn {
-				row[y] += cv * x
-			}
+			ws.tokOf[j-lo] = int32(t)
 		}
 	}
-	for r, a := range ws.rows {
-		row := ws.vr[r*K : r*K+K]
-		p.maskRow(row, a)
-		off := lay.Row(a)
-		wv += dot(m.w[off:off+K], row)
-		vv += dot(row, row)
+	var values []float64
+	if s.Values != nil {
+		values = s.Values[lo:hi]
 	}
+	axpyRows(ws.vr, m.rows.slot[lo:hi], ws.dN, ws.tokOf, values, c, K)
+	if p.Mask != nil {
+		for r, a := range ws.rows {
+			p.maskRow(ws.vr[r*K:r*K+K], a)
+		}
+	}
+	vv = dotKernel(ws.vr, ws.vr)
+	// ⟨w, v⟩ on the attribute rows is c·Σ_t Σ_j x_j⟨U[a_j], δ_t⟩ = c·Σ_t ⟨θ_t − bias − start/end, δ_t⟩
+	// with the node scores θ of the oracle (masked-out weights are zero, so
+	// the mask changes nothing here).
+	th := ws.lat.Node()
+	for t := 0; t < T; t++ {
+		row, dn := th[t*K:(t+1)*K], ws.dN[t*K:(t+1)*K]
+		if lay.NoBias {
+			wv += dot(row, dn)
+			continue
+		}
+		bias := m.w[lay.Bias() : lay.Bias()+K]
+		start, end := m.w[lay.Start():lay.Start()+K], m.w[lay.End():lay.End()+K]
+		for y, x := range dn {
+			u := row[y] - bias[y]
+			if t == 0 {
+				u -= start[y]
+			}
+			if t == T-1 {
+				u -= end[y]
+			}
+			wv += u * x
+		}
+	}
+	wv *= c
 	// The dense tail: B (Σ_t δ_e), then bias (Σ_t δ_t), start (δ_0), end (δ_{T-1}).
 	tail := ws.vt
 	tr := tail[:K*K]
@@ -520,13 +547,7 @@ func (m *SDCA) applyPrimal(gamma float64) {
 	lay := m.p.Layout
 	K := lay.NumLabels
 	ws := m.ws
-	for r, a := range ws.rows {
-		off := lay.Row(a)
-		w, v := m.w[off:off+K], ws.vr[r*K:r*K+K]
-		for y := range w {
-			w[y] += gamma * v[y]
-		}
-	}
+	axpyRows(m.w, ws.rows, ws.vr, nil, nil, gamma, K)
 	w, v := m.w[lay.Trans():], ws.vt
 	for j := range w {
 		w[j] += gamma * v[j]

@@ -119,7 +119,7 @@ func TestLineSearchDerivatives(t *testing.T) {
 		s := p.Data.Sentence(i)
 		T := s.Len()
 		mu := append([]float64(nil), m.Store().Block(i)...)
-		lat := crf.NewLattice(K)
+		lat := m.ws.lat // direction reads the node scores of the method's own lattice
 		lat.SetScores(p.Layout, m.w, s)
 		lat.ForwardBackward()
 		nu := make([]float64, len(mu))

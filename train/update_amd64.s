@@ -308,7 +308,7 @@ TEXT ·blockRowsAVX2Asm(SB), NOSPLIT, $0-112
 	MOVQ AX, R11
 	SHLQ $3, R11       // tail bytes
 	SHLQ $5, AX
-	LEAQ tailmask<>(SB), R12
+	LEAQ ·tailMask(SB), R12
 	VMOVDQU (R12)(AX*1), Y15 // the tail's mask
 	VXORPD  Y14, Y14, Y14    // Σ blk·B
 	MOVQ    DX, R13          // rows left
@@ -361,21 +361,38 @@ rowdone:
 	VZEROUPPER
 	RET
 
-// tailmask<>[32·r:] has the first r of four lanes set.
-DATA tailmask<>+0(SB)/8, $0
-DATA tailmask<>+8(SB)/8, $0
-DATA tailmask<>+16(SB)/8, $0
-DATA tailmask<>+24(SB)/8, $0
-DATA tailmask<>+32(SB)/8, $-1
-DATA tailmask<>+40(SB)/8, $0
-DATA tailmask<>+48(SB)/8, $0
-DATA tailmask<>+56(SB)/8, $0
-DATA tailmask<>+64(SB)/8, $-1
-DATA tailmask<>+72(SB)/8, $-1
-DATA tailmask<>+80(SB)/8, $0
-DATA tailmask<>+88(SB)/8, $0
-DATA tailmask<>+96(SB)/8, $-1
-DATA tailmask<>+104(SB)/8, $-1
-DATA tailmask<>+112(SB)/8, $-1
-DATA tailmask<>+120(SB)/8, $0
-GLOBL tailmask<>(SB), RODATA|NOPTR, $128
+// ·tailMask[32·r:] has the first r of four lanes set: the masked tails of
+// rows of K mod 4 = r entries (here and in rows_amd64.s).
+DATA ·tailMask+0(SB)/8, $0
+DATA ·tailMask+8(SB)/8, $0
+DATA ·tailMask+16(SB)/8, $0
+DATA ·tailMask+24(SB)/8, $0
+DATA ·tailMask+32(SB)/8, $-1
+DATA ·tailMask+40(SB)/8, $0
+DATA ·tailMask+48(SB)/8, $0
+DATA ·tailMask+56(SB)/8, $0
+DATA ·tailMask+64(SB)/8, $-1
+DATA ·tailMask+72(SB)/8, $-1
+DATA ·tailMask+80(SB)/8, $0
+DATA ·tailMask+88(SB)/8, $0
+DATA ·tailMask+96(SB)/8, $-1
+DATA ·tailMask+104(SB)/8, $-1
+DATA ·tailMask+112(SB)/8, $-1
+DATA ·tailMask+120(SB)/8, $0
+GLOBL ·tailMask(SB), RODATA|NOPTR, $128
+
+// func prefetchAsm(p []float64)
+//
+// Asks for the cache lines of p to be brought towards the core (into L2),
+// one PREFETCHT1 per 64 bytes; len(p) > 0.
+TEXT ·prefetchAsm(SB), NOSPLIT, $0-24
+	MOVQ p_base+0(FP), SI
+	MOVQ p_len+8(FP), CX
+	LEAQ (SI)(CX*8), CX
+
+ploop:
+	PREFETCHT1 (SI)
+	ADDQ       $64, SI
+	CMPQ       SI, CX
+	JB         ploop
+	RET

@@ -1,0 +1,54 @@
+package train
+
+import "golang.org/x/sys/cpu"
+
+// hasAVX2FMA selects the vector kernels of this package.
+var hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// axpyRows adds, for k < len(dstRow), f·src[s·K : s·K+K] to
+// dst[d·K : d·K+K], with d = dstRow[k], s = srcRow[k] (k when srcRow is
+// nil) and f = c·scale[k] (c when scale is nil). Every row named must lie
+// within its slice; the vector kernel does not check.
+func axpyRows(dst []float64, dstRow []int32, src []float64, srcRow []int32, scale []float64, c float64, K int) {
+	if len(dstRow) == 0 || K == 0 {
+		return
+	}
+	if !hasAVX2FMA {
+		axpyRowsGo(dst, dstRow, src, srcRow, scale, c, K)
+		return
+	}
+	if srcRow != nil {
+		srcRow = srcRow[:len(dstRow)]
+	} else {
+		_ = src[len(dstRow)*K-1]
+	}
+	if scale != nil {
+		scale = scale[:len(dstRow)]
+	}
+	axpyRowsAVX2Asm(dst, dstRow, src, srcRow, scale, c, K)
+}
+
+// axpyRowsAVX2Asm runs axpyRows, len(dstRow) > 0.
+//
+//go:noescape
+func axpyRowsAVX2Asm(dst []float64, dstRow []int32, src []float64, srcRow []int32, scale []float64, c float64, K int)
+
+// dotKernel returns Σ a[i]·b[i] (len(b) ≥ len(a)), eight at a time in two
+// vector accumulators where the CPU allows.
+func dotKernel(a, b []float64) float64 {
+	n := len(a)
+	b = b[:n]
+	m := n &^ 7
+	s := 0.0
+	if m > 0 && hasAVX2FMA {
+		s = dotAVX2Asm(a[:m], b[:m])
+	} else {
+		m = 0
+	}
+	return s + dot(a[m:], b[m:])
+}
+
+// dotAVX2Asm returns Σ a[i]·b[i], len(a) a positive multiple of 8.
+//
+//go:noescape
+func dotAVX2Asm(a, b []float64) float64
