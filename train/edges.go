@@ -55,15 +55,27 @@ type edgeTerms struct {
 	h     []float64 // per entry: (ρ − ρ_b)/ρ_b
 	exact []int32   // entries evaluated exactly
 	dc    []float64 // per key k: log D and c at dc[2k:] for update; (0, 0) for binKeys
+	// The separators (node marginals of the inner nodes), whose terms
+	// S_sep(γ) = Σ_s δ_s·log(μ_s + γδ_s) enter φ' with the opposite sign:
+	// they share the bins with moments of −δ_s, so that an evaluation
+	// returns S − S_sep. Never updated: they follow from the edges.
+	muS, lmuS, nuS []float64
+	s0S            float64 // S_sep(0)
+	keyS           []int32
+	hS             []float64
+	exactS         []int32
 }
 
-// prepare scans the entries: Σ μ log μ, S(0), each entry's key and h, and
-// the bins' moments. Two sweeps are vector kernels where the CPU allows —
-// ratiosKernel (the sums, each entry's key and h, the range of keys met)
-// and momentsKernel (the moments, added into the key's slot) — and a
-// third collects the occupied slots of that range, in key order, and
+// prepare scans the edge entries (mu, logMu, nu) and the separator entries
+// (muS, lmuS, nuS; may be empty): Σ μ log μ over the edges, S(0) and
+// S_sep(0), each entry's key and h, and the bins' moments. Two sweeps per
+// kind of entry are vector kernels where the CPU allows — ratiosKernel
+// (the sums, each entry's key and h, the range of keys met) and
+// momentsKernel (the moments, added into the key's slot; for the
+// separators with μ and ν swapped, which gives the moments of −δ) — and a
+// last one collects the occupied slots of that range, in key order, and
 // clears them for the next step.
-func (e *edgeTerms) prepare(mu, logMu, nu []float64) {
+func (e *edgeTerms) prepare(mu, logMu, nu, muS, lmuS, nuS []float64) {
 	n := len(mu)
 	logMu, nu = logMu[:n], nu[:n]
 	if e.slots == nil {
@@ -79,6 +91,20 @@ func (e *edgeTerms) prepare(mu, logMu, nu []float64) {
 	var lo, hi int32
 	e.xlogx, e.s0, lo, hi = ratiosKernel(mu, logMu, nu, hs, key)
 	momentsKernel(mu, nu, hs, key, e.slots)
+	ns := len(muS)
+	e.muS, e.lmuS, e.nuS = muS, lmuS[:ns], nuS[:ns]
+	if cap(e.keyS) < ns {
+		e.keyS = make([]int32, ns, ns+ns/2)
+		e.hS = make([]float64, ns, ns+ns/2)
+	}
+	e.keyS, e.hS = e.keyS[:ns], e.hS[:ns]
+	e.s0S = 0
+	if ns > 0 {
+		var l, h int32
+		_, e.s0S, l, h = ratiosKernel(muS, e.lmuS, e.nuS, e.hS, e.keyS)
+		momentsKernel(e.nuS, muS, e.hS, e.keyS, e.slots)
+		lo, hi = min(lo, l), max(hi, h)
+	}
 	e.keys, e.rho = e.keys[:0], e.rho[:0]
 	for k := lo; k <= hi; k++ {
 		if e.slots[binStride*int(k)+binStride-1] != 0 {
@@ -104,15 +130,24 @@ func (e *edgeTerms) prepare(mu, logMu, nu []float64) {
 	for m := 0; m < binMoments; m++ {
 		clear(e.pm[m*stride+nb : (m+1)*stride])
 	}
-	e.exact = e.exact[:0]
+	e.exact, e.exactS = e.exact[:0], e.exactS[:0]
 	if id := e.slots[binStride*binKeys:]; id[binStride-1] != 0 {
 		clear(id)
-		for j, k := range key {
-			if k == binKeys && (mu[j] > 0 || nu[j] > 0) {
-				e.exact = append(e.exact, int32(j))
-			}
+		e.exact = exactList(e.exact, key, mu, nu)
+		e.exactS = exactList(e.exactS, e.keyS, muS, e.nuS)
+	}
+}
+
+// exactList returns in dst[:0] the entries j with key binKeys and μ or ν
+// positive: those evaluated exactly.
+func exactList(dst []int32, key []int32, mu, nu []float64) []int32 {
+	dst = dst[:0]
+	for j, k := range key {
+		if k == binKeys && (mu[j] > 0 || nu[j] > 0) {
+			dst = append(dst, int32(j))
 		}
 	}
+	return dst
 }
 
 // ratiosGo returns Σ μ log μ and S(0) = Σ (ν − μ) log μ over the entries
@@ -172,11 +207,17 @@ func momentsGo(mu, nu, hs []float64, key []int32, mom []float64) {
 	}
 }
 
-// eval returns S(γ) and S'(γ).
+// eval returns S(γ) − S_sep(γ) and S'(γ) − S'_sep(γ) for the entries
+// prepared (mu, logMu and nu are the edge entries given to prepare).
 func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
 	bs, bs2 := evalBinsKernel(g, e.rho, e.pm)
 	ls, ls2 := crf.LineTermsAt(e.exact, mu, logMu, nu, g)
-	return e.s0 + bs + ls, bs2 + ls2
+	s, s2 = e.s0-e.s0S+bs+ls, bs2+ls2
+	if len(e.exactS) > 0 {
+		ss, ss2 := crf.LineTermsAt(e.exactS, e.muS, e.lmuS, e.nuS, g)
+		s, s2 = s-ss, s2-ss2
+	}
+	return s, s2
 }
 
 // evalBinsGo returns the bins' parts of S(γ) and S'(γ),

@@ -8,14 +8,14 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 )
 
-// TestEdgeTermsMatchExact checks the binned series of S(γ), S'(γ) and the
-// log μ update against direct evaluation, on marginals spanning many orders
-// of magnitude (including ratios outside the binned range and zeros).
+// TestEdgeTermsMatchExact checks the binned series of S(γ) − S_sep(γ),
+// S'(γ) − S'_sep(γ) and the log μ update against direct evaluation, on
+// marginals spanning many orders of magnitude (including ratios outside
+// the binned range and zeros), with and without separator entries.
 func TestEdgeTermsMatchExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
-	for trial := 0; trial < 50; trial++ {
-		n := 1 + rng.IntN(3000)
-		mu, nu := make([]float64, n), make([]float64, n)
+	draw := func(n int) (mu, nu []float64) {
+		mu, nu = make([]float64, n), make([]float64, n)
 		for j := range mu {
 			mu[j] = math.Exp(-rng.Float64() * 60)
 			switch rng.IntN(10) {
@@ -29,22 +29,36 @@ func TestEdgeTermsMatchExact(t *testing.T) {
 				nu[j] = math.Exp(-rng.Float64() * 60)
 			}
 		}
-		logMu := make([]float64, n)
+		return mu, nu
+	}
+	abs := func(mu, nu []float64, g float64) (scale float64) {
+		for j := range mu {
+			scale += math.Abs(nu[j]-mu[j]) * (1 + math.Abs(math.Log((1-g)*mu[j]+g*nu[j])))
+		}
+		return scale
+	}
+	for trial := 0; trial < 50; trial++ {
+		n := 1 + rng.IntN(3000)
+		mu, nu := draw(n)
+		var muS, nuS []float64
+		if trial%2 == 1 {
+			muS, nuS = draw(rng.IntN(300))
+		}
+		logMu, lmuS := make([]float64, n), make([]float64, len(muS))
 		crf.LogInto(logMu, mu)
+		crf.LogInto(lmuS, muS)
 		var e edgeTerms
-		e.prepare(mu, logMu, nu)
+		e.prepare(mu, logMu, nu, muS, lmuS, nuS)
 		for _, g := range []float64{1e-6, 0.01, 0.3, 0.77, 0.999, 1} {
 			s, s2 := e.eval(g, mu, logMu, nu)
 			ws, ws2 := crf.LineTerms(mu, nu, g)
-			scale := 0.0
-			for j := range mu {
-				scale += math.Abs(nu[j]-mu[j]) * (1 + math.Abs(math.Log((1-g)*mu[j]+g*nu[j])))
+			ss, ss2 := crf.LineTerms(muS, nuS, g)
+			scale := abs(mu, nu, g) + abs(muS, nuS, g)
+			if math.Abs(s-(ws-ss)) > 1e-12*scale {
+				t.Fatalf("trial %d γ=%g: S − S_sep = %.17g, exact %.17g (scale %g)", trial, g, s, ws-ss, scale)
 			}
-			if math.Abs(s-ws) > 1e-12*scale {
-				t.Fatalf("trial %d γ=%g: S = %.17g, exact %.17g (scale %g)", trial, g, s, ws, scale)
-			}
-			if math.Abs(s2-ws2) > 1e-9*math.Abs(ws2) {
-				t.Fatalf("trial %d γ=%g: S' = %.17g, exact %.17g", trial, g, s2, ws2)
+			if math.Abs(s2-(ws2-ss2)) > 1e-9*(math.Abs(ws2)+math.Abs(ss2)) {
+				t.Fatalf("trial %d γ=%g: S' − S'_sep = %.17g, exact %.17g", trial, g, s2, ws2-ss2)
 			}
 		}
 		g := rng.Float64()

@@ -103,14 +103,14 @@ func BenchmarkStepKernels(b *testing.B) {
 		var e edgeTerms
 		for b.Loop() {
 			for _, kb := range blocks {
-				e.prepare(kb.mu, kb.logMu, kb.nu)
+				e.prepare(kb.mu, kb.logMu, kb.nu, nil, nil, nil)
 			}
 		}
 		perEntry(b)
 	})
 	prepared := make([]edgeTerms, len(blocks))
 	for j, kb := range blocks {
-		prepared[j].prepare(kb.mu, kb.logMu, kb.nu)
+		prepared[j].prepare(kb.mu, kb.logMu, kb.nu, nil, nil, nil)
 	}
 	b.Run("eval", func(b *testing.B) {
 		for b.Loop() {

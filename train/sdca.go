@@ -340,12 +340,12 @@ func (m *SDCA) Step(i int) StepStats {
 	ws.muSum = grow(ws.muSum, K*K)
 	blockNodesDot(ws.nu, T, K, ws.lat.Trans(), ws.nuN, ws.nuSum)
 	muB := blockNodesDot(mu, T, K, ws.lat.Trans(), ws.muN, ws.muSum)
-	e := &ws.edges
-	e.prepare(mu, logMu, ws.nu)
 	// Separators are the inner nodes 1..T-2; few, so their logs are taken here.
 	sepLo, sepHi := K, max(T-1, 1)*K
 	muS, nuS, lmuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi]
 	crf.LogInto(lmuS, muS)
+	e := &ws.edges
+	e.prepare(mu, logMu, ws.nu, muS, lmuS, nuS)
 	gap := e.xlogx - m.muLogNu(T, mu, muB)
 	for j, x := range muS {
 		if x > 0 {
@@ -362,12 +362,11 @@ func (m *SDCA) Step(i int) StepStats {
 
 	// 3. Line search on φ'(γ) = −[S(γ) − S_sep(γ)] − λn(⟨w,v⟩ + γ‖v‖²).
 	ln := p.Lambda * float64(p.N())
-	ss0 := termsAtZero(muS, nuS, lmuS)
-	d0 := -(e.s0 - ss0) - ln*a
+	d0 := -(e.s0 - e.s0S) - ln*a
 	st.Slope0 = d0
 	gamma := 0.0
 	if d0 > 0 && !math.IsNaN(d0) {
-		gamma, st.Iters = m.lineSearch(mu, logMu, muS, nuS, d0, a, b, ln)
+		gamma, st.Iters = m.lineSearch(mu, logMu, d0, a, b, ln)
 	}
 	st.Gamma = gamma
 	m.lsIters += int64(st.Iters)
@@ -445,16 +444,6 @@ func blockRowsGo(blk []float64, K int, B, node, sum []float64) (muB float64) {
 		muB += d
 	}
 	return muB
-}
-
-// termsAtZero returns Σ δ·log μ with δ = ν − μ, from stored logs.
-func termsAtZero(mu, nu, logMu []float64) (s float64) {
-	for j, x := range mu {
-		if x > 0 {
-			s += (nu[j] - x) * logMu[j]
-		}
-	}
-	return s
 }
 
 // direction fills ws.vr and ws.vt with v = −(1/(λn)) E_δ[F] on the rows of
@@ -569,16 +558,15 @@ func (m *SDCA) clearDirection() {
 // the bracket is replaced by the secant root of the bracket (bisection when
 // that is degenerate). It stops when a step is shorter than the
 // sub-precision, and returns the step and the number of evaluations of φ'.
-func (m *SDCA) lineSearch(mu, logMu, muS, nuS []float64, d0, a, b, ln float64) (float64, int) {
+func (m *SDCA) lineSearch(mu, logMu []float64, d0, a, b, ln float64) (float64, int) {
 	ws := m.ws
 	tol := m.SubPrecision
 	if tol == 0 {
 		tol = 1e-3
 	}
 	eval := func(g float64) (d, dd float64) {
-		s, s2 := ws.edges.eval(g, mu, logMu, ws.nu)
-		ss, ss2 := crf.LineTerms(muS, nuS, g)
-		return -(s - ss) - ln*(a+g*b), -(s2 - ss2) - ln*b
+		s, s2 := ws.edges.eval(g, mu, logMu, ws.nu) // edges less separators
+		return -s - ln*(a+g*b), -s2 - ln*b
 	}
 	// φ'(1) = −λn‖v‖² < 0 unless v = 0, in which case the full step is optimal.
 	if b <= 0 {
