@@ -1,0 +1,4 @@
+package crf
+
+// kern is goKernels for now.
+var kern = goKernels
