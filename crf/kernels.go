@@ -7,6 +7,10 @@ import "math"
 // kern holds the implementation chosen for the CPU at start-up (see
 // kernels_amd64.go); the Go versions below define what each computes.
 type kernels struct {
+	// scoreRows sets, for t < len(attrStart)−1, θ_t = bias +
+	// Σ_{attrStart[t] ≤ j < attrStart[t+1]} w[attrs[j]·K : attrs[j]·K+K]
+	// into theta[t·K : (t+1)·K] (bias nil counts as zero).
+	scoreRows func(theta, w []float64, attrs []int32, attrStart []int, bias []float64, K, Kp int)
 	// expRows sets dst[r·Kp+y] = exp(src[r·K+y] − m[r]) for r < rows,
 	// y < K, and zero padding; m[r] is set to the maximum of src's row r
 	// first. With m nil the shift is 0.
@@ -25,11 +29,31 @@ type kernels struct {
 
 // goKernels is the portable implementation.
 var goKernels = kernels{
+	scoreRows:    scoreRowsGo,
 	expRows:      expRowsGo,
 	forward:      forwardGo,
 	backward:     backwardGo,
 	marginals:    marginalsGo,
 	logMarginals: logMarginalsGo,
+}
+
+// scoreRowsGo is kernels.scoreRows.
+func scoreRowsGo(theta, w []float64, attrs []int32, attrStart []int, bias []float64, K, Kp int) {
+	for t := 0; t+1 < len(attrStart); t++ {
+		row := theta[t*K : (t+1)*K]
+		if bias == nil {
+			clear(row)
+		} else {
+			copy(row, bias[:K])
+		}
+		for _, a := range attrs[attrStart[t]:attrStart[t+1]] {
+			off := int(a) * K
+			u := w[off : off+K]
+			for y := range row {
+				row[y] += u[y]
+			}
+		}
+	}
 }
 
 // expRowsGo is kernels.expRows with math.Exp.

@@ -14,12 +14,28 @@ var kern = func() kernels {
 // from goKernels' by rounding only: fused multiply–adds, sums added four
 // lanes at a time, and an exp within an ulp or so of math.Exp.
 var avx2Kernels = kernels{
+	scoreRows:    scoreRowsAVX2,
 	expRows:      expRowsAVX2,
 	forward:      forwardAVX2,
 	backward:     backwardAVX2,
 	marginals:    marginalsAVX2,
 	logMarginals: logMarginalsAVX2,
 }
+
+// scoreRowsAVX2 is scoreRowsAsm, or scoreRowsGo where the assembly could
+// not read a whole padded row (short buffers, tiny K) or finds an
+// attribute row outside w (then scoreRowsGo panics as it should).
+func scoreRowsAVX2(theta, w []float64, attrs []int32, attrStart []int, bias []float64, K, Kp int) {
+	T := len(attrStart) - 1
+	limit := min(len(w)-K, cap(w)-Kp)
+	if T < 1 || cap(theta) < (T-1)*K+Kp || bias != nil && cap(bias) < Kp || limit < 0 ||
+		!scoreRowsAsm(theta[:cap(theta)], w, attrs, attrStart, bias[:cap(bias)], K, Kp, limit) {
+		scoreRowsGo(theta, w, attrs, attrStart, bias, K, Kp)
+	}
+}
+
+//go:noescape
+func scoreRowsAsm(theta, w []float64, attrs []int32, attrStart []int, bias []float64, K, Kp, limit int) (ok bool)
 
 // expRowsAVX2 is expRowsAsm, or expRowsGo when src cannot be read a whole
 // padded row past its last row or some shifted entry is outside the range

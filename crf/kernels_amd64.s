@@ -614,3 +614,126 @@ DATA lanes<>+8(SB)/8, $1
 DATA lanes<>+16(SB)/8, $2
 DATA lanes<>+24(SB)/8, $3
 GLOBL lanes<>(SB), RODATA|NOPTR, $32
+
+// func scoreRowsAsm(theta, w []float64, attrs []int32, attrStart []int, bias []float64, K, Kp, limit int) (ok bool)
+//
+// scoreRowsGo, adding in the same order (so bit for bit the same): for
+// t < len(attrStart)−1, theta[t·K : t·K+Kp] = bias[:Kp] (or 0 if bias is
+// nil) + Σ_j w[attrs[j]·K : attrs[j]·K+Kp] over j in [attrStart[t],
+// attrStart[t+1]). Rows are stored Kp wide, the padding landing on the
+// next row before it is stored. ok is false, with theta partly written, if
+// some attrs[j]·K is negative or above limit.
+// Preconditions: len(attrStart) ≥ 1, Kp a multiple of 4 ≥ K, theta
+// writable up to (len(attrStart)−2)·K + Kp, bias (if not nil) readable up
+// to Kp, w readable up to limit + Kp.
+TEXT ·scoreRowsAsm(SB), NOSPLIT, $0-145
+	MOVQ theta_base+0(FP), DI
+	MOVQ w_base+24(FP), R8
+	MOVQ limit+136(FP), R9
+	MOVQ attrs_base+48(FP), R10
+	MOVQ attrStart_base+72(FP), R11
+	MOVQ attrStart_len+80(FP), R12
+	DECQ R12                    // tokens left
+	MOVQ bias_base+96(FP), R13
+	MOVQ K+120(FP), R14
+	MOVQ Kp+128(FP), BX
+	SHLQ $3, BX
+
+st:
+	TESTQ R12, R12
+	JZ    sok
+	XORQ  DX, DX
+
+sgroup:
+	MOVQ  BX, AX
+	SUBQ  DX, AX
+	CMPQ  AX, $128
+	JB    ssingle
+	TESTQ R13, R13
+	JZ    sgzero
+	VMOVUPD (R13)(DX*1), Y0
+	VMOVUPD 32(R13)(DX*1), Y1
+	VMOVUPD 64(R13)(DX*1), Y2
+	VMOVUPD 96(R13)(DX*1), Y3
+	JMP   sgattrs
+
+sgzero:
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+sgattrs:
+	MOVQ (R11), CX
+	MOVQ 8(R11), SI
+
+sgj:
+	CMPQ    CX, SI
+	JAE     sgstore
+	MOVLQSX (R10)(CX*4), AX
+	IMULQ   R14, AX
+	CMPQ    AX, R9
+	JA      sfail               // unsigned: negative offsets too
+	LEAQ    (R8)(AX*8), AX
+	VADDPD  (AX)(DX*1), Y0, Y0
+	VADDPD  32(AX)(DX*1), Y1, Y1
+	VADDPD  64(AX)(DX*1), Y2, Y2
+	VADDPD  96(AX)(DX*1), Y3, Y3
+	INCQ    CX
+	JMP     sgj
+
+sgstore:
+	VMOVUPD Y0, (DI)(DX*1)
+	VMOVUPD Y1, 32(DI)(DX*1)
+	VMOVUPD Y2, 64(DI)(DX*1)
+	VMOVUPD Y3, 96(DI)(DX*1)
+	ADDQ    $128, DX
+	JMP     sgroup
+
+ssingle:
+	CMPQ  DX, BX
+	JAE   snext
+	TESTQ R13, R13
+	JZ    sszero
+	VMOVUPD (R13)(DX*1), Y0
+	JMP   ssattrs
+
+sszero:
+	VXORPD Y0, Y0, Y0
+
+ssattrs:
+	MOVQ (R11), CX
+	MOVQ 8(R11), SI
+
+ssj:
+	CMPQ    CX, SI
+	JAE     ssstore
+	MOVLQSX (R10)(CX*4), AX
+	IMULQ   R14, AX
+	CMPQ    AX, R9
+	JA      sfail
+	LEAQ    (R8)(AX*8), AX
+	VADDPD  (AX)(DX*1), Y0, Y0
+	INCQ    CX
+	JMP     ssj
+
+ssstore:
+	VMOVUPD Y0, (DI)(DX*1)
+	ADDQ    $32, DX
+	JMP     ssingle
+
+snext:
+	LEAQ (DI)(R14*8), DI
+	ADDQ $8, R11
+	DECQ R12
+	JMP  st
+
+sok:
+	MOVB $1, ok+144(FP)
+	VZEROUPPER
+	RET
+
+sfail:
+	MOVB $0, ok+144(FP)
+	VZEROUPPER
+	RET

@@ -148,3 +148,45 @@ func TestExpRowsAccuracy(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreRowsMatchesGo checks scoreRowsAVX2 against scoreRowsGo (bit for
+// bit: the additions are made in the same order), with and without bias,
+// and that an attribute beyond cap(w) still panics.
+func TestScoreRowsMatchesGo(t *testing.T) {
+	if !avx2Supported() {
+		t.Skip("no AVX2/FMA")
+	}
+	rng := rand.New(rand.NewPCG(8, 9))
+	const A = 50
+	for K := 1; K <= 23; K++ {
+		Kp := padK(K)
+		w := make([]float64, A*K+K*K+3*K)
+		for i := range w {
+			w[i] = rng.NormFloat64()
+		}
+		for _, T := range []int{1, 2, 5} {
+			attrStart := []int{0}
+			var attrs []int32
+			for range T {
+				for range rng.IntN(6) {
+					attrs = append(attrs, int32(rng.IntN(A)))
+				}
+				attrStart = append(attrStart, len(attrs))
+			}
+			for _, bias := range [][]float64{nil, w[A*K+K*K:]} {
+				th1 := make([]float64, T*K, T*K+4)
+				th2 := make([]float64, T*K)
+				scoreRowsAVX2(th1, w[:A*K], attrs, attrStart, bias, K, Kp)
+				scoreRowsGo(th2, w[:A*K], attrs, attrStart, bias, K, Kp)
+				assertNear(t, "scoreRows", th1, th2, 0)
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("attribute beyond cap(w) did not panic")
+		}
+	}()
+	w := make([]float64, 10*6+36+18)
+	scoreRowsAVX2(make([]float64, 6, 10), w[:60], []int32{100}, []int{0, 1}, nil, 6, 8)
+}

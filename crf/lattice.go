@@ -115,22 +115,23 @@ func (l *Lattice) SetScores(lay Layout, w []float64, s Sentence) {
 	l.grow(T)
 	copy(l.trans, w[lay.Trans():lay.Trans()+K*K])
 	l.sink += touchRows(w, lay, s.Attrs[s.AttrStart[0]:s.AttrStart[T]])
-	for t := 0; t < T; t++ {
-		row := l.theta[t*K : (t+1)*K]
-		if lay.NoBias {
-			clear(row)
-		} else {
-			copy(row, w[lay.Bias():lay.Bias()+K])
-		}
-		lo, hi := s.AttrStart[t], s.AttrStart[t+1]
-		for j := lo; j < hi; j++ {
-			off := lay.Row(s.Attrs[j])
-			u := w[off : off+K]
-			if s.Values == nil {
-				for y := range row {
-					row[y] += u[y]
-				}
+	var bias []float64
+	if !lay.NoBias {
+		bias = w[lay.Bias() : lay.Bias()+3*K]
+	}
+	if s.Values == nil {
+		kern.scoreRows(l.theta, w[:lay.Trans()], s.Attrs, s.AttrStart, bias, K, l.kp)
+	} else {
+		for t := 0; t < T; t++ {
+			row := l.theta[t*K : (t+1)*K]
+			if bias == nil {
+				clear(row)
 			} else {
+				copy(row, bias[:K])
+			}
+			for j := s.AttrStart[t]; j < s.AttrStart[t+1]; j++ {
+				off := lay.Row(s.Attrs[j])
+				u := w[off : off+K]
 				v := s.Values[j]
 				for y := range row {
 					row[y] += v * u[y]
