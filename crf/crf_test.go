@@ -93,6 +93,7 @@ func checkBrute(t *testing.T, sd float64, K, T int, noBias bool) {
 				}
 			}
 		}
+		checkMarginalsSum(t, lat, block, T, K)
 		derived := make([]float64, T*K)
 		crf.NodeFromBlock(block, T, K, derived)
 		assertSlice(t, "node from block", derived, wantNode)
@@ -190,5 +191,29 @@ func TestLayout(t *testing.T) {
 	nb := crf.Layout{NumAttrs: 3, NumLabels: 2, NoBias: true}
 	if nb.Dim() != 10 || nb.Bias() != -1 {
 		t.Fatalf("no-bias layout %d %d", nb.Dim(), nb.Bias())
+	}
+}
+
+// checkMarginalsSum checks MarginalsSum against Marginals' block: the same
+// block, and the sum of its K×K edge blocks (zeros for T = 1).
+func checkMarginalsSum(t *testing.T, lat *crf.Lattice, block []float64, T, K int) {
+	t.Helper()
+	got := make([]float64, len(block))
+	sum := make([]float64, K*K)
+	for i := range sum {
+		sum[i] = math.NaN() // must be overwritten
+	}
+	lat.MarginalsSum(got, sum)
+	assertSlice(t, "MarginalsSum block", got, block)
+	want := make([]float64, K*K)
+	for tt := 0; tt < T-1; tt++ {
+		for i, v := range block[tt*K*K : (tt+1)*K*K] {
+			want[i] += v
+		}
+	}
+	for i := range want {
+		if math.Abs(sum[i]-want[i]) > 1e-12 || math.IsNaN(sum[i]) {
+			t.Fatalf("MarginalsSum sum[%d] = %.15g, want %.15g", i, sum[i], want[i])
+		}
 	}
 }

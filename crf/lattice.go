@@ -14,23 +14,33 @@ const underflow = 1e-290
 // (each forward row normalised, the normalisers kept), which costs T·K²
 // multiply–adds and no exponentials beyond T·K + K². When a scaled entry
 // underflows (extreme weights) it reruns in the log domain.
+//
+// The message arrays (ψ, α, β, exp B) keep their rows at a stride Kp, K
+// rounded up to a multiple of 4, with zeros in the padding, so that the
+// vector kernels (kernels.go) work on whole 4-wide vectors.
 type Lattice struct {
-	K int // number of labels
-	T int // length of the current sentence
+	K  int // number of labels
+	T  int // length of the current sentence
+	kp int // row stride of the message arrays: K rounded up to a multiple of 4
 
-	theta []float64 // T×K node log-potentials θ_t(y)
-	trans []float64 // K×K edge log-potentials B[y,y']
+	theta []float64 // T×K node log-potentials θ_t(y), capacity ≥ T·K + 4
+	trans []float64 // K×K edge log-potentials B[y,y'], capacity ≥ K² + 4
 
-	psi   []float64 // T×K exp(θ_t(y) - rowMax_t)
-	rmax  []float64 // T row maxima of θ
-	etr   []float64 // K×K exp(B)
-	alpha []float64 // T×K scaled forward α̂_t(y) (or log α in log mode)
-	beta  []float64 // T×K scaled backward β̂_t(y) (or log β in log mode)
-	scale []float64 // T forward normalisers c_t
-	tmp   []float64 // K scratch
-	tmp2  []float64 // K scratch
-	vit   []float64 // T×K Viterbi scores
-	back  []int32   // T×K Viterbi back-pointers
+	psi    []float64 // T×Kp exp(θ_t(y) - rowMax_t)
+	rmax   []float64 // T row maxima of θ
+	etr    []float64 // K×Kp exp(B)
+	etrT   []float64 // K×Kp exp(B) transposed
+	transP []float64 // K×Kp B (for log marginals)
+	alpha  []float64 // T×Kp scaled forward α̂_t(y) (or log α in log mode)
+	beta   []float64 // T×Kp scaled backward β̂_t(y) (or log β in log mode)
+	scale  []float64 // T forward normalisers c_t
+	fa     []float64 // (T−1)×Kp edge factors a_t of log ν (see LogEdgeFactors)
+	fc     []float64 // (T−1)×Kp edge factors c_t of log ν
+	sumP   []float64 // K×Kp edge marginals summed over positions
+	tmp    []float64 // Kp scratch
+	tmp2   []float64 // Kp scratch
+	vit    []float64 // T×K Viterbi scores
+	back   []int32   // T×K Viterbi back-pointers
 
 	logZ   float64
 	logDom bool    // true when alpha/beta hold log-domain messages
@@ -51,35 +61,46 @@ func touchRows(w []float64, lay Layout, attrs []int32) (s float64) {
 	return s
 }
 
+// padK returns K rounded up to a multiple of 4.
+func padK(K int) int { return (K + 3) &^ 3 }
+
 // NewLattice returns a workspace for K labels.
 func NewLattice(K int) *Lattice {
-	l := &Lattice{K: K}
-	l.trans = make([]float64, K*K)
-	l.etr = make([]float64, K*K)
-	l.tmp = make([]float64, K)
-	l.tmp2 = make([]float64, K)
+	kp := padK(K)
+	l := &Lattice{K: K, kp: kp}
+	l.trans = make([]float64, K*K, K*K+4)
+	l.etr = make([]float64, K*kp)
+	l.etrT = make([]float64, K*kp)
+	l.transP = make([]float64, K*kp)
+	l.sumP = make([]float64, K*kp)
+	l.tmp = make([]float64, kp)
+	l.tmp2 = make([]float64, kp)
 	return l
 }
 
 func (l *Lattice) grow(T int) {
 	l.T = T
-	n := T * l.K
-	if cap(l.theta) >= n {
+	n, np := T*l.K, T*l.kp
+	if cap(l.psi) >= np {
 		l.theta = l.theta[:n]
-		l.psi = l.psi[:n]
-		l.alpha = l.alpha[:n]
-		l.beta = l.beta[:n]
+		l.psi = l.psi[:np]
+		l.alpha = l.alpha[:np]
+		l.beta = l.beta[:np]
+		l.fa = l.fa[:np]
+		l.fc = l.fc[:np]
 		l.back = l.back[:n]
 		l.vit = l.vit[:n]
 		l.rmax = l.rmax[:T]
 		l.scale = l.scale[:T]
 		return
 	}
-	c := n + n/2
-	l.theta = make([]float64, n, c)
-	l.psi = make([]float64, n, c)
-	l.alpha = make([]float64, n, c)
-	l.beta = make([]float64, n, c)
+	c, cp := n+n/2, np+np/2
+	l.theta = make([]float64, n, c+4)
+	l.psi = make([]float64, np, cp)
+	l.alpha = make([]float64, np, cp)
+	l.beta = make([]float64, np, cp)
+	l.fa = make([]float64, np, cp)
+	l.fc = make([]float64, np, cp)
 	l.back = make([]int32, n, c)
 	l.vit = make([]float64, n, c)
 	l.rmax = make([]float64, T, T+T/2)
@@ -94,22 +115,23 @@ func (l *Lattice) SetScores(lay Layout, w []float64, s Sentence) {
 	l.grow(T)
 	copy(l.trans, w[lay.Trans():lay.Trans()+K*K])
 	l.sink += touchRows(w, lay, s.Attrs[s.AttrStart[0]:s.AttrStart[T]])
-	for t := 0; t < T; t++ {
-		row := l.theta[t*K : (t+1)*K]
-		if lay.NoBias {
-			clear(row)
-		} else {
-			copy(row, w[lay.Bias():lay.Bias()+K])
-		}
-		lo, hi := s.AttrStart[t], s.AttrStart[t+1]
-		for j := lo; j < hi; j++ {
-			off := lay.Row(s.Attrs[j])
-			u := w[off : off+K]
-			if s.Values == nil {
-				for y := range row {
-					row[y] += u[y]
-				}
+	var bias []float64
+	if !lay.NoBias {
+		bias = w[lay.Bias() : lay.Bias()+3*K]
+	}
+	if s.Values == nil {
+		kern.scoreRows(l.theta, w[:lay.Trans()], s.Attrs, s.AttrStart, bias, K, l.kp)
+	} else {
+		for t := 0; t < T; t++ {
+			row := l.theta[t*K : (t+1)*K]
+			if bias == nil {
+				clear(row)
 			} else {
+				copy(row, bias[:K])
+			}
+			for j := s.AttrStart[t]; j < s.AttrStart[t+1]; j++ {
+				off := lay.Row(s.Attrs[j])
+				u := w[off : off+K]
 				v := s.Values[j]
 				for y := range row {
 					row[y] += v * u[y]
@@ -155,91 +177,63 @@ func (l *Lattice) ForwardBackward() float64 {
 // LogZ returns log Z of the last ForwardBackward.
 func (l *Lattice) LogZ() float64 { return l.logZ }
 
+// expScores sets exp B (etr, etrT) and, unless an entry of exp B underflows
+// or overflows (then it returns false), ψ and the row maxima of θ.
+func (l *Lattice) expScores() bool {
+	K, kp := l.K, l.kp
+	kern.expRows(l.etr, l.trans, nil, K, K, kp)
+	for y := 0; y < K; y++ {
+		for y2, e := range l.etr[y*kp : y*kp+K] {
+			if e < underflow || e > math.MaxFloat64 {
+				return false
+			}
+			l.etrT[y2*kp+y] = e
+		}
+	}
+	kern.expRows(l.psi, l.theta, l.rmax, l.T, K, kp)
+	return true
+}
+
 func (l *Lattice) scaledForwardBackward() bool {
-	K, T := l.K, l.T
-	ok := true
-	for i, b := range l.trans {
-		e := math.Exp(b)
-		l.etr[i] = e
-		if e < underflow || math.IsInf(e, 0) {
-			ok = false
-		}
-	}
-	for t := 0; t < T; t++ {
-		row := l.theta[t*K : (t+1)*K]
-		m := row[0]
-		for _, v := range row[1:] {
-			m = max(m, v)
-		}
-		l.rmax[t] = m
-		p := l.psi[t*K : (t+1)*K]
-		for y, v := range row {
-			p[y] = math.Exp(v - m)
-		}
-	}
-	if !ok {
+	K, T, kp := l.K, l.T, l.kp
+	if !l.expScores() {
 		l.logDom = true
 		return false
 	}
 	// Forward.
-	a0 := l.alpha[:K]
-	copy(a0, l.psi[:K])
-	logZ := l.rmax[0] + normalise(a0, &l.scale[0])
-	for t := 1; t < T; t++ {
-		prev := l.alpha[(t-1)*K : t*K]
-		cur := l.alpha[t*K : (t+1)*K]
-		clear(cur)
-		for y, ap := range prev {
-			if ap == 0 {
-				continue
-			}
-			e := l.etr[y*K : (y+1)*K]
-			for y2, ev := range e {
-				cur[y2] += ap * ev
-			}
-		}
-		p := l.psi[t*K : (t+1)*K]
-		for y2 := range cur {
-			cur[y2] *= p[y2]
-		}
-		logZ += l.rmax[t] + normalise(cur, &l.scale[t])
+	a0 := l.alpha[:kp]
+	copy(a0, l.psi[:kp])
+	normalise(a0, &l.scale[0])
+	kern.forward(l.alpha, l.psi, l.etr, l.scale, K, kp)
+	logZ := 0.0
+	for t, c := range l.scale {
+		logZ += l.rmax[t] + math.Log(c)
 	}
 	l.logZ = logZ
 	// Backward: β̂_{T-1} = 1, β̂_t(y) = Σ_y' E[y,y'] ψ_{t+1}(y') β̂_{t+1}(y') / c_{t+1}.
-	last := l.beta[(T-1)*K : T*K]
+	last := l.beta[(T-1)*kp : T*kp]
 	for y := range last {
-		last[y] = 1
-	}
-	for t := T - 2; t >= 0; t-- {
-		next := l.beta[(t+1)*K : (t+2)*K]
-		p := l.psi[(t+1)*K : (t+2)*K]
-		w := l.tmp
-		inv := 1 / l.scale[t+1]
-		for y2 := range w {
-			w[y2] = p[y2] * next[y2] * inv
+		last[y] = 0
+		if y < K {
+			last[y] = 1
 		}
-		cur := l.beta[t*K : (t+1)*K]
-		for y := range cur {
-			e := l.etr[y*K : (y+1)*K]
-			s := 0.0
-			for y2, ev := range e {
-				s += ev * w[y2]
+	}
+	kern.backward(l.beta, l.psi, l.etrT, l.scale, l.tmp, K, kp)
+	for t := 0; t < T; t++ {
+		b := l.beta[t*kp : t*kp+K]
+		for y, a := range l.alpha[t*kp : t*kp+K] {
+			if a < underflow || b[y] < underflow {
+				l.logDom = true
+				return false
 			}
-			cur[y] = s
-		}
-	}
-	for i, a := range l.alpha[:T*K] {
-		if a < underflow || l.beta[i] < underflow {
-			l.logDom = true
-			return false
 		}
 	}
 	l.logDom = false
 	return true
 }
 
-// normalise scales v to sum 1, stores the sum in *c and returns log c.
-func normalise(v []float64, c *float64) float64 {
+// normalise scales v to sum 1 and stores the sum in *c.
+func normalise(v []float64, c *float64) {
 	s := 0.0
 	for _, x := range v {
 		s += x
@@ -249,33 +243,32 @@ func normalise(v []float64, c *float64) float64 {
 	for i := range v {
 		v[i] *= inv
 	}
-	return math.Log(s)
 }
 
 // logForwardBackward computes log-domain messages: alpha = log α, beta = log β.
 func (l *Lattice) logForwardBackward() {
-	K, T := l.K, l.T
+	K, T, kp := l.K, l.T, l.kp
 	copy(l.alpha[:K], l.theta[:K])
 	for t := 1; t < T; t++ {
-		prev := l.alpha[(t-1)*K : t*K]
-		cur := l.alpha[t*K : (t+1)*K]
+		prev := l.alpha[(t-1)*kp : (t-1)*kp+K]
+		cur := l.alpha[t*kp : t*kp+K]
 		for y2 := 0; y2 < K; y2++ {
 			for y := 0; y < K; y++ {
 				l.tmp[y] = prev[y] + l.trans[y*K+y2]
 			}
-			cur[y2] = logSumExp(l.tmp) + l.theta[t*K+y2]
+			cur[y2] = logSumExp(l.tmp[:K]) + l.theta[t*K+y2]
 		}
 	}
-	l.logZ = logSumExp(l.alpha[(T-1)*K : T*K])
-	clear(l.beta[(T-1)*K : T*K])
+	l.logZ = logSumExp(l.alpha[(T-1)*kp : (T-1)*kp+K])
+	clear(l.beta[(T-1)*kp : T*kp])
 	for t := T - 2; t >= 0; t-- {
-		next := l.beta[(t+1)*K : (t+2)*K]
-		cur := l.beta[t*K : (t+1)*K]
+		next := l.beta[(t+1)*kp : (t+1)*kp+K]
+		cur := l.beta[t*kp : t*kp+K]
 		for y := 0; y < K; y++ {
 			for y2 := 0; y2 < K; y2++ {
 				l.tmp[y2] = l.trans[y*K+y2] + l.theta[(t+1)*K+y2] + next[y2]
 			}
-			cur[y] = logSumExp(l.tmp)
+			cur[y] = logSumExp(l.tmp[:K])
 		}
 	}
 }
@@ -297,27 +290,27 @@ func logSumExp(v []float64) float64 {
 
 // NodeMarginals writes p(y_t = y | x) into dst (T×K).
 func (l *Lattice) NodeMarginals(dst []float64) {
-	K, T := l.K, l.T
+	K, T, kp := l.K, l.T, l.kp
 	dst = dst[:T*K]
-	if !l.logDom {
-		for t := 0; t < T; t++ {
-			row := dst[t*K : (t+1)*K]
-			a := l.alpha[t*K : (t+1)*K]
-			b := l.beta[t*K : (t+1)*K]
-			s := 0.0
+	for t := 0; t < T; t++ {
+		row := dst[t*K : (t+1)*K]
+		a := l.alpha[t*kp : t*kp+K]
+		b := l.beta[t*kp : t*kp+K]
+		if l.logDom {
 			for y := range row {
-				row[y] = a[y] * b[y]
-				s += row[y]
+				row[y] = math.Exp(a[y] + b[y] - l.logZ)
 			}
-			inv := 1 / s
-			for y := range row {
-				row[y] *= inv
-			}
+			continue
 		}
-		return
-	}
-	for i := range dst {
-		dst[i] = math.Exp(l.alpha[i] + l.beta[i] - l.logZ)
+		s := 0.0
+		for y := range row {
+			row[y] = a[y] * b[y]
+			s += row[y]
+		}
+		inv := 1 / s
+		for y := range row {
+			row[y] *= inv
+		}
 	}
 }
 
@@ -326,7 +319,19 @@ func (l *Lattice) NodeMarginals(dst []float64) {
 // dst[(t·K+y)·K+y'], for T = 1 the node marginal. If logDst is not nil it
 // receives their logarithms, computed without a logarithm per entry.
 func (l *Lattice) Marginals(dst, logDst []float64) {
-	K, T := l.K, l.T
+	l.marginals(dst, logDst, nil)
+}
+
+// MarginalsSum does what Marginals(dst, nil) does and, in the same pass,
+// sets sum (K×K) to the edge marginals summed over positions:
+// sum[y·K+y'] = Σ_t p(y_t=y, y_{t+1}=y'), the expected transition counts.
+// For T = 1 there are no edges and sum is all zeros.
+func (l *Lattice) MarginalsSum(dst, sum []float64) {
+	l.marginals(dst, nil, sum[:l.K*l.K])
+}
+
+func (l *Lattice) marginals(dst, logDst, sum []float64) {
+	K, T, kp := l.K, l.T, l.kp
 	if T == 1 {
 		l.NodeMarginals(dst)
 		if logDst != nil {
@@ -334,47 +339,37 @@ func (l *Lattice) Marginals(dst, logDst []float64) {
 				logDst[y] = l.theta[y] - l.logZ
 			}
 		}
+		clear(sum)
 		return
 	}
+	dst = dst[:(T-1)*K*K]
 	if l.logDom {
-		l.logEdgeMarginals(dst, logDst)
+		l.logEdgeMarginals(dst, logDst, sum)
 		return
 	}
 	// ν_t(y,y') = α̂_t(y) E[y,y'] ψ_{t+1}(y') β̂_{t+1}(y') / c_{t+1}.
-	w := l.tmp
-	for t := 0; t < T-1; t++ {
-		p := l.psi[(t+1)*K : (t+2)*K]
-		b := l.beta[(t+1)*K : (t+2)*K]
-		inv := 1 / l.scale[t+1]
-		for y2 := range w {
-			w[y2] = p[y2] * b[y2] * inv
-		}
-		a := l.alpha[t*K : (t+1)*K]
-		blk := dst[t*K*K : (t+1)*K*K]
-		for y, av := range a {
-			e := l.etr[y*K : (y+1)*K]
-			out := blk[y*K : (y+1)*K]
-			for y2, ev := range e {
-				out[y2] = av * ev * w[y2]
-			}
+	var sumP []float64
+	if sum != nil {
+		sumP = l.sumP
+		clear(sumP)
+	}
+	kern.marginals(dst, sumP, l.alpha, l.beta, l.psi, l.etr, l.scale, l.tmp, K, kp)
+	if sum != nil {
+		for y := 0; y < K; y++ {
+			copy(sum[y*K:(y+1)*K], sumP[y*kp:y*kp+K])
 		}
 	}
 	if logDst == nil {
 		return
 	}
 	// log ν_t(y,y') = log α̂_t(y) + B[y,y'] + θ_{t+1}(y') - m_{t+1} + log β̂_{t+1}(y') - log c_{t+1}.
-	la := l.tmp2
 	for t := 0; t < T-1; t++ {
-		l.edgeFactors(t, la, w)
-		blk := logDst[t*K*K : (t+1)*K*K]
-		for y, lay := range la {
-			tr := l.trans[y*K : (y+1)*K]
-			out := blk[y*K : (y+1)*K]
-			for y2, tv := range tr {
-				out[y2] = lay + tv + w[y2]
-			}
-		}
+		l.edgeFactors(t, l.fa[t*kp:t*kp+K], l.fc[t*kp:t*kp+K])
 	}
+	for y := 0; y < K; y++ {
+		copy(l.transP[y*kp:y*kp+K], l.trans[y*K:(y+1)*K])
+	}
+	kern.logMarginals(logDst[:(T-1)*K*K], l.fa[:(T-1)*kp], l.fc[:(T-1)*kp], l.transP, K, kp)
 }
 
 // LogEdgeFactors fills a and c ((T−1)·K entries each, for T ≥ 2) so that
@@ -393,33 +388,37 @@ func (l *Lattice) LogEdgeFactors(a, c []float64) {
 
 // edgeFactors fills a and c (K each) with edge t's factors of log ν_t.
 func (l *Lattice) edgeFactors(t int, a, c []float64) {
-	K := l.K
+	K, kp := l.K, l.kp
 	th := l.theta[(t+1)*K : (t+2)*K]
-	b := l.beta[(t+1)*K : (t+2)*K]
+	b := l.beta[(t+1)*kp : (t+1)*kp+K]
 	if l.logDom {
-		copy(a, l.alpha[t*K:(t+1)*K])
+		copy(a, l.alpha[t*kp:t*kp+K])
 		for y, bv := range b {
 			c[y] = th[y] + bv - l.logZ
 		}
 		return
 	}
 	off := l.rmax[t+1] + math.Log(l.scale[t+1])
-	LogInto(a, l.alpha[t*K:(t+1)*K])
+	LogInto(a, l.alpha[t*kp:t*kp+K])
 	for y, bv := range b {
 		c[y] = th[y] + Log(bv) - off
 	}
 }
 
-func (l *Lattice) logEdgeMarginals(dst, logDst []float64) {
-	K, T := l.K, l.T
+func (l *Lattice) logEdgeMarginals(dst, logDst, sum []float64) {
+	K, T, kp := l.K, l.T, l.kp
+	clear(sum)
 	for t := 0; t < T-1; t++ {
 		for y := 0; y < K; y++ {
 			for y2 := 0; y2 < K; y2++ {
-				lv := l.alpha[t*K+y] + l.trans[y*K+y2] + l.theta[(t+1)*K+y2] + l.beta[(t+1)*K+y2] - l.logZ
+				lv := l.alpha[t*kp+y] + l.trans[y*K+y2] + l.theta[(t+1)*K+y2] + l.beta[(t+1)*kp+y2] - l.logZ
 				i := (t*K+y)*K + y2
 				dst[i] = math.Exp(lv)
 				if logDst != nil {
 					logDst[i] = lv
+				}
+				if sum != nil {
+					sum[y*K+y2] += dst[i]
 				}
 			}
 		}

@@ -1,0 +1,6 @@
+//go:build !amd64
+
+package crf
+
+// kern is goKernels: there are no vector kernels for this architecture.
+var kern = goKernels
