@@ -335,10 +335,10 @@ func (m *SDCA) Step(i int) StepStats {
 	ws.lmuN = grow(ws.lmuN, T*K)
 	ws.lat.SetScores(lay, m.w, s)
 	ws.lat.ForwardBackward()
-	ws.lat.Marginals(ws.nu, nil)
 	ws.nuSum = grow(ws.nuSum, K*K)
 	ws.muSum = grow(ws.muSum, K*K)
-	blockNodesDot(ws.nu, T, K, ws.lat.Trans(), ws.nuN, ws.nuSum)
+	ws.lat.MarginalsSum(ws.nu, ws.nuSum)
+	ws.lat.NodeMarginals(ws.nuN)
 	muB := blockNodesDot(mu, T, K, ws.lat.Trans(), ws.muN, ws.muSum)
 	// Separators are the inner nodes 1..T-2; few, so their logs are taken here.
 	sepLo, sepHi := K, max(T-1, 1)*K
