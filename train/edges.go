@@ -32,10 +32,15 @@ import (
 // and the top five bits of its mantissa — in a table of binKeys+1 slots,
 // the last one the identity slot of the entries evaluated exactly, so that
 // no step looks an entry's bin up: the moments are added straight into the
-// key's slot, and each slot's eighth number counts its entries.
+// key's slot, and each slot's eighth number counts its entries. A slot has
+// binCopies copies, entry j adding into copy j mod binCopies, so that the
+// many entries of one bin that follow each other late in training (ρ ≈ 1
+// everywhere) do not wait on each other's stores; the copies are summed
+// when the occupied bins are collected.
 const (
 	binMoments = 7  // H_0 … H_6
 	binStride  = 8  // a slot: the moments, then the count of its entries
+	binCopies  = 4  // copies of each slot, entry j adding into copy j mod 4
 	binExpSpan = 60 // ρ's binary exponent range ±60 is binned
 	binKeys    = (2*binExpSpan + 1) << 5
 )
@@ -79,7 +84,7 @@ func (e *edgeTerms) prepare(mu, logMu, nu, muS, lmuS, nuS []float64) {
 	n := len(mu)
 	logMu, nu = logMu[:n], nu[:n]
 	if e.slots == nil {
-		e.slots = make([]float64, binStride*(binKeys+1))
+		e.slots = make([]float64, binCopies*binStride*(binKeys+1))
 		e.dc = make([]float64, 2*(binKeys+1))
 	}
 	if cap(e.key) < n {
@@ -107,7 +112,7 @@ func (e *edgeTerms) prepare(mu, logMu, nu, muS, lmuS, nuS []float64) {
 	}
 	e.keys, e.rho = e.keys[:0], e.rho[:0]
 	for k := lo; k <= hi; k++ {
-		if e.slots[binStride*int(k)+binStride-1] != 0 {
+		if slotCount(e.slots, int(k)) != 0 {
 			// The centre of key = ex<<5 | i: 2^(ex−binExpSpan)·(1 + (i+½)/32).
 			bits := uint64(k>>5+1023-binExpSpan)<<52 | uint64(k&31)<<47 | 1<<46
 			e.keys = append(e.keys, k)
@@ -121,9 +126,9 @@ func (e *edgeTerms) prepare(mu, logMu, nu, muS, lmuS, nuS []float64) {
 	stride := len(e.rho)
 	e.pm = grow(e.pm, binMoments*stride)
 	for b, k := range e.keys {
-		H := e.slots[binStride*int(k) : binStride*int(k)+binStride]
+		H := e.slots[binCopies*binStride*int(k) : binCopies*binStride*(int(k)+1)]
 		for m := 0; m < binMoments; m++ {
-			e.pm[m*stride+b] = H[m]
+			e.pm[m*stride+b] = (H[m] + H[binStride+m]) + (H[2*binStride+m] + H[3*binStride+m])
 		}
 		clear(H)
 	}
@@ -131,11 +136,17 @@ func (e *edgeTerms) prepare(mu, logMu, nu, muS, lmuS, nuS []float64) {
 		clear(e.pm[m*stride+nb : (m+1)*stride])
 	}
 	e.exact, e.exactS = e.exact[:0], e.exactS[:0]
-	if id := e.slots[binStride*binKeys:]; id[binStride-1] != 0 {
-		clear(id)
+	if slotCount(e.slots, binKeys) != 0 {
+		clear(e.slots[binCopies*binStride*binKeys:])
 		e.exact = exactList(e.exact, key, mu, nu)
 		e.exactS = exactList(e.exactS, e.keyS, muS, e.nuS)
 	}
+}
+
+// slotCount returns the number of entries added into key k's slot.
+func slotCount(slots []float64, k int) float64 {
+	H := slots[binCopies*binStride*k : binCopies*binStride*(k+1)]
+	return H[binStride-1] + H[2*binStride-1] + H[3*binStride-1] + H[4*binStride-1]
 }
 
 // exactList returns in dst[:0] the entries j with key binKeys and μ or ν
@@ -185,14 +196,14 @@ func ratiosGo(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, 
 }
 
 // momentsGo adds δ_j·h_j^k (k = 0 … 6) of every entry j to the moments of
-// its slot, mom[binStride·key[j]+k], with δ = ν − μ, and counts the entry
-// in mom[binStride·key[j]+7].
+// copy c = j mod binCopies of its slot, mom[binStride·(binCopies·key[j]+c)+k],
+// with δ = ν − μ, and counts the entry in that copy's eighth number.
 func momentsGo(mu, nu, hs []float64, key []int32, mom []float64) {
 	n := len(mu)
 	nu, hs, key = nu[:n], hs[:n], key[:n]
 	for j, m := range mu {
 		d, h := nu[j]-m, hs[j]
-		H := (*[binStride]float64)(mom[binStride*int(key[j]):])
+		H := (*[binStride]float64)(mom[binStride*(binCopies*int(key[j])+j%binCopies):])
 		h2 := h * h
 		d1, d2 := d*h, d*h2
 		d3, d4 := d1*h2, d2*h2

@@ -118,30 +118,28 @@ func TestMomentsKernels(t *testing.T) {
 			hs[j] = (rng.Float64() - 0.5) / 32
 			bin[j] = int32(rng.IntN(nb))
 		}
-		want, got := make([]float64, binStride*nb), make([]float64, binStride*nb)
+		size := binCopies * binStride * nb
+		want, got := make([]float64, size), make([]float64, size)
 		momentsGo(mu, nu, hs, bin, want)
 		momentsKernel(mu, nu, hs, bin, got)
 		for b := 0; b < nb; b++ {
-			scale := 0.0 // Σ |δ| over the bin bounds every moment
-			for j := range mu {
-				if int(bin[j]) == b {
-					scale += math.Abs(nu[j] - mu[j])
+			for c := 0; c < binCopies; c++ {
+				scale, count := 0.0, 0.0 // Σ |δ| over the copy bounds every moment
+				for j := range mu {
+					if int(bin[j]) == b && j%binCopies == c {
+						scale += math.Abs(nu[j] - mu[j])
+						count++
+					}
 				}
-			}
-			for k := 0; k < binMoments; k++ {
-				i := binStride*b + k
-				if math.Abs(got[i]-want[i]) > 1e-15*scale {
-					t.Fatalf("n=%d bin %d moment %d: kernel %.17g, Go %.17g", n, b, k, got[i], want[i])
+				H, W := got[binStride*(binCopies*b+c):], want[binStride*(binCopies*b+c):]
+				for k := 0; k < binMoments; k++ {
+					if math.Abs(H[k]-W[k]) > 1e-15*scale {
+						t.Fatalf("n=%d bin %d copy %d moment %d: kernel %.17g, Go %.17g", n, b, c, k, H[k], W[k])
+					}
 				}
-			}
-			count := 0.0
-			for j := range mu {
-				if int(bin[j]) == b {
-					count++
+				if H[binStride-1] != count || W[binStride-1] != count {
+					t.Fatalf("n=%d bin %d copy %d: kernel counts %g entries, Go %g, want %g", n, b, c, H[binStride-1], W[binStride-1], count)
 				}
-			}
-			if c, w := got[binStride*b+binStride-1], want[binStride*b+binStride-1]; c != count || w != count {
-				t.Fatalf("n=%d bin %d: kernel counts %g entries, Go %g, want %g", n, b, c, w, count)
 			}
 		}
 	}

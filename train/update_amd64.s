@@ -76,8 +76,10 @@ done:
 
 // func momentsAVX2Asm(mu, nu, hs []float64, bin []int32, mom []float64)
 //
-// For every j: d = nu[j] − mu[j], h = hs[j], H = mom[8·bin[j]:]:
+// For every j: d = nu[j] − mu[j], h = hs[j], H = mom[8·(4·bin[j] + j mod 4):]:
 //   H[0:4] += d·[1, h, h², h³],  H[4:7] += d·h⁴·[1, h, h²],  H[7] += 1.
+// Entry j adds into copy j mod 4 of its slot, so that entries of one bin
+// in a row do not wait on each other's stores.
 TEXT ·momentsAVX2Asm(SB), NOSPLIT, $0-120
 	MOVQ mu_base+0(FP), SI
 	MOVQ mu_len+8(FP), CX
@@ -87,6 +89,7 @@ TEXT ·momentsAVX2Asm(SB), NOSPLIT, $0-120
 	MOVQ mom_base+96(FP), R10
 	VMOVSD       one<>(SB), X15
 	VBROADCASTSD one<>(SB), Y14
+	XORQ         R11, R11 // the copy's offset, 64·(j mod 4)
 
 mloop:
 	VMOVSD       (DI), X0
@@ -104,7 +107,10 @@ mloop:
 	VMULPD       Y4, Y5, Y6   // d·[h⁴, h⁵, h⁶, h⁷]
 	VBLENDPD     $8, Y14, Y6, Y6 // [d·h⁴, d·h⁵, d·h⁶, 1]
 	MOVLQSX      (R9), AX
-	SHLQ         $6, AX
+	SHLQ         $8, AX
+	ADDQ         R11, AX
+	ADDQ         $64, R11
+	ANDQ         $255, R11
 	VADDPD       (R10)(AX*1), Y5, Y5
 	VMOVUPD      Y5, (R10)(AX*1)
 	VADDPD       32(R10)(AX*1), Y6, Y6
