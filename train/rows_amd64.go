@@ -52,3 +52,18 @@ func dotKernel(a, b []float64) float64 {
 //
 //go:noescape
 func dotAVX2Asm(a, b []float64) float64
+
+// prefetchRows asks for the weight rows w[a·K : a·K+K] of the attributes
+// a in rows to be brought into the cache: the rows of the next step's
+// sentence, requested while this step finishes. Every row must lie within
+// w; the kernel does not check.
+func prefetchRows(w []float64, rows []int32, K int) {
+	if len(rows) > 0 && K > 0 {
+		prefetchRowsAsm(w, rows, K)
+	}
+}
+
+// prefetchRowsAsm issues the prefetches of prefetchRows, len(rows) > 0.
+//
+//go:noescape
+func prefetchRowsAsm(w []float64, rows []int32, K int)

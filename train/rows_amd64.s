@@ -103,3 +103,32 @@ dloop:
 	VMOVSD       X0, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// func prefetchRowsAsm(w []float64, rows []int32, K int)
+//
+// For every a in rows (len(rows) > 0): PREFETCHT0 of each cache line of
+// w[a·K : a·K+K] — the lines at byte offsets 0, 64, … below 8K from the
+// row's start, and the line of its last word.
+TEXT ·prefetchRowsAsm(SB), NOSPLIT, $0-56
+	MOVQ w_base+0(FP), SI
+	MOVQ rows_base+24(FP), DI
+	MOVQ rows_len+32(FP), CX
+	MOVQ K+48(FP), DX
+	SHLQ $3, DX // row bytes
+
+prow:
+	MOVLQSX (DI), AX
+	IMULQ   DX, AX
+	ADDQ    SI, AX
+	XORQ    BX, BX
+
+pline:
+	PREFETCHT0 (AX)(BX*1)
+	ADDQ       $64, BX
+	CMPQ       BX, DX
+	JB         pline
+	PREFETCHT0 -8(AX)(DX*1)
+	ADDQ       $4, DI
+	DECQ       CX
+	JNZ        prow
+	RET

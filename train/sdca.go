@@ -302,19 +302,37 @@ func (m *SDCA) Epoch(ctx context.Context) error {
 	}
 	m.epoch++
 	n := m.p.N()
+	// Each step but the epoch's last hands its block gap to the sampler and
+	// draws the next sentence as soon as the gap is known — the sampler sees
+	// the same calls in the same order as Update-after-Step, Next-before-Step
+	// — so that the next sentence's dual block and weight rows are fetched
+	// while this step finishes.
+	i := m.sampler.Next(m.rng)
 	for k := 0; k < n; k++ {
 		if k&255 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		i := m.sampler.Next(m.rng)
-		st := m.Step(i)
-		m.sampler.Update(i, st.Gap)
+		if k == n-1 {
+			st, _ := m.step(i, false)
+			m.sampler.Update(i, st.Gap)
+			break
+		}
+		_, i = m.step(i, true)
 	}
 	return nil
 }
 
 // Step performs one SDCA step on sentence i and returns what it did.
 func (m *SDCA) Step(i int) StepStats {
+	st, _ := m.step(i, false)
+	return st
+}
+
+// step performs one SDCA step on sentence i. With draw, it also hands the
+// block gap to the sampler once it is known, draws the next sentence,
+// starts fetching that sentence's dual block and weight rows, and returns
+// it.
+func (m *SDCA) step(i int, draw bool) (StepStats, int) {
 	p := m.p
 	ws := m.ws
 	lay := p.Layout
@@ -324,8 +342,6 @@ func (m *SDCA) Step(i int) StepStats {
 	bl := crf.BlockLen(T, K)
 	mu, logMu := m.duals.Block(i), m.duals.Logs(i)
 	m.steps++
-	prefetch(mu)
-	prefetch(logMu)
 
 	// 1. Oracle and block gap D̃(μ‖ν) = Σ_e KL(μ_e‖ν_e) − Σ_s KL(μ_s‖ν_s).
 	ws.nu = grow(ws.nu, bl)
@@ -353,6 +369,14 @@ func (m *SDCA) Step(i int) StepStats {
 		}
 	}
 	st := StepStats{Sentence: i, Gap: max(gap, 0)}
+	next := -1
+	if draw {
+		m.sampler.Update(i, st.Gap)
+		next = m.sampler.Next(m.rng)
+		prefetch(m.duals.Block(next))
+		prefetch(m.duals.Logs(next))
+		prefetchRows(m.w, m.rows.of(next), K)
+	}
 
 	// 2. Directions.
 	for j := range ws.dN {
@@ -378,7 +402,7 @@ func (m *SDCA) Step(i int) StepStats {
 		m.wsq += 2*gamma*a + gamma*gamma*b
 	}
 	m.clearDirection()
-	return st
+	return st, next
 }
 
 // muLogNu returns Σ_e μ_e log ν_e over the block's entries for the ν of
