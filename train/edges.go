@@ -73,11 +73,10 @@ type edgeTerms struct {
 
 // prepare scans the edge entries (mu, logMu, nu) and the separator entries
 // (muS, lmuS, nuS; may be empty): Σ μ log μ over the edges, S(0) and
-// S_sep(0), each entry's key and h, and the bins' moments. Two sweeps per
-// kind of entry are vector kernels where the CPU allows — ratiosKernel
-// (the sums, each entry's key and h, the range of keys met) and
-// momentsKernel (the moments, added into the key's slot; for the
-// separators with μ and ν swapped, which gives the moments of −δ) — and a
+// S_sep(0), each entry's key and h, and the bins' moments. One sweep per
+// kind of entry, a vector kernel where the CPU allows (ratiosMomentsKernel:
+// the sums, each entry's key and h, the range of keys met, and the moments
+// added into the key's slot — for the separators the moments of −δ), and a
 // last one collects the occupied slots of that range, in key order, and
 // clears them for the next step.
 func (e *edgeTerms) prepare(mu, logMu, nu, muS, lmuS, nuS []float64) {
@@ -94,8 +93,7 @@ func (e *edgeTerms) prepare(mu, logMu, nu, muS, lmuS, nuS []float64) {
 	key, hs := e.key[:n], e.h[:n]
 	e.key, e.h = key, hs
 	var lo, hi int32
-	e.xlogx, e.s0, lo, hi = ratiosKernel(mu, logMu, nu, hs, key)
-	momentsKernel(mu, nu, hs, key, e.slots)
+	e.xlogx, e.s0, lo, hi = ratiosMomentsKernel(mu, logMu, nu, hs, key, e.slots, false)
 	ns := len(muS)
 	e.muS, e.lmuS, e.nuS = muS, lmuS[:ns], nuS[:ns]
 	if cap(e.keyS) < ns {
@@ -106,8 +104,7 @@ func (e *edgeTerms) prepare(mu, logMu, nu, muS, lmuS, nuS []float64) {
 	e.s0S = 0
 	if ns > 0 {
 		var l, h int32
-		_, e.s0S, l, h = ratiosKernel(muS, e.lmuS, e.nuS, e.hS, e.keyS)
-		momentsKernel(e.nuS, muS, e.hS, e.keyS, e.slots)
+		_, e.s0S, l, h = ratiosMomentsKernel(muS, e.lmuS, e.nuS, e.hS, e.keyS, e.slots, true)
 		lo, hi = min(lo, l), max(hi, h)
 	}
 	e.keys, e.rho = e.keys[:0], e.rho[:0]
@@ -191,6 +188,19 @@ func ratiosGo(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, 
 		// With ρ = 2^e·m and ρ_b = 2^e·c: h = (m − c)/c, m − c exact.
 		c := math.Float64frombits(bits&(31<<47) | 1023<<52 | 1<<46)
 		hs[j] = (math.Float64frombits(bits&(1<<52-1)|1023<<52) - c) / c
+	}
+	return xlogx, s0, lo, hi
+}
+
+// ratiosMomentsGo is ratiosGo followed by momentsGo on the same entries,
+// with the moments of −δ (μ and ν swapped) for neg: the two sweeps that
+// ratiosMomentsKernel makes one.
+func ratiosMomentsGo(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
+	xlogx, s0, lo, hi = ratiosGo(mu, logMu, nu, hs, key)
+	if neg {
+		momentsGo(nu[:len(mu)], mu, hs, key, mom)
+	} else {
+		momentsGo(mu, nu, hs, key, mom)
 	}
 	return xlogx, s0, lo, hi
 }

@@ -106,50 +106,14 @@ func TestUpdateKernels(t *testing.T) {
 	}
 }
 
-// TestMomentsKernels checks the moments kernel in use against the Go loop.
-func TestMomentsKernels(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	for n := 0; n < 60; n++ {
-		nb := 1 + rng.IntN(7)
-		mu, nu, hs := make([]float64, n), make([]float64, n), make([]float64, n)
-		bin := make([]int32, n)
-		for j := range mu {
-			mu[j], nu[j] = rng.Float64(), rng.Float64()
-			hs[j] = (rng.Float64() - 0.5) / 32
-			bin[j] = int32(rng.IntN(nb))
-		}
-		size := binCopies * binStride * nb
-		want, got := make([]float64, size), make([]float64, size)
-		momentsGo(mu, nu, hs, bin, want)
-		momentsKernel(mu, nu, hs, bin, got)
-		for b := 0; b < nb; b++ {
-			for c := 0; c < binCopies; c++ {
-				scale, count := 0.0, 0.0 // Σ |δ| over the copy bounds every moment
-				for j := range mu {
-					if int(bin[j]) == b && j%binCopies == c {
-						scale += math.Abs(nu[j] - mu[j])
-						count++
-					}
-				}
-				H, W := got[binStride*(binCopies*b+c):], want[binStride*(binCopies*b+c):]
-				for k := 0; k < binMoments; k++ {
-					if math.Abs(H[k]-W[k]) > 1e-15*scale {
-						t.Fatalf("n=%d bin %d copy %d moment %d: kernel %.17g, Go %.17g", n, b, c, k, H[k], W[k])
-					}
-				}
-				if H[binStride-1] != count || W[binStride-1] != count {
-					t.Fatalf("n=%d bin %d copy %d: kernel counts %g entries, Go %g, want %g", n, b, c, H[binStride-1], W[binStride-1], count)
-				}
-			}
-		}
-	}
-}
-
-// TestRatiosKernels checks the ratio kernel in use against the Go loop on
-// marginals spanning many orders of magnitude, with zeros and ratios
-// beyond the binned range: keys and h bit for bit, sums to rounding.
-func TestRatiosKernels(t *testing.T) {
+// TestRatiosMomentsKernels checks the fused ratio and moments kernel in use
+// against ratiosGo followed by momentsGo, on marginals spanning many orders
+// of magnitude with zeros and ratios beyond the binned range, for both
+// signs: keys, h and the key range bit for bit, the sums to rounding, and
+// every copy of every slot (moments and counts) bit for bit.
+func TestRatiosMomentsKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
+	size := binCopies * binStride * (binKeys + 1)
 	for n := 0; n < 200; n++ {
 		mu, nu, logMu := make([]float64, n), make([]float64, n), make([]float64, n)
 		for j := range mu {
@@ -164,13 +128,16 @@ func TestRatiosKernels(t *testing.T) {
 				nu[j] = mu[j] * math.Exp(-50-rng.Float64()*50) // ρ below 2^-60
 			case 3:
 				nu[j] = 4e-320 // subnormal
+			case 4:
+				nu[j] = mu[j] * (1 + 1e-3*rng.Float64()) // runs of entries in one bin
 			}
 			logMu[j] = math.Log(mu[j])
 		}
-		hs, key := make([]float64, n), make([]int32, n)
-		hs2, key2 := make([]float64, n), make([]int32, n)
-		x, s, lo, hi := ratiosGo(mu, logMu, nu, hs, key)
-		x2, s2, lo2, hi2 := ratiosKernel(mu, logMu, nu, hs2, key2)
+		neg := n%2 == 1
+		hs, key, mom := make([]float64, n), make([]int32, n), make([]float64, size)
+		hs2, key2, mom2 := make([]float64, n), make([]int32, n), make([]float64, size)
+		x, s, lo, hi := ratiosMomentsGo(mu, logMu, nu, hs, key, mom, neg)
+		x2, s2, lo2, hi2 := ratiosMomentsKernel(mu, logMu, nu, hs2, key2, mom2, neg)
 		wantLo, wantHi := int32(binKeys), int32(-1)
 		for j := range mu {
 			if key[j] != key2[j] || math.Float64bits(hs[j]) != math.Float64bits(hs2[j]) {
@@ -194,6 +161,13 @@ func TestRatiosKernels(t *testing.T) {
 		}
 		if math.Abs(x-x2) > 1e-14*scale || math.Abs(s-s2) > 1e-14*scale {
 			t.Fatalf("n=%d: kernel sums %g %g, Go %g %g", n, x2, s2, x, s)
+		}
+		// Both add the same products into the same copies in the same order.
+		for i := range mom {
+			if mom[i] != mom2[i] {
+				t.Fatalf("n=%d neg %v: slot word %d (key %d copy %d number %d): kernel %.17g, Go %.17g",
+					n, neg, i, i/(binCopies*binStride), i/binStride%binCopies, i%binStride, mom2[i], mom[i])
+			}
 		}
 	}
 }

@@ -30,60 +30,6 @@ func updateAVX2(g float64, mu, logMu, nu, hs []float64, bin []int32, dc []float6
 //go:noescape
 func updateAVX2Asm(gamma float64, mu, logMu, nu, hs []float64, bin []int32, dc []float64)
 
-// momentsKernel is momentsAVX2 where the CPU has AVX2 and FMA, else
-// momentsGo.
-var momentsKernel = func() func(mu, nu, hs []float64, bin []int32, mom []float64) {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		return momentsAVX2
-	}
-	return momentsGo
-}()
-
-// momentsAVX2 is momentsGo with an entry's seven moments and its count
-// added as two 4-wide vectors. Its sums
-// differ from momentsGo's only in rounding. Like updateAVX2 it trusts that
-// every bin[j] is below len(mom)/binStride.
-func momentsAVX2(mu, nu, hs []float64, bin []int32, mom []float64) {
-	n := len(mu)
-	if n == 0 {
-		return
-	}
-	momentsAVX2Asm(mu, nu[:n], hs[:n], bin[:n], mom)
-}
-
-// momentsAVX2Asm runs momentsAVX2 over len(mu) > 0 entries.
-//
-//go:noescape
-func momentsAVX2Asm(mu, nu, hs []float64, bin []int32, mom []float64)
-
-// ratiosKernel is ratiosAVX2 where the CPU has AVX2 and FMA, else ratiosGo.
-var ratiosKernel = func() func(mu, logMu, nu, hs []float64, key []int32) (float64, float64, int32, int32) {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		return ratiosAVX2
-	}
-	return ratiosGo
-}()
-
-// ratiosAVX2 is ratiosGo four entries at a time, with the remainder in Go.
-// Keys, h and the key range are the same bit for bit; the two sums are
-// added in another order.
-func ratiosAVX2(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32) {
-	n := len(mu)
-	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
-	m := n &^ 3
-	lo, hi = binKeys, -1
-	if m > 0 {
-		xlogx, s0, lo, hi = ratiosAVX2Asm(mu[:m], logMu[:m], nu[:m], hs[:m], key[:m])
-	}
-	x, s, l, h := ratiosGo(mu[m:], logMu[m:], nu[m:], hs[m:], key[m:])
-	return xlogx + x, s0 + s, min(lo, l), max(hi, h)
-}
-
-// ratiosAVX2Asm runs ratiosGo over len(mu) entries, a positive multiple of 4.
-//
-//go:noescape
-func ratiosAVX2Asm(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32)
-
 // evalBinsKernel is evalBinsGo until a vector kernel replaces it.
 var evalBinsKernel = evalBinsGo
 
@@ -121,3 +67,39 @@ func prefetch(p []float64) {
 //
 //go:noescape
 func prefetchAsm(p []float64)
+
+// ratiosMomentsKernel is ratiosMomentsAVX2 where the CPU has AVX2 and
+// FMA, else ratiosMomentsGo.
+var ratiosMomentsKernel = func() func(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (float64, float64, int32, int32) {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		return ratiosMomentsAVX2
+	}
+	return ratiosMomentsGo
+}()
+
+// ratiosMomentsAVX2 is ratiosMomentsGo four entries at a time in one
+// sweep, with the remainder in Go. Keys, h and the key range are the same
+// bit for bit, and so is every product added into the slots; the sums of
+// the ratio sweep are added in another order.
+func ratiosMomentsAVX2(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
+	n := len(mu)
+	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
+	m := n &^ 3
+	lo, hi = binKeys, -1
+	if m > 0 {
+		_ = mom[binCopies*binStride*(binKeys+1)-1] // every key's slot lies within mom
+		sign := 1.0
+		if neg {
+			sign = -1
+		}
+		xlogx, s0, lo, hi = ratiosMomentsAVX2Asm(mu[:m], logMu[:m], nu[:m], hs[:m], key[:m], mom, sign)
+	}
+	x, s, l, h := ratiosMomentsGo(mu[m:], logMu[m:], nu[m:], hs[m:], key[m:], mom, neg)
+	return xlogx + x, s0 + s, min(lo, l), max(hi, h)
+}
+
+// ratiosMomentsAVX2Asm runs ratiosMomentsGo over len(mu) entries, a
+// positive multiple of 4, with sign = −1 for neg.
+//
+//go:noescape
+func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)

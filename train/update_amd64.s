@@ -74,81 +74,38 @@ done:
 	VZEROUPPER
 	RET
 
-// func momentsAVX2Asm(mu, nu, hs []float64, bin []int32, mom []float64)
-//
-// For every j: d = nu[j] − mu[j], h = hs[j], H = mom[8·(4·bin[j] + j mod 4):]:
-//   H[0:4] += d·[1, h, h², h³],  H[4:7] += d·h⁴·[1, h, h²],  H[7] += 1.
-// Entry j adds into copy j mod 4 of its slot, so that entries of one bin
-// in a row do not wait on each other's stores.
-TEXT ·momentsAVX2Asm(SB), NOSPLIT, $0-120
-	MOVQ mu_base+0(FP), SI
-	MOVQ mu_len+8(FP), CX
-	MOVQ nu_base+24(FP), DI
-	MOVQ hs_base+48(FP), R8
-	MOVQ bin_base+72(FP), R9
-	MOVQ mom_base+96(FP), R10
-	VMOVSD       one<>(SB), X15
-	VBROADCASTSD one<>(SB), Y14
-	XORQ         R11, R11 // the copy's offset, 64·(j mod 4)
-
-mloop:
-	VMOVSD       (DI), X0
-	VSUBSD       (SI), X0, X0 // d
-	VMOVSD       (R8), X1     // h
-	VMULSD       X1, X1, X2   // h²
-	VMULSD       X2, X1, X3   // h³
-	VMULSD       X2, X2, X4   // h⁴
-	VUNPCKLPD    X1, X15, X5  // [1, h]
-	VUNPCKLPD    X3, X2, X6   // [h², h³]
-	VINSERTF128  $1, X6, Y5, Y5
-	VBROADCASTSD X0, Y0
-	VMULPD       Y5, Y0, Y5   // d·[1, h, h², h³]
-	VBROADCASTSD X4, Y4
-	VMULPD       Y4, Y5, Y6   // d·[h⁴, h⁵, h⁶, h⁷]
-	VBLENDPD     $8, Y14, Y6, Y6 // [d·h⁴, d·h⁵, d·h⁶, 1]
-	MOVLQSX      (R9), AX
-	SHLQ         $8, AX
-	ADDQ         R11, AX
-	ADDQ         $64, R11
-	ANDQ         $255, R11
-	VADDPD       (R10)(AX*1), Y5, Y5
-	VMOVUPD      Y5, (R10)(AX*1)
-	VADDPD       32(R10)(AX*1), Y6, Y6
-	VMOVUPD      Y6, 32(R10)(AX*1)
-	ADDQ         $8, SI
-	ADDQ         $8, DI
-	ADDQ         $8, R8
-	ADDQ         $4, R9
-	DECQ         CX
-	JNZ          mloop
-
-	VZEROUPPER
-	RET
-
-// func ratiosAVX2Asm(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32)
+// func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
 //
 // Four entries at a time: with ok = μ > 0, ρ = ν/μ, e = (bits(ρ)>>52) − 963
 // and ok &= 0 ≤ e ≤ 120:
 //   xlogx += ok ? μ·log μ : 0,  s0 += ok(μ > 0) ? (ν − μ)·log μ : 0
 //   key = ok ? e<<5 | (bits(ρ)>>47 & 31) : binKeys (3872)
 //   h   = ok ? (m − c)/c : 0, m = ρ's mantissa in [1,2), c its cell's centre,
-// and lo, hi are the least and greatest key below binKeys (binKeys and −1
-// when there is none).
-TEXT ·ratiosAVX2Asm(SB), NOSPLIT, $0-144
+// lo, hi the least and greatest key below binKeys (binKeys and −1 when
+// there is none); and in the same sweep the moments of every entry with
+// d = sign·(ν − μ): lane e of each group of four adds into copy e of its
+// key's slot, H = mom[256·key + 64·e:],
+//   H[0:4] += d·[1, h, h², h³],  H[4:8] += [d·h⁴, d·h⁵, d·h⁶, 1]
+// (the powers formed as momentsGo forms them). len(mu) is a positive
+// multiple of 4; sign is 1 or −1.
+TEXT ·ratiosMomentsAVX2Asm(SB), NOSPLIT, $32-176
 	MOVQ mu_base+0(FP), SI
 	MOVQ mu_len+8(FP), CX
 	MOVQ logMu_base+24(FP), R8
 	MOVQ nu_base+48(FP), DI
 	MOVQ hs_base+72(FP), R9
 	MOVQ key_base+96(FP), R10
+	MOVQ mom_base+120(FP), R11
 
+	VBROADCASTSD sign+144(FP), Y0
+	VMOVUPD      Y0, sgn-32(SP)
 	VXORPD   Y15, Y15, Y15      // 0
 	VPCMPEQD X8, X8, X8         // greatest key so far, per lane: −1
 	VMOVDQU  sentinel<>(SB), X14 // least key so far, per lane: binKeys
 	VXORPD   Y12, Y12, Y12      // Σ μ log μ
 	VXORPD   Y13, Y13, Y13      // Σ δ log μ
 
-rloop:
+qloop:
 	VMOVUPD     (SI), Y0          // μ
 	VMOVUPD     (DI), Y1          // ν
 	VCMPPD      $0x1e, Y15, Y0, Y3 // μ > 0
@@ -190,35 +147,86 @@ rloop:
 	VANDPD Y3, Y9, Y9
 	VMOVUPD Y9, (R9)
 
+	// The moments. Y4 = δ, Y9 = h, X10 = the four keys.
+	VMULPD  sgn-32(SP), Y4, Y4 // d
+	VMOVD   X10, AX
+	VPEXTRD $1, X10, BX
+	VPEXTRD $2, X10, DX
+	VPEXTRD $3, X10, R12
+	SHLQ    $8, AX
+	SHLQ    $8, BX
+	SHLQ    $8, DX
+	SHLQ    $8, R12
+	VMULPD  Y9, Y4, Y0  // d·h
+	VMULPD  Y9, Y9, Y1  // h²
+	VMULPD  Y1, Y4, Y2  // d·h²
+	VMULPD  Y1, Y0, Y3  // d·h³
+	VUNPCKLPD Y0, Y4, Y5  // lanes 0 and 2 of d, d·h
+	VUNPCKHPD Y0, Y4, Y6  // lanes 1 and 3
+	VUNPCKLPD Y3, Y2, Y7  // lanes 0 and 2 of d·h², d·h³
+	VUNPCKHPD Y3, Y2, Y11 // lanes 1 and 3
+	VPERM2F128 $0x20, Y7, Y5, Y0
+	VADDPD     (R11)(AX*1), Y0, Y0
+	VMOVUPD    Y0, (R11)(AX*1)
+	VPERM2F128 $0x20, Y11, Y6, Y0
+	VADDPD     64(R11)(BX*1), Y0, Y0
+	VMOVUPD    Y0, 64(R11)(BX*1)
+	VPERM2F128 $0x31, Y7, Y5, Y0
+	VADDPD     128(R11)(DX*1), Y0, Y0
+	VMOVUPD    Y0, 128(R11)(DX*1)
+	VPERM2F128 $0x31, Y11, Y6, Y0
+	VADDPD     192(R11)(R12*1), Y0, Y0
+	VMOVUPD    Y0, 192(R11)(R12*1)
+	VMULPD       Y1, Y2, Y2 // d·h⁴
+	VMULPD       Y1, Y3, Y3 // d·h⁵
+	VMULPD       Y1, Y2, Y4 // d·h⁶
+	VBROADCASTSD one<>(SB), Y0
+	VUNPCKLPD    Y3, Y2, Y5  // lanes 0 and 2 of d·h⁴, d·h⁵
+	VUNPCKHPD    Y3, Y2, Y6  // lanes 1 and 3
+	VUNPCKLPD    Y0, Y4, Y7  // lanes 0 and 2 of d·h⁶, 1
+	VUNPCKHPD    Y0, Y4, Y11 // lanes 1 and 3
+	VPERM2F128   $0x20, Y7, Y5, Y0
+	VADDPD       32(R11)(AX*1), Y0, Y0
+	VMOVUPD      Y0, 32(R11)(AX*1)
+	VPERM2F128   $0x20, Y11, Y6, Y0
+	VADDPD       96(R11)(BX*1), Y0, Y0
+	VMOVUPD      Y0, 96(R11)(BX*1)
+	VPERM2F128   $0x31, Y7, Y5, Y0
+	VADDPD       160(R11)(DX*1), Y0, Y0
+	VMOVUPD      Y0, 160(R11)(DX*1)
+	VPERM2F128   $0x31, Y11, Y6, Y0
+	VADDPD       224(R11)(R12*1), Y0, Y0
+	VMOVUPD      Y0, 224(R11)(R12*1)
+
 	ADDQ $32, SI
 	ADDQ $32, DI
 	ADDQ $32, R8
 	ADDQ $32, R9
 	ADDQ $16, R10
 	SUBQ $4, CX
-	JNZ  rloop
+	JNZ  qloop
 
 	// Horizontal sums, least and greatest.
 	VEXTRACTF128 $1, Y12, X0
 	VADDPD       X0, X12, X0
 	VHADDPD      X0, X0, X0
-	VMOVSD       X0, xlogx+120(FP)
+	VMOVSD       X0, xlogx+152(FP)
 	VEXTRACTF128 $1, Y13, X1
 	VADDPD       X1, X13, X1
 	VHADDPD      X1, X1, X1
-	VMOVSD       X1, s0+128(FP)
+	VMOVSD       X1, s0+160(FP)
 	VPSHUFD      $0x4e, X14, X0
 	VPMINSD      X0, X14, X14
 	VPSHUFD      $0xb1, X14, X0
 	VPMINSD      X0, X14, X14
 	VMOVD        X14, AX
-	MOVL         AX, lo+136(FP)
+	MOVL         AX, lo+168(FP)
 	VPSHUFD      $0x4e, X8, X0
 	VPMAXSD      X0, X8, X8
 	VPSHUFD      $0xb1, X8, X0
 	VPMAXSD      X0, X8, X8
 	VMOVD        X8, AX
-	MOVL         AX, hi+140(FP)
+	MOVL         AX, hi+172(FP)
 	VZEROUPPER
 	RET
 

@@ -5,12 +5,6 @@ package train
 // updateKernel is updateGo: there is no vector kernel for this architecture.
 var updateKernel = updateGo
 
-// momentsKernel is momentsGo: there is no vector kernel for this architecture.
-var momentsKernel = momentsGo
-
-// ratiosKernel is ratiosGo: there is no vector kernel for this architecture.
-var ratiosKernel = ratiosGo
-
 // evalBinsKernel is evalBinsGo: there is no vector kernel for this architecture.
 var evalBinsKernel = evalBinsGo
 
@@ -30,3 +24,6 @@ func dotKernel(a, b []float64) float64 { return dot(a, b) }
 
 // prefetchRows does nothing on this architecture.
 func prefetchRows(w []float64, rows []int32, K int) {}
+
+// ratiosMomentsKernel is ratiosMomentsGo: there is no vector kernel for this architecture.
+var ratiosMomentsKernel = ratiosMomentsGo
