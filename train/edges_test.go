@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -210,4 +211,141 @@ func TestBlockRowsKernels(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomBins returns nb bins (nb a multiple of 4) for evalBins: centres ρ
+// spanning 2^-60 … 2^60, with some at or right next to 1 (1 ± 2^-40,
+// 1 ± 2^-52) and at the ends of the range, and moments of mixed signs and
+// magnitudes — some as a bin's entries give them (|H_k| ≲ |H_0|/64^k),
+// some independent of each other, some zero — in pm's structure of arrays.
+func randomBins(rng *rand.Rand, nb int) (rho, pm []float64) {
+	rho, pm = make([]float64, nb), make([]float64, binMoments*nb)
+	for b := range rho {
+		switch rng.IntN(10) {
+		case 0:
+			rho[b] = []float64{1, 1 + 0x1p-40, 1 - 0x1p-40, 1 + 0x1p-52, 1 - 0x1p-53}[rng.IntN(5)]
+		case 1:
+			rho[b] = []float64{0x1p-60, 0x1p60, 0x1.fffffffffffffp60, 1 + 1.0/64, 1 - 1.0/64}[rng.IntN(5)]
+		default:
+			rho[b] = math.Exp2(120*rng.Float64() - 60)
+		}
+		mag := math.Pow(10, -12+14*rng.Float64())
+		realistic := rng.IntN(2) == 0
+		for k := 0; k < binMoments; k++ {
+			v := mag * rng.NormFloat64()
+			if realistic {
+				v *= math.Pow(1.0/64, float64(k)) * rng.Float64()
+			} else {
+				v *= math.Pow(10, 4*rng.Float64()-2)
+			}
+			if rng.IntN(8) == 0 {
+				v = 0
+			}
+			pm[k*nb+b] = v
+		}
+	}
+	return rho, pm
+}
+
+// binScales returns, for one bin, the scales that bound the rounding of
+// its terms in evalBins: for S, σ = |H_0|·max(1, |log D|) + Σ_{k≥1} c^k |H_k|/k,
+// and for S', σ' = (|ρ − 1|·Σ_{k≤5} c^k |H_k| + ρ·Σ_{k≤5} c^k |H_{k+1}|)/D.
+func binScales(g, r float64, H []float64) (sig, sig2 float64) {
+	D := 1 - g + g*r
+	c := g * r / D
+	sig = math.Abs(H[0]) * max(1, math.Abs(math.Log(D)))
+	var a0, a1 float64
+	ck := 1.0
+	for k := 0; k < binMoments; k++ {
+		if k >= 1 {
+			sig += ck * math.Abs(H[k]) / float64(k)
+		}
+		if k <= 5 {
+			a0 += ck * math.Abs(H[k])
+			a1 += ck * math.Abs(H[k+1])
+		}
+		ck *= c
+	}
+	return sig, (math.Abs(r-1)*a0 + r*a1) / D
+}
+
+// TestEvalBinsKernels checks the evalBins kernel in use (four bins at a
+// time with a vector logarithm on amd64 with AVX2 and FMA) against
+// evalBinsGo, first bin by bin (each bin alone in a vector of padding
+// bins), then on whole sets of 4 … 256 bins.
+//
+// The bound, with u = 2^-53 and σ_b, σ'_b the scales of binScales: both
+// compute D_b and c_b alike (bit for bit). log D_b differs by at most
+// 2.5e-16·max(1, |log D_b|) (crf.Log's absolute bound) plus 2 ulps of
+// log D_b (the vector logarithm's, TestLogAVX2), below 3u·max(1, |log D_b|).
+// Each Horner chain of six steps has an error below 14u times the sum of
+// the absolute values of its terms in either version (two roundings per
+// step, and H_k/k against H_k·(1/k)), and the products, the sum and the
+// division of a bin's terms add a few u more: so a bin's terms differ by
+// less than 40u·σ_b (S) and 40u·σ'_b (S'). Summing n terms recursively
+// errs by at most (n−1)u times the sum of their absolute values (evalBinsGo),
+// in four lanes then across them by at most (n/4 + 2)u (the kernel), so
+//
+//	|Δs| ≤ (40 + 2n)·u·Σ_b σ_b,   |Δs2| ≤ (40 + 2n)·u·Σ_b σ'_b.
+//
+// A bin alone (n = 1 after padding bins, whose terms are exactly zero) must
+// meet 42u·σ_b.
+func TestEvalBinsKernels(t *testing.T) {
+	const u = 0x1p-53
+	rng := rand.New(rand.NewPCG(11, 12))
+	gammas := []float64{0, 1e-9, 1e-3, 0.3, 0.999, 1}
+	worst, worst1 := 0.0, 0.0 // greatest |Δ|/(u·σ), over whole sets and single bins
+	check := func(what string, g float64, rho, pm []float64, n int) {
+		t.Helper()
+		nb := len(rho)
+		var sig, sig2 float64
+		H := make([]float64, binMoments)
+		for b, r := range rho {
+			for k := range H {
+				H[k] = pm[k*nb+b]
+			}
+			a, a2 := binScales(g, r, H)
+			sig, sig2 = sig+a, sig2+a2
+		}
+		ws, ws2 := evalBinsGo(g, rho, pm)
+		s, s2 := evalBinsKernel(g, rho, pm)
+		bound := float64(40+2*n) * u
+		if !(math.Abs(s-ws) <= bound*sig) || !(math.Abs(s2-ws2) <= bound*sig2) {
+			t.Fatalf("%s γ=%g: kernel s = %.17g s2 = %.17g, Go %.17g %.17g; |Δs|/σ = %.3g u, |Δs2|/σ' = %.3g u, bound %g u",
+				what, g, s, s2, ws, ws2, math.Abs(s-ws)/sig/u, math.Abs(s2-ws2)/sig2/u, bound/u)
+		}
+		r := 0.0
+		if sig > 0 {
+			r = math.Abs(s-ws) / sig / u
+		}
+		if sig2 > 0 {
+			r = max(r, math.Abs(s2-ws2)/sig2/u)
+		}
+		if n == 1 {
+			worst1 = max(worst1, r)
+		} else {
+			worst = max(worst, r)
+		}
+	}
+	for trial := 0; trial < 2000; trial++ {
+		one, onePm := randomBins(rng, 1)
+		rho := []float64{1, 1, 1, 1}
+		pm := make([]float64, 4*binMoments)
+		lane := rng.IntN(4)
+		rho[lane] = one[0]
+		for k := 0; k < binMoments; k++ {
+			pm[4*k+lane] = onePm[k]
+		}
+		for _, g := range gammas {
+			check(fmt.Sprintf("bin ρ=%g H=%g", one[0], onePm), g, rho, pm, 1)
+		}
+	}
+	for trial := 0; trial < 200; trial++ {
+		nb := 4 * (1 + rng.IntN(64))
+		rho, pm := randomBins(rng, nb)
+		for _, g := range gammas {
+			check(fmt.Sprintf("trial %d (%d bins)", trial, nb), g, rho, pm, nb)
+		}
+	}
+	t.Logf("greatest |Δ|/(u·σ): %.3g for a single bin (bound 42), %.3g for sets of bins", worst1, worst)
 }

@@ -3,6 +3,8 @@ package train
 import (
 	"bytes"
 	"context"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -153,4 +155,41 @@ func BenchmarkStepKernels(b *testing.B) {
 		}
 		perEntry(b)
 	})
+}
+
+// BenchmarkEvalBins times evalBinsGo and the evalBins kernel in use side by
+// side, per bin, on 704 bins (a typical count for a CoNLL-2000 block)
+// whose centres are those of prepare's keys with binary exponents spread
+// normally around 0 (σ = 12, clipped to ±60), realistic moments
+// (|H_k| ≲ |H_0|/64^k) and γ = 0.3. Run it with
+//
+//	go test ./train -run '^$' -bench EvalBins -count 5
+func BenchmarkEvalBins(b *testing.B) {
+	const nb = 704
+	rng := rand.New(rand.NewPCG(21, 22))
+	rho, pm := make([]float64, nb), make([]float64, binMoments*nb)
+	for i := range rho {
+		ex := max(-binExpSpan, min(binExpSpan, int(math.Round(12*rng.NormFloat64()))))
+		k := (ex+binExpSpan)<<5 | rng.IntN(32)
+		rho[i] = math.Float64frombits(uint64(k>>5+1023-binExpSpan)<<52 | uint64(k&31)<<47 | 1<<46)
+		h0 := rng.NormFloat64() * math.Exp(-10*rng.Float64())
+		for m := 0; m < binMoments; m++ {
+			pm[m*nb+i] = h0 * math.Pow(1.0/64, float64(m)) * (2*rng.Float64() - 1)
+		}
+	}
+	const g = 0.3
+	var sink float64
+	for _, k := range []struct {
+		name string
+		f    func(g float64, rho, pm []float64) (float64, float64)
+	}{{"go", evalBinsGo}, {"kernel", evalBinsKernel}} {
+		b.Run(k.name, func(b *testing.B) {
+			for b.Loop() {
+				s, s2 := k.f(g, rho, pm)
+				sink += s + s2
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/nb, "ns/bin")
+		})
+	}
+	_ = sink
 }
