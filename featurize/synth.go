@@ -107,7 +107,7 @@ type SynthSummary struct {
 	// figure recorded in the table's metadata (written before the data).
 	CeilingEstimate float64
 	// DualBytes is the size of the dual variables for training on the
-	// table: Σ_i BlockLen(T_i, K) float64 numbers, twice (μ and log μ).
+	// table: Σ_i BlockLen(T_i, K) float64 numbers.
 	DualBytes int64
 }
 
@@ -752,7 +752,7 @@ func synthCeiling(m *synthModel, o *SynthOptions) float64 {
 // synthTally counts what the true weights get right and the dual size.
 type synthTally struct {
 	correct   int   // tokens the true weights' Viterbi path gets right
-	dualBytes int64 // Σ 16·BlockLen(T, K)
+	dualBytes int64 // Σ 8·BlockLen(T, K)
 }
 
 // synthWrite generates the sentences on worker goroutines and writes them in
@@ -851,7 +851,7 @@ func synthConsume(ctx context.Context, tw *TableWriter, m *synthModel, names syn
 				return sum, err
 			}
 			sum.correct += s.correct
-			sum.dualBytes += 16 * int64(crf.BlockLen(T, m.K))
+			sum.dualBytes += 8 * int64(crf.BlockLen(T, m.K))
 		}
 		free <- c
 		if err := ctx.Err(); err != nil {

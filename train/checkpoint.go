@@ -4,7 +4,7 @@ package train
 // CURRENT naming the newest complete one:
 //
 //	DIR/CURRENT              "ckpt-000012\n"
-//	DIR/ckpt-000012/duals.bin    μ and log μ (the FileStore format, with the dataset's fingerprint)
+//	DIR/ckpt-000012/duals.bin    μ (the FileStore format, with the dataset's fingerprint)
 //	DIR/ckpt-000012/weights.bin  w as little-endian float64
 //	DIR/ckpt-000012/state.json   epoch, counters, ‖w‖², RNG and sampler state, the log so far, checksums
 //
@@ -85,7 +85,6 @@ func SaveCheckpoint(dir string, m *SDCA, epoch int, training time.Duration, recs
 	}
 	for i := 0; i < d.Len(); i++ {
 		copy(fs.Block(i), m.duals.Block(i))
-		copy(fs.Logs(i), m.duals.Logs(i))
 	}
 	if err := fs.Close(); err != nil { // msync + munmap
 		return fmt.Errorf("checkpoint: %w", err)

@@ -84,7 +84,7 @@ func checkShape(t *testing.T, s DualStore, d *crf.Dataset) {
 		for _, v := range []struct {
 			name string
 			b    []float64
-		}{{"Block", s.Block(i)}, {"Logs", s.Logs(i)}} {
+		}{{"Block", s.Block(i)}} {
 			if len(v.b) != want || cap(v.b) != want {
 				t.Fatalf("%s(%d): len %d cap %d, want %d", v.name, i, len(v.b), cap(v.b), want)
 			}
@@ -101,35 +101,31 @@ func checkShape(t *testing.T, s DualStore, d *crf.Dataset) {
 func checkWriteThrough(t *testing.T, s DualStore) {
 	for i := 0; i < s.Len(); i++ {
 		s.Block(i)[0] = 0.25
-		s.Logs(i)[len(s.Logs(i))-1] = -1.5
+		s.Block(i)[len(s.Block(i))-1] = -1.5
 		if got := s.Block(i)[0]; got != 0.25 {
 			t.Fatalf("Block(%d)[0] = %g after writing 0.25", i, got)
 		}
-		if l := s.Logs(i); l[len(l)-1] != -1.5 {
-			t.Fatalf("Logs(%d)[last] = %g after writing -1.5", i, l[len(l)-1])
+		if b := s.Block(i); b[len(b)-1] != -1.5 {
+			t.Fatalf("Block(%d)[last] = %g after writing -1.5", i, b[len(b)-1])
 		}
 	}
 }
 
-// pattern is a value unique to (array, block, entry).
-func pattern(arr, i, j int) float64 { return float64(arr)*1e9 + float64(i)*1e5 + float64(j) + 0.5 }
+// pattern is a value unique to (block, entry).
+func pattern(i, j int) float64 { return float64(i)*1e5 + float64(j) + 0.5 }
 
 // checkDisjoint writes a distinct value into every entry of every block,
-// then reads them all back: no two blocks (nor μ and its logs) share memory.
+// then reads them all back: no two blocks share memory.
 func checkDisjoint(t *testing.T, s DualStore) {
 	for i := 0; i < s.Len(); i++ {
 		for j := range s.Block(i) {
-			s.Block(i)[j] = pattern(0, i, j)
-			s.Logs(i)[j] = pattern(1, i, j)
+			s.Block(i)[j] = pattern(i, j)
 		}
 	}
 	for i := 0; i < s.Len(); i++ {
 		for j := range s.Block(i) {
-			if got, want := s.Block(i)[j], pattern(0, i, j); got != want {
+			if got, want := s.Block(i)[j], pattern(i, j); got != want {
 				t.Fatalf("Block(%d)[%d] = %g, wrote %g", i, j, got, want)
-			}
-			if got, want := s.Logs(i)[j], pattern(1, i, j); got != want {
-				t.Fatalf("Logs(%d)[%d] = %g, wrote %g", i, j, got, want)
 			}
 		}
 	}

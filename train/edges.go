@@ -21,12 +21,12 @@ import (
 // with the moments H_bk = Σ_{j∈b} δ_j h_j^k, k ≤ 6, computed once per step.
 // Since |c_b·h| ≤ 1/64, the first term left out is below 2^-36 of the
 // leading one — ample for a line search that stops at a sub-precision of
-// 1e-3; the stored log μ, which certificates and gap estimates read, is
-// updated with a longer series, exact to rounding. An evaluation then costs a logarithm
-// per occupied bin (typically a few hundred) instead of one per entry (about
-// 11,000 for a CoNLL-2000 sentence). The stored log μ is updated the same
-// way: log μ' = log μ + log D_b + log1p(c_b·h). Entries whose ratio is zero,
-// extreme (outside 2^±60) or undefined are evaluated exactly.
+// 1e-3. An evaluation then costs a logarithm per occupied bin (typically a
+// few hundred) instead of one per entry (about 11,000 for a CoNLL-2000
+// sentence). log μ itself, for S(0) and the block gap, is taken once per
+// step, four entries at a time, in the sweep that bins the entries; it is
+// not stored. Entries whose ratio is zero, extreme (outside 2^±60) or
+// undefined, or whose μ is zero or subnormal, are evaluated exactly.
 //
 // Bins are addressed by key — ρ's binary exponent (offset by binExpSpan)
 // and the top five bits of its mantissa — in a table of binKeys+1 slots,
@@ -59,32 +59,32 @@ type edgeTerms struct {
 	key   []int32   // per entry: its key (binKeys for the exact list)
 	h     []float64 // per entry: (ρ − ρ_b)/ρ_b
 	exact []int32   // entries evaluated exactly
-	dc    []float64 // per key k: log D and c at dc[2k:] for update; (0, 0) for binKeys
+	lmuX  []float64 // log μ of each entry of the exact list
 	// The separators (node marginals of the inner nodes), whose terms
 	// S_sep(γ) = Σ_s δ_s·log(μ_s + γδ_s) enter φ' with the opposite sign:
 	// they share the bins with moments of −δ_s, so that an evaluation
 	// returns S − S_sep. Never updated: they follow from the edges.
-	muS, lmuS, nuS []float64
-	s0S            float64 // S_sep(0)
-	keyS           []int32
-	hS             []float64
-	exactS         []int32
+	muS, nuS []float64
+	s0S      float64 // S_sep(0)
+	keyS     []int32
+	hS       []float64
+	exactS   []int32
+	lmuXS    []float64
 }
 
-// prepare scans the edge entries (mu, logMu, nu) and the separator entries
-// (muS, lmuS, nuS; may be empty): Σ μ log μ over the edges, S(0) and
-// S_sep(0), each entry's key and h, and the bins' moments. One sweep per
-// kind of entry, a vector kernel where the CPU allows (ratiosMomentsKernel:
+// prepare scans the edge entries (mu, nu) and the separator entries
+// (muS, nuS; may be empty): Σ μ log μ over the edges, S(0) and S_sep(0),
+// each entry's key and h, and the bins' moments. One sweep per kind of
+// entry, a vector kernel where the CPU allows (ratiosMomentsKernel: log μ,
 // the sums, each entry's key and h, the range of keys met, and the moments
 // added into the key's slot — for the separators the moments of −δ), and a
 // last one collects the occupied slots of that range, in key order, and
 // clears them for the next step.
-func (e *edgeTerms) prepare(mu, logMu, nu, muS, lmuS, nuS []float64) {
+func (e *edgeTerms) prepare(mu, nu, muS, nuS []float64) {
 	n := len(mu)
-	logMu, nu = logMu[:n], nu[:n]
+	nu = nu[:n]
 	if e.slots == nil {
 		e.slots = make([]float64, binCopies*binStride*(binKeys+1))
-		e.dc = make([]float64, 2*(binKeys+1))
 	}
 	if cap(e.key) < n {
 		e.key = make([]int32, n, n+n/2)
@@ -93,9 +93,9 @@ func (e *edgeTerms) prepare(mu, logMu, nu, muS, lmuS, nuS []float64) {
 	key, hs := e.key[:n], e.h[:n]
 	e.key, e.h = key, hs
 	var lo, hi int32
-	e.xlogx, e.s0, lo, hi = ratiosMomentsKernel(mu, logMu, nu, hs, key, e.slots, false)
+	e.xlogx, e.s0, lo, hi = ratiosMomentsKernel(mu, nu, hs, key, e.slots, false)
 	ns := len(muS)
-	e.muS, e.lmuS, e.nuS = muS, lmuS[:ns], nuS[:ns]
+	e.muS, e.nuS = muS, nuS[:ns]
 	if cap(e.keyS) < ns {
 		e.keyS = make([]int32, ns, ns+ns/2)
 		e.hS = make([]float64, ns, ns+ns/2)
@@ -104,7 +104,7 @@ func (e *edgeTerms) prepare(mu, logMu, nu, muS, lmuS, nuS []float64) {
 	e.s0S = 0
 	if ns > 0 {
 		var l, h int32
-		_, e.s0S, l, h = ratiosMomentsKernel(muS, e.lmuS, e.nuS, e.hS, e.keyS, e.slots, true)
+		_, e.s0S, l, h = ratiosMomentsKernel(muS, e.nuS, e.hS, e.keyS, e.slots, true)
 		lo, hi = min(lo, l), max(hi, h)
 	}
 	e.keys, e.rho = e.keys[:0], e.rho[:0]
@@ -132,11 +132,14 @@ func (e *edgeTerms) prepare(mu, logMu, nu, muS, lmuS, nuS []float64) {
 	for m := 0; m < binMoments; m++ {
 		clear(e.pm[m*stride+nb : (m+1)*stride])
 	}
-	e.exact, e.exactS = e.exact[:0], e.exactS[:0]
+	e.exact, e.lmuX, e.exactS, e.lmuXS = e.exact[:0], e.lmuX[:0], e.exactS[:0], e.lmuXS[:0]
 	if slotCount(e.slots, binKeys) != 0 {
 		clear(e.slots[binCopies*binStride*binKeys:])
-		e.exact = exactList(e.exact, key, mu, nu)
-		e.exactS = exactList(e.exactS, e.keyS, muS, e.nuS)
+		var x, s float64
+		e.exact, e.lmuX, x, s = exactList(e.exact, e.lmuX, key, mu, nu)
+		e.xlogx, e.s0 = e.xlogx+x, e.s0+s
+		e.exactS, e.lmuXS, _, s = exactList(e.exactS, e.lmuXS, e.keyS, muS, e.nuS)
+		e.s0S += s
 	}
 }
 
@@ -147,34 +150,50 @@ func slotCount(slots []float64, k int) float64 {
 }
 
 // exactList returns in dst[:0] the entries j with key binKeys and μ or ν
-// positive: those evaluated exactly.
-func exactList(dst []int32, key []int32, mu, nu []float64) []int32 {
-	dst = dst[:0]
+// positive — those evaluated exactly — and in lmu[:0] their log μ; and
+// the parts of Σ μ log μ and Σ (ν − μ) log μ that the ratio sweep leaves
+// to them: those of the entries with μ positive but subnormal.
+func exactList(dst []int32, lmu []float64, key []int32, mu, nu []float64) ([]int32, []float64, float64, float64) {
+	dst, lmu = dst[:0], lmu[:0]
+	xlogx, s0 := 0.0, 0.0
 	for j, k := range key {
-		if k == binKeys && (mu[j] > 0 || nu[j] > 0) {
-			dst = append(dst, int32(j))
+		m := mu[j]
+		if k != binKeys || !(m > 0 || nu[j] > 0) {
+			continue
+		}
+		dst = append(dst, int32(j))
+		l := math.Log(m)
+		lmu = append(lmu, l)
+		if m > 0 && m < minNormal {
+			xlogx += m * l
+			s0 += (nu[j] - m) * l
 		}
 	}
-	return dst
+	return dst, lmu, xlogx, s0
 }
 
+// minNormal is the least normal float64, 2^-1022. The ratio sweep takes
+// log μ only of normal μ; smaller positive μ go to the exact list.
+const minNormal = 0x1p-1022
+
 // ratiosGo returns Σ μ log μ and S(0) = Σ (ν − μ) log μ over the entries
-// with μ > 0, and sets for every entry its key — ρ = ν/μ's binary exponent
-// (offset by binExpSpan) and the top five bits of its mantissa, ex<<5 | i —
-// and h = (ρ − ρ_b)/ρ_b relative to the centre of its cell. Entries with
-// μ ≤ 0, or ρ zero, subnormal, outside 2^±60, infinite or NaN get key
-// binKeys and h = 0: they are evaluated exactly. lo and hi are the least
-// and greatest key below binKeys (binKeys and −1 when there is none).
-func ratiosGo(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32) {
+// with normal μ (≥ 2^-1022), and sets for every entry its key — ρ = ν/μ's
+// binary exponent (offset by binExpSpan) and the top five bits of its
+// mantissa, ex<<5 | i — and h = (ρ − ρ_b)/ρ_b relative to the centre of its
+// cell. Entries with μ zero or subnormal, or ρ zero, subnormal, outside
+// 2^±60, infinite or NaN get key binKeys and h = 0: they are evaluated
+// exactly. lo and hi are the least and greatest key below binKeys (binKeys
+// and −1 when there is none).
+func ratiosGo(mu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32) {
 	n := len(mu)
-	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
+	nu, hs, key = nu[:n], hs[:n], key[:n]
 	lo, hi = binKeys, -1
 	for j, m := range mu {
 		key[j], hs[j] = binKeys, 0
-		if !(m > 0) {
+		if !(m >= minNormal) {
 			continue
 		}
-		v, lm := nu[j], logMu[j]
+		v, lm := nu[j], math.Log(m)
 		xlogx += m * lm
 		s0 += (v - m) * lm
 		bits := math.Float64bits(v / m)
@@ -195,8 +214,8 @@ func ratiosGo(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, 
 // ratiosMomentsGo is ratiosGo followed by momentsGo on the same entries,
 // with the moments of −δ (μ and ν swapped) for neg: the two sweeps that
 // ratiosMomentsKernel makes one.
-func ratiosMomentsGo(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
-	xlogx, s0, lo, hi = ratiosGo(mu, logMu, nu, hs, key)
+func ratiosMomentsGo(mu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
+	xlogx, s0, lo, hi = ratiosGo(mu, nu, hs, key)
 	if neg {
 		momentsGo(nu[:len(mu)], mu, hs, key, mom)
 	} else {
@@ -229,14 +248,36 @@ func momentsGo(mu, nu, hs []float64, key []int32, mom []float64) {
 }
 
 // eval returns S(γ) − S_sep(γ) and S'(γ) − S'_sep(γ) for the entries
-// prepared (mu, logMu and nu are the edge entries given to prepare).
-func (e *edgeTerms) eval(g float64, mu, logMu, nu []float64) (s, s2 float64) {
+// prepared (mu and nu are the edge entries given to prepare).
+func (e *edgeTerms) eval(g float64, mu, nu []float64) (s, s2 float64) {
 	bs, bs2 := evalBinsKernel(g, e.rho, e.pm)
-	ls, ls2 := crf.LineTermsAt(e.exact, mu, logMu, nu, g)
+	ls, ls2 := exactTerms(e.exact, e.lmuX, mu, nu, g)
 	s, s2 = e.s0-e.s0S+bs+ls, bs2+ls2
 	if len(e.exactS) > 0 {
-		ss, ss2 := crf.LineTermsAt(e.exactS, e.muS, e.lmuS, e.nuS, g)
+		ss, ss2 := exactTerms(e.exactS, e.lmuXS, e.muS, e.nuS, g)
 		s, s2 = s-ss, s2-ss2
+	}
+	return s, s2
+}
+
+// exactTerms returns, over the entries idx (with log μ in lmu),
+// Σ δ·(log x − log μ) and Σ δ²/x, x = (1−γ)μ + γν, δ = ν − μ, leaving out
+// entries with x = 0 and counting log μ only where μ > 0 — what S(γ) − S(0)
+// and S'(γ) owe to the entries evaluated exactly.
+func exactTerms(idx []int32, lmu, mu, nu []float64, g float64) (s, s2 float64) {
+	for k, j := range idx {
+		m, v := mu[j], nu[j]
+		d := v - m
+		x := (1-g)*m + g*v // not m + γd, which loses ν ≪ μ near γ = 1
+		if !(x > 0) {
+			continue
+		}
+		lx := math.Log(x)
+		if m > 0 {
+			lx -= lmu[k]
+		}
+		s += d * lx
+		s2 += d * d / x
 	}
 	return s, s2
 }
@@ -278,38 +319,15 @@ func evalBinsGo(g float64, rho, pm []float64) (s, s2 float64) {
 	return s, s2
 }
 
-// update sets μ ← (1−γ)μ + γν (= μ + γδ, without losing ν ≪ μ near γ = 1)
-// and log μ ← log μ + log D_b + log1p(c_b·h), then takes the logs of the
-// exact list. The identity slot (log D = 0, c = 0) makes the loop
-// branch-free, so that it runs four entries at a time where the CPU allows
-// (updateKernel).
-func (e *edgeTerms) update(g float64, mu, logMu, nu []float64) {
-	// log D_b and c_b side by side by key, read by entry through its key.
-	dc := e.dc
-	for b, k := range e.keys {
-		rho := e.rho[b]
-		D := 1 - g + g*rho
-		dc[2*k], dc[2*k+1] = crf.Log(D), g*rho/D
-	}
-	n := len(mu)
-	updateKernel(g, mu, logMu[:n], nu[:n], e.h[:n], e.key[:n], dc)
-	crf.LogAt(e.exact, logMu, mu)
+// update sets μ ← (1−γ)μ + γν (= μ + γδ, without losing ν ≪ μ near γ = 1).
+func (e *edgeTerms) update(g float64, mu, nu []float64) {
+	mixKernel(g, mu, nu)
 }
 
-// updateGo is the update's loop over entries: μ ← (1−γ)μ + γν and
-// log μ ← log μ + log D_b + log1p(c_b·h) with (log D_b, c_b) at dc[2k:]
-// for the entry's key k.
-func updateGo(g float64, mu, logMu, nu, hs []float64, bin []int32, dc []float64) {
-	n := len(mu)
-	logMu, nu, hs, bin = logMu[:n], nu[:n], hs[:n], bin[:n]
+// mixGo sets mu[j] = (1−γ)·mu[j] + γ·nu[j].
+func mixGo(g float64, mu, nu []float64) {
+	nu = nu[:len(mu)]
 	for j, m := range mu {
 		mu[j] = (1-g)*m + g*nu[j]
-		b := (*[2]float64)(dc[2*int(bin[j]):])
-		q := b[1] * hs[j]
-		// log1p(q) = q·(1 − q/2 + q²/3 − … − q⁷/8); |q| ≤ 1/64, so the
-		// next term is below 2^-57 of the sum. Estrin's scheme.
-		q2 := q * q
-		l := (1 - q*(1.0/2)) + q2*(1.0/3-q*(1.0/4)) + q2*q2*((1.0/5-q*(1.0/6))+q2*(1.0/7-q*(1.0/8)))
-		logMu[j] += b[0] + q*l
 	}
 }

@@ -1,19 +1,18 @@
 package train
 
-// The duals file: one page of header, then μ and log μ as two flat,
-// page-aligned arrays of native little-endian float64, indexed by
-// BlockOffsets. The offset table is derived from the dataset, so the file
+// The duals file: one page of header, then μ as one flat, page-aligned
+// array of native little-endian float64, indexed by BlockOffsets. The offset table is derived from the dataset, so the file
 // keeps only its checksum.
 //
 //	off  size  field
 //	  0     8  magic "DUALCRF\x00"
-//	  8     4  format version (1)
+//	  8     4  format version (2; version 1 also held log μ)
 //	 12     4  dtype code (1 = float64 little-endian)
 //	 16     8  K, labels
 //	 24     8  n, sentences (blocks)
 //	 32     8  entries, Σ_i BlockLen(T_i, K)
 //	 40     8  byte offset of μ (4096)
-//	 48     8  byte offset of log μ
+//	 48     8  0 (version 1: byte offset of log μ)
 //	 56     8  file size
 //	 64    32  dataset fingerprint (Fingerprint)
 //	 96    32  SHA-256 of the offset table (int64 little-endian)
@@ -22,7 +21,7 @@ package train
 // The header is written and fsynced only after the file has its full size,
 // so a crash during creation leaves a file without the magic, which
 // OpenFileStore refuses. The whole file is mapped MAP_SHARED: the kernel
-// pages it, and writes through Block and Logs reach the file.
+// pages it, and writes through Block reach the file.
 
 import (
 	"bufio"
@@ -47,7 +46,7 @@ import (
 
 const (
 	fileMagic     = "DUALCRF\x00"
-	fileVersion   = 1
+	fileVersion   = 2
 	dtypeFloat64  = 1
 	headerSize    = 4096 // also the alignment of both arrays, whatever the host's page size
 	headerCRCAt   = 128
@@ -86,21 +85,20 @@ type Syncer interface {
 
 // FileStore keeps the duals in a memory-mapped file (MAP_SHARED), so that
 // they may exceed RAM and survive the process. The file is locked (flock)
-// while open. Slices returned by Block and Logs must not be used after Close.
+// while open. Slices returned by Block must not be used after Close.
 type FileStore struct {
 	path string
 	f    *os.File
 	mem  []byte // the whole file
 	off  []int64
 	mu   []float64
-	logs []float64
 }
 
 // fileHeader is the decoded header.
 type fileHeader struct {
 	version, dtype     uint32
 	K, n, entries      uint64
-	muAt, logAt, size  uint64
+	muAt, logAt, size  uint64 // logAt: 0 since version 2 (no log μ array)
 	fingerprint, table [32]byte
 	crc                uint32
 }
@@ -300,7 +298,6 @@ func mapFile(f *os.File, path string, h fileHeader, off []int64) (*FileStore, er
 	}
 	n := int(h.entries)
 	s.mu = float64View(mem[h.muAt : h.muAt+8*h.entries])[:n:n]
-	s.logs = float64View(mem[h.logAt : h.logAt+8*h.entries])[:n:n]
 	return s, nil
 }
 
@@ -344,9 +341,6 @@ func checkHost(path string) error {
 // Block returns μ_i; writes to it are writes to the file.
 func (s *FileStore) Block(i int) []float64 { return s.mu[s.off[i]:s.off[i+1]:s.off[i+1]] }
 
-// Logs returns log μ_i.
-func (s *FileStore) Logs(i int) []float64 { return s.logs[s.off[i]:s.off[i+1]:s.off[i+1]] }
-
 // Len returns the number of blocks.
 func (s *FileStore) Len() int { return len(s.off) - 1 }
 
@@ -384,7 +378,7 @@ func (s *FileStore) Close() error {
 	if err := s.f.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close duals file: %w", err))
 	}
-	s.f, s.mem, s.mu, s.logs = nil, nil, nil, nil
+	s.f, s.mem, s.mu = nil, nil, nil
 	return errors.Join(errs...)
 }
 
@@ -398,10 +392,10 @@ func headerFor(d *crf.Dataset, off []int64) fileHeader {
 	return h
 }
 
-// layoutFor places the two arrays of a file of the given entry count.
+// layoutFor places the array of a file of the given entry count.
 func layoutFor(entries uint64) fileHeader {
 	arr := alignUp(8*entries, headerSize)
-	return fileHeader{entries: entries, muAt: headerSize, logAt: headerSize + arr, size: headerSize + 2*arr}
+	return fileHeader{entries: entries, muAt: headerSize, size: headerSize + arr}
 }
 
 func alignUp(x, a uint64) uint64 { return (x + a - 1) / a * a }
@@ -511,12 +505,12 @@ func (w *hashWriter) sum() [32]byte {
 	return s
 }
 
-// DualBytes returns the memory the duals of d take in float64: μ and log μ.
+// DualBytes returns the memory the duals of d take in float64.
 // Compare it with a memory budget to choose between MemoryStore and
 // FileStore.
 func DualBytes(d *crf.Dataset) int64 {
 	off := BlockOffsets(d)
-	return 2 * 8 * off[len(off)-1]
+	return 8 * off[len(off)-1]
 }
 
 // PhysicalMemory returns the RAM this process may use: the machine's total

@@ -51,7 +51,7 @@ func specialValue(arr, i, j int) float64 {
 	case 3:
 		return 4.9e-324 * float64(1+j)
 	default:
-		return pattern(arr, i, j) * math.Pi
+		return pattern(i, j) * math.Pi
 	}
 }
 
@@ -59,7 +59,6 @@ func fillSpecial(s DualStore) {
 	for i := 0; i < s.Len(); i++ {
 		for j := range s.Block(i) {
 			s.Block(i)[j] = specialValue(0, i, j)
-			s.Logs(i)[j] = specialValue(1, i, j)
 		}
 	}
 }
@@ -82,12 +81,12 @@ func TestFileStorePersists(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := 4096 + 2*arr; s.Bytes() != want || st.Size() != want {
-			t.Fatalf("Bytes() = %d, file is %d bytes; header page + 2 aligned arrays of %d entries = %d", s.Bytes(), st.Size(), entries, want)
+		if want := 4096 + arr; s.Bytes() != want || st.Size() != want {
+			t.Fatalf("Bytes() = %d, file is %d bytes; header page + an aligned array of %d entries = %d", s.Bytes(), st.Size(), entries, want)
 		}
 		for i := 0; i < d.Len(); i++ {
 			for j := range s.Block(i) {
-				for arr, b := range [][]float64{s.Block(i), s.Logs(i)} {
+				for arr, b := range [][]float64{s.Block(i)} {
 					want := specialValue(arr, i, j)
 					if round == 1 && arr == 0 && j == 0 {
 						want = float64(i) + 0.125
@@ -122,7 +121,7 @@ func TestFileStoreOnDisk(t *testing.T) {
 	le := binary.LittleEndian
 	off := BlockOffsets(d)
 	entries := uint64(off[d.Len()])
-	if string(b[:8]) != "DUALCRF\x00" || le.Uint32(b[8:]) != 1 || le.Uint32(b[12:]) != 1 ||
+	if string(b[:8]) != "DUALCRF\x00" || le.Uint32(b[8:]) != 2 || le.Uint32(b[12:]) != 1 ||
 		le.Uint64(b[16:]) != 3 || le.Uint64(b[24:]) != uint64(d.Len()) || le.Uint64(b[32:]) != entries {
 		t.Fatalf("header: % x", b[:40])
 	}
@@ -130,16 +129,15 @@ func TestFileStoreOnDisk(t *testing.T) {
 	if string(b[64:96]) != string(fp[:]) {
 		t.Fatalf("header fingerprint % x, Fingerprint(d) % x", b[64:96], fp)
 	}
-	muAt, logAt := le.Uint64(b[40:]), le.Uint64(b[48:])
-	if muAt != 4096 || logAt%4096 != 0 || logAt < muAt+8*entries {
-		t.Fatalf("arrays at %d and %d for %d entries", muAt, logAt, entries)
+	muAt, reserved, size := le.Uint64(b[40:]), le.Uint64(b[48:]), le.Uint64(b[56:])
+	if muAt != 4096 || reserved != 0 || size != uint64(len(b)) || size < muAt+8*entries {
+		t.Fatalf("array at %d (field 48 = %d) for %d entries, size %d of %d", muAt, reserved, entries, size, len(b))
 	}
 	for i := 0; i < d.Len(); i++ {
 		for j := off[i]; j < off[i+1]; j++ {
 			mu := le.Uint64(b[muAt+8*uint64(j):])
-			lg := le.Uint64(b[logAt+8*uint64(j):])
-			if mu != math.Float64bits(specialValue(0, i, int(j-off[i]))) || lg != math.Float64bits(specialValue(1, i, int(j-off[i]))) {
-				t.Fatalf("block %d entry %d on disk: %x %x", i, j-off[i], mu, lg)
+			if mu != math.Float64bits(specialValue(0, i, int(j-off[i]))) {
+				t.Fatalf("block %d entry %d on disk: %x", i, j-off[i], mu)
 			}
 		}
 	}
@@ -224,7 +222,8 @@ func TestFileStoreRefusesDamagedFile(t *testing.T) {
 		{"empty", func(b []byte) []byte { return nil }, "too short", ErrDualsFormat},
 		{"trailing", func(b []byte) []byte { return append(b, 0) }, "trailing", ErrDualsFormat},
 		{"magic", func(b []byte) []byte { b[0] = 'X'; return b }, "not a duals file", ErrDualsFormat},
-		{"version", func(b []byte) []byte { le.PutUint32(b[8:], 2); return b }, "version 2", ErrDualsFormat},
+		{"version", func(b []byte) []byte { le.PutUint32(b[8:], 3); return b }, "version 3", ErrDualsFormat},
+		{"version-1", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint32(b[8:], 1) }) }, "format version 1, this program reads version 2", ErrDualsFormat},
 		{"K-bit", func(b []byte) []byte { b[16] ^= 1; return b }, "header is corrupted", ErrDualsFormat},
 		{"fingerprint-bit", func(b []byte) []byte { b[70] ^= 0x80; return b }, "header is corrupted", ErrDualsFormat},
 		{"checksum", func(b []byte) []byte { b[128] ^= 4; return b }, "header is corrupted", ErrDualsFormat},
@@ -341,11 +340,11 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
-// TestDualBytes: 16 bytes per entry of Σ_i (T_i−1)K² (K for one-token
+// TestDualBytes: 8 bytes per entry of Σ_i (T_i−1)K² (K for one-token
 // sentences), counted here from the sentence lengths.
 func TestDualBytes(t *testing.T) {
 	d := lengthsDataset([]int{1, 5, 2, 30}, 7)
-	want := int64(16 * (7 + 4*49 + 1*49 + 29*49))
+	want := int64(8 * (7 + 4*49 + 1*49 + 29*49))
 	if got := DualBytes(d); got != want {
 		t.Fatalf("DualBytes = %d, want %d", got, want)
 	}
@@ -427,10 +426,9 @@ func TestSDCAFileStoreBitIdentical(t *testing.T) {
 	moved := 0
 	for i := 0; i < p.N(); i++ {
 		a, b := mem.Store().Block(i), back.Block(i)
-		la, lb := mem.Store().Logs(i), back.Logs(i)
 		for j := range a {
-			if math.Float64bits(a[j]) != math.Float64bits(b[j]) || math.Float64bits(la[j]) != math.Float64bits(lb[j]) {
-				t.Fatalf("block %d entry %d: memory (%g, %g), file (%g, %g)", i, j, a[j], la[j], b[j], lb[j])
+			if math.Float64bits(a[j]) != math.Float64bits(b[j]) {
+				t.Fatalf("block %d entry %d: memory %g, file %g", i, j, a[j], b[j])
 			}
 		}
 		if a[0] != initialEntry(p, i) {
@@ -480,10 +478,9 @@ func benchLayout(b *testing.B) *crf.Dataset {
 // a random order as SDCA does.
 func sweep(s DualStore, order []int) {
 	for _, i := range order {
-		mu, lg := s.Block(i), s.Logs(i)
+		mu := s.Block(i)
 		for j, x := range mu {
 			mu[j] = 0.5*x + 0.25
-			lg[j] += x
 		}
 	}
 }

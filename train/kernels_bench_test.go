@@ -17,9 +17,9 @@ import (
 // from a CoNLL-2000 run so that the step's kernels can be timed on real
 // entries, one at a time.
 type kernelBlock struct {
-	sent          int
-	mu, logMu, nu []float64
-	gamma         float64
+	sent   int
+	mu, nu []float64
+	gamma  float64
 }
 
 // BenchmarkStepKernels times each part of an SDCA step per edge
@@ -78,7 +78,6 @@ func BenchmarkStepKernels(b *testing.B) {
 		m.ws.lat.ForwardBackward()
 		m.ws.lat.Marginals(kb.nu, nil)
 		kb.mu = append([]float64(nil), m.duals.Block(i)...)
-		kb.logMu = append([]float64(nil), m.duals.Logs(i)...)
 		kb.gamma = m.Step(i).Gamma
 		blocks = append(blocks, kb)
 		entries += bl
@@ -105,34 +104,31 @@ func BenchmarkStepKernels(b *testing.B) {
 		var e edgeTerms
 		for b.Loop() {
 			for _, kb := range blocks {
-				e.prepare(kb.mu, kb.logMu, kb.nu, nil, nil, nil)
+				e.prepare(kb.mu, kb.nu, nil, nil)
 			}
 		}
 		perEntry(b)
 	})
 	prepared := make([]edgeTerms, len(blocks))
 	for j, kb := range blocks {
-		prepared[j].prepare(kb.mu, kb.logMu, kb.nu, nil, nil, nil)
+		prepared[j].prepare(kb.mu, kb.nu, nil, nil)
 	}
 	b.Run("eval", func(b *testing.B) {
 		for b.Loop() {
 			for j, kb := range blocks {
-				prepared[j].eval(kb.gamma, kb.mu, kb.logMu, kb.nu)
+				prepared[j].eval(kb.gamma, kb.mu, kb.nu)
 			}
 		}
 		perEntry(b)
 	})
 	mu := make([][]float64, len(blocks))
-	logMu := make([][]float64, len(blocks))
 	for j, kb := range blocks {
 		mu[j] = make([]float64, len(kb.mu))
-		logMu[j] = make([]float64, len(kb.mu))
 	}
 	b.Run("copy", func(b *testing.B) { // what "update" spends restoring its input
 		for b.Loop() {
 			for j, kb := range blocks {
 				copy(mu[j], kb.mu)
-				copy(logMu[j], kb.logMu)
 			}
 		}
 		perEntry(b)
@@ -141,8 +137,7 @@ func BenchmarkStepKernels(b *testing.B) {
 		for b.Loop() {
 			for j, kb := range blocks {
 				copy(mu[j], kb.mu)
-				copy(logMu[j], kb.logMu)
-				prepared[j].update(kb.gamma, mu[j], logMu[j], kb.nu)
+				prepared[j].update(kb.gamma, mu[j], kb.nu)
 			}
 		}
 		perEntry(b)

@@ -185,7 +185,6 @@ func (m *SDCA) Init(p *Problem) error {
 		s := d.Sentence(i)
 		mu := m.duals.Block(i)
 		initBlock(mu, s.Labels, K, eps)
-		crf.LogInto(m.duals.Logs(i), mu)
 	}
 	m.w = p.What(m.duals)
 	m.wsq = dot(m.w, m.w)
@@ -200,7 +199,6 @@ func (m *SDCA) restore(c *Checkpoint) error {
 	}
 	for i := 0; i < m.duals.Len(); i++ {
 		copy(m.duals.Block(i), c.Duals.Block(i))
-		copy(m.duals.Logs(i), c.Duals.Logs(i))
 	}
 	m.w = append([]float64(nil), c.Weights...)
 	m.wsq = st.WSq
@@ -340,7 +338,7 @@ func (m *SDCA) step(i int, draw bool) (StepStats, int) {
 	s := p.Data.Sentence(i)
 	T := s.Len()
 	bl := crf.BlockLen(T, K)
-	mu, logMu := m.duals.Block(i), m.duals.Logs(i)
+	mu := m.duals.Block(i)
 	m.steps++
 
 	// 1. Oracle and block gap D̃(μ‖ν) = Σ_e KL(μ_e‖ν_e) − Σ_s KL(μ_s‖ν_s).
@@ -361,7 +359,7 @@ func (m *SDCA) step(i int, draw bool) (StepStats, int) {
 	muS, nuS, lmuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi]
 	crf.LogInto(lmuS, muS)
 	e := &ws.edges
-	e.prepare(mu, logMu, ws.nu, muS, lmuS, nuS)
+	e.prepare(mu, ws.nu, muS, nuS)
 	gap := e.xlogx - m.muLogNu(T, mu, muB)
 	for j, x := range muS {
 		if x > 0 {
@@ -374,7 +372,6 @@ func (m *SDCA) step(i int, draw bool) (StepStats, int) {
 		m.sampler.Update(i, st.Gap)
 		next = m.sampler.Next(m.rng)
 		prefetch(m.duals.Block(next))
-		prefetch(m.duals.Logs(next))
 		prefetchRows(m.w, m.rows.of(next), K)
 	}
 
@@ -390,14 +387,14 @@ func (m *SDCA) step(i int, draw bool) (StepStats, int) {
 	st.Slope0 = d0
 	gamma := 0.0
 	if d0 > 0 && !math.IsNaN(d0) {
-		gamma, st.Iters = m.lineSearch(mu, logMu, d0, a, b, ln)
+		gamma, st.Iters = m.lineSearch(mu, d0, a, b, ln)
 	}
 	st.Gamma = gamma
 	m.lsIters += int64(st.Iters)
 
 	// 4. Updates.
 	if gamma > 0 {
-		e.update(gamma, mu, logMu, ws.nu)
+		e.update(gamma, mu, ws.nu)
 		m.applyPrimal(gamma)
 		m.wsq += 2*gamma*a + gamma*gamma*b
 	}
@@ -582,14 +579,14 @@ func (m *SDCA) clearDirection() {
 // the bracket is replaced by the secant root of the bracket (bisection when
 // that is degenerate). It stops when a step is shorter than the
 // sub-precision, and returns the step and the number of evaluations of φ'.
-func (m *SDCA) lineSearch(mu, logMu []float64, d0, a, b, ln float64) (float64, int) {
+func (m *SDCA) lineSearch(mu []float64, d0, a, b, ln float64) (float64, int) {
 	ws := m.ws
 	tol := m.SubPrecision
 	if tol == 0 {
 		tol = 1e-3
 	}
 	eval := func(g float64) (d, dd float64) {
-		s, s2 := ws.edges.eval(g, mu, logMu, ws.nu) // edges less separators
+		s, s2 := ws.edges.eval(g, mu, ws.nu) // edges less separators
 		return -s - ln*(a+g*b), -s2 - ln*b
 	}
 	// φ'(1) = −λn‖v‖² < 0 unless v = 0, in which case the full step is optimal.

@@ -2,33 +2,26 @@ package train
 
 import "golang.org/x/sys/cpu"
 
-// updateKernel is updateAVX2 where the CPU has AVX2 and FMA, else updateGo.
-var updateKernel = func() func(g float64, mu, logMu, nu, hs []float64, bin []int32, dc []float64) {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		return updateAVX2
-	}
-	return updateGo
-}()
-
-// updateAVX2 is updateGo four entries at a time (gathering log D_b and c_b
-// by bin), with the remainder in Go. Its results differ from updateGo's
-// only by the rounding of fused multiply–adds. The gathers are not bounds
-// checked: every bin[j] must be below len(dc)/2, as edgeTerms.prepare
-// guarantees (bins are numbered as they are appended).
-func updateAVX2(g float64, mu, logMu, nu, hs []float64, bin []int32, dc []float64) {
+// mixKernel sets mu[j] = (1−γ)·mu[j] + γ·nu[j], four entries at a time
+// where the CPU has AVX2 and FMA (its results then differ from mixGo's
+// only by the rounding of fused multiply–adds).
+func mixKernel(g float64, mu, nu []float64) {
 	n := len(mu)
-	logMu, nu, hs, bin = logMu[:n], nu[:n], hs[:n], bin[:n]
-	m := n &^ 3
-	if m > 0 {
-		updateAVX2Asm(g, mu[:m], logMu[:m], nu[:m], hs[:m], bin[:m], dc)
+	nu = nu[:n]
+	m := 0
+	if hasAVX2FMA {
+		m = n &^ 3
+		if m > 0 {
+			mixAVX2Asm(g, mu[:m], nu[:m])
+		}
 	}
-	updateGo(g, mu[m:], logMu[m:], nu[m:], hs[m:], bin[m:], dc)
+	mixGo(g, mu[m:], nu[m:])
 }
 
-// updateAVX2Asm runs the update over len(mu) entries, a multiple of 4.
+// mixAVX2Asm runs mixKernel over len(mu) entries, a multiple of 4.
 //
 //go:noescape
-func updateAVX2Asm(gamma float64, mu, logMu, nu, hs []float64, bin []int32, dc []float64)
+func mixAVX2Asm(gamma float64, mu, nu []float64)
 
 // blockRowsKernel is blockRowsAVX2 where the CPU has AVX2 and FMA, else
 // blockRowsGo.
@@ -67,7 +60,7 @@ func prefetchAsm(p []float64)
 
 // ratiosMomentsKernel is ratiosMomentsAVX2 where the CPU has AVX2 and
 // FMA, else ratiosMomentsGo.
-var ratiosMomentsKernel = func() func(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (float64, float64, int32, int32) {
+var ratiosMomentsKernel = func() func(mu, nu, hs []float64, key []int32, mom []float64, neg bool) (float64, float64, int32, int32) {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		return ratiosMomentsAVX2
 	}
@@ -76,11 +69,12 @@ var ratiosMomentsKernel = func() func(mu, logMu, nu, hs []float64, key []int32, 
 
 // ratiosMomentsAVX2 is ratiosMomentsGo four entries at a time in one
 // sweep, with the remainder in Go. Keys, h and the key range are the same
-// bit for bit, and so is every product added into the slots; the sums of
-// the ratio sweep are added in another order.
-func ratiosMomentsAVX2(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
+// bit for bit, and so is every product added into the slots; log μ (LOG4,
+// within two ulps of math.Log) and the sums of the ratio sweep differ in
+// rounding.
+func ratiosMomentsAVX2(mu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
 	n := len(mu)
-	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
+	nu, hs, key = nu[:n], hs[:n], key[:n]
 	m := n &^ 3
 	lo, hi = binKeys, -1
 	if m > 0 {
@@ -89,9 +83,9 @@ func ratiosMomentsAVX2(mu, logMu, nu, hs []float64, key []int32, mom []float64, 
 		if neg {
 			sign = -1
 		}
-		xlogx, s0, lo, hi = ratiosMomentsAVX2Asm(mu[:m], logMu[:m], nu[:m], hs[:m], key[:m], mom, sign)
+		xlogx, s0, lo, hi = ratiosMomentsAVX2Asm(mu[:m], nu[:m], hs[:m], key[:m], mom, sign)
 	}
-	x, s, l, h := ratiosMomentsGo(mu[m:], logMu[m:], nu[m:], hs[m:], key[m:], mom, neg)
+	x, s, l, h := ratiosMomentsGo(mu[m:], nu[m:], hs[m:], key[m:], mom, neg)
 	return xlogx + x, s0 + s, min(lo, l), max(hi, h)
 }
 
@@ -99,7 +93,7 @@ func ratiosMomentsAVX2(mu, logMu, nu, hs []float64, key []int32, mom []float64, 
 // positive multiple of 4, with sign = −1 for neg.
 //
 //go:noescape
-func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
+func ratiosMomentsAVX2Asm(mu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
 
 // evalBinsKernel is evalBinsAVX2 where the CPU has AVX2 and FMA, else
 // evalBinsGo.

@@ -1,84 +1,39 @@
 #include "textflag.h"
+#include "log_amd64.h"
 
-// func updateAVX2Asm(gamma float64, mu, logMu, nu, hs []float64, bin []int32, dc []float64)
+// func mixAVX2Asm(gamma float64, mu, nu []float64)
 //
-// For j in [0, len(mu)) in steps of 4, with k = bin[j], (log D, c) = dc[2k:2k+2]:
-//   mu[j]    = (1−g)·mu[j] + g·nu[j]
-//   q        = c·hs[j]
-//   logMu[j] += log D + q·((1 − q/2) + q²(1/3 − q/4) + q⁴((1/5 − q/6) + q²(1/7 − q/8)))
-TEXT ·updateAVX2Asm(SB), NOSPLIT, $0-152
-	MOVQ mu_base+8(FP), SI
-	MOVQ mu_len+16(FP), CX
-	MOVQ logMu_base+32(FP), R8
-	MOVQ nu_base+56(FP), DI
-	MOVQ hs_base+80(FP), R9
-	MOVQ bin_base+104(FP), R10
-	MOVQ dc_base+128(FP), R11
-
+// mu[j] = (1−g)·mu[j] + g·nu[j] for j < len(mu), a multiple of 4: the
+// update μ ← μ + γδ, written so as not to lose ν ≪ μ near γ = 1.
+TEXT ·mixAVX2Asm(SB), NOSPLIT, $0-56
+	MOVQ         mu_base+8(FP), SI
+	MOVQ         mu_len+16(FP), CX
+	MOVQ         nu_base+32(FP), DI
 	VBROADCASTSD gamma+0(FP), Y15
 	VBROADCASTSD one<>(SB), Y13
 	VSUBPD       Y15, Y13, Y14 // 1 − g
-	VBROADCASTSD half<>(SB), Y12
-	VBROADCASTSD third<>(SB), Y11
-	VBROADCASTSD quarter<>(SB), Y10
-	VBROADCASTSD fifth<>(SB), Y9
-	VBROADCASTSD sixth<>(SB), Y8
-	VBROADCASTSD seventh<>(SB), Y7
-	VBROADCASTSD eighth<>(SB), Y6
 
-loop:
-	CMPQ CX, $4
-	JB   done
-
-	// μ ← g·ν + (1−g)·μ
+xloop:
+	CMPQ        CX, $4
+	JB          xdone
 	VMULPD      (DI), Y15, Y0
 	VFMADD231PD (SI), Y14, Y0
 	VMOVUPD     Y0, (SI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $4, CX
+	JMP         xloop
 
-	// Y3 = c_k, Y4 = log D_k for the four bins
-	VMOVDQU    (R10), X1
-	VPSLLD     $1, X1, X1
-	VPCMPEQD   Y2, Y2, Y2
-	VGATHERDPD Y2, 8(R11)(X1*8), Y3
-	VPCMPEQD   Y2, Y2, Y2
-	VGATHERDPD Y2, (R11)(X1*8), Y4
-
-	VMULPD (R9), Y3, Y3 // q
-	VMULPD Y3, Y3, Y5   // q²
-
-	VMOVAPD      Y13, Y0
-	VFNMADD231PD Y12, Y3, Y0 // 1 − q/2
-	VMOVAPD      Y11, Y1
-	VFNMADD231PD Y10, Y3, Y1 // 1/3 − q/4
-	VFMADD231PD  Y1, Y5, Y0  // (1 − q/2) + q²(1/3 − q/4)
-	VMOVAPD      Y9, Y1
-	VFNMADD231PD Y8, Y3, Y1  // 1/5 − q/6
-	VMOVAPD      Y7, Y2
-	VFNMADD231PD Y6, Y3, Y2  // 1/7 − q/8
-	VFMADD231PD  Y2, Y5, Y1  // (1/5 − q/6) + q²(1/7 − q/8)
-	VMULPD       Y5, Y5, Y5  // q⁴
-	VFMADD231PD  Y1, Y5, Y0  // l
-	VFMADD231PD  Y0, Y3, Y4  // log D + q·l
-	VADDPD       (R8), Y4, Y4
-	VMOVUPD      Y4, (R8)
-
-	ADDQ $32, SI
-	ADDQ $32, DI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $16, R10
-	SUBQ $4, CX
-	JMP  loop
-
-done:
+xdone:
 	VZEROUPPER
 	RET
 
-// func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
+// func ratiosMomentsAVX2Asm(mu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
 //
-// Four entries at a time: with ok = μ > 0, ρ = ν/μ, e = (bits(ρ)>>52) − 963
-// and ok &= 0 ≤ e ≤ 120:
-//   xlogx += ok ? μ·log μ : 0,  s0 += ok(μ > 0) ? (ν − μ)·log μ : 0
+// Four entries at a time: with ok = μ normal (≥ 2^-1022), log μ by LOG4,
+// ρ = ν/μ, e = (bits(ρ)>>52) − 963:
+//   xlogx += ok ? μ·log μ : 0,  s0 += ok ? (ν − μ)·log μ : 0,
+// then ok &= 0 ≤ e ≤ 120 and
 //   key = ok ? e<<5 | (bits(ρ)>>47 & 31) : binKeys (3872)
 //   h   = ok ? (m − c)/c : 0, m = ρ's mantissa in [1,2), c its cell's centre,
 // lo, hi the least and greatest key below binKeys (binKeys and −1 when
@@ -88,16 +43,15 @@ done:
 //   H[0:4] += d·[1, h, h², h³],  H[4:8] += [d·h⁴, d·h⁵, d·h⁶, 1]
 // (the powers formed as momentsGo forms them). len(mu) is a positive
 // multiple of 4; sign is 1 or −1.
-TEXT ·ratiosMomentsAVX2Asm(SB), NOSPLIT, $32-176
+TEXT ·ratiosMomentsAVX2Asm(SB), NOSPLIT, $32-152
 	MOVQ mu_base+0(FP), SI
 	MOVQ mu_len+8(FP), CX
-	MOVQ logMu_base+24(FP), R8
-	MOVQ nu_base+48(FP), DI
-	MOVQ hs_base+72(FP), R9
-	MOVQ key_base+96(FP), R10
-	MOVQ mom_base+120(FP), R11
+	MOVQ nu_base+24(FP), DI
+	MOVQ hs_base+48(FP), R9
+	MOVQ key_base+72(FP), R10
+	MOVQ mom_base+96(FP), R11
 
-	VBROADCASTSD sign+144(FP), Y0
+	VBROADCASTSD sign+120(FP), Y0
 	VMOVUPD      Y0, sgn-32(SP)
 	VXORPD   Y15, Y15, Y15      // 0
 	VPCMPEQD X8, X8, X8         // greatest key so far, per lane: −1
@@ -108,8 +62,9 @@ TEXT ·ratiosMomentsAVX2Asm(SB), NOSPLIT, $32-176
 qloop:
 	VMOVUPD     (SI), Y0          // μ
 	VMOVUPD     (DI), Y1          // ν
-	VCMPPD      $0x1e, Y15, Y0, Y3 // μ > 0
-	VANDPD      (R8), Y3, Y2      // log μ where μ > 0, else 0
+	VCMPPD      $0x1d, minnorm<>(SB), Y0, Y3 // μ ≥ 2^-1022: normal
+	LOG4(Y0, Y2, Y4, Y5, Y6, Y7)
+	VANDPD      Y3, Y2, Y2        // log μ where μ is normal, else 0
 	VFMADD231PD Y2, Y0, Y12
 	VSUBPD      Y0, Y1, Y4        // δ
 	VFMADD231PD Y2, Y4, Y13
@@ -120,7 +75,7 @@ qloop:
 	VPCMPGTQ max120<>(SB), Y6, Y7  // e > 120
 	VPCMPGTQ Y6, Y15, Y2           // e < 0
 	VPOR     Y2, Y7, Y7
-	VPANDN   Y3, Y7, Y3            // ok = μ > 0 and 0 ≤ e ≤ 120
+	VPANDN   Y3, Y7, Y3            // ok = μ normal and 0 ≤ e ≤ 120
 
 	VPSLLQ   $5, Y6, Y10
 	VPSRLQ   $47, Y5, Y9
@@ -200,7 +155,6 @@ qloop:
 
 	ADDQ $32, SI
 	ADDQ $32, DI
-	ADDQ $32, R8
 	ADDQ $32, R9
 	ADDQ $16, R10
 	SUBQ $4, CX
@@ -210,26 +164,31 @@ qloop:
 	VEXTRACTF128 $1, Y12, X0
 	VADDPD       X0, X12, X0
 	VHADDPD      X0, X0, X0
-	VMOVSD       X0, xlogx+152(FP)
+	VMOVSD       X0, xlogx+128(FP)
 	VEXTRACTF128 $1, Y13, X1
 	VADDPD       X1, X13, X1
 	VHADDPD      X1, X1, X1
-	VMOVSD       X1, s0+160(FP)
+	VMOVSD       X1, s0+136(FP)
 	VPSHUFD      $0x4e, X14, X0
 	VPMINSD      X0, X14, X14
 	VPSHUFD      $0xb1, X14, X0
 	VPMINSD      X0, X14, X14
 	VMOVD        X14, AX
-	MOVL         AX, lo+168(FP)
+	MOVL         AX, lo+144(FP)
 	VPSHUFD      $0x4e, X8, X0
 	VPMAXSD      X0, X8, X8
 	VPSHUFD      $0xb1, X8, X0
 	VPMAXSD      X0, X8, X8
 	VMOVD        X8, AX
-	MOVL         AX, hi+172(FP)
+	MOVL         AX, hi+148(FP)
 	VZEROUPPER
 	RET
 
+DATA minnorm<>+0(SB)/8, $0x0010000000000000
+DATA minnorm<>+8(SB)/8, $0x0010000000000000
+DATA minnorm<>+16(SB)/8, $0x0010000000000000
+DATA minnorm<>+24(SB)/8, $0x0010000000000000
+GLOBL minnorm<>(SB), RODATA|NOPTR, $32
 DATA sentinel<>+0(SB)/4, $3872
 DATA sentinel<>+4(SB)/4, $3872
 DATA sentinel<>+8(SB)/4, $3872
@@ -287,20 +246,6 @@ GLOBL evens<>(SB), RODATA|NOPTR, $32
 
 DATA one<>+0(SB)/8, $1.0
 GLOBL one<>(SB), RODATA|NOPTR, $8
-DATA half<>+0(SB)/8, $0.5
-GLOBL half<>(SB), RODATA|NOPTR, $8
-DATA third<>+0(SB)/8, $0.3333333333333333
-GLOBL third<>(SB), RODATA|NOPTR, $8
-DATA quarter<>+0(SB)/8, $0.25
-GLOBL quarter<>(SB), RODATA|NOPTR, $8
-DATA fifth<>+0(SB)/8, $0.2
-GLOBL fifth<>(SB), RODATA|NOPTR, $8
-DATA sixth<>+0(SB)/8, $0.16666666666666666
-GLOBL sixth<>(SB), RODATA|NOPTR, $8
-DATA seventh<>+0(SB)/8, $0.14285714285714285
-GLOBL seventh<>(SB), RODATA|NOPTR, $8
-DATA eighth<>+0(SB)/8, $0.125
-GLOBL eighth<>(SB), RODATA|NOPTR, $8
 
 // func blockRowsAVX2Asm(blk []float64, K int, B, node, sum []float64) (muB float64)
 //

@@ -2,8 +2,8 @@
 
 package train
 
-// updateKernel is updateGo: there is no vector kernel for this architecture.
-var updateKernel = updateGo
+// mixKernel is mixGo: there is no vector kernel for this architecture.
+func mixKernel(g float64, mu, nu []float64) { mixGo(g, mu, nu) }
 
 // evalBinsKernel is evalBinsGo: there is no vector kernel for this architecture.
 var evalBinsKernel = evalBinsGo

@@ -81,7 +81,7 @@ func runSynth(c *cli.Context) error {
 	logf("synth: %d sentences, %d tokens, %d labels, %d attributes -> %s in %.1fs (%.0f tokens/s)",
 		sum.Sentences, sum.Tokens, len(sum.Labels), sum.Attributes, name, sec, float64(sum.Tokens)/sec)
 	logf("synth: true weights' Viterbi accuracy %.4f on these sentences (ceiling), %.4f on %d held-out; "+
-		"training duals %s (μ and log μ, float64)%s",
+		"training duals %s (μ, float64)%s",
 		sum.TrueAccuracy, sum.CeilingEstimate, featurize.SynthHeldOut, gib(sum.DualBytes), memoryNote(sum.DualBytes))
 	return nil
 }

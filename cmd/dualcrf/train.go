@@ -128,7 +128,7 @@ func runTrain(c *cli.Context) error {
 	if c.String("solver") == "sdca" {
 		duals = train.DualBytes(d)
 	}
-	logf("train: %d sentences, %d tokens, %d attributes, %d labels; d = %d weights, λ = %.6g; duals %s (μ and log μ)",
+	logf("train: %d sentences, %d tokens, %d attributes, %d labels; d = %d weights, λ = %.6g; duals %s (μ, float64)",
 		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, p.Layout.Dim(), lambda, byteSize(duals))
 	sd, isSDCA := method.(*train.SDCA)
 	if !isSDCA && (c.IsSet("checkpoint") || c.IsSet("resume") || c.IsSet("duals")) {
