@@ -18,14 +18,17 @@ import (
 //	S(γ)  = Σ δ log μ + Σ_b [H_b0·log D_b + Σ_k (−1)^{k+1} c_b^k H_bk / k],
 //	S'(γ) = Σ_b [(ρ_b − 1)·Σ_k (−c_b)^k H_bk + ρ_b·Σ_k (−c_b)^k H_b,k+1] / D_b,
 //
-// with the moments H_bk = Σ_{j∈b} δ_j h_j^k, k ≤ 6, computed once per step.
+// with the moments H_bk = Σ_{j∈b} δ_j h_j^k, k ≤ 6, computed once per step
+// (as c_b^-k·Σ δ_j h̃_j^k with h̃ = h·c_b the exact distance of ρ's mantissa
+// from its cell's centre c_b, which spares a division per entry).
 // Since |c_b·h| ≤ 1/64, the first term left out is below 2^-36 of the
 // leading one — ample for a line search that stops at a sub-precision of
 // 1e-3. An evaluation then costs a logarithm per occupied bin (typically a
 // few hundred) instead of one per entry (about 11,000 for a CoNLL-2000
 // sentence). log μ itself, for S(0) and the block gap, is taken once per
-// step, four entries at a time, in the sweep that bins the entries; it is
-// not stored. Entries whose ratio is zero, extreme (outside 2^±60) or
+// step, four entries at a time, in a sweep of its own before the one that
+// bins the entries (inside it, the logarithm's long chain of dependent
+// operations stalled that sweep); it is not stored. Entries whose ratio is zero, extreme (outside 2^±60) or
 // undefined, or whose μ is zero or subnormal, are evaluated exactly.
 //
 // Bins are addressed by key — ρ's binary exponent (offset by binExpSpan)
@@ -57,7 +60,8 @@ type edgeTerms struct {
 	pm    []float64
 	slots []float64 // per key: the moments and count of a step in progress (zero between steps)
 	key   []int32   // per entry: its key (binKeys for the exact list)
-	h     []float64 // per entry: (ρ − ρ_b)/ρ_b
+	h     []float64 // per entry: h̃ = (ρ − ρ_b)/2^e, the distance of ρ's mantissa from its cell's centre
+	lmu   []float64 // per entry: log μ (this step's, not kept)
 	exact []int32   // entries evaluated exactly
 	lmuX  []float64 // log μ of each entry of the exact list
 	// The separators (node marginals of the inner nodes), whose terms
@@ -73,14 +77,15 @@ type edgeTerms struct {
 }
 
 // prepare scans the edge entries (mu, nu) and the separator entries
-// (muS, nuS; may be empty): Σ μ log μ over the edges, S(0) and S_sep(0),
-// each entry's key and h, and the bins' moments. One sweep per kind of
-// entry, a vector kernel where the CPU allows (ratiosMomentsKernel: log μ,
-// the sums, each entry's key and h, the range of keys met, and the moments
+// (muS, their logarithms lmuS, nuS; may be empty): Σ μ log μ over the
+// edges, S(0) and S_sep(0), each entry's key and h, and the bins' moments.
+// The edges' log μ is one vector sweep (logKernel); then one sweep per kind
+// of entry, a vector kernel where the CPU allows (ratiosMomentsKernel: the
+// sums, each entry's key and h, the range of keys met, and the moments
 // added into the key's slot — for the separators the moments of −δ), and a
 // last one collects the occupied slots of that range, in key order, and
 // clears them for the next step.
-func (e *edgeTerms) prepare(mu, nu, muS, nuS []float64) {
+func (e *edgeTerms) prepare(mu, nu, muS, lmuS, nuS []float64) {
 	n := len(mu)
 	nu = nu[:n]
 	if e.slots == nil {
@@ -89,11 +94,13 @@ func (e *edgeTerms) prepare(mu, nu, muS, nuS []float64) {
 	if cap(e.key) < n {
 		e.key = make([]int32, n, n+n/2)
 		e.h = make([]float64, n, n+n/2)
+		e.lmu = make([]float64, n, n+n/2)
 	}
-	key, hs := e.key[:n], e.h[:n]
-	e.key, e.h = key, hs
+	key, hs, lmu := e.key[:n], e.h[:n], e.lmu[:n]
+	e.key, e.h, e.lmu = key, hs, lmu
+	logKernel(lmu, mu)
 	var lo, hi int32
-	e.xlogx, e.s0, lo, hi = ratiosMomentsKernel(mu, nu, hs, key, e.slots, false)
+	e.xlogx, e.s0, lo, hi = ratiosMomentsKernel(mu, lmu, nu, hs, key, e.slots, false)
 	ns := len(muS)
 	e.muS, e.nuS = muS, nuS[:ns]
 	if cap(e.keyS) < ns {
@@ -104,7 +111,7 @@ func (e *edgeTerms) prepare(mu, nu, muS, nuS []float64) {
 	e.s0S = 0
 	if ns > 0 {
 		var l, h int32
-		_, e.s0S, l, h = ratiosMomentsKernel(muS, e.nuS, e.hS, e.keyS, e.slots, true)
+		_, e.s0S, l, h = ratiosMomentsKernel(muS, lmuS[:ns], e.nuS, e.hS, e.keyS, e.slots, true)
 		lo, hi = min(lo, l), max(hi, h)
 	}
 	e.keys, e.rho = e.keys[:0], e.rho[:0]
@@ -124,8 +131,13 @@ func (e *edgeTerms) prepare(mu, nu, muS, nuS []float64) {
 	e.pm = grow(e.pm, binMoments*stride)
 	for b, k := range e.keys {
 		H := e.slots[binCopies*binStride*int(k) : binCopies*binStride*(int(k)+1)]
+		// The sweep added the moments of h̃ = h·c (c the bin's mantissa
+		// centre); those of h are c^-k times theirs.
+		inv := 1 / (1 + (float64(k&31)+0.5)/32)
+		f := 1.0
 		for m := 0; m < binMoments; m++ {
-			e.pm[m*stride+b] = (H[m] + H[binStride+m]) + (H[2*binStride+m] + H[3*binStride+m])
+			e.pm[m*stride+b] = f * ((H[m] + H[binStride+m]) + (H[2*binStride+m] + H[3*binStride+m]))
+			f *= inv
 		}
 		clear(H)
 	}
@@ -177,23 +189,24 @@ func exactList(dst []int32, lmu []float64, key []int32, mu, nu []float64) ([]int
 const minNormal = 0x1p-1022
 
 // ratiosGo returns Σ μ log μ and S(0) = Σ (ν − μ) log μ over the entries
-// with normal μ (≥ 2^-1022), and sets for every entry its key — ρ = ν/μ's
-// binary exponent (offset by binExpSpan) and the top five bits of its
-// mantissa, ex<<5 | i — and h = (ρ − ρ_b)/ρ_b relative to the centre of its
-// cell. Entries with μ zero or subnormal, or ρ zero, subnormal, outside
-// 2^±60, infinite or NaN get key binKeys and h = 0: they are evaluated
-// exactly. lo and hi are the least and greatest key below binKeys (binKeys
+// with normal μ (≥ 2^-1022), with log μ from logMu, and sets for every
+// entry its key — ρ = ν/μ's binary exponent (offset by binExpSpan) and the
+// top five bits of its mantissa, ex<<5 | i — and h̃ = m − c, the distance
+// (exact) of ρ's mantissa m from the centre c of its cell, so that
+// h = (ρ − ρ_b)/ρ_b = h̃/c: no division per entry beyond ρ's own. Entries
+// with μ zero or subnormal, or ρ zero, subnormal, outside 2^±60, infinite or
+// NaN get key binKeys and h̃ = 0: they are evaluated exactly. lo and hi are the least and greatest key below binKeys (binKeys
 // and −1 when there is none).
-func ratiosGo(mu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32) {
+func ratiosGo(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32) {
 	n := len(mu)
-	nu, hs, key = nu[:n], hs[:n], key[:n]
+	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
 	lo, hi = binKeys, -1
 	for j, m := range mu {
 		key[j], hs[j] = binKeys, 0
 		if !(m >= minNormal) {
 			continue
 		}
-		v, lm := nu[j], math.Log(m)
+		v, lm := nu[j], logMu[j]
 		xlogx += m * lm
 		s0 += (v - m) * lm
 		bits := math.Float64bits(v / m)
@@ -204,9 +217,9 @@ func ratiosGo(mu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int3
 		k := int32(ex<<5 | int64(bits>>47)&31)
 		key[j] = k
 		lo, hi = min(lo, k), max(hi, k)
-		// With ρ = 2^e·m and ρ_b = 2^e·c: h = (m − c)/c, m − c exact.
+		// With ρ = 2^e·m and ρ_b = 2^e·c: h̃ = m − c, exact; h = h̃/c.
 		c := math.Float64frombits(bits&(31<<47) | 1023<<52 | 1<<46)
-		hs[j] = (math.Float64frombits(bits&(1<<52-1)|1023<<52) - c) / c
+		hs[j] = math.Float64frombits(bits&(1<<52-1)|1023<<52) - c
 	}
 	return xlogx, s0, lo, hi
 }
@@ -214,8 +227,8 @@ func ratiosGo(mu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int3
 // ratiosMomentsGo is ratiosGo followed by momentsGo on the same entries,
 // with the moments of −δ (μ and ν swapped) for neg: the two sweeps that
 // ratiosMomentsKernel makes one.
-func ratiosMomentsGo(mu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
-	xlogx, s0, lo, hi = ratiosGo(mu, nu, hs, key)
+func ratiosMomentsGo(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
+	xlogx, s0, lo, hi = ratiosGo(mu, logMu, nu, hs, key)
 	if neg {
 		momentsGo(nu[:len(mu)], mu, hs, key, mom)
 	} else {

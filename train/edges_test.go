@@ -48,8 +48,10 @@ func TestEdgeTermsMatchExact(t *testing.T) {
 		if trial%2 == 1 {
 			muS, nuS = draw(rng.IntN(300))
 		}
+		lmuS := make([]float64, len(muS))
+		crf.LogInto(lmuS, muS)
 		var e edgeTerms
-		e.prepare(mu, nu, muS, nuS)
+		e.prepare(mu, nu, muS, lmuS, nuS)
 		for _, g := range []float64{1e-6, 0.01, 0.3, 0.77, 0.999, 1} {
 			s, s2 := e.eval(g, mu, nu)
 			ws, ws2 := crf.LineTerms(mu, nu, g)
@@ -130,8 +132,8 @@ func TestRatiosMomentsKernels(t *testing.T) {
 		neg := n%2 == 1
 		hs, key, mom := make([]float64, n), make([]int32, n), make([]float64, size)
 		hs2, key2, mom2 := make([]float64, n), make([]int32, n), make([]float64, size)
-		x, s, lo, hi := ratiosMomentsGo(mu, nu, hs, key, mom, neg)
-		x2, s2, lo2, hi2 := ratiosMomentsKernel(mu, nu, hs2, key2, mom2, neg)
+		x, s, lo, hi := ratiosMomentsGo(mu, logMu, nu, hs, key, mom, neg)
+		x2, s2, lo2, hi2 := ratiosMomentsKernel(mu, logMu, nu, hs2, key2, mom2, neg)
 		wantLo, wantHi := int32(binKeys), int32(-1)
 		for j := range mu {
 			if key[j] != key2[j] || math.Float64bits(hs[j]) != math.Float64bits(hs2[j]) {

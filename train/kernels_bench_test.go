@@ -104,14 +104,24 @@ func BenchmarkStepKernels(b *testing.B) {
 		var e edgeTerms
 		for b.Loop() {
 			for _, kb := range blocks {
-				e.prepare(kb.mu, kb.nu, nil, nil)
+				e.prepare(kb.mu, kb.nu, nil, nil, nil)
 			}
 		}
 		perEntry(b)
 	})
+	b.Run("prepare-hot", func(b *testing.B) { // one block, over and over: the sweep without memory stalls
+		var e edgeTerms
+		kb := blocks[len(blocks)/2]
+		for b.Loop() {
+			for range blocks {
+				e.prepare(kb.mu, kb.nu, nil, nil, nil)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(blocks)*len(kb.mu)), "ns/entry")
+	})
 	prepared := make([]edgeTerms, len(blocks))
 	for j, kb := range blocks {
-		prepared[j].prepare(kb.mu, kb.nu, nil, nil)
+		prepared[j].prepare(kb.mu, kb.nu, nil, nil, nil)
 	}
 	b.Run("eval", func(b *testing.B) {
 		for b.Loop() {

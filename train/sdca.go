@@ -359,7 +359,7 @@ func (m *SDCA) step(i int, draw bool) (StepStats, int) {
 	muS, nuS, lmuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi]
 	crf.LogInto(lmuS, muS)
 	e := &ws.edges
-	e.prepare(mu, ws.nu, muS, nuS)
+	e.prepare(mu, ws.nu, muS, lmuS, nuS)
 	gap := e.xlogx - m.muLogNu(T, mu, muB)
 	for j, x := range muS {
 		if x > 0 {

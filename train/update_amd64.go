@@ -1,6 +1,10 @@
 package train
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 // mixKernel sets mu[j] = (1−γ)·mu[j] + γ·nu[j], four entries at a time
 // where the CPU has AVX2 and FMA (its results then differ from mixGo's
@@ -60,7 +64,7 @@ func prefetchAsm(p []float64)
 
 // ratiosMomentsKernel is ratiosMomentsAVX2 where the CPU has AVX2 and
 // FMA, else ratiosMomentsGo.
-var ratiosMomentsKernel = func() func(mu, nu, hs []float64, key []int32, mom []float64, neg bool) (float64, float64, int32, int32) {
+var ratiosMomentsKernel = func() func(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (float64, float64, int32, int32) {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		return ratiosMomentsAVX2
 	}
@@ -69,12 +73,11 @@ var ratiosMomentsKernel = func() func(mu, nu, hs []float64, key []int32, mom []f
 
 // ratiosMomentsAVX2 is ratiosMomentsGo four entries at a time in one
 // sweep, with the remainder in Go. Keys, h and the key range are the same
-// bit for bit, and so is every product added into the slots; log μ (LOG4,
-// within two ulps of math.Log) and the sums of the ratio sweep differ in
-// rounding.
-func ratiosMomentsAVX2(mu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
+// bit for bit, and so is every product added into the slots; the sums of
+// the ratio sweep are added in another order.
+func ratiosMomentsAVX2(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
 	n := len(mu)
-	nu, hs, key = nu[:n], hs[:n], key[:n]
+	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
 	m := n &^ 3
 	lo, hi = binKeys, -1
 	if m > 0 {
@@ -83,9 +86,9 @@ func ratiosMomentsAVX2(mu, nu, hs []float64, key []int32, mom []float64, neg boo
 		if neg {
 			sign = -1
 		}
-		xlogx, s0, lo, hi = ratiosMomentsAVX2Asm(mu[:m], nu[:m], hs[:m], key[:m], mom, sign)
+		xlogx, s0, lo, hi = ratiosMomentsAVX2Asm(mu[:m], logMu[:m], nu[:m], hs[:m], key[:m], mom, sign)
 	}
-	x, s, l, h := ratiosMomentsGo(mu[m:], nu[m:], hs[m:], key[m:], mom, neg)
+	x, s, l, h := ratiosMomentsGo(mu[m:], logMu[m:], nu[m:], hs[m:], key[m:], mom, neg)
 	return xlogx + x, s0 + s, min(lo, l), max(hi, h)
 }
 
@@ -93,7 +96,27 @@ func ratiosMomentsAVX2(mu, nu, hs []float64, key []int32, mom []float64, neg boo
 // positive multiple of 4, with sign = −1 for neg.
 //
 //go:noescape
-func ratiosMomentsAVX2Asm(mu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
+func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
+
+// logKernel sets dst[j] = log src[j] for normal positive src[j], four at a
+// time with the vector logarithm where the CPU allows (within two ulps of
+// math.Log); other entries get what math.Log gives on the remainder and an
+// unspecified value in the vector part, which callers mask (μ that is zero
+// or subnormal is left to the exact list).
+func logKernel(dst, src []float64) {
+	n := len(src)
+	dst = dst[:n]
+	m := 0
+	if hasAVX2FMA {
+		m = n &^ 3
+		if m > 0 {
+			logAVX2Asm(dst[:m], src[:m])
+		}
+	}
+	for j := m; j < n; j++ {
+		dst[j] = math.Log(src[j])
+	}
+}
 
 // evalBinsKernel is evalBinsAVX2 where the CPU has AVX2 and FMA, else
 // evalBinsGo.
@@ -133,7 +156,7 @@ func evalBinsAVX2Asm(gamma float64, rho, pm []float64) (s, s2 float64)
 // logAVX2Asm sets dst[i] = log src[i] with the vector logarithm of
 // evalBinsAVX2Asm, for len(src) a multiple of 4 and len(dst) ≥ len(src);
 // every src[i] must be positive, finite and normal (other inputs give
-// meaningless results). It is there for the tests.
+// meaningless results). logKernel runs on it.
 //
 //go:noescape
 func logAVX2Asm(dst, src []float64)

@@ -1,5 +1,4 @@
 #include "textflag.h"
-#include "log_amd64.h"
 
 // func mixAVX2Asm(gamma float64, mu, nu []float64)
 //
@@ -28,14 +27,14 @@ xdone:
 	VZEROUPPER
 	RET
 
-// func ratiosMomentsAVX2Asm(mu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
+// func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
 //
-// Four entries at a time: with ok = μ normal (≥ 2^-1022), log μ by LOG4,
+// Four entries at a time: with ok = μ normal (≥ 2^-1022), log μ from logMu,
 // ρ = ν/μ, e = (bits(ρ)>>52) − 963:
 //   xlogx += ok ? μ·log μ : 0,  s0 += ok ? (ν − μ)·log μ : 0,
 // then ok &= 0 ≤ e ≤ 120 and
 //   key = ok ? e<<5 | (bits(ρ)>>47 & 31) : binKeys (3872)
-//   h   = ok ? (m − c)/c : 0, m = ρ's mantissa in [1,2), c its cell's centre,
+//   h   = ok ? m − c : 0, m = ρ's mantissa in [1,2), c its cell's centre,
 // lo, hi the least and greatest key below binKeys (binKeys and −1 when
 // there is none); and in the same sweep the moments of every entry with
 // d = sign·(ν − μ): lane e of each group of four adds into copy e of its
@@ -43,15 +42,16 @@ xdone:
 //   H[0:4] += d·[1, h, h², h³],  H[4:8] += [d·h⁴, d·h⁵, d·h⁶, 1]
 // (the powers formed as momentsGo forms them). len(mu) is a positive
 // multiple of 4; sign is 1 or −1.
-TEXT ·ratiosMomentsAVX2Asm(SB), NOSPLIT, $32-152
+TEXT ·ratiosMomentsAVX2Asm(SB), NOSPLIT, $32-176
 	MOVQ mu_base+0(FP), SI
 	MOVQ mu_len+8(FP), CX
-	MOVQ nu_base+24(FP), DI
-	MOVQ hs_base+48(FP), R9
-	MOVQ key_base+72(FP), R10
-	MOVQ mom_base+96(FP), R11
+	MOVQ logMu_base+24(FP), R8
+	MOVQ nu_base+48(FP), DI
+	MOVQ hs_base+72(FP), R9
+	MOVQ key_base+96(FP), R10
+	MOVQ mom_base+120(FP), R11
 
-	VBROADCASTSD sign+120(FP), Y0
+	VBROADCASTSD sign+144(FP), Y0
 	VMOVUPD      Y0, sgn-32(SP)
 	VXORPD   Y15, Y15, Y15      // 0
 	VPCMPEQD X8, X8, X8         // greatest key so far, per lane: −1
@@ -63,8 +63,7 @@ qloop:
 	VMOVUPD     (SI), Y0          // μ
 	VMOVUPD     (DI), Y1          // ν
 	VCMPPD      $0x1d, minnorm<>(SB), Y0, Y3 // μ ≥ 2^-1022: normal
-	LOG4(Y0, Y2, Y4, Y5, Y6, Y7)
-	VANDPD      Y3, Y2, Y2        // log μ where μ is normal, else 0
+	VANDPD      (R8), Y3, Y2      // log μ where μ is normal, else 0
 	VFMADD231PD Y2, Y0, Y12
 	VSUBPD      Y0, Y1, Y4        // δ
 	VFMADD231PD Y2, Y4, Y13
@@ -97,8 +96,7 @@ qloop:
 	VPOR   one4<>(SB), Y9, Y9     // m
 	VPAND  cell<>(SB), Y5, Y11
 	VPOR   centre<>(SB), Y11, Y11 // c
-	VSUBPD Y11, Y9, Y9
-	VDIVPD Y11, Y9, Y9            // (m − c)/c
+	VSUBPD Y11, Y9, Y9            // m − c, exact
 	VANDPD Y3, Y9, Y9
 	VMOVUPD Y9, (R9)
 
@@ -155,6 +153,7 @@ qloop:
 
 	ADDQ $32, SI
 	ADDQ $32, DI
+	ADDQ $32, R8
 	ADDQ $32, R9
 	ADDQ $16, R10
 	SUBQ $4, CX
@@ -164,23 +163,23 @@ qloop:
 	VEXTRACTF128 $1, Y12, X0
 	VADDPD       X0, X12, X0
 	VHADDPD      X0, X0, X0
-	VMOVSD       X0, xlogx+128(FP)
+	VMOVSD       X0, xlogx+152(FP)
 	VEXTRACTF128 $1, Y13, X1
 	VADDPD       X1, X13, X1
 	VHADDPD      X1, X1, X1
-	VMOVSD       X1, s0+136(FP)
+	VMOVSD       X1, s0+160(FP)
 	VPSHUFD      $0x4e, X14, X0
 	VPMINSD      X0, X14, X14
 	VPSHUFD      $0xb1, X14, X0
 	VPMINSD      X0, X14, X14
 	VMOVD        X14, AX
-	MOVL         AX, lo+144(FP)
+	MOVL         AX, lo+168(FP)
 	VPSHUFD      $0x4e, X8, X0
 	VPMAXSD      X0, X8, X8
 	VPSHUFD      $0xb1, X8, X0
 	VPMAXSD      X0, X8, X8
 	VMOVD        X8, AX
-	MOVL         AX, hi+148(FP)
+	MOVL         AX, hi+172(FP)
 	VZEROUPPER
 	RET
 

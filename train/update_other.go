@@ -2,6 +2,8 @@
 
 package train
 
+import "math"
+
 // mixKernel is mixGo: there is no vector kernel for this architecture.
 func mixKernel(g float64, mu, nu []float64) { mixGo(g, mu, nu) }
 
@@ -27,3 +29,10 @@ func prefetchRows(w []float64, rows []int32, K int) {}
 
 // ratiosMomentsKernel is ratiosMomentsGo: there is no vector kernel for this architecture.
 var ratiosMomentsKernel = ratiosMomentsGo
+
+// logKernel sets dst[j] = log src[j]: there is no vector kernel for this architecture.
+func logKernel(dst, src []float64) {
+	for j, x := range src {
+		dst[j] = math.Log(x)
+	}
+}
