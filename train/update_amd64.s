@@ -27,6 +27,25 @@ xdone:
 	VZEROUPPER
 	RET
 
+// SCATTER4(off) adds four entries' vectors into their slots: Y5/Y6 hold
+// lanes 0, 2 / 1, 3 of the first two quantities (as VUNPCKLPD/VUNPCKHPD
+// leave them) and Y7/Y11 those of the next two; entry e's four numbers go to
+// off + 64·e bytes into its key's slot (key·256 in AX, BX, DX, R12 for
+// e = 0 … 3) at R11. Clobbers Y0.
+#define SCATTER4(off) \
+	VPERM2F128 $0x20, Y7, Y5, Y0; \
+	VADDPD     off(R11)(AX*1), Y0, Y0; \
+	VMOVUPD    Y0, off(R11)(AX*1); \
+	VPERM2F128 $0x20, Y11, Y6, Y0; \
+	VADDPD     off+64(R11)(BX*1), Y0, Y0; \
+	VMOVUPD    Y0, off+64(R11)(BX*1); \
+	VPERM2F128 $0x31, Y7, Y5, Y0; \
+	VADDPD     off+128(R11)(DX*1), Y0, Y0; \
+	VMOVUPD    Y0, off+128(R11)(DX*1); \
+	VPERM2F128 $0x31, Y11, Y6, Y0; \
+	VADDPD     off+192(R11)(R12*1), Y0, Y0; \
+	VMOVUPD    Y0, off+192(R11)(R12*1)
+
 // func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
 //
 // Four entries at a time: with ok = μ normal (≥ 2^-1022), log μ from logMu,
@@ -118,18 +137,7 @@ qloop:
 	VUNPCKHPD Y0, Y4, Y6  // lanes 1 and 3
 	VUNPCKLPD Y3, Y2, Y7  // lanes 0 and 2 of d·h², d·h³
 	VUNPCKHPD Y3, Y2, Y11 // lanes 1 and 3
-	VPERM2F128 $0x20, Y7, Y5, Y0
-	VADDPD     (R11)(AX*1), Y0, Y0
-	VMOVUPD    Y0, (R11)(AX*1)
-	VPERM2F128 $0x20, Y11, Y6, Y0
-	VADDPD     64(R11)(BX*1), Y0, Y0
-	VMOVUPD    Y0, 64(R11)(BX*1)
-	VPERM2F128 $0x31, Y7, Y5, Y0
-	VADDPD     128(R11)(DX*1), Y0, Y0
-	VMOVUPD    Y0, 128(R11)(DX*1)
-	VPERM2F128 $0x31, Y11, Y6, Y0
-	VADDPD     192(R11)(R12*1), Y0, Y0
-	VMOVUPD    Y0, 192(R11)(R12*1)
+	SCATTER4(0)
 	VMULPD       Y1, Y2, Y2 // d·h⁴
 	VMULPD       Y1, Y3, Y3 // d·h⁵
 	VMULPD       Y1, Y2, Y4 // d·h⁶
@@ -138,18 +146,7 @@ qloop:
 	VUNPCKHPD    Y3, Y2, Y6  // lanes 1 and 3
 	VUNPCKLPD    Y0, Y4, Y7  // lanes 0 and 2 of d·h⁶, 1
 	VUNPCKHPD    Y0, Y4, Y11 // lanes 1 and 3
-	VPERM2F128   $0x20, Y7, Y5, Y0
-	VADDPD       32(R11)(AX*1), Y0, Y0
-	VMOVUPD      Y0, 32(R11)(AX*1)
-	VPERM2F128   $0x20, Y11, Y6, Y0
-	VADDPD       96(R11)(BX*1), Y0, Y0
-	VMOVUPD      Y0, 96(R11)(BX*1)
-	VPERM2F128   $0x31, Y7, Y5, Y0
-	VADDPD       160(R11)(DX*1), Y0, Y0
-	VMOVUPD      Y0, 160(R11)(DX*1)
-	VPERM2F128   $0x31, Y11, Y6, Y0
-	VADDPD       224(R11)(R12*1), Y0, Y0
-	VMOVUPD      Y0, 224(R11)(R12*1)
+	SCATTER4(32)
 
 	ADDQ $32, SI
 	ADDQ $32, DI
