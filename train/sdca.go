@@ -303,8 +303,8 @@ func (m *SDCA) Epoch(ctx context.Context) error {
 	// Each step but the epoch's last hands its block gap to the sampler and
 	// draws the next sentence as soon as the gap is known — the sampler sees
 	// the same calls in the same order as Update-after-Step, Next-before-Step
-	// — so that the next sentence's dual block and weight rows are fetched
-	// while this step finishes.
+	// — so that the next sentence's weight rows are fetched while this step
+	// finishes.
 	i := m.sampler.Next(m.rng)
 	for k := 0; k < n; k++ {
 		if k&255 == 0 && ctx.Err() != nil {
@@ -328,8 +328,7 @@ func (m *SDCA) Step(i int) StepStats {
 
 // step performs one SDCA step on sentence i. With draw, it also hands the
 // block gap to the sampler once it is known, draws the next sentence,
-// starts fetching that sentence's dual block and weight rows, and returns
-// it.
+// starts fetching that sentence's weight rows, and returns it.
 func (m *SDCA) step(i int, draw bool) (StepStats, int) {
 	p := m.p
 	ws := m.ws
@@ -371,7 +370,6 @@ func (m *SDCA) step(i int, draw bool) (StepStats, int) {
 	if draw {
 		m.sampler.Update(i, st.Gap)
 		next = m.sampler.Next(m.rng)
-		prefetch(m.duals.Block(next))
 		prefetchRows(m.w, m.rows.of(next), K)
 	}
 

@@ -48,20 +48,6 @@ func blockRowsAVX2(blk []float64, K int, B, node, sum []float64) float64 {
 //go:noescape
 func blockRowsAVX2Asm(blk []float64, K int, B, node, sum []float64) (muB float64)
 
-// prefetch asks for p's cache lines to be brought into L2: the dual block
-// of a step, requested before the oracle so that its misses overlap the
-// oracle's arithmetic.
-func prefetch(p []float64) {
-	if len(p) > 0 {
-		prefetchAsm(p)
-	}
-}
-
-// prefetchAsm issues a PREFETCHT1 per cache line of p, len(p) > 0.
-//
-//go:noescape
-func prefetchAsm(p []float64)
-
 // ratiosMomentsKernel is ratiosMomentsAVX2 where the CPU has AVX2 and
 // FMA, else ratiosMomentsGo.
 var ratiosMomentsKernel = func() func(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (float64, float64, int32, int32) {

@@ -335,19 +335,3 @@ DATA ·tailMask+104(SB)/8, $-1
 DATA ·tailMask+112(SB)/8, $-1
 DATA ·tailMask+120(SB)/8, $0
 GLOBL ·tailMask(SB), RODATA|NOPTR, $128
-
-// func prefetchAsm(p []float64)
-//
-// Asks for the cache lines of p to be brought towards the core (into L2),
-// one PREFETCHT1 per 64 bytes; len(p) > 0.
-TEXT ·prefetchAsm(SB), NOSPLIT, $0-24
-	MOVQ p_base+0(FP), SI
-	MOVQ p_len+8(FP), CX
-	LEAQ (SI)(CX*8), CX
-
-ploop:
-	PREFETCHT1 (SI)
-	ADDQ       $64, SI
-	CMPQ       SI, CX
-	JB         ploop
-	RET

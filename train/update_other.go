@@ -13,9 +13,6 @@ var evalBinsKernel = evalBinsGo
 // blockRowsKernel is blockRowsGo: there is no vector kernel for this architecture.
 var blockRowsKernel = blockRowsGo
 
-// prefetch does nothing on this architecture.
-func prefetch(p []float64) {}
-
 // axpyRows is axpyRowsGo: there is no vector kernel for this architecture.
 func axpyRows(dst []float64, dstRow []int32, src []float64, srcRow []int32, scale []float64, c float64, K int) {
 	axpyRowsGo(dst, dstRow, src, srcRow, scale, c, K)
