@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // Row strides are in bytes in the code below: Kp·8 for the padded message

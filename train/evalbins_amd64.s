@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // LOG4(X, L, F, K, S, Z) sets L = log X lane by lane for four doubles X that

@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // func axpyRowsAVX2Asm(dst []float64, dstRow []int32, src []float64, srcRow []int32, scale []float64, c float64, K int)

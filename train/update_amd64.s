@@ -1,3 +1,5 @@
+//go:build !purego
+
 #include "textflag.h"
 
 // func mixAVX2Asm(gamma float64, mu, nu []float64)
