@@ -53,8 +53,20 @@ var logTable = func() (tab [1024]logEntry) {
 	return tab
 }()
 
-// LogInto sets dst[i] = log src[i] (−Inf for zero entries).
+// LogInto sets dst[i] = log src[i] (−Inf for zero entries): LogVec, with
+// the entries that are not positive normal numbers taken by math.Log.
 func LogInto(dst, src []float64) {
+	dst = dst[:len(src)]
+	LogVec(dst, src)
+	for i, x := range src {
+		if !(x >= 0x1p-1022 && x <= math.MaxFloat64) {
+			dst[i] = math.Log(x)
+		}
+	}
+}
+
+// logVecGo is LogVec's loop: the table logarithm, entry by entry.
+func logVecGo(dst, src []float64) {
 	dst = dst[:len(src)]
 	for i, x := range src {
 		v, ok := logInline(x)

@@ -62,3 +62,45 @@ func BenchmarkLineTerms(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/11000, "ns/entry")
 }
+
+// TestLogVecAndLogInto checks LogVec (the vector logarithm where the CPU
+// has one, else Log) on positive normal numbers across the range and next
+// to 1, to 2 ulps or Log's 2.5e-16·max(1, |log x|) of math.Log, and
+// LogInto on everything else too: zero, subnormal,
+// negative, infinite and NaN entries give what math.Log gives.
+func TestLogVecAndLogInto(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	var xs []float64
+	for range 100000 {
+		xs = append(xs, math.Float64frombits(uint64(1+rng.Int64N(0x7fe))<<52|rng.Uint64()&(1<<52-1)))
+	}
+	for k := 1; k < 53; k++ {
+		xs = append(xs, 1+math.Ldexp(1, -k), 1-math.Ldexp(1, -k))
+	}
+	xs = append(xs, 1, 2, 0.5, 0x1p-1022, math.MaxFloat64)
+	for _, n := range []int{len(xs), len(xs) - 1, len(xs) - 2, len(xs) - 3} {
+		got := make([]float64, n)
+		crf.LogVec(got, xs[:n])
+		for i, x := range xs[:n] {
+			want := math.Log(x)
+			if math.Abs(got[i]-want) > max(2*ulp(want), 2.5e-16*max(1, math.Abs(want))) {
+				t.Fatalf("n=%d: LogVec(%v) = %.17g, math.Log %.17g", n, x, got[i], want)
+			}
+		}
+	}
+	special := []float64{0, math.Copysign(0, -1), 4.9e-324, 3e-310, -1, math.Inf(1), math.Inf(-1), math.NaN(), 0.25, 7}
+	got := make([]float64, len(special))
+	crf.LogInto(got, special)
+	for i, x := range special {
+		want := math.Log(x)
+		if !(got[i] == want || math.IsNaN(got[i]) && math.IsNaN(want) || math.Abs(got[i]-want) <= max(2*ulp(want), 2.5e-16*max(1, math.Abs(want)))) {
+			t.Fatalf("LogInto(%v) = %v, math.Log %v", x, got[i], want)
+		}
+	}
+}
+
+// ulp returns the spacing of float64 numbers at x.
+func ulp(x float64) float64 {
+	x = math.Abs(x)
+	return math.Nextafter(x, math.Inf(1)) - x
+}

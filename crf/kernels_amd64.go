@@ -129,3 +129,26 @@ func tailRow(dst []float64, K, Kp int) *float64 {
 	}
 	return &dst[i]
 }
+
+// LogVec sets dst[i] = log src[i] for every src[i] that is a positive,
+// finite, normal number — four at a time with a vector logarithm (fdlibm's,
+// within two ulps of math.Log) where the CPU has AVX2 and FMA, else entry
+// by entry with Log. For other entries dst[i] is unspecified; LogInto handles
+// them.
+func LogVec(dst, src []float64) {
+	n := len(src)
+	dst = dst[:n]
+	m := 0
+	if avx2Supported() {
+		m = n &^ 3
+		if m > 0 {
+			logVecAsm(dst[:m], src[:m])
+		}
+	}
+	logVecGo(dst[m:], src[m:])
+}
+
+// logVecAsm runs LogVec's vector loop over len(src) entries, a multiple of 4.
+//
+//go:noescape
+func logVecAsm(dst, src []float64)

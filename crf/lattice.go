@@ -362,10 +362,7 @@ func (l *Lattice) marginals(dst, logDst, sum []float64) {
 	if logDst == nil {
 		return
 	}
-	// log ν_t(y,y') = log α̂_t(y) + B[y,y'] + θ_{t+1}(y') - m_{t+1} + log β̂_{t+1}(y') - log c_{t+1}.
-	for t := 0; t < T-1; t++ {
-		l.edgeFactors(t, l.fa[t*kp:t*kp+K], l.fc[t*kp:t*kp+K])
-	}
+	l.factors()
 	for y := 0; y < K; y++ {
 		copy(l.transP[y*kp:y*kp+K], l.trans[y*K:(y+1)*K])
 	}
@@ -380,28 +377,47 @@ func (l *Lattice) marginals(dst, logDst, sum []float64) {
 // A sum Σ μ log ν over a block then needs only μ's row and column sums and
 // Σ μ·B — no logarithm per entry (the SDCA step's block gap).
 func (l *Lattice) LogEdgeFactors(a, c []float64) {
-	K := l.K
+	K, kp := l.K, l.kp
+	l.factors()
 	for t := 0; t < l.T-1; t++ {
-		l.edgeFactors(t, a[t*K:(t+1)*K], c[t*K:(t+1)*K])
+		copy(a[t*K:(t+1)*K], l.fa[t*kp:t*kp+K])
+		copy(c[t*K:(t+1)*K], l.fc[t*kp:t*kp+K])
 	}
 }
 
-// edgeFactors fills a and c (K each) with edge t's factors of log ν_t.
-func (l *Lattice) edgeFactors(t int, a, c []float64) {
-	K, kp := l.K, l.kp
-	th := l.theta[(t+1)*K : (t+2)*K]
-	b := l.beta[(t+1)*kp : (t+1)*kp+K]
-	if l.logDom {
-		copy(a, l.alpha[t*kp:t*kp+K])
-		for y, bv := range b {
-			c[y] = th[y] + bv - l.logZ
-		}
-		return
+// factors fills the rows t < T−1 of l.fa and l.fc (stride kp, padding
+// lanes zero) with the factors of the last ForwardBackward's log edge
+// marginals, log ν_t(y,y') = fa[t·kp+y] + B[y,y'] + fc[t·kp+y']:
+//
+//	fa_t(y) = log α̂_t(y),  fc_t(y') = θ_{t+1}(y') − m_{t+1} + log β̂_{t+1}(y') − log c_{t+1}
+//
+// in the scaled domain, where every α̂ and β̂ is at least 1e-290 (a
+// positive normal number), so that whole arrays go through LogVec; the
+// log-domain messages are used as they are.
+func (l *Lattice) factors() {
+	K, kp, T := l.K, l.kp, l.T
+	n := (T - 1) * kp
+	if !l.logDom {
+		LogVec(l.fa[:n], l.alpha[:n])
+		LogVec(l.fc[:n], l.beta[kp:kp+n])
 	}
-	off := l.rmax[t+1] + math.Log(l.scale[t+1])
-	LogInto(a, l.alpha[t*kp:t*kp+K])
-	for y, bv := range b {
-		c[y] = th[y] + Log(bv) - off
+	for t := 0; t < T-1; t++ {
+		a, c := l.fa[t*kp:(t+1)*kp], l.fc[t*kp:(t+1)*kp]
+		th := l.theta[(t+1)*K : (t+2)*K]
+		if l.logDom {
+			copy(a, l.alpha[t*kp:t*kp+K])
+			b := l.beta[(t+1)*kp : (t+1)*kp+K]
+			for y, bv := range b {
+				c[y] = th[y] + bv - l.logZ
+			}
+		} else {
+			off := l.rmax[t+1] + math.Log(l.scale[t+1])
+			for y, v := range th {
+				c[y] += v - off
+			}
+		}
+		clear(a[K:])
+		clear(c[K:])
 	}
 }
 

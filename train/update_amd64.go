@@ -3,9 +3,9 @@
 package train
 
 import (
-	"math"
-
 	"golang.org/x/sys/cpu"
+
+	"github.com/dualcrf/dualcrf/crf"
 )
 
 // mixKernel sets mu[j] = (1−γ)·mu[j] + γ·nu[j], four entries at a time
@@ -86,25 +86,11 @@ func ratiosMomentsAVX2(mu, logMu, nu, hs []float64, key []int32, mom []float64, 
 //go:noescape
 func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
 
-// logKernel sets dst[j] = log src[j] for normal positive src[j], four at a
-// time with the vector logarithm where the CPU allows (within two ulps of
-// math.Log); other entries get what math.Log gives on the remainder and an
-// unspecified value in the vector part, which callers mask (μ that is zero
-// or subnormal is left to the exact list).
-func logKernel(dst, src []float64) {
-	n := len(src)
-	dst = dst[:n]
-	m := 0
-	if hasAVX2FMA {
-		m = n &^ 3
-		if m > 0 {
-			logAVX2Asm(dst[:m], src[:m])
-		}
-	}
-	for j := m; j < n; j++ {
-		dst[j] = math.Log(src[j])
-	}
-}
+// logKernel sets dst[j] = log src[j] for normal positive src[j] (crf.LogVec:
+// four at a time where the CPU allows); other entries get an unspecified
+// value, which callers mask (μ that is zero or subnormal is left to the
+// exact list).
+func logKernel(dst, src []float64) { crf.LogVec(dst, src) }
 
 // evalBinsKernel is evalBinsAVX2 where the CPU has AVX2 and FMA, else
 // evalBinsGo.
@@ -144,7 +130,7 @@ func evalBinsAVX2Asm(gamma float64, rho, pm []float64) (s, s2 float64)
 // logAVX2Asm sets dst[i] = log src[i] with the vector logarithm of
 // evalBinsAVX2Asm, for len(src) a multiple of 4 and len(dst) ≥ len(src);
 // every src[i] must be positive, finite and normal (other inputs give
-// meaningless results). logKernel runs on it.
+// meaningless results). It is there for the tests.
 //
 //go:noescape
 func logAVX2Asm(dst, src []float64)
