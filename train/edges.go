@@ -58,6 +58,7 @@ type edgeTerms struct {
 	keys  []int32
 	rho   []float64
 	pm    []float64
+	logD  []float64 // per bin: log D_b at the γ of the last evaluation
 	slots []float64 // per key: the moments and count of a step in progress (zero between steps)
 	key   []int32   // per entry: its key (binKeys for the exact list)
 	h     []float64 // per entry: h̃ = (ρ − ρ_b)/2^e, the distance of ρ's mantissa from its cell's centre
@@ -263,7 +264,8 @@ func momentsGo(mu, nu, hs []float64, key []int32, mom []float64) {
 // eval returns S(γ) − S_sep(γ) and S'(γ) − S'_sep(γ) for the entries
 // prepared (mu and nu are the edge entries given to prepare).
 func (e *edgeTerms) eval(g float64, mu, nu []float64) (s, s2 float64) {
-	bs, bs2 := evalBinsKernel(g, e.rho, e.pm)
+	e.logD = binLogs(g, e.rho, e.logD)
+	bs, bs2 := evalBinsKernel(g, e.rho, e.pm, e.logD)
 	ls, ls2 := exactTerms(e.exact, e.lmuX, mu, nu, g)
 	s, s2 = e.s0-e.s0S+bs+ls, bs2+ls2
 	if len(e.exactS) > 0 {
@@ -295,18 +297,32 @@ func exactTerms(idx []int32, lmu, mu, nu []float64, g float64) (s, s2 float64) {
 	return s, s2
 }
 
+// binLogs returns in dst log D_b for the bins of centres rho, with
+// D_b = γ·ρ_b + (1 − γ) rounded as the evalBins kernels round it, four at a
+// time by crf.LogVec (D_b lies in [2^-60, 2^61] for γ in [0, 1]: a positive
+// normal number).
+func binLogs(g float64, rho, dst []float64) []float64 {
+	dst = grow(dst, len(rho))
+	for b, r := range rho {
+		dst[b] = float64(g*r) + (1 - g)
+	}
+	crf.LogVec(dst, dst)
+	return dst
+}
+
 // evalBinsGo returns the bins' parts of S(γ) and S'(γ),
 //
 //	Σ_b [H_b0·log D_b + Σ_{k≥1} (−1)^{k+1} c_b^k H_bk/k]  and
 //	Σ_b [(ρ_b − 1)·Σ_{k=0}^{5} (−c_b)^k H_bk + ρ_b·Σ_{k=0}^{5} (−c_b)^k H_b,k+1] / D_b,
 //
-// with D_b = 1 − γ + γρ_b and c_b = γρ_b/D_b, for the bins of centres rho
-// and moments H_bk = pm[k·len(rho)+b] (k < binMoments).
-func evalBinsGo(g float64, rho, pm []float64) (s, s2 float64) {
+// with D_b = γρ_b + (1 − γ) and c_b = γρ_b/D_b, for the bins of centres
+// rho, moments H_bk = pm[k·len(rho)+b] (k < binMoments) and log D_b in logD
+// (binLogs).
+func evalBinsGo(g float64, rho, pm, logD []float64) (s, s2 float64) {
 	nb := len(rho)
-	pm = pm[:binMoments*nb]
+	pm, logD = pm[:binMoments*nb], logD[:nb]
 	for b, r := range rho {
-		D := 1 - g + g*r
+		D := float64(g*r) + (1 - g)
 		c := g * r / D
 		var H [binMoments]float64
 		for k := range H {
@@ -319,7 +335,7 @@ func evalBinsGo(g float64, rho, pm []float64) (s, s2 float64) {
 		t = H[3]/3 - c*t
 		t = H[2]/2 - c*t
 		t = H[1] - c*t
-		s += H[0]*crf.Log(D) + c*t
+		s += H[0]*logD[b] + c*t
 		// P0 = Σ_{k=0}^{5} (−c)^k H_k, P1 = Σ_{k=0}^{5} (−c)^k H_{k+1}.
 		p0 := H[5]
 		p1 := H[6]

@@ -265,14 +265,14 @@ func binScales(g, r float64, H []float64) (sig, sig2 float64) {
 }
 
 // TestEvalBinsKernels checks the evalBins kernel in use (four bins at a
-// time with a vector logarithm on amd64 with AVX2 and FMA) against
+// time on amd64 with AVX2 and FMA) against
 // evalBinsGo, first bin by bin (each bin alone in a vector of padding
 // bins), then on whole sets of 4 … 256 bins.
 //
 // The bound, with u = 2^-53 and σ_b, σ'_b the scales of binScales: both
-// compute D_b and c_b alike (bit for bit). log D_b differs by at most
-// 2.5e-16·max(1, |log D_b|) (crf.Log's absolute bound) plus 2 ulps of
-// log D_b (the vector logarithm's, TestLogAVX2), below 3u·max(1, |log D_b|).
+// compute D_b and c_b alike (bit for bit) and read the same log D_b
+// (binLogs); the bound below still leaves the 3u·max(1, |log D_b|) it
+// allowed when each took its own logarithm.
 // Each Horner chain of six steps has an error below 14u times the sum of
 // the absolute values of its terms in either version (two roundings per
 // step, and H_k/k against H_k·(1/k)), and the products, the sum and the
@@ -302,8 +302,9 @@ func TestEvalBinsKernels(t *testing.T) {
 			a, a2 := binScales(g, r, H)
 			sig, sig2 = sig+a, sig2+a2
 		}
-		ws, ws2 := evalBinsGo(g, rho, pm)
-		s, s2 := evalBinsKernel(g, rho, pm)
+		logD := binLogs(g, rho, nil)
+		ws, ws2 := evalBinsGo(g, rho, pm, logD)
+		s, s2 := evalBinsKernel(g, rho, pm, logD)
 		bound := float64(40+2*n) * u
 		if !(math.Abs(s-ws) <= bound*sig) || !(math.Abs(s2-ws2) <= bound*sig2) {
 			t.Fatalf("%s γ=%g: kernel s = %.17g s2 = %.17g, Go %.17g %.17g; |Δs|/σ = %.3g u, |Δs2|/σ' = %.3g u, bound %g u",

@@ -162,8 +162,9 @@ func BenchmarkStepKernels(b *testing.B) {
 	})
 }
 
-// BenchmarkEvalBins times evalBinsGo and the evalBins kernel in use side by
-// side, per bin, on 704 bins (a typical count for a CoNLL-2000 block)
+// BenchmarkEvalBins times a line-search evaluation's pass over the bins —
+// binLogs, then evalBinsGo or the evalBins kernel in use — side by side,
+// per bin, on 704 bins (a typical count for a CoNLL-2000 block)
 // whose centres are those of prepare's keys with binary exponents spread
 // normally around 0 (σ = 12, clipped to ±60), realistic moments
 // (|H_k| ≲ |H_0|/64^k) and γ = 0.3. Run it with
@@ -184,13 +185,15 @@ func BenchmarkEvalBins(b *testing.B) {
 	}
 	const g = 0.3
 	var sink float64
+	var logD []float64
 	for _, k := range []struct {
 		name string
-		f    func(g float64, rho, pm []float64) (float64, float64)
+		f    func(g float64, rho, pm, logD []float64) (float64, float64)
 	}{{"go", evalBinsGo}, {"kernel", evalBinsKernel}} {
 		b.Run(k.name, func(b *testing.B) {
 			for b.Loop() {
-				s, s2 := k.f(g, rho, pm)
+				logD = binLogs(g, rho, logD) // as edgeTerms.eval: the logs, then the series
+				s, s2 := k.f(g, rho, pm, logD)
 				sink += s + s2
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/nb, "ns/bin")

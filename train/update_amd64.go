@@ -94,43 +94,32 @@ func logKernel(dst, src []float64) { crf.LogVec(dst, src) }
 
 // evalBinsKernel is evalBinsAVX2 where the CPU has AVX2 and FMA, else
 // evalBinsGo.
-var evalBinsKernel = func() func(g float64, rho, pm []float64) (float64, float64) {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+var evalBinsKernel = func() func(g float64, rho, pm, logD []float64) (float64, float64) {
+	if hasAVX2FMA {
 		return evalBinsAVX2
 	}
 	return evalBinsGo
 }()
 
-// evalBinsAVX2 is evalBinsGo four bins at a time, with log D_b from a
-// vector logarithm (fdlibm's, as math.Log; within an ulp or two of log D_b
-// relative to log D_b itself) instead of crf.Log. D_b and c_b are the same
-// bit for bit as evalBinsGo's; the series and sums differ only by the
-// rounding of fused multiply–adds and of H_k·(1/k) against H_k/k, and by
-// the order of summation (four lanes, then across them). It needs
-// len(rho) to be a multiple of 4, as edgeTerms.prepare pads it, and falls
-// back on evalBinsGo otherwise; γ must be in [0, 1] and every ρ_b in
-// [2^-60, 2^61], so that D_b is positive and normal.
-func evalBinsAVX2(g float64, rho, pm []float64) (s, s2 float64) {
+// evalBinsAVX2 is evalBinsGo four bins at a time. D_b and c_b are the same
+// bit for bit as evalBinsGo's, and both read log D_b from logD (binLogs);
+// the series and sums differ only by the rounding of fused multiply–adds
+// and of H_k·(1/k) against H_k/k, and by the order of summation (four
+// lanes, then across them). It needs len(rho) to be a multiple of 4, as
+// edgeTerms.prepare pads it, and falls back on evalBinsGo otherwise.
+func evalBinsAVX2(g float64, rho, pm, logD []float64) (s, s2 float64) {
 	nb := len(rho)
 	if nb%4 != 0 {
-		return evalBinsGo(g, rho, pm)
+		return evalBinsGo(g, rho, pm, logD)
 	}
 	if nb == 0 {
 		return 0, 0
 	}
-	return evalBinsAVX2Asm(g, rho, pm[:binMoments*nb])
+	return evalBinsAVX2Asm(g, rho, pm[:binMoments*nb], logD[:nb])
 }
 
 // evalBinsAVX2Asm runs evalBinsAVX2 over len(rho) bins, a positive multiple
-// of 4, with len(pm) ≥ binMoments·len(rho).
+// of 4, with len(pm) ≥ binMoments·len(rho) and len(logD) ≥ len(rho).
 //
 //go:noescape
-func evalBinsAVX2Asm(gamma float64, rho, pm []float64) (s, s2 float64)
-
-// logAVX2Asm sets dst[i] = log src[i] with the vector logarithm of
-// evalBinsAVX2Asm, for len(src) a multiple of 4 and len(dst) ≥ len(src);
-// every src[i] must be positive, finite and normal (other inputs give
-// meaningless results). It is there for the tests.
-//
-//go:noescape
-func logAVX2Asm(dst, src []float64)
+func evalBinsAVX2Asm(gamma float64, rho, pm, logD []float64) (s, s2 float64)
