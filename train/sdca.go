@@ -91,6 +91,7 @@ type stepWork struct {
 	muSum, nuSum []float64
 	dN           []float64 // T×K node δ
 	lmuN         []float64 // T×K log μ nodes
+	lnuN         []float64 // T×K log ν nodes
 	// The direction v: on the attribute rows the step touches, packed
 	// (row r of vr is attribute rows[r]), and on the dense tail (B, bias,
 	// start, end). Packing keeps it in cache; a dense d-vector would put
@@ -346,6 +347,7 @@ func (m *SDCA) step(i int, draw bool) (StepStats, int) {
 	ws.nuN = grow(ws.nuN, T*K)
 	ws.dN = grow(ws.dN, T*K)
 	ws.lmuN = grow(ws.lmuN, T*K)
+	ws.lnuN = grow(ws.lnuN, T*K)
 	ws.lat.SetScores(lay, m.w, s)
 	ws.lat.ForwardBackward()
 	ws.nuSum = grow(ws.nuSum, K*K)
@@ -356,13 +358,15 @@ func (m *SDCA) step(i int, draw bool) (StepStats, int) {
 	// Separators are the inner nodes 1..T-2; few, so their logs are taken here.
 	sepLo, sepHi := K, max(T-1, 1)*K
 	muS, nuS, lmuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi]
+	lnuS := ws.lnuN[sepLo:sepHi]
 	crf.LogInto(lmuS, muS)
+	crf.LogInto(lnuS, nuS)
 	e := &ws.edges
 	e.prepare(mu, ws.nu, muS, lmuS, nuS)
 	gap := e.xlogx - m.muLogNu(T, mu, muB)
 	for j, x := range muS {
 		if x > 0 {
-			gap -= x * (lmuS[j] - crf.Log(nuS[j]))
+			gap -= x * (lmuS[j] - lnuS[j])
 		}
 	}
 	st := StepStats{Sentence: i, Gap: max(gap, 0)}

@@ -2,11 +2,7 @@
 
 package train
 
-import (
-	"golang.org/x/sys/cpu"
-
-	"github.com/dualcrf/dualcrf/crf"
-)
+import "github.com/dualcrf/dualcrf/crf"
 
 // mixKernel sets mu[j] = (1−γ)·mu[j] + γ·nu[j], four entries at a time
 // where the CPU has AVX2 and FMA (its results then differ from mixGo's
@@ -32,7 +28,7 @@ func mixAVX2Asm(gamma float64, mu, nu []float64)
 // blockRowsKernel is blockRowsAVX2 where the CPU has AVX2 and FMA, else
 // blockRowsGo.
 var blockRowsKernel = func() func(blk []float64, K int, B, node, sum []float64) float64 {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if hasAVX2FMA {
 		return blockRowsAVX2
 	}
 	return blockRowsGo
@@ -53,7 +49,7 @@ func blockRowsAVX2Asm(blk []float64, K int, B, node, sum []float64) (muB float64
 // ratiosMomentsKernel is ratiosMomentsAVX2 where the CPU has AVX2 and
 // FMA, else ratiosMomentsGo.
 var ratiosMomentsKernel = func() func(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (float64, float64, int32, int32) {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if hasAVX2FMA {
 		return ratiosMomentsAVX2
 	}
 	return ratiosMomentsGo
