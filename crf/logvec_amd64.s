@@ -2,9 +2,8 @@
 
 #include "textflag.h"
 
-// The vector logarithm. LOG4 is the same macro as train/evalbins_amd64.s
-// (where it runs inline in the line search's bin kernel): Go assembly
-// cannot share a macro across packages in a way the go command tracks.
+// The vector logarithm behind LogVec: crf's LogInto and edge factors, and
+// train's log μ sweep and line-search bins all take their logarithms here.
 
 // LOG4(X, L, F, K, S, Z) sets L = log X lane by lane for four doubles X that
 // are positive, finite and normal (X is left alone; F, K, S and Z are
