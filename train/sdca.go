@@ -381,7 +381,7 @@ func (m *SDCA) step(i int, draw bool) (StepStats, int) {
 	for j := range ws.dN {
 		ws.dN[j] = ws.nuN[j] - ws.muN[j]
 	}
-	a, b := m.direction(i, s, mu)
+	a, b := m.direction(i, s)
 
 	// 3. Line search on φ'(γ) = −[S(γ) − S_sep(γ)] − λn(⟨w,v⟩ + γ‖v‖²).
 	ln := p.Lambda * float64(p.N())
@@ -470,9 +470,10 @@ func blockRowsGo(blk []float64, K int, B, node, sum []float64) (muB float64) {
 }
 
 // direction fills ws.vr and ws.vt with v = −(1/(λn)) E_δ[F] on the rows of
-// sentence i (s), B, bias, start and end (δ = ν − μ, node part in ws.dN),
-// and returns ⟨w,v⟩ and ‖v‖².
-func (m *SDCA) direction(i int, s crf.Sentence, mu []float64) (wv, vv float64) {
+// sentence i (s), B, bias, start and end (δ = ν − μ: its node part in
+// ws.dN, its sum over the edges in ws.nuSum − ws.muSum), and returns ⟨w,v⟩
+// and ‖v‖².
+func (m *SDCA) direction(i int, s crf.Sentence) (wv, vv float64) {
 	p := m.p
 	ws := m.ws
 	lay := p.Layout

@@ -144,7 +144,7 @@ func TestLineSearchDerivatives(t *testing.T) {
 		m.ws.nuSum, m.ws.muSum = make([]float64, K*K), make([]float64, K*K)
 		blockNodesDot(nu, T, K, lat.Trans(), make([]float64, T*K), m.ws.nuSum)
 		blockNodesDot(mu, T, K, lat.Trans(), make([]float64, T*K), m.ws.muSum)
-		a, b := m.direction(i, s, mu)
+		a, b := m.direction(i, s)
 		m.clearDirection()
 		sepLo, sepHi := K, max(T-1, 1)*K
 		for _, g := range []float64{0.1, 0.37, 0.8} {
