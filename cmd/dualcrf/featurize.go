@@ -38,10 +38,15 @@ or --vocab, which also supply the templates, so no flag needs repeating.
 			if in == "" {
 				in = "-"
 			}
+			wopts, err := featurizeFiles(c, in)
+			if err != nil {
+				return err
+			}
 			opts, err := featurizeOptions(c)
 			if err != nil {
 				return err
 			}
+			opts.Writer = wopts
 			return withOutput(c.String("output"), func(w io.Writer, name string) error {
 				sum, err := featurize.Run(c.Context, in, w, opts)
 				if err != nil {
