@@ -148,3 +148,51 @@ func AnonymousFile(dir string) (*os.File, error) {
 
 // errNoUnnamed reports that unnamed files are not available here.
 var errNoUnnamed = errors.New("unnamed temporary files not supported")
+
+// Spool is an unnamed temporary file (AnonymousFile) for a copy of an input
+// that must be read twice. Its writes fail rather than fill the file
+// system: it may take all the space that was free when it was created but
+// a tenth of it, or but 1 GiB when that is less.
+type Spool struct {
+	*os.File
+	dir  string
+	n    int64 // bytes written
+	max  int64 // bytes it may take
+	name string
+}
+
+// NewSpool creates a spool for the input name (for messages) in dir (the
+// system's temporary directory when "").
+func NewSpool(dir, name string) (*Spool, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	f, err := AnonymousFile(dir)
+	if err != nil {
+		return nil, fmt.Errorf("spool %s: %w", name, err)
+	}
+	s := &Spool{File: f, dir: dir, max: 1 << 62, name: name}
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err == nil {
+		free := int64(st.Bavail) * int64(st.Bsize)
+		s.max = free - min(free/10, 1<<30)
+	}
+	return s, nil
+}
+
+// Write appends p, or fails when the spool would outgrow its bound.
+func (s *Spool) Write(p []byte) (int, error) {
+	if s.n+int64(len(p)) > s.max {
+		return 0, fmt.Errorf("spooling %s to read it twice would fill %s (%d bytes spooled; featurize a regular file, or set TMPDIR to a larger file system)",
+			s.name, s.dir, s.n)
+	}
+	n, err := s.File.Write(p)
+	s.n += int64(n)
+	if err != nil {
+		return n, fmt.Errorf("spool %s in %s: %w", s.name, s.dir, err)
+	}
+	return n, nil
+}
+
+// Size returns the number of bytes written.
+func (s *Spool) Size() int64 { return s.n }

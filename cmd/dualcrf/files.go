@@ -4,13 +4,14 @@ package main
 // no output may be an input or another output (pipeline.CheckDistinct), and
 // an output's name, flags and destination must agree on what it holds
 // (pipeline.ResolveOutput). Each stage calls one function below at the top
-// of its action.
+// of its action. Also here: featurize's limits on its input.
 
 import (
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 )
 
@@ -138,4 +139,23 @@ func trainFiles(c *cli.Context, input string) error {
 		}
 	}
 	return checkFiles("train", []pipeline.Path{pathOf("", input), pathOf("--valid", c.String("valid"))}, outputs)
+}
+
+// limitFlags bound what featurize holds of its input at once.
+func limitFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "max-line-bytes", Value: featurize.DefaultMaxLineBytes, Usage: "longest input line accepted, in bytes"},
+		&cli.IntFlag{Name: "max-sentence-tokens", Value: featurize.DefaultMaxSentenceTokens, Usage: "most tokens a sentence may have"},
+	}
+}
+
+// applyLimits sets the input limits from their flags.
+func applyLimits(c *cli.Context, in *featurize.InputOptions) error {
+	for _, name := range []string{"max-line-bytes", "max-sentence-tokens"} {
+		if v := c.Int(name); v < 1 {
+			return fmt.Errorf("featurize: --%s %d: want at least 1", name, v)
+		}
+	}
+	in.MaxLineBytes, in.MaxSentenceTokens = c.Int("max-line-bytes"), c.Int("max-sentence-tokens")
+	return nil
 }
