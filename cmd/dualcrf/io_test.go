@@ -8,11 +8,14 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -320,4 +323,209 @@ func TestKillLeavesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitExit waits for cmd, killing it and failing the test if it hangs.
+func waitExit(t *testing.T, cmd *exec.Cmd, what string) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute): // a hang, not a slow run
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s: still running after a minute", what)
+		return nil
+	}
+}
+
+// TestFeaturizeStreams: featurize reads a process substitution and a named
+// FIFO whole (on main: "no sentences", and a hang), and a featurize
+// blocked on a FIFO or a pipe ends on SIGINT or SIGTERM (on main it hung).
+func TestFeaturizeStreams(t *testing.T) {
+	f := fixtures(t)
+	text, err := os.ReadFile(f.trainText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "featurize: 150 sentences, 3479 tokens"
+
+	// <(cat train.txt): the input is /dev/fd/3, a pipe.
+	dir := t.TempDir()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := command(dir, "featurize", "-o", "sub.arrow", "/dev/fd/3")
+	cmd.ExtraFiles = []*os.File{pr}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pr.Close()
+	go func() { pw.Write(text); pw.Close() }()
+	if err := waitExit(t, cmd, "featurize /dev/fd/3"); err != nil || !strings.Contains(stderr.String(), want) {
+		t.Errorf("featurize /dev/fd/3: %v\n%s", err, stderr.String())
+	}
+
+	// A named FIFO.
+	fifo := filepath.Join(dir, "in.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Write(text)
+			w.Close()
+		}
+	}()
+	cmd = command(dir, "featurize", "-o", "fifo.arrow", fifo)
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitExit(t, cmd, "featurize FIFO"); err != nil || !strings.Contains(stderr.String(), want) {
+		t.Errorf("featurize FIFO: %v\n%s", err, stderr.String())
+	}
+
+	// Blocked: on a FIFO without a writer, on a FIFO or a pipe whose writer
+	// is idle; then a signal.
+	for _, c := range []struct {
+		name   string
+		signal syscall.Signal
+	}{
+		{"no writer", syscall.SIGTERM}, {"idle FIFO writer", syscall.SIGINT}, {"idle pipe", syscall.SIGTERM},
+	} {
+		blockDir := t.TempDir()
+		fifo := filepath.Join(blockDir, "in.fifo")
+		args := []string{"featurize", "-o", "out.arrow", fifo}
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := command(blockDir, args...)
+		var idle *os.File
+		switch c.name {
+		case "idle FIFO writer":
+			w, err := os.OpenFile(fifo, os.O_RDWR, 0) // a writer that never writes (RDWR: does not wait for a reader)
+			if err != nil {
+				t.Fatal(err)
+			}
+			idle = w
+		case "idle pipe":
+			args[len(args)-1] = "-"
+			cmd = command(blockDir, args...)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdin, idle = r, w
+			defer r.Close()
+		}
+		stderr.Reset()
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Its output is open once its signal handler is in place; then give
+		// it a moment to block (it must end whenever the signal comes).
+		waitForFDs(t, cmd.Process.Pid, blockDir, 1)
+		time.Sleep(100 * time.Millisecond)
+		cmd.Process.Signal(c.signal)
+		err := waitExit(t, cmd, "featurize blocked on "+c.name)
+		if idle != nil {
+			idle.Close()
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || (ee.ExitCode() != 130 && ee.ExitCode() != 143) {
+			t.Errorf("%s, %v: %v (want exit 130 or 143)\n%s", c.name, c.signal, err, stderr.String())
+		}
+		if names := dirEntries(t, blockDir); !reflect.DeepEqual(names, []string{"in.fifo"}) {
+			t.Errorf("%s: left %v", c.name, names)
+		}
+	}
+}
+
+// TestFeaturizeUnbounded: endless or huge lines are refused after the
+// limit with a clear error, without a stack trace or a leftover spool (on
+// main /dev/zero ended in "fatal error: out of memory" and an endless pipe
+// was spooled to disk whole).
+func TestFeaturizeUnbounded(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	const want = "line longer than 1048576 bytes (the limit, --max-line-bytes"
+
+	// /dev/zero, with the address space bounded so that a regression
+	// fails fast instead of taking the machine's memory.
+	args := []string{bin, "featurize", "-o", "zero.arrow", "/dev/zero"}
+	if p, err := exec.LookPath("prlimit"); err == nil {
+		args = append([]string{p, "--as=4294967296"}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "TMPDIR="+dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err := waitExit(t, cmd, "featurize /dev/zero")
+	r := result{args: args[1:], stderr: stderr.Bytes(), code: cmd.ProcessState.ExitCode()}
+	noPanic(t, r)
+	if err == nil || r.code != 1 || !strings.Contains(stderr.String(), "/dev/zero:1: "+want) {
+		t.Errorf("%v", r)
+	}
+
+	// An endless pipe: the stage reads little more than the limit.
+	cmd = command(dir, "featurize", "-o", "pipe.arrow", "-")
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	written := make(chan int64, 1)
+	go func() {
+		zeros := make([]byte, 64<<10)
+		var n int64
+		for n < 256<<20 {
+			k, err := w.Write(zeros)
+			n += int64(k)
+			if err != nil {
+				break
+			}
+		}
+		w.Close()
+		written <- n
+	}()
+	err = waitExit(t, cmd, "featurize an endless pipe")
+	n := <-written
+	if err == nil || !strings.Contains(stderr.String(), "<stdin>:1: "+want) || n > 16<<20 {
+		t.Errorf("endless pipe: %v after %d bytes\n%s", err, n, stderr.String())
+	}
+	if names := dirEntries(t, dir); len(names) != 0 {
+		t.Errorf("left %v", names)
+	}
+
+	// The limits are settable, and checked.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"featurize", "--max-line-bytes", "10", "-o", "x.arrow", f.trainText}, f.trainText + ":1: line longer than 10 bytes"},
+		{[]string{"featurize", "--max-sentence-tokens", "5", "-o", "x.arrow", f.trainText}, f.trainText + ":6: the sentence that begins at line 1 has more than 5 tokens"},
+		{[]string{"featurize", "--max-line-bytes", "0", "-o", "x.arrow", f.trainText}, "--max-line-bytes 0: want at least 1"},
+		{[]string{"featurize", "--max-sentence-tokens", "-1", "-o", "x.arrow", f.trainText}, "--max-sentence-tokens -1: want at least 1"},
+	} {
+		r := run(t, dir, "", c.args...)
+		if r.code != 1 || !strings.Contains(string(r.stderr), c.want) {
+			t.Errorf("%v\nwant exit 1 and %q", r, c.want)
+		}
+	}
+	mustRun(t, dir, "featurize", "--max-line-bytes", "100", "--max-sentence-tokens", "100", "-o", "x.arrow", f.trainText)
 }
