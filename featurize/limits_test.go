@@ -54,7 +54,7 @@ func TestDefaultLimits(t *testing.T) {
 }
 
 // gzipped compresses data.
-func gzipped(t *testing.T, data []byte) []byte {
+func gzipped(t testing.TB, data []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
