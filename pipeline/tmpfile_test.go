@@ -41,6 +41,7 @@ func TestHelperWriter(t *testing.T) {
 	}
 	fmt.Println("ready")
 	_, _ = io.Copy(io.Discard, os.Stdin) // until killed
+	runtime.KeepAlive(out)               // its file (and lock) must outlive the wait
 	os.Exit(0)
 }
 
