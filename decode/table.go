@@ -12,6 +12,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -144,7 +145,15 @@ func EvaluateReader(rr array.RecordReader, name string, ev *Evaluator) error {
 		gold, pred = gold[:0], pred[:0]
 		return err
 	}
+	stream := 0
 	for rr.Next() {
+		if s := pipeline.StreamOf(rr); s != stream {
+			// Concatenated tables number their sentences from 0 each.
+			if err := flush(); err != nil {
+				return err
+			}
+			stream, cur = s, -1
+		}
 		rec := rr.RecordBatch()
 		ss := rec.Column(si).(*array.Int64)
 		gs := rec.Column(gi).(*array.String)

@@ -205,3 +205,5 @@ func (r *ConllReader) emit(line int) bool {
 	r.nsent++
 	return true
 }
+
+func (r *ConllReader) lines() *lineReader { return r.lr }

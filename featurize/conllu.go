@@ -176,3 +176,5 @@ func (r *ConlluReader) emit(line int) bool {
 	r.nsent++
 	return true
 }
+
+func (r *ConlluReader) lines() *lineReader { return r.lr }

@@ -197,3 +197,5 @@ func (r *CRFsuiteReader) emit(line int) bool {
 	r.nsent++
 	return true
 }
+
+func (r *CRFsuiteReader) lines() *lineReader { return r.lr }

@@ -138,20 +138,60 @@ func (e *openDecompressError) Error() string {
 
 func (e *openDecompressError) Unwrap() error { return e.err }
 
-// lineReader reads lines of any length from a named stream. It accepts LF
-// and CRLF line ends, drops a leading UTF-8 byte-order mark, counts lines
-// and rejects invalid UTF-8 with a SyntaxError naming file and line.
+// The default limits of the readers (InputOptions.MaxLineBytes and
+// MaxSentenceTokens), so that no input, however long its lines or
+// sentences, takes unbounded memory.
+const (
+	DefaultMaxLineBytes      = 1 << 20
+	DefaultMaxSentenceTokens = 100_000
+)
+
+// lineReader reads lines of up to maxLine bytes from a named stream. It
+// accepts LF and CRLF line ends, drops a leading UTF-8 byte-order mark,
+// counts lines and rejects invalid UTF-8 and longer lines with a
+// SyntaxError naming file and line. It also holds the readers' cap on the
+// tokens of a sentence.
 type lineReader struct {
-	br   *bufio.Reader
-	name string
-	line int    // number of the line last returned by next
-	long []byte // holds a line longer than br's buffer
-	eof  bool
-	err  error // first error; a clean end of input leaves it nil
+	br        *bufio.Reader
+	name      string
+	line      int    // number of the line last returned by next
+	long      []byte // holds a line longer than br's buffer
+	eof       bool
+	err       error // first error; a clean end of input leaves it nil
+	maxLine   int   // longest line accepted, in bytes (without its line end)
+	maxTokens int   // most tokens a sentence may have
 }
 
 func newLineReader(r io.Reader, name string) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name}
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name,
+		maxLine: DefaultMaxLineBytes, maxTokens: DefaultMaxSentenceTokens}
+}
+
+// setLimits applies the limits of opts; zero keeps the default.
+func (lr *lineReader) setLimits(opts InputOptions) {
+	if opts.MaxLineBytes > 0 {
+		lr.maxLine = opts.MaxLineBytes
+	}
+	if opts.MaxSentenceTokens > 0 {
+		lr.maxTokens = opts.MaxSentenceTokens
+	}
+}
+
+// lineTooLong is the error of a line longer than maxLine: the line after
+// the last one returned.
+func (lr *lineReader) lineTooLong() error {
+	return &SyntaxError{File: lr.name, Line: lr.line + 1,
+		Msg: fmt.Sprintf("line longer than %d bytes (the limit, --max-line-bytes; is this really text in lines?)", lr.maxLine)}
+}
+
+// checkTokens fails when a sentence that began at line first has reached
+// n tokens, more than maxTokens.
+func (lr *lineReader) checkTokens(n, first int) error {
+	if n <= lr.maxTokens {
+		return nil
+	}
+	return &SyntaxError{File: lr.name, Line: lr.line,
+		Msg: fmt.Sprintf("the sentence that begins at line %d has more than %d tokens (the limit, --max-sentence-tokens; a missing blank line between sentences?)", first, lr.maxTokens)}
 }
 
 // next returns the next line without its line end. The slice is valid until
@@ -164,6 +204,10 @@ func (lr *lineReader) next() (line []byte, ok bool) {
 	if err == bufio.ErrBufferFull {
 		lr.long = append(lr.long[:0], b...)
 		for err == bufio.ErrBufferFull {
+			if len(lr.long) > lr.maxLine+2 { // + CR LF
+				lr.err = lr.lineTooLong()
+				return nil, false
+			}
 			b, err = lr.br.ReadSlice('\n')
 			lr.long = append(lr.long, b...)
 		}
@@ -179,9 +223,13 @@ func (lr *lineReader) next() (line []byte, ok bool) {
 		lr.err = lr.readError(err)
 		return nil, false
 	}
-	lr.line++
 	b = bytes.TrimSuffix(b, []byte{'\n'})
 	b = bytes.TrimSuffix(b, []byte{'\r'})
+	if len(b) > lr.maxLine {
+		lr.err = lr.lineTooLong()
+		return nil, false
+	}
+	lr.line++
 	if lr.line == 1 {
 		b = bytes.TrimPrefix(b, []byte("\uFEFF"))
 	}
@@ -281,6 +329,7 @@ type blockLines interface {
 // which it stores in *errp. An input that ends before its first sentence
 // (nsent sentences were read before) is the error "no sentences".
 func scanBlock(lr *lineReader, r blockLines, nsent int, errp *error) (first int) {
+	tokens := 0
 	for {
 		b, ok := lr.next()
 		if !ok {
@@ -300,6 +349,12 @@ func scanBlock(lr *lineReader, r blockLines, nsent int, errp *error) (first int)
 		}
 		if token && first == 0 {
 			first = lr.line
+		}
+		if token {
+			if tokens++; tokens > lr.maxTokens {
+				*errp = lr.checkTokens(tokens, first)
+				return 0
+			}
 		}
 	}
 	switch {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -31,6 +30,14 @@ type InputOptions struct {
 	KeepDocstart bool `json:"keep_docstart,omitempty"`
 	// XPOS labels CoNLL-U words with XPOS instead of UPOS.
 	XPOS bool `json:"xpos,omitempty"`
+
+	// MaxLineBytes caps the length of a line of the input, and
+	// MaxSentenceTokens the tokens of a sentence (0: DefaultMaxLineBytes,
+	// DefaultMaxSentenceTokens); more is an error naming the file and
+	// line, so that no input takes unbounded memory. They are not recorded
+	// in tables: they bound a run, not the meaning of its input.
+	MaxLineBytes      int `json:"-"`
+	MaxSentenceTokens int `json:"-"`
 }
 
 // Formats lists the corpus formats OpenReader understands.
@@ -53,14 +60,27 @@ func OpenReader(path, display string, opts InputOptions) (Reader, io.Closer, err
 		if err != nil {
 			return nil, nil, err
 		}
+		z.limits = opts
 		return z, z, nil
 	}
 	rc, name, err := OpenAs(path, display)
 	if err != nil {
 		return nil, nil, err
 	}
-	switch format {
-	case "conll":
+	r, err := newFormatReader(rc, name, opts)
+	if err != nil {
+		rc.Close()
+		return nil, nil, err
+	}
+	return r, rc, nil
+}
+
+// newFormatReader returns the reader of opts.Format (conll when empty) of
+// the decompressed input r, with the limits of opts.
+func newFormatReader(r io.Reader, name string, opts InputOptions) (Reader, error) {
+	var lr interface{ lines() *lineReader }
+	switch opts.Format {
+	case "conll", "":
 		co := ConllOptions{Columns: opts.Columns, LabelColumn: opts.LabelColumn - 1, KeepDocstart: opts.KeepDocstart}
 		switch {
 		case opts.LabelColumn == 0:
@@ -68,18 +88,20 @@ func OpenReader(path, display string, opts InputOptions) (Reader, io.Closer, err
 		case opts.LabelColumn < 0:
 			co.LabelColumn = LabelNone
 		}
-		return NewConllReader(rc, name, co), rc, nil
+		lr = NewConllReader(r, name, co)
 	case "conllu":
-		return NewConlluReader(rc, name, ConlluOptions{XPOSLabel: opts.XPOS}), rc, nil
+		lr = NewConlluReader(r, name, ConlluOptions{XPOSLabel: opts.XPOS})
 	case "ptb-mrg":
-		return NewTreebankReader(rc, name, TreebankMRG), rc, nil
+		lr = NewTreebankReader(r, name, TreebankMRG)
 	case "ptb-pos":
-		return NewTreebankReader(rc, name, TreebankPOS), rc, nil
+		lr = NewTreebankReader(r, name, TreebankPOS)
 	case "crfsuite":
-		return NewCRFsuiteReader(rc, name), rc, nil
+		lr = NewCRFsuiteReader(r, name)
+	default:
+		return nil, fmt.Errorf("unknown input format %q (want one of %s)", opts.Format, strings.Join(Formats(), ", "))
 	}
-	rc.Close()
-	return nil, nil, fmt.Errorf("unknown input format %q (want one of %s)", format, strings.Join(Formats(), ", "))
+	lr.lines().setLimits(opts)
+	return lr.(Reader), nil
 }
 
 // RunOptions configure Run.
@@ -103,18 +125,27 @@ type RunOptions struct {
 // Run featurizes the corpus at path ("-" = standard input) into a feature
 // table written to out. Learning a vocabulary (or writing the IPC file
 // format, whose dictionaries must be complete up front) takes two passes
-// over the input; standard input is then first copied to a temporary file.
+// over the input; an input that can be read only once (standard input from
+// a pipe, a FIFO, a process substitution, a device) is then copied to an
+// unnamed temporary file as the first pass reads it, and the second pass
+// reads that. Reads of such an input end when ctx does, with ctx's error.
 func Run(ctx context.Context, path string, out io.Writer, opts RunOptions) (Summary, error) {
 	twoPass := opts.Vocab == nil || opts.Writer.Format == pipeline.FormatFile
 	display := displayName(path)
-	if twoPass && path == "-" {
-		tmp, err := spoolStdin()
-		if err != nil {
-			return Summary{}, err
-		}
-		defer os.Remove(tmp)
-		path = tmp
+	src, err := openSource(ctx, path, display, opts.Input, twoPass)
+	if err != nil {
+		return Summary{}, err
 	}
+	defer src.Close()
+	sum, err := run(ctx, src, display, out, opts, twoPass)
+	if err != nil && ctx.Err() != nil {
+		return Summary{}, ctx.Err()
+	}
+	return sum, err
+}
+
+// run is Run on an opened source.
+func run(ctx context.Context, src *source, display string, out io.Writer, opts RunOptions, twoPass bool) (Summary, error) {
 	set := opts.Templates
 	if set == nil {
 		set = &TemplateSet{}
@@ -127,7 +158,7 @@ func Run(ctx context.Context, path string, out io.Writer, opts RunOptions) (Summ
 		for _, l := range labels {
 			known[l] = true
 		}
-		err := scan(ctx, path, display, opts.Input, set, func(_ []string, s *Sentence, feats [][]Feature) error {
+		err := scan(ctx, src, display, opts.Input, set, func(_ []string, s *Sentence, feats [][]Feature) error {
 			if vocab == nil {
 				vb.AddSentence(feats)
 			}
@@ -141,6 +172,9 @@ func Run(ctx context.Context, path string, out io.Writer, opts RunOptions) (Summ
 		})
 		if err != nil {
 			return Summary{}, err
+		}
+		if err := src.rewind(); err != nil {
+			return Summary{}, fmt.Errorf("read %s: %w", display, err)
 		}
 		if vocab == nil {
 			vocab = vb.Build(opts.MinCount)
@@ -159,7 +193,7 @@ func Run(ctx context.Context, path string, out io.Writer, opts RunOptions) (Summ
 	var tw *TableWriter
 	var ids [][]int32
 	var vals [][]float64
-	err = scan(ctx, path, display, opts.Input, set, func(columns []string, s *Sentence, feats [][]Feature) error {
+	err = scan(ctx, src, display, opts.Input, set, func(columns []string, s *Sentence, feats [][]Feature) error {
 		if tw == nil {
 			var err error
 			tw, err = NewTableWriter(out, TableOptions{Columns: columns, AttrNames: vocab.Names(), LabelNames: labels,
@@ -210,8 +244,8 @@ func toIDs(v *Vocabulary, feats [][]Feature, ids [][]int32, vals [][]float64) ([
 
 // scan reads every sentence of the input, extracts its features and calls fn
 // with the reader's columns.
-func scan(ctx context.Context, path, display string, in InputOptions, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) error {
-	r, c, err := OpenReader(path, display, in)
+func scan(ctx context.Context, src *source, display string, in InputOptions, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) error {
+	r, c, err := src.open(display, in)
 	if err != nil {
 		return err
 	}
@@ -245,22 +279,4 @@ func displayName(path string) string {
 		return StdinName
 	}
 	return path
-}
-
-// spoolStdin copies standard input to a temporary file and returns its path.
-func spoolStdin() (string, error) {
-	f, err := os.CreateTemp("", "dualcrf-stdin-*")
-	if err != nil {
-		return "", fmt.Errorf("spool standard input: %w", err)
-	}
-	if _, err := io.Copy(f, os.Stdin); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", fmt.Errorf("spool standard input: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("spool standard input: %w", err)
-	}
-	return f.Name(), nil
 }

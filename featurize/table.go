@@ -654,9 +654,14 @@ func newTableReader(s *arrow.Schema, name string, skipText, summaryOnly bool) *t
 	return tr
 }
 
-// readAll reads every batch of rr.
+// readAll reads every batch of rr. Concatenated tables (pipeline.Streamer)
+// number their sentences from 0 each: a new stream starts a new sentence.
 func (tr *tableReader) readAll(rr array.RecordReader) error {
+	stream := 0
 	for batch := 0; rr.Next(); batch++ {
+		if s := pipeline.StreamOf(rr); s != stream {
+			stream, tr.lastSentence = s, -1
+		}
 		if err := tr.addBatch(rr.RecordBatch(), batch); err != nil {
 			return err
 		}

@@ -139,12 +139,16 @@ func (r *TreebankReader) Scan() bool {
 	return r.scanMRG()
 }
 
-func (r *TreebankReader) add(word, tag string, line int) {
+func (r *TreebankReader) add(word, tag string, line int) error {
 	if len(r.words) == 0 {
 		r.first = line
 	}
+	if err := r.lr.checkTokens(len(r.words)+1, r.first); err != nil {
+		return err
+	}
 	r.words = append(r.words, word)
 	r.tags = append(r.tags, tag)
+	return nil
 }
 
 func (r *TreebankReader) emit() bool {
@@ -179,12 +183,16 @@ func (r *TreebankReader) scanPOS() bool {
 			if r.closed {
 				r.closed = false
 				if tk.tag == "''" {
-					r.add(tk.word, tk.tag, r.tokLine)
+					if r.err = r.add(tk.word, tk.tag, r.tokLine); r.err != nil {
+						return false
+					}
 					r.tokPos++
 				}
 				return r.emit()
 			}
-			r.add(tk.word, tk.tag, r.tokLine)
+			if r.err = r.add(tk.word, tk.tag, r.tokLine); r.err != nil {
+				return false
+			}
 			r.tokPos++
 		}
 		b, ok := r.lr.next()
@@ -291,6 +299,8 @@ func (r *TreebankReader) stepMRG() (done bool, err error) {
 		r.pos++
 		if len(r.stack) == 0 {
 			r.treeLine = r.lr.line
+		} else if len(r.stack) >= r.lr.maxTokens {
+			return false, r.lr.syntaxError("tree nested deeper than %d levels (the limit, --max-sentence-tokens)", r.lr.maxTokens)
 		} else {
 			top := &r.stack[len(r.stack)-1]
 			if top.hasWord {
@@ -309,7 +319,9 @@ func (r *TreebankReader) stepMRG() (done bool, err error) {
 		switch {
 		case n.hasWord:
 			if n.label != treebankNone {
-				r.add(n.word, n.label, r.lr.line)
+				if err := r.add(n.word, n.label, r.lr.line); err != nil {
+					return false, err
+				}
 			}
 		case !n.hasChild:
 			return false, r.lr.syntaxError("empty constituent (%s)", n.label)
@@ -351,7 +363,8 @@ type TreebankZipReader struct {
 	rc     io.ReadCloser
 	cur    *TreebankReader
 	member string
-	sent   *Sentence // the current sentence; nil before the first Scan
+	sent   *Sentence    // the current sentence; nil before the first Scan
+	limits InputOptions // the line and sentence limits of the members' readers
 	err    error
 }
 
@@ -426,6 +439,7 @@ func (z *TreebankZipReader) Scan() bool {
 		}
 		z.rc, z.member = rc, z.name+"!"+f.Name
 		z.cur = NewTreebankReader(rc, z.member, z.format)
+		z.cur.lr.setLimits(z.limits)
 	}
 	return false
 }
@@ -443,3 +457,5 @@ func (z *TreebankZipReader) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+func (r *TreebankReader) lines() *lineReader { return r.lr }

@@ -1,8 +1,11 @@
 // Package pipeline holds what every dualcrf stage needs to sit in a Unix
-// pipeline: opening inputs ("-" = stdin, gzip undone on the fly), atomic
-// outputs ("-" = stdout; a file appears only when its stage succeeds), and
-// Arrow IPC record writers and readers that handle both the stream and the
-// file format, with optional zstd or lz4 body compression.
+// pipeline: opening inputs ("-" = stdin, gzip undone on the fly; reads that
+// end with a context), atomic outputs ("-" = stdout; a file appears only
+// when its stage succeeds, and a killed stage leaves nothing that the next
+// run does not remove), checks that no output overwrites an input and that
+// an output's name matches its format, spools, and Arrow IPC record writers
+// and readers that handle both the stream and the file format, with
+// optional zstd or lz4 body compression, and concatenations of both.
 package pipeline
 
 import (
@@ -101,23 +104,31 @@ func (r *readCloser) Close() error {
 
 // Output is a stage's output. For a path it is written to a temporary file in
 // the same directory and renamed over path by Commit, so readers never see a
-// partial file; Close or Abort without Commit removes the temporary file. For
-// "" or "-" it is standard output (written through, flushed by Commit), and
-// for an existing non-regular file such as /dev/null or a FIFO it is that
-// file, written directly. Writes are buffered. An Output is not safe for
-// concurrent use.
+// partial file; Close or Abort without Commit removes the temporary file.
+// The temporary file has no name while it is written where the system allows
+// (Linux), and otherwise the name ".NAME.tmp-*" under a lock that its writer
+// holds: a later CreateOutput of the same path removes such files left by a
+// killed writer (see tmpfile.go). For "" or "-" it is standard output
+// (written through, flushed by Commit), and for an existing non-regular file
+// such as /dev/null or a FIFO it is that file, written directly. Writes are
+// buffered. An Output is not safe for concurrent use.
 type Output struct {
-	name   string
-	path   string   // final path; "" when written directly
-	tmp    *os.File // temporary file, nil when written directly
-	direct *os.File // stdout or special file, nil for a temporary file
-	buf    *bufio.Writer
-	mode   os.FileMode
-	done   bool
+	name    string
+	path    string   // final path; "" when written directly
+	tmp     *os.File // temporary file, nil when written directly
+	tmpName string   // the temporary file's path; "" while it has none
+	direct  *os.File // stdout or special file, nil for a temporary file
+	buf     *bufio.Writer
+	mode    os.FileMode
+	done    bool
 }
 
 // CreateOutput opens the output for path ("" or "-" = standard output).
-func CreateOutput(path string) (*Output, error) {
+func CreateOutput(path string) (*Output, error) { return createOutput(path, true) }
+
+// createOutput is CreateOutput; unnamed false forces a named temporary file
+// (what systems without unnamed files get), for tests.
+func createOutput(path string, unnamed bool) (*Output, error) {
 	if isStd(path) {
 		return newDirect(os.Stdout, StdoutName), nil
 	}
@@ -139,11 +150,28 @@ func CreateOutput(path string) (*Output, error) {
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
+	removeStaleTemps(dir, base)
+	o := &Output{name: path, path: path, mode: mode}
+	tmp, err := (*os.File)(nil), errNoUnnamed
+	if unnamed {
+		tmp, err = openUnnamed(dir, 0o600)
+	}
+	switch {
+	case err == nil:
+		if _, err := lockFile(tmp); err != nil {
+			tmp.Close()
+			return nil, fmt.Errorf("create output %s: lock: %w", path, err)
+		}
+	case errors.Is(err, errNoUnnamed):
+		if tmp, err = createNamedTemp(dir, base); err != nil {
+			return nil, fmt.Errorf("create output %s: %w", path, err)
+		}
+		o.tmpName = tmp.Name()
+	default:
 		return nil, fmt.Errorf("create output %s: %w", path, err)
 	}
-	return &Output{name: path, path: path, tmp: tmp, buf: bufio.NewWriterSize(tmp, 1<<20), mode: mode}, nil
+	o.tmp, o.buf = tmp, bufio.NewWriterSize(tmp, 1<<20)
+	return o, nil
 }
 
 func newDirect(f *os.File, name string) *Output {
@@ -172,10 +200,18 @@ func (o *Output) Commit() error {
 	if o.tmp == nil {
 		return o.commitDirect()
 	}
-	if err := o.commitTemp(); err != nil {
-		_ = os.Remove(o.tmp.Name())
+	err := o.commitTemp()
+	if err != nil && o.tmpName != "" {
+		_ = os.Remove(o.tmpName)
+	}
+	// Closing releases the lock, so only now may a cleanup take the name.
+	if cerr := o.tmp.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("write %s: %w", o.name, err)
 	}
+	syncDir(filepath.Dir(o.path))
 	return nil
 }
 
@@ -190,27 +226,44 @@ func (o *Output) commitDirect() error {
 	return nil
 }
 
+// commitTemp flushes and syncs the temporary file and puts it at the path;
+// the caller closes it.
 func (o *Output) commitTemp() error {
 	if err := o.buf.Flush(); err != nil {
-		_ = o.tmp.Close()
 		return err
 	}
 	if err := o.tmp.Chmod(o.mode); err != nil {
-		_ = o.tmp.Close()
 		return err
 	}
 	if err := o.tmp.Sync(); err != nil {
-		_ = o.tmp.Close()
 		return err
 	}
-	if err := o.tmp.Close(); err != nil {
+	if o.tmpName == "" {
+		return o.linkUnnamed()
+	}
+	return os.Rename(o.tmpName, o.path)
+}
+
+// linkUnnamed names the unnamed temporary file: the path itself when it
+// does not exist (one atomic step), else a locked temporary name renamed
+// over the path.
+func (o *Output) linkUnnamed() error {
+	err := linkUnnamed(o.tmp, o.path)
+	if err == nil || !errors.Is(err, os.ErrExist) {
 		return err
 	}
-	if err := os.Rename(o.tmp.Name(), o.path); err != nil {
-		return err
+	dir, base := filepath.Split(o.path)
+	for attempt := 0; ; attempt++ {
+		name := filepath.Join(dir, tempPrefix(base)+randomSuffix())
+		err = linkUnnamed(o.tmp, name)
+		if err == nil {
+			o.tmpName = name
+			return os.Rename(name, o.path)
+		}
+		if !errors.Is(err, os.ErrExist) || attempt == 10 {
+			return err
+		}
 	}
-	syncDir(filepath.Dir(o.path))
-	return nil
 }
 
 // syncDir makes a rename durable; failure only weakens durability, so it is
@@ -233,11 +286,11 @@ func (o *Output) Abort() error {
 	o.done = true
 	switch {
 	case o.tmp != nil:
-		err := o.tmp.Close()
-		if rmErr := os.Remove(o.tmp.Name()); rmErr != nil {
-			err = errors.Join(err, rmErr)
+		var err error
+		if o.tmpName != "" {
+			err = os.Remove(o.tmpName)
 		}
-		return err
+		return errors.Join(err, o.tmp.Close())
 	case o.direct != os.Stdout:
 		return o.direct.Close()
 	}

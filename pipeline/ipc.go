@@ -1,12 +1,10 @@
 package pipeline
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -200,59 +198,35 @@ type ReaderOptions struct {
 // neither format, a stream that ends without its end-of-stream marker and a
 // file without its footer are errors, not panics or silent short reads.
 //
+// Concatenated input (`cat a.arrow b.arrow`: streams or files back to back)
+// is read whole, part after part; each part must have the first one's
+// schema (same columns, types and schema metadata but for dualcrf.source
+// and dualcrf.created_by), or Next fails with an error naming the part and
+// the difference. Bytes after a part that do not start another part are an
+// error. The reader returned implements Streamer: Stream() is the 0-based
+// index of the part the current batch came from.
+//
 // Metadata lengths and buffer sizes are checked before arrow-go acts on
 // them, so corrupt input gives an error rather than a huge allocation; a
 // single decoded buffer may not exceed 1 GiB.
 //
 // The returned reader yields batches with Next and RecordBatch (each valid
 // until the next call to Next); check Err after the loop and Release it.
-// OpenRecordReader does not close r.
+// Schema returns the first part's schema. OpenRecordReader does not close r.
 func OpenRecordReader(r io.Reader, name string, opts ReaderOptions) (array.RecordReader, error) {
 	mem := opts.Mem
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
 	mem = cappedAllocator{Allocator: mem, max: maxBufferSize}
-	if f, ok := r.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-			if off, err := f.Seek(0, io.SeekCurrent); err == nil {
-				return openSection(io.NewSectionReader(f, off, st.Size()-off), name, mem)
-			}
-		}
+	src := newPartSource(r, name, mem)
+	first, err := src.next(0, "")
+	if err != nil {
+		return nil, err
 	}
-	br := bufio.NewReaderSize(r, 1<<16)
-	head, err := br.Peek(len(ipc.Magic))
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	switch sniff(head) {
-	case FormatFile:
-		data, err := io.ReadAll(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return openFile(io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))), name, mem)
-	case FormatStream:
-		return openStream(br, name, mem)
-	}
-	return nil, notArrow(head, name)
-}
-
-// openSection opens a seekable input.
-func openSection(s *io.SectionReader, name string, mem memory.Allocator) (array.RecordReader, error) {
-	head := make([]byte, len(ipc.Magic))
-	n, err := s.ReadAt(head, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	head = head[:n]
-	switch sniff(head) {
-	case FormatFile:
-		return openFile(s, name, mem)
-	case FormatStream:
-		return openStream(bufio.NewReaderSize(s, 1<<16), name, mem)
-	}
-	return nil, notArrow(head, name)
+	c := &concatReader{src: src, schema: first.Schema(), cur: first, kind: partKind(first)}
+	c.refs.Store(1)
+	return c, nil
 }
 
 // streamStart is the continuation marker every IPC stream message starts with.

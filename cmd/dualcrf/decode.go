@@ -43,16 +43,11 @@ CoNLL text (--format conll) or Parquet (--format parquet).
 }
 
 func runDecode(c *cli.Context) error {
-	format := c.String("format")
-	switch format {
-	case "arrow", "conll", "parquet":
-	default:
-		return fmt.Errorf("decode: --format %q: want arrow, conll or parquet", format)
-	}
-	wopts, err := writerOptions(c)
+	kind, wopts, err := decodeOutput(c)
 	if err != nil {
 		return err
 	}
+	format := string(kind)
 	m, err := readModel(c.String("model"))
 	if err != nil {
 		return err

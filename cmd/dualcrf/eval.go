@@ -42,6 +42,9 @@ overall figures as a one-row Arrow table). Exits non-zero when there are no gold
 			if in == "" {
 				in = "-"
 			}
+			if err := evalFiles(c, in); err != nil {
+				return err
+			}
 			err = withInput(in, func(r io.Reader, name string) error {
 				rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
 				if err != nil {

@@ -29,7 +29,7 @@ or --vocab, which also supply the templates, so no flag needs repeating.
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
 			&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
-		}, append(inputFlags(), writerFlags()...)...),
+		}, append(append(inputFlags(), limitFlags()...), writerFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return fmt.Errorf("featurize: one input at most, got %d", c.NArg())
@@ -38,8 +38,16 @@ or --vocab, which also supply the templates, so no flag needs repeating.
 			if in == "" {
 				in = "-"
 			}
+			wopts, err := featurizeFiles(c, in)
+			if err != nil {
+				return err
+			}
 			opts, err := featurizeOptions(c)
 			if err != nil {
+				return err
+			}
+			opts.Writer = wopts
+			if err := applyLimits(c, &opts.Input); err != nil {
 				return err
 			}
 			return withOutput(c.String("output"), func(w io.Writer, name string) error {

@@ -46,7 +46,7 @@ func runSynth(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("synth: takes no arguments, got %q", c.Args().First())
 	}
-	wopts, err := writerOptions(c)
+	wopts, err := arrowOutput(c, "synth")
 	if err != nil {
 		return err
 	}

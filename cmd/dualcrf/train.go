@@ -87,6 +87,9 @@ func runTrain(c *cli.Context) error {
 		return fmt.Errorf("train: want one feature table (or -), got %d arguments", c.NArg())
 	}
 	in := c.Args().First()
+	if err := trainFiles(c, in); err != nil {
+		return err
+	}
 	t, err := readTable(in, true)
 	if err != nil {
 		return err

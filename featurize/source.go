@@ -1,0 +1,144 @@
+package featurize
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/dualcrf/dualcrf/pipeline"
+)
+
+// source is the corpus Run reads, once or twice. It is one of:
+//
+//   - a regular file, opened again for each pass (path);
+//   - a regular file read in place: standard input redirected from one
+//     (ra, size);
+//   - a stream that can be read only once: a pipe, a FIFO, a process
+//     substitution, a terminal, a device (stream). When a second pass
+//     follows, the first pass copies what it reads to an unnamed spool,
+//     which the second pass reads. The first pass reads through the
+//     readers' line and sentence limits, so an endless input (/dev/zero)
+//     is stopped by them, not by a full disk.
+//
+// Reads of a stream give up when the context ends, even while blocked.
+type source struct {
+	path   string
+	ra     io.ReaderAt
+	size   int64
+	stream io.Reader
+	spool  *pipeline.Spool
+	file   *os.File // the opened stream file, closed by Close
+}
+
+// openSource opens the input at path ("-" = standard input) for Run;
+// display names it in messages; twoPass says whether it will be read twice.
+func openSource(ctx context.Context, path, display string, in InputOptions, twoPass bool) (*source, error) {
+	if path != "-" && isTreebankZip(path, in) {
+		return &source{path: path}, nil
+	}
+	var f *os.File
+	if path == "-" {
+		f = os.Stdin
+	} else {
+		st, err := os.Stat(path)
+		switch {
+		case err != nil:
+			return nil, renamePathError(err, display)
+		case st.IsDir():
+			return nil, fmt.Errorf("%s: is a directory", display)
+		case st.Mode().IsRegular():
+			return &source{path: path}, nil
+		}
+		if f, err = pipeline.OpenContext(ctx, path); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, renamePathError(err, display)
+		}
+	}
+	s := &source{}
+	if f != os.Stdin {
+		s.file = f
+	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if off, err := f.Seek(0, io.SeekCurrent); err == nil {
+			s.ra, s.size = io.NewSectionReader(f, off, st.Size()-off), st.Size()-off
+			return s, nil
+		}
+	}
+	s.stream = pipeline.ContextReader(ctx, f)
+	if twoPass {
+		spool, err := pipeline.NewSpool("", display)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.spool = spool
+		s.stream = io.TeeReader(s.stream, spool)
+	}
+	return s, nil
+}
+
+// renamePathError names display instead of the path in a *os.PathError.
+func renamePathError(err error, display string) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		pe.Path = display
+	}
+	return err
+}
+
+// isTreebankZip reports whether path is read as the NLTK Treebank archive.
+func isTreebankZip(path string, in InputOptions) bool {
+	return strings.HasPrefix(in.Format, "ptb-") && strings.HasSuffix(path, ".zip")
+}
+
+// open returns a reader of the next pass.
+func (s *source) open(display string, in InputOptions) (Reader, io.Closer, error) {
+	if s.path != "" {
+		return OpenReader(s.path, display, in)
+	}
+	raw := s.stream
+	if s.ra != nil {
+		raw = io.NewSectionReader(s.ra, 0, s.size)
+	}
+	rc, err := openDecompressed(raw, display, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := newFormatReader(rc, display, in)
+	if err != nil {
+		rc.Close()
+		return nil, nil, err
+	}
+	return r, rc, nil
+}
+
+// rewind prepares the second pass: the rest of a stream that the first
+// pass did not read (normally nothing) is spooled too, and the spool
+// becomes the input.
+func (s *source) rewind() error {
+	if s.spool == nil {
+		return nil
+	}
+	if _, err := io.Copy(io.Discard, s.stream); err != nil {
+		return err
+	}
+	s.ra, s.size, s.stream = s.spool, s.spool.Size(), nil
+	return nil
+}
+
+// Close closes the input file and the spool.
+func (s *source) Close() error {
+	var errs []error
+	if s.spool != nil {
+		errs = append(errs, s.spool.Close())
+	}
+	if s.file != nil {
+		errs = append(errs, s.file.Close())
+	}
+	return errors.Join(errs...)
+}

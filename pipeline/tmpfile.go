@@ -1,0 +1,198 @@
+package pipeline
+
+// Temporary files that a kill cannot leave behind.
+//
+// An output is written to a temporary file and renamed over its path when
+// complete. Where the kernel can (Linux, O_TMPFILE), the temporary file has
+// no name at all until it is complete: a kill -9 while writing leaves
+// nothing. Committing links the file to its path directly when the path does
+// not exist; otherwise it links it to a temporary name and renames that over
+// the path, and a kill between the two steps leaves the temporary name.
+// Elsewhere the temporary file has a name from the start.
+//
+// Every named temporary of output NAME is ".NAME.tmp-*" and is held under an
+// exclusive flock(2) by its writer for as long as the writer lives. Creating
+// output NAME removes the ".NAME.tmp-*" files that nobody holds: those whose
+// writer died. A live writer's file is never removed (its lock is held), and
+// neither is any other file. Spools (AnonymousFile) are unnamed, or unlinked
+// the moment they are created.
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// tempPrefix is the name prefix of output base's temporary files.
+func tempPrefix(base string) string { return "." + base + ".tmp-" }
+
+// randomSuffix returns 12 random hex digits.
+func randomSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// lockFile takes f's exclusive lock without waiting; ok is false when
+// another open file holds it, and err is set when the file system cannot
+// lock at all.
+func lockFile(f *os.File) (ok bool, err error) {
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return false, nil
+		}
+		return false, err
+	}
+}
+
+// removeStaleTemps removes dir's temporary files of output base whose
+// writers are gone: the ".base.tmp-*" regular files that no process holds
+// locked. It is best effort: a file it cannot open or lock is left.
+func removeStaleTemps(dir, base string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := tempPrefix(base)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) && e.Type().IsRegular() {
+			removeIfStale(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// removeIfStale removes path when no process holds its lock.
+func removeIfStale(path string) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return
+	}
+	if ok, _ := lockFile(f); !ok {
+		return
+	}
+	// Remove the name only if it is still the file locked.
+	if cur, err := os.Lstat(path); err == nil && os.SameFile(cur, st) {
+		_ = os.Remove(path)
+	}
+}
+
+// createNamedTemp creates and locks a temporary file ".base.tmp-*" in dir.
+// A file removed by another process's cleanup between its creation and the
+// lock is abandoned for a new one.
+func createNamedTemp(dir, base string) (*os.File, error) {
+	for attempt := 0; ; attempt++ {
+		f, err := os.CreateTemp(dir, tempPrefix(base)+"*")
+		if err != nil {
+			return nil, err
+		}
+		ok, lerr := lockFile(f)
+		if lerr != nil {
+			return f, nil // no locks on this file system: it stays unguarded
+		}
+		if ok {
+			st, err1 := f.Stat()
+			cur, err2 := os.Lstat(f.Name())
+			if err1 == nil && err2 == nil && os.SameFile(st, cur) {
+				return f, nil
+			}
+		}
+		f.Close()
+		if attempt == 10 {
+			return nil, fmt.Errorf("create a temporary file in %s: removed as soon as created, 10 times", dir)
+		}
+	}
+}
+
+// AnonymousFile returns a new empty read-write file in dir (the system's
+// temporary directory when dir is "") that has no name, so it vanishes when
+// closed or when the process dies, however it dies. Where the kernel cannot
+// create unnamed files, the file is created and its name removed at once.
+func AnonymousFile(dir string) (*os.File, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	f, err := openUnnamed(dir, 0o600)
+	if err == nil {
+		return f, nil
+	}
+	if !errors.Is(err, errNoUnnamed) {
+		return nil, fmt.Errorf("create a temporary file in %s: %w", dir, err)
+	}
+	f, err = os.CreateTemp(dir, "dualcrf-spool-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// errNoUnnamed reports that unnamed files are not available here.
+var errNoUnnamed = errors.New("unnamed temporary files not supported")
+
+// Spool is an unnamed temporary file (AnonymousFile) for a copy of an input
+// that must be read twice. Its writes fail rather than fill the file
+// system: it may take all the space that was free when it was created but
+// a tenth of it, or but 1 GiB when that is less.
+type Spool struct {
+	*os.File
+	dir  string
+	n    int64 // bytes written
+	max  int64 // bytes it may take
+	name string
+}
+
+// NewSpool creates a spool for the input name (for messages) in dir (the
+// system's temporary directory when "").
+func NewSpool(dir, name string) (*Spool, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	f, err := AnonymousFile(dir)
+	if err != nil {
+		return nil, fmt.Errorf("spool %s: %w", name, err)
+	}
+	s := &Spool{File: f, dir: dir, max: 1 << 62, name: name}
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err == nil {
+		free := int64(st.Bavail) * int64(st.Bsize)
+		s.max = free - min(free/10, 1<<30)
+	}
+	return s, nil
+}
+
+// Write appends p, or fails when the spool would outgrow its bound.
+func (s *Spool) Write(p []byte) (int, error) {
+	if s.n+int64(len(p)) > s.max {
+		return 0, fmt.Errorf("spooling %s to read it twice would fill %s (%d bytes spooled; featurize a regular file, or set TMPDIR to a larger file system)",
+			s.name, s.dir, s.n)
+	}
+	n, err := s.File.Write(p)
+	s.n += int64(n)
+	if err != nil {
+		return n, fmt.Errorf("spool %s in %s: %w", s.name, s.dir, err)
+	}
+	return n, nil
+}
+
+// Size returns the number of bytes written.
+func (s *Spool) Size() int64 { return s.n }
