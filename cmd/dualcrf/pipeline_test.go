@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/dualcrf/dualcrf/schemas"
 )
 
 // evalReport is the part of `dualcrf eval --json` the tests check.
@@ -322,7 +324,7 @@ func TestInspect(t *testing.T) {
 	}
 	out := string(mustRun(t, dir, "inspect", f.model).stdout)
 	for _, s := range []string{
-		"model " + f.model + " (format version 1)",
+		"model " + f.model + " (format version " + schemas.ModelVersion + ")",
 		fmt.Sprintf("dualcrf.n               %d\n", c.sentences),
 		fmt.Sprintf("dualcrf.lambda          %v\n", 1/float64(c.sentences)),
 		"dualcrf.solver          sdca",
@@ -333,7 +335,7 @@ func TestInspect(t *testing.T) {
 	}
 	// A model on standard input is recognised as well.
 	r := run(t, dir, f.model, "inspect", "-")
-	if r.code != 0 || !bytes.HasPrefix(r.stdout, []byte("model <stdin> (format version 1)\n")) {
+	if r.code != 0 || !bytes.HasPrefix(r.stdout, []byte("model <stdin> (format version "+schemas.ModelVersion+")\n")) {
 		t.Errorf("inspect - < model: %v\nstdout:\n%s", r, r.stdout)
 	}
 	if got := modelLabels(t, f.model); len(got) != len(c.labelCount) {
