@@ -70,11 +70,15 @@ func parseEval(t *testing.T, out []byte, gold corpus) evalReport {
 	if c.Gold != gold.chunks {
 		t.Errorf("eval: %d gold chunks; conlleval's rules find %d in the file", c.Gold, gold.chunks)
 	}
-	if p := 100 * float64(c.Correct) / float64(c.Predicted); math.Abs(p-c.Precision) > 1e-9 {
-		t.Errorf("eval: precision %v, want 100·%d/%d = %v", c.Precision, c.Correct, c.Predicted, p)
+	// Every score is a fraction in [0, 1], like the accuracy.
+	if p := float64(c.Correct) / float64(c.Predicted); math.Abs(p-c.Precision) > 1e-12 {
+		t.Errorf("eval: precision %v, want %d/%d = %v", c.Precision, c.Correct, c.Predicted, p)
 	}
-	if r := 100 * float64(c.Correct) / float64(c.Gold); math.Abs(r-c.Recall) > 1e-9 {
-		t.Errorf("eval: recall %v, want 100·%d/%d = %v", c.Recall, c.Correct, c.Gold, r)
+	if r := float64(c.Correct) / float64(c.Gold); math.Abs(r-c.Recall) > 1e-12 {
+		t.Errorf("eval: recall %v, want %d/%d = %v", c.Recall, c.Correct, c.Gold, r)
+	}
+	if f := 2 * c.Precision * c.Recall / (c.Precision + c.Recall); math.Abs(f-c.F1) > 1e-12 || c.F1 > 1 {
+		t.Errorf("eval: F1 %v, want the harmonic mean of %v and %v = %v", c.F1, c.Precision, c.Recall, f)
 	}
 	return e
 }
