@@ -81,3 +81,36 @@ func TestLogScoresAreFractions(t *testing.T) {
 		t.Errorf("log valid_f1 %v, eval --json f1 %v of the same model: want the same unit", f1[len(f1)-1], e.Chunks.F1)
 	}
 }
+
+// TestEvalArrowScoresTable: eval --arrow writes a scores table that says
+// what it is (dualcrf.format, dualcrf.version), with the JSON's figures as
+// fractions (issue 10, defects 22 and 23).
+func TestEvalArrowScoresTable(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	scores := filepath.Join(dir, "scores.arrow")
+	var e evalReport
+	if err := json.Unmarshal(mustRun(t, dir, "eval", "--json", "--arrow", scores, f.pred).stdout, &e); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.Open(scores)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	rr, err := pipeline.OpenRecordReader(file, scores, pipeline.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := schemas.MetadataMap(rr.Schema())
+	rr.Release()
+	if md[schemas.KeyFormat] != "scores" || md[schemas.KeyVersion] == "" {
+		t.Errorf("scores table metadata %v lacks %s=scores and a %s", md, schemas.KeyFormat, schemas.KeyVersion)
+	}
+	for col, want := range map[string]float64{"accuracy": e.Accuracy, "precision": e.Chunks.Precision, "recall": e.Chunks.Recall, "f1": e.Chunks.F1} {
+		got, _ := readColumn(t, scores, col)
+		if len(got) != 1 || got[0] != want || !(want > 0 && want <= 1) {
+			t.Errorf("scores table %s = %v, eval --json %v: want the same fraction", col, got, want)
+		}
+	}
+}
