@@ -4,15 +4,20 @@ package main
 // 22 and 23) through the binary.
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
@@ -113,4 +118,110 @@ func TestEvalArrowScoresTable(t *testing.T) {
 			t.Errorf("scores table %s = %v, eval --json %v: want the same fraction", col, got, want)
 		}
 	}
+}
+
+// TestInspectEveryTable: inspect reads and summarises every table the tool
+// writes (issue 10, defect 23).
+func TestInspectEveryTable(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	mustRun(t, dir, "train", "-q", "--max-epochs", "2", "--log", "log.arrow", "-o", "model.arrow", f.train)
+	mustRun(t, dir, "eval", "--arrow", "scores.arrow", f.pred)
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{f.train, []string{"feature table " + f.train + " (format version " + schemas.FeatureVersion + ")", "sentences   150\n"}},
+		{f.model, []string{"model " + f.model + " (format version " + schemas.ModelVersion + ")", schemas.KeyChecksum + " ", "(verified)"}},
+		{f.pred, []string{"prediction table " + f.pred + " (format version " + schemas.PredictionVersion + ")", "sentences   50\n", "token accuracy 0."}},
+		{"log.arrow", []string{"training log log.arrow (format version " + schemas.LogVersion + ")", "epochs      3 rows\n", "valid_f1"}},
+		{"scores.arrow", []string{"scores table scores.arrow (format version " + schemas.ScoresVersion + ")", "scheme      conlleval\n", "f1          0."}},
+	} {
+		out := string(mustRun(t, dir, "inspect", c.path).stdout)
+		for _, s := range c.want {
+			if !strings.Contains(out, s) {
+				t.Errorf("inspect %s lacks %q:\n%s", c.path, s, out)
+			}
+		}
+	}
+}
+
+// TestInspectWriteError: inspect fails when its summary cannot be written
+// (issue 10, defect 23: it exited 0 on /dev/full).
+func TestInspectWriteError(t *testing.T) {
+	f := fixtures(t)
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatalf("this test needs /dev/full: %v", err)
+	}
+	defer full.Close()
+	for _, path := range []string{f.model, f.train, f.pred} {
+		cmd := command(t.TempDir(), "inspect", path)
+		var errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = full, &errb
+		r := result{args: cmd.Args[1:]}
+		finish(&r, cmd, cmd.Run())
+		r.stderr = errb.Bytes()
+		if r.code != 1 || !bytes.Contains(r.stderr, []byte("no space left on device")) {
+			t.Errorf("inspect %s > /dev/full: %v\nwant exit 1 and the write error", path, r)
+		}
+	}
+}
+
+// TestNonFiniteModelRefused: decode, featurize --model and inspect refuse
+// a model with a NaN weight, naming the file, the row and the value (issue
+// 10, defect 10: they decoded with it).
+func TestNonFiniteModelRefused(t *testing.T) {
+	f := fixtures(t)
+	data, err := os.ReadFile(f.model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := readModelFile(t, f.model)
+	// A weight of an attribute row whose 8 bytes occur once in the file.
+	K := m.Layout.NumLabels
+	at, row := -1, -1
+	for i := 0; i < m.Layout.NumAttrs*K && at < 0; i++ {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(m.Weights[i]))
+		if bytes.Count(data, b[:]) == 1 {
+			at, row = bytes.Index(data, b[:]), i/K
+		}
+	}
+	if at < 0 {
+		t.Fatal("no weight with a unique bit pattern in the model")
+	}
+	binary.LittleEndian.PutUint64(data[at:], math.Float64bits(math.NaN()))
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "nan-model.arrow")
+	if err := os.WriteFile(bad, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"decode", "-m", bad, "-o", "pred.arrow", f.test},
+		{"featurize", "--model", bad, "-o", "test.arrow", f.testText},
+		{"inspect", bad},
+	} {
+		r := run(t, dir, "", args...)
+		for _, s := range []string{bad, fmt.Sprintf("attr %q", m.AttrNames[row]), "NaN"} {
+			if r.code != 1 || !bytes.Contains(r.stderr, []byte(s)) {
+				t.Errorf("%v\nwant exit 1 and a message with %q", r, s)
+			}
+		}
+	}
+}
+
+// readModelFile reads the model at path.
+func readModelFile(t *testing.T, path string) *crf.Model {
+	t.Helper()
+	file, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	m, err := pipeline.ReadModel(file, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
