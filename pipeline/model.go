@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -230,30 +231,31 @@ func (mr *modelReader) addBatch(rec arrow.RecordBatch, batch int) error {
 func (mr *modelReader) addRow(kind, name string, ws []float64) error {
 	row := mr.row
 	mr.row++
-	what := fmt.Sprintf("%s: row %d (%s %q)", mr.name, row, kind, name)
+	where := func() string { return fmt.Sprintf("%s: row %d (%s %q)", mr.name, row, kind, name) }
 	rank, ok := kindRank[kind]
 	switch {
 	case !ok:
 		return fmt.Errorf("%s: row %d: unknown kind %q", mr.name, row, kind)
 	case rank < mr.rank || (rank == mr.rank && rank >= 2):
-		return fmt.Errorf("%s: out of order (rows go attr…, trans…, bias, start, end)", what)
+		return fmt.Errorf("%s: out of order (rows go attr…, trans…, bias, start, end)", where())
 	case rank == 1 && (mr.nTrans >= mr.K || name != mr.m.LabelNames[mr.nTrans]):
-		return fmt.Errorf("%s: want the transitions from the %d labels in order", what, mr.K)
+		return fmt.Errorf("%s: want the transitions from the %d labels in order", where(), mr.K)
 	case rank >= 2 && name != "":
-		return fmt.Errorf("%s: a %s row has no name", what, kind)
+		return fmt.Errorf("%s: a %s row has no name", where(), kind)
 	}
 	mr.rank = rank
 	for y, w := range ws {
 		if math.IsNaN(w) || math.IsInf(w, 0) {
-			return fmt.Errorf("%s: weight for label %q is %v, want a finite number", what, mr.m.LabelNames[y], w)
+			return fmt.Errorf("%s: weight for label %q is %v, want a finite number", where(), mr.m.LabelNames[y], w)
 		}
 	}
 	mr.hash.Row(kind, name, ws)
 	switch rank {
 	case 0:
 		if prev, dup := mr.attrSeen[name]; dup {
-			return fmt.Errorf("%s: the attribute of row %d again", what, prev)
+			return fmt.Errorf("%s: the attribute of row %d again", where(), prev)
 		}
+		name = strings.Clone(name) // Value aliases the batch's buffer
 		mr.attrSeen[name] = row
 		mr.m.AttrNames = append(mr.m.AttrNames, name)
 		mr.attrW = append(mr.attrW, ws...)
