@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -63,6 +64,17 @@ func readPredictions(rr array.RecordReader, name string, needGold bool, fn func(
 		cols.conf = idx[0]
 	}
 	streams, _ := rr.(interface{ Stream() int })
+	// Labels are interned: Value aliases the batch's buffer, and a sentence
+	// may outlive its batch.
+	labels := map[string]string{}
+	intern := func(v string) string {
+		if l, ok := labels[v]; ok {
+			return l
+		}
+		l := strings.Clone(v)
+		labels[l] = l
+		return l
+	}
 	var s predSentence
 	cur, stream, row := int64(-1), 0, 0
 	flush := func() error {
@@ -111,14 +123,14 @@ func readPredictions(rr array.RecordReader, name string, needGold bool, fn func(
 				return fmt.Errorf("%s: position %d where %d was due (the rows of a sentence are contiguous with positions 0, 1, 2, …)",
 					where(), pos, len(s.pred))
 			}
-			s.pred = append(s.pred, preds.Value(j))
+			s.pred = append(s.pred, intern(preds.Value(j)))
 			has := golds != nil && golds.IsValid(j)
 			if !has && needGold {
 				return fmt.Errorf("%s: no gold label to score", where())
 			}
 			g := ""
 			if has {
-				g = golds.Value(j)
+				g = intern(golds.Value(j))
 			}
 			s.gold, s.hasGold = append(s.gold, g), append(s.hasGold, has)
 			if confs != nil {
