@@ -240,4 +240,3 @@ func FuzzEvaluateReader(f *testing.F) {
 		}
 	})
 }
-

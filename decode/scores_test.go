@@ -103,4 +103,3 @@ func TestReadScoresRefuses(t *testing.T) {
 		t.Errorf("a prediction table read as scores: %v", err)
 	}
 }
-
