@@ -367,32 +367,48 @@ func (e *Evaluator) label(s string) *labelCounts {
 }
 
 // Tally holds the counts of one score line and the precision, recall and
-// F1 that follow from them, in percent as conlleval prints them: precision
-// is 0 when nothing was predicted, recall 0 when there is no gold item, F1
-// 0 when precision + recall is 0.
+// F1 that follow from them, as fractions in [0, 1] (conlleval's text report,
+// WriteConlleval, prints them as percentages): precision is 0 when nothing
+// was predicted, recall 0 when there is no gold item, F1 0 when precision +
+// recall is 0.
 type Tally struct {
 	Gold      int     `json:"gold"`      // gold items (conlleval: phrases)
 	Predicted int     `json:"predicted"` // predicted items (conlleval: found)
 	Correct   int     `json:"correct"`   // items both gold and predicted
-	Precision float64 `json:"precision"` // percent
-	Recall    float64 `json:"recall"`    // percent
-	F1        float64 `json:"f1"`        // percent (conlleval: FB1)
+	Precision float64 `json:"precision"` // Correct / Predicted, in [0, 1]
+	Recall    float64 `json:"recall"`    // Correct / Gold, in [0, 1]
+	F1        float64 `json:"f1"`        // harmonic mean of the two, in [0, 1] (conlleval: FB1)
 }
 
-// newTally computes the percentages in the order conlleval's perl does, so
-// that the float64 values, and the printed roundings, are the same.
+// newTally computes the fractions of a score line.
 func newTally(gold, pred, correct int) Tally {
 	t := Tally{Gold: gold, Predicted: pred, Correct: correct}
 	if pred > 0 {
-		t.Precision = float64(100*correct) / float64(pred)
+		t.Precision = float64(correct) / float64(pred)
 	}
 	if gold > 0 {
-		t.Recall = float64(100*correct) / float64(gold)
+		t.Recall = float64(correct) / float64(gold)
 	}
 	if t.Precision+t.Recall > 0 {
 		t.F1 = 2 * t.Precision * t.Recall / (t.Precision + t.Recall)
 	}
 	return t
+}
+
+// percentages returns t's precision, recall and F1 in percent, computed
+// from the counts in the order conlleval's perl does, so that the printed
+// roundings are conlleval's own.
+func (t Tally) percentages() (precision, recall, f1 float64) {
+	if t.Predicted > 0 {
+		precision = float64(100*t.Correct) / float64(t.Predicted)
+	}
+	if t.Gold > 0 {
+		recall = float64(100*t.Correct) / float64(t.Gold)
+	}
+	if precision+recall > 0 {
+		f1 = 2 * precision * recall / (precision + recall)
+	}
+	return precision, recall, f1
 }
 
 // LabelScore is the token-level score of one label.
@@ -554,8 +570,9 @@ func writeChunkReport(b *bytes.Buffer, s *Scores) {
 	fmt.Fprintf(b, "processed %d tokens with %d phrases; found: %d phrases; correct: %d.\n",
 		s.Tokens, c.Gold, c.Predicted, c.Correct)
 	if s.Tokens > 0 {
+		p, r, f := c.percentages()
 		fmt.Fprintf(b, "accuracy: %6.2f%%; precision: %6.2f%%; recall: %6.2f%%; FB1: %6.2f\n",
-			float64(100*s.CorrectTokens)/float64(s.Tokens), c.Precision, c.Recall, c.F1)
+			float64(100*s.CorrectTokens)/float64(s.Tokens), p, r, f)
 	}
 	for _, t := range c.Types {
 		if t.Gold == 0 && t.Predicted == 0 {
@@ -567,13 +584,14 @@ func writeChunkReport(b *bytes.Buffer, s *Scores) {
 			// lets "" through twice, "" being false in perl.
 			lines = 2
 		}
+		p, r, f := t.percentages()
 		for range lines {
 			pad := ""
 			if len(t.Type) < 17 {
 				pad = strings.Repeat(" ", 17-len(t.Type))
 			}
 			fmt.Fprintf(b, "%s%s: precision: %6.2f%%; recall: %6.2f%%; FB1: %6.2f  %d\n",
-				pad, t.Type, t.Precision, t.Recall, t.F1, t.Predicted)
+				pad, t.Type, p, r, f, t.Predicted)
 		}
 	}
 }

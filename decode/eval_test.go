@@ -313,9 +313,9 @@ func TestParseScheme(t *testing.T) {
 func TestNoChunks(t *testing.T) {
 	// POS tags, compared whole. Gold "DT NN VB" / "DT NN", predicted
 	// "DT VB VB" / "DT NN": 4 of 5 right (token 2 of sentence 1 wrong).
-	// Per label: DT gold 2, predicted 2, correct 2 → 100/100/100.
-	// NN gold 2, predicted 1, correct 1 → P 100, R 50, F 2·100·50/150.
-	// VB gold 1, predicted 2, correct 1 → P 50, R 100, F the same 66.67.
+	// Per label (fractions): DT gold 2, predicted 2, correct 2 → 1/1/1.
+	// NN gold 2, predicted 1, correct 1 → P 1, R 0.5, F 2·1·0.5/1.5.
+	// VB gold 1, predicted 2, correct 1 → P 0.5, R 1, F the same 2/3.
 	s := evaluate(t, EvalOptions{NoChunks: true},
 		sentence{tags("DT NN VB"), tags("DT VB VB")}, sentence{tags("DT NN"), tags("DT NN")})
 	checkCounts(t, s, counts{tokens: 5, correctTags: 4})
@@ -323,9 +323,9 @@ func TestNoChunks(t *testing.T) {
 		t.Errorf("NoChunks: Chunks = %v, Scheme = %q", s.Chunks, s.Scheme)
 	}
 	want := []LabelScore{
-		{"DT", Tally{2, 2, 2, 100, 100, 100}},
-		{"NN", Tally{2, 1, 1, 100, 50, 2 * 100.0 * 50 / 150}},
-		{"VB", Tally{1, 2, 1, 50, 100, 2 * 50.0 * 100 / 150}},
+		{"DT", Tally{2, 2, 2, 1, 1, 1}},
+		{"NN", Tally{2, 1, 1, 1, 0.5, 2 * 1 * 0.5 / 1.5}},
+		{"VB", Tally{1, 2, 1, 0.5, 1, 2 * 0.5 * 1 / 1.5}},
 	}
 	if fmt.Sprint(s.Labels) != fmt.Sprint(want) {
 		t.Errorf("labels = %v\nwant %v", s.Labels, want)
@@ -338,12 +338,12 @@ func TestNoChunks(t *testing.T) {
 func TestLabelScoresWithChunks(t *testing.T) {
 	// Token-level label scores are kept in chunk mode too. Gold "B-NP I-NP
 	// O", predicted "B-NP B-NP O": B-NP gold 1 predicted 2 correct 1
-	// (P 50, R 100); I-NP gold 1 predicted 0 (P 0, R 0, F 0); O 1/1/1.
+	// (P 0.5, R 1); I-NP gold 1 predicted 0 (P 0, R 0, F 0); O 1/1/1.
 	s := evaluate(t, EvalOptions{}, sentence{tags("B-NP I-NP O"), tags("B-NP B-NP O")})
 	want := []LabelScore{
-		{"B-NP", Tally{1, 2, 1, 50, 100, 2 * 50.0 * 100 / 150}},
+		{"B-NP", Tally{1, 2, 1, 0.5, 1, 2 * 0.5 * 1 / 1.5}},
 		{"I-NP", Tally{1, 0, 0, 0, 0, 0}},
-		{"O", Tally{1, 1, 1, 100, 100, 100}},
+		{"O", Tally{1, 1, 1, 1, 1, 1}},
 	}
 	if fmt.Sprint(s.Labels) != fmt.Sprint(want) {
 		t.Errorf("labels = %v\nwant %v", s.Labels, want)
@@ -797,7 +797,7 @@ func TestConll2000Baseline(t *testing.T) {
 	s := self.Result()
 	c := s.Chunks
 	if s.Tokens != 47377 || c.Gold != 23852 || c.Predicted != 23852 || c.Correct != 23852 ||
-		c.F1 != 100 || s.Accuracy != 1 {
+		c.F1 != 1 || s.Accuracy != 1 {
 		t.Errorf("gold against itself: %d tokens, %d/%d/%d phrases, F1 %v, accuracy %v",
 			s.Tokens, c.Gold, c.Predicted, c.Correct, c.F1, s.Accuracy)
 	}
@@ -871,11 +871,11 @@ func FuzzEvaluator(f *testing.F) {
 			t.Errorf("self accuracy %v", ss.Accuracy)
 		}
 		if c.Gold > 0 && (c.Correct != c.Gold || c.Predicted != c.Gold ||
-			c.Precision != 100 || c.Recall != 100 || c.F1 != 100) {
+			c.Precision != 1 || c.Recall != 1 || c.F1 != 1) {
 			t.Errorf("gold against itself: %+v", c.Tally)
 		}
 		for _, ts := range c.Types {
-			if ts.Gold > 0 && ts.F1 != 100 {
+			if ts.Gold > 0 && ts.F1 != 1 {
 				t.Errorf("gold against itself, type %q: %+v", ts.Type, ts.Tally)
 			}
 		}
@@ -899,7 +899,7 @@ func hasSOrEB(sents []sentence) bool {
 }
 
 // checkInvariants checks what holds for any tags: accuracy in [0, 1],
-// correct ≤ found and ≤ gold overall and per label, percentages in [0, 100]
+// correct ≤ found and ≤ gold overall and per label, fractions in [0, 1]
 // overall and per label. Per chunk type these hold only for well-formed
 // tags: with odd ones conlleval can credit a type more often than it found
 // it (see TestConllevalQuirks).
@@ -922,8 +922,8 @@ func checkInvariants(t *testing.T, s Scores, wellFormed bool) {
 	}
 	for i, tl := range tallies {
 		for _, v := range []float64{tl.Precision, tl.Recall, tl.F1} {
-			if !(v >= 0 && v <= 100) {
-				t.Errorf("tally %d: %+v out of [0, 100]", i, tl)
+			if !(v >= 0 && v <= 1) {
+				t.Errorf("tally %d: %+v out of [0, 1]", i, tl)
 			}
 		}
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -125,66 +124,17 @@ func WriteCoNLL(w io.Writer, t *featurize.Table, m *crf.Model, p *Predictions) e
 }
 
 // EvaluateReader scores a prediction table read from rr (gold against pred,
-// sentence by sentence) into ev. name is used in errors.
+// sentence by sentence) into ev. name is used in errors. The table is
+// checked as it is read: damaged batches, rows out of order, a token
+// without a gold or predicted label and an empty table are errors naming
+// name and the row.
 func EvaluateReader(rr array.RecordReader, name string, ev *Evaluator) error {
-	schema := rr.Schema()
-	if err := schemas.ValidatePredictionSchema(schema, true); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	si := schema.FieldIndices(schemas.ColSentence)[0]
-	gi := schema.FieldIndices(schemas.ColGold)[0]
-	pi := schema.FieldIndices(schemas.ColPred)[0]
-	var gold, pred []string
-	cur := int64(-1)
-	row := 0
-	flush := func() error {
-		if len(gold) == 0 {
-			return nil
+	return readPredictions(rr, name, true, func(s *predSentence) error {
+		if err := ev.Add(s.gold, s.pred); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
-		err := ev.Add(gold, pred)
-		gold, pred = gold[:0], pred[:0]
-		return err
-	}
-	stream := 0
-	for rr.Next() {
-		if s := pipeline.StreamOf(rr); s != stream {
-			// Concatenated tables number their sentences from 0 each.
-			if err := flush(); err != nil {
-				return err
-			}
-			stream, cur = s, -1
-		}
-		rec := rr.RecordBatch()
-		ss := rec.Column(si).(*array.Int64)
-		gs := rec.Column(gi).(*array.String)
-		ps := rec.Column(pi).(*array.String)
-		for j := 0; j < int(rec.NumRows()); j, row = j+1, row+1 {
-			if s := ss.Value(j); s != cur {
-				if err := flush(); err != nil {
-					return err
-				}
-				cur = s
-			}
-			if gs.IsNull(j) {
-				return fmt.Errorf("%s: row %d: no gold label to score", name, row)
-			}
-			if ps.IsNull(j) {
-				return fmt.Errorf("%s: row %d: no predicted label", name, row)
-			}
-			gold = append(gold, gs.Value(j))
-			pred = append(pred, ps.Value(j))
-		}
-	}
-	if err := rr.Err(); err != nil {
-		return err // the reader's errors name the input already
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if row == 0 {
-		return fmt.Errorf("%s: no rows to score", name)
-	}
-	return nil
+		return nil
+	})
 }
 
 // Score evaluates predictions p of dataset d (gold labels named by

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"sort"
 	"strings"
@@ -355,7 +356,8 @@ func (r *TreebankReader) stepMRG() (done bool, err error) {
 // NLTK "treebank.zip" that is treebank/combined/wsj_*.mrg or
 // treebank/tagged/wsj_*.pos. Errors name the member as "archive!member".
 type TreebankZipReader struct {
-	zr     *zip.ReadCloser
+	zr     *zip.Reader
+	closer io.Closer // the archive file
 	name   string
 	format TreebankFormat
 	files  []*zip.File
@@ -376,12 +378,33 @@ func OpenTreebankZip(zipPath string, format TreebankFormat) (*TreebankZipReader,
 	if format != TreebankMRG && format != TreebankPOS {
 		return nil, fmt.Errorf("open %s: invalid treebank format %v", zipPath, format)
 	}
-	zr, err := zip.OpenReader(zipPath)
+	f, err := os.Open(zipPath)
 	if err != nil {
 		return nil, fmt.Errorf("open treebank zip: %w", err)
 	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open treebank zip: %w", err)
+	}
+	z, err := newTreebankZip(f, st.Size(), zipPath, format)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	z.closer = f
+	return z, nil
+}
+
+// newTreebankZip reads the directory of the archive r of size bytes, named
+// name in errors.
+func newTreebankZip(r io.ReaderAt, size int64, name string, format TreebankFormat) (*TreebankZipReader, error) {
+	zr, err := zip.NewReader(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("open treebank zip %s: %w", name, err)
+	}
 	ext := "." + format.String()
-	z := &TreebankZipReader{zr: zr, name: zipPath, format: format}
+	z := &TreebankZipReader{zr: zr, name: name, format: format}
 	for _, f := range zr.File {
 		if !f.FileInfo().IsDir() && path.Ext(f.Name) == ext {
 			z.files = append(z.files, f)
@@ -389,8 +412,7 @@ func OpenTreebankZip(zipPath string, format TreebankFormat) (*TreebankZipReader,
 	}
 	sort.Slice(z.files, func(i, j int) bool { return z.files[i].Name < z.files[j].Name })
 	if len(z.files) == 0 {
-		zr.Close()
-		return nil, fmt.Errorf("open %s: no *%s members", zipPath, ext)
+		return nil, fmt.Errorf("open %s: no *%s members", name, ext)
 	}
 	return z, nil
 }
@@ -451,9 +473,9 @@ func (z *TreebankZipReader) Close() error {
 		errs = append(errs, z.rc.Close())
 		z.rc, z.cur = nil, nil
 	}
-	if z.zr != nil {
-		errs = append(errs, z.zr.Close())
-		z.zr = nil
+	if z.closer != nil {
+		errs = append(errs, z.closer.Close())
+		z.closer = nil
 	}
 	return errors.Join(errs...)
 }

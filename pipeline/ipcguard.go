@@ -97,10 +97,13 @@ func fbTableAt(buf []byte, pos int) (fbTable, error) {
 	return fbTable{buf: buf, pos: pos, vt: vt, vtLen: vtLen}, nil
 }
 
-// field returns the position of field id, or -1 when absent.
+// field returns the position of field id, or -1 when absent. A slot is
+// present exactly when flatbuffers reads it (its offset below the vtable
+// length, even when the length is odd and the slot's second byte lies past
+// it), so that no field arrow-go reads escapes the checks.
 func (t fbTable) field(id int) (int, error) {
 	slot := 4 + 2*id
-	if slot+2 > t.vtLen {
+	if slot >= t.vtLen {
 		return -1, nil
 	}
 	off, err := fbU16(t.buf, t.vt+slot)

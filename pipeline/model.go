@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -16,14 +18,17 @@ import (
 // modelBatchRows is the number of rows per model record batch.
 const modelBatchRows = 1 << 14
 
-// WriteModel writes m as an Arrow IPC file (schemas.ModelSchema) to out.
+// WriteModel writes m as an Arrow IPC file (schemas.ModelSchema) to out,
+// with its checksum (schemas.ModelHash) in the metadata. A model that fails
+// m.Check (a non-finite weight, names that do not fit the layout) is
+// refused.
 func WriteModel(out io.Writer, m *crf.Model, opts WriterOptions) error {
 	if err := m.Check(); err != nil {
 		return err
 	}
 	lay := m.Layout
 	K := lay.NumLabels
-	md := make(map[string]string, len(m.Meta)+2)
+	md := make(map[string]string, len(m.Meta)+5)
 	for k, v := range m.Meta {
 		md[k] = v
 	}
@@ -33,6 +38,14 @@ func WriteModel(out io.Writer, m *crf.Model, opts WriterOptions) error {
 	}
 	md[schemas.KeyLabels] = string(labels)
 	md[schemas.KeyBias] = fmt.Sprint(!lay.NoBias)
+	md[schemas.KeyFormat], md[schemas.KeyVersion] = schemas.ModelFormat, schemas.ModelVersion
+	delete(md, schemas.KeyChecksum)
+	sum := schemas.NewModelHash(md)
+	_ = modelRows(m, func(kind, name string, ws []float64) error {
+		sum.Row(kind, name, ws)
+		return nil
+	})
+	md[schemas.KeyChecksum] = sum.Sum()
 	schema, err := schemas.ModelSchema(K, md)
 	if err != nil {
 		return err
@@ -65,7 +78,7 @@ func WriteModel(out io.Writer, m *crf.Model, opts WriterOptions) error {
 		rows = 0
 		return w.Write(rec)
 	}
-	add := func(k, n string, ws []float64) error {
+	err = modelRows(m, func(k, n string, ws []float64) error {
 		kind.Append(k)
 		name.Append(n)
 		wl.Append(true)
@@ -74,28 +87,9 @@ func WriteModel(out io.Writer, m *crf.Model, opts WriterOptions) error {
 			return flush()
 		}
 		return nil
-	}
-	for a, n := range m.AttrNames {
-		off := lay.Row(int32(a))
-		if err := add(schemas.KindAttr, n, m.Weights[off:off+K]); err != nil {
-			return err
-		}
-	}
-	for y, n := range m.LabelNames {
-		off := lay.Trans() + y*K
-		if err := add(schemas.KindTrans, n, m.Weights[off:off+K]); err != nil {
-			return err
-		}
-	}
-	if !lay.NoBias {
-		for _, kv := range []struct {
-			k   string
-			off int
-		}{{schemas.KindBias, lay.Bias()}, {schemas.KindStart, lay.Start()}, {schemas.KindEnd, lay.End()}} {
-			if err := add(kv.k, "", m.Weights[kv.off:kv.off+K]); err != nil {
-				return err
-			}
-		}
+	})
+	if err != nil {
+		return err
 	}
 	if err := flush(); err != nil {
 		return err
@@ -103,81 +97,203 @@ func WriteModel(out io.Writer, m *crf.Model, opts WriterOptions) error {
 	return w.Close()
 }
 
+// modelRows calls fn with every row of m in file order: the attributes, the
+// transitions (named by the previous label), then bias, start and end.
+func modelRows(m *crf.Model, fn func(kind, name string, ws []float64) error) error {
+	lay := m.Layout
+	K := lay.NumLabels
+	for a, n := range m.AttrNames {
+		off := lay.Row(int32(a))
+		if err := fn(schemas.KindAttr, n, m.Weights[off:off+K]); err != nil {
+			return err
+		}
+	}
+	for y, n := range m.LabelNames {
+		off := lay.Trans() + y*K
+		if err := fn(schemas.KindTrans, n, m.Weights[off:off+K]); err != nil {
+			return err
+		}
+	}
+	if lay.NoBias {
+		return nil
+	}
+	for _, kv := range []struct {
+		k   string
+		off int
+	}{{schemas.KindBias, lay.Bias()}, {schemas.KindStart, lay.Start()}, {schemas.KindEnd, lay.End()}} {
+		if err := fn(kv.k, "", m.Weights[kv.off:kv.off+K]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ReadModel reads a model file written by WriteModel; name is used in
-// errors. Anything that is not a dualcrf model is refused with a message
-// saying why.
-func ReadModel(r io.Reader, name string) (*crf.Model, error) {
+// errors. Anything that is not an intact dualcrf model is refused with a
+// message naming the file and saying why: another table or format version,
+// damaged Arrow data, rows out of order, a weight that is not a finite
+// number (named by its row and label) or contents that do not match the
+// checksum.
+func ReadModel(r io.Reader, name string) (m *crf.Model, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			m, err = nil, fmt.Errorf("%s: corrupt model: %v", name, p)
+		}
+	}()
 	rr, err := OpenRecordReader(r, name, ReaderOptions{})
 	if err != nil {
 		return nil, err
 	}
 	defer rr.Release()
-	schema := rr.Schema()
+	mr, err := newModelReader(rr.Schema(), name)
+	if err != nil {
+		return nil, err
+	}
+	for batch := 0; rr.Next(); batch++ {
+		if err := mr.addBatch(rr.RecordBatch(), batch); err != nil {
+			return nil, err
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return nil, err // the reader's errors name the input already
+	}
+	return mr.model()
+}
+
+// modelReader checks and collects the rows of a model file.
+type modelReader struct {
+	name       string
+	m          *crf.Model
+	K          int
+	ki, ni, wi int // column indices
+	hash       *schemas.ModelHash
+	row        int // rows read
+	rank       int // kindRank of the last row read
+	nTrans     int // transition rows read
+	attrSeen   map[string]int
+	attrW      []float64
+	trans      []float64
+	extra      [3][]float64 // bias, start, end
+}
+
+// kindRank orders the kinds of rows in a model file.
+var kindRank = map[string]int{schemas.KindAttr: 0, schemas.KindTrans: 1, schemas.KindBias: 2, schemas.KindStart: 3, schemas.KindEnd: 4}
+
+func newModelReader(schema *arrow.Schema, name string) (*modelReader, error) {
 	if err := schemas.ValidateModelSchema(schema); err != nil {
 		return nil, fmt.Errorf("%s: not a dualcrf model: %w", name, err)
 	}
 	md := schemas.MetadataMap(schema)
-	m := &crf.Model{Meta: md}
-	if err := json.Unmarshal([]byte(md[schemas.KeyLabels]), &m.LabelNames); err != nil {
+	mr := &modelReader{name: name, m: &crf.Model{Meta: md}, hash: schemas.NewModelHash(md),
+		attrSeen: make(map[string]int)}
+	labels, err := schemas.ParseLabels(md[schemas.KeyLabels])
+	if err != nil {
 		return nil, fmt.Errorf("%s: model metadata %s: %w", name, schemas.KeyLabels, err)
 	}
-	K := len(m.LabelNames)
+	mr.m.LabelNames = labels
+	mr.K = len(mr.m.LabelNames)
 	wt := schema.Field(schema.FieldIndices(schemas.ModelWeights)[0]).Type.(*arrow.FixedSizeListType)
-	if int(wt.Len()) != K || K < 1 {
-		return nil, fmt.Errorf("%s: model has %d labels but %d weights per row", name, K, wt.Len())
+	if int(wt.Len()) != mr.K || mr.K < 1 {
+		return nil, fmt.Errorf("%s: model has %d labels but %d weights per row", name, mr.K, wt.Len())
 	}
-	ki := schema.FieldIndices(schemas.ModelKind)[0]
-	ni := schema.FieldIndices(schemas.ModelName)[0]
-	wi := schema.FieldIndices(schemas.ModelWeights)[0]
-	var trans, bias, start, end []float64
-	var attrW []float64
-	row := 0
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		kinds := rec.Column(ki).(*array.String)
-		names := rec.Column(ni).(*array.String)
-		wl := rec.Column(wi).(*array.FixedSizeList)
-		vals := wl.ListValues().(*array.Float64).Float64Values()
-		for j := 0; j < int(rec.NumRows()); j, row = j+1, row+1 {
-			if wl.IsNull(j) || kinds.IsNull(j) {
-				return nil, fmt.Errorf("%s: row %d: null kind or weights", name, row)
-			}
-			off := (wl.Offset() + j) * K
-			ws := vals[off : off+K]
-			switch k := kinds.Value(j); k {
-			case schemas.KindAttr:
-				if trans != nil {
-					return nil, fmt.Errorf("%s: row %d: attribute row after the transitions", name, row)
-				}
-				m.AttrNames = append(m.AttrNames, names.Value(j))
-				attrW = append(attrW, ws...)
-			case schemas.KindTrans:
-				trans = append(trans, ws...)
-			case schemas.KindBias:
-				bias = append([]float64(nil), ws...)
-			case schemas.KindStart:
-				start = append([]float64(nil), ws...)
-			case schemas.KindEnd:
-				end = append([]float64(nil), ws...)
-			default:
-				return nil, fmt.Errorf("%s: row %d: unknown kind %q", name, row, k)
-			}
+	mr.ki = schema.FieldIndices(schemas.ModelKind)[0]
+	mr.ni = schema.FieldIndices(schemas.ModelName)[0]
+	mr.wi = schema.FieldIndices(schemas.ModelWeights)[0]
+	return mr, nil
+}
+
+// addBatch checks one record batch and collects its rows.
+func (mr *modelReader) addBatch(rec arrow.RecordBatch, batch int) error {
+	if err := ValidateBatch(rec); err != nil {
+		return fmt.Errorf("%s: batch %d: %w", mr.name, batch, err)
+	}
+	kinds := rec.Column(mr.ki).(*array.String)
+	names := rec.Column(mr.ni).(*array.String)
+	wl := rec.Column(mr.wi).(*array.FixedSizeList)
+	wv := wl.ListValues().(*array.Float64)
+	if wv.NullN() > 0 {
+		return fmt.Errorf("%s: batch %d: %d null weights", mr.name, batch, wv.NullN())
+	}
+	vals := wv.Float64Values()
+	for j := 0; j < int(rec.NumRows()); j++ {
+		if kinds.IsNull(j) || names.IsNull(j) || wl.IsNull(j) {
+			return fmt.Errorf("%s: row %d: null kind, name or weights", mr.name, mr.row)
+		}
+		off := (wl.Offset() + j) * mr.K
+		if err := mr.addRow(kinds.Value(j), names.Value(j), vals[off:off+mr.K]); err != nil {
+			return err
 		}
 	}
-	if err := rr.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	return nil
+}
+
+// addRow checks one row (its place, its name, its weights) and keeps it.
+func (mr *modelReader) addRow(kind, name string, ws []float64) error {
+	row := mr.row
+	mr.row++
+	where := func() string { return fmt.Sprintf("%s: row %d (%s %q)", mr.name, row, kind, name) }
+	rank, ok := kindRank[kind]
+	switch {
+	case !ok:
+		return fmt.Errorf("%s: row %d: unknown kind %q", mr.name, row, kind)
+	case rank < mr.rank || (rank == mr.rank && rank >= 2):
+		return fmt.Errorf("%s: out of order (rows go attr…, trans…, bias, start, end)", where())
+	case rank == 1 && (mr.nTrans >= mr.K || name != mr.m.LabelNames[mr.nTrans]):
+		return fmt.Errorf("%s: want the transitions from the %d labels in order", where(), mr.K)
+	case rank >= 2 && name != "":
+		return fmt.Errorf("%s: a %s row has no name", where(), kind)
 	}
-	if len(trans) != K*K {
-		return nil, fmt.Errorf("%s: model has %d transition rows, want %d", name, len(trans)/K, K)
+	mr.rank = rank
+	for y, w := range ws {
+		if math.IsNaN(w) || math.IsInf(w, 0) {
+			return fmt.Errorf("%s: weight for label %q is %v, want a finite number", where(), mr.m.LabelNames[y], w)
+		}
 	}
-	noBias := bias == nil && start == nil && end == nil
-	if !noBias && (bias == nil || start == nil || end == nil) {
+	mr.hash.Row(kind, name, ws)
+	switch rank {
+	case 0:
+		if prev, dup := mr.attrSeen[name]; dup {
+			return fmt.Errorf("%s: the attribute of row %d again", where(), prev)
+		}
+		name = strings.Clone(name) // Value aliases the batch's buffer
+		mr.attrSeen[name] = row
+		mr.m.AttrNames = append(mr.m.AttrNames, name)
+		mr.attrW = append(mr.attrW, ws...)
+	case 1:
+		mr.nTrans++
+		mr.trans = append(mr.trans, ws...)
+	default:
+		mr.extra[rank-2] = append([]float64(nil), ws...)
+	}
+	return nil
+}
+
+// model checks what was read as a whole (the transitions complete, bias,
+// start and end all or none as the metadata says, the checksum) and
+// returns the model.
+func (mr *modelReader) model() (*crf.Model, error) {
+	m, name, K := mr.m, mr.name, mr.K
+	if mr.nTrans != K {
+		return nil, fmt.Errorf("%s: model has %d transition rows, want %d", name, mr.nTrans, K)
+	}
+	noBias := mr.extra[0] == nil && mr.extra[1] == nil && mr.extra[2] == nil
+	if !noBias && (mr.extra[0] == nil || mr.extra[1] == nil || mr.extra[2] == nil) {
 		return nil, fmt.Errorf("%s: model has only some of the bias, start and end rows", name)
 	}
-	m.Layout = crf.Layout{NumAttrs: len(m.AttrNames), NumLabels: K, NoBias: noBias}
-	m.Weights = append(attrW, trans...)
-	if !noBias {
-		m.Weights = append(append(append(m.Weights, bias...), start...), end...)
+	if want := fmt.Sprint(!noBias); m.Meta[schemas.KeyBias] != want {
+		return nil, fmt.Errorf("%s: model metadata %s is %q, but its rows say %s", name, schemas.KeyBias, m.Meta[schemas.KeyBias], want)
 	}
-	return m, m.Check()
+	if got := mr.hash.Sum(); got != m.Meta[schemas.KeyChecksum] {
+		return nil, fmt.Errorf("%s: checksum mismatch: the file was changed or is corrupt (metadata %s is %q, the contents give %s)",
+			name, schemas.KeyChecksum, m.Meta[schemas.KeyChecksum], got)
+	}
+	m.Layout = crf.Layout{NumAttrs: len(m.AttrNames), NumLabels: K, NoBias: noBias}
+	m.Weights = append(mr.attrW, mr.trans...)
+	if !noBias {
+		m.Weights = append(append(append(m.Weights, mr.extra[0]...), mr.extra[1]...), mr.extra[2]...)
+	}
+	if err := m.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return m, nil
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestModelRoundTrip(t *testing.T) {
 			m := &crf.Model{Layout: lay, Weights: crftest.RandomWeights(rng, lay, 1),
 				LabelNames: []string{"B-NP", "I-NP", "O"}, Meta: map[string]string{"dualcrf.lambda": "0.01"}}
 			for a := 0; a < lay.NumAttrs; a++ {
-				m.AttrNames = append(m.AttrNames, "w[0]="+string(rune('a'+a%26))+strings.Repeat("x", a%7))
+				m.AttrNames = append(m.AttrNames, "w[0]="+string(rune('a'+a%26))+strings.Repeat("x", a%7)+strconv.Itoa(a))
 			}
 			var buf bytes.Buffer
 			if err := WriteModel(&buf, m, WriterOptions{Compression: comp}); err != nil {

@@ -5,10 +5,48 @@ import "github.com/apache/arrow-go/v18/arrow"
 // The training log: one row per epoch (epoch 0 is the initial point).
 // Certified quantities are null in epochs without a certificate pass;
 // held-out metrics are null without --valid.
+//
+//	epoch              int32    0 for the initial point
+//	steps              int64    steps so far (SDCA: sentence updates; L-BFGS: iterations)
+//	seconds            float64  training time of the epoch, certificate passes excluded
+//	total_seconds      float64  training time so far
+//	cert_seconds       float64  time of the epoch's certificate pass
+//	primal             float64  P(w), when certified
+//	dual               float64  D(μ), when certified
+//	gap                float64  the certified duality gap, when certified
+//	identity_residual  float64  residual of the gap identity P − D = mean block gap, when certified
+//	gap_estimate       float64  the sampler's running gap estimate
+//	line_search        int64    line-search evaluations in the epoch
+//	valid_accuracy     float64  held-out token accuracy, a fraction in [0, 1]
+//	valid_f1           float64  held-out chunk F1, a fraction in [0, 1]
+//
+// Version 2: valid_f1 became a fraction (it was a percentage), and columns
+// carry their units in field metadata (KeyUnit).
 const (
 	LogFormat  = "training-log"
-	LogVersion = "1"
+	LogVersion = "2"
 )
+
+// logFields are the columns of the training log.
+func logFields() []arrow.Field {
+	f64 := arrow.PrimitiveTypes.Float64
+	sec, frac := unit(UnitSeconds), unit(UnitFraction)
+	return []arrow.Field{
+		{Name: "epoch", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "steps", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "seconds", Type: f64, Metadata: sec},
+		{Name: "total_seconds", Type: f64, Metadata: sec},
+		{Name: "cert_seconds", Type: f64, Metadata: sec},
+		{Name: "primal", Type: f64, Nullable: true},
+		{Name: "dual", Type: f64, Nullable: true},
+		{Name: "gap", Type: f64, Nullable: true},
+		{Name: "identity_residual", Type: f64, Nullable: true},
+		{Name: "gap_estimate", Type: f64, Nullable: true},
+		{Name: "line_search", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "valid_accuracy", Type: f64, Nullable: true, Metadata: frac},
+		{Name: "valid_f1", Type: f64, Nullable: true, Metadata: frac},
+	}
+}
 
 // LogSchema returns the training-log schema with the free metadata md.
 func LogSchema(md map[string]string) (*arrow.Schema, error) {
@@ -16,20 +54,18 @@ func LogSchema(md map[string]string) (*arrow.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	f64 := arrow.PrimitiveTypes.Float64
-	return arrow.NewSchema([]arrow.Field{
-		{Name: "epoch", Type: arrow.PrimitiveTypes.Int32},
-		{Name: "steps", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "seconds", Type: f64},       // training time of the epoch, certificates excluded
-		{Name: "total_seconds", Type: f64}, // cumulative training time
-		{Name: "cert_seconds", Type: f64},  // time of the certificate pass
-		{Name: "primal", Type: f64, Nullable: true},
-		{Name: "dual", Type: f64, Nullable: true},
-		{Name: "gap", Type: f64, Nullable: true},
-		{Name: "identity_residual", Type: f64, Nullable: true},
-		{Name: "gap_estimate", Type: f64, Nullable: true},
-		{Name: "line_search", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "valid_accuracy", Type: f64, Nullable: true},
-		{Name: "valid_f1", Type: f64, Nullable: true},
-	}, &m), nil
+	return arrow.NewSchema(logFields(), &m), nil
+}
+
+// ValidateLogSchema says precisely what is wrong with a training-log
+// schema: another table or version, a missing or mistyped column.
+func ValidateLogSchema(s *arrow.Schema) error {
+	p := &problems{table: "training log"}
+	if !checkFormat(p, s, LogFormat, LogVersion) {
+		return p.err()
+	}
+	for _, f := range logFields() {
+		checkColumn(p, s, f.Name, isType(f.Type.ID(), f.Type.String()))
+	}
+	return p.err()
 }

@@ -185,3 +185,18 @@ func isListOf(elem typeCheck) typeCheck {
 func stringDictType() *arrow.DictionaryType {
 	return &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 }
+
+// Field-metadata key and value that state a column's unit.
+const (
+	// KeyUnit is the field-metadata key naming a column's unit.
+	KeyUnit = "dualcrf.unit"
+	// UnitFraction marks a score in [0, 1] (accuracy, precision, recall, F1).
+	UnitFraction = "fraction in [0,1]"
+	// UnitSeconds marks a duration in seconds.
+	UnitSeconds = "seconds"
+)
+
+// unit returns field metadata stating unit u.
+func unit(u string) arrow.Metadata {
+	return arrow.NewMetadata([]string{KeyUnit}, []string{u})
+}

@@ -51,7 +51,7 @@ func LogTable(recs []EpochRecord, md map[string]string) (arrow.RecordBatch, erro
 // Held-out metric names understood by the log.
 const (
 	MetricAccuracy = "accuracy" // token accuracy in [0,1]
-	MetricF1       = "f1"       // chunk F1 in [0,100]
+	MetricF1       = "f1"       // chunk F1 in [0,1]
 )
 
 // FormatRecord renders a record as the one-line human summary printed on
@@ -71,7 +71,7 @@ func FormatRecord(r EpochRecord) string {
 		s += fmt.Sprintf("  acc %.2f%%", 100*v)
 	}
 	if v, ok := r.Metrics[MetricF1]; ok {
-		s += fmt.Sprintf("  F1 %.2f", v)
+		s += fmt.Sprintf("  F1 %.2f", 100*v)
 	}
 	if r.CertSeconds > 0 {
 		s += fmt.Sprintf("  (cert %.2fs)", r.CertSeconds)

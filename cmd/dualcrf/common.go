@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -82,12 +81,12 @@ func settingsFrom(md map[string]string, what string) (featureSettings, error) {
 	}
 	s.templates = set
 	if v, ok := md[schemas.KeyMinCount]; ok {
-		if s.minCount, err = strconv.Atoi(v); err != nil {
-			return s, fmt.Errorf("%s: metadata %s=%q: %w", what, schemas.KeyMinCount, v, err)
+		if s.minCount, err = strconv.Atoi(v); err != nil || s.minCount < 0 {
+			return s, fmt.Errorf("%s: metadata %s=%q: want a count ≥ 0", what, schemas.KeyMinCount, v)
 		}
 	}
 	if v, ok := md[featurize.KeyInput]; ok {
-		if err := json.Unmarshal([]byte(v), &s.input); err != nil {
+		if s.input, err = featurize.ParseInputOptions(v); err != nil {
 			return s, fmt.Errorf("%s: metadata %s: %w", what, featurize.KeyInput, err)
 		}
 		s.haveInput = true

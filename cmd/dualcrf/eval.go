@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/schemas"
 )
 
 func evalCommand() *cli.Command {
@@ -19,7 +18,9 @@ func evalCommand() *cli.Command {
 		Usage:     "score a prediction table: token accuracy, per-label and conlleval chunk precision/recall/F1",
 		ArgsUsage: "[PREDICTIONS|-]",
 		Description: `Prints conlleval's report on standard output (--json for machines; --arrow FILE writes the
-overall figures as a one-row Arrow table). Exits non-zero when there are no gold labels.
+overall figures as a one-row Arrow table, the scores table). Precision, recall, F1 and accuracy are
+fractions in [0, 1] in --json and --arrow; the report prints them as percentages, as conlleval does.
+Exits non-zero when there are no gold labels.
 
    dualcrf decode -m model.arrow test.arrow | dualcrf eval
    dualcrf eval --json predictions.arrow`,
@@ -57,7 +58,7 @@ overall figures as a one-row Arrow table). Exits non-zero when there are no gold
 				return err
 			}
 			if path := c.String("arrow"); path != "" {
-				if err := writeScores(path, ev.Result()); err != nil {
+				if err := writeScores(path, in, ev.Result()); err != nil {
 					return err
 				}
 			}
@@ -69,32 +70,16 @@ overall figures as a one-row Arrow table). Exits non-zero when there are no gold
 	}
 }
 
-// writeScores writes the overall scores as a one-row Arrow IPC file.
-func writeScores(path string, s decode.Scores) error {
-	f64 := arrow.PrimitiveTypes.Float64
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "tokens", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "accuracy", Type: f64},
-		{Name: "precision", Type: f64, Nullable: true},
-		{Name: "recall", Type: f64, Nullable: true},
-		{Name: "f1", Type: f64, Nullable: true},
-	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	b.Field(0).(*array.Int64Builder).Append(int64(s.Tokens))
-	b.Field(1).(*array.Float64Builder).Append(s.Accuracy)
-	for i := 0; i < 3; i++ {
-		fb := b.Field(2 + i).(*array.Float64Builder)
-		if s.Chunks == nil {
-			fb.AppendNull()
-			continue
-		}
-		fb.Append([]float64{s.Chunks.Precision, s.Chunks.Recall, s.Chunks.F1}[i])
+// writeScores writes the overall scores as a one-row Arrow IPC file, the
+// scores table (schemas.ScoresSchema); source names the predictions scored.
+func writeScores(path, source string, s decode.Scores) error {
+	rec, err := decode.ScoresRecord(memory.DefaultAllocator, s, map[string]string{schemas.KeySource: source})
+	if err != nil {
+		return err
 	}
-	rec := b.NewRecordBatch()
 	defer rec.Release()
 	return withOutput(path, func(w io.Writer, _ string) error {
-		rw, err := pipeline.NewRecordWriter(w, schema, pipeline.WriterOptions{Format: pipeline.FormatFile})
+		rw, err := pipeline.NewRecordWriter(w, rec.Schema(), pipeline.WriterOptions{Format: pipeline.FormatFile})
 		if err != nil {
 			return err
 		}

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -18,73 +23,284 @@ import (
 func inspectCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "inspect",
-		Usage:     "summarise a feature table or a model: sentences, tokens, attributes, labels, schema version",
+		Usage:     "check and summarise any table dualcrf writes: feature table, model, prediction table, training log, scores",
 		ArgsUsage: "FILE|-",
-		Description: `   dualcrf inspect train.arrow
+		Description: `Reads the whole table, checking it as the stage that reads it would (a model's checksum and
+weights, every row of a table), and prints a summary: its kind and format version, then counts,
+labels and metadata. Exits 1 with the reason when the table is damaged or not dualcrf's.
+
+   dualcrf inspect train.arrow
    dualcrf inspect model.arrow`,
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return fmt.Errorf("inspect: want one file (or -), got %d arguments", c.NArg())
 			}
-			path := c.Args().First()
-			out := c.App.Writer
-			open, err := reopenable(path)
+			open, err := reopenable(c.Args().First())
 			if err != nil {
 				return err
 			}
-			var m *crf.Model
-			var name string
-			err = open(func(r io.Reader, n string) error {
-				var err error
-				name = n
-				m, err = pipeline.ReadModel(r, n)
+			var buf bytes.Buffer
+			if err := inspect(&buf, open); err != nil {
 				return err
-			})
-			if err == nil {
-				printModel(out, name, m)
-				return nil
 			}
-			return open(func(r io.Reader, name string) error {
-				s, err := featurize.InspectTable(r, name, featurize.ReadOptions{})
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "feature table %s (format version %s)\n", name, s.Version)
-				fmt.Fprintf(out, "sentences   %d\ntokens      %d (longest sentence %d)\nattributes  %d (%d occurrences, %d tokens with real values)\n",
-					s.Sentences, s.Tokens, s.MaxLen, s.Attributes, s.AttrOccurrences, s.RealValued)
-				fmt.Fprintf(out, "columns     %s\nlabels      %d (%d tokens unlabelled)\n", strings.Join(s.Columns, " "), len(s.Labels), s.Unlabelled)
-				idx := make([]int, len(s.Labels))
-				for i := range idx {
-					idx[i] = i
-				}
-				sort.SliceStable(idx, func(a, b int) bool { return s.LabelCounts[idx[a]] > s.LabelCounts[idx[b]] })
-				for _, i := range idx {
-					fmt.Fprintf(out, "  %-12s %d\n", s.Labels[i], s.LabelCounts[i])
-				}
-				for _, k := range []string{schemas.KeyTemplates, schemas.KeyMinCount, schemas.KeySource} {
-					if v, ok := s.Metadata[k]; ok {
-						fmt.Fprintf(out, "%s:\n  %s\n", k, strings.ReplaceAll(strings.TrimSpace(v), "\n", "\n  "))
-					}
-				}
-				return nil
-			})
+			if _, err := c.App.Writer.Write(buf.Bytes()); err != nil {
+				return fmt.Errorf("inspect: write the summary to standard output: %w", err)
+			}
+			return nil
 		},
 	}
 }
 
-// printModel summarises model m read from the input name.
-func printModel(out io.Writer, name string, m *crf.Model) {
+// opener runs fn on the input as often as needed.
+type opener func(fn func(r io.Reader, name string) error) error
+
+// inspect writes the summary of the table open reads to out, choosing the
+// reader by the table's dualcrf.format.
+func inspect(out *bytes.Buffer, open opener) error {
+	var format string
+	err := open(func(r io.Reader, name string) error {
+		rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
+		if err != nil {
+			return err
+		}
+		defer rr.Release()
+		format = schemas.MetadataMap(rr.Schema())[schemas.KeyFormat]
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	switch format {
+	case schemas.ModelFormat:
+		return open(func(r io.Reader, name string) error {
+			m, err := pipeline.ReadModel(r, name)
+			if err != nil {
+				return err
+			}
+			return printModel(out, name, m)
+		})
+	case schemas.FeatureFormat:
+		return open(func(r io.Reader, name string) error {
+			s, err := featurize.InspectTable(r, name, featurize.ReadOptions{})
+			if err != nil {
+				return err
+			}
+			printFeatureTable(out, name, s)
+			return nil
+		})
+	}
+	readers := map[string]func(*bytes.Buffer, array.RecordReader, string) error{
+		schemas.PredictionFormat: printPredictions,
+		schemas.LogFormat:        printLog,
+		schemas.ScoresFormat:     printScores,
+	}
+	summarise, ok := readers[format]
+	if !ok {
+		return open(func(_ io.Reader, name string) error {
+			return fmt.Errorf("%s: not a table dualcrf writes (schema metadata %s is %q; want %s, %s, %s, %s or %s)", name,
+				schemas.KeyFormat, format, schemas.FeatureFormat, schemas.ModelFormat, schemas.PredictionFormat, schemas.LogFormat, schemas.ScoresFormat)
+		})
+	}
+	return open(func(r io.Reader, name string) error {
+		rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
+		if err != nil {
+			return err
+		}
+		defer rr.Release()
+		return summarise(out, rr, name)
+	})
+}
+
+// printFeatureTable summarises a feature table.
+func printFeatureTable(out *bytes.Buffer, name string, s featurize.Summary) {
+	fmt.Fprintf(out, "feature table %s (format version %s)\n", name, s.Version)
+	fmt.Fprintf(out, "sentences   %d\ntokens      %d (longest sentence %d)\nattributes  %d (%d occurrences, %d tokens with real values)\n",
+		s.Sentences, s.Tokens, s.MaxLen, s.Attributes, s.AttrOccurrences, s.RealValued)
+	fmt.Fprintf(out, "columns     %s\nlabels      %d (%d tokens unlabelled)\n", strings.Join(s.Columns, " "), len(s.Labels), s.Unlabelled)
+	idx := make([]int, len(s.Labels))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return s.LabelCounts[idx[a]] > s.LabelCounts[idx[b]] })
+	for _, i := range idx {
+		fmt.Fprintf(out, "  %-12s %d\n", s.Labels[i], s.LabelCounts[i])
+	}
+	printMetadata(out, s.Metadata, schemas.KeyTemplates, schemas.KeyMinCount, schemas.KeySource)
+}
+
+// printMetadata prints the given metadata keys that md has, one block each.
+func printMetadata(out *bytes.Buffer, md map[string]string, keys ...string) {
+	for _, k := range keys {
+		if v, ok := md[k]; ok {
+			fmt.Fprintf(out, "%s:\n  %s\n", k, strings.ReplaceAll(strings.TrimSpace(v), "\n", "\n  "))
+		}
+	}
+}
+
+// printModel summarises model m read from the input name; its training
+// statistics must be a JSON object.
+func printModel(out *bytes.Buffer, name string, m *crf.Model) error {
 	fmt.Fprintf(out, "model %s (format version %s)\n", name, m.Meta[schemas.KeyVersion])
 	fmt.Fprintf(out, "attributes  %d\nlabels      %d  %s\nweights     %d (bias/start/end: %v)\n",
 		m.Layout.NumAttrs, m.Layout.NumLabels, strings.Join(m.LabelNames, " "), m.Layout.Dim(), !m.Layout.NoBias)
-	for _, k := range []string{schemas.KeyLambda, schemas.KeyN, schemas.KeySolver, schemas.KeyFeatureSpace, schemas.KeyTraining} {
+	fmt.Fprintf(out, "%-23s %s (verified)\n", schemas.KeyChecksum, m.Meta[schemas.KeyChecksum])
+	for _, k := range []string{schemas.KeyLambda, schemas.KeyN, schemas.KeySolver, schemas.KeyFeatureSpace} {
 		fmt.Fprintf(out, "%-23s %s\n", k, m.Meta[k])
+	}
+	if v, ok := m.Meta[schemas.KeyTraining]; ok {
+		facts, err := schemas.ParseTrainingFacts(v)
+		if err != nil {
+			return fmt.Errorf("%s: model metadata %s: %w", name, schemas.KeyTraining, err)
+		}
+		fmt.Fprintf(out, "%s:\n", schemas.KeyTraining)
+		for _, f := range facts {
+			fmt.Fprintf(out, "  %-12s %s\n", f.Key, f.Value)
+		}
+	}
+	printMetadata(out, m.Meta, schemas.KeyTemplates, schemas.KeyMinCount, schemas.KeySource)
+	return nil
+}
+
+// printPredictions summarises a prediction table.
+func printPredictions(out *bytes.Buffer, rr array.RecordReader, name string) error {
+	s, err := decode.InspectPredictions(rr, name)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "prediction table %s (format version %s)\n", name, s.Version)
+	fmt.Fprintf(out, "sentences   %d\ntokens      %d (longest sentence %d)\ncolumns     %s\n",
+		s.Sentences, s.Tokens, s.MaxLen, strings.Join(s.Columns, " "))
+	switch {
+	case !s.Gold:
+		fmt.Fprintf(out, "gold        none\n")
+	case s.Labelled == 0:
+		fmt.Fprintf(out, "gold        none of the %d tokens labelled\n", s.Tokens)
+	default:
+		fmt.Fprintf(out, "gold        %d tokens labelled; token accuracy %.6f\n", s.Labelled, s.Accuracy())
+	}
+	if s.Marginals {
+		fmt.Fprintf(out, "marginals   mean confidence %.6f\n", s.MeanConf)
+	}
+	labels := s.PredLabels()
+	fmt.Fprintf(out, "predicted   %d labels\n", len(labels))
+	for _, l := range labels {
+		fmt.Fprintf(out, "  %-12s %d\n", l, s.Predicted[l])
+	}
+	printMetadata(out, s.Metadata, schemas.KeySource)
+	return nil
+}
+
+// printScores summarises a scores table (eval --arrow).
+func printScores(out *bytes.Buffer, rr array.RecordReader, name string) error {
+	s, err := decode.ReadScores(rr, name)
+	if err != nil {
+		return err
+	}
+	md := schemas.MetadataMap(rr.Schema())
+	fmt.Fprintf(out, "scores table %s (format version %s)\n", name, md[schemas.KeyVersion])
+	fmt.Fprintf(out, "scheme      %s\nsentences   %d\ntokens      %d (%d correct)\naccuracy    %.6f\n",
+		s.Scheme, s.Sentences, s.Tokens, s.CorrectTokens, s.Accuracy)
+	if c := s.Chunks; c != nil {
+		fmt.Fprintf(out, "chunks      %d gold, %d predicted, %d correct\nprecision   %.6f\nrecall      %.6f\nf1          %.6f\n",
+			c.Gold, c.Predicted, c.Correct, c.Precision, c.Recall, c.F1)
+	}
+	fmt.Fprintf(out, "(scores are fractions in [0, 1])\n")
+	printMetadata(out, md, schemas.KeySource)
+	return nil
+}
+
+// printLog summarises a training log: every epoch's row.
+func printLog(out *bytes.Buffer, rr array.RecordReader, name string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: corrupt training log: %v", name, p)
+		}
+	}()
+	schema := rr.Schema()
+	if err := schemas.ValidateLogSchema(schema); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	cols := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		cols[i] = f.Name
+	}
+	var rows [][]string
+	epoch := int64(-1)
+	for batch := 0; rr.Next(); batch++ {
+		rec := rr.RecordBatch()
+		if err := pipeline.ValidateBatch(rec); err != nil {
+			return fmt.Errorf("%s: batch %d: %w", name, batch, err)
+		}
+		for j := 0; j < int(rec.NumRows()); j++ {
+			row := make([]string, len(cols))
+			for c, col := range rec.Columns() {
+				row[c] = cell(col, j)
+			}
+			e := rec.Column(schema.FieldIndices("epoch")[0]).(*array.Int32)
+			if e.IsNull(j) || int64(e.Value(j)) <= epoch {
+				return fmt.Errorf("%s: row %d: epoch %s after epoch %d (epochs increase from 0)", name, len(rows), row[schema.FieldIndices("epoch")[0]], epoch)
+			}
+			epoch = int64(e.Value(j))
+			rows = append(rows, row)
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return err
+	}
+	md := schemas.MetadataMap(schema)
+	fmt.Fprintf(out, "training log %s (format version %s)\n", name, md[schemas.KeyVersion])
+	fmt.Fprintf(out, "epochs      %d rows\nsolver      %s\n", len(rows), md[schemas.KeySolver])
+	printAligned(out, cols, rows)
+	fmt.Fprintf(out, "(seconds exclude certificate passes, shown as cert_seconds; valid_accuracy and valid_f1 are fractions in [0, 1]; - is null)\n")
+	return nil
+}
+
+// cell formats row j of a numeric column, "-" when null.
+func cell(col arrow.Array, j int) string {
+	if col.IsNull(j) {
+		return "-"
+	}
+	switch a := col.(type) {
+	case *array.Int32:
+		return strconv.FormatInt(int64(a.Value(j)), 10)
+	case *array.Int64:
+		return strconv.FormatInt(a.Value(j), 10)
+	case *array.Float64:
+		if v := a.Value(j); !math.IsNaN(v) {
+			return strconv.FormatFloat(v, 'g', 7, 64)
+		}
+		return "NaN"
+	}
+	return "?"
+}
+
+// printAligned prints a table with right-aligned columns.
+func printAligned(out *bytes.Buffer, cols []string, rows [][]string) {
+	width := make([]int, len(cols))
+	for c, n := range cols {
+		width[c] = len(n)
+		for _, r := range rows {
+			width[c] = max(width[c], len(r[c]))
+		}
+	}
+	line := func(cells []string) {
+		for c, s := range cells {
+			if c > 0 {
+				out.WriteString("  ")
+			}
+			out.WriteString(strings.Repeat(" ", width[c]-len(s)) + s)
+		}
+		out.WriteByte('\n')
+	}
+	line(cols)
+	for _, r := range rows {
+		line(r)
 	}
 }
 
 // reopenable returns a function that runs fn on the input at path as often
 // as needed; standard input ("-") is read into memory once for that.
-func reopenable(path string) (func(fn func(io.Reader, string) error) error, error) {
+func reopenable(path string) (opener, error) {
 	if path != "-" {
 		return func(fn func(io.Reader, string) error) error { return withInput(path, fn) }, nil
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/dualcrf/dualcrf/schemas"
 )
 
 // evalReport is the part of `dualcrf eval --json` the tests check.
@@ -68,11 +70,15 @@ func parseEval(t *testing.T, out []byte, gold corpus) evalReport {
 	if c.Gold != gold.chunks {
 		t.Errorf("eval: %d gold chunks; conlleval's rules find %d in the file", c.Gold, gold.chunks)
 	}
-	if p := 100 * float64(c.Correct) / float64(c.Predicted); math.Abs(p-c.Precision) > 1e-9 {
-		t.Errorf("eval: precision %v, want 100·%d/%d = %v", c.Precision, c.Correct, c.Predicted, p)
+	// Every score is a fraction in [0, 1], like the accuracy.
+	if p := float64(c.Correct) / float64(c.Predicted); math.Abs(p-c.Precision) > 1e-12 {
+		t.Errorf("eval: precision %v, want %d/%d = %v", c.Precision, c.Correct, c.Predicted, p)
 	}
-	if r := 100 * float64(c.Correct) / float64(c.Gold); math.Abs(r-c.Recall) > 1e-9 {
-		t.Errorf("eval: recall %v, want 100·%d/%d = %v", c.Recall, c.Correct, c.Gold, r)
+	if r := float64(c.Correct) / float64(c.Gold); math.Abs(r-c.Recall) > 1e-12 {
+		t.Errorf("eval: recall %v, want %d/%d = %v", c.Recall, c.Correct, c.Gold, r)
+	}
+	if f := 2 * c.Precision * c.Recall / (c.Precision + c.Recall); math.Abs(f-c.F1) > 1e-12 || c.F1 > 1 {
+		t.Errorf("eval: F1 %v, want the harmonic mean of %v and %v = %v", c.F1, c.Precision, c.Recall, f)
 	}
 	return e
 }
@@ -322,7 +328,7 @@ func TestInspect(t *testing.T) {
 	}
 	out := string(mustRun(t, dir, "inspect", f.model).stdout)
 	for _, s := range []string{
-		"model " + f.model + " (format version 1)",
+		"model " + f.model + " (format version " + schemas.ModelVersion + ")",
 		fmt.Sprintf("dualcrf.n               %d\n", c.sentences),
 		fmt.Sprintf("dualcrf.lambda          %v\n", 1/float64(c.sentences)),
 		"dualcrf.solver          sdca",
@@ -333,7 +339,7 @@ func TestInspect(t *testing.T) {
 	}
 	// A model on standard input is recognised as well.
 	r := run(t, dir, f.model, "inspect", "-")
-	if r.code != 0 || !bytes.HasPrefix(r.stdout, []byte("model <stdin> (format version 1)\n")) {
+	if r.code != 0 || !bytes.HasPrefix(r.stdout, []byte("model <stdin> (format version "+schemas.ModelVersion+")\n")) {
 		t.Errorf("inspect - < model: %v\nstdout:\n%s", r, r.stdout)
 	}
 	if got := modelLabels(t, f.model); len(got) != len(c.labelCount) {

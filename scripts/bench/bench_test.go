@@ -103,7 +103,7 @@ func TestMedian(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	rows := synthLog(4, 9, 2, 1)
 	rows[2].Seconds = 5 // epochs 1..4 take 2, 5, 2, 2 s: median 2; epoch 0's 9 s is not an epoch
-	r := solverRun{Solver: "gap", Rows: rows, PeakRSS: 3 << 20, Wall: 20, TestAcc: 0.9, TestF1: 91}
+	r := solverRun{Solver: "gap", Rows: rows, PeakRSS: 3 << 20, Wall: 20, TestAcc: 0.9, TestF1: 0.91}
 	s := summarize("set", r, 1, []float64{1e-2, 1e-4}, 1e-3)
 	if s.SecPerEpoch != 2 || s.Epochs != 4 {
 		t.Errorf("s/epoch %v over %d epochs, want 2 over 4", s.SecPerEpoch, s.Epochs)
@@ -127,7 +127,7 @@ func testConfig() config {
 
 // testTable is one set with a converging, a slower and a failed run.
 func testTable(cfg config) setTable {
-	fast := solverRun{Solver: "gap", Rows: synthLog(6, 1, 3, 2), PeakRSS: 800 << 20, Wall: 30, TestAcc: 0.955, TestF1: 92.97}
+	fast := solverRun{Solver: "gap", Rows: synthLog(6, 1, 3, 2), PeakRSS: 800 << 20, Wall: 30, TestAcc: 0.955, TestF1: 0.9297}
 	slow := solverRun{Solver: "lbfgs", Rows: synthLog(3, 1, 1.5, 2.5), PeakRSS: 400 << 20, Wall: 9, TestAcc: 0.9, TestF1: math.NaN()}
 	failed := solverRun{Solver: "uniform", Err: errors.New("exit status 2"), TestAcc: math.NaN(), TestF1: math.NaN()}
 	t := setTable{Set: datasets()[0], Runs: []solverRun{fast, failed, slow}}

@@ -340,7 +340,7 @@ type solverRun struct {
 	PeakRSS int64   // bytes, of the training process
 	Wall    float64 // wall seconds of the training process
 	TestAcc float64 // token accuracy in [0,1], NaN when unknown
-	TestF1  float64 // conlleval chunk F1 in percent, NaN when unknown
+	TestF1  float64 // conlleval chunk F1 in [0,1], NaN when unknown
 	Err     error
 }
 
@@ -752,7 +752,7 @@ func writeSetTable(b *strings.Builder, cfg config, t setTable) {
 			fmt.Fprintf(b, " %s |", fmtSeconds(v))
 		}
 		fmt.Fprintf(b, " %s | %s | %s | %s | %s | %s |\n", fmtSeconds(s.TSubopt), fmtRSS(s.PeakRSS),
-			fmtPercent(s.TestAcc*100), fmtPercent(s.TestF1), fmtSci(s.FinalGap), fmtSeconds(s.Wall))
+			fmtPercent(s.TestAcc*100), fmtPercent(s.TestF1*100), fmtSci(s.FinalGap), fmtSeconds(s.Wall))
 	}
 	for _, s := range t.Rows {
 		if s.Err != "" {
@@ -850,7 +850,7 @@ func benchSchema(cfg config) *arrow.Schema {
 	)
 	md := arrow.NewMetadata(
 		[]string{"dualcrf.bench.time_axis", "dualcrf.bench.test_accuracy", "dualcrf.bench.test_f1"},
-		[]string{"training seconds (total_seconds; certificates excluded)", "token accuracy in [0,1]", "conlleval chunk F1 in percent"})
+		[]string{"training seconds (total_seconds; certificates excluded)", "token accuracy in [0,1]", "conlleval chunk F1 in [0,1]"})
 	return arrow.NewSchema(fields, &md)
 }
 

@@ -1,0 +1,236 @@
+package decode
+
+// Reading prediction tables (schemas.PredictionSchema) back: the rows of
+// each sentence, checked, for scoring (EvaluateReader) and for summaries
+// (InspectPredictions).
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/schemas"
+)
+
+// predSentence is one sentence of a prediction table.
+type predSentence struct {
+	pred []string
+	gold []string // per token, "" where there is none
+	// hasGold tells the tokens with a gold label (none when the table has
+	// no gold column).
+	hasGold []bool
+	conf    []float64 // with marginals
+}
+
+func (s *predSentence) reset() {
+	s.gold, s.pred, s.hasGold, s.conf = s.gold[:0], s.pred[:0], s.hasGold[:0], s.conf[:0]
+}
+
+// predColumns are the indices of a prediction table's columns; gold, conf
+// are -1 when absent.
+type predColumns struct{ sent, pos, gold, pred, conf int }
+
+// readPredictions reads the prediction table of rr sentence by sentence,
+// calling fn with each (valid until fn returns). Every batch is validated
+// before it is read; the rows of a sentence must be contiguous with
+// positions 0, 1, 2, …, and a sentence ends where the sentence id changes
+// or, in concatenated streams, the stream does. With needGold a token
+// without a gold label is an error. Errors name the input and the row.
+func readPredictions(rr array.RecordReader, name string, needGold bool, fn func(*predSentence) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: corrupt prediction table: %v", name, p)
+		}
+	}()
+	schema := rr.Schema()
+	if err := schemas.ValidatePredictionSchema(schema, needGold); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	cols := predColumns{
+		sent: schema.FieldIndices(schemas.ColSentence)[0],
+		pos:  schema.FieldIndices(schemas.ColPosition)[0],
+		gold: -1, conf: -1,
+		pred: schema.FieldIndices(schemas.ColPred)[0],
+	}
+	if idx := schema.FieldIndices(schemas.ColGold); len(idx) == 1 && schema.Field(idx[0]).Type.ID() == arrow.STRING {
+		cols.gold = idx[0]
+	}
+	if idx := schema.FieldIndices(schemas.ColConfidence); len(idx) == 1 && schema.Field(idx[0]).Type.ID() == arrow.FLOAT64 {
+		cols.conf = idx[0]
+	}
+	streams, _ := rr.(interface{ Stream() int })
+	// Labels are interned: Value aliases the batch's buffer, and a sentence
+	// may outlive its batch.
+	labels := map[string]string{}
+	intern := func(v string) string {
+		if l, ok := labels[v]; ok {
+			return l
+		}
+		l := strings.Clone(v)
+		labels[l] = l
+		return l
+	}
+	var s predSentence
+	cur, stream, row := int64(-1), 0, 0
+	flush := func() error {
+		if len(s.pred) == 0 {
+			return nil
+		}
+		err := fn(&s)
+		s.reset()
+		return err
+	}
+	for batch := 0; rr.Next(); batch++ {
+		rec := rr.RecordBatch()
+		if err := pipeline.ValidateBatch(rec); err != nil {
+			return fmt.Errorf("%s: batch %d: %w", name, batch, err)
+		}
+		if streams != nil && streams.Stream() != stream {
+			if err := flush(); err != nil {
+				return err
+			}
+			stream, cur = streams.Stream(), -1
+		}
+		ss := rec.Column(cols.sent).(*array.Int64)
+		ps := rec.Column(cols.pos).(*array.Int32)
+		preds := rec.Column(cols.pred).(*array.String)
+		var golds *array.String
+		var confs *array.Float64
+		if cols.gold >= 0 {
+			golds = rec.Column(cols.gold).(*array.String)
+		}
+		if cols.conf >= 0 {
+			confs = rec.Column(cols.conf).(*array.Float64)
+		}
+		for j := 0; j < int(rec.NumRows()); j, row = j+1, row+1 {
+			if ss.IsNull(j) || ps.IsNull(j) || preds.IsNull(j) {
+				return fmt.Errorf("%s: row %d: null sentence, position or predicted label", name, row)
+			}
+			sent, pos := ss.Value(j), ps.Value(j)
+			where := func() string { return fmt.Sprintf("%s: row %d (sentence %d position %d)", name, row, sent, pos) }
+			if sent != cur {
+				if err := flush(); err != nil {
+					return err
+				}
+				cur = sent
+			}
+			if int(pos) != len(s.pred) {
+				return fmt.Errorf("%s: position %d where %d was due (the rows of a sentence are contiguous with positions 0, 1, 2, …)",
+					where(), pos, len(s.pred))
+			}
+			s.pred = append(s.pred, intern(preds.Value(j)))
+			has := golds != nil && golds.IsValid(j)
+			if !has && needGold {
+				return fmt.Errorf("%s: no gold label to score", where())
+			}
+			g := ""
+			if has {
+				g = intern(golds.Value(j))
+			}
+			s.gold, s.hasGold = append(s.gold, g), append(s.hasGold, has)
+			if confs != nil {
+				c := confs.Value(j)
+				if confs.IsNull(j) || !(c >= 0 && c <= 1) {
+					return fmt.Errorf("%s: confidence %v, want a probability in [0, 1]", where(), c)
+				}
+				s.conf = append(s.conf, c)
+			}
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return err // the reader's errors name the input already
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if row == 0 {
+		return fmt.Errorf("%s: no rows", name)
+	}
+	return nil
+}
+
+// PredictionSummary describes a prediction table.
+type PredictionSummary struct {
+	Version   string            // layout version (schemas.KeyVersion)
+	Columns   []string          // pass-through text columns
+	Sentences int               // sentences
+	Tokens    int               // tokens
+	MaxLen    int               // tokens in the longest sentence
+	Gold      bool              // the table has a gold column
+	Labelled  int               // tokens with a gold label
+	Correct   int               // labelled tokens predicted right
+	Marginals bool              // the table has confidence and logprob
+	MeanConf  float64           // mean confidence of the predictions (with Marginals)
+	Predicted map[string]int    // tokens per predicted label
+	Metadata  map[string]string // schema metadata
+}
+
+// Accuracy is Correct / Labelled, a fraction in [0, 1]; NaN without labels.
+func (s PredictionSummary) Accuracy() float64 {
+	if s.Labelled == 0 {
+		return math.NaN()
+	}
+	return float64(s.Correct) / float64(s.Labelled)
+}
+
+// PredLabels returns the predicted labels, most frequent first.
+func (s PredictionSummary) PredLabels() []string {
+	labels := make([]string, 0, len(s.Predicted))
+	for l := range s.Predicted {
+		labels = append(labels, l)
+	}
+	sort.Slice(labels, func(i, j int) bool {
+		a, b := s.Predicted[labels[i]], s.Predicted[labels[j]]
+		return a > b || a == b && labels[i] < labels[j]
+	})
+	return labels
+}
+
+// InspectPredictions reads a prediction table from rr, checking it as
+// EvaluateReader does (gold labels may be missing), and summarises it.
+func InspectPredictions(rr array.RecordReader, name string) (PredictionSummary, error) {
+	schema := rr.Schema()
+	md := schemas.MetadataMap(schema)
+	s := PredictionSummary{Version: md[schemas.KeyVersion], Metadata: md, Predicted: map[string]int{},
+		Gold: len(schema.FieldIndices(schemas.ColGold)) > 0, Marginals: len(schema.FieldIndices(schemas.ColConfidence)) > 0}
+	for _, f := range schema.Fields() {
+		switch f.Name {
+		case schemas.ColSentence, schemas.ColPosition, schemas.ColGold, schemas.ColPred, schemas.ColConfidence, schemas.ColLogProb:
+		default:
+			s.Columns = append(s.Columns, f.Name)
+		}
+	}
+	var confSum float64
+	err := readPredictions(rr, name, false, func(ps *predSentence) error {
+		s.Sentences++
+		s.Tokens += len(ps.pred)
+		s.MaxLen = max(s.MaxLen, len(ps.pred))
+		for _, p := range ps.pred {
+			s.Predicted[p]++
+		}
+		for i, has := range ps.hasGold {
+			if has {
+				s.Labelled++
+				if ps.gold[i] == ps.pred[i] {
+					s.Correct++
+				}
+			}
+		}
+		for _, c := range ps.conf {
+			confSum += c
+		}
+		return nil
+	})
+	if err != nil {
+		return s, err
+	}
+	if s.Marginals && s.Tokens > 0 {
+		s.MeanConf = confSum / float64(s.Tokens)
+	}
+	return s, nil
+}

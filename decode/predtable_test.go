@@ -1,0 +1,242 @@
+package decode
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/schemas"
+)
+
+// predRow is one row of a hand-made prediction table.
+type predRow struct {
+	sent      int64
+	pos       int32
+	word      string
+	gold      string // "" = null
+	pred      string
+	confident float64
+}
+
+// predRows lays sentences out as prediction-table rows, with confidence 0.9.
+func predRows(sents ...sentence) []predRow {
+	var rows []predRow
+	for i, s := range sents {
+		for t := range s.pred {
+			rows = append(rows, predRow{sent: int64(i), pos: int32(t), word: "w", gold: s.gold[t], pred: s.pred[t], confident: 0.9})
+		}
+	}
+	return rows
+}
+
+// predTable writes rows as a prediction table (a word column, gold, pred
+// and with marginals confidence and logprob) in the given IPC format.
+func predTable(t testing.TB, rows []predRow, marginals bool, format pipeline.Format) []byte {
+	t.Helper()
+	schema, err := schemas.PredictionSchema([]string{"word"}, true, marginals, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for _, r := range rows {
+		b.Field(0).(*array.Int64Builder).Append(r.sent)
+		b.Field(1).(*array.Int32Builder).Append(r.pos)
+		b.Field(2).(*array.StringBuilder).Append(r.word)
+		if r.gold == "" {
+			b.Field(3).(*array.StringBuilder).AppendNull()
+		} else {
+			b.Field(3).(*array.StringBuilder).Append(r.gold)
+		}
+		b.Field(4).(*array.StringBuilder).Append(r.pred)
+		if marginals {
+			b.Field(5).(*array.Float64Builder).Append(r.confident)
+			b.Field(6).(*array.Float64Builder).Append(-0.5)
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pipeline.NewRecordWriter(&buf, schema, pipeline.WriterOptions{Format: format})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// evalBytes scores the prediction table data as EvaluateReader reads it
+// from a file named "pred.arrow"; a panic fails the test.
+func evalBytes(t *testing.T, data []byte) (s Scores, err error) {
+	t.Helper()
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("EvaluateReader panicked on %d bytes: %v", len(data), p)
+		}
+	}()
+	rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "pred.arrow", pipeline.ReaderOptions{})
+	if err != nil {
+		return s, err
+	}
+	defer rr.Release()
+	ev := NewEvaluator(EvalOptions{})
+	if err := EvaluateReader(rr, "pred.arrow", ev); err != nil {
+		return s, err
+	}
+	return ev.Result(), nil
+}
+
+var predSample = []sentence{
+	{tags("B-NP I-NP B-VP O"), tags("B-NP I-NP B-VP O")},
+	{tags("B-PP B-NP I-NP"), tags("B-PP B-NP B-NP")},
+	{tags("O"), tags("B-NP")},
+}
+
+// TestEvaluateReaderRows: rows that are not a sentence's positions 0, 1, 2,
+// … in order, and tokens without a gold or predicted label, are errors
+// naming the file and the row.
+func TestEvaluateReaderRows(t *testing.T) {
+	good := predRows(predSample...)
+	if s, err := evalBytes(t, predTable(t, good, false, pipeline.FormatStream)); err != nil || s.Sentences != 3 || s.Tokens != 8 {
+		t.Fatalf("intact table: %d sentences, %d tokens, error %v", s.Sentences, s.Tokens, err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func([]predRow) []predRow
+		want string
+	}{
+		{"position skipped", func(r []predRow) []predRow { r[2].pos = 3; return r }, "pred.arrow: row 2 (sentence 0 position 3): position 3 where 2 was due"},
+		{"sentence split", func(r []predRow) []predRow { r[1].sent = 7; return r }, "pred.arrow: row 1 (sentence 7 position 1)"},
+		{"no gold", func(r []predRow) []predRow { r[5].gold = ""; return r }, "pred.arrow: row 5 (sentence 1 position 1): no gold label to score"},
+	} {
+		rows := c.edit(append([]predRow(nil), good...))
+		_, err := evalBytes(t, predTable(t, rows, false, pipeline.FormatFile))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestEvaluateReaderCorrupt damages prediction tables (stream and file,
+// with and without marginals) at random: EvaluateReader returns an error
+// naming the file or scores, and never panics (issue 10, defect 15).
+func TestEvaluateReaderCorrupt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
+		for _, marg := range []bool{false, true} {
+			data := predTable(t, predRows(predSample...), marg, format)
+			for i := 0; i < 1000; i++ {
+				b := append([]byte(nil), data...)
+				for k := 1 + rng.IntN(3); k > 0; k-- {
+					b[rng.IntN(len(b))] ^= byte(1 + rng.IntN(255))
+				}
+				if _, err := evalBytes(t, b); err != nil && !strings.HasPrefix(err.Error(), "pred.arrow") {
+					t.Fatalf("error %q does not name the file", err)
+				}
+			}
+		}
+	}
+}
+
+// streamReader is a RecordReader over several readers, one after the
+// other, that tells with Stream which one the current batch came from, as
+// the pipeline's reader does for concatenated IPC streams.
+type streamReader struct {
+	array.RecordReader
+	rest   []array.RecordReader
+	stream int
+}
+
+func (s *streamReader) Stream() int { return s.stream }
+
+func (s *streamReader) Next() bool {
+	for {
+		if s.RecordReader.Next() {
+			return true
+		}
+		if len(s.rest) == 0 {
+			return false
+		}
+		s.RecordReader, s.rest = s.rest[0], s.rest[1:]
+		s.stream++
+	}
+}
+
+// TestEvaluateReaderStreams: in concatenated streams, sentence ids restart,
+// so a change of stream ends a sentence even when the id stays the same.
+func TestEvaluateReaderStreams(t *testing.T) {
+	var readers []array.RecordReader
+	for _, s := range []sentence{predSample[0], predSample[0]} {
+		rr, err := pipeline.OpenRecordReader(bytes.NewReader(predTable(t, predRows(s), false, pipeline.FormatStream)), "pred.arrow", pipeline.ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rr.Release()
+		readers = append(readers, rr)
+	}
+	ev := NewEvaluator(EvalOptions{})
+	if err := EvaluateReader(&streamReader{RecordReader: readers[0], rest: readers[1:]}, "pred.arrow", ev); err != nil {
+		t.Fatal(err)
+	}
+	if s := ev.Result(); s.Sentences != 2 || s.Tokens != 8 {
+		t.Errorf("two streams of one sentence each (both sentence 0): %d sentences, %d tokens; want 2, 8", s.Sentences, s.Tokens)
+	}
+}
+
+// TestInspectPredictions summarises a table with marginals and a token
+// without gold.
+func TestInspectPredictions(t *testing.T) {
+	rows := predRows(predSample...)
+	rows[7].gold = ""
+	rr, err := pipeline.OpenRecordReader(bytes.NewReader(predTable(t, rows, true, pipeline.FormatFile)), "pred.arrow", pipeline.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	s, err := InspectPredictions(rr, "pred.arrow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8 tokens, 7 labelled, of which 6 right (sentence 1's last token is not).
+	if s.Sentences != 3 || s.Tokens != 8 || s.MaxLen != 4 || s.Labelled != 7 || s.Correct != 6 || !s.Gold || !s.Marginals ||
+		s.Accuracy() != 6.0/7 || math.Abs(s.MeanConf-0.9) > 1e-12 || s.Predicted["B-NP"] != 4 || strings.Join(s.Columns, ",") != "word" {
+		t.Errorf("summary %+v", s)
+	}
+	if got := strings.Join(s.PredLabels(), " "); got != "B-NP B-PP B-VP I-NP O" {
+		t.Errorf("labels by frequency: %s", got)
+	}
+}
+
+// FuzzEvaluateReader feeds arbitrary bytes, seeded with prediction tables
+// in both IPC formats, to EvaluateReader: an error naming the file or
+// scores, never a panic.
+func FuzzEvaluateReader(f *testing.F) {
+	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
+		for _, marg := range []bool{false, true} {
+			f.Add(predTable(f, predRows(predSample...), marg, format))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := evalBytes(t, data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "pred.arrow") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		if s.Tokens == 0 || s.Accuracy < 0 || s.Accuracy > 1 {
+			t.Fatalf("scores of an accepted table: %+v", s)
+		}
+	})
+}
