@@ -33,7 +33,7 @@ CoNLL text (--format conll) or Parquet (--format parquet).
 			&cli.StringFlag{Name: "text", Usage: "featurize this raw corpus with the model's own templates instead of reading a feature table"},
 			&cli.StringFlag{Name: "format", Value: "arrow", Usage: "output: arrow, conll or parquet"},
 			&cli.BoolFlag{Name: "marginals", Usage: "add each predicted label's marginal probability and the sentence log-probability"},
-			&cli.IntFlag{Name: "workers", Usage: "decoding goroutines (0: all cores)"},
+			workersFlag("decoding"),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
 			&cli.StringFlag{Name: "input-format", Usage: "with --text: corpus format (default: the model's)"},
 			&cli.BoolFlag{Name: "no-labels", Usage: "with --text: the corpus has no label column"},
@@ -43,6 +43,13 @@ CoNLL text (--format conll) or Parquet (--format parquet).
 }
 
 func runDecode(c *cli.Context) error {
+	if c.String("text") == "" {
+		for _, name := range []string{"input-format", "no-labels"} {
+			if c.IsSet(name) {
+				return fmt.Errorf("decode: --%s applies to --text input only", name)
+			}
+		}
+	}
 	format := c.String("format")
 	switch format {
 	case "arrow", "conll", "parquet":

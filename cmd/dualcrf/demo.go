@@ -28,7 +28,7 @@ slice embedded in the binary. Files go to --dir (default: a temporary directory,
    dualcrf demo --dir out --gap-tol 1e-4`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "keep the tables and the model in this directory"},
-			&cli.StringFlag{Name: "gap-tol", Value: "1e-3", Usage: "certified gap to train to"},
+			positiveFloatString(&cli.StringFlag{Name: "gap-tol", Value: "1e-3", Usage: "certified gap to train to (> 0)"}, ""),
 			&cli.BoolFlag{Name: "embedded", Usage: "use the embedded slice even when the full corpus is present"},
 		},
 		Action: runDemo,
@@ -65,6 +65,9 @@ func demoCorpus(dir string, embedded bool) (train, test, what string, err error)
 }
 
 func runDemo(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("demo: takes no arguments, got %q", c.Args().First())
+	}
 	dir := c.String("dir")
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "dualcrf-demo-")
