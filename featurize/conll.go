@@ -154,7 +154,7 @@ func (r *ConllReader) setup(n int) error {
 			r.label = n - 1
 		}
 		if r.label >= n {
-			return r.lr.syntaxError("missing label column: label column index %d requested (0-based), found %d columns", r.label, n)
+			return r.lr.syntaxError("missing label column: column %d requested for the label (counting from 1), found %d columns", r.label+1, n)
 		}
 	}
 	r.ncols = n
