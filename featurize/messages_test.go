@@ -1,6 +1,11 @@
 package featurize
 
 import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -35,4 +40,71 @@ func TestCRFsuiteTinyValues(t *testing.T) {
 	if len(row) != 2 || row[0].Name != "a" || row[0].Value != 0 || row[1].Name != "b" || !(row[1].Value > 0) {
 		t.Errorf("attributes %+v, want a=0 and b subnormal", row)
 	}
+}
+
+// TestTruncatedCompressedLines checks the position a truncated gzip or zstd
+// input is reported at: the line being read when the data ended, counted
+// in the decompressed text (line 1 when the data ends before any text, no
+// line when it ends inside the stream's header), never "line 0" and never
+// "EOF" as if the stream were corrupt rather than cut short.
+func TestTruncatedCompressedLines(t *testing.T) {
+	plain := readersCorpus(5000)
+	dir := t.TempDir()
+	for _, format := range []string{"gzip", "zstd"} {
+		data := readersCompressed(t, plain, format)
+		path := filepath.Join(dir, "in."+format)
+		for _, n := range []int{5, 10, 20, 30, len(data) / 3, len(data) - 1} {
+			if err := os.WriteFile(path, data[:n], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := readTruncated(path)
+			if err == nil {
+				t.Errorf("%s cut at %d bytes: no error", format, n)
+				continue
+			}
+			msg := err.Error()
+			want := ": unexpected end of compressed data (truncated " + format + " stream)"
+			at, ok := strings.CutSuffix(msg, want)
+			if !ok || !strings.HasPrefix(at, path) {
+				t.Errorf("%s cut at %d bytes: %q, want %s[:LINE]%s", format, n, msg, path, want)
+				continue
+			}
+			at = strings.TrimPrefix(at, path)
+			if at == "" {
+				continue // in the header
+			}
+			line, err := strconv.Atoi(strings.TrimPrefix(at, ":"))
+			if err != nil || line < 1 {
+				t.Errorf("%s cut at %d bytes: %q: want a line ≥ 1", format, n, msg)
+				continue
+			}
+			// The lines before the reported one decompress completely.
+			got, _ := io.ReadAll(mustOpen(t, path))
+			if complete := bytes.Count(got, []byte("\n")); line != complete+1 {
+				t.Errorf("%s cut at %d bytes: line %d, but %d lines decompress whole", format, n, line, complete)
+			}
+		}
+	}
+}
+
+// readTruncated reads the CoNLL file at path to the end.
+func readTruncated(path string) error {
+	rc, name, err := Open(path)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	_, err = readersReadAll(NewConllReader(rc, name, DefaultConllOptions()))
+	return err
+}
+
+// mustOpen opens path with Open.
+func mustOpen(t *testing.T, path string) io.Reader {
+	t.Helper()
+	rc, _, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	return rc
 }
