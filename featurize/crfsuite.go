@@ -30,6 +30,7 @@ type CRFsuiteReader struct {
 	attrs  []Attr // attributes of the sequence, item after item
 	ends   []int  // ends[t] is the end of item t's attributes in attrs
 	labels []string
+	lines  []int // line of each item
 	sent   Sentence
 	nsent  int
 	err    error
@@ -57,7 +58,7 @@ func (r *CRFsuiteReader) Scan() bool {
 	if r.err != nil {
 		return false
 	}
-	r.attrs, r.ends, r.labels = r.attrs[:0], r.ends[:0], r.labels[:0]
+	r.attrs, r.ends, r.labels, r.lines = r.attrs[:0], r.ends[:0], r.labels[:0], r.lines[:0]
 	if first := scanBlock(r.lr, r, r.nsent, &r.err); first > 0 {
 		return r.emit(first)
 	}
@@ -101,6 +102,7 @@ func (r *CRFsuiteReader) addItem(line string) error {
 		return r.lr.syntaxError("missing label")
 	}
 	r.ends = append(r.ends, len(r.attrs))
+	r.lines = append(r.lines, r.lr.line)
 	return nil
 }
 
@@ -201,6 +203,7 @@ func (r *CRFsuiteReader) emit(line int) bool {
 	r.sent.Labels = r.labels
 	r.sent.Attrs = rows
 	r.sent.Line = line
+	r.sent.Lines = r.lines
 	r.nsent++
 	return true
 }

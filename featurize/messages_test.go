@@ -108,3 +108,51 @@ func mustOpen(t *testing.T, path string) io.Reader {
 	t.Cleanup(func() { rc.Close() })
 	return rc
 }
+
+// TestTemplateErrorLines checks that an error about a token names the
+// token's own line, where tokens are not one per line from the sentence's
+// first: CoNLL-U multiword-token lines, several Penn Treebank tokens per
+// line, a tree spread over lines.
+func TestTemplateErrorLines(t *testing.T) {
+	word := func(id, form, xpos string) string {
+		return id + "\t" + form + "\t" + form + "\tX\t" + xpos + "\t_\t0\troot\t_\t_\n"
+	}
+	for _, tc := range []struct {
+		kind     readersKind
+		input    string
+		template string
+		want     string
+	}{
+		{"conll", "a 1 B\nb 2 C\nc x C\n", "num(pos[0])", `in:3: num(pos[0]): "x" is not a finite number`},
+		{"conll", "-DOCSTART- -X- O\n\na 1 B\nb x C\n", "num(pos[0])", `in:4: num(pos[0]): "x" is not a finite number`},
+		{"conllu", "# c\n" + word("1", "a", "1") + "2-3\tbc\t_\t_\t_\t_\t_\t_\t_\t_\n" + word("2", "b", "2") + word("3", "c", "zz"),
+			"num(xpos[0])", `in:5: num(xpos[0]): "zz" is not a finite number`},
+		{"pos", "1/A 2/B\nc/C 4/D\n", "num(w[0])", `in:2: num(w[0]): "c" is not a finite number`},
+		{"mrg", "((S (A 1) (B 2)\n (C x)))\n", "num(w[0])", `in:2: num(w[0]): "x" is not a finite number`},
+		{"crfsuite", "A\tx\nB\ty\n", "num(w[0])", ""}, // no columns: the template does not compile
+	} {
+		set, err := ParseTemplateString(tc.template)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := tc.kind.reader(strings.NewReader(tc.input), "in")
+		var got error
+		for r.Scan() && got == nil {
+			var x *Extractor
+			if x, got = set.Compile(r.Columns()); got != nil {
+				break
+			}
+			x.Source = "in"
+			_, got = x.Extract(r.Sentence(), nil)
+		}
+		if got == nil {
+			got = r.Err()
+		}
+		switch {
+		case tc.want == "" && got == nil:
+			t.Errorf("%s %q: no error", tc.kind, tc.input)
+		case tc.want != "" && (got == nil || got.Error() != tc.want):
+			t.Errorf("%s %q: error %v, want %s", tc.kind, tc.input, got, tc.want)
+		}
+	}
+}

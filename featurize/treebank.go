@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
@@ -87,7 +88,8 @@ type TreebankReader struct {
 	columns []string
 
 	words, tags []string
-	first       int // line of the first token of the sentence being built
+	lines       []int // line of each token
+	first       int   // line of the first token of the sentence being built
 	sent        Sentence
 	nsent       int
 	err         error
@@ -132,7 +134,7 @@ func (r *TreebankReader) Scan() bool {
 	if r.err != nil {
 		return false
 	}
-	r.words, r.tags = r.words[:0], r.tags[:0]
+	r.words, r.tags, r.lines = r.words[:0], r.tags[:0], r.lines[:0]
 	if r.format == TreebankPOS {
 		return r.scanPOS()
 	}
@@ -145,6 +147,7 @@ func (r *TreebankReader) add(word, tag string, line int) {
 	}
 	r.words = append(r.words, word)
 	r.tags = append(r.tags, tag)
+	r.lines = append(r.lines, line)
 }
 
 func (r *TreebankReader) emit() bool {
@@ -152,6 +155,7 @@ func (r *TreebankReader) emit() bool {
 	r.sent.Labels = r.tags
 	r.sent.Attrs = nil
 	r.sent.Line = r.first
+	r.sent.Lines = r.lines
 	r.nsent++
 	return true
 }
@@ -364,8 +368,12 @@ func OpenTreebankZip(zipPath string, format TreebankFormat) (*TreebankZipReader,
 		return nil, fmt.Errorf("open %s: invalid treebank format %v", zipPath, format)
 	}
 	zr, err := zip.OpenReader(zipPath)
-	if err != nil {
-		return nil, fmt.Errorf("open treebank zip: %w", err)
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
+		return nil, err // names the file
+	case err != nil:
+		return nil, fmt.Errorf("%s: not a readable zip archive (the NLTK treebank.zip): %w", zipPath, err)
 	}
 	ext := "." + format.String()
 	z := &TreebankZipReader{zr: zr, name: zipPath, format: format}
@@ -377,7 +385,7 @@ func OpenTreebankZip(zipPath string, format TreebankFormat) (*TreebankZipReader,
 	sort.Slice(z.files, func(i, j int) bool { return z.files[i].Name < z.files[j].Name })
 	if len(z.files) == 0 {
 		zr.Close()
-		return nil, fmt.Errorf("open %s: no *%s members", zipPath, ext)
+		return nil, fmt.Errorf("%s: no *%s member in the archive (want the NLTK treebank.zip)", zipPath, ext)
 	}
 	return z, nil
 }
