@@ -157,8 +157,14 @@ func featurizeOptions(c *cli.Context) (featurize.RunOptions, error) {
 	}
 	switch {
 	case c.IsSet("model") || c.IsSet("vocab"):
-		if c.IsSet("template") || c.IsSet("min-count") {
-			return opts, fmt.Errorf("featurize: --template and --min-count come from --model/--vocab; do not repeat them")
+		for _, name := range []string{"template", "min-count"} {
+			if c.IsSet(name) {
+				from := "--model"
+				if c.IsSet("vocab") {
+					from = "--vocab"
+				}
+				return opts, fmt.Errorf("featurize: --%s comes from %s, which records how its features were made; do not repeat it", name, from)
+			}
 		}
 		var md map[string]string
 		var attrs, labels []string
