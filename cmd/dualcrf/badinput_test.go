@@ -285,9 +285,14 @@ var (
 	badErr  error
 )
 
-// badFixtures makes the malformed tables the cases read, in a directory it
-// returns: nolabels, onelabel, version2, nan, ner, half, predhalf and
-// nogold (.arrow), plus copies of the good train, test, model and pred.
+// badFixtures makes the tables the cases read, in a directory it returns:
+// the good train, test, model and pred (.arrow) of fixtures; malformed or
+// misused ones: nolabels, onelabel, version2, nan (train tables),
+// ner (another template set), half (a truncated test table), predhalf,
+// modelhalf, nogold (predictions without gold); and the other kinds of
+// file the tool writes: log.arrow (a training log, with model1.arrow),
+// pred.parquet, pred.conll, test.file.arrow (IPC file format with zstd)
+// and scores.arrow (eval --arrow).
 func badFixtures(t *testing.T, f fixtureSet) string {
 	t.Helper()
 	badOnce.Do(func() { badDir, badErr = makeBadFixtures(t, f) })
@@ -324,6 +329,11 @@ func makeBadFixtures(t *testing.T, f fixtureSet) (string, error) {
 		{"featurize", "-t", "ner", "-o", p("ner.arrow"), f.testText},
 		{"featurize", "-f", "crfsuite", "-o", p("real.arrow"), p("real.crf")},
 		{"decode", "-m", f.model, "--text", p("test.nolabels.txt"), "--no-labels", "-o", p("nogold.arrow")},
+		{"train", "-q", "--max-epochs", "1", "--log", p("log.arrow"), "-o", p("model1.arrow"), f.train},
+		{"decode", "-m", f.model, "--format", "parquet", "-o", p("pred.parquet"), f.test},
+		{"decode", "-m", f.model, "--format", "conll", "-o", p("pred.conll"), f.test},
+		{"featurize", "--model", f.model, "--ipc", "file", "--compression", "zstd", "-o", p("test.file.arrow"), f.testText},
+		{"eval", "--arrow", p("scores.arrow"), f.pred},
 	}
 	for _, args := range steps {
 		if out, err := command(dir, args...).CombinedOutput(); err != nil {
@@ -334,6 +344,9 @@ func makeBadFixtures(t *testing.T, f fixtureSet) (string, error) {
 		return "", err
 	}
 	if err := truncateCopy(f.pred, p("predhalf.arrow")); err != nil {
+		return "", err
+	}
+	if err := truncateCopy(f.model, p("modelhalf.arrow")); err != nil {
 		return "", err
 	}
 	version2 := func(md map[string]string) { md[schemas.KeyVersion] = "2" }
