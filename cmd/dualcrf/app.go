@@ -24,8 +24,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		c.OnUsageError = usageError
 	}
 	return &cli.App{
-		Name:  "dualcrf",
-		Usage: "train conditional random fields with SDCA-GAP, as Unix-pipeline stages over Arrow tables",
+		Name:    "dualcrf",
+		Usage:   "train conditional random fields with SDCA-GAP, as Unix-pipeline stages over Arrow tables",
+		Version: buildVersion(),
 		Description: `Stages read a file or - (standard input) and write Arrow IPC to standard output or -o FILE,
 so they chain with pipes:
 
