@@ -56,6 +56,9 @@ func runDecode(c *cli.Context) error {
 	default:
 		return fmt.Errorf("decode: --format %q: want arrow, conll or parquet", format)
 	}
+	if err := checkOutputFlags(c, format); err != nil {
+		return err
+	}
 	wopts, err := writerOptions(c)
 	if err != nil {
 		return err
@@ -145,6 +148,21 @@ func runDecode(c *cli.Context) error {
 		}
 		return fmt.Errorf("decode: --format %q: want arrow, conll or parquet", format)
 	})
+}
+
+// checkOutputFlags refuses output flags that the output format does not
+// use, rather than ignore them: CoNLL text has no column for the marginals,
+// and only Arrow IPC has an IPC format and body compression.
+func checkOutputFlags(c *cli.Context, format string) error {
+	if format == "conll" && c.Bool("marginals") {
+		return fmt.Errorf("decode: --marginals applies to --format arrow or parquet, not conll (CoNLL text has no column for them)")
+	}
+	for _, name := range []string{"ipc", "compression"} {
+		if format != "arrow" && c.IsSet(name) {
+			return fmt.Errorf("decode: --%s applies to --format arrow, not %s", name, format)
+		}
+	}
+	return nil
 }
 
 // nopCloser keeps the Parquet writer from closing the stage's output, which

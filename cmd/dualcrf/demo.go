@@ -77,7 +77,7 @@ func runDemo(c *cli.Context) error {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return fmt.Errorf("demo: --dir: %w", err)
 	}
 	train, test, what, err := demoCorpus(dir, c.Bool("embedded"))
 	if err != nil {
