@@ -44,6 +44,9 @@ or --vocab, which also supply the templates, so no flag needs repeating.
 			if err != nil {
 				return err
 			}
+			if strings.HasSuffix(in, ".zip") && !strings.HasPrefix(opts.Input.Format, "ptb-") {
+				return fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --format ptb-mrg or ptb-pos", in)
+			}
 			return withOutput(c.String("output"), func(w io.Writer, name string) error {
 				sum, err := featurize.Run(c.Context, in, w, opts)
 				if err != nil {

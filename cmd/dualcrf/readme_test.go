@@ -147,7 +147,8 @@ func TestREADME(t *testing.T) {
 
 	var script strings.Builder
 	script.WriteString("set -Eeuo pipefail\nreadme_line=0\n")
-	script.WriteString(`trap 'rc=$?; echo "README.md:$readme_line: the sh block starting there failed: \"$BASH_COMMAND\" exited with status $rc" >&2' ERR` + "\n")
+	script.WriteString(`trap '{ rc=$? cmd=$BASH_COMMAND; set +x; } 2>/dev/null; ` +
+		`echo "README.md:$readme_line: the sh block starting there failed: \"$cmd\" exited with status $rc" >&2' ERR` + "\n")
 	script.WriteString("PS4='+ README.md:$readme_line: '\nset -x\n")
 	n := 0
 	for _, b := range blocks {
