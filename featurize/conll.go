@@ -60,6 +60,7 @@ type ConllReader struct {
 	fields []string
 	cells  []string // token cells, row-major, ncols-1 or ncols per token
 	labels []string
+	lines  []int // line of each token
 	sent   Sentence
 	nsent  int
 	err    error
@@ -92,7 +93,7 @@ func (r *ConllReader) Scan() bool {
 	if r.err != nil {
 		return false
 	}
-	r.cells, r.labels = r.cells[:0], r.labels[:0]
+	r.cells, r.labels, r.lines = r.cells[:0], r.labels[:0], r.lines[:0]
 	if first := scanBlock(r.lr, r, r.nsent, &r.err); first > 0 {
 		return r.emit(first)
 	}
@@ -121,6 +122,7 @@ func (r *ConllReader) addToken() error {
 	if len(r.fields) != r.ncols {
 		return r.lr.syntaxError("expected %d columns, found %d", r.ncols, len(r.fields))
 	}
+	r.lines = append(r.lines, r.lr.line)
 	for c, f := range r.fields {
 		if c == r.label {
 			r.labels = append(r.labels, f)
@@ -154,7 +156,7 @@ func (r *ConllReader) setup(n int) error {
 			r.label = n - 1
 		}
 		if r.label >= n {
-			return r.lr.syntaxError("missing label column: label column index %d requested (0-based), found %d columns", r.label, n)
+			return r.lr.syntaxError("missing label column: column %d requested for the label (counting from 1), found %d columns", r.label+1, n)
 		}
 	}
 	r.ncols = n
@@ -202,8 +204,9 @@ func (r *ConllReader) emit(line int) bool {
 	}
 	r.sent.Attrs = nil
 	r.sent.Line = line
+	r.sent.Lines = r.lines
 	r.nsent++
 	return true
 }
 
-func (r *ConllReader) lines() *lineReader { return r.lr }
+func (r *ConllReader) lineSource() *lineReader { return r.lr }

@@ -46,6 +46,7 @@ type ConlluReader struct {
 
 	cells  []string
 	labels []string
+	lines  []int // line of each word
 	sent   Sentence
 	nsent  int
 	err    error
@@ -81,7 +82,7 @@ func (r *ConlluReader) Scan() bool {
 	if r.err != nil {
 		return false
 	}
-	r.cells, r.labels = r.cells[:0], r.labels[:0]
+	r.cells, r.labels, r.lines = r.cells[:0], r.labels[:0], r.lines[:0]
 	r.nextID = 1
 	if first := scanBlock(r.lr, r, r.nsent, &r.err); first > 0 {
 		return r.emit(first)
@@ -145,6 +146,7 @@ func (r *ConlluReader) addLine(line string) (word bool, err error) {
 	}
 	r.cells = append(r.cells, f[1], f[2], pos, f[5])
 	r.labels = append(r.labels, label)
+	r.lines = append(r.lines, r.lr.line)
 	return true, nil
 }
 
@@ -173,8 +175,9 @@ func (r *ConlluReader) emit(line int) bool {
 	r.sent.Labels = r.labels
 	r.sent.Attrs = nil
 	r.sent.Line = line
+	r.sent.Lines = r.lines
 	r.nsent++
 	return true
 }
 
-func (r *ConlluReader) lines() *lineReader { return r.lr }
+func (r *ConlluReader) lineSource() *lineReader { return r.lr }

@@ -1,6 +1,7 @@
 package featurize
 
 import (
+	"errors"
 	"io"
 	"math"
 	"strconv"
@@ -18,8 +19,8 @@ import (
 // parses as a finite float; otherwise the whole field is the name and the
 // value is 1 (CRFsuite itself splits at the first ':' and reads a
 // non-number as 0). Names are unescaped like CRFsuite does: "\:" is ':',
-// "\\" is '\', any other '\' stays. A value that is NaN or infinite is an
-// error.
+// "\\" is '\', any other '\' stays. A value that is NaN or infinite, or a
+// number beyond float64's range ("1e309"), is an error.
 //
 // Sentence.Attrs and Sentence.Labels are filled; Tokens is nil and Columns
 // is empty. Input without any sequence is an error ("no sentences").
@@ -29,6 +30,7 @@ type CRFsuiteReader struct {
 	attrs  []Attr // attributes of the sequence, item after item
 	ends   []int  // ends[t] is the end of item t's attributes in attrs
 	labels []string
+	lines  []int // line of each item
 	sent   Sentence
 	nsent  int
 	err    error
@@ -56,7 +58,7 @@ func (r *CRFsuiteReader) Scan() bool {
 	if r.err != nil {
 		return false
 	}
-	r.attrs, r.ends, r.labels = r.attrs[:0], r.ends[:0], r.labels[:0]
+	r.attrs, r.ends, r.labels, r.lines = r.attrs[:0], r.ends[:0], r.labels[:0], r.lines[:0]
 	if first := scanBlock(r.lr, r, r.nsent, &r.err); first > 0 {
 		return r.emit(first)
 	}
@@ -100,6 +102,7 @@ func (r *CRFsuiteReader) addItem(line string) error {
 		return r.lr.syntaxError("missing label")
 	}
 	r.ends = append(r.ends, len(r.attrs))
+	r.lines = append(r.lines, r.lr.line)
 	return nil
 }
 
@@ -109,20 +112,26 @@ func crfsuiteField(f string) (name string, value float64, err error) {
 	colon := crfsuiteLastColon(f)
 	if colon >= 0 {
 		v, perr := strconv.ParseFloat(f[colon+1:], 64)
-		if perr == nil {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return "", 0, &crfsuiteValueError{field: f}
-			}
+		switch {
+		case errors.Is(perr, strconv.ErrRange) && math.IsInf(v, 0):
+			return "", 0, &crfsuiteValueError{field: f, why: "is beyond the range of float64 (±1.8e308)"}
+		case perr != nil:
+			// not a number: the whole field is the name
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			return "", 0, &crfsuiteValueError{field: f, why: "must be a finite number"}
+		default:
 			return CRFsuiteUnescape(f[:colon]), v, nil
 		}
 	}
 	return CRFsuiteUnescape(f), 1, nil
 }
 
-type crfsuiteValueError struct{ field string }
+// crfsuiteValueError is an attribute value that parses as a number but is
+// not a usable one.
+type crfsuiteValueError struct{ field, why string }
 
 func (e *crfsuiteValueError) Error() string {
-	return "attribute value must be a finite number: " + strconv.Quote(e.field)
+	return "attribute value " + e.why + ": " + strconv.Quote(e.field)
 }
 
 // crfsuiteLastColon returns the index of the last ':' of f that is not
@@ -194,8 +203,9 @@ func (r *CRFsuiteReader) emit(line int) bool {
 	r.sent.Labels = r.labels
 	r.sent.Attrs = rows
 	r.sent.Line = line
+	r.sent.Lines = r.lines
 	r.nsent++
 	return true
 }
 
-func (r *CRFsuiteReader) lines() *lineReader { return r.lr }
+func (r *CRFsuiteReader) lineSource() *lineReader { return r.lr }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
@@ -71,7 +72,7 @@ func openDecompressed(r io.Reader, name string, closeFn func() error) (io.ReadCl
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(len(openZstdMagic))
 	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, readFailure(name, 0, err)
 	}
 	out := &openedFile{name: name, r: br, closeFile: closeFn}
 	switch {
@@ -122,18 +123,25 @@ func (f *openedFile) Close() error {
 	return errors.Join(errs...)
 }
 
-// openDecompressError is a failure of the gzip or zstd stream of a named file.
+// openDecompressError is a failure of the gzip or zstd stream of a named
+// file, met while reading the given line of the decompressed text (0: in
+// the stream's header, before any text).
 type openDecompressError struct {
 	file   string
+	line   int
 	format string
 	err    error
 }
 
 func (e *openDecompressError) Error() string {
-	if errors.Is(e.err, io.ErrUnexpectedEOF) {
-		return fmt.Sprintf("%s: unexpected end of compressed data (truncated %s stream)", e.file, e.format)
+	where := e.file
+	if e.line > 0 {
+		where = fmt.Sprintf("%s:%d", e.file, e.line)
 	}
-	return fmt.Sprintf("%s: corrupt %s stream: %v", e.file, e.format, e.err)
+	if errors.Is(e.err, io.ErrUnexpectedEOF) || errors.Is(e.err, io.EOF) {
+		return fmt.Sprintf("%s: unexpected end of compressed data (truncated %s stream)", where, e.format)
+	}
+	return fmt.Sprintf("%s: corrupt %s stream: %v", where, e.format, e.err)
 }
 
 func (e *openDecompressError) Unwrap() error { return e.err }
@@ -240,12 +248,32 @@ func (lr *lineReader) next() (line []byte, ok bool) {
 	return b, true
 }
 
+// readError names the file and the line being read when err stopped the
+// input.
 func (lr *lineReader) readError(err error) error {
 	var de *openDecompressError
 	if errors.As(err, &de) {
-		return fmt.Errorf("%w (after line %d)", err, lr.line)
+		at := *de
+		at.line = lr.line + 1
+		return &at
 	}
-	return fmt.Errorf("read %s after line %d: %w", lr.name, lr.line, err)
+	return readFailure(lr.name, lr.line+1, err)
+}
+
+// readFailure is the error for a read of the input name that failed with
+// err at the given line (0: before any line); the file is named once.
+func readFailure(name string, line int, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		if errors.Is(pe.Err, syscall.EISDIR) {
+			return fmt.Errorf("%s: %w", name, pe.Err)
+		}
+		err = fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	if line > 0 {
+		return fmt.Errorf("%s:%d: %w", name, line, err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 func (lr *lineReader) invalidUTF8(b []byte) error {

@@ -1,7 +1,6 @@
 package featurize
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -417,79 +416,6 @@ func TestTreebankPOSAgreesWithMRG(t *testing.T) {
 	}
 }
 
-// readersChunkingTemplates are the 19 templates of CRFsuite's
-// example/chunking.py: (field, offset) lists.
-var readersChunkingTemplates = [][]struct {
-	field  int // 0 word, 1 pos
-	offset int
-}{
-	{{0, -2}}, {{0, -1}}, {{0, 0}}, {{0, 1}}, {{0, 2}},
-	{{0, -1}, {0, 0}}, {{0, 0}, {0, 1}},
-	{{1, -2}}, {{1, -1}}, {{1, 0}}, {{1, 1}}, {{1, 2}},
-	{{1, -2}, {1, -1}}, {{1, -1}, {1, 0}}, {{1, 0}, {1, 1}}, {{1, 1}, {1, 2}},
-	{{1, -2}, {1, -1}, {1, 0}}, {{1, -1}, {1, 0}, {1, 1}}, {{1, 0}, {1, 1}, {1, 2}},
-}
-
-// readersWriteChunkingAttrs writes the CRFsuite attribute file that
-// CRFsuite's example/chunking.py (with crfutils.py and template.py) makes
-// from a CoNLL-2000 corpus: per token the label, then one attribute per
-// template whose positions all fall inside the sentence, named like
-// "w[-1]|w[0]=He|reckons", then "__BOS__" on the first token and "__EOS__"
-// on the last. As crfutils does, ':' is written "__COLON__"; '\' is
-// escaped as "\\" (CRFsuite's own escape; crfutils leaves it, which reads
-// back the same since the corpus has no "\\" or "\:" sequences).
-func readersWriteChunkingAttrs(w io.Writer, r Reader) error {
-	fieldNames := [2]string{"w", "pos"}
-	names := make([]string, len(readersChunkingTemplates))
-	for i, tpl := range readersChunkingTemplates {
-		parts := make([]string, len(tpl))
-		for j, fo := range tpl {
-			parts[j] = fmt.Sprintf("%s[%d]", fieldNames[fo.field], fo.offset)
-		}
-		names[i] = strings.Join(parts, "|")
-	}
-	escape := strings.NewReplacer(`\`, `\\`, ":", "__COLON__")
-	bw := bufio.NewWriter(w)
-	var a strings.Builder
-	for r.Scan() {
-		s := r.Sentence()
-		n := s.Len()
-		for t := 0; t < n; t++ {
-			bw.WriteString(s.Labels[t])
-		templates:
-			for i, tpl := range readersChunkingTemplates {
-				for _, fo := range tpl {
-					if p := t + fo.offset; p < 0 || p >= n {
-						continue templates
-					}
-				}
-				a.Reset()
-				a.WriteString(names[i])
-				sep := "="
-				for _, fo := range tpl {
-					a.WriteString(sep)
-					a.WriteString(s.Tokens[t+fo.offset][fo.field])
-					sep = "|"
-				}
-				bw.WriteByte('\t')
-				escape.WriteString(bw, a.String())
-			}
-			if t == 0 {
-				bw.WriteString("\t__BOS__")
-			}
-			if t == n-1 {
-				bw.WriteString("\t__EOS__")
-			}
-			bw.WriteByte('\n')
-		}
-		bw.WriteByte('\n')
-	}
-	if err := r.Err(); err != nil {
-		return err
-	}
-	return bw.Flush()
-}
-
 // TestCRFsuiteChunking generates the attribute file of CRFsuite's chunking
 // example from CoNLL-2000 train and reads it back. The figures are those
 // crfsuite learn reports for that file.
@@ -497,7 +423,7 @@ func TestCRFsuiteChunking(t *testing.T) {
 	rc, name := readersOpen(t, readersDataFile(t, "conll2000/train.txt.gz"))
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(readersWriteChunkingAttrs(pw, NewConllReader(rc, name, DefaultConllOptions())))
+		pw.CloseWithError(WriteCRFsuiteChunking(pw, NewConllReader(rc, name, DefaultConllOptions()), name))
 	}()
 	defer pr.Close()
 	r := NewCRFsuiteReader(pr, "chunking.crfsuite")
@@ -801,9 +727,9 @@ func TestOpenTruncated(t *testing.T) {
 		}
 		n, err := readersReadAll(NewConllReader(rc, name, DefaultConllOptions()))
 		rc.Close()
-		want := path + ": unexpected end of compressed data (truncated " + format + " stream) (after line "
-		if err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("%s: error %v, want prefix %q", format, err, want)
+		want := ": unexpected end of compressed data (truncated " + format + " stream)" // after path:LINE
+		if err == nil || !strings.HasPrefix(err.Error(), path+":") || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%s: error %v, want %s:LINE%s", format, err, path, want)
 		}
 		if n == 0 || n >= 20000 {
 			t.Errorf("%s: %d sentences before the error", format, n)

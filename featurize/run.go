@@ -78,7 +78,7 @@ func OpenReader(path, display string, opts InputOptions) (Reader, io.Closer, err
 // newFormatReader returns the reader of opts.Format (conll when empty) of
 // the decompressed input r, with the limits of opts.
 func newFormatReader(r io.Reader, name string, opts InputOptions) (Reader, error) {
-	var lr interface{ lines() *lineReader }
+	var lr interface{ lineSource() *lineReader }
 	switch opts.Format {
 	case "conll", "":
 		co := ConllOptions{Columns: opts.Columns, LabelColumn: opts.LabelColumn - 1, KeepDocstart: opts.KeepDocstart}
@@ -100,7 +100,7 @@ func newFormatReader(r io.Reader, name string, opts InputOptions) (Reader, error
 	default:
 		return nil, fmt.Errorf("unknown input format %q (want one of %s)", opts.Format, strings.Join(Formats(), ", "))
 	}
-	lr.lines().setLimits(opts)
+	lr.lineSource().setLimits(opts)
 	return lr.(Reader), nil
 }
 

@@ -26,6 +26,21 @@ type Sentence struct {
 	Attrs [][]Attr
 	// Line is the 1-based line number of the sentence's first token.
 	Line int
+	// Lines[t] is the 1-based line number of token t, for messages about
+	// a token; when Lines is shorter than the sentence, token t is taken
+	// to be on line Line+t.
+	Lines []int
+}
+
+// TokenLine returns the 1-based line number of token t, 0 when unknown.
+func (s *Sentence) TokenLine(t int) int {
+	switch {
+	case t < len(s.Lines):
+		return s.Lines[t]
+	case s.Line > 0:
+		return s.Line + t
+	}
+	return 0
 }
 
 // Len returns the number of tokens.

@@ -586,8 +586,7 @@ func (x *Extractor) NumTemplates() int { return len(x.tmpls) }
 // capacity allows. The names of one call share one backing string, so
 // keeping any of them keeps the whole sentence's names alive; clone those
 // kept for long (VocabBuilder does). Errors are *SyntaxError values naming
-// Source and the token's line, s.Line+t (exact for one-token-per-line
-// formats).
+// Source and the token's line (Sentence.TokenLine).
 func (x *Extractor) Extract(s *Sentence, dst [][]Feature) ([][]Feature, error) {
 	n := s.Len()
 	x.buf, x.spans = x.buf[:0], x.spans[:0]
@@ -688,11 +687,7 @@ func (x *Extractor) parseNum(s *Sentence, p int, it tmplItem, v string) (float64
 }
 
 func (x *Extractor) errorAt(s *Sentence, p int, msg string) error {
-	line := 0
-	if s.Line > 0 {
-		line = s.Line + p
-	}
-	return &SyntaxError{File: x.Source, Line: line, Msg: msg}
+	return &SyntaxError{File: x.Source, Line: s.TokenLine(p), Msg: msg}
 }
 
 func tmplAppendSep(buf []byte, first *bool) []byte {

@@ -88,7 +88,8 @@ type TreebankReader struct {
 	columns []string
 
 	words, tags []string
-	first       int // line of the first token of the sentence being built
+	lines       []int // line of each token
+	first       int   // line of the first token of the sentence being built
 	sent        Sentence
 	nsent       int
 	err         error
@@ -133,7 +134,7 @@ func (r *TreebankReader) Scan() bool {
 	if r.err != nil {
 		return false
 	}
-	r.words, r.tags = r.words[:0], r.tags[:0]
+	r.words, r.tags, r.lines = r.words[:0], r.tags[:0], r.lines[:0]
 	if r.format == TreebankPOS {
 		return r.scanPOS()
 	}
@@ -149,6 +150,7 @@ func (r *TreebankReader) add(word, tag string, line int) error {
 	}
 	r.words = append(r.words, word)
 	r.tags = append(r.tags, tag)
+	r.lines = append(r.lines, line)
 	return nil
 }
 
@@ -157,6 +159,7 @@ func (r *TreebankReader) emit() bool {
 	r.sent.Labels = r.tags
 	r.sent.Attrs = nil
 	r.sent.Line = r.first
+	r.sent.Lines = r.lines
 	r.nsent++
 	return true
 }
@@ -380,7 +383,7 @@ func OpenTreebankZip(zipPath string, format TreebankFormat) (*TreebankZipReader,
 	}
 	f, err := os.Open(zipPath)
 	if err != nil {
-		return nil, fmt.Errorf("open treebank zip: %w", err)
+		return nil, err // a *fs.PathError: names the file
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -401,7 +404,7 @@ func OpenTreebankZip(zipPath string, format TreebankFormat) (*TreebankZipReader,
 func newTreebankZip(r io.ReaderAt, size int64, name string, format TreebankFormat) (*TreebankZipReader, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
-		return nil, fmt.Errorf("open treebank zip %s: %w", name, err)
+		return nil, fmt.Errorf("%s: not a readable zip archive (the NLTK treebank.zip): %w", name, err)
 	}
 	ext := "." + format.String()
 	z := &TreebankZipReader{zr: zr, name: name, format: format}
@@ -412,7 +415,7 @@ func newTreebankZip(r io.ReaderAt, size int64, name string, format TreebankForma
 	}
 	sort.Slice(z.files, func(i, j int) bool { return z.files[i].Name < z.files[j].Name })
 	if len(z.files) == 0 {
-		return nil, fmt.Errorf("open %s: no *%s members", name, ext)
+		return nil, fmt.Errorf("%s: no *%s member in the archive (want the NLTK treebank.zip)", name, ext)
 	}
 	return z, nil
 }
@@ -480,4 +483,4 @@ func (z *TreebankZipReader) Close() error {
 	return errors.Join(errs...)
 }
 
-func (r *TreebankReader) lines() *lineReader { return r.lr }
+func (r *TreebankReader) lineSource() *lineReader { return r.lr }

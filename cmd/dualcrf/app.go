@@ -24,8 +24,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		c.OnUsageError = usageError
 	}
 	return &cli.App{
-		Name:  "dualcrf",
-		Usage: "train conditional random fields with SDCA-GAP, as Unix-pipeline stages over Arrow tables",
+		Name:    "dualcrf",
+		Usage:   "train conditional random fields with SDCA-GAP, as Unix-pipeline stages over Arrow tables",
+		Version: buildVersion(),
 		Description: `Stages read a file or - (standard input) and write Arrow IPC to standard output or -o FILE,
 so they chain with pipes:
 
@@ -78,7 +79,9 @@ func unknownStage(c *cli.Context) error {
 // flagsAfterArguments rejects a stage flag written after the stage's first
 // argument (`dualcrf train in.arrow -o model.arrow`): urfave/cli stops
 // reading flags there, so the flag would be taken for a file name or
-// reported as missing.
+// reported as missing. An unknown flag anywhere is reported first, as
+// unknown: its value would otherwise pass for the first argument and the
+// next flag be blamed for coming after it.
 func flagsAfterArguments(c *cli.Context) error {
 	args := c.Args().Slice()
 	if len(args) == 0 {
@@ -114,7 +117,7 @@ func flagsAfterArguments(c *cli.Context) error {
 		}
 		switch {
 		case !known:
-			// an unknown flag: urfave/cli reports it
+			return unknownFlag(c, stage, name)
 		case first != "":
 			return fmt.Errorf("%s: flag %s comes after the argument %q; put flags before arguments (see %s %s --help)",
 				stage.Name, a, first, c.App.Name, stage.Name)
@@ -140,4 +143,59 @@ func shortCluster(name string, valued map[string]bool) (takesValue, known bool) 
 		takesValue = v
 	}
 	return takesValue, true
+}
+
+// unknownFlag reports a flag the stage does not define, in urfave/cli's
+// words, with the closest flag name when one is close.
+func unknownFlag(c *cli.Context, stage *cli.Command, name string) error {
+	hint := ""
+	if s := closestFlag(stage, name); s != "" {
+		hint = "; did you mean --" + s + "?"
+	}
+	return fmt.Errorf("%s: flag provided but not defined: -%s%s (see %s %s --help)",
+		stage.Name, name, hint, c.App.Name, stage.Name)
+}
+
+// closestFlag returns the visible flag name of stage nearest to name: one
+// that is a prefix of it or that it is a prefix of (at least three letters
+// shared), else the one at the smallest edit distance when that distance is
+// at most 2 or a third of name's length; "" when none is close.
+func closestFlag(stage *cli.Command, name string) string {
+	best, bestDist := "", max(2, len(name)/3)+1
+	for _, f := range stage.VisibleFlags() {
+		for _, n := range f.Names() {
+			if len(n) < 2 {
+				continue
+			}
+			d := editDistance(name, n)
+			if len(n) >= 3 && len(name) >= 3 && (strings.HasPrefix(name, n) || strings.HasPrefix(n, name)) {
+				d = 0
+			}
+			if d < bestDist {
+				best, bestDist = n, d
+			}
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,201 +22,260 @@ import (
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
-// badCase is one regression case, in the manner of Miller's cases/: a
-// command line, its standard input, the exit status and what standard
-// error must say. Every case runs in an empty directory with relative
-// output paths, which must still be empty afterwards: a failing stage
-// leaves neither its output nor a temporary file.
-type badCase struct {
-	name   string
-	args   []string // {fix}: the fixture directory, {td}: testdata
-	stdin  string   // file fed on standard input; "" = empty input
-	code   int      // expected exit status
-	stderr []string // substrings standard error must hold
-	not    []string // substrings it must not hold
-	// bug, when set, names a known defect outside cmd/dualcrf that makes
-	// the `not` check fail; the case is skipped while it does.
-	bug string
+// The bad-input catalogue is data, in the manner of Miller's cases/: each
+// directory of testdata/cases holds one run of the binary (see
+// testdata/cases/README.md): `cmd`, the argument line; optionally `stdin`,
+// the path of the file fed on standard input; and the golden files `exit`,
+// `stderr` and `stdout` (absent when empty). `go test -run TestBadInput
+// -update` rewrites the golden files from what the binary does, so adding a
+// case is making a directory with a `cmd` file and running -update.
+//
+// Every case runs in an empty directory, which is also TMPDIR, with
+// relative output paths. Whatever the golden files say, a failing run
+// (non-zero exit) must leave that directory empty (neither its output nor a
+// temporary file) and write nothing to standard output, where the next
+// stage of a pipe would read it; no run may panic.
+
+// update rewrites the golden files of testdata/cases.
+var update = flag.Bool("update", false, "rewrite the exit, stderr and stdout files of testdata/cases from the binary's behaviour")
+
+// casesDir holds the catalogue.
+const casesDir = "testdata/cases"
+
+// caseEnv holds the values of the placeholders a case may use.
+type caseEnv struct {
+	fix  string // {fix}: the fixtures made by badFixtures
+	td   string // {td}: the package's testdata directory
+	data string // {data}: $DUALCRF_DATA, default ../shared/data
 }
+
+// caseFiles are the names a case directory reserves; any other file is an
+// input of the case, reached as {case}/NAME.
+var caseFiles = []string{"cmd", "stdin", "exit", "stderr", "stdout"}
 
 func TestBadInput(t *testing.T) {
 	f := fixtures(t)
-	bf := badFixtures(t, f)
-	td := abs(t, "testdata")
-	for _, c := range badCases() {
-		t.Run(c.name, func(t *testing.T) {
-			expand := func(s string) string {
-				return strings.NewReplacer("{fix}", bf, "{td}", td).Replace(s)
-			}
-			args := make([]string, len(c.args))
-			for i, a := range c.args {
-				args[i] = expand(a)
-			}
-			dir := t.TempDir()
-			stdin := ""
-			if c.stdin != "" {
-				stdin = expand(c.stdin)
-			}
-			r := run(t, dir, stdin, args...)
-			if r.code != c.code {
-				t.Errorf("exit status %d, want %d\n%v", r.code, c.code, r)
-			}
-			noPanic(t, r)
-			if len(r.stdout) > 0 {
-				t.Errorf("a failed stage wrote %d bytes to standard output (the next stage's input): %.200q", len(r.stdout), r.stdout)
-			}
-			for _, s := range c.stderr {
-				if s = expand(s); !bytes.Contains(r.stderr, []byte(s)) {
-					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
-				}
-			}
-			if left := dirEntries(t, dir); len(left) > 0 {
-				t.Errorf("the failed stage left %v behind", left)
-			}
-			for _, s := range c.not {
-				if s = expand(s); bytes.Contains(r.stderr, []byte(s)) {
-					if c.bug != "" {
-						t.Skipf("known bug (%s): stderr holds %q:\n%s", c.bug, s, r.stderr)
-					}
-					t.Errorf("stderr holds %q:\n%s", s, r.stderr)
-				}
-			}
-		})
+	env := caseEnv{fix: badFixtures(t, f), td: abs(t, "testdata"), data: dataDir(t)}
+	dirs, err := filepath.Glob(filepath.Join(casesDir, "[0-9]*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(dirs)
+	if len(dirs) == 0 {
+		t.Fatalf("no cases under %s", casesDir)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) { runCase(t, env, abs(t, dir)) })
 	}
 }
 
-func badCases() []badCase {
-	return []badCase{
-		// featurize
-		{name: "featurize/ragged", args: []string{"featurize", "-o", "out.arrow", "{td}/bad/ragged.txt"}, code: 1,
-			stderr: []string{"bad/ragged.txt:5: ", "expected 3 columns, found 2"}},
-		{name: "featurize/no-label-column", args: []string{"featurize", "-o", "out.arrow", "{td}/bad/onecol.txt"}, code: 1,
-			stderr: []string{"bad/onecol.txt:1: ", "missing label column", "expected token columns and a label column"}},
-		{name: "featurize/invalid-utf8", args: []string{"featurize", "-o", "out.arrow", "{td}/bad/badutf8.txt"}, code: 1,
-			stderr: []string{"bad/badutf8.txt:4: ", "invalid UTF-8", "0xf6"}},
-		{name: "featurize/empty-file", args: []string{"featurize", "-o", "out.arrow", "{td}/bad/empty.txt"}, code: 1,
-			stderr: []string{"bad/empty.txt: no sentences"}},
-		{name: "featurize/empty-stdin", args: []string{"featurize", "-o", "out.arrow"}, code: 1,
-			stderr: []string{"<stdin>: no sentences"}},
-		{name: "featurize/truncated-gzip", args: []string{"featurize", "-o", "out.arrow", "{td}/bad/truncated.txt.gz"}, code: 1,
-			stderr: []string{"bad/truncated.txt.gz: ", "truncated gzip", "after line "}},
-		// Standard input is spooled to $TMPDIR (here the case's directory,
-		// which must end empty) for the two-pass vocabulary.
-		{name: "featurize/truncated-gzip-stdin", args: []string{"featurize", "-o", "out.arrow", "-"}, stdin: "{td}/bad/truncated.txt.gz", code: 1,
-			stderr: []string{"truncated gzip"}, not: []string{"dualcrf-stdin-"},
-			bug: "featurize.OpenReader gives the decompressor the spool file's name, not <stdin>"},
-		{name: "featurize/ragged-stdin", args: []string{"featurize", "-o", "out.arrow"}, stdin: "{td}/bad/ragged.txt", code: 1,
-			stderr: []string{"<stdin>:5: ", "expected 3 columns, found 2"}},
-		{name: "featurize/unknown-template", args: []string{"featurize", "-t", "nosuch", "-o", "out.arrow", "{td}/train150.txt"}, code: 1,
-			stderr: []string{`template "nosuch"`, "built-in set (chunking, ner, pos)"}},
-		{name: "featurize/unknown-format", args: []string{"featurize", "-f", "nosuch", "-o", "out.arrow", "{td}/train150.txt"}, code: 1,
-			stderr: []string{`unknown input format "nosuch"`, "want one of conll"}},
-		{name: "featurize/unknown-ipc", args: []string{"featurize", "--ipc", "nosuch", "-o", "out.arrow", "{td}/train150.txt"}, code: 1,
-			stderr: []string{`"nosuch"`, "want stream or file"}},
-		{name: "featurize/unknown-compression", args: []string{"featurize", "--compression", "gzip", "-o", "out.arrow", "{td}/train150.txt"}, code: 1,
-			stderr: []string{`"gzip"`, "want none, zstd or lz4"}},
-		// featurize rejects a NaN attribute value itself, so no NaN reaches
-		// train from text; train/nan-values below forges one in Arrow.
-		{name: "featurize/nan-value", args: []string{"featurize", "-f", "crfsuite", "-o", "out.arrow", "{td}/bad/nan.crf"}, code: 1,
-			stderr: []string{"bad/nan.crf:2: ", "finite number", `"len:nan"`}},
-		{name: "featurize/two-inputs", args: []string{"featurize", "-o", "out.arrow", "{td}/train150.txt", "{td}/test50.txt"}, code: 1,
-			stderr: []string{"one input at most"}},
+// dataDir returns $DUALCRF_DATA, default ../shared/data from the module
+// root, as an absolute path; a case that uses {data} fails when it is
+// absent.
+func dataDir(t *testing.T) string {
+	if d := os.Getenv("DUALCRF_DATA"); d != "" {
+		return abs(t, d)
+	}
+	return abs(t, filepath.Join("..", "..", "..", "shared", "data"))
+}
 
-		// train
-		{name: "train/no-labels", args: []string{"train", "-o", "model.arrow", "{fix}/nolabels.arrow"}, code: 1,
-			stderr: []string{"nolabels.arrow: ", "no token has a gold label", "labelled feature table"}},
-		{name: "train/one-label", args: []string{"train", "-o", "model.arrow", "{fix}/onelabel.arrow"}, code: 1,
-			stderr: []string{"onelabel.arrow: ", "1 label(s); a CRF needs at least 2"}},
-		{name: "train/schema-version-2", args: []string{"train", "-o", "model.arrow", "{fix}/version2.arrow"}, code: 1,
-			stderr: []string{"version2.arrow: ", `version "2"`, "reads " + schemas.FeatureVersion}},
-		{name: "train/lambda-0", args: []string{"train", "--lambda", "0", "-o", "model.arrow", "{fix}/train.arrow"}, code: 1,
-			stderr: []string{"train.arrow: ", "λ must be a positive finite number, got 0"}},
-		{name: "train/lambda-negative", args: []string{"train", "--lambda", "-1", "-o", "model.arrow", "{fix}/train.arrow"}, code: 1,
-			stderr: []string{"λ must be a positive finite number, got -1"}},
-		{name: "train/lambda-nan", args: []string{"train", "--lambda", "NaN", "-o", "model.arrow", "{fix}/train.arrow"}, code: 1,
-			stderr: []string{"λ must be a positive finite number, got NaN"}},
-		{name: "train/lambda-garbage", args: []string{"train", "--lambda", "1/m", "-o", "model.arrow", "{fix}/train.arrow"}, code: 1,
-			stderr: []string{`--lambda "1/m": want a number or c/n`}},
-		{name: "train/nan-values", args: []string{"train", "-o", "model.arrow", "{fix}/nan.arrow"}, code: 1,
-			stderr: []string{"nan.arrow", "NaN", "finite"}},
-		{name: "train/not-arrow", args: []string{"train", "-o", "model.arrow", "{td}/train150.txt"}, code: 1,
-			stderr: []string{"train150.txt: not an Arrow IPC stream or file"}},
-		{name: "train/empty-stdin", args: []string{"train", "-o", "model.arrow", "-"}, code: 1,
-			stderr: []string{"<stdin>: empty input"}},
-		{name: "train/no-input", args: []string{"train", "-o", "model.arrow"}, code: 1,
-			stderr: []string{"want one feature table (or -), got 0"}},
-		{name: "train/no-output", args: []string{"train", "{fix}/train.arrow"}, code: 1,
-			stderr: []string{`Required flag "output"`}},
-		// An unwritable output is found before training, not after it.
-		{name: "train/unwritable-output", args: []string{"train", "-o", "nodir/model.arrow", "{fix}/train.arrow"}, code: 1,
-			stderr: []string{"nodir/model.arrow"}, not: []string{"train: stopped", "epoch"}},
-		{name: "train/unwritable-log", args: []string{"train", "--log", "nodir/log.arrow", "-o", "model.arrow", "{fix}/train.arrow"}, code: 1,
-			stderr: []string{"nodir/log.arrow"}, not: []string{"train: stopped", "epoch"}},
-		{name: "train/bad-valid", args: []string{"train", "--valid", "{td}/test50.txt", "-o", "model.arrow", "{fix}/train.arrow"}, code: 1,
-			stderr: []string{"test50.txt: not an Arrow IPC stream or file"}, not: []string{"train: stopped"}},
+// runCase runs the case in dir and checks or (with -update) rewrites its
+// golden files.
+func runCase(t *testing.T, env caseEnv, dir string) {
+	line, err := readCaseCmd(filepath.Join(dir, "cmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	words, err := splitArgs(line)
+	if err != nil {
+		t.Fatalf("%s/cmd: %v", dir, err)
+	}
+	expand := strings.NewReplacer("{fix}", env.fix, "{td}", env.td, "{data}", env.data, "{case}", dir).Replace
+	if strings.Contains(line, "{data}") {
+		if _, err := os.Stat(env.data); err != nil {
+			t.Fatalf("the case reads the shared data: %v (set DUALCRF_DATA)", err)
+		}
+	}
+	args := make([]string, len(words))
+	for i, w := range words {
+		args[i] = expand(w)
+	}
+	stdin := ""
+	if b, err := os.ReadFile(filepath.Join(dir, "stdin")); err == nil {
+		stdin = expand(strings.TrimSpace(string(b)))
+		if !filepath.IsAbs(stdin) {
+			stdin = filepath.Join(dir, stdin)
+		}
+	} else if !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	r := run(t, work, stdin, args...)
+	noPanic(t, r)
+	if r.code != 0 {
+		if len(r.stdout) > 0 {
+			t.Errorf("a failed stage wrote %d bytes to standard output (the next stage's input): %.200q", len(r.stdout), r.stdout)
+		}
+		if left := dirEntries(t, work); len(left) > 0 {
+			t.Errorf("the failed stage left %v behind", left)
+		}
+	}
+	norm := caseNormaliser(env, dir, work)
+	got := map[string][]byte{
+		"exit":   []byte(strconv.Itoa(r.code) + "\n"),
+		"stderr": norm(r.stderr),
+		"stdout": norm(r.stdout),
+	}
+	for _, name := range []string{"exit", "stderr", "stdout"} {
+		path := filepath.Join(dir, name)
+		if *update {
+			writeGolden(t, path, got[name], name == "stdout")
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil && !(os.IsNotExist(err) && name == "stdout") {
+			t.Errorf("%v (run with -update to write it)", err)
+			continue
+		}
+		if !bytes.Equal(got[name], want) {
+			t.Errorf("dualcrf %s\n%s differs from %s\n--- got:\n%s--- want:\n%s", line, name, path, got[name], want)
+		}
+	}
+}
 
-		// decode
-		{name: "decode/templates-disagree", args: []string{"decode", "-m", "{fix}/model.arrow", "-o", "pred.arrow", "{fix}/ner.arrow"}, code: 1,
-			stderr: []string{"ner.arrow", "other templates", "featurize it with --model"}},
-		{name: "decode/truncated-stream", args: []string{"decode", "-m", "{fix}/model.arrow", "-o", "pred.arrow", "{fix}/half.arrow"}, code: 1,
-			stderr: []string{"half.arrow: ", "truncated"}},
-		{name: "decode/truncated-stdin", args: []string{"decode", "-m", "{fix}/model.arrow", "-o", "pred.arrow"}, stdin: "{fix}/half.arrow", code: 1,
-			stderr: []string{"<stdin>: ", "truncated"}},
-		{name: "decode/table-as-model", args: []string{"decode", "-m", "{fix}/train.arrow", "-o", "pred.arrow", "{fix}/test.arrow"}, code: 1,
-			stderr: []string{"train.arrow: not a dualcrf model", `want "model"`}},
-		{name: "decode/text-as-model", args: []string{"decode", "-m", "{td}/train150.txt", "-o", "pred.arrow", "{fix}/test.arrow"}, code: 1,
-			stderr: []string{"train150.txt: not an Arrow IPC stream or file"}},
-		{name: "decode/missing-model", args: []string{"decode", "-o", "pred.arrow", "{fix}/test.arrow"}, code: 1,
-			stderr: []string{`Required flag "model" not set`}},
-		{name: "decode/unknown-format", args: []string{"decode", "-m", "{fix}/model.arrow", "--format", "xml", "-o", "pred.xml", "{fix}/test.arrow"}, code: 1,
-			stderr: []string{`--format "xml": want arrow, conll or parquet`}},
-		{name: "decode/text-and-table", args: []string{"decode", "-m", "{fix}/model.arrow", "--text", "{td}/test50.txt", "-o", "pred.arrow", "{fix}/test.arrow"}, code: 1,
-			stderr: []string{"either --text or a feature table"}},
-		{name: "decode/text-ragged", args: []string{"decode", "-m", "{fix}/model.arrow", "--text", "{td}/bad/ragged.txt", "-o", "pred.arrow"}, code: 1,
-			stderr: []string{"bad/ragged.txt:5: ", "expected 3 columns"}},
+// readCaseCmd returns the argument line of a cmd file: its one line that is
+// neither blank nor a comment ('#').
+func readCaseCmd(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 {
+		return "", fmt.Errorf("%s: want one argument line (and # comments), found %d", path, len(lines))
+	}
+	return lines[0], nil
+}
 
-		// eval
-		{name: "eval/no-gold", args: []string{"eval", "--arrow", "scores.arrow", "{fix}/nogold.arrow"}, code: 1,
-			stderr: []string{"nogold.arrow: ", "no gold labels"}},
-		{name: "eval/truncated-stream", args: []string{"eval", "--arrow", "scores.arrow", "{fix}/predhalf.arrow"}, code: 1,
-			stderr: []string{"predhalf.arrow: ", "truncated"},
-			not:    []string{"predhalf.arrow: " + "{fix}"}, bug: "decode.EvaluateReader names the input again around the reader's own error"},
-		{name: "eval/truncated-stdin", args: []string{"eval", "--arrow", "scores.arrow"}, stdin: "{fix}/predhalf.arrow", code: 1,
-			stderr: []string{"<stdin>: ", "truncated"},
-			not:    []string{"<stdin>: <stdin>"}, bug: "decode.EvaluateReader names the input again around the reader's own error"},
-		{name: "eval/empty-stdin", args: []string{"eval", "--arrow", "scores.arrow"}, code: 1,
-			stderr: []string{"<stdin>: empty input"}},
-		{name: "eval/feature-table", args: []string{"eval", "--arrow", "scores.arrow", "{fix}/test.arrow"}, code: 1,
-			stderr: []string{"test.arrow: ", "prediction table"}},
-		{name: "eval/unknown-scheme", args: []string{"eval", "--scheme", "bilou", "{fix}/pred.arrow"}, code: 1,
-			stderr: []string{`"bilou"`}},
+// writeGolden writes a golden file; an empty optional one is removed.
+func writeGolden(t *testing.T, path string, b []byte, optional bool) {
+	t.Helper()
+	if optional && len(b) == 0 {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
 
-		// inspect
-		{name: "inspect/not-arrow", args: []string{"inspect", "{td}/train150.txt"}, code: 1,
-			stderr: []string{"train150.txt: not an Arrow IPC stream or file"}},
-		{name: "inspect/no-file", args: []string{"inspect"}, code: 1,
-			stderr: []string{"want one file (or -)"}},
-		{name: "inspect/missing-file", args: []string{"inspect", "nosuch.arrow"}, code: 1,
-			stderr: []string{"nosuch.arrow"}},
+// durationRE matches the durations and rates that differ run to run.
+var durationRE = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s)\b|\(\d+ tokens/s\)`)
 
-		// command line: mistakes are reported on stderr only, never with the
-		// help text on stdout, where the next stage would read it.
-		{name: "usage/unknown-stage", args: []string{"fit"}, code: 1,
-			stderr: []string{`unknown stage "fit"`, "want one of featurize, inspect, train, decode, eval, demo"}},
-		{name: "usage/unknown-flag", args: []string{"featurize", "--bogus", "-o", "out.arrow", "{td}/train150.txt"}, code: 1,
-			stderr: []string{"flag provided but not defined: -bogus", "see dualcrf featurize --help"}},
-		{name: "usage/unknown-global-flag", args: []string{"--bogus", "train"}, code: 1,
-			stderr: []string{"flag provided but not defined: -bogus", "see dualcrf --help"}},
-		{name: "usage/flag-without-value", args: []string{"train", "-o"}, code: 1,
-			stderr: []string{"flag needs an argument: -o"}},
-		// urfave/cli reads flags only before the first argument; a flag
-		// after it is named as such, not taken for a file.
-		{name: "usage/flag-after-argument", args: []string{"train", "{fix}/train.arrow", "-o", "model.arrow"}, code: 1,
-			stderr: []string{`train: flag -o comes after the argument "{fix}/train.arrow"`, "put flags before arguments"}},
-		{name: "usage/flag-after-argument-decode", args: []string{"decode", "-m", "{fix}/model.arrow", "{fix}/test.arrow", "--format", "conll"}, code: 1,
-			stderr: []string{`decode: flag --format comes after the argument "{fix}/test.arrow"`}},
-		{name: "usage/bad-number", args: []string{"train", "--max-epochs", "many", "-o", "model.arrow", "{fix}/train.arrow"}, code: 1,
-			stderr: []string{`"many"`, "max-epochs", "see dualcrf train --help"}},
+// tempRE matches the random part of temporary file names.
+var tempRE = regexp.MustCompile(`(\.tmp-|dualcrf-stdin-)\d+`)
+
+// caseNormaliser returns a function that makes a run's output comparable
+// across machines: the placeholders' paths are written back as
+// placeholders, the run's directory as {dir}, durations as {dur}, rates as
+// {rate} and the random part of temporary file names as *.
+func caseNormaliser(env caseEnv, dir, work string) func([]byte) []byte {
+	pairs := [][2]string{{dir, "{case}"}, {env.fix, "{fix}"}, {env.td, "{td}"}, {env.data, "{data}"}, {work, "{dir}"}}
+	sort.SliceStable(pairs, func(i, j int) bool { return len(pairs[i][0]) > len(pairs[j][0]) })
+	var old []string
+	for _, p := range pairs {
+		old = append(old, p[0], p[1])
+	}
+	r := strings.NewReplacer(old...)
+	return func(b []byte) []byte {
+		s := tempRE.ReplaceAllString(r.Replace(string(b)), "${1}*")
+		return []byte(durationRE.ReplaceAllStringFunc(s, func(m string) string {
+			if strings.HasPrefix(m, "(") {
+				return "({rate} tokens/s)"
+			}
+			return "{dur}"
+		}))
+	}
+}
+
+// splitArgs splits an argument line into words as a shell would without
+// expansions: runs of spaces separate words, single quotes keep everything
+// up to the next single quote, double quotes everything up to the next
+// unescaped double quote, and a backslash outside single quotes escapes the
+// next character.
+func splitArgs(line string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+			continue
+		case c == '\'':
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated ' in %q", line)
+			}
+			cur.WriteString(line[i+1 : i+1+j])
+			i += j + 1
+		case c == '"':
+			i++
+			for ; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' && i+1 < len(line) {
+					i++
+				}
+				cur.WriteByte(line[i])
+			}
+			if i == len(line) {
+				return nil, fmt.Errorf("unterminated \" in %q", line)
+			}
+		case c == '\\' && i+1 < len(line):
+			i++
+			cur.WriteByte(line[i])
+		default:
+			cur.WriteByte(c)
+		}
+		inWord = true
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// TestSplitArgs pins the quoting rules of the cmd files.
+func TestSplitArgs(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want []string
+	}{
+		{"a  b\tc", []string{"a", "b", "c"}},
+		{`--lambda '' x`, []string{"--lambda", "", "x"}},
+		{`-t 'a b' "c \"d\"" e\ f`, []string{"-t", "a b", `c "d"`, "e f"}},
+		{`x'y'z`, []string{"xyz"}},
+	} {
+		got, err := splitArgs(c.line)
+		if err != nil || strings.Join(got, "\x00") != strings.Join(c.want, "\x00") || len(got) != len(c.want) {
+			t.Errorf("splitArgs(%q) = %q, %v; want %q", c.line, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{`a 'b`, `a "b`} {
+		if _, err := splitArgs(bad); err == nil {
+			t.Errorf("splitArgs(%q): no error", bad)
+		}
 	}
 }
 
@@ -222,9 +285,14 @@ var (
 	badErr  error
 )
 
-// badFixtures makes the malformed tables the cases read, in a directory it
-// returns: nolabels, onelabel, version2, nan, ner, half, predhalf and
-// nogold (.arrow), plus copies of the good train, test, model and pred.
+// badFixtures makes the tables the cases read, in a directory it returns:
+// the good train, test, model and pred (.arrow) of fixtures; malformed or
+// misused ones: nolabels, onelabel, version2, nan (train tables),
+// ner (another template set), half (a truncated test table), predhalf,
+// modelhalf, nogold (predictions without gold); and the other kinds of
+// file the tool writes: log.arrow (a training log, with model1.arrow),
+// pred.parquet, pred.conll, test.file.arrow (IPC file format with zstd)
+// and scores.arrow (eval --arrow).
 func badFixtures(t *testing.T, f fixtureSet) string {
 	t.Helper()
 	badOnce.Do(func() { badDir, badErr = makeBadFixtures(t, f) })
@@ -261,6 +329,11 @@ func makeBadFixtures(t *testing.T, f fixtureSet) (string, error) {
 		{"featurize", "-t", "ner", "-o", p("ner.arrow"), f.testText},
 		{"featurize", "-f", "crfsuite", "-o", p("real.arrow"), p("real.crf")},
 		{"decode", "-m", f.model, "--text", p("test.nolabels.txt"), "--no-labels", "-o", p("nogold.arrow")},
+		{"train", "-q", "--max-epochs", "1", "--log", p("log.arrow"), "-o", p("model1.arrow"), f.train},
+		{"decode", "-m", f.model, "--format", "parquet", "-o", p("pred.parquet"), f.test},
+		{"decode", "-m", f.model, "--format", "conll", "-o", p("pred.conll"), f.test},
+		{"featurize", "--model", f.model, "--ipc", "file", "--compression", "zstd", "-o", p("test.file.arrow"), f.testText},
+		{"eval", "--arrow", p("scores.arrow"), f.pred},
 	}
 	for _, args := range steps {
 		if out, err := command(dir, args...).CombinedOutput(); err != nil {
@@ -271,6 +344,9 @@ func makeBadFixtures(t *testing.T, f fixtureSet) (string, error) {
 		return "", err
 	}
 	if err := truncateCopy(f.pred, p("predhalf.arrow")); err != nil {
+		return "", err
+	}
+	if err := truncateCopy(f.model, p("modelhalf.arrow")); err != nil {
 		return "", err
 	}
 	version2 := func(md map[string]string) { md[schemas.KeyVersion] = "2" }

@@ -33,7 +33,7 @@ CoNLL text (--format conll) or Parquet (--format parquet).
 			&cli.StringFlag{Name: "text", Usage: "featurize this raw corpus with the model's own templates instead of reading a feature table"},
 			&cli.StringFlag{Name: "format", Value: "arrow", Usage: "output: arrow, conll or parquet"},
 			&cli.BoolFlag{Name: "marginals", Usage: "add each predicted label's marginal probability and the sentence log-probability"},
-			&cli.IntFlag{Name: "workers", Usage: "decoding goroutines (0: all cores)"},
+			workersFlag("decoding"),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
 			&cli.StringFlag{Name: "input-format", Usage: "with --text: corpus format (default: the model's)"},
 			&cli.BoolFlag{Name: "no-labels", Usage: "with --text: the corpus has no label column"},
@@ -43,8 +43,18 @@ CoNLL text (--format conll) or Parquet (--format parquet).
 }
 
 func runDecode(c *cli.Context) error {
+	if c.String("text") == "" {
+		for _, name := range []string{"input-format", "no-labels"} {
+			if c.IsSet(name) {
+				return fmt.Errorf("decode: --%s applies to --text input only", name)
+			}
+		}
+	}
 	kind, wopts, err := decodeOutput(c)
 	if err != nil {
+		return err
+	}
+	if err := checkOutputFlags(c, string(kind)); err != nil {
 		return err
 	}
 	format := string(kind)
@@ -133,6 +143,21 @@ func runDecode(c *cli.Context) error {
 		}
 		return fmt.Errorf("decode: --format %q: want arrow, conll or parquet", format)
 	})
+}
+
+// checkOutputFlags refuses output flags that the output format does not
+// use, rather than ignore them: CoNLL text has no column for the marginals,
+// and only Arrow IPC has an IPC format and body compression.
+func checkOutputFlags(c *cli.Context, format string) error {
+	if format == "conll" && c.Bool("marginals") {
+		return fmt.Errorf("decode: --marginals applies to --format arrow or parquet, not conll (CoNLL text has no column for them)")
+	}
+	for _, name := range []string{"ipc", "compression"} {
+		if format != "arrow" && c.IsSet(name) {
+			return fmt.Errorf("decode: --%s applies to --format arrow, not %s", name, format)
+		}
+	}
+	return nil
 }
 
 // nopCloser keeps the Parquet writer from closing the stage's output, which

@@ -6,9 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/dualcrf/dualcrf/train"
 )
 
 // demoData is a real slice of CoNLL-2000 (the first 1,000 training and 300
@@ -28,7 +31,8 @@ slice embedded in the binary. Files go to --dir (default: a temporary directory,
    dualcrf demo --dir out --gap-tol 1e-4`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "keep the tables and the model in this directory"},
-			&cli.StringFlag{Name: "gap-tol", Value: "1e-3", Usage: "certified gap to train to"},
+			positiveFloatString(&cli.StringFlag{Name: "gap-tol", Value: strconv.FormatFloat(train.DefaultGapTol, 'g', -1, 64),
+				Usage: "certified gap to train to (> 0)"}, ""),
 			&cli.BoolFlag{Name: "embedded", Usage: "use the embedded slice even when the full corpus is present"},
 		},
 		Action: runDemo,
@@ -65,6 +69,9 @@ func demoCorpus(dir string, embedded bool) (train, test, what string, err error)
 }
 
 func runDemo(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return fmt.Errorf("demo: takes no arguments, got %q", c.Args().First())
+	}
 	dir := c.String("dir")
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "dualcrf-demo-")
@@ -74,7 +81,7 @@ func runDemo(c *cli.Context) error {
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return fmt.Errorf("demo: --dir: %w", err)
 	}
 	train, test, what, err := demoCorpus(dir, c.Bool("embedded"))
 	if err != nil {

@@ -34,6 +34,9 @@ Exits non-zero when there are no gold labels.
 			if c.NArg() > 1 {
 				return fmt.Errorf("eval: one prediction table at most, got %d", c.NArg())
 			}
+			if c.Bool("no-chunks") && c.IsSet("scheme") {
+				return fmt.Errorf("eval: --scheme and --no-chunks exclude each other (--no-chunks scores tokens only)")
+			}
 			scheme, err := decode.ParseScheme(c.String("scheme"))
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -25,7 +26,8 @@ or --vocab, which also supply the templates, so no flag needs repeating.
    dualcrf featurize --model model.arrow test.txt.gz > test.arrow`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file; default by format"},
-			&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value)"},
+			intIn(&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
+				0, math.MaxInt, "0 and 1 keep every attribute"),
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
 			&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
@@ -50,6 +52,9 @@ or --vocab, which also supply the templates, so no flag needs repeating.
 			if err := applyLimits(c, &opts.Input); err != nil {
 				return err
 			}
+			if strings.HasSuffix(in, ".zip") && !strings.HasPrefix(opts.Input.Format, "ptb-") {
+				return fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --format ptb-mrg or ptb-pos", in)
+			}
 			return withOutput(c.String("output"), func(w io.Writer, name string) error {
 				sum, err := featurize.Run(c.Context, in, w, opts)
 				if err != nil {
@@ -68,7 +73,8 @@ func inputFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "input format: " + strings.Join(featurize.Formats(), ", ") + " (default conll, or the model's)"},
 		&cli.StringFlag{Name: "columns", Usage: "comma-separated names of the CoNLL token columns (default word,pos,chunk,…)"},
-		&cli.IntFlag{Name: "label-column", Usage: "1-based CoNLL label column (default: the last)"},
+		intIn(&cli.IntFlag{Name: "label-column", Usage: "1-based CoNLL label column (default: the last)"},
+			1, math.MaxInt, "columns count from 1; leave it unset for the last column, --no-labels for none"),
 		&cli.BoolFlag{Name: "no-labels", Usage: "the input has no label column (text to tag)"},
 		&cli.BoolFlag{Name: "xpos", Usage: "CoNLL-U: label words with XPOS instead of UPOS"},
 		&cli.BoolFlag{Name: "keep-docstart", Usage: "CoNLL: keep -DOCSTART- lines as tokens"},
@@ -117,6 +123,29 @@ func applyInputFlags(c *cli.Context, in *featurize.InputOptions) {
 	}
 }
 
+// checkInputFlags refuses input flags that contradict each other.
+func checkInputFlags(c *cli.Context) error {
+	if c.Bool("no-labels") && c.IsSet("label-column") {
+		return fmt.Errorf("%s: --label-column and --no-labels exclude each other", c.Command.Name)
+	}
+	return nil
+}
+
+// checkFormatFlags refuses input flags that the input format (conll when
+// "") does not read, rather than ignore them.
+func checkFormatFlags(c *cli.Context, format string) error {
+	if format == "" {
+		format = "conll"
+	}
+	only := map[string]string{"columns": "conll", "label-column": "conll", "no-labels": "conll", "keep-docstart": "conll", "xpos": "conllu"}
+	for _, name := range []string{"columns", "label-column", "no-labels", "keep-docstart", "xpos"} {
+		if c.IsSet(name) && only[name] != format {
+			return fmt.Errorf("%s: --%s applies to --format %s, not to the input format %s", c.Command.Name, name, only[name], format)
+		}
+	}
+	return nil
+}
+
 // defaultTemplate is the built-in set used when none is named.
 func defaultTemplate(format string) string {
 	switch format {
@@ -139,8 +168,14 @@ func featurizeOptions(c *cli.Context) (featurize.RunOptions, error) {
 	}
 	switch {
 	case c.IsSet("model") || c.IsSet("vocab"):
-		if c.IsSet("template") || c.IsSet("min-count") {
-			return opts, fmt.Errorf("featurize: --template and --min-count come from --model/--vocab; do not repeat them")
+		for _, name := range []string{"template", "min-count"} {
+			if c.IsSet(name) {
+				from := "--model"
+				if c.IsSet("vocab") {
+					from = "--vocab"
+				}
+				return opts, fmt.Errorf("featurize: --%s comes from %s, which records how its features were made; do not repeat it", name, from)
+			}
 		}
 		var md map[string]string
 		var attrs, labels []string
@@ -171,7 +206,13 @@ func featurizeOptions(c *cli.Context) (featurize.RunOptions, error) {
 	default:
 		opts.MinCount = c.Int("min-count")
 	}
+	if err := checkInputFlags(c); err != nil {
+		return opts, err
+	}
 	applyInputFlags(c, &opts.Input)
+	if err := checkFormatFlags(c, opts.Input.Format); err != nil {
+		return opts, err
+	}
 	if opts.Templates == nil {
 		name := c.String("template")
 		if name == "" {

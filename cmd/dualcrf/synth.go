@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -26,16 +27,16 @@ weights' Viterbi accuracy on held-out sentences, a ceiling for learners.
    dualcrf synth --sentences 2000 --first 46000 --labels 45 --min-len 20 --max-len 30 -o test.arrow`,
 		Flags: append([]cli.Flag{
 			&cli.IntFlag{Name: "sentences", Aliases: []string{"n"}, Value: 1000, Usage: "number of sentences"},
-			&cli.IntFlag{Name: "min-len", Value: 20, Usage: "shortest sentence, in tokens"},
-			&cli.IntFlag{Name: "max-len", Value: 30, Usage: "longest sentence, in tokens"},
+			intIn(&cli.IntFlag{Name: "min-len", Value: 20, Usage: "shortest sentence, in tokens (≥ 1)"}, 1, math.MaxInt, ""),
+			intIn(&cli.IntFlag{Name: "max-len", Value: 30, Usage: "longest sentence, in tokens (≥ --min-len)"}, 1, math.MaxInt, ""),
 			&cli.IntFlag{Name: "labels", Aliases: []string{"k"}, Value: 45, Usage: "number of labels K"},
 			&cli.IntFlag{Name: "attrs", Value: 10000, Usage: "attribute vocabulary size A"},
 			&cli.IntFlag{Name: "per-token", Value: 20, Usage: "attributes per token"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed of the true CRF and of every sentence"},
-			&cli.Float64Flag{Name: "noise", Value: 1, Usage: "temperature: the true weights are divided by it (larger: noisier labels)"},
+			positiveFloat(&cli.Float64Flag{Name: "noise", Value: 1, Usage: "temperature > 0: the true weights are divided by it (larger: noisier labels)"}, ""),
 			&cli.BoolFlag{Name: "real", Usage: "real-valued attributes (values in [0.25, 1.75)) instead of binary"},
 			&cli.IntFlag{Name: "first", Usage: "index of the first sentence in the seed's sequence"},
-			&cli.IntFlag{Name: "workers", Usage: "generating goroutines (0: one per CPU); the output does not depend on it"},
+			workersFlag("generating (the output does not depend on it)"),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
 		}, writerFlags()...),
 		Action: runSynth,
@@ -63,8 +64,8 @@ func runSynth(c *cli.Context) error {
 		First:     c.Int("first"),
 		Workers:   c.Int("workers"),
 	}
-	if opts.Noise == 0 {
-		return fmt.Errorf("synth: --noise 0: want a positive number")
+	if opts.MaxLen < opts.MinLen {
+		return fmt.Errorf("synth: --max-len %d is below --min-len %d", opts.MaxLen, opts.MinLen)
 	}
 	var sum featurize.SynthSummary
 	var name string

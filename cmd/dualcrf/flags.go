@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Numeric flags are checked where they are defined: intIn and friends
+// attach to a flag the range it accepts, so a value the user sets is
+// refused, naming the flag and the range, before the stage starts. A zero
+// either means zero or is refused; it never stands for a default. A flag
+// left unset takes its Value, which is valid by construction.
+
+// intIn makes f refuse values outside [lo, hi]; hi = math.MaxInt means no
+// upper bound. note, when not empty, says what the values mean.
+func intIn(f *cli.IntFlag, lo, hi int, note string) *cli.IntFlag {
+	f.Action = func(c *cli.Context, v int) error {
+		if v < lo || v > hi {
+			return flagRangeError(c, f.Name, strconv.Itoa(v), intRange(lo, hi), note)
+		}
+		return nil
+	}
+	return f
+}
+
+// intRange describes [lo, hi] in words.
+func intRange(lo, hi int) string {
+	if hi == math.MaxInt {
+		return fmt.Sprintf("an integer ≥ %d", lo)
+	}
+	return fmt.Sprintf("an integer from %d to %d", lo, hi)
+}
+
+// positiveFloat makes f refuse values that are not finite and > 0.
+func positiveFloat(f *cli.Float64Flag, note string) *cli.Float64Flag {
+	f.Action = func(c *cli.Context, v float64) error {
+		return checkPositive(c, f.Name, strconv.FormatFloat(v, 'g', -1, 64), v, note)
+	}
+	return f
+}
+
+// positiveFloatString checks the text value s of a flag that holds a
+// number passed on as text (demo's --gap-tol goes to train as written).
+func positiveFloatString(f *cli.StringFlag, note string) *cli.StringFlag {
+	f.Action = func(c *cli.Context, s string) error {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			v = math.NaN()
+		}
+		return checkPositive(c, f.Name, strconv.Quote(s), v, note)
+	}
+	return f
+}
+
+// checkPositive refuses v unless it is finite and > 0; shown is v as the
+// user wrote it.
+func checkPositive(c *cli.Context, name, shown string, v float64, note string) error {
+	if v > 0 && !math.IsInf(v, 1) {
+		return nil
+	}
+	return flagRangeError(c, name, shown, "a positive finite number", note)
+}
+
+// workersFlag is the --workers flag of a stage that runs goroutines: unset
+// means one per core; an explicit value must be at least 1.
+func workersFlag(what string) *cli.IntFlag {
+	return intIn(&cli.IntFlag{Name: "workers", Usage: what + " goroutines, ≥ 1 (default: one per core)"},
+		1, math.MaxInt, "unset: one per core")
+}
+
+// flagRangeError is the message for a flag value out of its range: the
+// stage, the flag as given, what it accepts and what the values mean.
+func flagRangeError(c *cli.Context, name, value, want, note string) error {
+	stage := c.App.Name
+	if c.Command != nil && c.Command.Name != "" {
+		stage = c.Command.Name
+	}
+	if note != "" {
+		note = " (" + note + ")"
+	}
+	return fmt.Errorf("%s: --%s %s: want %s%s", stage, name, value, want, note)
+}
