@@ -67,6 +67,11 @@ type Summary struct {
 	LabelCounts     []int             // tokens per label id
 	Unlabelled      int               // tokens without a label
 	Metadata        map[string]string // schema metadata
+	// Coverage, set by Run when it featurizes with a fixed vocabulary
+	// (RunOptions.Vocab), counts the attribute occurrences that vocabulary
+	// does not know (left out) and the labels outside RunOptions.Labels
+	// (kept, appended to the label dictionary).
+	Coverage *Coverage
 }
 
 // TableWriter writes sentences as a feature table. Call Close to finish the
