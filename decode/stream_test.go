@@ -318,3 +318,85 @@ func TestPredictionWriterLateGold(t *testing.T) {
 		t.Fatalf("gold labels after an unlabelled first chunk: %v", err)
 	}
 }
+
+// TestStreamTableReader streams a feature table whose label dictionary
+// grows by deltas through TableReader in small chunks, and checks the
+// predictions and gold labels against the whole table decoded at once.
+func TestStreamTableReader(t *testing.T) {
+	c := newStreamCase(8, true)
+	d := c.d
+	// Write the dataset as a feature table in which label "d" is left out
+	// of the first half, so that it first appears in a later batch as a
+	// dictionary delta.
+	late := func(i, tok int) bool { return i < d.Len()/2 && d.LabelNames[d.Labels[tok]] == "d" }
+	gold := make([]string, d.NumTokens())
+	var buf bytes.Buffer
+	w, err := featurize.NewTableWriter(&buf, featurize.TableOptions{AttrNames: d.AttrNames, BatchTokens: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < d.Len(); i++ {
+		lo, hi := d.SentStart[i], d.SentStart[i+1]
+		s := &featurize.Sentence{}
+		var attrs [][]int32
+		var vals [][]float64
+		for tok := lo; tok < hi; tok++ {
+			if !late(i, tok) {
+				gold[tok] = d.LabelNames[d.Labels[tok]]
+			}
+			s.Labels = append(s.Labels, gold[tok])
+			attrs = append(attrs, d.Attrs[d.AttrStart[tok]:d.AttrStart[tok+1]])
+			vals = append(vals, d.Values[d.AttrStart[tok]:d.AttrStart[tok+1]])
+		}
+		if err := w.Write(s, attrs, vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := decode.Decode(context.Background(), c.m, d, decode.Options{Marginals: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := pipeline.OpenRecordReader(bytes.NewReader(buf.Bytes()), "t.arrow", pipeline.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	tr, err := featurize.NewTableReader(rr, "t.arrow", featurize.ReadOptions{ChunkTokens: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, chunks := 0, 0
+	cov, err := decode.Stream(context.Background(), c.m, tr, decode.Options{Marginals: true, Workers: 2},
+		func(tab *featurize.Table, p *decode.Predictions) error {
+			for j, y := range p.Labels {
+				if y != want.Labels[tok] || p.Confidence[j] != want.Confidence[tok] {
+					return fmt.Errorf("token %d: predicted %d, want %d", tok, y, want.Labels[tok])
+				}
+				g := ""
+				if y := tab.Data.Labels[j]; y >= 0 {
+					g = tab.Data.LabelNames[y]
+				}
+				if g != gold[tok] {
+					return fmt.Errorf("token %d: gold %q, want %q", tok, g, gold[tok])
+				}
+				tok++
+			}
+			chunks++
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelled := 0
+	for _, g := range gold {
+		if g != "" {
+			labelled++
+		}
+	}
+	if tok != d.NumTokens() || chunks < 20 || cov.UnknownAttrs != 0 || cov.UnknownLabelled() != 0 || cov.Labelled != labelled {
+		t.Fatalf("%d tokens of %d in %d chunks; coverage %+v", tok, d.NumTokens(), chunks, cov)
+	}
+}
