@@ -179,6 +179,7 @@ type TableReader struct {
 	lastPos      int32
 
 	c      tableChunk // the chunk being filled
+	hint   [3]int     // sentences, tokens and attributes of the last chunk, the next one's initial capacity
 	chunk  *Table     // the chunk handed out by the last Next
 	handed int        // chunks handed out
 	done   bool
@@ -228,7 +229,7 @@ func newTableReader(rr array.RecordReader, name string, opts ReadOptions, chunkT
 			Metadata: schemas.MetadataMap(s),
 		},
 	}
-	tr.c = tr.newChunk(0, nil)
+	tr.c = tr.newChunk(0)
 	return tr, nil
 }
 
@@ -338,17 +339,18 @@ func (tr *TableReader) nextBatch() (bool, error) {
 	return true, nil
 }
 
-// newChunk starts an empty chunk after `first` sentences, with room for as
-// much as prev (the last chunk) held.
-func (tr *TableReader) newChunk(first int, prev *tableChunk) tableChunk {
-	c := tableChunk{first: first}
-	if tr.summaryOnly {
-		return c
-	}
-	var ns, nt, na int
-	if prev != nil {
-		ns, nt, na = len(prev.sentStart)+1, len(prev.labels)+1, len(prev.attrs)+len(prev.attrs)/8
-	}
+// newChunk starts an empty chunk after `first` sentences. Its storage is
+// allocated at its first row (see grow), so that a reader waiting to hand
+// out a chunk holds no second one.
+func (tr *TableReader) newChunk(first int) tableChunk {
+	return tableChunk{first: first}
+}
+
+// grow allocates the storage of the chunk being filled, with room for as
+// much as the last chunk held.
+func (tr *TableReader) grow() {
+	c := &tr.c
+	ns, nt, na := tr.hint[0]+1, tr.hint[1]+1, tr.hint[2]+tr.hint[2]/8
 	c.sentStart = make([]int, 0, ns)
 	c.attrStart = make([]int, 1, nt+1)
 	c.attrs = make([]int32, 0, na)
@@ -359,11 +361,13 @@ func (tr *TableReader) newChunk(first int, prev *tableChunk) tableChunk {
 			c.text[i] = make([]string, 0, nt)
 		}
 	}
-	return c
 }
 
 // cut hands out the chunk filled so far and starts the next one.
 func (tr *TableReader) cut() *Table {
+	if tr.c.attrStart == nil && !tr.summaryOnly {
+		tr.grow() // an empty table
+	}
 	c := &tr.c
 	na, nl := len(tr.attrNames), len(tr.labelNames)
 	d := &crf.Dataset{
@@ -378,7 +382,8 @@ func (tr *TableReader) cut() *Table {
 		Labels:     c.labels,
 	}
 	t := &Table{Data: d, Columns: tr.sum.Columns, Text: c.text, Metadata: tr.sum.Metadata, FirstSentence: c.first}
-	tr.c = tr.newChunk(tr.sum.Sentences, c)
+	tr.hint = [3]int{len(c.sentStart), len(c.labels), len(c.attrs)}
+	tr.c = tr.newChunk(tr.sum.Sentences)
 	return t
 }
 
@@ -504,6 +509,9 @@ func tableMapDict(dict arrow.Array, names *[]string, index map[string]int32, wha
 
 // addRow checks row i of b and appends it to the chunk.
 func (tr *TableReader) addRow(b *tableBatch, i int) error {
+	if tr.c.attrStart == nil && !tr.summaryOnly {
+		tr.grow()
+	}
 	if err := tr.checkOrder(b.sent[i], b.pos[i]); err != nil {
 		return err
 	}
