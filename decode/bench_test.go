@@ -3,6 +3,7 @@ package decode_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,13 +13,14 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/train"
 )
 
 // conll2000Model featurizes CoNLL-2000 (chunking templates, cut-off 3),
-// trains 3 SDCA-GAP epochs and returns the model and the test set in its
-// vocabulary.
-func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset) {
+// trains 3 SDCA-GAP epochs and returns the model, the test set in its
+// vocabulary and that test set's feature table (an Arrow stream).
+func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset, []byte) {
 	b.Helper()
 	root := os.Getenv("DUALCRF_DATA")
 	if root == "" {
@@ -48,6 +50,7 @@ func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset) {
 	if _, err := featurize.Run(ctx, filepath.Join(dir, "test.txt.gz"), &te, featurize.RunOptions{Templates: set, Vocab: vocab, Labels: trainT.Data.LabelNames}); err != nil {
 		b.Fatal(err)
 	}
+	testBytes := bytes.Clone(te.Bytes())
 	testT, err := featurize.ReadTable(&te, "test", featurize.ReadOptions{SkipText: true})
 	if err != nil {
 		b.Fatal(err)
@@ -62,14 +65,14 @@ func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset) {
 		b.Fatal(err)
 	}
 	m := &crf.Model{Layout: p.Layout, Weights: res.Weights, AttrNames: d.AttrNames, LabelNames: d.LabelNames}
-	return m, decode.Apply(testT.Data, decode.Remap(m, testT.Data), m.Layout.NumAttrs, m.AttrNames)
+	return m, decode.Apply(testT.Data, decode.Remap(m, testT.Data), m.Layout.NumAttrs, m.AttrNames), testBytes
 }
 
 // BenchmarkDecodeConll2000 decodes the CoNLL-2000 test set (2,012
 // sentences, 47,377 tokens) with 1 and with all workers and reports
 // sentences/s and tokens/s; run with -benchtime 20x.
 func BenchmarkDecodeConll2000(b *testing.B) {
-	m, test := conll2000Model(b)
+	m, test, _ := conll2000Model(b)
 	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
 		for _, marg := range []bool{false, true} {
 			name := "workers=" + strconv.Itoa(workers)
@@ -88,4 +91,46 @@ func BenchmarkDecodeConll2000(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkDecodeStage decodes the CoNLL-2000 test set as the decode stage
+// does, from the feature table's bytes to an Arrow prediction stream:
+// TableReader, Stream (reader, decoders and writer overlapping) and
+// PredictionWriter, with 1 and with all workers; run with -benchtime 20x.
+func BenchmarkDecodeStage(b *testing.B) {
+	m, test, table := conll2000Model(b)
+	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
+		b.Run("workers="+strconv.Itoa(workers), func(b *testing.B) {
+			for b.Loop() {
+				if err := decodeStage(m, table, workers); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sec := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(float64(test.Len())/sec, "sentences/s")
+			b.ReportMetric(float64(test.NumTokens())/sec, "tokens/s")
+		})
+	}
+}
+
+// decodeStage is runDecode's work without the command line.
+func decodeStage(m *crf.Model, table []byte, workers int) error {
+	rr, err := pipeline.OpenRecordReader(bytes.NewReader(table), "test", pipeline.ReaderOptions{})
+	if err != nil {
+		return err
+	}
+	defer rr.Release()
+	tr, err := featurize.NewTableReader(rr, "test", featurize.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	pw, err := decode.NewPredictionWriter(io.Discard, m, decode.WriterOptions{})
+	if err != nil {
+		return err
+	}
+	if _, err := decode.Stream(context.Background(), m, tr, decode.Options{Workers: workers}, pw.Write); err != nil {
+		pw.Abort()
+		return err
+	}
+	return pw.Close()
 }

@@ -3,8 +3,10 @@ package decode
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/featurize"
 )
 
 // Options configure Decode.
@@ -128,4 +130,177 @@ func grow(s []float64, n int) []float64 {
 		return make([]float64, n)
 	}
 	return s[:n]
+}
+
+// Source yields a feature table in chunks of whole sentences, in input
+// order; *featurize.TableReader and *featurize.TextReader are Sources.
+type Source interface {
+	Next() bool
+	Chunk() *featurize.Table
+	Err() error
+}
+
+// Stream decodes every chunk of src with m and calls write, on the
+// caller's goroutine, with each chunk and its predictions in input order.
+// Reading, decoding (on opts.Workers goroutines) and writing overlap, one
+// chunk each, so at most three chunks are in memory at a time: the one
+// being read, the one being decoded and the one being written. write may
+// keep nothing of a chunk after it returns.
+//
+// The chunks given to write have the model's attribute ids (matched by
+// name, unknown attributes dropped) and keep their own gold labels and
+// label names. Stream returns what the model covered of the input (see
+// featurize.Coverage); deciding what a mismatch means is the caller's.
+func Stream(ctx context.Context, m *crf.Model, src Source, opts Options, write func(*featurize.Table, *Predictions) error) (featurize.Coverage, error) {
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type decoded struct {
+		t *featurize.Table
+		p *Predictions
+	}
+	read := make(chan *featurize.Table)
+	out := make(chan decoded)
+	rm := newRemapper(m)
+	var readErr, decodeErr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer close(read)
+		for src.Next() {
+			t := src.Chunk()
+			rm.apply(t)
+			select {
+			case read <- t:
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr = src.Err()
+	}()
+	go func() {
+		defer wg.Done()
+		defer close(out)
+		for t := range read {
+			p, err := Decode(ctx, m, t.Data, opts)
+			if err != nil {
+				decodeErr = err
+				cancel()
+				return
+			}
+			select {
+			case out <- decoded{t, p}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var writeErr error
+	for c := range out {
+		if writeErr = write(c.t, c.p); writeErr != nil {
+			cancel()
+			break
+		}
+	}
+	wg.Wait()
+	for _, err := range []error{writeErr, readErr, parent.Err(), decodeErr} {
+		if err != nil {
+			return rm.cov, err
+		}
+	}
+	return rm.cov, nil
+}
+
+// remapper turns the attribute ids of a Source's chunks into the model's,
+// and counts what the model covers. A Source's ids are stable across
+// chunks and its name lists only grow, so the map is extended, never
+// rebuilt.
+type remapper struct {
+	m          *crf.Model
+	index      map[string]int32 // model attribute name → id, built when first needed
+	ids        []int32          // table attribute id → model id, -1 when unknown
+	identity   bool             // so far every table attribute id is the model's own
+	labelKnown []bool           // table label id → whether the model has it
+	modelLabel map[string]bool
+	cov        featurize.Coverage
+}
+
+func newRemapper(m *crf.Model) *remapper {
+	r := &remapper{m: m, identity: true, modelLabel: make(map[string]bool, len(m.LabelNames))}
+	for _, l := range m.LabelNames {
+		r.modelLabel[l] = true
+	}
+	return r
+}
+
+// apply rewrites chunk t in the model's attribute ids, dropping those the
+// model does not know, and counts attributes and gold labels.
+func (r *remapper) apply(t *featurize.Table) {
+	d := t.Data
+	r.extend(d.AttrNames, d.LabelNames)
+	r.cov.Tokens += d.NumTokens()
+	r.cov.Attrs += len(d.Attrs) + t.Dropped
+	r.cov.UnknownAttrs += t.Dropped
+	if !r.identity {
+		r.cov.UnknownAttrs += r.compact(d)
+	}
+	d.NumAttrs, d.AttrNames = r.m.Layout.NumAttrs, r.m.AttrNames
+	for _, y := range d.Labels {
+		if y >= 0 {
+			r.cov.AddLabel(d.LabelNames[y], r.labelKnown[y])
+		}
+	}
+}
+
+// extend maps the attribute and label names not seen in earlier chunks.
+func (r *remapper) extend(attrs, labels []string) {
+	for a := len(r.ids); a < len(attrs); a++ {
+		if r.identity && a < len(r.m.AttrNames) && attrs[a] == r.m.AttrNames[a] {
+			r.ids = append(r.ids, int32(a))
+			continue
+		}
+		r.identity = false
+		if r.index == nil {
+			r.index = make(map[string]int32, len(r.m.AttrNames))
+			for id, n := range r.m.AttrNames {
+				r.index[n] = int32(id)
+			}
+		}
+		id, ok := r.index[attrs[a]]
+		if !ok {
+			id = -1
+		}
+		r.ids = append(r.ids, id)
+	}
+	for y := len(r.labelKnown); y < len(labels); y++ {
+		r.labelKnown = append(r.labelKnown, r.modelLabel[labels[y]])
+	}
+}
+
+// compact rewrites d's attributes in place in the model's ids, leaving out
+// unknown ones, and returns how many it left out.
+func (r *remapper) compact(d *crf.Dataset) int {
+	n := 0
+	lo := d.AttrStart[0]
+	for tok := 0; tok+1 < len(d.AttrStart); tok++ {
+		hi := d.AttrStart[tok+1]
+		for j := lo; j < hi; j++ {
+			if id := r.ids[d.Attrs[j]]; id >= 0 {
+				d.Attrs[n] = id
+				if d.Values != nil {
+					d.Values[n] = d.Values[j]
+				}
+				n++
+			}
+		}
+		lo = hi
+		d.AttrStart[tok+1] = n
+	}
+	dropped := len(d.Attrs) - n
+	d.Attrs = d.Attrs[:n]
+	if d.Values != nil {
+		d.Values = d.Values[:n]
+	}
+	return dropped
 }

@@ -2,95 +2,336 @@ package decode
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
-// batchTokens is the target number of rows per prediction record batch;
-// batches are cut on sentence boundaries.
+// batchTokens is the target number of rows per prediction record batch
+// (and Parquet row group); batches are cut on sentence boundaries.
 const batchTokens = 1 << 16
 
-// PredictionBatches calls emit with the prediction table of t and p in
-// record batches cut on sentence boundaries (the record is released after
-// emit returns). Gold labels are written when t has any.
-func PredictionBatches(t *featurize.Table, m *crf.Model, p *Predictions, md map[string]string, emit func(arrow.RecordBatch) error) (*arrow.Schema, error) {
-	d := t.Data
-	gold := false
-	for _, y := range d.Labels {
-		if y >= 0 {
-			gold = true
-			break
+// The output formats of a prediction table.
+const (
+	FormatArrow   = "arrow"   // Arrow IPC, stream or file (WriterOptions.IPC)
+	FormatCoNLL   = "conll"   // CoNLL text: the token's columns, gold, pred
+	FormatParquet = "parquet" // Parquet, zstd-compressed, a row group per batch
+)
+
+// Formats lists the output formats.
+func Formats() []string { return []string{FormatArrow, FormatCoNLL, FormatParquet} }
+
+// WriterOptions configure a PredictionWriter.
+type WriterOptions struct {
+	Format   string                 // FormatArrow when empty
+	IPC      pipeline.WriterOptions // with FormatArrow: IPC format and compression
+	Metadata map[string]string      // schema metadata (Arrow, Parquet)
+	Mem      memory.Allocator       // memory.DefaultAllocator when nil
+}
+
+// PredictionWriter writes decoded chunks, in order, as one prediction
+// table: Arrow or Parquet record batches of about 64 Ki rows cut on
+// sentence boundaries, or CoNLL text flushed after every chunk. It keeps at
+// most one batch being built. The table's columns are fixed by the first
+// chunk: gold labels when it has any, confidence and log-probability when
+// its predictions carry marginals.
+type PredictionWriter struct {
+	w      io.Writer
+	m      *crf.Model
+	opts   WriterOptions
+	closed bool
+	err    error
+
+	bw *bufio.Writer // CoNLL
+
+	b      *batcher // Arrow and Parquet
+	rw     pipeline.RecordWriter
+	pq     *pqarrow.FileWriter
+	pqOut  *gate // what pq writes to, shut on Abort
+	emitFn func(arrow.RecordBatch) error
+}
+
+// NewPredictionWriter starts a prediction table on w for the predictions of
+// model m. Nothing is written before the first chunk.
+func NewPredictionWriter(w io.Writer, m *crf.Model, opts WriterOptions) (*PredictionWriter, error) {
+	if opts.Format == "" {
+		opts.Format = FormatArrow
+	}
+	if opts.Mem == nil {
+		opts.Mem = memory.DefaultAllocator
+	}
+	pw := &PredictionWriter{w: w, m: m, opts: opts}
+	switch opts.Format {
+	case FormatCoNLL:
+		pw.bw = bufio.NewWriterSize(w, 1<<16)
+	case FormatArrow:
+		pw.emitFn = pw.emitArrow
+	case FormatParquet:
+		pw.emitFn = pw.emitParquet
+	default:
+		return nil, fmt.Errorf("decode: output format %q: want arrow, conll or parquet", opts.Format)
+	}
+	return pw, nil
+}
+
+// Write writes the predictions p of chunk t (whose sentences number on from
+// the last chunk's).
+func (pw *PredictionWriter) Write(t *featurize.Table, p *Predictions) error {
+	switch {
+	case pw.err != nil:
+		return pw.err
+	case pw.closed:
+		return errors.New("decode: write after close")
+	}
+	if pw.bw != nil {
+		pw.err = writeCoNLL(pw.bw, t, pw.m, p)
+		if pw.err == nil {
+			pw.err = pw.bw.Flush()
+		}
+		return pw.err
+	}
+	if pw.b == nil {
+		pw.b, pw.err = newBatcher(t, p, pw.m, pw.opts.Metadata, pw.opts.Mem)
+		if pw.err != nil {
+			return pw.err
 		}
 	}
+	pw.err = pw.b.add(t, p, pw.emitFn)
+	return pw.err
+}
+
+// Close writes what is left and the end of the table; it does not close
+// the underlying writer. An Arrow or Parquet table with no row is an error.
+// After a failed Write, Close writes nothing more and returns that error.
+func (pw *PredictionWriter) Close() error {
+	if pw.closed {
+		return pw.err
+	}
+	if pw.err != nil {
+		pw.Abort()
+		return pw.err
+	}
+	if pw.bw != nil {
+		pw.closed = true
+		pw.err = pw.bw.Flush()
+		return pw.err
+	}
+	if pw.b != nil {
+		pw.err = pw.b.flush(pw.emitFn)
+	}
+	if pw.err == nil && pw.rw == nil && pw.pq == nil {
+		pw.err = errors.New("decode: no sentences to write")
+	}
+	if pw.err != nil {
+		pw.Abort()
+		return pw.err
+	}
+	pw.closed = true
+	pw.b.release()
+	if pw.rw != nil {
+		pw.err = pw.rw.Close()
+	} else {
+		pw.err = pw.pq.Close()
+	}
+	return pw.err
+}
+
+// Abort gives the table up without its end (so an Arrow reader downstream
+// sees a truncated stream) and releases the writer's memory. Abort after
+// Close does nothing.
+func (pw *PredictionWriter) Abort() {
+	if pw.closed {
+		return
+	}
+	pw.closed = true
+	if pw.b != nil {
+		pw.b.release()
+	}
+	if pw.rw != nil {
+		pw.rw.Abort()
+	}
+	if pw.pq != nil {
+		pw.pqOut.shut = true // no footer: the output must not look complete
+		_ = pw.pq.Close()    // releases the writer's buffers
+	}
+}
+
+func (pw *PredictionWriter) emitArrow(rec arrow.RecordBatch) error {
+	if pw.rw == nil {
+		ipcOpts := pw.opts.IPC
+		if ipcOpts.Mem == nil {
+			ipcOpts.Mem = pw.opts.Mem
+		}
+		rw, err := pipeline.NewRecordWriter(pw.w, rec.Schema(), ipcOpts)
+		if err != nil {
+			return err
+		}
+		pw.rw = rw
+	}
+	return pw.rw.Write(rec)
+}
+
+func (pw *PredictionWriter) emitParquet(rec arrow.RecordBatch) error {
+	if pw.pq == nil {
+		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithAllocator(pw.opts.Mem))
+		arrowProps := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(pw.opts.Mem))
+		pw.pqOut = &gate{w: pw.w}
+		pq, err := pqarrow.NewFileWriter(rec.Schema(), pw.pqOut, props, arrowProps)
+		if err != nil {
+			return err
+		}
+		pw.pq = pq
+	}
+	return pw.pq.Write(rec) // one row group per batch
+}
+
+// gate passes writes through until shut, then refuses them; its Close does
+// not close the caller's writer.
+type gate struct {
+	w    io.Writer
+	shut bool
+}
+
+func (g *gate) Write(p []byte) (int, error) {
+	if g.shut {
+		return 0, errors.New("decode: output aborted")
+	}
+	return g.w.Write(p)
+}
+
+func (g *gate) Close() error { return nil }
+
+// batcher builds prediction record batches across chunks.
+type batcher struct {
+	schema     *arrow.Schema
+	b          *array.RecordBuilder
+	m          *crf.Model
+	gold, marg bool
+	ncols      int
+	rows       int
+	sentence   *array.Int64Builder
+	position   *array.Int32Builder
+	text       []*array.StringBuilder
+	goldB      *array.StringBuilder
+	predB      *array.StringBuilder
+	confB      *array.Float64Builder
+	logpB      *array.Float64Builder
+}
+
+// newBatcher fixes the prediction schema from the first chunk t and its
+// predictions p.
+func newBatcher(t *featurize.Table, p *Predictions, m *crf.Model, md map[string]string, mem memory.Allocator) (*batcher, error) {
+	gold := slices.ContainsFunc(t.Data.Labels, func(y int32) bool { return y >= 0 })
 	marg := p.Confidence != nil
 	schema, err := schemas.PredictionSchema(t.Columns, gold, marg, md)
 	if err != nil {
 		return nil, err
 	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	nc := len(t.Columns)
-	sent := b.Field(0).(*array.Int64Builder)
-	pos := b.Field(1).(*array.Int32Builder)
-	col := 2 + nc
-	var goldB *array.StringBuilder
+	b := &batcher{schema: schema, b: array.NewRecordBuilder(mem, schema), m: m, gold: gold, marg: marg, ncols: len(t.Columns)}
+	b.sentence = b.b.Field(0).(*array.Int64Builder)
+	b.position = b.b.Field(1).(*array.Int32Builder)
+	for c := range t.Columns {
+		b.text = append(b.text, b.b.Field(2+c).(*array.StringBuilder))
+	}
+	col := 2 + b.ncols
 	if gold {
-		goldB = b.Field(col).(*array.StringBuilder)
+		b.goldB = b.b.Field(col).(*array.StringBuilder)
 		col++
 	}
-	predB := b.Field(col).(*array.StringBuilder)
-	rows := 0
-	flush := func() error {
-		if rows == 0 {
-			return nil
-		}
-		rec := b.NewRecordBatch()
-		defer rec.Release()
-		rows = 0
-		return emit(rec)
+	b.predB = b.b.Field(col).(*array.StringBuilder)
+	if marg {
+		b.confB = b.b.Field(col + 1).(*array.Float64Builder)
+		b.logpB = b.b.Field(col + 2).(*array.Float64Builder)
+	}
+	return b, nil
+}
+
+func (b *batcher) release() { b.b.Release() }
+
+// add appends the rows of chunk t, calling emit with each batch that
+// reaches batchTokens rows (released after emit returns).
+func (b *batcher) add(t *featurize.Table, p *Predictions, emit func(arrow.RecordBatch) error) error {
+	d := t.Data
+	if len(t.Columns) != b.ncols || (p.Confidence != nil) != b.marg {
+		return fmt.Errorf("decode: sentence %d: the chunk's columns differ from the first chunk's", t.FirstSentence)
 	}
 	for i := 0; i < d.Len(); i++ {
-		for tok := d.SentStart[i]; tok < d.SentStart[i+1]; tok++ {
-			sent.Append(int64(i))
-			pos.Append(int32(tok - d.SentStart[i]))
-			for c := 0; c < nc; c++ {
-				sb := b.Field(2 + c).(*array.StringBuilder)
+		lo, hi := d.SentStart[i], d.SentStart[i+1]
+		if !b.gold && slices.ContainsFunc(d.Labels[lo:hi], func(y int32) bool { return y >= 0 }) {
+			return fmt.Errorf("decode: sentence %d has gold labels, but the sentences before it in the first chunk had none, "+
+				"so the prediction table has no gold column", t.FirstSentence+i)
+		}
+		for tok := lo; tok < hi; tok++ {
+			b.sentence.Append(int64(t.FirstSentence + i))
+			b.position.Append(int32(tok - lo))
+			for c, sb := range b.text {
 				if t.Text != nil {
 					sb.Append(t.Text[c][tok])
 				} else {
 					sb.AppendNull()
 				}
 			}
-			if gold {
+			if b.gold {
 				if y := d.Labels[tok]; y >= 0 {
-					goldB.Append(d.LabelNames[y])
+					b.goldB.Append(d.LabelNames[y])
 				} else {
-					goldB.AppendNull()
+					b.goldB.AppendNull()
 				}
 			}
-			predB.Append(m.LabelNames[p.Labels[tok]])
-			if marg {
-				b.Field(col + 1).(*array.Float64Builder).Append(p.Confidence[tok])
-				b.Field(col + 2).(*array.Float64Builder).Append(p.LogProb[i])
+			b.predB.Append(b.m.LabelNames[p.Labels[tok]])
+			if b.marg {
+				b.confB.Append(p.Confidence[tok])
+				b.logpB.Append(p.LogProb[i])
 			}
-			rows++
 		}
-		if rows >= batchTokens {
-			if err := flush(); err != nil {
-				return schema, err
+		b.rows += hi - lo
+		if b.rows >= batchTokens {
+			if err := b.flush(emit); err != nil {
+				return err
 			}
 		}
 	}
-	return schema, flush()
+	return nil
+}
+
+// flush emits the rows built so far as a record batch, if any.
+func (b *batcher) flush(emit func(arrow.RecordBatch) error) error {
+	if b.rows == 0 {
+		return nil
+	}
+	rec := b.b.NewRecordBatch()
+	defer rec.Release()
+	b.rows = 0
+	return emit(rec)
+}
+
+// PredictionBatches calls emit with the prediction table of a whole table t
+// and its predictions p in record batches cut on sentence boundaries (the
+// record is released after emit returns). Gold labels are written when t
+// has any. PredictionWriter does the same chunk by chunk.
+func PredictionBatches(t *featurize.Table, m *crf.Model, p *Predictions, md map[string]string, emit func(arrow.RecordBatch) error) (*arrow.Schema, error) {
+	b, err := newBatcher(t, p, m, md, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	defer b.release()
+	if err := b.add(t, p, emit); err != nil {
+		return b.schema, err
+	}
+	return b.schema, b.flush(emit)
 }
 
 // WriteCoNLL writes the predictions as CoNLL text: per token the pass-through
@@ -98,21 +339,28 @@ func PredictionBatches(t *featurize.Table, m *crf.Model, p *Predictions, md map[
 // by spaces; a blank line after each sentence.
 func WriteCoNLL(w io.Writer, t *featurize.Table, m *crf.Model, p *Predictions) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := writeCoNLL(bw, t, m, p); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func writeCoNLL(bw *bufio.Writer, t *featurize.Table, m *crf.Model, p *Predictions) error {
 	d := t.Data
-	var fields []string
 	for i := 0; i < d.Len(); i++ {
 		for tok := d.SentStart[i]; tok < d.SentStart[i+1]; tok++ {
-			fields = fields[:0]
 			if t.Text != nil {
 				for c := range t.Columns {
-					fields = append(fields, t.Text[c][tok])
+					bw.WriteString(t.Text[c][tok])
+					bw.WriteByte(' ')
 				}
 			}
 			if y := d.Labels[tok]; y >= 0 {
-				fields = append(fields, d.LabelNames[y])
+				bw.WriteString(d.LabelNames[y])
+				bw.WriteByte(' ')
 			}
-			fields = append(fields, m.LabelNames[p.Labels[tok]])
-			if _, err := bw.WriteString(strings.Join(fields, " ") + "\n"); err != nil {
+			bw.WriteString(m.LabelNames[p.Labels[tok]])
+			if err := bw.WriteByte('\n'); err != nil {
 				return err
 			}
 		}
@@ -120,7 +368,7 @@ func WriteCoNLL(w io.Writer, t *featurize.Table, m *crf.Model, p *Predictions) e
 			return err
 		}
 	}
-	return bw.Flush()
+	return nil
 }
 
 // EvaluateReader scores a prediction table read from rr (gold against pred,

@@ -114,7 +114,9 @@ type RunOptions struct {
 	// otherwise the vocabulary is learnt from the input.
 	Vocab *Vocabulary
 	// Labels are the known labels in id order (the training labels); labels
-	// met in the input are appended.
+	// met in the input are appended, keeping their tokens' gold label (a
+	// model cannot predict them, so eval counts those tokens as errors).
+	// With Vocab set, the returned Summary's Coverage counts them.
 	Labels []string
 	// Writer chooses the IPC format and compression of the output.
 	Writer pipeline.WriterOptions
@@ -193,6 +195,14 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	var tw *TableWriter
 	var ids [][]int32
 	var vals [][]float64
+	var cov *Coverage // with a fixed vocabulary: what it does not cover
+	if opts.Vocab != nil {
+		cov = &Coverage{}
+	}
+	knownLabel := make(map[string]bool, len(opts.Labels))
+	for _, l := range opts.Labels {
+		knownLabel[l] = true
+	}
 	err = scan(ctx, src, display, opts.Input, set, func(columns []string, s *Sentence, feats [][]Feature) error {
 		if tw == nil {
 			var err error
@@ -202,7 +212,11 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 				return err
 			}
 		}
-		ids, vals = toIDs(vocab, feats, ids, vals)
+		var dropped int
+		ids, vals, dropped = toIDs(vocab, feats, ids, vals)
+		if cov != nil {
+			cov.addSentence(s, feats, dropped, knownLabel)
+		}
 		return tw.Write(s, ids, vals)
 	})
 	if err != nil {
@@ -214,13 +228,17 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	if err := tw.Close(); err != nil {
 		return Summary{}, err
 	}
-	return tw.Summary(), nil
+	sum := tw.Summary()
+	sum.Coverage = cov
+	return sum, nil
 }
 
 // toIDs maps each token's features to vocabulary ids and values (nil when
-// all are 1), reusing the slices' storage.
-func toIDs(v *Vocabulary, feats [][]Feature, ids [][]int32, vals [][]float64) ([][]int32, [][]float64) {
+// all are 1), reusing the slices' storage; it also returns the number of
+// features the vocabulary does not know, which are left out.
+func toIDs(v *Vocabulary, feats [][]Feature, ids [][]int32, vals [][]float64) ([][]int32, [][]float64, int) {
 	ids, vals = ids[:0], vals[:0]
+	dropped := 0
 	for t, fs := range feats {
 		if t < cap(ids) {
 			ids = ids[:t+1]
@@ -230,7 +248,9 @@ func toIDs(v *Vocabulary, feats [][]Feature, ids [][]int32, vals [][]float64) ([
 			vals = append(vals, nil)
 		}
 		var vv []float64
-		ids[t], vv, _ = v.AppendIDs(ids[t][:0], vals[t][:0], fs)
+		var n int
+		ids[t], vv, n = v.AppendIDs(ids[t][:0], vals[t][:0], fs)
+		dropped += n
 		vals[t] = nil
 		for _, x := range vv {
 			if x != 1 {
@@ -239,7 +259,7 @@ func toIDs(v *Vocabulary, feats [][]Feature, ids [][]int32, vals [][]float64) ([
 			}
 		}
 	}
-	return ids, vals
+	return ids, vals, dropped
 }
 
 // scan reads every sentence of the input, extracts its features and calls fn

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
+	"math"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/urfave/cli/v2"
 
+	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
@@ -26,14 +23,25 @@ func decodeCommand() *cli.Command {
 (--marginals adds its probability and the sentence's log-probability) as an Arrow IPC stream,
 CoNLL text (--format conll) or Parquet (--format parquet).
 
+Decode streams: it reads the input in chunks of whole sentences (--chunk-tokens, default 65,536
+tokens), decodes one chunk while it reads the next and writes the one before, in input order, so
+it holds at most three chunks at a time besides the model, whatever the input's size (with
+CoNLL-2000's chunking model, a peak RSS of about 200 MB).
+
+The input must fit the model: no shared attribute (a table featurized for another model or with
+other templates) or no shared gold label is an error; more than half of the attribute occurrences
+unknown to the model, or gold labels it cannot predict, are warnings with counts on stderr.
+
    dualcrf featurize --model model.arrow test.txt.gz | dualcrf decode -m model.arrow | dualcrf eval
    dualcrf decode -m model.arrow --text test.txt.gz --format conll`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Required: true, Usage: "model file"},
 			&cli.StringFlag{Name: "text", Usage: "featurize this raw corpus with the model's own templates instead of reading a feature table"},
-			&cli.StringFlag{Name: "format", Value: "arrow", Usage: "output: arrow, conll or parquet"},
+			&cli.StringFlag{Name: "format", Value: decode.FormatArrow, Usage: "output: arrow, conll or parquet"},
 			&cli.BoolFlag{Name: "marginals", Usage: "add each predicted label's marginal probability and the sentence log-probability"},
 			workersFlag("decoding"),
+			intIn(&cli.IntFlag{Name: "chunk-tokens", Value: featurize.DefaultChunkTokens, Usage: "tokens per chunk read, decoded and written at a time (memory bound)"},
+				1, math.MaxInt, ""),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
 			&cli.StringFlag{Name: "input-format", Usage: "with --text: corpus format (default: the model's)"},
 			&cli.BoolFlag{Name: "no-labels", Usage: "with --text: the corpus has no label column"},
@@ -54,128 +62,109 @@ func runDecode(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := checkOutputFlags(c, string(kind)); err != nil {
-		return err
-	}
 	format := string(kind)
-	m, err := readModel(c.String("model"))
+	if err := checkOutputFlags(c, format); err != nil {
+		return err
+	}
+	modelPath := c.String("model")
+	m, err := readModel(modelPath)
 	if err != nil {
 		return err
 	}
-	var t *featurize.Table
-	if text := c.String("text"); text != "" {
-		if c.NArg() > 0 {
-			return fmt.Errorf("decode: give either --text or a feature table, not both")
-		}
-		if t, err = featurizeWithModel(c, m.Meta, m.AttrNames, m.LabelNames, text); err != nil {
-			return err
-		}
-	} else {
-		in := c.Args().First()
-		if c.NArg() > 1 {
-			return fmt.Errorf("decode: one feature table at most, got %d", c.NArg())
-		}
-		if in == "" {
-			in = "-"
-		}
-		if t, err = readTable(in, false); err != nil {
-			return err
-		}
-		mt, tt := m.Meta[schemas.KeyTemplates], t.Metadata[schemas.KeyTemplates]
-		if mt != "" && tt != "" && mt != tt {
-			return fmt.Errorf("decode: the feature table %s was made with other templates than model %s; featurize it with --model %s",
-				in, c.String("model"), c.String("model"))
-		}
-	}
-	d := decode.Apply(t.Data, decode.Remap(m, t.Data), m.Layout.NumAttrs, m.AttrNames)
-	p, err := decode.Decode(c.Context, m, d, decode.Options{Marginals: c.Bool("marginals"), Workers: c.Int("workers")})
+	src, input, closeInput, err := openDecodeInput(c, m)
 	if err != nil {
 		return err
 	}
-	t.Data = d
-	md := map[string]string{schemas.KeySource: c.String("model")}
+	defer closeInput()
+	md := map[string]string{schemas.KeySource: modelPath}
+	opts := decode.Options{Marginals: c.Bool("marginals"), Workers: c.Int("workers")}
 	return withOutput(c.String("output"), func(w io.Writer, _ string) error {
-		switch format {
-		case "conll":
-			return decode.WriteCoNLL(w, t, m, p)
-		case "arrow":
-			var rw pipeline.RecordWriter
-			_, err := decode.PredictionBatches(t, m, p, md, func(rec arrow.RecordBatch) error {
-				if rw == nil {
-					var err error
-					if rw, err = pipeline.NewRecordWriter(w, rec.Schema(), wopts); err != nil {
-						return err
-					}
-				}
-				return rw.Write(rec)
-			})
-			if err != nil {
-				if rw != nil {
-					rw.Abort()
-				}
-				return err
-			}
-			if rw == nil {
-				return fmt.Errorf("decode: no sentences to write")
-			}
-			return rw.Close()
-		case "parquet":
-			var pw *pqarrow.FileWriter
-			_, err := decode.PredictionBatches(t, m, p, md, func(rec arrow.RecordBatch) error {
-				if pw == nil {
-					props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd))
-					var err error
-					if pw, err = pqarrow.NewFileWriter(rec.Schema(), nopCloser{w}, props, pqarrow.DefaultWriterProps()); err != nil {
-						return err
-					}
-				}
-				return pw.WriteBuffered(rec)
-			})
-			if err == nil && pw == nil {
-				err = fmt.Errorf("decode: no sentences to write")
-			}
-			if pw != nil {
-				if cerr := pw.Close(); err == nil {
-					err = cerr
-				}
-			}
+		pw, err := decode.NewPredictionWriter(w, m, decode.WriterOptions{Format: format, IPC: wopts, Metadata: md})
+		if err != nil {
 			return err
 		}
-		return fmt.Errorf("decode: --format %q: want arrow, conll or parquet", format)
+		cov, err := decode.Stream(c.Context, m, src, opts, pw.Write)
+		if err == nil {
+			if err = cov.Mismatch(input, modelPath); err != nil {
+				err = fmt.Errorf("decode: %w", err)
+			}
+		}
+		if err != nil {
+			pw.Abort()
+			return err
+		}
+		if err := pw.Close(); err != nil {
+			return err
+		}
+		for _, msg := range cov.Warnings(modelPath) {
+			logf("decode: warning: %s", msg)
+		}
+		return nil
 	})
 }
 
-// checkOutputFlags refuses output flags that the output format does not
-// use, rather than ignore them: CoNLL text has no column for the marginals,
-// and only Arrow IPC has an IPC format and body compression.
-func checkOutputFlags(c *cli.Context, format string) error {
-	if format == "conll" && c.Bool("marginals") {
-		return fmt.Errorf("decode: --marginals applies to --format arrow or parquet, not conll (CoNLL text has no column for them)")
-	}
-	for _, name := range []string{"ipc", "compression"} {
-		if format != "arrow" && c.IsSet(name) {
-			return fmt.Errorf("decode: --%s applies to --format arrow, not %s", name, format)
+// openDecodeInput opens decode's input as a source of chunks: the raw
+// corpus of --text, featurized with the model's templates, vocabulary and
+// input settings, or the feature table given as argument (standard input
+// by default). It returns the input's name for messages and a function
+// that closes it.
+func openDecodeInput(c *cli.Context, m *crf.Model) (decode.Source, string, func(), error) {
+	chunk := c.Int("chunk-tokens")
+	if text := c.String("text"); text != "" {
+		if c.NArg() > 0 {
+			return nil, "", nil, fmt.Errorf("decode: give either --text or a feature table, not both")
 		}
+		opts, err := textOptions(c, m)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		tr, err := featurize.NewTextReader(text, opts, chunk)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return tr, tr.Metadata()[schemas.KeySource], func() { tr.Close() }, nil
 	}
-	return nil
+	path := c.Args().First()
+	if c.NArg() > 1 {
+		return nil, "", nil, fmt.Errorf("decode: one feature table at most, got %d", c.NArg())
+	}
+	in, name, err := pipeline.OpenInput(path)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	rr, err := pipeline.OpenRecordReader(in, name, pipeline.ReaderOptions{})
+	if err != nil {
+		in.Close()
+		return nil, "", nil, err
+	}
+	closeAll := func() {
+		rr.Release()
+		in.Close()
+	}
+	tr, err := featurize.NewTableReader(rr, name, featurize.ReadOptions{ChunkTokens: chunk})
+	if err != nil {
+		closeAll()
+		return nil, "", nil, err
+	}
+	mt, tt := m.Meta[schemas.KeyTemplates], tr.Metadata()[schemas.KeyTemplates]
+	if mt != "" && tt != "" && mt != tt {
+		closeAll()
+		return nil, "", nil, fmt.Errorf("decode: the feature table %s was made with other templates than model %s; featurize it with --model %s",
+			name, c.String("model"), c.String("model"))
+	}
+	return tr, name, closeAll, nil
 }
 
-// nopCloser keeps the Parquet writer from closing the stage's output, which
-// withOutput commits.
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
-
-// featurizeWithModel featurizes a raw corpus with the templates, vocabulary
-// and input settings a model records.
-func featurizeWithModel(c *cli.Context, md map[string]string, attrs, labels []string, path string) (*featurize.Table, error) {
-	s, err := settingsFrom(md, c.String("model"))
+// textOptions are the featurization settings a model records, for decode
+// --text, with --input-format and --no-labels applied.
+func textOptions(c *cli.Context, m *crf.Model) (featurize.RunOptions, error) {
+	s, err := settingsFrom(m.Meta, c.String("model"))
 	if err != nil {
-		return nil, err
+		return featurize.RunOptions{}, err
 	}
-	vocab, err := featurize.NewVocabulary(attrs)
+	vocab, err := featurize.NewVocabulary(m.AttrNames)
 	if err != nil {
-		return nil, err
+		return featurize.RunOptions{}, err
 	}
 	in := s.input
 	if c.IsSet("input-format") {
@@ -184,10 +173,20 @@ func featurizeWithModel(c *cli.Context, md map[string]string, attrs, labels []st
 	if c.Bool("no-labels") {
 		in.LabelColumn = -1
 	}
-	var buf bytes.Buffer
-	if _, err := featurize.Run(c.Context, path, &buf, featurize.RunOptions{Input: in, Templates: s.templates,
-		MinCount: s.minCount, Vocab: vocab, Labels: labels}); err != nil {
-		return nil, err
+	return featurize.RunOptions{Input: in, Templates: s.templates, MinCount: s.minCount, Vocab: vocab, Labels: m.LabelNames}, nil
+}
+
+// checkOutputFlags refuses output flags that the output format does not
+// use, rather than ignore them: CoNLL text has no column for the marginals,
+// and only Arrow IPC has an IPC format and body compression.
+func checkOutputFlags(c *cli.Context, format string) error {
+	if format == decode.FormatCoNLL && c.Bool("marginals") {
+		return fmt.Errorf("decode: --marginals applies to --format arrow or parquet, not conll (CoNLL text has no column for them)")
 	}
-	return featurize.ReadTable(&buf, path, featurize.ReadOptions{})
+	for _, name := range []string{"ipc", "compression"} {
+		if format != decode.FormatArrow && c.IsSet(name) {
+			return fmt.Errorf("decode: --%s applies to --format arrow, not %s", name, format)
+		}
+	}
+	return nil
 }

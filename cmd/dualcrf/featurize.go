@@ -62,6 +62,11 @@ or --vocab, which also supply the templates, so no flag needs repeating.
 				}
 				logf("featurize: %d sentences, %d tokens, %d attributes, %d labels -> %s",
 					sum.Sentences, sum.Tokens, sum.Attributes, len(sum.Labels), name)
+				if sum.Coverage != nil {
+					for _, w := range sum.Coverage.Warnings(c.String("model") + c.String("vocab")) {
+						logf("featurize: warning: %s", w)
+					}
+				}
 				return nil
 			})
 		},

@@ -1,0 +1,402 @@
+package decode_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/crf/crftest"
+	"github.com/dualcrf/dualcrf/decode"
+	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/pipeline"
+)
+
+// sliceSource hands out prepared chunks, then err.
+type sliceSource struct {
+	chunks []*featurize.Table
+	next   int
+	err    error
+}
+
+func (s *sliceSource) Next() bool {
+	if s.next >= len(s.chunks) {
+		return false
+	}
+	s.next++
+	return true
+}
+
+func (s *sliceSource) Chunk() *featurize.Table { return s.chunks[s.next-1] }
+func (s *sliceSource) Err() error              { return s.err }
+
+// streamCase is a random model and dataset, and the same dataset cut into
+// chunks whose attribute vocabulary is the model's shuffled, with unknown
+// attributes and an unknown label mixed in.
+type streamCase struct {
+	m            *crf.Model
+	d            *crf.Dataset // in the model's ids
+	chunks       []*featurize.Table
+	unknownAttrs int // occurrences of attributes the model lacks, in the chunks
+	unknownLabel int // tokens labelled "new", which the model lacks
+}
+
+func newStreamCase(seed uint64, real bool) streamCase {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	const A, K = 20, 4
+	d := crftest.RandomDataset(rng, 400, 8, A, K, real)
+	lay := crf.Layout{NumAttrs: A, NumLabels: K}
+	m := &crf.Model{Layout: lay, Weights: crftest.RandomWeights(rng, lay, 1.5), AttrNames: d.AttrNames, LabelNames: d.LabelNames}
+	// The table's vocabulary: five names the model lacks, then the model's
+	// shuffled.
+	names := []string{"zz0", "zz1", "zz2", "zz3", "zz4"}
+	perm := rng.Perm(A)
+	tableID := make([]int32, A)
+	for _, a := range perm {
+		tableID[a] = int32(len(names))
+		names = append(names, d.AttrNames[a])
+	}
+	labels := append(slices.Clone(d.LabelNames), "new")
+	c := streamCase{m: m, d: d}
+	for i := 0; i < d.Len(); {
+		n := 1 + rng.IntN(60)
+		hi := min(i+n, d.Len())
+		cd := &crf.Dataset{SentStart: []int{0}, AttrStart: []int{0}}
+		if real {
+			cd.Values = []float64{}
+		}
+		for s := i; s < hi; s++ {
+			for tok := d.SentStart[s]; tok < d.SentStart[s+1]; tok++ {
+				for j := d.AttrStart[tok]; j < d.AttrStart[tok+1]; j++ {
+					cd.Attrs = append(cd.Attrs, tableID[d.Attrs[j]])
+					if real {
+						cd.Values = append(cd.Values, d.Values[j])
+					}
+					if rng.IntN(4) == 0 { // an unknown attribute beside it
+						cd.Attrs = append(cd.Attrs, int32(rng.IntN(5)))
+						if real {
+							cd.Values = append(cd.Values, rng.NormFloat64())
+						}
+						c.unknownAttrs++
+					}
+				}
+				cd.AttrStart = append(cd.AttrStart, len(cd.Attrs))
+				y := d.Labels[tok]
+				if rng.IntN(10) == 0 {
+					y = int32(K)
+					c.unknownLabel++
+				}
+				cd.Labels = append(cd.Labels, y)
+			}
+			cd.SentStart = append(cd.SentStart, len(cd.Labels))
+		}
+		// Chunks name what they have met so far; every name is met by now.
+		cd.AttrNames, cd.NumAttrs = names, len(names)
+		cd.LabelNames, cd.NumLabels = labels, len(labels)
+		c.chunks = append(c.chunks, &featurize.Table{Data: cd, FirstSentence: i})
+		i = hi
+	}
+	return c
+}
+
+// TestStreamMatchesDecode streams chunks of another vocabulary through the
+// decoder and checks, chunk by chunk and in order, the same predictions as
+// Decode of the whole dataset in the model's ids, and the coverage counts.
+func TestStreamMatchesDecode(t *testing.T) {
+	for _, real := range []bool{false, true} {
+		for _, workers := range []int{1, 3} {
+			c := newStreamCase(uint64(workers), real)
+			opts := decode.Options{Marginals: true, Workers: workers}
+			want, err := decode.Decode(context.Background(), c.m, c.d, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			next := 0 // sentences written so far
+			cov, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, opts,
+				func(tab *featurize.Table, p *decode.Predictions) error {
+					if tab.FirstSentence != next {
+						return fmt.Errorf("chunk of sentence %d written after %d sentences", tab.FirstSentence, next)
+					}
+					off := c.d.SentStart[next]
+					for tok, y := range p.Labels {
+						if y != want.Labels[off+tok] || p.Confidence[tok] != want.Confidence[off+tok] {
+							return fmt.Errorf("sentence %d…: token %d predicted %d (%v), want %d (%v)", next, tok,
+								y, p.Confidence[tok], want.Labels[off+tok], want.Confidence[off+tok])
+						}
+					}
+					for i, lp := range p.LogProb {
+						if lp != want.LogProb[next+i] {
+							return fmt.Errorf("sentence %d: log p %v, want %v", next+i, lp, want.LogProb[next+i])
+						}
+					}
+					if tab.Data.NumAttrs != c.m.Layout.NumAttrs {
+						return fmt.Errorf("chunk given to write has %d attributes, not the model's %d", tab.Data.NumAttrs, c.m.Layout.NumAttrs)
+					}
+					next += tab.Data.Len()
+					return nil
+				})
+			if err != nil {
+				t.Fatalf("real %v workers %d: %v", real, workers, err)
+			}
+			if next != c.d.Len() {
+				t.Fatalf("%d sentences written, want %d", next, c.d.Len())
+			}
+			wantCov := featurize.Coverage{Tokens: c.d.NumTokens(), Attrs: len(c.d.Attrs) + c.unknownAttrs, UnknownAttrs: c.unknownAttrs,
+				Labelled: c.d.NumTokens(), UnknownLabels: map[string]int{"new": c.unknownLabel}}
+			if fmt.Sprint(cov) != fmt.Sprint(wantCov) {
+				t.Fatalf("coverage %+v, want %+v", cov, wantCov)
+			}
+		}
+	}
+}
+
+// TestStreamErrors checks that an error of the writer, of the source or of
+// the context stops the stream and is returned.
+func TestStreamErrors(t *testing.T) {
+	c := newStreamCase(5, false)
+	if len(c.chunks) < 4 {
+		t.Fatalf("%d chunks", len(c.chunks))
+	}
+	stop := errors.New("disk full")
+	calls := 0
+	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, decode.Options{},
+		func(*featurize.Table, *decode.Predictions) error {
+			if calls++; calls == 2 {
+				return stop
+			}
+			return nil
+		})
+	if !errors.Is(err, stop) || calls != 2 {
+		t.Fatalf("writer failing at chunk 2: %v after %d calls", err, calls)
+	}
+	bad := errors.New("truncated input")
+	calls = 0
+	_, err = decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks[:2], err: bad}, decode.Options{},
+		func(*featurize.Table, *decode.Predictions) error { calls++; return nil })
+	if !errors.Is(err, bad) || calls != 2 {
+		t.Fatalf("source failing after 2 chunks: %v after %d calls", err, calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	calls = 0
+	_, err = decode.Stream(ctx, c.m, &sliceSource{chunks: c.chunks}, decode.Options{},
+		func(*featurize.Table, *decode.Predictions) error {
+			calls++
+			cancel()
+			return nil
+		})
+	if !errors.Is(err, context.Canceled) || calls == len(c.chunks) {
+		t.Fatalf("cancelled at the first chunk: %v after %d of %d chunks", err, calls, len(c.chunks))
+	}
+}
+
+// TestPredictionWriterChunks writes predictions chunk by chunk and checks
+// the output against the whole-table writers: the same Arrow bytes (batches
+// cut across chunks at the same rows), the same CoNLL text, and a Parquet
+// file of every row.
+func TestPredictionWriterChunks(t *testing.T) {
+	c := newStreamCase(6, false)
+	// The chunks after decoding (model ids), and the whole table.
+	var chunks []*featurize.Table
+	var preds []*decode.Predictions
+	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, decode.Options{Marginals: true},
+		func(tab *featurize.Table, p *decode.Predictions) error {
+			chunks, preds = append(chunks, tab), append(preds, p)
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := &featurize.Table{Data: &crf.Dataset{SentStart: []int{0}, LabelNames: chunks[0].Data.LabelNames}}
+	all := &decode.Predictions{}
+	for k, tab := range chunks {
+		d := tab.Data
+		base := whole.Data.NumTokens()
+		for i := 1; i <= d.Len(); i++ {
+			whole.Data.SentStart = append(whole.Data.SentStart, base+d.SentStart[i])
+		}
+		whole.Data.Labels = append(whole.Data.Labels, d.Labels...)
+		all.Labels = append(all.Labels, preds[k].Labels...)
+		all.Confidence = append(all.Confidence, preds[k].Confidence...)
+		all.LogProb = append(all.LogProb, preds[k].LogProb...)
+	}
+	md := map[string]string{"dualcrf.source": "m.arrow"}
+	var wantArrow bytes.Buffer
+	rw := (pipeline.RecordWriter)(nil)
+	_, err = decode.PredictionBatches(whole, c.m, all, md, func(rec arrow.RecordBatch) error {
+		if rw == nil {
+			var err error
+			if rw, err = pipeline.NewRecordWriter(&wantArrow, rec.Schema(), pipeline.WriterOptions{}); err != nil {
+				return err
+			}
+		}
+		return rw.Write(rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var wantCoNLL bytes.Buffer
+	if err := decode.WriteCoNLL(&wantCoNLL, whole, c.m, all); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range decode.Formats() {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		var got bytes.Buffer
+		pw, err := decode.NewPredictionWriter(&got, c.m, decode.WriterOptions{Format: format, Metadata: md, Mem: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range chunks {
+			if err := pw.Write(chunks[k], preds[k]); err != nil {
+				t.Fatalf("%s: %v", format, err)
+			}
+		}
+		if err := pw.Close(); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		mem.AssertSize(t, 0)
+		switch format {
+		case decode.FormatArrow:
+			if !bytes.Equal(got.Bytes(), wantArrow.Bytes()) {
+				t.Errorf("arrow: chunked output (%d bytes) differs from the whole table's (%d bytes)", got.Len(), wantArrow.Len())
+			}
+		case decode.FormatCoNLL:
+			if got.String() != wantCoNLL.String() {
+				t.Errorf("conll: chunked output differs from the whole table's")
+			}
+		case decode.FormatParquet:
+			pf, err := file.NewParquetReader(bytes.NewReader(got.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := pf.NumRows(); n != int64(c.d.NumTokens()) {
+				t.Errorf("parquet: %d rows, want %d", n, c.d.NumTokens())
+			}
+			pf.Close()
+		}
+	}
+}
+
+// TestPredictionWriterLateGold checks that gold labels appearing after a
+// first chunk without any are an error, not a silently dropped column.
+func TestPredictionWriterLateGold(t *testing.T) {
+	c := newStreamCase(7, false)
+	var chunks []*featurize.Table
+	var preds []*decode.Predictions
+	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks[:2]}, decode.Options{},
+		func(tab *featurize.Table, p *decode.Predictions) error {
+			chunks, preds = append(chunks, tab), append(preds, p)
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range chunks[0].Data.Labels {
+		chunks[0].Data.Labels[i] = -1
+	}
+	pw, err := decode.NewPredictionWriter(&bytes.Buffer{}, c.m, decode.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Abort()
+	if err := pw.Write(chunks[0], preds[0]); err != nil {
+		t.Fatal(err)
+	}
+	err = pw.Write(chunks[1], preds[1])
+	if err == nil || !strings.Contains(err.Error(), "has gold labels") {
+		t.Fatalf("gold labels after an unlabelled first chunk: %v", err)
+	}
+}
+
+// TestStreamTableReader streams a feature table whose label dictionary
+// grows by deltas through TableReader in small chunks, and checks the
+// predictions and gold labels against the whole table decoded at once.
+func TestStreamTableReader(t *testing.T) {
+	c := newStreamCase(8, true)
+	d := c.d
+	// Write the dataset as a feature table in which label "d" is left out
+	// of the first half, so that it first appears in a later batch as a
+	// dictionary delta.
+	late := func(i, tok int) bool { return i < d.Len()/2 && d.LabelNames[d.Labels[tok]] == "d" }
+	gold := make([]string, d.NumTokens())
+	var buf bytes.Buffer
+	w, err := featurize.NewTableWriter(&buf, featurize.TableOptions{AttrNames: d.AttrNames, BatchTokens: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < d.Len(); i++ {
+		lo, hi := d.SentStart[i], d.SentStart[i+1]
+		s := &featurize.Sentence{}
+		var attrs [][]int32
+		var vals [][]float64
+		for tok := lo; tok < hi; tok++ {
+			if !late(i, tok) {
+				gold[tok] = d.LabelNames[d.Labels[tok]]
+			}
+			s.Labels = append(s.Labels, gold[tok])
+			attrs = append(attrs, d.Attrs[d.AttrStart[tok]:d.AttrStart[tok+1]])
+			vals = append(vals, d.Values[d.AttrStart[tok]:d.AttrStart[tok+1]])
+		}
+		if err := w.Write(s, attrs, vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, err := decode.Decode(context.Background(), c.m, d, decode.Options{Marginals: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := pipeline.OpenRecordReader(bytes.NewReader(buf.Bytes()), "t.arrow", pipeline.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	tr, err := featurize.NewTableReader(rr, "t.arrow", featurize.ReadOptions{ChunkTokens: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, chunks := 0, 0
+	cov, err := decode.Stream(context.Background(), c.m, tr, decode.Options{Marginals: true, Workers: 2},
+		func(tab *featurize.Table, p *decode.Predictions) error {
+			for j, y := range p.Labels {
+				if y != want.Labels[tok] || p.Confidence[j] != want.Confidence[tok] {
+					return fmt.Errorf("token %d: predicted %d, want %d", tok, y, want.Labels[tok])
+				}
+				g := ""
+				if y := tab.Data.Labels[j]; y >= 0 {
+					g = tab.Data.LabelNames[y]
+				}
+				if g != gold[tok] {
+					return fmt.Errorf("token %d: gold %q, want %q", tok, g, gold[tok])
+				}
+				tok++
+			}
+			chunks++
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelled := 0
+	for _, g := range gold {
+		if g != "" {
+			labelled++
+		}
+	}
+	if tok != d.NumTokens() || chunks < 20 || cov.UnknownAttrs != 0 || cov.UnknownLabelled() != 0 || cov.Labelled != labelled {
+		t.Fatalf("%d tokens of %d in %d chunks; coverage %+v", tok, d.NumTokens(), chunks, cov)
+	}
+}
