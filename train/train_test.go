@@ -2,7 +2,9 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"runtime"
 	"testing"
 )
 
@@ -94,5 +96,26 @@ func TestBadProblems(t *testing.T) {
 	nolab.Labels[2] = -1
 	if _, err := NewProblem(&nolab, 1, false); err == nil {
 		t.Error("unlabelled token accepted")
+	}
+}
+
+// TestLBFGSDeterministic trains with L-BFGS under 1, 2 and 3 cores and
+// twice under 2: the weights must be equal bit for bit (defect 13: the
+// gradient was summed per worker over dynamically claimed chunks).
+func TestLBFGSDeterministic(t *testing.T) {
+	p := randomProblem(t, 44, 700, 6, 40, 4, true, 0)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var ref []float64
+	for _, procs := range []int{1, 2, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		res, err := Train(context.Background(), p, Settings{MaxEpochs: 15, GapTol: 1e-300}, &LBFGS{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref == nil {
+			ref = res.Weights
+			continue
+		}
+		sameBits(t, fmt.Sprintf("GOMAXPROCS %d vs 1", procs), ref, res.Weights)
 	}
 }
