@@ -311,6 +311,9 @@ func DecodeState(b []byte, n, dim int) (CheckpointState, error) {
 	if f.SHA256 != hex.EncodeToString(sum[:]) {
 		return st, fmt.Errorf("state.json: checksum mismatch (edited or corrupt)")
 	}
+	if again, err := json.Marshal(f); err != nil || !bytes.Equal(again, b) {
+		return st, fmt.Errorf("state.json: not in the form this program writes (edited or corrupt)")
+	}
 	dec := json.NewDecoder(bytes.NewReader(f.State))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&st); err != nil {
@@ -546,6 +549,11 @@ func (c *Checkpoint) verify(p *Problem) error {
 	}
 	if crc != c.State.DualsCRC {
 		return fmt.Errorf("duals.bin: CRC-32C %08x, state.json says %08x (corrupt)", crc, c.State.DualsCRC)
+	}
+	for _, b := range c.Duals.padding() {
+		if b != 0 {
+			return fmt.Errorf("duals.bin: the padding after μ is not zero (corrupt)")
+		}
 	}
 	K := p.Layout.NumLabels
 	for i := 0; i < c.Duals.Len(); i++ {
