@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
+	mathrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -267,4 +269,65 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 		t.Fatalf("edited state.json and CURRENT: %v", r)
 	}
 	sameFile(t, filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow"))
+}
+
+// cliCorruptions is the number of corrupted snapshots
+// TestResumeCorruptSnapshot resumes from (go test -args -cli-corruptions N).
+var cliCorruptions = flag.Int("cli-corruptions", 8, "corrupted snapshots resumed by TestResumeCorruptSnapshot")
+
+// TestResumeCorruptSnapshot damages a file of the newest snapshot (a bit
+// flip, a truncation or a splice) and resumes: never a panic; the damaged
+// snapshot is refused with the reason and the run continues from the older
+// one to the same model bytes. With both snapshots damaged, the resume
+// fails, giving each reason.
+func TestResumeCorruptSnapshot(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	args := []string{"train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9", "--checkpoint", ck}
+	if r := run(t, dir, "", append(args, "-o", "a.arrow", f.train)...); r.code != 0 {
+		t.Fatal(r)
+	}
+	files := []string{"state.json", "weights.bin", "duals.bin"}
+	rng := mathrand.New(mathrand.NewPCG(3, 3))
+	for k := 0; k < *cliCorruptions; k++ {
+		name := files[k%len(files)]
+		path := filepath.Join(ck, "ckpt-000003", name)
+		orig, _ := os.ReadFile(path)
+		bad := append([]byte(nil), orig...)
+		how := "bit flip"
+		switch k / len(files) % 3 {
+		case 0:
+			bad[rng.IntN(len(bad))] ^= 1 << rng.IntN(8)
+		case 1:
+			bad, how = bad[:rng.IntN(len(bad))], "truncation"
+		default:
+			i, j := rng.IntN(len(bad)), rng.IntN(len(bad))
+			n := min(32, len(bad)-max(i, j))
+			copy(bad[i:i+n], orig[j:j+n])
+			how = "splice"
+		}
+		if bytes.Equal(bad, orig) {
+			continue
+		}
+		os.WriteFile(path, bad, 0o644)
+		r := run(t, dir, "", append(args, "--resume", ck, "-o", "b.arrow", f.train)...)
+		os.WriteFile(path, orig, 0o644)
+		os.RemoveAll(filepath.Join(ck, "ckpt-000001")) // the resume rewrote the older snapshots; keep two
+		noPanic(t, r)
+		if r.code != 0 || !strings.Contains(string(r.stderr), "refusing snapshot ckpt-000003") ||
+			!strings.Contains(string(r.stderr), "resuming from "+filepath.Join(ck, "ckpt-000002")) {
+			t.Fatalf("%s of %s: %v", how, name, r)
+		}
+		sameFile(t, filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow"))
+		os.Remove(filepath.Join(dir, "b.arrow"))
+	}
+	for _, snap := range []string{"ckpt-000002", "ckpt-000003"} {
+		os.Truncate(filepath.Join(ck, snap, "weights.bin"), 10)
+	}
+	r := run(t, dir, "", append(args, "--resume", ck, "-o", "b.arrow", f.train)...)
+	noPanic(t, r)
+	if r.code != 1 || !strings.Contains(string(r.stderr), "ckpt-000002: weights.bin") || !strings.Contains(string(r.stderr), "ckpt-000003: weights.bin") {
+		t.Fatalf("both snapshots damaged: %v", r)
+	}
 }
