@@ -722,7 +722,8 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	c := Certificate{Primal: r.Primal, Dual: r.Dual, Gap: r.Primal - r.Dual, Weights: w}
 	c.Residual = math.Abs(c.Gap - r.MeanGap)
 	if c.Residual > 1e-7*max(1, math.Abs(r.Primal)) {
-		return c, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g", ErrIdentity, c.Gap, r.MeanGap)
+		return c, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g (corrupt duals, or float64 precision exhausted: is λ = %g too small for this data?)",
+			ErrIdentity, c.Gap, r.MeanGap, m.p.Lambda)
 	}
 	return c, nil
 }
