@@ -331,3 +331,20 @@ func TestResumeCorruptSnapshot(t *testing.T) {
 		t.Fatalf("both snapshots damaged: %v", r)
 	}
 }
+
+// TestUncertifiedCheckpoints checkpoints every epoch while certifying every
+// second one (the README's large-data flags): uncertified epochs are saved
+// with absent values, never NaN, which JSON cannot hold (defect 1).
+func TestUncertifiedCheckpoints(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	r := run(t, dir, "", "train", "-q", "--gap-every", "2", "--checkpoint", ck, "--max-epochs", "3", "-o", "m.arrow", f.train)
+	if r.code != 0 || strings.Contains(string(r.stderr), "NaN") {
+		t.Fatalf("--gap-every 2 with checkpoints: %v", r)
+	}
+	b, err := os.ReadFile(filepath.Join(ck, "ckpt-000003", "state.json"))
+	if err != nil || bytes.Contains(b, []byte("NaN")) || !bytes.Contains(b, []byte(`"certified":false`)) {
+		t.Fatalf("state.json (%v): %.300s", err, b)
+	}
+}
