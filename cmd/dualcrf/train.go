@@ -592,9 +592,8 @@ func byteSize(b int64) string {
 }
 
 // dualStore places SDCA's duals in a memory-mapped file (--duals PATH, or
-// auto beyond the memory budget), announcing the choice; cleanup closes it
-// and removes a temporary file, or a file this run created before training
-// began.
+// auto beyond the memory budget: a temporary file, unlinked once mapped),
+// announcing the choice; cleanup closes it.
 func dualStore(f *trainFlags, d *crf.Dataset, size int64) (train.DualStore, func(), error) {
 	nop := func() {}
 	path, temporary := f.duals, false
@@ -619,12 +618,12 @@ func dualStore(f *trainFlags, d *crf.Dataset, size int64) (train.DualStore, func
 	if err != nil {
 		return nil, nop, err
 	}
-	return fs, func() {
-		fs.Close()
-		if temporary {
-			os.Remove(path)
-		}
-	}, nil
+	if temporary {
+		// The mapping keeps the file alive: unlinked now, it leaves nothing
+		// behind whatever ends the process, even kill -9.
+		os.Remove(path)
+	}
+	return fs, func() { fs.Close() }, nil
 }
 
 // parseBytes reads sizes such as 512MiB, 8GiB, 2G or 1000000.
