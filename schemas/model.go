@@ -50,6 +50,7 @@ const (
 	KeyN            = "dualcrf.n"             // training sentences
 	KeySolver       = "dualcrf.solver"        // sdca or lbfgs
 	KeyFeatureSpace = "dualcrf.feature_space" // full or observed
+	KeyTransitions  = "dualcrf.transitions"   // all or observed
 	KeyBias         = "dualcrf.bias"          // "true" or "false"
 	KeyTraining     = "dualcrf.training"      // JSON object of training statistics
 	KeyChecksum     = "dualcrf.checksum"      // "sha256:" and 64 hex digits, see ModelHash

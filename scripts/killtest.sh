@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Kill test: train with checkpoints, kill -9 at random moments (some during a
 # checkpoint write), resume, and check that every run ends at a certified gap
-# within the tolerance and that no corrupt snapshot is loaded.
+# within the tolerance, with the uninterrupted run's model bytes, and that no
+# corrupt snapshot is loaded.
 #
 #   scripts/killtest.sh [RUNS] [FEATURES]
 #
@@ -50,8 +51,10 @@ for run in $(seq 1 "$runs"); do
   last=$(tail -1 "$work/run$run.log")
   gap=$(sed -n 's/.*certified gap \([0-9.e+-]*\).*/\1/p' <<<"$last")
   ok=$(awk -v g="$gap" -v t=$tol 'BEGIN{print (g != "" && g <= t) ? "yes" : "no"}')
-  echo "run $run: $kills kill(s), $midwrite during a checkpoint write, $refused snapshot(s) refused; $last -> gap within tolerance: $ok"
+  bytes=identical
+  cmp -s "$work/ref.arrow" "$work/m$run.arrow" || { bytes=DIFFERENT; ok=no; }
+  echo "run $run: $kills kill(s), $midwrite during a checkpoint write, $refused snapshot(s) refused; $last -> gap within tolerance and model $bytes: $ok"
   [ "$ok" = yes ] && pass=$((pass + 1))
 done
-echo "$pass/$runs runs resumed and reached a certified gap <= $tol"
+echo "$pass/$runs runs resumed and reached a certified gap <= $tol with the uninterrupted model's bytes"
 [ $pass -eq "$runs" ]

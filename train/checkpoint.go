@@ -1,57 +1,98 @@
 package train
 
-// Checkpoints. A checkpoint directory holds numbered snapshots and a file
-// CURRENT naming the newest complete one:
+// Checkpoints. A checkpoint directory holds numbered snapshots, a file
+// CURRENT naming the newest complete one, and a lock:
 //
-//	DIR/CURRENT              "ckpt-000012\n"
-//	DIR/ckpt-000012/duals.bin    μ (the FileStore format, with the dataset's fingerprint)
-//	DIR/ckpt-000012/weights.bin  w as little-endian float64
-//	DIR/ckpt-000012/state.json   epoch, counters, ‖w‖², RNG and sampler state, the log so far, checksums
+//	DIR/LOCK                       flock'ed by the one run that writes DIR
+//	DIR/CURRENT                    "ckpt-000012\n"
+//	DIR/ckpt-000012/duals.bin      μ (the FileStore format, with the dataset's fingerprint)
+//	DIR/ckpt-000012/weights.bin    w as little-endian float64
+//	DIR/ckpt-000012/state.json     {"sha256": …, "state": {…}}: position, counters, ‖w‖², RNG and
+//	                               sampler state, the log so far, the run's settings, checksums
+//
+// Snapshot names say exactly where the run was: ckpt-000012 after epoch 12
+// (its record and certificate made), ckpt-000013-step4096 inside epoch 13
+// after 4,096 steps, ckpt-000013-cert after epoch 13's steps but before its
+// record (a certificate pass was interrupted). A name therefore never
+// stands for two different states.
 //
 // A snapshot is written into a temporary directory, synced, and renamed into
-// place; only then is CURRENT replaced (write, sync, rename). A crash at any
-// moment therefore leaves the previous snapshot named by CURRENT and
-// complete. Loading verifies the checksums, that the duals belong to this
-// dataset, and that the weights equal ŵ(μ) recomputed from the duals; a
-// snapshot that fails is refused with the reason and the next older one is
-// tried.
+// place (exchanged atomically with an older one of the same name); only then
+// is CURRENT replaced (write, sync, rename). A crash at any moment therefore
+// leaves the previous snapshot named by CURRENT and complete. Loading
+// verifies every file — the state's SHA-256, the weights' SHA-256, the duals'
+// header and CRC-32C, the position and counters against each other, the
+// dataset's fingerprint, and the weights against ŵ(μ) recomputed from the
+// duals; a snapshot that fails is refused with the reason and the next older
+// one is tried.
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrNoCheckpoint is returned by LoadCheckpoint when DIR holds no usable
 // snapshot.
 var ErrNoCheckpoint = errors.New("train: no usable checkpoint")
 
+// ErrResumeSettings is returned when a run's settings differ from those
+// its checkpoint was made with.
+var ErrResumeSettings = errors.New("train: resume with other settings")
+
 // keepSnapshots is the number of snapshots kept on disk.
 const keepSnapshots = 2
 
+// stateVersion is the version of state.json this build writes and reads.
+const stateVersion = 2
+
 // CheckpointState is the JSON part of a snapshot.
 type CheckpointState struct {
-	Version     int           `json:"version"`
-	Fingerprint string        `json:"fingerprint"` // hex of Fingerprint(dataset)
-	Epoch       int           `json:"epoch"`       // completed epochs
-	Training    time.Duration `json:"training_ns"` // training time so far
-	Steps       int64         `json:"steps"`
-	LineSearch  int64         `json:"line_search"`
-	WSq         float64       `json:"wsq"`
-	RNG         []byte        `json:"rng"`
-	Sampler     SamplerState  `json:"sampler"`
-	Records     []EpochRecord `json:"records"`
-	WeightsHash string        `json:"weights_sha256"`
-	Dim         int           `json:"dim"`
+	Version     int    `json:"version"`
+	Fingerprint string `json:"fingerprint"` // hex of Fingerprint(dataset)
+	Sentences   int    `json:"sentences"`
+	Dim         int    `json:"dim"`
+	// The position: Epoch epochs' steps done, Step steps of the next one,
+	// Next the sentence drawn for step Step (−1 when Step = 0); Pending: the
+	// record of epoch Epoch is not made yet.
+	Epoch           int               `json:"epoch"`
+	Step            int               `json:"step"`
+	Next            int               `json:"next"`
+	Pending         bool              `json:"pending"`
+	Training        time.Duration     `json:"training_ns"`
+	EpochTraining   time.Duration     `json:"epoch_training_ns"`
+	EpochLineSearch int64             `json:"epoch_line_search"`
+	Steps           int64             `json:"steps"`
+	LineSearch      int64             `json:"line_search"`
+	WSq             float64           `json:"wsq"`
+	RNG             []byte            `json:"rng"`
+	Sampler         SamplerState      `json:"sampler"`
+	Records         []EpochRecord     `json:"records"`
+	Settings        map[string]string `json:"settings"`
+	WeightsHash     string            `json:"weights_sha256"`
+	DualsCRC        uint32            `json:"duals_crc32c"`
+}
+
+// stateFile is state.json: the state and the SHA-256 of its exact bytes.
+type stateFile struct {
+	SHA256 string          `json:"sha256"`
+	State  json.RawMessage `json:"state"`
 }
 
 // Checkpoint is a loaded, verified snapshot.
@@ -62,16 +103,105 @@ type Checkpoint struct {
 	Duals   *FileStore // open; the caller closes it
 }
 
-// SaveCheckpoint writes a snapshot of m (with the driver's epoch count,
-// training time and log) under dir.
-func SaveCheckpoint(dir string, m *SDCA, epoch int, training time.Duration, recs []EpochRecord) (err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", dir, err)
+// Progress returns the run's progress at the snapshot, for Settings.Start.
+func (c *Checkpoint) Progress() *Progress {
+	st := c.State
+	return &Progress{Position: Position{Epoch: st.Epoch, Step: st.Step, Pending: st.Pending},
+		Training: st.Training, Records: st.Records, EpochTraining: st.EpochTraining, EpochLineSearch: st.EpochLineSearch}
+}
+
+// CheckSettings refuses a resume whose settings differ from the
+// checkpoint's, naming the first setting that differs and both values.
+func (c *Checkpoint) CheckSettings(want map[string]string) error {
+	keys := make([]string, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
 	}
-	name := fmt.Sprintf("ckpt-%06d", epoch)
+	for k := range c.State.Settings {
+		if _, ok := want[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		got, ok := c.State.Settings[k]
+		if !ok {
+			got = "(not recorded)"
+		}
+		if w, ok := want[k]; !ok || got != w {
+			if !ok {
+				w = "(none)"
+			}
+			return fmt.Errorf("%w: %s was made with --%s %s, this run has --%s %s; resume with the same setting (or start afresh)",
+				ErrResumeSettings, c.Dir, k, got, k, w)
+		}
+	}
+	return nil
+}
+
+// snapshotName returns the name of the snapshot at pos.
+func snapshotName(pos Position) string {
+	switch {
+	case pos.Pending:
+		return fmt.Sprintf("ckpt-%06d-cert", pos.Epoch)
+	case pos.Step > 0:
+		return fmt.Sprintf("ckpt-%06d-step%d", pos.Epoch+1, pos.Step)
+	}
+	return fmt.Sprintf("ckpt-%06d", pos.Epoch)
+}
+
+var snapshotRE = regexp.MustCompile(`^ckpt-([0-9]{6,9})(-cert|-step([1-9][0-9]{0,11}))?$`)
+
+// parseSnapshotName returns the position a snapshot name stands for.
+func parseSnapshotName(name string) (Position, bool) {
+	m := snapshotRE.FindStringSubmatch(name)
+	if m == nil {
+		return Position{}, false
+	}
+	ep, _ := strconv.Atoi(m[1])
+	switch {
+	case m[2] == "-cert":
+		return Position{Epoch: ep, Pending: true}, true
+	case m[3] != "":
+		if ep == 0 {
+			return Position{}, false
+		}
+		k, _ := strconv.Atoi(m[3])
+		return Position{Epoch: ep - 1, Step: k}, true
+	}
+	return Position{Epoch: ep}, true
+}
+
+// before orders positions in time.
+func (a Position) before(b Position) bool {
+	key := func(p Position) [3]int {
+		switch {
+		case p.Pending:
+			return [3]int{p.Epoch, 0, 0}
+		case p.Step == 0:
+			return [3]int{p.Epoch, 1, 0}
+		}
+		return [3]int{p.Epoch, 2, p.Step}
+	}
+	ka, kb := key(a), key(b)
+	for i := range ka {
+		if ka[i] != kb[i] {
+			return ka[i] < kb[i]
+		}
+	}
+	return false
+}
+
+// SaveCheckpoint writes a snapshot of m at the driver's progress pr under
+// dir (which the caller has locked with LockDir) and returns its path.
+func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
+	if pr.Step != m.pos {
+		return "", fmt.Errorf("checkpoint: the driver is at step %d of its epoch, the method at %d", pr.Step, m.pos)
+	}
+	name := snapshotName(pr.Position)
 	tmp, err := os.MkdirTemp(dir, "."+name+".tmp-")
 	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", dir, err)
+		return "", fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
 	defer func() {
 		if err != nil {
@@ -81,65 +211,179 @@ func SaveCheckpoint(dir string, m *SDCA, epoch int, training time.Duration, recs
 	d := m.p.Data
 	fs, err := CreateFileStore(filepath.Join(tmp, "duals.bin"), d)
 	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+		return "", fmt.Errorf("checkpoint: %w", err)
 	}
+	crc := uint32(0)
 	for i := 0; i < d.Len(); i++ {
-		copy(fs.Block(i), m.duals.Block(i))
+		src := m.duals.Block(i)
+		crc = crc32.Update(crc, castagnoli, floatBytes(src))
+		copy(fs.Block(i), src)
 	}
 	if err := fs.Close(); err != nil { // msync + munmap
-		return fmt.Errorf("checkpoint: %w", err)
+		return "", fmt.Errorf("checkpoint: %w", err)
 	}
 	wb := float64Bytes(m.w)
 	sum := sha256.Sum256(wb)
 	if err := writeSynced(filepath.Join(tmp, "weights.bin"), wb); err != nil {
-		return err
+		return "", err
 	}
 	rng, err := m.src.MarshalBinary()
 	if err != nil {
-		return err
+		return "", err
 	}
 	fp := Fingerprint(d)
-	st := CheckpointState{Version: 1, Fingerprint: hex.EncodeToString(fp[:]), Epoch: epoch, Training: training,
+	st := CheckpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.w),
+		Epoch: pr.Epoch, Step: pr.Step, Next: -1, Pending: pr.Pending, Training: pr.Training,
+		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
 		Steps: m.steps, LineSearch: m.lsIters, WSq: m.wsq, RNG: rng, Sampler: m.sampler.State(),
-		Records: recs, WeightsHash: hex.EncodeToString(sum[:]), Dim: len(m.w)}
-	js, err := json.Marshal(st)
+		Records: pr.Records, Settings: m.RunSettings(m.p), WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc}
+	if pr.Step > 0 {
+		st.Next = m.next
+	}
+	js, err := EncodeState(st)
 	if err != nil {
-		return err
+		return "", fmt.Errorf("checkpoint: %w", err)
 	}
 	if err := writeSynced(filepath.Join(tmp, "state.json"), js); err != nil {
-		return err
+		return "", err
 	}
 	if err := syncDir(tmp); err != nil {
-		return err
+		return "", err
 	}
 	final := filepath.Join(dir, name)
-	os.RemoveAll(final) // a snapshot of the same epoch (after a resume) is replaced
-	if err := os.Rename(tmp, final); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
+	if err := renameReplacing(tmp, final); err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
 	}
 	if err := syncDir(dir); err != nil {
-		return err
+		return "", err
 	}
 	if err := writeSyncedRename(filepath.Join(dir, "CURRENT"), []byte(name+"\n")); err != nil {
-		return err
+		return "", err
 	}
 	pruneSnapshots(dir, name)
+	return final, nil
+}
+
+// renameReplacing renames the directory tmp to final; an existing final
+// (a snapshot of the same position, written again after a resume) is
+// exchanged with it atomically and then removed, so final never vanishes.
+func renameReplacing(tmp, final string) error {
+	err := os.Rename(tmp, final)
+	if err == nil || !(errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY)) {
+		return err
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, final, unix.RENAME_EXCHANGE); err != nil {
+		// No atomic exchange here: move the old one aside first.
+		old := tmp + ".old"
+		if err := os.Rename(final, old); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, final); err != nil {
+			return err
+		}
+		return os.RemoveAll(old)
+	}
+	return os.RemoveAll(tmp) // tmp now holds the old snapshot
+}
+
+// EncodeState returns the bytes of state.json for st: its JSON with the
+// SHA-256 of those exact bytes.
+func EncodeState(st CheckpointState) ([]byte, error) {
+	body, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	return json.Marshal(stateFile{SHA256: hex.EncodeToString(sum[:]), State: body})
+}
+
+// DecodeState parses and checks state.json for a dataset of n sentences
+// and dim weights: its checksum, version, and that its position, counters,
+// random state, sampler state and log are consistent. It never trusts a
+// number it has not checked.
+func DecodeState(b []byte, n, dim int) (CheckpointState, error) {
+	var st CheckpointState
+	var f stateFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return st, fmt.Errorf("state.json: %w", err)
+	}
+	sum := sha256.Sum256(f.State)
+	if f.SHA256 != hex.EncodeToString(sum[:]) {
+		return st, fmt.Errorf("state.json: checksum mismatch (edited or corrupt)")
+	}
+	if again, err := json.Marshal(f); err != nil || !bytes.Equal(again, b) {
+		return st, fmt.Errorf("state.json: not in the form this program writes (edited or corrupt)")
+	}
+	dec := json.NewDecoder(bytes.NewReader(f.State))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil {
+		return st, fmt.Errorf("state.json: %w", err)
+	}
+	if st.Version != stateVersion {
+		return st, fmt.Errorf("state.json: version %d, this build reads %d", st.Version, stateVersion)
+	}
+	if err := st.check(n, dim); err != nil {
+		return st, fmt.Errorf("state.json: %w", err)
+	}
+	return st, nil
+}
+
+// check verifies that the state is one an SDCA run on n sentences and dim
+// weights can be in.
+func (st *CheckpointState) check(n, dim int) error {
+	switch {
+	case st.Sentences != n:
+		return fmt.Errorf("made for %d sentences, this dataset has %d", st.Sentences, n)
+	case st.Dim != dim:
+		return fmt.Errorf("has %d weights, this problem needs %d (other --no-bias setting?)", st.Dim, dim)
+	case st.Epoch < 0 || st.Epoch > 1<<30:
+		return fmt.Errorf("epoch %d out of range", st.Epoch)
+	case st.Step < 0 || st.Step >= n:
+		return fmt.Errorf("step %d out of range [0,%d)", st.Step, n)
+	case st.Pending && st.Step != 0:
+		return fmt.Errorf("pending record at step %d", st.Step)
+	case st.Step == 0 && st.Next != -1, st.Step > 0 && (st.Next < 0 || st.Next >= n):
+		return fmt.Errorf("next sentence %d at step %d", st.Next, st.Step)
+	case st.Steps != int64(st.Epoch)*int64(n)+int64(st.Step):
+		return fmt.Errorf("%d steps done, but epoch %d step %d of %d sentences means %d",
+			st.Steps, st.Epoch, st.Step, n, int64(st.Epoch)*int64(n)+int64(st.Step))
+	case st.LineSearch < 0 || st.EpochLineSearch < 0 || st.EpochLineSearch > st.LineSearch:
+		return fmt.Errorf("line-search counters %d, %d", st.LineSearch, st.EpochLineSearch)
+	case st.Training < 0 || st.EpochTraining < 0 || st.EpochTraining > st.Training:
+		return fmt.Errorf("training times %v, %v", st.Training, st.EpochTraining)
+	case !(st.WSq >= 0) || math.IsInf(st.WSq, 0):
+		return fmt.Errorf("‖w‖² = %g", st.WSq)
+	case len(st.RNG) != 20:
+		return fmt.Errorf("random state of %d bytes, want 20", len(st.RNG))
+	case len(st.Sampler.Gaps) != n:
+		return fmt.Errorf("sampler state has %d gaps for %d sentences", len(st.Sampler.Gaps), n)
+	}
+	for i, g := range st.Sampler.Gaps {
+		if !(g >= 0 && g <= maxGapEstimate) {
+			return fmt.Errorf("sampler gap %d is %g", i, g)
+		}
+	}
+	want := st.Epoch + 1
+	if st.Pending {
+		want = st.Epoch
+	}
+	if len(st.Records) != want {
+		return fmt.Errorf("%d log records at epoch %d (pending %v), want %d", len(st.Records), st.Epoch, st.Pending, want)
+	}
+	for i, r := range st.Records {
+		if r.Epoch != i || r.Steps < 0 || r.Steps > st.Steps {
+			return fmt.Errorf("log record %d: epoch %d, %d steps", i, r.Epoch, r.Steps)
+		}
+	}
 	return nil
 }
 
 // pruneSnapshots removes all but the newest keepSnapshots snapshots, never
-// the current one, and stale temporary directories.
+// the current one.
 func pruneSnapshots(dir, current string) {
-	names := snapshotNames(dir)
-	for i, n := range names {
+	for i, n := range snapshotNames(dir) {
 		if i >= keepSnapshots && n != current {
 			os.RemoveAll(filepath.Join(dir, n))
-		}
-	}
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".ckpt-") {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
 }
@@ -150,19 +394,27 @@ func snapshotNames(dir string) []string {
 	if err != nil {
 		return nil
 	}
-	var names []string
+	type snap struct {
+		name string
+		pos  Position
+	}
+	var snaps []snap
 	for _, e := range ents {
-		if e.IsDir() && strings.HasPrefix(e.Name(), "ckpt-") {
-			names = append(names, e.Name())
+		if pos, ok := parseSnapshotName(e.Name()); ok && e.IsDir() {
+			snaps = append(snaps, snap{e.Name(), pos})
 		}
 	}
-	sort.Sort(sort.Reverse(sort.StringSlice(names)))
+	sort.Slice(snaps, func(i, j int) bool { return snaps[j].pos.before(snaps[i].pos) })
+	names := make([]string, len(snaps))
+	for i, s := range snaps {
+		names[i] = s.name
+	}
 	return names
 }
 
 // LoadCheckpoint finds the newest valid snapshot under dir for problem p:
 // the one CURRENT names, else older ones. Each refused snapshot is reported
-// through warn (may be nil) with the reason.
+// through warn (may be nil) with the reason. The caller holds dir's lock.
 func LoadCheckpoint(dir string, p *Problem, warn func(string)) (*Checkpoint, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -173,7 +425,13 @@ func LoadCheckpoint(dir string, p *Problem, warn func(string)) (*Checkpoint, err
 	}
 	var order []string
 	if b, err := os.ReadFile(filepath.Join(dir, "CURRENT")); err == nil {
-		order = append(order, strings.TrimSpace(string(b)))
+		name := strings.TrimSuffix(string(b), "\n")
+		if _, ok := parseSnapshotName(name); ok {
+			order = append(order, name)
+		} else if warn != nil {
+			warn(fmt.Sprintf("resume: %s names %.40q, not a snapshot of this directory; ignoring it",
+				filepath.Join(dir, "CURRENT"), name))
+		}
 	}
 	for _, n := range snapshotNames(dir) {
 		if len(order) == 0 || n != order[0] {
@@ -187,9 +445,14 @@ func LoadCheckpoint(dir string, p *Problem, warn func(string)) (*Checkpoint, err
 	for _, n := range order {
 		c, err := loadSnapshot(filepath.Join(dir, n), p)
 		if err == nil {
-			return c, nil
+			if pos, _ := parseSnapshotName(n); pos != (Position{Epoch: c.State.Epoch, Step: c.State.Step, Pending: c.State.Pending}) {
+				c.Duals.Close()
+				err = fmt.Errorf("state.json holds position %d/%d/%v, not the one its name says", c.State.Epoch, c.State.Step, c.State.Pending)
+			} else {
+				return c, nil
+			}
 		}
-		reasons = append(reasons, err.Error())
+		reasons = append(reasons, n+": "+err.Error())
 		if warn != nil {
 			warn(fmt.Sprintf("resume: refusing snapshot %s: %v", n, err))
 		}
@@ -198,36 +461,39 @@ func LoadCheckpoint(dir string, p *Problem, warn func(string)) (*Checkpoint, err
 }
 
 func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
-	js, err := os.ReadFile(filepath.Join(snap, "state.json"))
+	js, err := readSmall(filepath.Join(snap, "state.json"), 1<<20+64*int64(p.N()))
 	if err != nil {
 		return nil, err
 	}
-	var st CheckpointState
-	if err := json.Unmarshal(js, &st); err != nil {
-		return nil, fmt.Errorf("state.json: %w", err)
-	}
-	if st.Version != 1 {
-		return nil, fmt.Errorf("state.json: version %d, this build reads 1", st.Version)
-	}
 	fp := Fingerprint(p.Data)
+	var head struct {
+		State struct {
+			Fingerprint string `json:"fingerprint"`
+		} `json:"state"`
+	}
+	if json.Unmarshal(js, &head) == nil && head.State.Fingerprint != "" && head.State.Fingerprint != hex.EncodeToString(fp[:]) {
+		return nil, fmt.Errorf("made for another dataset (fingerprint %.12s…, this one %.12s…)", head.State.Fingerprint, hex.EncodeToString(fp[:]))
+	}
+	st, err := DecodeState(js, p.N(), p.Layout.Dim())
+	if err != nil {
+		return nil, err
+	}
 	if st.Fingerprint != hex.EncodeToString(fp[:]) {
 		return nil, fmt.Errorf("made for another dataset (fingerprint %.12s…, this one %.12s…)", st.Fingerprint, hex.EncodeToString(fp[:]))
 	}
-	if st.Dim != p.Layout.Dim() {
-		return nil, fmt.Errorf("has %d weights, this problem needs %d (other --no-bias setting?)", st.Dim, p.Layout.Dim())
-	}
-	wb, err := os.ReadFile(filepath.Join(snap, "weights.bin"))
+	wb, err := readSmall(filepath.Join(snap, "weights.bin"), 8*int64(st.Dim))
 	if err != nil {
 		return nil, err
 	}
-	if sum := sha256.Sum256(wb); hex.EncodeToString(sum[:]) != st.WeightsHash || len(wb) != 8*st.Dim {
-		return nil, fmt.Errorf("weights.bin: checksum or size mismatch (corrupt or incomplete)")
+	w, err := DecodeWeights(wb, st.Dim, st.WeightsHash)
+	if err != nil {
+		return nil, err
 	}
 	fs, err := OpenFileStore(filepath.Join(snap, "duals.bin"), p.Data)
 	if err != nil {
 		return nil, err
 	}
-	c := &Checkpoint{Dir: snap, State: st, Weights: bytesFloat64(wb), Duals: fs}
+	c := &Checkpoint{Dir: snap, State: st, Weights: w, Duals: fs}
 	if err := c.verify(p); err != nil {
 		fs.Close()
 		return nil, err
@@ -235,9 +501,60 @@ func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
 	return c, nil
 }
 
-// verify checks that every block is a probability distribution on each
-// clique and that the weights equal ŵ(μ).
+// readSmall reads a file of at most max bytes.
+func readSmall(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d it can hold", filepath.Base(path), st.Size(), max)
+	}
+	b := make([]byte, st.Size())
+	if _, err := f.ReadAt(b, 0); err != nil && st.Size() > 0 {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return b, nil
+}
+
+// DecodeWeights checks weights.bin (dim little-endian float64 with the
+// SHA-256 hash, hex) and returns the weights, all finite.
+func DecodeWeights(b []byte, dim int, hash string) ([]float64, error) {
+	if len(b) != 8*dim {
+		return nil, fmt.Errorf("weights.bin: %d bytes, want %d (%d weights)", len(b), 8*dim, dim)
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != hash {
+		return nil, fmt.Errorf("weights.bin: checksum mismatch (corrupt or incomplete)")
+	}
+	w := bytesFloat64(b)
+	for j, v := range w {
+		if !finite(v) {
+			return nil, fmt.Errorf("weights.bin: weight %d is %g", j, v)
+		}
+	}
+	return w, nil
+}
+
+// verify checks the duals' checksum, that every block is a probability
+// distribution on each clique, and that the weights equal ŵ(μ).
 func (c *Checkpoint) verify(p *Problem) error {
+	crc := uint32(0)
+	for i := 0; i < c.Duals.Len(); i++ {
+		crc = crc32.Update(crc, castagnoli, floatBytes(c.Duals.Block(i)))
+	}
+	if crc != c.State.DualsCRC {
+		return fmt.Errorf("duals.bin: CRC-32C %08x, state.json says %08x (corrupt)", crc, c.State.DualsCRC)
+	}
+	for _, b := range c.Duals.padding() {
+		if b != 0 {
+			return fmt.Errorf("duals.bin: the padding after μ is not zero (corrupt)")
+		}
+	}
 	K := p.Layout.NumLabels
 	for i := 0; i < c.Duals.Len(); i++ {
 		mu := c.Duals.Block(i)
@@ -256,15 +573,27 @@ func (c *Checkpoint) verify(p *Problem) error {
 		}
 	}
 	w := p.What(c.Duals)
-	scale, diff := 1.0, 0.0
+	scale, diff, wsq := 1.0, 0.0, 0.0
 	for j, v := range w {
 		scale = max(scale, math.Abs(v))
 		diff = max(diff, math.Abs(v-c.Weights[j]))
+		wsq += c.Weights[j] * c.Weights[j]
 	}
 	if diff > 1e-7*scale {
 		return fmt.Errorf("weights differ from ŵ(μ) recomputed from the duals by %.3g (scale %.3g)", diff, scale)
 	}
+	if math.Abs(wsq-c.State.WSq) > 1e-9*max(1, wsq) {
+		return fmt.Errorf("state.json: ‖w‖² = %.17g, the weights give %.17g", c.State.WSq, wsq)
+	}
 	return nil
+}
+
+// floatBytes views v as its bytes (little-endian hosts only: checkHost).
+func floatBytes(v []float64) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v))
 }
 
 func float64Bytes(v []float64) []byte {

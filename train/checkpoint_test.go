@@ -25,7 +25,7 @@ func TestResumeIsBitIdentical(t *testing.T) {
 	first := set
 	first.MaxEpochs = 3
 	first.CheckpointEvery = 1
-	first.Checkpoint = func(pr Progress) error { return SaveCheckpoint(dir, m, pr.Epoch, pr.Training, nil) }
+	first.Checkpoint = saver(dir, m)
 	if _, err := Train(ctx, p, first, m); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestResumeIsBitIdentical(t *testing.T) {
 		t.Fatalf("resumed at epoch %d, want 3", c.State.Epoch)
 	}
 	second := set
-	second.Start = &Progress{Epoch: c.State.Epoch, Training: c.State.Training}
+	second.Start = c.Progress()
 	res, err := Train(ctx, p, second, &SDCA{Sampler: "gap", Seed: 5, Resume: c})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestCheckpointRefusals(t *testing.T) {
 	dir := t.TempDir()
 	m := &SDCA{Seed: 1}
 	set := Settings{MaxEpochs: 2, GapTol: 1e-300, CheckpointEvery: 1,
-		Checkpoint: func(pr Progress) error { return SaveCheckpoint(dir, m, pr.Epoch, pr.Training, nil) }}
+		Checkpoint: saver(dir, m)}
 	if _, err := Train(ctx, p, set, m); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestCheckpointRefusals(t *testing.T) {
 	blk[0], blk[1] = blk[1], blk[0]+1e-3
 	blk[2] -= 1e-3
 	fs.Close()
-	if _, err := LoadCheckpoint(dir, p, nil); !errors.Is(err, ErrNoCheckpoint) || !strings.Contains(err.Error(), "ŵ(μ)") {
+	if _, err := LoadCheckpoint(dir, p, nil); !errors.Is(err, ErrNoCheckpoint) || !strings.Contains(err.Error(), "duals.bin: CRC-32C") {
 		t.Fatalf("tampered duals: %v", err)
 	}
 	// Not a checkpoint directory; another dataset.
@@ -102,7 +102,7 @@ func TestCheckpointRefusals(t *testing.T) {
 	}
 	dir2 := t.TempDir()
 	m2 := &SDCA{Seed: 1}
-	set.Checkpoint = func(pr Progress) error { return SaveCheckpoint(dir2, m2, pr.Epoch, pr.Training, nil) }
+	set.Checkpoint = saver(dir2, m2)
 	if _, err := Train(ctx, p, set, m2); err != nil {
 		t.Fatal(err)
 	}
@@ -126,16 +126,22 @@ func TestCheckpointOnCancel(t *testing.T) {
 			}
 			return nil
 		},
-		Checkpoint: func(pr Progress) error { return SaveCheckpoint(dir, m, pr.Epoch, pr.Training, nil) }}
-	if _, err := Train(ctx, p, set, m); !errors.Is(err, context.Canceled) {
-		t.Fatalf("err %v, want context.Canceled", err)
+		Checkpoint: saver(dir, m)}
+	var ie *Interrupted
+	if _, err := Train(ctx, p, set, m); !errors.Is(err, context.Canceled) || !errors.As(err, &ie) {
+		t.Fatalf("err %v, want an *Interrupted context.Canceled", err)
 	}
 	c, err := LoadCheckpoint(dir, p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Duals.Close()
-	if c.State.Epoch != 2 {
-		t.Fatalf("snapshot at epoch %d, want 2", c.State.Epoch)
+	if c.State.Epoch != 2 || c.State.Step != 0 || c.State.Pending || ie.At != (Position{Epoch: 2}) {
+		t.Fatalf("snapshot at %+v after %+v, want epoch 2 (cancelled while recording epoch 2)", c.State, ie)
 	}
+}
+
+// saver returns a Settings.Checkpoint writing m's snapshots into dir.
+func saver(dir string, m *SDCA) func(Progress) (string, error) {
+	return func(pr Progress) (string, error) { return SaveCheckpoint(dir, m, pr) }
 }

@@ -225,15 +225,25 @@ func openFile(f *os.File, path string, d *crf.Dataset) (*FileStore, error) {
 // readHeader reads and validates the header of a file of the given size,
 // without reference to any dataset.
 func readHeader(f *os.File, path string, size int64) (fileHeader, error) {
+	if size < headerSize {
+		return parseHeader(nil, path, size)
+	}
+	buf := make([]byte, headerSize)
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		return fileHeader{}, fmt.Errorf("read duals file header %s: %w", path, err)
+	}
+	return parseHeader(buf, path, size)
+}
+
+// parseHeader validates the header page buf of a file of the given size:
+// magic, version, checksum, dtype, layout, size, and that the rest of the
+// page is zero.
+func parseHeader(buf []byte, path string, size int64) (fileHeader, error) {
 	bad := func(format string, a ...any) (fileHeader, error) {
 		return fileHeader{}, &DualsFileError{Path: path, Msg: fmt.Sprintf(format, a...), Err: ErrDualsFormat}
 	}
-	if size < headerSize {
+	if size < headerSize || len(buf) < headerSize {
 		return bad("%d bytes, too short for a duals file (the header alone is %d)", size, headerSize)
-	}
-	buf := make([]byte, headerUsed)
-	if _, err := f.ReadAt(buf, 0); err != nil {
-		return fileHeader{}, fmt.Errorf("read duals file header %s: %w", path, err)
 	}
 	if string(buf[:8]) == "\x00\x00\x00\x00\x00\x00\x00\x00" {
 		return bad("no header: an unfinished duals file (was its creation interrupted?)")
@@ -248,8 +258,16 @@ func readHeader(f *os.File, path string, size int64) (fileHeader, error) {
 	if c := crc32.Checksum(buf[:headerCRCAt], castagnoli); c != h.crc {
 		return bad("header checksum %08x, computed %08x: the header is corrupted", h.crc, c)
 	}
+	for i := headerUsed; i < headerSize; i++ {
+		if buf[i] != 0 {
+			return bad("byte %d of the header page is not zero: the header is corrupted", i)
+		}
+	}
 	if h.dtype != dtypeFloat64 {
 		return bad("dtype code %d, this program reads %d (float64)", h.dtype, dtypeFloat64)
+	}
+	if h.entries > math.MaxInt64/16 {
+		return bad("%d entries: impossible", h.entries)
 	}
 	if want := layoutFor(h.entries); h.muAt != want.muAt || h.logAt != want.logAt || h.size != want.size {
 		return bad("inconsistent header: %d entries need arrays at %d and %d and %d bytes, the header says %d, %d and %d",
@@ -262,6 +280,12 @@ func readHeader(f *os.File, path string, size int64) (fileHeader, error) {
 		return bad("%d bytes, the header says %d: the file has trailing data", size, h.size)
 	}
 	return h, nil
+}
+
+// padding returns the bytes after μ up to the end of the file (zero in a
+// sound file).
+func (s *FileStore) padding() []byte {
+	return s.mem[headerSize+8*len(s.mu):]
 }
 
 // matches checks a file's header against the one d would have.

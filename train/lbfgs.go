@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/optimize"
 )
@@ -20,7 +21,8 @@ var ErrNoProgress = errors.New("train: no further progress possible")
 // and the dual point α̂(w): P(w) − D(α̂(w)) = ‖∇P(w)‖²/(2λ) (paper, eq. 7–8),
 // which bounds P(w) − P*.
 type LBFGS struct {
-	// Store is the number of correction pairs kept; 0 means 10.
+	// Store is the number of correction pairs kept; 0 means
+	// DefaultLBFGSStore.
 	Store int
 
 	p     *Problem
@@ -33,12 +35,18 @@ type LBFGS struct {
 	evals int64
 }
 
+// DefaultLBFGSStore is the default number of L-BFGS correction pairs.
+const DefaultLBFGSStore = 10
+
 // Init evaluates w = 0 and starts the first line search.
 func (m *LBFGS) Init(p *Problem) error {
 	m.p = p
 	store := m.Store
 	if store == 0 {
-		store = 10
+		store = DefaultLBFGSStore
+	}
+	if store < 0 {
+		return fmt.Errorf("%w: L-BFGS store %d is negative", ErrBadProblem, store)
 	}
 	m.ls = &optimize.LinesearchMethod{
 		NextDirectioner: &optimize.LBFGS{Store: store},
@@ -71,6 +79,9 @@ func (m *LBFGS) evaluate(ctx context.Context) error {
 		return err
 	}
 	m.evals++
+	if !finite(r.Primal) {
+		return fmt.Errorf("%w: the primal is %g", ErrNonFinite, r.Primal)
+	}
 	m.loc.F = r.Primal
 	copy(m.loc.Gradient, r.Grad)
 	return nil
@@ -104,10 +115,12 @@ func (m *LBFGS) Epoch(ctx context.Context) error {
 func (m *LBFGS) Weights() []float64 { return m.best }
 
 // Certify returns P(w) and the gap ‖∇P(w)‖²/(2λ) at the last accepted point,
-// both known from its evaluation.
+// both known from its evaluation; it has no gap identity to check, so its
+// residual is NaN.
 func (m *LBFGS) Certify(ctx context.Context) (Certificate, error) {
 	gap := dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
-	return Certificate{Primal: m.bestF, Dual: m.bestF - gap, Gap: gap}, nil
+	return Certificate{Primal: m.bestF, Dual: m.bestF - gap, Gap: gap, Residual: math.NaN(),
+		Weights: append([]float64(nil), m.best...)}, nil
 }
 
 // Counters reports the number of full passes as steps (each is n oracle

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 )
 
@@ -14,6 +15,8 @@ type Method interface {
 	// Init prepares the method for p.
 	Init(p *Problem) error
 	// Epoch runs one unit of work: n SDCA steps, or one L-BFGS iteration.
+	// When ctx is cancelled it returns ctx's error, leaving the method at a
+	// point it can be checkpointed and continued from.
 	Epoch(ctx context.Context) error
 	// Weights returns the current weights (the method's own slice).
 	Weights() []float64
@@ -30,8 +33,11 @@ type Certificate struct {
 	Dual   float64 // D(μ), or a lower bound on P* for primal methods
 	Gap    float64 // P − D ≥ P(w) − P*
 	// Residual is |(P − D) − mean block gap| for SDCA, the check of the gap
-	// identity; zero for methods without blocks.
+	// identity; NaN for methods without blocks.
 	Residual float64
+	// Weights are the weights w the certificate is about (SDCA: ŵ(μ)
+	// recomputed from the duals); a slice the certificate owns.
+	Weights []float64
 }
 
 // Counters are a method's running totals.
@@ -41,51 +47,85 @@ type Counters struct {
 	GapEstimate float64 // running estimate of the gap (SDCA), NaN if none
 }
 
+// Defaults of the driver's settings; the CLI's flags take them from here.
+const (
+	DefaultMaxEpochs = 100  // Settings.MaxEpochs
+	DefaultGapTol    = 1e-3 // Settings.GapTol
+)
+
 // Settings are the driver's limits and hooks. The zero value of each field
-// is its documented default.
+// is its documented default; negative limits are refused.
 type Settings struct {
-	MaxEpochs int           // 0: 100
+	MaxEpochs int           // 0: DefaultMaxEpochs
 	MaxTime   time.Duration // 0: no limit
 	GapTol    float64       // stop when the certified gap ≤ GapTol; 0: DefaultGapTol
 	// GapEvery is the number of epochs between certificate passes; 0 means
 	// 1; negative means only when the method's gap estimate falls below
-	// GapTol.
+	// GapTol. The last epoch is always certified.
 	GapEvery int
-	// Validate, when set, is called after each certified epoch with the
-	// current weights; its metrics go into the log record.
+	// Validate, when set, is called after each certificate with the
+	// certified weights; its metrics go into the log record.
 	Validate func(w []float64) (map[string]float64, error)
-	// Record, when set, receives every epoch's record (e.g. the log writer).
+	// Record, when set, receives every epoch's record when it is made, and
+	// again when a later certificate of the same point completes it.
 	Record func(EpochRecord) error
-	// Start, when not nil, continues an interrupted run: epochs are counted
-	// on from Start.Epoch, training time from Start.Training, and the
-	// initial point is not certified again.
+	// Start, when not nil, continues an interrupted run from its exact
+	// position: epochs, steps, training time and log go on from there.
 	Start *Progress
 	// Checkpoint, when set, is called after every CheckpointEvery-th epoch
 	// and whenever CheckpointInterval of training time has passed since the
 	// last call (either may be zero to disable it), and once more when ctx
-	// is cancelled during an epoch, before Train returns ctx's error.
-	Checkpoint         func(p Progress) error
+	// is cancelled, at the exact point where the run stopped, before Train
+	// returns an *Interrupted error. It returns the snapshot's name.
+	Checkpoint         func(p Progress) (string, error)
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
+	// Phase, when set, is called as the run enters a phase (PhaseEpoch,
+	// PhaseCertificate, PhaseCheckpoint) of an epoch.
+	Phase func(phase string, epoch int)
 }
 
-// Progress is how far a run has come: completed epochs and training time.
+// The phases of a run, as reported to Settings.Phase and in Interrupted.
+const (
+	PhaseSetup       = "setup"
+	PhaseEpoch       = "epoch"
+	PhaseCertificate = "certificate"
+	PhaseCheckpoint  = "checkpoint write"
+)
+
+// Position is an exact point of a run: Epoch epochs have all their steps
+// done and Step steps of the next one are done. Pending says that epoch
+// Epoch's record (its certificate, validation, checkpoint) is not made yet;
+// then Step is 0.
+type Position struct {
+	Epoch   int
+	Step    int
+	Pending bool
+}
+
+// Progress is how far a run has come: its position, training time, log,
+// and the counters at the start of the epoch in progress.
 type Progress struct {
-	Epoch    int
+	Position
 	Training time.Duration
+	Records  []EpochRecord
+	// EpochTraining and EpochLineSearch are the training time and the
+	// method's line-search count when the epoch in progress (or pending)
+	// began.
+	EpochTraining   time.Duration
+	EpochLineSearch int64
 }
 
-// DefaultGapTol is the default certified-gap stopping tolerance.
-const DefaultGapTol = 1e-3
-
-// EpochRecord is one row of the training log.
+// EpochRecord is one row of the training log. Primal, Dual, Gap and
+// Residual are NaN unless Certified (Residual also for methods without
+// blocks); GapEstimate is NaN for methods without one.
 type EpochRecord struct {
 	Epoch       int
 	Steps       int64
 	Seconds     float64 // training time of this epoch, certificates excluded
 	Total       float64 // cumulative training time, certificates excluded
 	CertSeconds float64 // time of this epoch's certificate pass (0 if none)
-	Certified   bool    // whether Primal/Dual/Gap were computed this epoch
+	Certified   bool    // whether Primal/Dual/Gap were computed for this epoch's point
 	Primal      float64
 	Dual        float64
 	Gap         float64
@@ -95,133 +135,400 @@ type EpochRecord struct {
 	Metrics     map[string]float64
 }
 
+// Stop reasons (Result.Stopped).
+const (
+	StopGap        = "gap"         // the certified gap reached GapTol
+	StopEpochs     = "epochs"      // MaxEpochs
+	StopTime       = "time"        // MaxTime
+	StopNoProgress = "no-progress" // the method could not go on
+)
+
 // Result is what Train returns.
 type Result struct {
+	// Weights are the weights the last certificate is about (for SDCA
+	// ŵ(μ) of the final duals), the ones to write as the model.
 	Weights  []float64
 	Epochs   int
-	Last     Certificate // last certificate
-	Stopped  string      // why training stopped: "gap", "epochs", "time", "no-progress"
+	Last     Certificate // the certificate of the final point
+	Stopped  string      // why training stopped: StopGap, StopEpochs, StopTime, StopNoProgress
 	Training time.Duration
+	Records  []EpochRecord // the whole log, from epoch 0
+	GapTol   float64       // the tolerance in force
 }
+
+// TargetMet reports whether the final certified gap is within the tolerance.
+func (r *Result) TargetMet() bool { return r.Last.Gap <= r.GapTol }
 
 // ErrIdentity reports a certificate whose gap identity does not hold: the
 // incrementally kept weights have drifted from ŵ(μ), or the duals are corrupt.
 var ErrIdentity = errors.New("train: gap identity violated")
 
+// ErrNonFinite reports a training whose objective or weights turned
+// infinite or NaN.
+var ErrNonFinite = errors.New("train: non-finite objective or weights")
+
+// ErrSettings marks settings the driver refuses.
+var ErrSettings = errors.New("train: bad settings")
+
+// Interrupted is the error Train returns when ctx is cancelled: where the
+// run stopped and which phase the cancellation interrupted.
+type Interrupted struct {
+	Phase    string   // the phase running when ctx was cancelled (Phase* constants)
+	Epoch    int      // the epoch of that phase
+	At       Position // where the run stopped
+	Snapshot string   // the snapshot holding the run at At; "" if none
+	Err      error    // ctx's error
+}
+
+// Error says where the run was interrupted and where it stopped.
+func (e *Interrupted) Error() string {
+	var s string
+	switch e.Phase {
+	case PhaseSetup:
+		s = "interrupted during setup"
+	case PhaseEpoch:
+		s = fmt.Sprintf("interrupted in epoch %d", e.Epoch)
+	case PhaseCertificate:
+		s = fmt.Sprintf("interrupted during the certificate pass of epoch %d", e.Epoch)
+	case PhaseCheckpoint:
+		s = fmt.Sprintf("interrupted during a checkpoint write after epoch %d (the write was completed)", e.Epoch)
+	default:
+		s = "interrupted during " + e.Phase
+	}
+	switch {
+	case e.At.Pending:
+		s += fmt.Sprintf("; stopped before the certificate of epoch %d", e.At.Epoch)
+	case e.At.Step > 0:
+		s += fmt.Sprintf("; stopped after step %d of epoch %d", e.At.Step, e.At.Epoch+1)
+	default:
+		s += fmt.Sprintf("; stopped after epoch %d", e.At.Epoch)
+	}
+	if e.Snapshot != "" {
+		s += "; snapshot " + e.Snapshot + " holds the run"
+	}
+	return s
+}
+
+// Unwrap returns ctx's error.
+func (e *Interrupted) Unwrap() error { return e.Err }
+
+// check refuses negative limits and a NaN tolerance.
+func (s *Settings) check() error {
+	switch {
+	case s.MaxEpochs < 0:
+		return fmt.Errorf("%w: MaxEpochs %d is negative", ErrSettings, s.MaxEpochs)
+	case s.MaxTime < 0:
+		return fmt.Errorf("%w: MaxTime %v is negative", ErrSettings, s.MaxTime)
+	case !(s.GapTol >= 0) || math.IsInf(s.GapTol, 0):
+		return fmt.Errorf("%w: GapTol %g, want a finite tolerance ≥ 0", ErrSettings, s.GapTol)
+	case s.CheckpointEvery < 0 || s.CheckpointInterval < 0:
+		return fmt.Errorf("%w: negative checkpoint period", ErrSettings)
+	}
+	if st := s.Start; st != nil && (st.Epoch < 0 || st.Step < 0 || (st.Pending && st.Step != 0)) {
+		return fmt.Errorf("%w: start position %+v", ErrSettings, st.Position)
+	}
+	return nil
+}
+
+// run is one call of Train.
+type run struct {
+	ctx       context.Context
+	s         Settings
+	m         Method
+	maxEpochs int
+	tol       float64
+	every     int
+	prog      Progress
+	last      *Certificate // the certificate of the current point, if made in this run
+	lastCkpt  time.Duration
+	saved     *Position // the position of the last snapshot written
+	snapshot  string    // its name
+
+	mu       sync.Mutex // guards phase, phaseEp, hitPhase, hitEp
+	phase    string
+	phaseEp  int
+	hitPhase string        // the phase when ctx was cancelled
+	hitEp    int           //
+	hitDone  chan struct{} // closed once hitPhase is set
+}
+
 // Train runs m on p until a stopping rule fires or ctx is cancelled. The
-// initial point is certified and logged as epoch 0.
+// initial point is certified and logged as epoch 0. When ctx is cancelled
+// Train writes a snapshot at the exact point reached (if Checkpoint is set)
+// and returns an *Interrupted error.
 func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
-	maxEpochs := s.MaxEpochs
-	if maxEpochs == 0 {
-		maxEpochs = 100
+	if err := s.check(); err != nil {
+		return nil, err
 	}
-	tol := s.GapTol
-	if tol == 0 {
-		tol = DefaultGapTol
+	r := &run{ctx: ctx, s: s, m: m, maxEpochs: s.MaxEpochs, tol: s.GapTol, every: s.GapEvery, phase: PhaseSetup,
+		hitDone: make(chan struct{})}
+	if r.maxEpochs == 0 {
+		r.maxEpochs = DefaultMaxEpochs
 	}
-	every := s.GapEvery
-	if every == 0 {
-		every = 1
+	if r.tol == 0 {
+		r.tol = DefaultGapTol
 	}
+	if r.every == 0 {
+		r.every = 1
+	}
+	stop := context.AfterFunc(ctx, r.hit)
+	defer stop()
 	t0 := time.Now()
 	if err := m.Init(p); err != nil {
 		return nil, err
 	}
-	res := &Result{}
-	training := time.Since(t0)
-	first := 1
 	if s.Start != nil {
-		first = s.Start.Epoch + 1
-		training = s.Start.Training
+		r.prog = *s.Start
+		r.prog.Records = append([]EpochRecord(nil), s.Start.Records...)
+		r.saved = &Position{}
+		*r.saved = s.Start.Position
+	} else {
+		r.prog = Progress{Position: Position{Pending: true}, Training: time.Since(t0)}
 	}
-	record := func(ep int, sec float64, prevLS int64, certify bool) (EpochRecord, error) {
-		c := m.Counters()
-		r := EpochRecord{Epoch: ep, Steps: c.Steps, Seconds: sec, Total: training.Seconds(),
-			GapEstimate: c.GapEstimate, LineSearch: c.LineSearch - prevLS,
-			Primal: math.NaN(), Dual: math.NaN(), Gap: math.NaN()}
-		if certify {
-			tc := time.Now()
-			cert, err := m.Certify(ctx)
-			if err != nil {
-				return r, err
-			}
-			r.CertSeconds = time.Since(tc).Seconds()
-			r.Certified = true
-			r.Primal, r.Dual, r.Gap, r.Residual = cert.Primal, cert.Dual, cert.Gap, cert.Residual
-			res.Last = cert
-			if s.Validate != nil {
-				if r.Metrics, err = s.Validate(m.Weights()); err != nil {
-					return r, fmt.Errorf("validate: %w", err)
-				}
-			}
-		}
-		if s.Record != nil {
-			if err := s.Record(r); err != nil {
-				return r, err
-			}
-		}
-		return r, nil
+	r.lastCkpt = r.prog.Training
+	res, err := r.loop()
+	if err != nil {
+		return nil, r.interrupted(err)
 	}
-	var last EpochRecord
-	if s.Start == nil {
-		var err error
-		if last, err = record(0, training.Seconds(), 0, true); err != nil {
-			return nil, err
-		}
-	}
-	lastCkpt := training
-	for ep := first; ; ep++ {
-		if last.Certified && last.Gap <= tol {
-			res.Stopped = "gap"
-			break
-		}
-		if ep > maxEpochs {
-			res.Stopped = "epochs"
-			break
-		}
-		if s.MaxTime > 0 && training >= s.MaxTime {
-			res.Stopped = "time"
-			break
-		}
-		prevLS := m.Counters().LineSearch
-		te := time.Now()
-		if err := m.Epoch(ctx); err != nil {
-			if ctx.Err() != nil && s.Checkpoint != nil {
-				training += time.Since(te)
-				if cerr := s.Checkpoint(Progress{Epoch: ep - 1, Training: training}); cerr != nil {
-					return nil, fmt.Errorf("%w (and the checkpoint on interrupt failed: %v)", err, cerr)
-				}
-			}
-			if errors.Is(err, ErrNoProgress) {
-				res.Stopped = "no-progress"
-				if _, err := record(ep, time.Since(te).Seconds(), prevLS, true); err != nil {
-					return nil, err
-				}
-				break
-			}
-			return nil, err
-		}
-		sec := time.Since(te)
-		training += sec
-		res.Epochs = ep
-		est := m.Counters().GapEstimate
-		certify := (every > 0 && ep%every == 0) || (!math.IsNaN(est) && est <= tol) ||
-			ep == maxEpochs || (s.MaxTime > 0 && training >= s.MaxTime)
-		var err error
-		if last, err = record(ep, sec.Seconds(), prevLS, certify); err != nil {
-			return nil, err
-		}
-		if s.Checkpoint != nil && ((s.CheckpointEvery > 0 && ep%s.CheckpointEvery == 0) ||
-			(s.CheckpointInterval > 0 && training-lastCkpt >= s.CheckpointInterval)) {
-			if err := s.Checkpoint(Progress{Epoch: ep, Training: training}); err != nil {
-				return nil, err
-			}
-			lastCkpt = training
-		}
-	}
-	res.Weights = m.Weights()
-	res.Training = training
 	return res, nil
 }
+
+// hit notes the phase in which ctx was cancelled.
+func (r *run) hit() {
+	r.mu.Lock()
+	r.hitPhase, r.hitEp = r.phase, r.phaseEp
+	r.mu.Unlock()
+	close(r.hitDone)
+}
+
+// enter records the phase the run is in and tells Settings.Phase.
+func (r *run) enter(phase string, epoch int) {
+	r.mu.Lock()
+	r.phase, r.phaseEp = phase, epoch
+	r.mu.Unlock()
+	if r.s.Phase != nil {
+		r.s.Phase(phase, epoch)
+	}
+}
+
+// loop runs epochs until a stopping rule fires.
+func (r *run) loop() (*Result, error) {
+	first := true
+	for {
+		if r.prog.Pending {
+			if err := r.finishEpoch(); err != nil {
+				return nil, err
+			}
+		}
+		// An epoch interrupted between steps is finished before any
+		// stopping rule is looked at.
+		if !(first && r.prog.Step > 0) {
+			if reason := r.stopReason(); reason != "" {
+				return r.result(reason)
+			}
+		}
+		first = false
+		if err := r.epoch(); err != nil {
+			if errors.Is(err, ErrNoProgress) && r.ctx.Err() == nil {
+				r.prog.Epoch++
+				r.prog.Step, r.prog.Pending = 0, true
+				if err := r.finishEpoch(); err != nil {
+					return nil, err
+				}
+				return r.result(StopNoProgress)
+			}
+			return nil, err
+		}
+	}
+}
+
+// epoch runs (or finishes) one epoch of the method.
+func (r *run) epoch() error {
+	if r.prog.Step == 0 {
+		r.prog.EpochTraining = r.prog.Training
+		r.prog.EpochLineSearch = r.m.Counters().LineSearch
+	}
+	r.enter(PhaseEpoch, r.prog.Epoch+1)
+	te := time.Now()
+	err := r.m.Epoch(r.ctx)
+	r.prog.Training += time.Since(te)
+	if err != nil {
+		if st, ok := r.m.(interface{ EpochSteps() int }); ok {
+			r.prog.Step = st.EpochSteps()
+		}
+		return err
+	}
+	if err := finiteWeights(r.m.Weights(), r.prog.Epoch+1); err != nil {
+		return err
+	}
+	r.last = nil
+	r.prog.Epoch++
+	r.prog.Step, r.prog.Pending = 0, true
+	return nil
+}
+
+// finishEpoch makes the pending epoch's record — certifying it when due —
+// and writes the checkpoint when due.
+func (r *run) finishEpoch() error {
+	ep := r.prog.Epoch
+	est := r.m.Counters().GapEstimate
+	certify := ep == 0 || (r.every > 0 && ep%r.every == 0) || (!math.IsNaN(est) && est <= r.tol) ||
+		ep >= r.maxEpochs || (r.s.MaxTime > 0 && r.prog.Training >= r.s.MaxTime)
+	c := r.m.Counters()
+	rec := EpochRecord{Epoch: ep, Steps: c.Steps, Seconds: (r.prog.Training - r.prog.EpochTraining).Seconds(),
+		Total: r.prog.Training.Seconds(), GapEstimate: c.GapEstimate, LineSearch: c.LineSearch - r.prog.EpochLineSearch,
+		Primal: math.NaN(), Dual: math.NaN(), Gap: math.NaN(), Residual: math.NaN()}
+	if certify {
+		if err := r.certify(&rec); err != nil {
+			return err
+		}
+	}
+	r.prog.Records = append(r.prog.Records, rec)
+	r.prog.Pending = false
+	if r.s.Record != nil {
+		if err := r.s.Record(rec); err != nil {
+			return err
+		}
+	}
+	if r.s.Checkpoint != nil && ep > 0 && ((r.s.CheckpointEvery > 0 && ep%r.s.CheckpointEvery == 0) ||
+		(r.s.CheckpointInterval > 0 && r.prog.Training-r.lastCkpt >= r.s.CheckpointInterval)) {
+		if err := r.checkpoint(); err != nil {
+			return err
+		}
+		r.lastCkpt = r.prog.Training
+	}
+	return nil
+}
+
+// certify certifies the current point into rec and validates its weights.
+func (r *run) certify(rec *EpochRecord) error {
+	r.enter(PhaseCertificate, r.prog.Epoch)
+	tc := time.Now()
+	cert, err := r.m.Certify(r.ctx)
+	if err != nil {
+		return err
+	}
+	if !finite(cert.Primal) || !finite(cert.Dual) || !finite(cert.Gap) {
+		return fmt.Errorf("%w: at epoch %d the primal is %g and the dual %g", ErrNonFinite, r.prog.Epoch, cert.Primal, cert.Dual)
+	}
+	if err := finiteWeights(cert.Weights, r.prog.Epoch); err != nil {
+		return err
+	}
+	rec.CertSeconds += time.Since(tc).Seconds()
+	rec.Certified = true
+	rec.Primal, rec.Dual, rec.Gap, rec.Residual = cert.Primal, cert.Dual, cert.Gap, cert.Residual
+	r.last = &cert
+	if r.s.Validate != nil {
+		if rec.Metrics, err = r.s.Validate(cert.Weights); err != nil {
+			return fmt.Errorf("validate: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkpoint writes a snapshot of the current position.
+func (r *run) checkpoint() error {
+	r.enter(PhaseCheckpoint, r.prog.Epoch)
+	name, err := r.s.Checkpoint(r.progress())
+	if err != nil {
+		return err
+	}
+	pos := r.prog.Position
+	r.saved, r.snapshot = &pos, name
+	return nil
+}
+
+// progress returns a copy of the run's progress.
+func (r *run) progress() Progress {
+	p := r.prog
+	p.Records = append([]EpochRecord(nil), r.prog.Records...)
+	return p
+}
+
+// stopReason returns why the run stops at the current epoch boundary, or "".
+func (r *run) stopReason() string {
+	if n := len(r.prog.Records); n > 0 {
+		if l := r.prog.Records[n-1]; l.Certified && l.Epoch == r.prog.Epoch && l.Gap <= r.tol {
+			return StopGap
+		}
+	}
+	if r.prog.Epoch >= r.maxEpochs {
+		return StopEpochs
+	}
+	if r.s.MaxTime > 0 && r.prog.Training >= r.s.MaxTime {
+		return StopTime
+	}
+	return ""
+}
+
+// result ends the run: it makes sure the last certificate is about the
+// final point (certifying it again after a resume, and completing the last
+// record if it was uncertified) and returns the certified weights.
+func (r *run) result(reason string) (*Result, error) {
+	if r.last == nil {
+		n := len(r.prog.Records)
+		rec := EpochRecord{Epoch: r.prog.Epoch}
+		if n > 0 && r.prog.Records[n-1].Epoch == r.prog.Epoch {
+			rec = r.prog.Records[n-1]
+		}
+		wasCertified := rec.Certified
+		if err := r.certify(&rec); err != nil {
+			return nil, err
+		}
+		if !wasCertified && n > 0 {
+			r.prog.Records[n-1] = rec
+			if r.s.Record != nil {
+				if err := r.s.Record(rec); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	res := &Result{Weights: r.last.Weights, Epochs: r.prog.Epoch, Last: *r.last, Stopped: reason,
+		Training: r.prog.Training, Records: r.prog.Records, GapTol: r.tol}
+	return res, nil
+}
+
+// interrupted turns a cancellation into an *Interrupted error, writing a
+// snapshot of the exact position reached unless one already holds it.
+func (r *run) interrupted(err error) error {
+	if r.ctx.Err() == nil || !errors.Is(err, r.ctx.Err()) {
+		return err
+	}
+	<-r.hitDone // ctx is cancelled, so hit runs
+	r.mu.Lock()
+	ie := &Interrupted{Phase: r.hitPhase, Epoch: r.hitEp, At: r.prog.Position, Err: err}
+	r.mu.Unlock()
+	if ie.Phase == "" {
+		ie.Phase = PhaseSetup
+	}
+	if r.s.Checkpoint == nil {
+		return ie
+	}
+	if r.saved != nil && *r.saved == r.prog.Position {
+		ie.Snapshot = r.snapshot
+		return ie
+	}
+	r.enter(PhaseCheckpoint, r.prog.Epoch)
+	name, cerr := r.s.Checkpoint(r.progress())
+	if cerr != nil {
+		return fmt.Errorf("%w (and the snapshot of the interrupted run failed: %v)", ie, cerr)
+	}
+	ie.Snapshot = name
+	return ie
+}
+
+// finiteWeights refuses weights with an infinite or NaN entry.
+func finiteWeights(w []float64, epoch int) error {
+	for j, v := range w {
+		if !finite(v) {
+			return fmt.Errorf("%w: after epoch %d weight %d is %g (λ too small for the data, or extreme attribute values?)",
+				ErrNonFinite, epoch, j, v)
+		}
+	}
+	return nil
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 func nan() float64 { return math.NaN() }

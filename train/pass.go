@@ -3,6 +3,9 @@ package train
 import (
 	"context"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
 )
@@ -22,12 +25,21 @@ type PassResult struct {
 type passWorker struct {
 	lat                 *crf.Lattice
 	nu, logNu, nuN, muN []float64
-	grad                []float64
+	grad                []float64 // E_ν[F] summed over the current chunk's sentences
+	touched             []int32   // attribute rows of grad the chunk touched
+	stamp               []uint32  // per attribute: 1 + the last chunk that touched it
 }
+
+// gradChunk is the number of consecutive sentences whose E_ν[F] one worker
+// sums before the sum is added into the gradient. Chunks are added in
+// chunk order, so the gradient's every entry is the same sum in the same
+// order whatever the number of cores and however the chunks were scheduled.
+const gradChunk = 64
 
 // Pass evaluates the primal at w — and, if duals is not nil, the dual and
 // every block gap, taking w = ŵ(μ) — with all cores. Per-sentence terms are
-// summed in sentence order, so the result does not depend on scheduling.
+// summed in sentence order and the gradient chunk by chunk in chunk order,
+// so the result does not depend on scheduling or the number of cores.
 func (p *Problem) Pass(ctx context.Context, w []float64, duals DualStore, wantGrad bool) (*PassResult, error) {
 	n := p.N()
 	d := p.Data
@@ -38,25 +50,26 @@ func (p *Problem) Pass(ctx context.Context, w []float64, duals DualStore, wantGr
 		ent = make([]float64, n)
 		gaps = make([]float64, n)
 	}
-	var ws []*passWorker
-	err := crf.Parallel(ctx, n, 0, func() func(int) {
-		pw := &passWorker{lat: crf.NewLattice(K)}
-		if wantGrad {
-			pw.grad = make([]float64, p.Layout.Dim())
-		}
-		ws = append(ws, pw) // newWorker runs before any worker starts
-		return func(i int) {
-			var mu []float64
-			if duals != nil {
-				mu = duals.Block(i)
+	var g []float64
+	var err error
+	if wantGrad {
+		g, err = p.expectedFeatures(ctx, w, loss)
+	} else {
+		err = crf.Parallel(ctx, n, 0, func() func(int) {
+			pw := &passWorker{lat: crf.NewLattice(K)}
+			return func(i int) {
+				var mu []float64
+				if duals != nil {
+					mu = duals.Block(i)
+				}
+				l, h, gap := pw.sentence(p, w, d.Sentence(i), mu)
+				loss[i] = l
+				if duals != nil {
+					ent[i], gaps[i] = h, gap
+				}
 			}
-			l, h, g := pw.sentence(p, w, d.Sentence(i), mu)
-			loss[i] = l
-			if duals != nil {
-				ent[i], gaps[i] = h, g
-			}
-		}
-	})
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -65,13 +78,7 @@ func (p *Problem) Pass(ctx context.Context, w []float64, duals DualStore, wantGr
 	wsq := dot(w, w)
 	r.Primal = p.Lambda/2*wsq + r.Loss
 	if wantGrad {
-		// ∇P = λw + (1/n) Σ_i (E_ν_i[F] − F_i); the workers summed E_ν[F].
-		g := make([]float64, len(w))
-		for _, pw := range ws {
-			for j, v := range pw.grad {
-				g[j] += v
-			}
-		}
+		// ∇P = λw + (1/n) Σ_i (E_ν_i[F] − F_i).
 		gold := p.GoldFeatures()
 		for j := range g {
 			g[j] = p.Lambda*w[j] + (g[j]-gold[j])/float64(n)
@@ -86,6 +93,81 @@ func (p *Problem) Pass(ctx context.Context, w []float64, duals DualStore, wantGr
 		r.MeanGap = sum(gaps) / float64(n)
 	}
 	return r, nil
+}
+
+// expectedFeatures returns Σ_i E_ν_i[F] under w, filling loss[i], on all
+// cores: workers claim chunks of gradChunk sentences in increasing order,
+// sum a chunk into their own buffer, and add it into the total when every
+// earlier chunk has been added — only the rows the chunk touched, and the
+// dense tail. Memory: one d-vector per worker besides the total.
+func (p *Problem) expectedFeatures(ctx context.Context, w, loss []float64) ([]float64, error) {
+	n := p.N()
+	d := p.Data
+	lay := p.Layout
+	K := lay.NumLabels
+	dim, trans := lay.Dim(), lay.Trans()
+	total := make([]float64, dim)
+	chunks := (n + gradChunk - 1) / gradChunk
+	workers := max(1, min(runtime.GOMAXPROCS(0), chunks))
+	var (
+		next atomic.Int64
+		mu   sync.Mutex
+		turn int
+		wg   sync.WaitGroup
+	)
+	cond := sync.NewCond(&mu)
+	for k := 0; k < workers; k++ {
+		pw := &passWorker{lat: crf.NewLattice(K), grad: make([]float64, dim), stamp: make([]uint32, d.NumAttrs)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A claimed chunk is always finished and added, so a worker
+			// waiting for its turn never waits for a chunk nobody does.
+			for ctx.Err() == nil {
+				c := int(next.Add(1) - 1)
+				if c >= chunks {
+					return
+				}
+				pw.touched = pw.touched[:0]
+				for i := c * gradChunk; i < min((c+1)*gradChunk, n); i++ {
+					s := d.Sentence(i)
+					loss[i], _, _ = pw.sentence(p, w, s, nil)
+					for _, a := range s.Attrs[s.AttrStart[0]:s.AttrStart[s.Len()]] {
+						if pw.stamp[a] != uint32(c)+1 {
+							pw.stamp[a] = uint32(c) + 1
+							pw.touched = append(pw.touched, a)
+						}
+					}
+				}
+				mu.Lock()
+				for turn != c {
+					cond.Wait()
+				}
+				for _, a := range pw.touched {
+					r := lay.Row(a)
+					addClear(total[r:r+K], pw.grad[r:r+K])
+				}
+				addClear(total[trans:], pw.grad[trans:])
+				turn++
+				cond.Broadcast()
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return total, nil
+}
+
+// addClear adds src into dst and zeroes src.
+func addClear(dst, src []float64) {
+	dst = dst[:len(src)]
+	for j, v := range src {
+		dst[j] += v
+		src[j] = 0
+	}
 }
 
 // sentence returns the loss log Z − w·F of s and, when mu is given, H̃(μ)

@@ -28,9 +28,24 @@ type Problem struct {
 	Lambda float64 // λ > 0; callers often use 1/n
 	// Mask, when not nil, restricts U to the attribute–label pairs it marks
 	// (Mask[a·K+y]); weights outside it are fixed at zero and their features
-	// dropped. Transitions, bias, start and end are never masked.
+	// dropped.
 	Mask []bool
+	// TransMask, when not nil, restricts the K×K transition weights B to the
+	// label pairs it marks (TransMask[y·K+y']) in the same way. Bias, start
+	// and end are never masked.
+	TransMask []bool
 }
+
+// Bounds on the inputs, beyond which float64 training cannot be trusted.
+const (
+	// MaxAttrValue bounds |x| for an attribute value.
+	MaxAttrValue = 1e100
+	// lambdaFloorFactor: λ must be at least lambdaFloorFactor·R², with R²
+	// the largest squared feature norm of a sentence, so that the weights,
+	// whose norm is at most about R²/λ, and their squares stay far from
+	// overflow.
+	lambdaFloorFactor = 1e-100
+)
 
 // NewProblem checks d and returns the problem with the default layout.
 func NewProblem(d *crf.Dataset, lambda float64, noBias bool) (*Problem, error) {
@@ -49,8 +64,10 @@ func NewProblem(d *crf.Dataset, lambda float64, noBias bool) (*Problem, error) {
 		}
 	}
 	for j, v := range d.Values {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%w: attribute value %d is %g", ErrBadProblem, j, v)
+		if !(math.Abs(v) <= MaxAttrValue) {
+			tok := tokenOf(d, j)
+			return nil, fmt.Errorf("%w: token row %d (sentence %d) has attribute value %g; values must be finite with |x| ≤ %g",
+				ErrBadProblem, tok, sentenceOf(d, tok), v, float64(MaxAttrValue))
 		}
 	}
 	for i := 0; i < d.Len(); i++ {
@@ -58,8 +75,50 @@ func NewProblem(d *crf.Dataset, lambda float64, noBias bool) (*Problem, error) {
 			return nil, fmt.Errorf("%w: sentence %d is empty", ErrBadProblem, i)
 		}
 	}
+	if r2, i := maxSentenceNorm(d); lambda < lambdaFloorFactor*r2 {
+		return nil, fmt.Errorf("%w: λ = %g is below the floor %.3g for this data (%g × R², with R² = %.4g the squared feature norm of sentence %d): the weights, up to about R²/λ, would overflow float64; use a larger λ",
+			ErrBadProblem, lambda, lambdaFloorFactor*r2, lambdaFloorFactor, r2, i)
+	}
 	lay := crf.Layout{NumAttrs: d.NumAttrs, NumLabels: d.NumLabels, NoBias: noBias}
 	return &Problem{Data: d, Layout: lay, Lambda: lambda}, nil
+}
+
+// maxSentenceNorm returns the largest Σ_t (‖x_t‖² + 3) over the sentences
+// (the norm of a sentence's feature vector, with its transition, bias and
+// start/end features) and the sentence that has it.
+func maxSentenceNorm(d *crf.Dataset) (float64, int) {
+	best, at := 0.0, 0
+	for i := 0; i < d.Len(); i++ {
+		r := 0.0
+		for tok := d.SentStart[i]; tok < d.SentStart[i+1]; tok++ {
+			for j := d.AttrStart[tok]; j < d.AttrStart[tok+1]; j++ {
+				v := 1.0
+				if d.Values != nil {
+					v = d.Values[j]
+				}
+				r += v * v
+			}
+			r += 3
+		}
+		if r > best {
+			best, at = r, i
+		}
+	}
+	return best, at
+}
+
+// tokenOf returns the token of attribute occurrence j.
+func tokenOf(d *crf.Dataset, j int) int {
+	lo, hi := 0, d.NumTokens()
+	for lo+1 < hi {
+		m := (lo + hi) / 2
+		if d.AttrStart[m] <= j {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 func sentenceOf(d *crf.Dataset, tok int) int {
@@ -88,17 +147,72 @@ func ObservedMask(d *crf.Dataset) []bool {
 	return m
 }
 
+// ObservedTransitions returns the mask of label pairs (y, y') that follow
+// each other in the gold labels of d (CRFsuite's default,
+// feature.possible_transitions=0).
+func ObservedTransitions(d *crf.Dataset) []bool {
+	K := d.NumLabels
+	m := make([]bool, K*K)
+	for i := 0; i < d.Len(); i++ {
+		for tok := d.SentStart[i] + 1; tok < d.SentStart[i+1]; tok++ {
+			m[int(d.Labels[tok-1])*K+int(d.Labels[tok])] = true
+		}
+	}
+	return m
+}
+
+// FeatureSpace names the attribute feature space: "observed" with a Mask,
+// else "full".
+func (p *Problem) FeatureSpace() string {
+	if p.Mask != nil {
+		return "observed"
+	}
+	return "full"
+}
+
+// TransitionSpace names the transition feature space: "observed" with a
+// TransMask, else "all".
+func (p *Problem) TransitionSpace() string {
+	if p.TransMask != nil {
+		return "observed"
+	}
+	return "all"
+}
+
+// FreeWeights returns the number of weights not fixed at zero by the masks.
+func (p *Problem) FreeWeights() int {
+	n := p.Layout.Dim()
+	for _, ok := range p.Mask {
+		if !ok {
+			n--
+		}
+	}
+	for _, ok := range p.TransMask {
+		if !ok {
+			n--
+		}
+	}
+	return n
+}
+
 // N returns the number of sentences.
 func (p *Problem) N() int { return p.Data.Len() }
 
-// applyMask zeroes the masked-out entries of the U rows of g.
+// applyMask zeroes the masked-out entries of g: U rows and transitions.
 func (p *Problem) applyMask(g []float64) {
-	if p.Mask == nil {
-		return
-	}
 	for i, ok := range p.Mask {
 		if !ok {
 			g[i] = 0
+		}
+	}
+	p.maskTrans(g[p.Layout.Trans() : p.Layout.Trans()+len(p.TransMask)])
+}
+
+// maskTrans zeroes the masked-out entries of the K×K transitions tr.
+func (p *Problem) maskTrans(tr []float64) {
+	for i, ok := range p.TransMask {
+		if !ok {
+			tr[i] = 0
 		}
 	}
 }

@@ -76,8 +76,11 @@ func SamplerKinds() []string {
 	return []string{SamplerUniform, SamplerGap, SamplerImportance, SamplerGapImportance, SamplerMax}
 }
 
+// DefaultNonUniform is the default probability of a non-uniform draw
+// (SamplerOptions.NonUniform, SDCA.NonUniform).
+const DefaultNonUniform = 0.8
+
 const (
-	defaultNonUniform = 0.8
 	defaultInitialGap = 100
 	maxGapEstimate    = 1e300 // cap for +Inf, so that sums over any realistic n stay finite
 )
@@ -141,7 +144,7 @@ func NewSampler(kind string, n int, opts SamplerOptions) (Sampler, error) {
 // nonUniform validates SamplerOptions.NonUniform and applies its default.
 func nonUniform(f float64) (float64, error) {
 	if f == 0 {
-		return defaultNonUniform, nil
+		return DefaultNonUniform, nil
 	}
 	if !(f > 0 && f <= 1) {
 		return 0, fmt.Errorf("%w: non-uniform fraction %v, want it in (0,1]", ErrBadSampler, f)

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/dualcrf/dualcrf/crf"
 )
@@ -34,13 +35,14 @@ type SDCA struct {
 	// Sampler names the block sampler: uniform, gap (default), importance,
 	// gap-importance or max.
 	Sampler string
-	// NonUniform is the probability of a non-uniform draw; 0 means 0.8.
+	// NonUniform is the probability of a non-uniform draw; 0 means
+	// DefaultNonUniform.
 	NonUniform float64
 	// Epsilon is the weight of the uniform distribution in the initial duals
 	// (eq. 21); 0 means DefaultEpsilon.
 	Epsilon float64
 	// SubPrecision stops the line search once a Newton step is shorter; 0
-	// means 1e-3.
+	// means DefaultSubPrecision.
 	SubPrecision float64
 	// Seed seeds the sampler's random numbers; the same seed gives the same
 	// weights bit for bit.
@@ -69,7 +71,9 @@ type SDCA struct {
 	rows    *sentenceRows
 	steps   int64
 	lsIters int64
-	epoch   int
+	epoch   int // completed epochs
+	pos     int // steps done in the epoch in progress
+	next    int // the sentence drawn for step pos (when pos > 0)
 }
 
 // DefaultEpsilon is the uniform weight ε of the initial duals. Since
@@ -147,16 +151,70 @@ type StepStats struct {
 	Slope0   float64 // φ'(0)
 }
 
-// Init sets μ⁰ = ε·uniform + (1−ε)·gold on every block and w = ŵ(μ⁰).
-func (m *SDCA) Init(p *Problem) error {
-	m.p = p
-	eps := m.Epsilon
+// Defaults of SDCA's settings; the CLI's flags take them from here.
+const (
+	DefaultSampler      = SamplerGap
+	DefaultSubPrecision = 1e-3
+)
+
+// check validates the settings (zero values stand for their defaults).
+func (m *SDCA) check() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrBadProblem}, a...)...)
+	}
+	switch {
+	case !(m.NonUniform >= 0 && m.NonUniform <= 1):
+		return bad("NonUniform %g, want a probability in (0,1]", m.NonUniform)
+	case !(m.Epsilon >= 0 && m.Epsilon <= 1):
+		return bad("ε = %g, want it in (0,1]", m.Epsilon)
+	case !(m.SubPrecision >= 0 && m.SubPrecision < 1):
+		return bad("SubPrecision %g, want it in (0,1)", m.SubPrecision)
+	case m.RefreshEvery < 0:
+		return bad("RefreshEvery %d is negative", m.RefreshEvery)
+	}
+	return nil
+}
+
+// effective returns the settings with the defaults applied.
+func (m *SDCA) effective() (kind string, nonUniform, eps, sub float64) {
+	kind, nonUniform, eps, sub = m.Sampler, m.NonUniform, m.Epsilon, m.SubPrecision
+	if kind == "" {
+		kind = DefaultSampler
+	}
+	if nonUniform == 0 {
+		nonUniform = DefaultNonUniform
+	}
 	if eps == 0 {
 		eps = DefaultEpsilon
 	}
-	if !(eps > 0 && eps <= 1) {
-		return fmt.Errorf("%w: ε must be in (0,1], got %g", ErrBadProblem, eps)
+	if sub == 0 {
+		sub = DefaultSubPrecision
 	}
+	return
+}
+
+// RunSettings returns every setting of an SDCA run on p that a resumed run
+// must repeat to continue it bit for bit, by the CLI's flag names, with the
+// defaults applied; checkpoints record it.
+func (m *SDCA) RunSettings(p *Problem) map[string]string {
+	kind, f, eps, sub := m.effective()
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	return map[string]string{
+		"solver": "sdca", "sampler": kind, "seed": strconv.FormatUint(m.Seed, 10),
+		"nonuniform": g(f), "epsilon": g(eps), "subprecision": g(sub),
+		"refresh-every": strconv.Itoa(m.RefreshEvery), "lambda": g(p.Lambda),
+		"feature-space": p.FeatureSpace(), "transitions": p.TransitionSpace(),
+		"bias": strconv.FormatBool(!p.Layout.NoBias),
+	}
+}
+
+// Init sets μ⁰ = ε·uniform + (1−ε)·gold on every block and w = ŵ(μ⁰).
+func (m *SDCA) Init(p *Problem) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	m.p = p
+	kind, f, eps, _ := m.effective()
 	d := p.Data
 	K := p.Layout.NumLabels
 	m.duals = m.Duals
@@ -166,15 +224,12 @@ func (m *SDCA) Init(p *Problem) error {
 	if m.duals.Len() != d.Len() {
 		return fmt.Errorf("%w: dual store has %d blocks for %d sentences", ErrBadProblem, m.duals.Len(), d.Len())
 	}
-	kind := m.Sampler
-	if kind == "" {
-		kind = "gap"
-	}
 	var err error
-	m.sampler, err = NewSampler(kind, d.Len(), SamplerOptions{NonUniform: m.NonUniform, Smoothness: smoothness(p)})
+	m.sampler, err = NewSampler(kind, d.Len(), SamplerOptions{NonUniform: f, Smoothness: smoothness(p)})
 	if err != nil {
 		return err
 	}
+	m.pos, m.next = 0, -1
 	m.src = rand.NewPCG(m.Seed, 0x5dca)
 	m.rng = rand.New(m.src)
 	m.ws = newStepWork(p)
@@ -192,18 +247,19 @@ func (m *SDCA) Init(p *Problem) error {
 	return nil
 }
 
-// restore continues from checkpoint c.
+// restore continues from checkpoint c, at its exact position.
 func (m *SDCA) restore(c *Checkpoint) error {
-	st := c.State
-	if st.Sampler.Kind != m.sampler.State().Kind {
-		return fmt.Errorf("resume: the checkpoint used the %s sampler, this run asks for %s", st.Sampler.Kind, m.sampler.State().Kind)
+	if err := c.CheckSettings(m.RunSettings(m.p)); err != nil {
+		return err
 	}
+	st := c.State
 	for i := 0; i < m.duals.Len(); i++ {
 		copy(m.duals.Block(i), c.Duals.Block(i))
 	}
 	m.w = append([]float64(nil), c.Weights...)
 	m.wsq = st.WSq
 	m.steps, m.lsIters, m.epoch = st.Steps, st.LineSearch, st.Epoch
+	m.pos, m.next = st.Step, st.Next
 	if err := m.src.UnmarshalBinary(st.RNG); err != nil {
 		return fmt.Errorf("resume: random state: %w", err)
 	}
@@ -290,25 +346,34 @@ func (m *SDCA) Weights() []float64 { return m.w }
 // Store returns the dual store in use.
 func (m *SDCA) Store() DualStore { return m.duals }
 
-// Epoch runs n steps.
+// Epoch runs n steps, or the rest of an epoch interrupted before. When ctx
+// is cancelled it returns between two steps (every 256 steps, before the
+// next sentence is drawn at an epoch's start), with the position within the
+// epoch and the sentence already drawn kept for EpochSteps and checkpoints.
 func (m *SDCA) Epoch(ctx context.Context) error {
-	if m.RefreshEvery > 0 && m.epoch > 0 && m.epoch%m.RefreshEvery == 0 {
-		r, err := m.p.Pass(ctx, m.w, m.duals, false)
-		if err != nil {
+	n := m.p.N()
+	i := m.next
+	if m.pos == 0 {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		m.sampler.Refresh(r.Gaps)
+		if m.RefreshEvery > 0 && m.epoch > 0 && m.epoch%m.RefreshEvery == 0 {
+			r, err := m.p.Pass(ctx, m.w, m.duals, false)
+			if err != nil {
+				return err
+			}
+			m.sampler.Refresh(r.Gaps)
+		}
+		i = m.sampler.Next(m.rng)
 	}
-	m.epoch++
-	n := m.p.N()
 	// Each step but the epoch's last hands its block gap to the sampler and
 	// draws the next sentence as soon as the gap is known — the sampler sees
 	// the same calls in the same order as Update-after-Step, Next-before-Step
 	// — so that the next sentence's weight rows are fetched while this step
 	// finishes.
-	i := m.sampler.Next(m.rng)
-	for k := 0; k < n; k++ {
-		if k&255 == 0 && ctx.Err() != nil {
+	for k := m.pos; k < n; k++ {
+		if k&255 == 0 && k > 0 && ctx.Err() != nil {
+			m.pos, m.next = k, i
 			return ctx.Err()
 		}
 		if k == n-1 {
@@ -318,8 +383,14 @@ func (m *SDCA) Epoch(ctx context.Context) error {
 		}
 		_, i = m.step(i, true)
 	}
+	m.pos, m.next = 0, -1
+	m.epoch++
 	return nil
 }
+
+// EpochSteps returns the number of steps done in the epoch in progress (0
+// between epochs).
+func (m *SDCA) EpochSteps() int { return m.pos }
 
 // Step performs one SDCA step on sentence i and returns what it did.
 func (m *SDCA) Step(i int) StepStats {
@@ -535,6 +606,7 @@ func (m *SDCA) direction(i int, s crf.Sentence) (wv, vv float64) {
 	for j := range tr {
 		tr[j] = c * (ws.nuSum[j] - ws.muSum[j])
 	}
+	p.maskTrans(tr)
 	if !lay.NoBias {
 		bias := tail[K*K : K*K+K]
 		for t := 0; t < T; t++ {
@@ -586,7 +658,7 @@ func (m *SDCA) lineSearch(mu []float64, d0, a, b, ln float64) (float64, int) {
 	ws := m.ws
 	tol := m.SubPrecision
 	if tol == 0 {
-		tol = 1e-3
+		tol = DefaultSubPrecision
 	}
 	eval := func(g float64) (d, dd float64) {
 		s, s2 := ws.edges.eval(g, mu, ws.nu) // edges less separators
@@ -642,14 +714,16 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	// about the pair (ŵ(μ), μ) the gap identity speaks of, and its residual
 	// falls from ~1e-11 to ~1e-13. Training goes on with its own w, so
 	// certifying changes nothing in the run.
-	r, err := m.p.Pass(ctx, m.p.What(m.duals), m.duals, false)
+	w := m.p.What(m.duals)
+	r, err := m.p.Pass(ctx, w, m.duals, false)
 	if err != nil {
 		return Certificate{}, err
 	}
-	c := Certificate{Primal: r.Primal, Dual: r.Dual, Gap: r.Primal - r.Dual}
+	c := Certificate{Primal: r.Primal, Dual: r.Dual, Gap: r.Primal - r.Dual, Weights: w}
 	c.Residual = math.Abs(c.Gap - r.MeanGap)
 	if c.Residual > 1e-7*max(1, math.Abs(r.Primal)) {
-		return c, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g", ErrIdentity, c.Gap, r.MeanGap)
+		return c, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g (corrupt duals, or float64 precision exhausted: is λ = %g too small for this data?)",
+			ErrIdentity, c.Gap, r.MeanGap, m.p.Lambda)
 	}
 	return c, nil
 }

@@ -38,7 +38,9 @@ func TestSDCAInvariants(t *testing.T) {
 		real   bool
 		noBias bool
 		mask   bool
-	}{{"binary", false, false, false}, {"real", true, false, false}, {"nobias", true, true, false}, {"observed", false, false, true}} {
+		trans  bool
+	}{{"binary", false, false, false, false}, {"real", true, false, false, false}, {"nobias", true, true, false, false},
+		{"observed", false, false, true, false}, {"transitions", true, false, false, true}, {"crfsuite", true, true, true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := randomProblem(t, 11, 30, 6, 12, 4, tc.real, 0)
 			if tc.noBias {
@@ -46,6 +48,10 @@ func TestSDCAInvariants(t *testing.T) {
 			}
 			if tc.mask {
 				p.Mask = ObservedMask(p.Data)
+			}
+			if tc.trans {
+				p.TransMask = ObservedTransitions(p.Data)
+				p.TransMask[1] = false
 			}
 			m := &SDCA{Sampler: "uniform", Seed: 3}
 			if err := m.Init(p); err != nil {
@@ -88,6 +94,11 @@ func TestSDCAInvariants(t *testing.T) {
 					if !ok && m.w[j] != 0 {
 						t.Fatalf("masked weight %d = %g", j, m.w[j])
 					}
+				}
+			}
+			for j, ok := range p.TransMask {
+				if !ok && m.w[p.Layout.Trans()+j] != 0 {
+					t.Fatalf("masked transition %d = %g", j, m.w[p.Layout.Trans()+j])
 				}
 			}
 		})

@@ -2,8 +2,14 @@ package train
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
+	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/crf"
 )
 
 // TestSDCAAgreesWithLBFGS trains the same problem with both methods to a
@@ -94,5 +100,79 @@ func TestBadProblems(t *testing.T) {
 	nolab.Labels[2] = -1
 	if _, err := NewProblem(&nolab, 1, false); err == nil {
 		t.Error("unlabelled token accepted")
+	}
+}
+
+// TestLBFGSDeterministic trains with L-BFGS under 1, 2 and 3 cores and
+// twice under 2: the weights must be equal bit for bit (defect 13: the
+// gradient was summed per worker over dynamically claimed chunks).
+func TestLBFGSDeterministic(t *testing.T) {
+	p := randomProblem(t, 44, 700, 6, 40, 4, true, 0)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var ref []float64
+	for _, procs := range []int{1, 2, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		res, err := Train(context.Background(), p, Settings{MaxEpochs: 15, GapTol: 1e-300}, &LBFGS{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref == nil {
+			ref = res.Weights
+			continue
+		}
+		sameBits(t, fmt.Sprintf("GOMAXPROCS %d vs 1", procs), ref, res.Weights)
+	}
+}
+
+// TestAbsurdInputsRefused: a λ below the floor the data allows and an
+// attribute value beyond MaxAttrValue are refused up front, naming the
+// cause; training that turns non-finite anyway stops with ErrNonFinite
+// (defect 10).
+func TestAbsurdInputsRefused(t *testing.T) {
+	p := randomProblem(t, 45, 20, 5, 8, 3, true, 0)
+	d := p.Data
+	if _, err := NewProblem(d, 1e-300, false); err == nil || !strings.Contains(err.Error(), "below the floor") {
+		t.Fatalf("λ = 1e-300: %v", err)
+	}
+	huge := *d
+	huge.Values = append([]float64(nil), d.Values...)
+	huge.Values[7] = 1e308
+	if _, err := NewProblem(&huge, 0.05, false); err == nil || !strings.Contains(err.Error(), "token row") {
+		t.Fatalf("value 1e308: %v", err)
+	}
+	// Just above the floor the weights overflow: training stops with the cause.
+	r2, _ := maxSentenceNorm(d)
+	q, err := NewProblem(d, 2*lambdaFloorFactor*r2, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Train(context.Background(), q, Settings{MaxEpochs: 3}, &SDCA{})
+	if !errors.Is(err, ErrNonFinite) && !errors.Is(err, ErrIdentity) {
+		t.Fatalf("λ at the floor: %v, want a non-finite or identity error", err)
+	}
+}
+
+// TestEstimateMemory checks the memory estimate's parts on a dataset with
+// 1,259 labels (the case that died in a Go fatal out-of-memory): L-BFGS's
+// history is 2·store·d·8 bytes and dominates, SDCA's duals are DualBytes.
+func TestEstimateMemory(t *testing.T) {
+	K, A := 1259, 100000
+	d := &crf.Dataset{NumAttrs: A, NumLabels: K, SentStart: []int{0, 3, 5}, AttrStart: []int{0, 2, 4, 5, 6, 8},
+		Attrs: []int32{0, 1, 2, 3, 4, 5, 6, 7}, Labels: []int32{0, 1, 2, 3, 4}}
+	p := &Problem{Data: d, Layout: crf.Layout{NumAttrs: A, NumLabels: K}, Lambda: 1}
+	dim := int64(p.Layout.Dim())
+	e := EstimateMemory(p, MemoryOptions{Solver: "lbfgs", LBFGSStore: 10, Workers: 2})
+	if e.LBFGS != (2*10+8)*dim*8 || e.Total() < 24<<30 {
+		t.Fatalf("L-BFGS: %+v (total %d, d = %d)", e, e.Total(), dim)
+	}
+	s := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 2})
+	if s.Duals != DualBytes(d) || s.Duals != 8*int64(2+1)*int64(K*K) || s.LBFGS != 0 || s.Weights < 4*dim*8 {
+		t.Fatalf("SDCA: %+v", s)
+	}
+	if f := EstimateMemory(p, MemoryOptions{Solver: "sdca", Workers: 2}); f.Duals != 0 || f.Total() >= s.Total() {
+		t.Fatalf("SDCA with mapped duals: %+v", f)
+	}
+	if !strings.Contains(e.String(), "L-BFGS history") {
+		t.Fatalf("String: %s", e)
 	}
 }

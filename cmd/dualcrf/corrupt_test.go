@@ -47,7 +47,7 @@ func inProcess(args ...string) (code int, stdout, stderr []byte, panicked any) {
 			}
 		}()
 		err := newApp(&out, &errb).RunContext(context.Background(), append([]string{"dualcrf"}, args...))
-		code = exitCode(err, &errb)
+		code = exitCode(err, nil, &errb)
 	}()
 	return code, out.Bytes(), errb.Bytes(), panicked
 }

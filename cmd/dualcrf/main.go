@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,23 +16,62 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal cancels the stage, which stops at a safe point
+		// (train finishes a checkpoint write and saves where it stopped);
+		// a second one ends the process at once.
+		s := <-sigs
+		cancel(&signalError{s})
+		s = <-sigs
+		fmt.Fprintf(os.Stderr, "dualcrf: second %s: exiting at once\n", signalName(s))
+		os.Exit(signalStatus(s))
+	}()
 	err := newApp(os.Stdout, os.Stderr).RunContext(ctx, os.Args)
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	signal.Stop(sigs)
+	os.Exit(exitCode(err, context.Cause(ctx), os.Stderr))
+}
+
+// signalError is the cause of a cancellation by a signal.
+type signalError struct{ sig os.Signal }
+
+func (e *signalError) Error() string { return "interrupted by " + signalName(e.sig) }
+
+// signalName returns SIGINT or SIGTERM.
+func signalName(s os.Signal) string {
+	if s == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// signalStatus is the shell's status for a process ended by s: 128 + its
+// number (130 for SIGINT, 143 for SIGTERM).
+func signalStatus(s os.Signal) int {
+	if s == syscall.SIGTERM {
+		return 128 + int(syscall.SIGTERM)
+	}
+	return 128 + int(syscall.SIGINT)
 }
 
 // exitCode reports err on stderr and returns the process exit status: 0 on
-// success or when a downstream reader closed the pipe, 130 on interrupt, 1
+// success or when a downstream reader closed the pipe, 130 after SIGINT and
+// 143 after SIGTERM (cause is the context's cancellation cause), 1
 // otherwise.
-func exitCode(err error, stderr io.Writer) int {
+func exitCode(err, cause error, stderr io.Writer) int {
+	var se *signalError
 	switch {
 	case err == nil:
 		return 0
 	case pipeline.IsBrokenPipe(err):
 		return 0
-	case err == context.Canceled:
-		fmt.Fprintln(stderr, "dualcrf: interrupted")
+	case errors.Is(err, context.Canceled) && errors.As(cause, &se):
+		fmt.Fprintf(stderr, "dualcrf: %s: %v\n", se, err)
+		return signalStatus(se.sig)
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "dualcrf: interrupted:", err)
 		return 130
 	}
 	fmt.Fprintln(stderr, "dualcrf:", err)

@@ -1,10 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	mathrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 // TestCheckpointResume trains with checkpoints, resumes from them, and
@@ -28,15 +38,12 @@ func TestCheckpointResume(t *testing.T) {
 	if second.code != 0 || !strings.Contains(string(second.stderr), "resuming from") {
 		t.Fatalf("resume: %v", second)
 	}
-	a, _ := os.ReadFile(filepath.Join(dir, "full.arrow"))
-	b, _ := os.ReadFile(filepath.Join(dir, "resumed.arrow"))
-	if len(a) == 0 || string(a) != string(b) {
-		t.Fatalf("resumed model (%d bytes) differs from the uninterrupted one (%d bytes)", len(b), len(a))
-	}
+	sameFile(t, filepath.Join(dir, "full.arrow"), filepath.Join(dir, "resumed.arrow"))
 
 	// Refusals leave no model behind.
 	bad := t.TempDir()
-	r := run(t, bad, "", "train", "--resume", filepath.Join(dir), "-o", "m.arrow", f.train)
+	plain := t.TempDir()
+	r := run(t, bad, "", "train", "--resume", plain, "-o", "m.arrow", f.train)
 	if r.code == 0 || !strings.Contains(string(r.stderr), "not a checkpoint directory") {
 		t.Errorf("--resume on a plain directory: %v", r)
 	}
@@ -54,5 +61,290 @@ func TestCheckpointResume(t *testing.T) {
 	}
 	if left := dirEntries(t, bad); len(left) > 0 {
 		t.Errorf("refused runs left %v behind", left)
+	}
+}
+
+// sameFile fails unless the two files hold the same (non-empty) bytes.
+func sameFile(t *testing.T, a, b string) {
+	t.Helper()
+	x, errA := os.ReadFile(a)
+	y, errB := os.ReadFile(b)
+	if errA != nil || errB != nil || len(x) == 0 || !bytes.Equal(x, y) {
+		t.Fatalf("%s (%d bytes, %v) and %s (%d bytes, %v) differ", a, len(x), errA, b, len(y), errB)
+	}
+}
+
+var (
+	demoOnce  sync.Once
+	demoTable string
+	demoErr   error
+)
+
+// demoFeatures returns a feature table of the embedded 1,000-sentence
+// CoNLL-2000 slice (chunking templates, cut-off 3): enough sentences for a
+// signal to land between steps of an epoch.
+func demoFeatures(t *testing.T) string {
+	t.Helper()
+	demoOnce.Do(func() {
+		demoTable = filepath.Join(binDir, "demo-train.arrow")
+		cmd := command(binDir, "featurize", "--template", "chunking", "--min-count", "3", "-o", demoTable, abs(t, "demodata/train.txt.gz"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			demoErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if demoErr != nil {
+		t.Fatal(demoErr)
+	}
+	return demoTable
+}
+
+// modelTraining returns the training facts a model records.
+func modelTraining(t *testing.T, path string) (*crf.Model, map[string]any) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := pipeline.ReadModel(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var facts map[string]any
+	if err := json.Unmarshal([]byte(m.Meta[schemas.KeyTraining]), &facts); err != nil {
+		t.Fatalf("%s: training facts %q: %v", path, m.Meta[schemas.KeyTraining], err)
+	}
+	return m, facts
+}
+
+// TestSignalsResumeToSameBytes sends SIGINT or SIGTERM (through the hidden
+// test hook, so that it lands exactly) inside an epoch between two steps,
+// inside a certificate pass and during a checkpoint write; each run exits
+// 130 or 143 saying how to resume, and `--resume` ends with the model bytes
+// of the uninterrupted run (defect 3). Epochs are certified every second
+// epoch, so the snapshots hold uncertified records (defect 1).
+func TestSignalsResumeToSameBytes(t *testing.T) {
+	table := demoFeatures(t)
+	dir := t.TempDir()
+	common := []string{"train", "-q", "--max-epochs", "3", "--gap-every", "2", "--gap-tol", "1e-9"}
+	if r := run(t, dir, "", append(common, "-o", "full.arrow", table)...); r.code != 0 {
+		t.Fatalf("uninterrupted: %v", r)
+	}
+	cases := []struct {
+		hook     string
+		code     int
+		phase    string
+		snapshot string
+	}{
+		{"epoch:2:2:INT", 130, "interrupted in epoch 2", "ckpt-000002-step256"},
+		{"certificate:2:3:TERM", 143, "interrupted during the certificate pass of epoch 2", "ckpt-000002-cert"},
+		{"checkpoint write:1:0:TERM", 143, "interrupted during a checkpoint write after epoch 1", "ckpt-000001"},
+		{"certificate:0:1:INT", 130, "interrupted during the certificate pass of epoch 0", "ckpt-000000-cert"},
+	}
+	for _, c := range cases {
+		t.Run(strings.ReplaceAll(c.hook, " ", "-"), func(t *testing.T) {
+			ck := filepath.Join(t.TempDir(), "ck")
+			cmd := command(dir, append(common, "--checkpoint", ck, "-o", "m.arrow", table)...)
+			cmd.Env = append(cmd.Env, testHookEnv+"="+c.hook)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			r := result{args: cmd.Args}
+			finish(&r, cmd, cmd.Run())
+			r.stderr = stderr.Bytes()
+			if r.code != c.code || !strings.Contains(string(r.stderr), c.phase) ||
+				!strings.Contains(string(r.stderr), "--resume "+ck) || !strings.Contains(string(r.stderr), c.snapshot) {
+				t.Fatalf("want exit %d, %q, snapshot %s and how to resume; got %v", c.code, c.phase, c.snapshot, r)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "m.arrow")); err == nil {
+				t.Fatal("an interrupted run wrote a model")
+			}
+			res := run(t, dir, "", append(common, "--checkpoint", ck, "--resume", ck, "-o", "resumed.arrow", table)...)
+			if res.code != 0 {
+				t.Fatalf("resume: %v", res)
+			}
+			sameFile(t, filepath.Join(dir, "full.arrow"), filepath.Join(dir, "resumed.arrow"))
+		})
+	}
+}
+
+// TestResumeAtMaxEpochsKeepsCertificate resumes a checkpoint whose epoch is
+// at or past --max-epochs: the model carries the run's real certificate and
+// epoch count, not zeros (defect 2), and is the same model.
+func TestResumeAtMaxEpochsKeepsCertificate(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	if r := run(t, dir, "", "train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9", "--checkpoint", ck, "-o", "a.arrow", f.train); r.code != 0 {
+		t.Fatal(r)
+	}
+	r := run(t, dir, "", "train", "--max-epochs", "2", "--gap-tol", "1e-9", "--resume", ck, "-o", "b.arrow", f.train)
+	if r.code != 0 || strings.Contains(string(r.stderr), "epoch   3") {
+		t.Fatalf("resume past --max-epochs: %v", r)
+	}
+	_, a := modelTraining(t, filepath.Join(dir, "a.arrow"))
+	_, b := modelTraining(t, filepath.Join(dir, "b.arrow"))
+	if a["primal"] != b["primal"] || a["gap"] != b["gap"] || b["epochs"] != float64(3) || b["gap"] == float64(0) {
+		t.Fatalf("resumed model's facts %v, the run's %v", b, a)
+	}
+	sameFile(t, filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow"))
+}
+
+// TestResumeOfFinishedRun resumes the last checkpoint of a run that had
+// reached its gap (as after a kill -9 before the model was committed): it
+// writes the same model without training another epoch (defect 5). The
+// lock holder cleans the temporary directories a kill leaves.
+func TestResumeOfFinishedRun(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	args := []string{"train", "--gap-tol", "0.05", "--checkpoint", ck}
+	if r := run(t, dir, "", append(args, "-o", "a.arrow", f.train)...); r.code != 0 {
+		t.Fatal(r)
+	}
+	stale := filepath.Join(ck, ".ckpt-000009.tmp-42")
+	os.Mkdir(stale, 0o755)
+	os.WriteFile(filepath.Join(stale, "duals.bin"), []byte("partial"), 0o644)
+	r := run(t, dir, "", append(args, "--resume", ck, "-o", "b.arrow", f.train)...)
+	if r.code != 0 || strings.Contains(string(r.stderr), "\nepoch ") {
+		t.Fatalf("resume of a finished run trained on: %v", r)
+	}
+	sameFile(t, filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow"))
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("%s was left behind", stale)
+	}
+}
+
+// TestCheckpointLockAndPath: a second trainer on a locked checkpoint
+// directory, and a checkpoint path that cannot be a directory, fail at
+// once, before any epoch (defects 4 and 7).
+func TestCheckpointLockAndPath(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	l, err := train.LockDir(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, dir, "", "train", "--checkpoint", ck, "-o", "m.arrow", f.train)
+	l.Unlock()
+	if r.code != 1 || !strings.Contains(string(r.stderr), "locked by another training run") || strings.Contains(string(r.stderr), "epoch") {
+		t.Fatalf("second trainer: %v", r)
+	}
+	os.WriteFile(filepath.Join(dir, "file"), nil, 0o644)
+	for _, every := range []string{"1", "0"} {
+		r := run(t, dir, "", "train", "--checkpoint", filepath.Join(dir, "file", "ck"), "--checkpoint-every", every, "-o", "m.arrow", f.train)
+		if r.code != 1 || !strings.Contains(string(r.stderr), "checkpoint directory") || strings.Contains(string(r.stderr), "epoch") {
+			t.Fatalf("--checkpoint under a file (--checkpoint-every %s): %v", every, r)
+		}
+	}
+	if left := dirEntries(t, dir); strings.Join(left, " ") != "ck file" {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestResumeRefusesOtherSettings resumes with another --seed (refused,
+// naming both values), after editing state.json (refused for its checksum,
+// falling back to the older snapshot), and with CURRENT pointing outside
+// the directory (ignored with a warning) (defect 6).
+func TestResumeRefusesOtherSettings(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	base := []string{"train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9"}
+	if r := run(t, dir, "", append(base, "--checkpoint", ck, "-o", "a.arrow", f.train)...); r.code != 0 {
+		t.Fatal(r)
+	}
+	r := run(t, dir, "", append(base, "--seed", "2", "--resume", ck, "-o", "b.arrow", f.train)...)
+	if r.code != 1 || !strings.Contains(string(r.stderr), "--seed 1") || !strings.Contains(string(r.stderr), "--seed 2") {
+		t.Fatalf("resume with another seed: %v", r)
+	}
+	st := filepath.Join(ck, "ckpt-000003", "state.json")
+	b, _ := os.ReadFile(st)
+	os.WriteFile(st, bytes.Replace(b, []byte(`"epoch":3`), []byte(`"epoch":2`), 1), 0o644)
+	os.WriteFile(filepath.Join(ck, "CURRENT"), []byte("../../x\n"), 0o644)
+	r = run(t, dir, "", append(base, "--resume", ck, "-o", "b.arrow", f.train)...)
+	if r.code != 0 || !strings.Contains(string(r.stderr), "checksum") || !strings.Contains(string(r.stderr), "not a snapshot") ||
+		!strings.Contains(string(r.stderr), "resuming from "+filepath.Join(ck, "ckpt-000002")) {
+		t.Fatalf("edited state.json and CURRENT: %v", r)
+	}
+	sameFile(t, filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow"))
+}
+
+// cliCorruptions is the number of corrupted snapshots
+// TestResumeCorruptSnapshot resumes from (go test -args -cli-corruptions N).
+var cliCorruptions = flag.Int("cli-corruptions", 8, "corrupted snapshots resumed by TestResumeCorruptSnapshot")
+
+// TestResumeCorruptSnapshot damages a file of the newest snapshot (a bit
+// flip, a truncation or a splice) and resumes: never a panic; the damaged
+// snapshot is refused with the reason and the run continues from the older
+// one to the same model bytes. With both snapshots damaged, the resume
+// fails, giving each reason.
+func TestResumeCorruptSnapshot(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	args := []string{"train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9", "--checkpoint", ck}
+	if r := run(t, dir, "", append(args, "-o", "a.arrow", f.train)...); r.code != 0 {
+		t.Fatal(r)
+	}
+	files := []string{"state.json", "weights.bin", "duals.bin"}
+	rng := mathrand.New(mathrand.NewPCG(3, 3))
+	for k := 0; k < *cliCorruptions; k++ {
+		name := files[k%len(files)]
+		path := filepath.Join(ck, "ckpt-000003", name)
+		orig, _ := os.ReadFile(path)
+		bad := append([]byte(nil), orig...)
+		how := "bit flip"
+		switch k / len(files) % 3 {
+		case 0:
+			bad[rng.IntN(len(bad))] ^= 1 << rng.IntN(8)
+		case 1:
+			bad, how = bad[:rng.IntN(len(bad))], "truncation"
+		default:
+			i, j := rng.IntN(len(bad)), rng.IntN(len(bad))
+			n := min(32, len(bad)-max(i, j))
+			copy(bad[i:i+n], orig[j:j+n])
+			how = "splice"
+		}
+		if bytes.Equal(bad, orig) {
+			continue
+		}
+		os.WriteFile(path, bad, 0o644)
+		r := run(t, dir, "", append(args, "--resume", ck, "-o", "b.arrow", f.train)...)
+		os.WriteFile(path, orig, 0o644)
+		os.RemoveAll(filepath.Join(ck, "ckpt-000001")) // the resume rewrote the older snapshots; keep two
+		noPanic(t, r)
+		if r.code != 0 || !strings.Contains(string(r.stderr), "refusing snapshot ckpt-000003") ||
+			!strings.Contains(string(r.stderr), "resuming from "+filepath.Join(ck, "ckpt-000002")) {
+			t.Fatalf("%s of %s: %v", how, name, r)
+		}
+		sameFile(t, filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow"))
+		os.Remove(filepath.Join(dir, "b.arrow"))
+	}
+	for _, snap := range []string{"ckpt-000002", "ckpt-000003"} {
+		os.Truncate(filepath.Join(ck, snap, "weights.bin"), 10)
+	}
+	r := run(t, dir, "", append(args, "--resume", ck, "-o", "b.arrow", f.train)...)
+	noPanic(t, r)
+	if r.code != 1 || !strings.Contains(string(r.stderr), "ckpt-000002: weights.bin") || !strings.Contains(string(r.stderr), "ckpt-000003: weights.bin") {
+		t.Fatalf("both snapshots damaged: %v", r)
+	}
+}
+
+// TestUncertifiedCheckpoints checkpoints every epoch while certifying every
+// second one (the README's large-data flags): uncertified epochs are saved
+// with absent values, never NaN, which JSON cannot hold (defect 1).
+func TestUncertifiedCheckpoints(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "ck")
+	r := run(t, dir, "", "train", "-q", "--gap-every", "2", "--checkpoint", ck, "--max-epochs", "3", "-o", "m.arrow", f.train)
+	if r.code != 0 || strings.Contains(string(r.stderr), "NaN") {
+		t.Fatalf("--gap-every 2 with checkpoints: %v", r)
+	}
+	b, err := os.ReadFile(filepath.Join(ck, "ckpt-000003", "state.json"))
+	if err != nil || bytes.Contains(b, []byte("NaN")) || !bytes.Contains(b, []byte(`"certified":false`)) {
+		t.Fatalf("state.json (%v): %.300s", err, b)
 	}
 }

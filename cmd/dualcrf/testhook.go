@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/dualcrf/dualcrf/train"
+)
+
+// testHookEnv names a hidden test hook: "PHASE:EPOCH:CHECKS:SIG" makes train
+// send itself SIG (INT or TERM) when it enters PHASE (epoch, certificate,
+// checkpoint write) of EPOCH — at once when CHECKS is 0, else at the
+// CHECKS-th look at its context after that (every 256 SDCA steps, every
+// chunk of a certificate pass) — and wait until the signal has cancelled
+// the run, so that the interruption lands exactly there.
+const testHookEnv = "DUALCRF_TEST_SIGNAL"
+
+// hookCtx raises the signal on the armed check of Err.
+type hookCtx struct {
+	context.Context
+	mu     sync.Mutex
+	armed  bool
+	left   int
+	sig    syscall.Signal
+	raised bool
+}
+
+// Err raises the signal when the countdown ends, then waits for it.
+func (h *hookCtx) Err() error {
+	h.mu.Lock()
+	fire := false
+	if h.armed && !h.raised {
+		h.left--
+		fire = h.left <= 0
+	}
+	h.mu.Unlock()
+	if fire {
+		h.raise()
+	}
+	return h.Context.Err()
+}
+
+// raise sends the signal once and waits (up to a minute) for the
+// cancellation it causes.
+func (h *hookCtx) raise() {
+	h.mu.Lock()
+	if h.raised {
+		h.mu.Unlock()
+		return
+	}
+	h.raised = true
+	h.mu.Unlock()
+	syscall.Kill(os.Getpid(), h.sig)
+	select {
+	case <-h.Context.Done():
+	case <-time.After(time.Minute):
+	}
+}
+
+// installTestHook wraps ctx and set.Phase when the hook's variable is set.
+func installTestHook(ctx *context.Context, set *train.Settings) {
+	spec := os.Getenv(testHookEnv)
+	if spec == "" {
+		return
+	}
+	parts := strings.Split(spec, ":")
+	if len(parts) != 4 {
+		logf("train: warning: %s=%q ignored (want PHASE:EPOCH:CHECKS:INT|TERM)", testHookEnv, spec)
+		return
+	}
+	epoch, err1 := strconv.Atoi(parts[1])
+	checks, err2 := strconv.Atoi(parts[2])
+	if err1 != nil || err2 != nil {
+		logf("train: warning: %s=%q ignored", testHookEnv, spec)
+		return
+	}
+	h := &hookCtx{Context: *ctx, sig: syscall.SIGINT}
+	if parts[3] == "TERM" {
+		h.sig = syscall.SIGTERM
+	}
+	*ctx = h
+	prev := set.Phase
+	set.Phase = func(phase string, ep int) {
+		if prev != nil {
+			prev(phase, ep)
+		}
+		if phase != parts[0] || ep != epoch {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "train: test hook: SIG%s in %s of epoch %d after %d checks\n", parts[3], phase, ep, checks)
+		if checks == 0 {
+			h.raise()
+			return
+		}
+		h.mu.Lock()
+		h.armed, h.left = true, checks
+		h.mu.Unlock()
+	}
+}

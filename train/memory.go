@@ -1,0 +1,93 @@
+package train
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+)
+
+// MemoryOptions describe a run for EstimateMemory.
+type MemoryOptions struct {
+	Solver        string // "sdca" or "lbfgs"
+	DualsInMemory bool   // SDCA: μ in memory (else memory-mapped, paged by the kernel)
+	LBFGSStore    int    // L-BFGS correction pairs; 0: DefaultLBFGSStore
+	Workers       int    // goroutines of a full pass; 0: GOMAXPROCS
+}
+
+// MemoryEstimate is what a training run needs in memory, in bytes, by part.
+type MemoryEstimate struct {
+	Dataset int64 // the loaded feature table and SDCA's per-sentence indexes
+	Weights int64 // w, ŵ(μ), the gold features, masks, the result
+	Duals   int64 // μ, when in memory
+	LBFGS   int64 // L-BFGS's history (2·store·d) and its vectors
+	Scratch int64 // per-worker scratch of a certificate or gradient pass
+}
+
+// Total is the sum of the parts.
+func (e MemoryEstimate) Total() int64 { return e.Dataset + e.Weights + e.Duals + e.LBFGS + e.Scratch }
+
+// String lists the non-zero parts.
+func (e MemoryEstimate) String() string {
+	var parts []string
+	for _, p := range []struct {
+		name string
+		b    int64
+	}{{"duals", e.Duals}, {"L-BFGS history", e.LBFGS}, {"weights", e.Weights}, {"dataset", e.Dataset}, {"pass scratch", e.Scratch}} {
+		if p.b > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.3g GiB", p.name, float64(p.b)/(1<<30)))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// EstimateMemory estimates the memory a run on p needs, before it starts,
+// from the sizes of its parts: d = p.Layout.Dim() weights of 8 bytes, the
+// duals Σ_i (T_i−1)·K² of 8 bytes, L-BFGS's 2·store vectors of d, a
+// gradient of d per worker in a pass, and the dataset's arrays.
+func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
+	d := p.Data
+	dim := int64(p.Layout.Dim())
+	K := int64(p.Layout.NumLabels)
+	workers := int64(o.Workers)
+	if workers <= 0 {
+		workers = int64(runtime.GOMAXPROCS(0))
+	}
+	tokens, occ, n := int64(d.NumTokens()), int64(len(d.Attrs)), int64(d.Len())
+	maxT := int64(0)
+	for i := 0; i < d.Len(); i++ {
+		maxT = max(maxT, int64(d.SentStart[i+1]-d.SentStart[i]))
+	}
+	var e MemoryEstimate
+	// Labels (4), AttrStart (8) per token; Attrs (4) and Values (8) per
+	// occurrence; SentStart (8) per sentence; about 48 bytes per attribute name.
+	e.Dataset = 12*tokens + 12*occ + 8*n + 48*int64(d.NumAttrs)
+	if d.Values == nil {
+		e.Dataset -= 8 * occ
+	}
+	// The lattice scratch of a pass: a few T×K² blocks per worker.
+	e.Scratch = workers * 4 * maxT * K * K * 8
+	if int64(len(p.Mask)) > 0 {
+		e.Weights += int64(len(p.Mask))
+	}
+	switch o.Solver {
+	case "lbfgs":
+		store := int64(o.LBFGSStore)
+		if store <= 0 {
+			store = DefaultLBFGSStore
+		}
+		// gonum keeps s and y for every pair, and about eight more vectors
+		// (x, gradient, direction, the accepted point and its gradient, …).
+		e.LBFGS = (2*store + 8) * dim * 8
+		e.Weights += 2 * dim * 8 // the result and the gold features
+		e.Scratch += (workers + 1) * dim * 8
+	default:
+		// w, ŵ(μ) (with the gold features it starts from), the result.
+		e.Weights += 4 * dim * 8
+		// SDCA's per-sentence rows and slots, the sampler's trees.
+		e.Dataset += 8*occ + 48*n
+		if o.DualsInMemory {
+			e.Duals = DualBytes(d)
+		}
+	}
+	return e
+}
