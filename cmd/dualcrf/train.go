@@ -174,8 +174,13 @@ func parseLambda(s string, n int) (float64, error) {
 
 // checkFeaturization refuses a table whose featurization metadata later
 // stages would reject (models copy it): templates that do not parse, a
-// bad min-count or input description.
+// bad min-count or input description. A table that records no templates
+// at all (dualcrf synth's, made without text) is accepted: its model has
+// none either, and decodes feature tables only.
 func checkFeaturization(md map[string]string, name string) (featureSettings, error) {
+	if _, ok := md[schemas.KeyTemplates]; !ok {
+		return featureSettings{}, nil
+	}
 	fs, err := settingsFrom(md, name)
 	if err != nil {
 		return fs, fmt.Errorf("%w; re-featurize it with dualcrf featurize", err)
@@ -184,6 +189,14 @@ func checkFeaturization(md map[string]string, name string) (featureSettings, err
 		return fs, fmt.Errorf("%s: metadata %s=%d is negative; re-featurize it with dualcrf featurize", name, schemas.KeyMinCount, fs.minCount)
 	}
 	return fs, nil
+}
+
+// templateText is the templates a table records, "" when none.
+func templateText(fs featureSettings) string {
+	if fs.templates == nil {
+		return ""
+	}
+	return fs.templates.String()
 }
 
 func runTrain(c *cli.Context) error {
@@ -539,11 +552,11 @@ func validator(path string, trainData *crf.Dataset, feat featureSettings) (func(
 	if err != nil {
 		return nil, err
 	}
-	vfeat, err := settingsFrom(vt.Metadata, path)
+	vfeat, err := checkFeaturization(vt.Metadata, path)
 	if err != nil {
 		return nil, fmt.Errorf("--valid %w", err)
 	}
-	if a, b := vfeat.templates.String(), feat.templates.String(); a != b {
+	if a, b := templateText(vfeat), templateText(feat); a != b {
 		return nil, fmt.Errorf("--valid %s was featurized with templates %.60q, the training table with %.60q: "+
 			"featurize it with the training table's --template (and --format), or with --model from a model of this data", path, a, b)
 	}
