@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/train"
 )
@@ -22,14 +22,7 @@ import (
 // vocabulary and that test set's feature table (an Arrow stream).
 func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset, []byte) {
 	b.Helper()
-	root := os.Getenv("DUALCRF_DATA")
-	if root == "" {
-		root = filepath.Join("..", "..", "shared", "data")
-	}
-	dir := filepath.Join(root, "conll2000")
-	if _, err := os.Stat(filepath.Join(dir, "test.txt.gz")); err != nil {
-		b.Skipf("CoNLL-2000 not found under %s (set DUALCRF_DATA)", root)
-	}
+	dir := filepath.Dir(datatest.Path(b, "conll2000", "test.txt.gz"))
 	set, err := featurize.Builtin("chunking")
 	if err != nil {
 		b.Fatal(err)

@@ -2,9 +2,9 @@ package featurize
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
 )
 
@@ -18,7 +18,7 @@ func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); re
 // written — and reports tokens/s and the table's size, uncompressed and
 // with zstd.
 func BenchmarkFeaturizeConll2000(b *testing.B) {
-	path := filepath.Join(readersDataDir(b), "conll2000", "train.txt.gz")
+	path := datatest.Path(b, "conll2000", "train.txt.gz")
 	set, err := Builtin("chunking")
 	if err != nil {
 		b.Fatal(err)

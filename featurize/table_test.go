@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
@@ -620,41 +621,13 @@ func TestTableBadSchema(t *testing.T) {
 	}
 }
 
-// tableDataDir returns the shared data directory ($DUALCRF_DATA, default
-// ../shared/data beside the repository root), skipping when absent.
-func tableDataDir(t *testing.T) string {
-	t.Helper()
-	if dir := os.Getenv("DUALCRF_DATA"); dir != "" {
-		return dir
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root not found")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		t.Skipf("no data directory %s", data)
-	}
-	return data
-}
-
 // tableReadConll parses a CoNLL-2000 file (word POS chunk, blank line
 // between sentences) with no help from the package's readers.
 func tableReadConll(t *testing.T, path string) []Sentence {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
-		t.Skipf("no CoNLL-2000 data: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -692,7 +665,7 @@ func tableReadConll(t *testing.T, path string) []Sentence {
 // word/POS attributes and checks the read-back table against the corpus
 // figures published in SOURCES.md.
 func TestTableConll2000(t *testing.T) {
-	sents := tableReadConll(t, filepath.Join(tableDataDir(t), "conll2000", "train.txt.gz"))
+	sents := tableReadConll(t, datatest.Path(t, "conll2000", "train.txt.gz"))
 	vocab := map[string]int32{}
 	var names []string
 	id := func(name string) int32 {

@@ -5,12 +5,11 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/internal/datatest"
 )
 
 // kernelBlock is one sentence's dual block and oracle marginals, captured
@@ -33,14 +32,7 @@ type kernelBlock struct {
 //
 // ns/entry × 98M ≈ seconds per epoch spent in that part.
 func BenchmarkStepKernels(b *testing.B) {
-	root := os.Getenv("DUALCRF_DATA")
-	if root == "" {
-		root = filepath.Join("..", "..", "shared", "data")
-	}
-	path := filepath.Join(root, "conll2000", "train.txt.gz")
-	if _, err := os.Stat(path); err != nil {
-		b.Skipf("CoNLL-2000 not found under %s (set DUALCRF_DATA)", root)
-	}
+	path := datatest.Path(b, "conll2000", "train.txt.gz")
 	set, err := featurize.Builtin("chunking")
 	if err != nil {
 		b.Fatal(err)
