@@ -19,6 +19,8 @@ import (
 	"syscall"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/dualcrf/dualcrf/internal/fsutil"
 )
 
 // StdinName and StdoutName name the standard streams in messages.
@@ -211,7 +213,7 @@ func (o *Output) Commit() error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", o.name, err)
 	}
-	syncDir(filepath.Dir(o.path))
+	_ = fsutil.SyncDir(filepath.Dir(o.path)) // a failure only weakens durability
 	return nil
 }
 
@@ -264,17 +266,6 @@ func (o *Output) linkUnnamed() error {
 			return err
 		}
 	}
-}
-
-// syncDir makes a rename durable; failure only weakens durability, so it is
-// not reported.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	_ = d.Close()
 }
 
 // Abort discards the output: a temporary file is removed; standard output is
