@@ -16,12 +16,13 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/dualcrf/dualcrf/internal/datatest"
+	"github.com/dualcrf/dualcrf/pipeline"
 )
 
 // readersOpen opens a file with Open and closes it at the end of the test.
 func readersOpen(t testing.TB, path string) (io.Reader, string) {
 	t.Helper()
-	rc, name, err := Open(path)
+	rc, name, err := pipeline.OpenInput(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,7 +562,7 @@ func TestReadersCRLF(t *testing.T) {
 			cases[in] = b
 		}
 	}
-	rc, _, err := Open(datatest.Path(t, "conll2000", "test.txt.gz"))
+	rc, _, err := pipeline.OpenInput(datatest.Path(t, "conll2000", "test.txt.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -649,7 +650,7 @@ func TestOpenCompressed(t *testing.T) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		rc, name, err := Open(path)
+		rc, name, err := pipeline.OpenInput(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -661,7 +662,7 @@ func TestOpenCompressed(t *testing.T) {
 			t.Errorf("%s: %d sentences, %d tokens, name %s", format, st.sentences, st.tokens, name)
 		}
 	}
-	if _, _, err := Open(filepath.Join(dir, "missing.txt")); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := pipeline.OpenInput(filepath.Join(dir, "missing.txt")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 }
@@ -675,7 +676,7 @@ func TestOpenTruncated(t *testing.T) {
 		if err := os.WriteFile(path, data[:len(data)/2], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		rc, name, err := Open(path)
+		rc, name, err := pipeline.OpenInput(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -692,12 +693,12 @@ func TestOpenTruncated(t *testing.T) {
 }
 
 func TestOpenStdinName(t *testing.T) {
-	rc, err := openDecompressed(bytes.NewReader(readersCompressed(t, []byte("a B C\n"), "gzip")), StdinName, nil)
+	rc, err := pipeline.Decompress(bytes.NewReader(readersCompressed(t, []byte("a B C\n"), "gzip")), pipeline.StdinName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rc.Close()
-	r := NewConllReader(rc, StdinName, DefaultConllOptions())
+	r := NewConllReader(rc, pipeline.StdinName, DefaultConllOptions())
 	if !r.Scan() || r.Sentence().Tokens[0][0] != "a" {
 		t.Fatalf("stdin: %v", r.Err())
 	}

@@ -43,10 +43,9 @@ type InputOptions struct {
 // Formats lists the corpus formats OpenReader understands.
 func Formats() []string { return []string{"conll", "conllu", "ptb-mrg", "ptb-pos", "crfsuite"} }
 
-// OpenReader opens path ("-" = standard input) as a Reader of the format in
-// opts; errors name the input display (the path when display is "").
-// The closer closes the file.
-func OpenReader(path, display string, opts InputOptions) (Reader, io.Closer, error) {
+// OpenReader opens path ("" or "-" = standard input) with pipeline.OpenInput
+// as a Reader of the format in opts. The closer closes the file.
+func OpenReader(path string, opts InputOptions) (Reader, io.Closer, error) {
 	format := opts.Format
 	if format == "" {
 		format = "conll"
@@ -63,7 +62,7 @@ func OpenReader(path, display string, opts InputOptions) (Reader, io.Closer, err
 		z.limits = opts
 		return z, z, nil
 	}
-	rc, name, err := OpenAs(path, display)
+	rc, name, err := pipeline.OpenInput(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,7 +123,7 @@ type RunOptions struct {
 	BatchTokens int
 }
 
-// Run featurizes the corpus at path ("-" = standard input) into a feature
+// Run featurizes the corpus at path ("" or "-" = standard input) into a feature
 // table written to out. Learning a vocabulary (or writing the IPC file
 // format, whose dictionaries must be complete up front) takes two passes
 // over the input; an input that can be read only once (standard input from
@@ -294,9 +293,10 @@ func scan(ctx context.Context, src *source, display string, in InputOptions, set
 	return r.Err()
 }
 
+// displayName names the input path in messages.
 func displayName(path string) string {
-	if path == "-" {
-		return StdinName
+	if pipeline.IsStdin(path) {
+		return pipeline.StdinName
 	}
 	return path
 }

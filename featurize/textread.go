@@ -46,7 +46,7 @@ type TextReader struct {
 	err       error
 }
 
-// NewTextReader opens the corpus at path ("-" = standard input) for
+// NewTextReader opens the corpus at path ("" or "-" = standard input) for
 // featurizing with opts.Vocab, which must be set, in chunks that end at the
 // first sentence after chunkTokens tokens (DefaultChunkTokens when ≤ 0).
 // Close it after use.
@@ -66,7 +66,7 @@ func NewTextReader(path string, opts RunOptions, chunkTokens int) (*TextReader, 
 		return nil, err
 	}
 	display := displayName(path)
-	r, c, err := OpenReader(path, display, opts.Input)
+	r, c, err := OpenReader(path, opts.Input)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -310,6 +311,10 @@ func reopenable(path string) (opener, error) {
 		var err error
 		data, err = io.ReadAll(r)
 		name = n
+		var de *pipeline.DecompressError
+		if errors.As(err, &de) {
+			return err // it names the input
+		}
 		if err != nil {
 			return fmt.Errorf("read %s: %w", n, err)
 		}
