@@ -14,6 +14,7 @@ import (
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -32,7 +33,7 @@ func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset, []byte) {
 	if _, err := featurize.Run(ctx, filepath.Join(dir, "train.txt.gz"), &tr, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
 		b.Fatal(err)
 	}
-	trainT, err := featurize.ReadTable(&tr, "train", featurize.ReadOptions{SkipText: true})
+	trainT, err := tables.ReadFeatureTable(&tr, "train", tables.FeatureReadOptions{SkipText: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset, []byte) {
 		b.Fatal(err)
 	}
 	testBytes := bytes.Clone(te.Bytes())
-	testT, err := featurize.ReadTable(&te, "test", featurize.ReadOptions{SkipText: true})
+	testT, err := tables.ReadFeatureTable(&te, "test", tables.FeatureReadOptions{SkipText: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func decodeStage(m *crf.Model, table []byte, workers int) error {
 		return err
 	}
 	defer rr.Release()
-	tr, err := featurize.NewTableReader(rr, "test", featurize.ReadOptions{})
+	tr, err := tables.NewFeatureReader(rr, "test", tables.FeatureReadOptions{})
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // Options configure Decode.
@@ -133,10 +133,10 @@ func grow(s []float64, n int) []float64 {
 }
 
 // Source yields a feature table in chunks of whole sentences, in input
-// order; *featurize.TableReader and *featurize.TextReader are Sources.
+// order; *tables.FeatureReader and *featurize.TextReader are Sources.
 type Source interface {
 	Next() bool
-	Chunk() *featurize.Table
+	Chunk() *tables.FeatureTable
 	Err() error
 }
 
@@ -150,16 +150,16 @@ type Source interface {
 // The chunks given to write have the model's attribute ids (matched by
 // name, unknown attributes dropped) and keep their own gold labels and
 // label names. Stream returns what the model covered of the input (see
-// featurize.Coverage); deciding what a mismatch means is the caller's.
-func Stream(ctx context.Context, m *crf.Model, src Source, opts Options, write func(*featurize.Table, *Predictions) error) (featurize.Coverage, error) {
+// tables.Coverage); deciding what a mismatch means is the caller's.
+func Stream(ctx context.Context, m *crf.Model, src Source, opts Options, write func(*tables.FeatureTable, *Predictions) error) (tables.Coverage, error) {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type decoded struct {
-		t *featurize.Table
+		t *tables.FeatureTable
 		p *Predictions
 	}
-	read := make(chan *featurize.Table)
+	read := make(chan *tables.FeatureTable)
 	out := make(chan decoded)
 	rm := newRemapper(m)
 	var readErr, decodeErr error
@@ -223,7 +223,7 @@ type remapper struct {
 	identity   bool             // so far every table attribute id is the model's own
 	labelKnown []bool           // table label id → whether the model has it
 	modelLabel map[string]bool
-	cov        featurize.Coverage
+	cov        tables.Coverage
 }
 
 func newRemapper(m *crf.Model) *remapper {
@@ -236,7 +236,7 @@ func newRemapper(m *crf.Model) *remapper {
 
 // apply rewrites chunk t in the model's attribute ids, dropping those the
 // model does not know, and counts attributes and gold labels.
-func (r *remapper) apply(t *featurize.Table) {
+func (r *remapper) apply(t *tables.FeatureTable) {
 	d := t.Data
 	r.extend(d.AttrNames, d.LabelNames)
 	r.cov.Tokens += d.NumTokens()

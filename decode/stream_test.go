@@ -17,13 +17,13 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // sliceSource hands out prepared chunks, then err.
 type sliceSource struct {
-	chunks []*featurize.Table
+	chunks []*tables.FeatureTable
 	next   int
 	err    error
 }
@@ -36,8 +36,8 @@ func (s *sliceSource) Next() bool {
 	return true
 }
 
-func (s *sliceSource) Chunk() *featurize.Table { return s.chunks[s.next-1] }
-func (s *sliceSource) Err() error              { return s.err }
+func (s *sliceSource) Chunk() *tables.FeatureTable { return s.chunks[s.next-1] }
+func (s *sliceSource) Err() error                  { return s.err }
 
 // streamCase is a random model and dataset, and the same dataset cut into
 // chunks whose attribute vocabulary is the model's shuffled, with unknown
@@ -45,7 +45,7 @@ func (s *sliceSource) Err() error              { return s.err }
 type streamCase struct {
 	m            *crf.Model
 	d            *crf.Dataset // in the model's ids
-	chunks       []*featurize.Table
+	chunks       []*tables.FeatureTable
 	unknownAttrs int // occurrences of attributes the model lacks, in the chunks
 	unknownLabel int // tokens labelled "new", which the model lacks
 }
@@ -102,7 +102,7 @@ func newStreamCase(seed uint64, real bool) streamCase {
 		// Chunks name what they have met so far; every name is met by now.
 		cd.AttrNames, cd.NumAttrs = names, len(names)
 		cd.LabelNames, cd.NumLabels = labels, len(labels)
-		c.chunks = append(c.chunks, &featurize.Table{Data: cd, FirstSentence: i})
+		c.chunks = append(c.chunks, &tables.FeatureTable{Data: cd, FirstSentence: i})
 		i = hi
 	}
 	return c
@@ -122,7 +122,7 @@ func TestStreamMatchesDecode(t *testing.T) {
 			}
 			next := 0 // sentences written so far
 			cov, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, opts,
-				func(tab *featurize.Table, p *decode.Predictions) error {
+				func(tab *tables.FeatureTable, p *decode.Predictions) error {
 					if tab.FirstSentence != next {
 						return fmt.Errorf("chunk of sentence %d written after %d sentences", tab.FirstSentence, next)
 					}
@@ -150,7 +150,7 @@ func TestStreamMatchesDecode(t *testing.T) {
 			if next != c.d.Len() {
 				t.Fatalf("%d sentences written, want %d", next, c.d.Len())
 			}
-			wantCov := featurize.Coverage{Tokens: c.d.NumTokens(), Attrs: len(c.d.Attrs) + c.unknownAttrs, UnknownAttrs: c.unknownAttrs,
+			wantCov := tables.Coverage{Tokens: c.d.NumTokens(), Attrs: len(c.d.Attrs) + c.unknownAttrs, UnknownAttrs: c.unknownAttrs,
 				Labelled: c.d.NumTokens(), UnknownLabels: map[string]int{"new": c.unknownLabel}}
 			if fmt.Sprint(cov) != fmt.Sprint(wantCov) {
 				t.Fatalf("coverage %+v, want %+v", cov, wantCov)
@@ -169,7 +169,7 @@ func TestStreamErrors(t *testing.T) {
 	stop := errors.New("disk full")
 	calls := 0
 	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, decode.Options{},
-		func(*featurize.Table, *decode.Predictions) error {
+		func(*tables.FeatureTable, *decode.Predictions) error {
 			if calls++; calls == 2 {
 				return stop
 			}
@@ -181,14 +181,14 @@ func TestStreamErrors(t *testing.T) {
 	bad := errors.New("truncated input")
 	calls = 0
 	_, err = decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks[:2], err: bad}, decode.Options{},
-		func(*featurize.Table, *decode.Predictions) error { calls++; return nil })
+		func(*tables.FeatureTable, *decode.Predictions) error { calls++; return nil })
 	if !errors.Is(err, bad) || calls != 2 {
 		t.Fatalf("source failing after 2 chunks: %v after %d calls", err, calls)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	calls = 0
 	_, err = decode.Stream(ctx, c.m, &sliceSource{chunks: c.chunks}, decode.Options{},
-		func(*featurize.Table, *decode.Predictions) error {
+		func(*tables.FeatureTable, *decode.Predictions) error {
 			calls++
 			cancel()
 			return nil
@@ -205,17 +205,17 @@ func TestStreamErrors(t *testing.T) {
 func TestPredictionWriterChunks(t *testing.T) {
 	c := newStreamCase(6, false)
 	// The chunks after decoding (model ids), and the whole table.
-	var chunks []*featurize.Table
+	var chunks []*tables.FeatureTable
 	var preds []*decode.Predictions
 	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, decode.Options{Marginals: true},
-		func(tab *featurize.Table, p *decode.Predictions) error {
+		func(tab *tables.FeatureTable, p *decode.Predictions) error {
 			chunks, preds = append(chunks, tab), append(preds, p)
 			return nil
 		})
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole := &featurize.Table{Data: &crf.Dataset{SentStart: []int{0}, LabelNames: chunks[0].Data.LabelNames}}
+	whole := &tables.FeatureTable{Data: &crf.Dataset{SentStart: []int{0}, LabelNames: chunks[0].Data.LabelNames}}
 	all := &decode.Predictions{}
 	for k, tab := range chunks {
 		d := tab.Data
@@ -292,10 +292,10 @@ func TestPredictionWriterChunks(t *testing.T) {
 // first chunk without any are an error, not a silently dropped column.
 func TestPredictionWriterLateGold(t *testing.T) {
 	c := newStreamCase(7, false)
-	var chunks []*featurize.Table
+	var chunks []*tables.FeatureTable
 	var preds []*decode.Predictions
 	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks[:2]}, decode.Options{},
-		func(tab *featurize.Table, p *decode.Predictions) error {
+		func(tab *tables.FeatureTable, p *decode.Predictions) error {
 			chunks, preds = append(chunks, tab), append(preds, p)
 			return nil
 		})
@@ -331,24 +331,22 @@ func TestStreamTableReader(t *testing.T) {
 	late := func(i, tok int) bool { return i < d.Len()/2 && d.LabelNames[d.Labels[tok]] == "d" }
 	gold := make([]string, d.NumTokens())
 	var buf bytes.Buffer
-	w, err := featurize.NewTableWriter(&buf, featurize.TableOptions{AttrNames: d.AttrNames, BatchTokens: 50})
+	w, err := tables.NewFeatureWriter(&buf, tables.FeatureOptions{AttrNames: d.AttrNames, BatchTokens: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < d.Len(); i++ {
 		lo, hi := d.SentStart[i], d.SentStart[i+1]
-		s := &featurize.Sentence{}
-		var attrs [][]int32
-		var vals [][]float64
+		s := &tables.FeatureSentence{}
 		for tok := lo; tok < hi; tok++ {
 			if !late(i, tok) {
 				gold[tok] = d.LabelNames[d.Labels[tok]]
 			}
 			s.Labels = append(s.Labels, gold[tok])
-			attrs = append(attrs, d.Attrs[d.AttrStart[tok]:d.AttrStart[tok+1]])
-			vals = append(vals, d.Values[d.AttrStart[tok]:d.AttrStart[tok+1]])
+			s.Attrs = append(s.Attrs, d.Attrs[d.AttrStart[tok]:d.AttrStart[tok+1]])
+			s.Values = append(s.Values, d.Values[d.AttrStart[tok]:d.AttrStart[tok+1]])
 		}
-		if err := w.Write(s, attrs, vals); err != nil {
+		if err := w.Write(s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -364,13 +362,13 @@ func TestStreamTableReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rr.Release()
-	tr, err := featurize.NewTableReader(rr, "t.arrow", featurize.ReadOptions{ChunkTokens: 30})
+	tr, err := tables.NewFeatureReader(rr, "t.arrow", tables.FeatureReadOptions{ChunkTokens: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tok, chunks := 0, 0
 	cov, err := decode.Stream(context.Background(), c.m, tr, decode.Options{Marginals: true, Workers: 2},
-		func(tab *featurize.Table, p *decode.Predictions) error {
+		func(tab *tables.FeatureTable, p *decode.Predictions) error {
 			for j, y := range p.Labels {
 				if y != want.Labels[tok] || p.Confidence[j] != want.Confidence[tok] {
 					return fmt.Errorf("token %d: predicted %d, want %d", tok, y, want.Labels[tok])

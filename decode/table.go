@@ -15,9 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // batchTokens is the target number of rows per prediction record batch
@@ -89,7 +89,7 @@ func NewPredictionWriter(w io.Writer, m *crf.Model, opts WriterOptions) (*Predic
 
 // Write writes the predictions p of chunk t (whose sentences number on from
 // the last chunk's).
-func (pw *PredictionWriter) Write(t *featurize.Table, p *Predictions) error {
+func (pw *PredictionWriter) Write(t *tables.FeatureTable, p *Predictions) error {
 	switch {
 	case pw.err != nil:
 		return pw.err
@@ -233,7 +233,7 @@ type batcher struct {
 
 // newBatcher fixes the prediction schema from the first chunk t and its
 // predictions p.
-func newBatcher(t *featurize.Table, p *Predictions, m *crf.Model, md map[string]string, mem memory.Allocator) (*batcher, error) {
+func newBatcher(t *tables.FeatureTable, p *Predictions, m *crf.Model, md map[string]string, mem memory.Allocator) (*batcher, error) {
 	gold := slices.ContainsFunc(t.Data.Labels, func(y int32) bool { return y >= 0 })
 	marg := p.Confidence != nil
 	schema, err := schemas.PredictionSchema(t.Columns, gold, marg, md)
@@ -263,7 +263,7 @@ func (b *batcher) release() { b.b.Release() }
 
 // add appends the rows of chunk t, calling emit with each batch that
 // reaches batchTokens rows (released after emit returns).
-func (b *batcher) add(t *featurize.Table, p *Predictions, emit func(arrow.RecordBatch) error) error {
+func (b *batcher) add(t *tables.FeatureTable, p *Predictions, emit func(arrow.RecordBatch) error) error {
 	d := t.Data
 	if len(t.Columns) != b.ncols || (p.Confidence != nil) != b.marg {
 		return fmt.Errorf("decode: sentence %d: the chunk's columns differ from the first chunk's", t.FirstSentence)
@@ -322,7 +322,7 @@ func (b *batcher) flush(emit func(arrow.RecordBatch) error) error {
 // and its predictions p in record batches cut on sentence boundaries (the
 // record is released after emit returns). Gold labels are written when t
 // has any. PredictionWriter does the same chunk by chunk.
-func PredictionBatches(t *featurize.Table, m *crf.Model, p *Predictions, md map[string]string, emit func(arrow.RecordBatch) error) (*arrow.Schema, error) {
+func PredictionBatches(t *tables.FeatureTable, m *crf.Model, p *Predictions, md map[string]string, emit func(arrow.RecordBatch) error) (*arrow.Schema, error) {
 	b, err := newBatcher(t, p, m, md, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
@@ -337,7 +337,7 @@ func PredictionBatches(t *featurize.Table, m *crf.Model, p *Predictions, md map[
 // WriteCoNLL writes the predictions as CoNLL text: per token the pass-through
 // columns, the gold label when present, and the predicted label, separated
 // by spaces; a blank line after each sentence.
-func WriteCoNLL(w io.Writer, t *featurize.Table, m *crf.Model, p *Predictions) error {
+func WriteCoNLL(w io.Writer, t *tables.FeatureTable, m *crf.Model, p *Predictions) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	if err := writeCoNLL(bw, t, m, p); err != nil {
 		return err
@@ -345,7 +345,7 @@ func WriteCoNLL(w io.Writer, t *featurize.Table, m *crf.Model, p *Predictions) e
 	return bw.Flush()
 }
 
-func writeCoNLL(bw *bufio.Writer, t *featurize.Table, m *crf.Model, p *Predictions) error {
+func writeCoNLL(bw *bufio.Writer, t *tables.FeatureTable, m *crf.Model, p *Predictions) error {
 	d := t.Data
 	for i := 0; i < d.Len(); i++ {
 		for tok := d.SentStart[i]; tok < d.SentStart[i+1]; tok++ {

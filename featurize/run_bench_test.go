@@ -6,6 +6,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // countingWriter counts the bytes written through it.
@@ -26,7 +27,7 @@ func BenchmarkFeaturizeConll2000(b *testing.B) {
 	for _, comp := range []pipeline.Compression{pipeline.CompressNone, pipeline.CompressZstd} {
 		b.Run(string(comp), func(b *testing.B) {
 			var w countingWriter
-			var sum Summary
+			var sum tables.FeatureSummary
 			for b.Loop() {
 				w.n = 0
 				var err error

@@ -17,18 +17,19 @@ import (
 	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
 
 // synthTable writes a synthetic table and reads it back.
-func synthTable(t *testing.T, opts featurize.SynthOptions, wopts pipeline.WriterOptions) (*featurize.Table, featurize.SynthSummary, []byte) {
+func synthTable(t *testing.T, opts featurize.SynthOptions, wopts pipeline.WriterOptions) (*tables.FeatureTable, featurize.SynthSummary, []byte) {
 	t.Helper()
 	var buf bytes.Buffer
 	sum, err := featurize.Synth(context.Background(), &buf, opts, wopts)
 	if err != nil {
 		t.Fatalf("Synth(%+v): %v", opts, err)
 	}
-	tab, err := featurize.ReadTable(bytes.NewReader(buf.Bytes()), "synth", featurize.ReadOptions{})
+	tab, err := tables.ReadFeatureTable(bytes.NewReader(buf.Bytes()), "synth", tables.FeatureReadOptions{})
 	if err != nil {
 		t.Fatalf("read back: %v", err)
 	}

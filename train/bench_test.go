@@ -7,6 +7,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
+	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	if _, err := featurize.Run(ctx, path, &buf, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
 		b.Fatal(err)
 	}
-	t, err := featurize.ReadTable(&buf, path, featurize.ReadOptions{SkipText: true})
+	t, err := tables.ReadFeatureTable(&buf, path, tables.FeatureReadOptions{SkipText: true})
 	if err != nil {
 		b.Fatal(err)
 	}

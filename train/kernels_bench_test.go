@@ -10,6 +10,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // kernelBlock is one sentence's dual block and oracle marginals, captured
@@ -42,7 +43,7 @@ func BenchmarkStepKernels(b *testing.B) {
 	if _, err := featurize.Run(ctx, path, &buf, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
 		b.Fatal(err)
 	}
-	t, err := featurize.ReadTable(&buf, path, featurize.ReadOptions{SkipText: true})
+	t, err := tables.ReadFeatureTable(&buf, path, tables.FeatureReadOptions{SkipText: true})
 	if err != nil {
 		b.Fatal(err)
 	}

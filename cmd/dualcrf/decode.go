@@ -12,6 +12,7 @@ import (
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 func decodeCommand() *cli.Command {
@@ -40,7 +41,7 @@ unknown to the model, or gold labels it cannot predict, are warnings with counts
 			&cli.StringFlag{Name: "format", Value: decode.FormatArrow, Usage: "output: arrow, conll or parquet"},
 			&cli.BoolFlag{Name: "marginals", Usage: "add each predicted label's marginal probability and the sentence log-probability"},
 			workersFlag("decoding"),
-			intIn(&cli.IntFlag{Name: "chunk-tokens", Value: featurize.DefaultChunkTokens, Usage: "tokens per chunk read, decoded and written at a time (memory bound)"},
+			intIn(&cli.IntFlag{Name: "chunk-tokens", Value: tables.DefaultChunkTokens, Usage: "tokens per chunk read, decoded and written at a time (memory bound)"},
 				1, math.MaxInt, ""),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
 			&cli.StringFlag{Name: "input-format", Usage: "with --text: corpus format (default: the model's)"},
@@ -141,7 +142,7 @@ func openDecodeInput(c *cli.Context, m *crf.Model) (decode.Source, string, func(
 		rr.Release()
 		in.Close()
 	}
-	tr, err := featurize.NewTableReader(rr, name, featurize.ReadOptions{ChunkTokens: chunk})
+	tr, err := tables.NewFeatureReader(rr, name, tables.FeatureReadOptions{ChunkTokens: chunk})
 	if err != nil {
 		closeAll()
 		return nil, "", nil, err

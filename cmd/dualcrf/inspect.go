@@ -16,9 +16,9 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 func inspectCommand() *cli.Command {
@@ -82,7 +82,7 @@ func inspect(out *bytes.Buffer, open opener) error {
 		})
 	case schemas.FeatureFormat:
 		return open(func(r io.Reader, name string) error {
-			s, err := featurize.InspectTable(r, name, featurize.ReadOptions{})
+			s, err := tables.InspectFeatureTable(r, name, tables.FeatureReadOptions{})
 			if err != nil {
 				return err
 			}
@@ -113,7 +113,7 @@ func inspect(out *bytes.Buffer, open opener) error {
 }
 
 // printFeatureTable summarises a feature table.
-func printFeatureTable(out *bytes.Buffer, name string, s featurize.Summary) {
+func printFeatureTable(out *bytes.Buffer, name string, s tables.FeatureSummary) {
 	fmt.Fprintf(out, "feature table %s (format version %s)\n", name, s.Version)
 	fmt.Fprintf(out, "sentences   %d\ntokens      %d (longest sentence %d)\nattributes  %d (%d occurrences, %d tokens with real values)\n",
 		s.Sentences, s.Tokens, s.MaxLen, s.Attributes, s.AttrOccurrences, s.RealValued)

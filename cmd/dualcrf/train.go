@@ -18,9 +18,9 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -288,7 +288,7 @@ func checkMemory(f *trainFlags, p *train.Problem, dualBytes int64) (bool, error)
 // trainAndWrite takes the checkpoint locks, resumes, opens the outputs,
 // places the duals — in that order, after every check — trains, and
 // writes the model and the log.
-func trainAndWrite(ctx context.Context, f *trainFlags, t *featurize.Table, p *train.Problem, dualsInMemory bool) error {
+func trainAndWrite(ctx context.Context, f *trainFlags, t *tables.FeatureTable, p *train.Problem, dualsInMemory bool) error {
 	d := t.Data
 	unlock, err := lockDirs(f)
 	if err != nil {

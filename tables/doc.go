@@ -1,0 +1,14 @@
+// Package tables holds the codec of every table dualcrf writes, beside
+// package schemas, which holds their schemas, metadata keys and validation:
+//
+//   - the feature table: FeatureWriter, and FeatureReader, ReadFeatureTable
+//     and InspectFeatureTable, which read it back (FeatureTable is a table,
+//     or a chunk of one, in memory);
+//
+// Each writer stamps its table's dualcrf.format and dualcrf.version and
+// takes an Arrow allocator in its options (memory.DefaultAllocator when
+// nil); readers that open bytes take one too, and readers given an
+// array.RecordReader use that reader's. Every reader checks what it reads
+// and refuses a damaged or foreign table with an error naming the input and
+// the row.
+package tables
