@@ -2,7 +2,6 @@
 // CRFsuite attribute lines) into sparse feature tables: readers yield
 // sentences, templates turn tokens into attributes, a vocabulary maps
 // attributes to ids, and package tables' FeatureWriter writes the table.
-// It also generates synthetic feature tables (Synth) for scale tests.
 package featurize
 
 import "fmt"
