@@ -4,6 +4,8 @@
 //   - the feature table: FeatureWriter, and FeatureReader, ReadFeatureTable
 //     and InspectFeatureTable, which read it back (FeatureTable is a table,
 //     or a chunk of one, in memory);
+//   - the model: WriteModel and ReadModel (a crf.Model with its metadata and
+//     checksum);
 //
 // Each writer stamps its table's dualcrf.format and dualcrf.version and
 // takes an Arrow allocator in its options (memory.DefaultAllocator when

@@ -42,7 +42,7 @@ func readModel(path string) (*crf.Model, error) {
 	var m *crf.Model
 	err := withInput(path, func(r io.Reader, name string) error {
 		var err error
-		m, err = pipeline.ReadModel(r, name)
+		m, err = tables.ReadModel(r, name, pipeline.ReaderOptions{})
 		return err
 	})
 	return m, err

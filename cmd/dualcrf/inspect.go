@@ -74,7 +74,7 @@ func inspect(out *bytes.Buffer, open opener) error {
 	switch format {
 	case schemas.ModelFormat:
 		return open(func(r io.Reader, name string) error {
-			m, err := pipeline.ReadModel(r, name)
+			m, err := tables.ReadModel(r, name, pipeline.ReaderOptions{})
 			if err != nil {
 				return err
 			}

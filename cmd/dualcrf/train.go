@@ -382,7 +382,7 @@ func trainAndWrite(ctx context.Context, f *trainFlags, t *tables.FeatureTable, p
 	}
 	m := &crf.Model{Layout: p.Layout, Weights: res.Weights, AttrNames: d.AttrNames, LabelNames: d.LabelNames,
 		Meta: modelMetadata(t.Metadata, f, p, res)}
-	if err := pipeline.WriteModel(out, m, pipeline.WriterOptions{Format: pipeline.FormatFile}); err != nil {
+	if err := tables.WriteModel(out, m, pipeline.WriterOptions{Format: pipeline.FormatFile}); err != nil {
 		return fmt.Errorf("write model %s: %w", out.Name(), err)
 	}
 	if logOut != nil {

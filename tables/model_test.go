@@ -1,4 +1,4 @@
-package pipeline
+package tables
 
 import (
 	"bytes"
@@ -9,12 +9,13 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
+	"github.com/dualcrf/dualcrf/pipeline"
 )
 
 func TestModelRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, noBias := range []bool{false, true} {
-		for _, comp := range []Compression{CompressNone, CompressZstd} {
+		for _, comp := range []pipeline.Compression{pipeline.CompressNone, pipeline.CompressZstd} {
 			lay := crf.Layout{NumAttrs: 40000, NumLabels: 3, NoBias: noBias}
 			m := &crf.Model{Layout: lay, Weights: crftest.RandomWeights(rng, lay, 1),
 				LabelNames: []string{"B-NP", "I-NP", "O"}, Meta: map[string]string{"dualcrf.lambda": "0.01"}}
@@ -22,10 +23,10 @@ func TestModelRoundTrip(t *testing.T) {
 				m.AttrNames = append(m.AttrNames, "w[0]="+string(rune('a'+a%26))+strings.Repeat("x", a%7)+strconv.Itoa(a))
 			}
 			var buf bytes.Buffer
-			if err := WriteModel(&buf, m, WriterOptions{Compression: comp}); err != nil {
+			if err := WriteModel(&buf, m, pipeline.WriterOptions{Compression: comp}); err != nil {
 				t.Fatal(err)
 			}
-			got, err := ReadModel(bytes.NewReader(buf.Bytes()), "model.arrow")
+			got, err := ReadModel(bytes.NewReader(buf.Bytes()), "model.arrow", pipeline.ReaderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,10 +51,10 @@ func TestModelRoundTrip(t *testing.T) {
 }
 
 func TestReadModelRejects(t *testing.T) {
-	if _, err := ReadModel(strings.NewReader("not arrow at all"), "x.bin"); err == nil || !strings.Contains(err.Error(), "x.bin") {
+	if _, err := ReadModel(strings.NewReader("not arrow at all"), "x.bin", pipeline.ReaderOptions{}); err == nil || !strings.Contains(err.Error(), "x.bin") {
 		t.Fatalf("garbage: %v", err)
 	}
-	if _, err := ReadModel(strings.NewReader(""), "empty.bin"); err == nil {
+	if _, err := ReadModel(strings.NewReader(""), "empty.bin", pipeline.ReaderOptions{}); err == nil {
 		t.Fatal("empty input accepted as a model")
 	}
 }
