@@ -118,7 +118,7 @@ func decodeStage(m *crf.Model, table []byte, workers int) error {
 	if err != nil {
 		return err
 	}
-	pw, err := decode.NewPredictionWriter(io.Discard, m, decode.WriterOptions{})
+	pw, err := tables.NewPredictionWriter(io.Discard, m, tables.PredictionOptions{})
 	if err != nil {
 		return err
 	}

@@ -19,13 +19,6 @@ type Options struct {
 	Workers int
 }
 
-// Predictions holds the decoder's output for a dataset, in its order.
-type Predictions struct {
-	Labels     []int32   // per token: predicted label id (into the model's labels)
-	Confidence []float64 // per token: p(y_t = pred | x), with Options.Marginals
-	LogProb    []float64 // per sentence: log p(pred | x), with Options.Marginals
-}
-
 // Remap returns, for each attribute id of d, the model's id for the same
 // attribute name, or -1 when the model does not know it. When d uses the
 // model's own vocabulary the map is the identity and Remap returns nil.
@@ -83,12 +76,12 @@ func Apply(d *crf.Dataset, remap []int32, numAttrs int, names []string) *crf.Dat
 
 // Decode runs Viterbi on every sentence of d (whose attribute ids must be the
 // model's: see Remap and Apply), in parallel, keeping d's order.
-func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*Predictions, error) {
+func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*tables.Predictions, error) {
 	if d.NumAttrs > m.Layout.NumAttrs {
 		return nil, fmt.Errorf("decode: dataset has %d attributes, model %d: remap it first", d.NumAttrs, m.Layout.NumAttrs)
 	}
 	n := d.Len()
-	p := &Predictions{Labels: make([]int32, d.NumTokens())}
+	p := &tables.Predictions{Labels: make([]int32, d.NumTokens())}
 	if opts.Marginals {
 		p.Confidence = make([]float64, d.NumTokens())
 		p.LogProb = make([]float64, n)
@@ -151,13 +144,13 @@ type Source interface {
 // name, unknown attributes dropped) and keep their own gold labels and
 // label names. Stream returns what the model covered of the input (see
 // tables.Coverage); deciding what a mismatch means is the caller's.
-func Stream(ctx context.Context, m *crf.Model, src Source, opts Options, write func(*tables.FeatureTable, *Predictions) error) (tables.Coverage, error) {
+func Stream(ctx context.Context, m *crf.Model, src Source, opts Options, write func(*tables.FeatureTable, *tables.Predictions) error) (tables.Coverage, error) {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type decoded struct {
 		t *tables.FeatureTable
-		p *Predictions
+		p *tables.Predictions
 	}
 	read := make(chan *tables.FeatureTable)
 	out := make(chan decoded)

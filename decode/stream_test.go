@@ -122,7 +122,7 @@ func TestStreamMatchesDecode(t *testing.T) {
 			}
 			next := 0 // sentences written so far
 			cov, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, opts,
-				func(tab *tables.FeatureTable, p *decode.Predictions) error {
+				func(tab *tables.FeatureTable, p *tables.Predictions) error {
 					if tab.FirstSentence != next {
 						return fmt.Errorf("chunk of sentence %d written after %d sentences", tab.FirstSentence, next)
 					}
@@ -169,7 +169,7 @@ func TestStreamErrors(t *testing.T) {
 	stop := errors.New("disk full")
 	calls := 0
 	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, decode.Options{},
-		func(*tables.FeatureTable, *decode.Predictions) error {
+		func(*tables.FeatureTable, *tables.Predictions) error {
 			if calls++; calls == 2 {
 				return stop
 			}
@@ -181,14 +181,14 @@ func TestStreamErrors(t *testing.T) {
 	bad := errors.New("truncated input")
 	calls = 0
 	_, err = decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks[:2], err: bad}, decode.Options{},
-		func(*tables.FeatureTable, *decode.Predictions) error { calls++; return nil })
+		func(*tables.FeatureTable, *tables.Predictions) error { calls++; return nil })
 	if !errors.Is(err, bad) || calls != 2 {
 		t.Fatalf("source failing after 2 chunks: %v after %d calls", err, calls)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	calls = 0
 	_, err = decode.Stream(ctx, c.m, &sliceSource{chunks: c.chunks}, decode.Options{},
-		func(*tables.FeatureTable, *decode.Predictions) error {
+		func(*tables.FeatureTable, *tables.Predictions) error {
 			calls++
 			cancel()
 			return nil
@@ -206,9 +206,9 @@ func TestPredictionWriterChunks(t *testing.T) {
 	c := newStreamCase(6, false)
 	// The chunks after decoding (model ids), and the whole table.
 	var chunks []*tables.FeatureTable
-	var preds []*decode.Predictions
+	var preds []*tables.Predictions
 	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, decode.Options{Marginals: true},
-		func(tab *tables.FeatureTable, p *decode.Predictions) error {
+		func(tab *tables.FeatureTable, p *tables.Predictions) error {
 			chunks, preds = append(chunks, tab), append(preds, p)
 			return nil
 		})
@@ -216,7 +216,7 @@ func TestPredictionWriterChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole := &tables.FeatureTable{Data: &crf.Dataset{SentStart: []int{0}, LabelNames: chunks[0].Data.LabelNames}}
-	all := &decode.Predictions{}
+	all := &tables.Predictions{}
 	for k, tab := range chunks {
 		d := tab.Data
 		base := whole.Data.NumTokens()
@@ -231,7 +231,7 @@ func TestPredictionWriterChunks(t *testing.T) {
 	md := map[string]string{"dualcrf.source": "m.arrow"}
 	var wantArrow bytes.Buffer
 	rw := (pipeline.RecordWriter)(nil)
-	_, err = decode.PredictionBatches(whole, c.m, all, md, func(rec arrow.RecordBatch) error {
+	_, err = tables.PredictionBatches(whole, c.m, all, md, nil, func(rec arrow.RecordBatch) error {
 		if rw == nil {
 			var err error
 			if rw, err = pipeline.NewRecordWriter(&wantArrow, rec.Schema(), pipeline.WriterOptions{}); err != nil {
@@ -247,13 +247,13 @@ func TestPredictionWriterChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wantCoNLL bytes.Buffer
-	if err := decode.WriteCoNLL(&wantCoNLL, whole, c.m, all); err != nil {
+	if err := tables.WriteCoNLL(&wantCoNLL, whole, c.m, all); err != nil {
 		t.Fatal(err)
 	}
-	for _, format := range decode.Formats() {
+	for _, format := range tables.PredictionFormats() {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		var got bytes.Buffer
-		pw, err := decode.NewPredictionWriter(&got, c.m, decode.WriterOptions{Format: format, Metadata: md, Mem: mem})
+		pw, err := tables.NewPredictionWriter(&got, c.m, tables.PredictionOptions{Format: format, Metadata: md, Mem: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,15 +267,15 @@ func TestPredictionWriterChunks(t *testing.T) {
 		}
 		mem.AssertSize(t, 0)
 		switch format {
-		case decode.FormatArrow:
+		case tables.PredictionArrow:
 			if !bytes.Equal(got.Bytes(), wantArrow.Bytes()) {
 				t.Errorf("arrow: chunked output (%d bytes) differs from the whole table's (%d bytes)", got.Len(), wantArrow.Len())
 			}
-		case decode.FormatCoNLL:
+		case tables.PredictionCoNLL:
 			if got.String() != wantCoNLL.String() {
 				t.Errorf("conll: chunked output differs from the whole table's")
 			}
-		case decode.FormatParquet:
+		case tables.PredictionParquet:
 			pf, err := file.NewParquetReader(bytes.NewReader(got.Bytes()))
 			if err != nil {
 				t.Fatal(err)
@@ -293,9 +293,9 @@ func TestPredictionWriterChunks(t *testing.T) {
 func TestPredictionWriterLateGold(t *testing.T) {
 	c := newStreamCase(7, false)
 	var chunks []*tables.FeatureTable
-	var preds []*decode.Predictions
+	var preds []*tables.Predictions
 	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks[:2]}, decode.Options{},
-		func(tab *tables.FeatureTable, p *decode.Predictions) error {
+		func(tab *tables.FeatureTable, p *tables.Predictions) error {
 			chunks, preds = append(chunks, tab), append(preds, p)
 			return nil
 		})
@@ -305,7 +305,7 @@ func TestPredictionWriterLateGold(t *testing.T) {
 	for i := range chunks[0].Data.Labels {
 		chunks[0].Data.Labels[i] = -1
 	}
-	pw, err := decode.NewPredictionWriter(&bytes.Buffer{}, c.m, decode.WriterOptions{})
+	pw, err := tables.NewPredictionWriter(&bytes.Buffer{}, c.m, tables.PredictionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestStreamTableReader(t *testing.T) {
 	}
 	tok, chunks := 0, 0
 	cov, err := decode.Stream(context.Background(), c.m, tr, decode.Options{Marginals: true, Workers: 2},
-		func(tab *tables.FeatureTable, p *decode.Predictions) error {
+		func(tab *tables.FeatureTable, p *tables.Predictions) error {
 			for j, y := range p.Labels {
 				if y != want.Labels[tok] || p.Confidence[j] != want.Confidence[tok] {
 					return fmt.Errorf("token %d: predicted %d, want %d", tok, y, want.Labels[tok])

@@ -6,6 +6,9 @@
 //     or a chunk of one, in memory);
 //   - the model: WriteModel and ReadModel (a crf.Model with its metadata and
 //     checksum);
+//   - the prediction table: PredictionWriter (Arrow, Parquet or CoNLL text)
+//     and PredictionBatches write a FeatureTable's tokens with their
+//     Predictions; ReadPredictions and InspectPredictions read it back;
 //
 // Each writer stamps its table's dualcrf.format and dualcrf.version and
 // takes an Arrow allocator in its options (memory.DefaultAllocator when

@@ -164,7 +164,7 @@ func printModel(out *bytes.Buffer, name string, m *crf.Model) error {
 
 // printPredictions summarises a prediction table.
 func printPredictions(out *bytes.Buffer, rr array.RecordReader, name string) error {
-	s, err := decode.InspectPredictions(rr, name)
+	s, err := tables.InspectPredictions(rr, name)
 	if err != nil {
 		return err
 	}

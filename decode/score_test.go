@@ -2,7 +2,6 @@ package decode
 
 import (
 	"bytes"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -191,30 +190,6 @@ func TestEvaluateReaderStreams(t *testing.T) {
 	}
 	if s := ev.Result(); s.Sentences != 2 || s.Tokens != 8 {
 		t.Errorf("two streams of one sentence each (both sentence 0): %d sentences, %d tokens; want 2, 8", s.Sentences, s.Tokens)
-	}
-}
-
-// TestInspectPredictions summarises a table with marginals and a token
-// without gold.
-func TestInspectPredictions(t *testing.T) {
-	rows := predRows(predSample...)
-	rows[7].gold = ""
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(predTable(t, rows, true, pipeline.FormatFile)), "pred.arrow", pipeline.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rr.Release()
-	s, err := InspectPredictions(rr, "pred.arrow")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// 8 tokens, 7 labelled, of which 6 right (sentence 1's last token is not).
-	if s.Sentences != 3 || s.Tokens != 8 || s.MaxLen != 4 || s.Labelled != 7 || s.Correct != 6 || !s.Gold || !s.Marginals ||
-		s.Accuracy() != 6.0/7 || math.Abs(s.MeanConf-0.9) > 1e-12 || s.Predicted["B-NP"] != 4 || strings.Join(s.Columns, ",") != "word" {
-		t.Errorf("summary %+v", s)
-	}
-	if got := strings.Join(s.PredLabels(), " "); got != "B-NP B-PP B-VP I-NP O" {
-		t.Errorf("labels by frequency: %s", got)
 	}
 }
 
