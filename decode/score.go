@@ -44,3 +44,15 @@ func Score(d *crf.Dataset, modelLabels []string, p *tables.Predictions, ev *Eval
 	}
 	return nil
 }
+
+// Row returns the overall figures of s as the row of a scores table
+// (tables.WriteScores); the per-label and per-type figures are not in it.
+func (s Scores) Row() tables.ScoresRow {
+	r := tables.ScoresRow{Scheme: s.Scheme, Sentences: s.Sentences, Tokens: s.Tokens, CorrectTokens: s.CorrectTokens,
+		Accuracy: s.Accuracy}
+	if c := s.Chunks; c != nil {
+		r.Chunks = &tables.ChunkFigures{Gold: c.Gold, Predicted: c.Predicted, Correct: c.Correct,
+			Precision: c.Precision, Recall: c.Recall, F1: c.F1}
+	}
+	return r
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // predRow is one row of a hand-made prediction table.
@@ -214,4 +215,20 @@ func FuzzEvaluateReader(f *testing.F) {
 			t.Fatalf("scores of an accepted table: %+v", s)
 		}
 	})
+}
+
+// TestScoresRow: the row of the scores table holds the overall figures.
+func TestScoresRow(t *testing.T) {
+	for _, opts := range []EvalOptions{{}, {NoChunks: true}} {
+		s := evaluate(t, opts, predSample...)
+		r := s.Row()
+		if r.Scheme != s.Scheme || r.Sentences != s.Sentences || r.Tokens != s.Tokens || r.CorrectTokens != s.CorrectTokens ||
+			r.Accuracy != s.Accuracy || (r.Chunks == nil) != (s.Chunks == nil) {
+			t.Fatalf("row %+v of %+v", r, s)
+		}
+		if c := s.Chunks; c != nil && *r.Chunks != (tables.ChunkFigures{Gold: c.Gold, Predicted: c.Predicted, Correct: c.Correct,
+			Precision: c.Precision, Recall: c.Recall, F1: c.F1}) {
+			t.Errorf("chunk figures %+v of %+v", *r.Chunks, c.Tally)
+		}
+	}
 }

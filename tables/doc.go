@@ -9,6 +9,8 @@
 //   - the prediction table: PredictionWriter (Arrow, Parquet or CoNLL text)
 //     and PredictionBatches write a FeatureTable's tokens with their
 //     Predictions; ReadPredictions and InspectPredictions read it back;
+//   - the scores table: WriteScores and ScoresRecord write a ScoresRow (eval's
+//     overall figures), ReadScores reads it back;
 //
 // Each writer stamps its table's dualcrf.format and dualcrf.version and
 // takes an Arrow allocator in its options (memory.DefaultAllocator when

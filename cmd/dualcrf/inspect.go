@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
@@ -193,7 +192,7 @@ func printPredictions(out *bytes.Buffer, rr array.RecordReader, name string) err
 
 // printScores summarises a scores table (eval --arrow).
 func printScores(out *bytes.Buffer, rr array.RecordReader, name string) error {
-	s, err := decode.ReadScores(rr, name)
+	s, err := tables.ReadScores(rr, name)
 	if err != nil {
 		return err
 	}
