@@ -11,6 +11,12 @@
 //     Predictions; ReadPredictions and InspectPredictions read it back;
 //   - the scores table: WriteScores and ScoresRecord write a ScoresRow (eval's
 //     overall figures), ReadScores reads it back;
+//   - the training log: WriteLog and LogRecord write LogRows (one per epoch),
+//     ReadLog reads them back.
+//
+// The codecs know nothing of how their contents are made: featurize, synth,
+// decode and the command's train stage use them, and train itself imports
+// no Arrow (its epoch records become LogRows in the caller).
 //
 // Each writer stamps its table's dualcrf.format and dualcrf.version and
 // takes an Arrow allocator in its options (memory.DefaultAllocator when

@@ -528,20 +528,30 @@ func sameDir(a, b string) bool {
 
 // writeLog writes the per-epoch training log as an Arrow IPC file.
 func writeLog(w io.Writer, recs []train.EpochRecord, solver string) error {
-	rec, err := train.LogTable(recs, map[string]string{schemas.KeySolver: solver})
-	if err != nil {
-		return err
+	return tables.WriteLog(w, logRows(recs), map[string]string{schemas.KeySolver: solver}, pipeline.WriterOptions{})
+}
+
+// logRows turns epoch records into training-log rows: the certificate's
+// values only for certified epochs, the held-out metrics when measured.
+func logRows(recs []train.EpochRecord) []tables.LogRow {
+	rows := make([]tables.LogRow, len(recs))
+	for i, r := range recs {
+		nan := math.NaN()
+		row := tables.LogRow{Epoch: r.Epoch, Steps: r.Steps, Seconds: r.Seconds, TotalSeconds: r.Total,
+			CertSeconds: r.CertSeconds, Primal: nan, Dual: nan, Gap: nan, IdentityResidual: nan,
+			GapEstimate: r.GapEstimate, LineSearch: r.LineSearch, ValidAccuracy: nan, ValidF1: nan}
+		if r.Certified {
+			row.Primal, row.Dual, row.Gap, row.IdentityResidual = r.Primal, r.Dual, r.Gap, r.Residual
+		}
+		if v, ok := r.Metrics[train.MetricAccuracy]; ok {
+			row.ValidAccuracy = v
+		}
+		if v, ok := r.Metrics[train.MetricF1]; ok {
+			row.ValidF1 = v
+		}
+		rows[i] = row
 	}
-	defer rec.Release()
-	rw, err := pipeline.NewRecordWriter(w, rec.Schema(), pipeline.WriterOptions{Format: pipeline.FormatFile})
-	if err != nil {
-		return err
-	}
-	if err := rw.Write(rec); err != nil {
-		rw.Abort()
-		return err
-	}
-	return rw.Close()
+	return rows
 }
 
 // validator reads a held-out table and returns a function scoring weights
