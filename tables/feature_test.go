@@ -342,8 +342,10 @@ func TestTableSummary(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	attrNames := tableNames("f", 25)
 	in := tableRandomCorpus(rng, 40, len(attrNames), []string{"X", "Y", "Z"})
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
 	var buf bytes.Buffer
-	w, err := NewFeatureWriter(&buf, FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames, BatchTokens: 50})
+	w, err := NewFeatureWriter(&buf, FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames, BatchTokens: 50, Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,11 +373,11 @@ func TestTableSummary(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	tab, err := ReadFeatureTable(bytes.NewReader(buf.Bytes()), "s", FeatureReadOptions{})
+	tab, err := ReadFeatureTable(bytes.NewReader(buf.Bytes()), "s", FeatureReadOptions{Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
-	streamed, err := InspectFeatureTable(bytes.NewReader(buf.Bytes()), "s", FeatureReadOptions{})
+	streamed, err := InspectFeatureTable(bytes.NewReader(buf.Bytes()), "s", FeatureReadOptions{Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
