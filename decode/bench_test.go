@@ -89,7 +89,7 @@ func BenchmarkDecodeConll2000(b *testing.B) {
 
 // BenchmarkDecodeStage decodes the CoNLL-2000 test set as the decode stage
 // does, from the feature table's bytes to an Arrow prediction stream:
-// TableReader, Stream (reader, decoders and writer overlapping) and
+// FeatureReader, Stream (reader, decoders and writer overlapping) and
 // PredictionWriter, with 1 and with all workers; run with -benchtime 20x.
 func BenchmarkDecodeStage(b *testing.B) {
 	m, test, table := conll2000Model(b)

@@ -320,7 +320,7 @@ func TestPredictionWriterLateGold(t *testing.T) {
 }
 
 // TestStreamTableReader streams a feature table whose label dictionary
-// grows by deltas through TableReader in small chunks, and checks the
+// grows by deltas through FeatureReader in small chunks, and checks the
 // predictions and gold labels against the whole table decoded at once.
 func TestStreamTableReader(t *testing.T) {
 	c := newStreamCase(8, true)
