@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -13,7 +12,9 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -22,14 +23,7 @@ import (
 // vocabulary and that test set's feature table (an Arrow stream).
 func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset, []byte) {
 	b.Helper()
-	root := os.Getenv("DUALCRF_DATA")
-	if root == "" {
-		root = filepath.Join("..", "..", "shared", "data")
-	}
-	dir := filepath.Join(root, "conll2000")
-	if _, err := os.Stat(filepath.Join(dir, "test.txt.gz")); err != nil {
-		b.Skipf("CoNLL-2000 not found under %s (set DUALCRF_DATA)", root)
-	}
+	dir := filepath.Dir(datatest.Path(b, "conll2000", "test.txt.gz"))
 	set, err := featurize.Builtin("chunking")
 	if err != nil {
 		b.Fatal(err)
@@ -39,7 +33,7 @@ func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset, []byte) {
 	if _, err := featurize.Run(ctx, filepath.Join(dir, "train.txt.gz"), &tr, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
 		b.Fatal(err)
 	}
-	trainT, err := featurize.ReadTable(&tr, "train", featurize.ReadOptions{SkipText: true})
+	trainT, err := tables.ReadFeatureTable(&tr, "train", tables.FeatureReadOptions{SkipText: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,7 +45,7 @@ func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset, []byte) {
 		b.Fatal(err)
 	}
 	testBytes := bytes.Clone(te.Bytes())
-	testT, err := featurize.ReadTable(&te, "test", featurize.ReadOptions{SkipText: true})
+	testT, err := tables.ReadFeatureTable(&te, "test", tables.FeatureReadOptions{SkipText: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,7 +89,7 @@ func BenchmarkDecodeConll2000(b *testing.B) {
 
 // BenchmarkDecodeStage decodes the CoNLL-2000 test set as the decode stage
 // does, from the feature table's bytes to an Arrow prediction stream:
-// TableReader, Stream (reader, decoders and writer overlapping) and
+// FeatureReader, Stream (reader, decoders and writer overlapping) and
 // PredictionWriter, with 1 and with all workers; run with -benchtime 20x.
 func BenchmarkDecodeStage(b *testing.B) {
 	m, test, table := conll2000Model(b)
@@ -120,11 +114,11 @@ func decodeStage(m *crf.Model, table []byte, workers int) error {
 		return err
 	}
 	defer rr.Release()
-	tr, err := featurize.NewTableReader(rr, "test", featurize.ReadOptions{})
+	tr, err := tables.NewFeatureReader(rr, "test", tables.FeatureReadOptions{})
 	if err != nil {
 		return err
 	}
-	pw, err := decode.NewPredictionWriter(io.Discard, m, decode.WriterOptions{})
+	pw, err := tables.NewPredictionWriter(io.Discard, m, tables.PredictionOptions{})
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // Options configure Decode.
@@ -17,13 +17,6 @@ type Options struct {
 	Marginals bool
 	// Workers is the number of goroutines; 0 means GOMAXPROCS.
 	Workers int
-}
-
-// Predictions holds the decoder's output for a dataset, in its order.
-type Predictions struct {
-	Labels     []int32   // per token: predicted label id (into the model's labels)
-	Confidence []float64 // per token: p(y_t = pred | x), with Options.Marginals
-	LogProb    []float64 // per sentence: log p(pred | x), with Options.Marginals
 }
 
 // Remap returns, for each attribute id of d, the model's id for the same
@@ -83,12 +76,12 @@ func Apply(d *crf.Dataset, remap []int32, numAttrs int, names []string) *crf.Dat
 
 // Decode runs Viterbi on every sentence of d (whose attribute ids must be the
 // model's: see Remap and Apply), in parallel, keeping d's order.
-func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*Predictions, error) {
+func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*tables.Predictions, error) {
 	if d.NumAttrs > m.Layout.NumAttrs {
 		return nil, fmt.Errorf("decode: dataset has %d attributes, model %d: remap it first", d.NumAttrs, m.Layout.NumAttrs)
 	}
 	n := d.Len()
-	p := &Predictions{Labels: make([]int32, d.NumTokens())}
+	p := &tables.Predictions{Labels: make([]int32, d.NumTokens())}
 	if opts.Marginals {
 		p.Confidence = make([]float64, d.NumTokens())
 		p.LogProb = make([]float64, n)
@@ -133,10 +126,10 @@ func grow(s []float64, n int) []float64 {
 }
 
 // Source yields a feature table in chunks of whole sentences, in input
-// order; *featurize.TableReader and *featurize.TextReader are Sources.
+// order; *tables.FeatureReader and *featurize.TextReader are Sources.
 type Source interface {
 	Next() bool
-	Chunk() *featurize.Table
+	Chunk() *tables.FeatureTable
 	Err() error
 }
 
@@ -150,16 +143,16 @@ type Source interface {
 // The chunks given to write have the model's attribute ids (matched by
 // name, unknown attributes dropped) and keep their own gold labels and
 // label names. Stream returns what the model covered of the input (see
-// featurize.Coverage); deciding what a mismatch means is the caller's.
-func Stream(ctx context.Context, m *crf.Model, src Source, opts Options, write func(*featurize.Table, *Predictions) error) (featurize.Coverage, error) {
+// tables.Coverage); deciding what a mismatch means is the caller's.
+func Stream(ctx context.Context, m *crf.Model, src Source, opts Options, write func(*tables.FeatureTable, *tables.Predictions) error) (tables.Coverage, error) {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type decoded struct {
-		t *featurize.Table
-		p *Predictions
+		t *tables.FeatureTable
+		p *tables.Predictions
 	}
-	read := make(chan *featurize.Table)
+	read := make(chan *tables.FeatureTable)
 	out := make(chan decoded)
 	rm := newRemapper(m)
 	var readErr, decodeErr error
@@ -223,7 +216,7 @@ type remapper struct {
 	identity   bool             // so far every table attribute id is the model's own
 	labelKnown []bool           // table label id → whether the model has it
 	modelLabel map[string]bool
-	cov        featurize.Coverage
+	cov        tables.Coverage
 }
 
 func newRemapper(m *crf.Model) *remapper {
@@ -236,7 +229,7 @@ func newRemapper(m *crf.Model) *remapper {
 
 // apply rewrites chunk t in the model's attribute ids, dropping those the
 // model does not know, and counts attributes and gold labels.
-func (r *remapper) apply(t *featurize.Table) {
+func (r *remapper) apply(t *tables.FeatureTable) {
 	d := t.Data
 	r.extend(d.AttrNames, d.LabelNames)
 	r.cov.Tokens += d.NumTokens()

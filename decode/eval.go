@@ -1,4 +1,5 @@
-// Package decode turns a model and a feature table into predictions and scores them.
+// Package decode turns a model and a feature table into predictions
+// (tables.Predictions, written by tables.PredictionWriter) and scores them.
 package decode
 
 // This file is the evaluation half of the package: an Evaluator that scores

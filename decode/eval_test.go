@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/internal/datatest"
 )
 
 // sentence is one sentence of gold and predicted tags.
@@ -674,34 +676,6 @@ func TestAgainstRecalledPerl(t *testing.T) {
 	}
 }
 
-// dataDir returns the shared data directory: $DUALCRF_DATA, else
-// ../shared/data next to the repository root (the directory of go.mod).
-func dataDir(t testing.TB) string {
-	t.Helper()
-	dir := os.Getenv("DUALCRF_DATA")
-	if dir == "" {
-		root, err := filepath.Abs(".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-				break
-			}
-			parent := filepath.Dir(root)
-			if parent == root {
-				t.Skip("no go.mod above the package directory")
-			}
-			root = parent
-		}
-		dir = filepath.Join(root, "..", "shared", "data")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("data directory %s: %v", dir, err)
-	}
-	return dir
-}
-
 // token is one line of a CoNLL-2000 file.
 type token struct{ pos, chunk string }
 
@@ -709,7 +683,7 @@ func readConll2000(t testing.TB, path string) [][]token {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
-		t.Skipf("%v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
@@ -745,9 +719,8 @@ func readConll2000(t testing.TB, path string) [][]token {
 // tag": precision 72.58%, recall 82.14%, F 77.07) and the phrase count of
 // the test set in conlleval's example output (47377 tokens, 23852 phrases).
 func TestConll2000Baseline(t *testing.T) {
-	dir := filepath.Join(dataDir(t), "conll2000")
-	train := readConll2000(t, filepath.Join(dir, "train.txt.gz"))
-	test := readConll2000(t, filepath.Join(dir, "test.txt.gz"))
+	train := readConll2000(t, datatest.Path(t, "conll2000", "train.txt.gz"))
+	test := readConll2000(t, datatest.Path(t, "conll2000", "test.txt.gz"))
 
 	freq := map[string]map[string]int{}
 	for _, s := range train {

@@ -17,13 +17,13 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // sliceSource hands out prepared chunks, then err.
 type sliceSource struct {
-	chunks []*featurize.Table
+	chunks []*tables.FeatureTable
 	next   int
 	err    error
 }
@@ -36,8 +36,8 @@ func (s *sliceSource) Next() bool {
 	return true
 }
 
-func (s *sliceSource) Chunk() *featurize.Table { return s.chunks[s.next-1] }
-func (s *sliceSource) Err() error              { return s.err }
+func (s *sliceSource) Chunk() *tables.FeatureTable { return s.chunks[s.next-1] }
+func (s *sliceSource) Err() error                  { return s.err }
 
 // streamCase is a random model and dataset, and the same dataset cut into
 // chunks whose attribute vocabulary is the model's shuffled, with unknown
@@ -45,7 +45,7 @@ func (s *sliceSource) Err() error              { return s.err }
 type streamCase struct {
 	m            *crf.Model
 	d            *crf.Dataset // in the model's ids
-	chunks       []*featurize.Table
+	chunks       []*tables.FeatureTable
 	unknownAttrs int // occurrences of attributes the model lacks, in the chunks
 	unknownLabel int // tokens labelled "new", which the model lacks
 }
@@ -102,7 +102,7 @@ func newStreamCase(seed uint64, real bool) streamCase {
 		// Chunks name what they have met so far; every name is met by now.
 		cd.AttrNames, cd.NumAttrs = names, len(names)
 		cd.LabelNames, cd.NumLabels = labels, len(labels)
-		c.chunks = append(c.chunks, &featurize.Table{Data: cd, FirstSentence: i})
+		c.chunks = append(c.chunks, &tables.FeatureTable{Data: cd, FirstSentence: i})
 		i = hi
 	}
 	return c
@@ -122,7 +122,7 @@ func TestStreamMatchesDecode(t *testing.T) {
 			}
 			next := 0 // sentences written so far
 			cov, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, opts,
-				func(tab *featurize.Table, p *decode.Predictions) error {
+				func(tab *tables.FeatureTable, p *tables.Predictions) error {
 					if tab.FirstSentence != next {
 						return fmt.Errorf("chunk of sentence %d written after %d sentences", tab.FirstSentence, next)
 					}
@@ -150,7 +150,7 @@ func TestStreamMatchesDecode(t *testing.T) {
 			if next != c.d.Len() {
 				t.Fatalf("%d sentences written, want %d", next, c.d.Len())
 			}
-			wantCov := featurize.Coverage{Tokens: c.d.NumTokens(), Attrs: len(c.d.Attrs) + c.unknownAttrs, UnknownAttrs: c.unknownAttrs,
+			wantCov := tables.Coverage{Tokens: c.d.NumTokens(), Attrs: len(c.d.Attrs) + c.unknownAttrs, UnknownAttrs: c.unknownAttrs,
 				Labelled: c.d.NumTokens(), UnknownLabels: map[string]int{"new": c.unknownLabel}}
 			if fmt.Sprint(cov) != fmt.Sprint(wantCov) {
 				t.Fatalf("coverage %+v, want %+v", cov, wantCov)
@@ -169,7 +169,7 @@ func TestStreamErrors(t *testing.T) {
 	stop := errors.New("disk full")
 	calls := 0
 	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, decode.Options{},
-		func(*featurize.Table, *decode.Predictions) error {
+		func(*tables.FeatureTable, *tables.Predictions) error {
 			if calls++; calls == 2 {
 				return stop
 			}
@@ -181,14 +181,14 @@ func TestStreamErrors(t *testing.T) {
 	bad := errors.New("truncated input")
 	calls = 0
 	_, err = decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks[:2], err: bad}, decode.Options{},
-		func(*featurize.Table, *decode.Predictions) error { calls++; return nil })
+		func(*tables.FeatureTable, *tables.Predictions) error { calls++; return nil })
 	if !errors.Is(err, bad) || calls != 2 {
 		t.Fatalf("source failing after 2 chunks: %v after %d calls", err, calls)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	calls = 0
 	_, err = decode.Stream(ctx, c.m, &sliceSource{chunks: c.chunks}, decode.Options{},
-		func(*featurize.Table, *decode.Predictions) error {
+		func(*tables.FeatureTable, *tables.Predictions) error {
 			calls++
 			cancel()
 			return nil
@@ -205,18 +205,18 @@ func TestStreamErrors(t *testing.T) {
 func TestPredictionWriterChunks(t *testing.T) {
 	c := newStreamCase(6, false)
 	// The chunks after decoding (model ids), and the whole table.
-	var chunks []*featurize.Table
-	var preds []*decode.Predictions
+	var chunks []*tables.FeatureTable
+	var preds []*tables.Predictions
 	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, decode.Options{Marginals: true},
-		func(tab *featurize.Table, p *decode.Predictions) error {
+		func(tab *tables.FeatureTable, p *tables.Predictions) error {
 			chunks, preds = append(chunks, tab), append(preds, p)
 			return nil
 		})
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole := &featurize.Table{Data: &crf.Dataset{SentStart: []int{0}, LabelNames: chunks[0].Data.LabelNames}}
-	all := &decode.Predictions{}
+	whole := &tables.FeatureTable{Data: &crf.Dataset{SentStart: []int{0}, LabelNames: chunks[0].Data.LabelNames}}
+	all := &tables.Predictions{}
 	for k, tab := range chunks {
 		d := tab.Data
 		base := whole.Data.NumTokens()
@@ -231,7 +231,7 @@ func TestPredictionWriterChunks(t *testing.T) {
 	md := map[string]string{"dualcrf.source": "m.arrow"}
 	var wantArrow bytes.Buffer
 	rw := (pipeline.RecordWriter)(nil)
-	_, err = decode.PredictionBatches(whole, c.m, all, md, func(rec arrow.RecordBatch) error {
+	_, err = tables.PredictionBatches(whole, c.m, all, md, nil, func(rec arrow.RecordBatch) error {
 		if rw == nil {
 			var err error
 			if rw, err = pipeline.NewRecordWriter(&wantArrow, rec.Schema(), pipeline.WriterOptions{}); err != nil {
@@ -247,13 +247,13 @@ func TestPredictionWriterChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wantCoNLL bytes.Buffer
-	if err := decode.WriteCoNLL(&wantCoNLL, whole, c.m, all); err != nil {
+	if err := tables.WriteCoNLL(&wantCoNLL, whole, c.m, all); err != nil {
 		t.Fatal(err)
 	}
-	for _, format := range decode.Formats() {
+	for _, format := range tables.PredictionFormats() {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		var got bytes.Buffer
-		pw, err := decode.NewPredictionWriter(&got, c.m, decode.WriterOptions{Format: format, Metadata: md, Mem: mem})
+		pw, err := tables.NewPredictionWriter(&got, c.m, tables.PredictionOptions{Format: format, Metadata: md, Mem: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,15 +267,15 @@ func TestPredictionWriterChunks(t *testing.T) {
 		}
 		mem.AssertSize(t, 0)
 		switch format {
-		case decode.FormatArrow:
+		case tables.PredictionArrow:
 			if !bytes.Equal(got.Bytes(), wantArrow.Bytes()) {
 				t.Errorf("arrow: chunked output (%d bytes) differs from the whole table's (%d bytes)", got.Len(), wantArrow.Len())
 			}
-		case decode.FormatCoNLL:
+		case tables.PredictionCoNLL:
 			if got.String() != wantCoNLL.String() {
 				t.Errorf("conll: chunked output differs from the whole table's")
 			}
-		case decode.FormatParquet:
+		case tables.PredictionParquet:
 			pf, err := file.NewParquetReader(bytes.NewReader(got.Bytes()))
 			if err != nil {
 				t.Fatal(err)
@@ -292,10 +292,10 @@ func TestPredictionWriterChunks(t *testing.T) {
 // first chunk without any are an error, not a silently dropped column.
 func TestPredictionWriterLateGold(t *testing.T) {
 	c := newStreamCase(7, false)
-	var chunks []*featurize.Table
-	var preds []*decode.Predictions
+	var chunks []*tables.FeatureTable
+	var preds []*tables.Predictions
 	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks[:2]}, decode.Options{},
-		func(tab *featurize.Table, p *decode.Predictions) error {
+		func(tab *tables.FeatureTable, p *tables.Predictions) error {
 			chunks, preds = append(chunks, tab), append(preds, p)
 			return nil
 		})
@@ -305,7 +305,7 @@ func TestPredictionWriterLateGold(t *testing.T) {
 	for i := range chunks[0].Data.Labels {
 		chunks[0].Data.Labels[i] = -1
 	}
-	pw, err := decode.NewPredictionWriter(&bytes.Buffer{}, c.m, decode.WriterOptions{})
+	pw, err := tables.NewPredictionWriter(&bytes.Buffer{}, c.m, tables.PredictionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestPredictionWriterLateGold(t *testing.T) {
 }
 
 // TestStreamTableReader streams a feature table whose label dictionary
-// grows by deltas through TableReader in small chunks, and checks the
+// grows by deltas through FeatureReader in small chunks, and checks the
 // predictions and gold labels against the whole table decoded at once.
 func TestStreamTableReader(t *testing.T) {
 	c := newStreamCase(8, true)
@@ -331,24 +331,22 @@ func TestStreamTableReader(t *testing.T) {
 	late := func(i, tok int) bool { return i < d.Len()/2 && d.LabelNames[d.Labels[tok]] == "d" }
 	gold := make([]string, d.NumTokens())
 	var buf bytes.Buffer
-	w, err := featurize.NewTableWriter(&buf, featurize.TableOptions{AttrNames: d.AttrNames, BatchTokens: 50})
+	w, err := tables.NewFeatureWriter(&buf, tables.FeatureOptions{AttrNames: d.AttrNames, BatchTokens: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < d.Len(); i++ {
 		lo, hi := d.SentStart[i], d.SentStart[i+1]
-		s := &featurize.Sentence{}
-		var attrs [][]int32
-		var vals [][]float64
+		s := &tables.FeatureSentence{}
 		for tok := lo; tok < hi; tok++ {
 			if !late(i, tok) {
 				gold[tok] = d.LabelNames[d.Labels[tok]]
 			}
 			s.Labels = append(s.Labels, gold[tok])
-			attrs = append(attrs, d.Attrs[d.AttrStart[tok]:d.AttrStart[tok+1]])
-			vals = append(vals, d.Values[d.AttrStart[tok]:d.AttrStart[tok+1]])
+			s.Attrs = append(s.Attrs, d.Attrs[d.AttrStart[tok]:d.AttrStart[tok+1]])
+			s.Values = append(s.Values, d.Values[d.AttrStart[tok]:d.AttrStart[tok+1]])
 		}
-		if err := w.Write(s, attrs, vals); err != nil {
+		if err := w.Write(s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -364,13 +362,13 @@ func TestStreamTableReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rr.Release()
-	tr, err := featurize.NewTableReader(rr, "t.arrow", featurize.ReadOptions{ChunkTokens: 30})
+	tr, err := tables.NewFeatureReader(rr, "t.arrow", tables.FeatureReadOptions{ChunkTokens: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tok, chunks := 0, 0
 	cov, err := decode.Stream(context.Background(), c.m, tr, decode.Options{Marginals: true, Workers: 2},
-		func(tab *featurize.Table, p *decode.Predictions) error {
+		func(tab *tables.FeatureTable, p *tables.Predictions) error {
 			for j, y := range p.Labels {
 				if y != want.Labels[tok] || p.Confidence[j] != want.Confidence[tok] {
 					return fmt.Errorf("token %d: predicted %d, want %d", tok, y, want.Labels[tok])

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // readAllSentences reads r to the end and returns the number of sentences.
@@ -107,7 +109,7 @@ func TestRunFIFO(t *testing.T) {
 		w.Close()
 	}()
 	done := make(chan error, 1)
-	var sum Summary
+	var sum tables.FeatureSummary
 	go func() {
 		var err error
 		sum, err = Run(context.Background(), fifo, io.Discard, RunOptions{})

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/pipeline"
 )
 
 // TestReaderMessages pins the errors of the text readers that issue 10
@@ -89,7 +91,7 @@ func TestTruncatedCompressedLines(t *testing.T) {
 
 // readTruncated reads the CoNLL file at path to the end.
 func readTruncated(path string) error {
-	rc, name, err := Open(path)
+	rc, name, err := pipeline.OpenInput(path)
 	if err != nil {
 		return err
 	}
@@ -101,7 +103,7 @@ func readTruncated(path string) error {
 // mustOpen opens path with Open.
 func mustOpen(t *testing.T, path string) io.Reader {
 	t.Helper()
-	rc, _, err := Open(path)
+	rc, _, err := pipeline.OpenInput(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/dualcrf/dualcrf/pipeline"
 )
 
 // zstdCompressed compresses data with zstd.
@@ -45,9 +47,9 @@ func openFuzzSeeds(f *testing.F) [][]byte {
 	}
 }
 
-// FuzzOpen: Open and the line reader, over any bytes (plain, gzip, zstd and
-// corruptions of them), never panic, return valid UTF-8 lines within the
-// line limit, and name the input in every error.
+// FuzzOpen: pipeline.OpenInput and the line reader, over any bytes (plain,
+// gzip, zstd and corruptions of them), never panic, return valid UTF-8 lines
+// within the line limit, and name the input in every error.
 func FuzzOpen(f *testing.F) {
 	for _, s := range openFuzzSeeds(f) {
 		f.Add(s)
@@ -57,15 +59,15 @@ func FuzzOpen(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		rc, name, err := OpenAs(path, "fuzz")
+		rc, name, err := pipeline.OpenInput(path)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz: ") {
+			if !strings.HasPrefix(err.Error(), path+": ") {
 				t.Fatalf("error %q does not name the input", err)
 			}
 			return
 		}
 		defer rc.Close()
-		if name != "fuzz" {
+		if name != path {
 			t.Fatalf("name %q", name)
 		}
 		lr := newLineReader(rc, name)
@@ -82,7 +84,7 @@ func FuzzOpen(f *testing.F) {
 			total += len(b) + 1
 		}
 		if err := lr.err; err != nil {
-			if msg := err.Error(); !strings.HasPrefix(msg, "fuzz:") && !strings.HasPrefix(msg, "read fuzz ") {
+			if msg := err.Error(); !strings.HasPrefix(msg, path+":") && !strings.HasPrefix(msg, "read "+path+" ") {
 				t.Fatalf("error %q does not name the input", msg)
 			}
 		}

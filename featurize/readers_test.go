@@ -14,60 +14,15 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/dualcrf/dualcrf/internal/datatest"
+	"github.com/dualcrf/dualcrf/pipeline"
 )
-
-// readersFindDataDir returns the shared data directory: $DUALCRF_DATA, or
-// ../shared/data relative to the repository root (the directory holding
-// go.mod); the error says why it is unavailable.
-func readersFindDataDir() (string, error) {
-	if d := os.Getenv("DUALCRF_DATA"); d != "" {
-		_, err := os.Stat(d)
-		return d, err
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "data")
-	_, err = os.Stat(d)
-	return d, err
-}
-
-// readersDataDir returns the shared data directory, skipping the test when
-// it is absent.
-func readersDataDir(t testing.TB) string {
-	t.Helper()
-	d, err := readersFindDataDir()
-	if err != nil {
-		t.Skipf("data directory unavailable: %v", err)
-	}
-	return d
-}
-
-// readersDataFile returns the path of a data file, skipping when absent.
-func readersDataFile(t testing.TB, rel string) string {
-	t.Helper()
-	p := filepath.Join(readersDataDir(t), rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("data file absent: %v", err)
-	}
-	return p
-}
 
 // readersOpen opens a file with Open and closes it at the end of the test.
 func readersOpen(t testing.TB, path string) (io.Reader, string) {
 	t.Helper()
-	rc, name, err := Open(path)
+	rc, name, err := pipeline.OpenInput(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +217,7 @@ func TestConll2000(t *testing.T) {
 		{"test.txt.gz", 2012, 47377, 19},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			rc, name := readersOpen(t, readersDataFile(t, filepath.Join("conll2000", tc.file)))
+			rc, name := readersOpen(t, datatest.Path(t, "conll2000", tc.file))
 			r := NewConllReader(rc, name, DefaultConllOptions())
 			st := readersCount(t, r)
 			if st.sentences != tc.sentences || st.tokens != tc.tokens || len(st.labels) != tc.labels {
@@ -289,7 +244,7 @@ func TestConll2002(t *testing.T) {
 		{"ned.testb.gz", 5195, 68875, 68994},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			path := readersDataFile(t, filepath.Join("conll2002", tc.file))
+			path := datatest.Path(t, "conll2002", tc.file)
 			rc, name := readersOpen(t, path)
 			st := readersCount(t, NewConllReader(rc, name, DefaultConllOptions()))
 			if st.sentences != tc.sentences || st.tokens != tc.tokens || len(st.labels) != 9 {
@@ -318,7 +273,7 @@ func TestConlluEWT(t *testing.T) {
 		{"en_ewt-ud-test.conllu.gz", 2077, 25094},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			path := readersDataFile(t, filepath.Join("ud_english_ewt", tc.file))
+			path := datatest.Path(t, "ud_english_ewt", tc.file)
 			rc, name := readersOpen(t, path)
 			st := readersCount(t, NewConlluReader(rc, name, ConlluOptions{}))
 			if st.sentences != tc.sentences || st.tokens != tc.words || len(st.labels) != 17 {
@@ -341,7 +296,7 @@ func TestConlluEWT(t *testing.T) {
 }
 
 func TestTreebankZipMRG(t *testing.T) {
-	z, err := OpenTreebankZip(readersDataFile(t, "treebank/treebank.zip"), TreebankMRG)
+	z, err := OpenTreebankZip(datatest.Path(t, "treebank", "treebank.zip"), TreebankMRG)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +314,7 @@ func TestTreebankZipMRG(t *testing.T) {
 }
 
 func TestTreebankZipPOS(t *testing.T) {
-	z, err := OpenTreebankZip(readersDataFile(t, "treebank/treebank.zip"), TreebankPOS)
+	z, err := OpenTreebankZip(datatest.Path(t, "treebank", "treebank.zip"), TreebankPOS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +345,7 @@ func TestTreebankZipPOS(t *testing.T) {
 // TestTreebankPOSAgreesWithMRG compares the first file of both formats,
 // whose sentences coincide.
 func TestTreebankPOSAgreesWithMRG(t *testing.T) {
-	zip := readersDataFile(t, "treebank/treebank.zip")
+	zip := datatest.Path(t, "treebank", "treebank.zip")
 	var dumps [2]string
 	for i, format := range []TreebankFormat{TreebankMRG, TreebankPOS} {
 		z, err := OpenTreebankZip(zip, format)
@@ -420,7 +375,7 @@ func TestTreebankPOSAgreesWithMRG(t *testing.T) {
 // example from CoNLL-2000 train and reads it back. The figures are those
 // crfsuite learn reports for that file.
 func TestCRFsuiteChunking(t *testing.T) {
-	rc, name := readersOpen(t, readersDataFile(t, "conll2000/train.txt.gz"))
+	rc, name := readersOpen(t, datatest.Path(t, "conll2000", "train.txt.gz"))
 	pr, pw := io.Pipe()
 	go func() {
 		pw.CloseWithError(WriteCRFsuiteChunking(pw, NewConllReader(rc, name, DefaultConllOptions()), name))
@@ -607,16 +562,16 @@ func TestReadersCRLF(t *testing.T) {
 			cases[in] = b
 		}
 	}
-	if d, err := readersFindDataDir(); err == nil {
-		if rc, _, err := Open(filepath.Join(d, "conll2000", "test.txt.gz")); err == nil {
-			b, err := io.ReadAll(rc)
-			rc.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cases["test.conll"] = b
-		}
+	rc, _, err := pipeline.OpenInput(datatest.Path(t, "conll2000", "test.txt.gz"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	b, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases["test.conll"] = b
 	for name, lf := range cases {
 		crlf := bytes.ReplaceAll(bytes.ReplaceAll(lf, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 		var dumps [2]string
@@ -695,7 +650,7 @@ func TestOpenCompressed(t *testing.T) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		rc, name, err := Open(path)
+		rc, name, err := pipeline.OpenInput(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -707,7 +662,7 @@ func TestOpenCompressed(t *testing.T) {
 			t.Errorf("%s: %d sentences, %d tokens, name %s", format, st.sentences, st.tokens, name)
 		}
 	}
-	if _, _, err := Open(filepath.Join(dir, "missing.txt")); !errors.Is(err, os.ErrNotExist) {
+	if _, _, err := pipeline.OpenInput(filepath.Join(dir, "missing.txt")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 }
@@ -721,7 +676,7 @@ func TestOpenTruncated(t *testing.T) {
 		if err := os.WriteFile(path, data[:len(data)/2], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		rc, name, err := Open(path)
+		rc, name, err := pipeline.OpenInput(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -738,12 +693,12 @@ func TestOpenTruncated(t *testing.T) {
 }
 
 func TestOpenStdinName(t *testing.T) {
-	rc, err := openDecompressed(bytes.NewReader(readersCompressed(t, []byte("a B C\n"), "gzip")), StdinName, nil)
+	rc, err := pipeline.Decompress(bytes.NewReader(readersCompressed(t, []byte("a B C\n"), "gzip")), pipeline.StdinName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rc.Close()
-	r := NewConllReader(rc, StdinName, DefaultConllOptions())
+	r := NewConllReader(rc, pipeline.StdinName, DefaultConllOptions())
 	if !r.Scan() || r.Sentence().Tokens[0][0] != "a" {
 		t.Fatalf("stdin: %v", r.Err())
 	}
@@ -766,7 +721,7 @@ func TestReadersReuse(t *testing.T) {
 
 // BenchmarkConllReader reads CoNLL-2000 train (decompressed in memory).
 func BenchmarkConllReader(b *testing.B) {
-	rc, name := readersOpen(b, readersDataFile(b, "conll2000/train.txt.gz"))
+	rc, name := readersOpen(b, datatest.Path(b, "conll2000", "train.txt.gz"))
 	data, err := io.ReadAll(rc)
 	if err != nil {
 		b.Fatal(err)

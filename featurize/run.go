@@ -10,6 +10,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // KeyInput is the feature-table metadata key holding the InputOptions (JSON)
@@ -43,10 +44,9 @@ type InputOptions struct {
 // Formats lists the corpus formats OpenReader understands.
 func Formats() []string { return []string{"conll", "conllu", "ptb-mrg", "ptb-pos", "crfsuite"} }
 
-// OpenReader opens path ("-" = standard input) as a Reader of the format in
-// opts; errors name the input display (the path when display is "").
-// The closer closes the file.
-func OpenReader(path, display string, opts InputOptions) (Reader, io.Closer, error) {
+// OpenReader opens path ("" or "-" = standard input) with pipeline.OpenInput
+// as a Reader of the format in opts. The closer closes the file.
+func OpenReader(path string, opts InputOptions) (Reader, io.Closer, error) {
 	format := opts.Format
 	if format == "" {
 		format = "conll"
@@ -63,7 +63,7 @@ func OpenReader(path, display string, opts InputOptions) (Reader, io.Closer, err
 		z.limits = opts
 		return z, z, nil
 	}
-	rc, name, err := OpenAs(path, display)
+	rc, name, err := pipeline.OpenInput(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -116,7 +116,7 @@ type RunOptions struct {
 	// Labels are the known labels in id order (the training labels); labels
 	// met in the input are appended, keeping their tokens' gold label (a
 	// model cannot predict them, so eval counts those tokens as errors).
-	// With Vocab set, the returned Summary's Coverage counts them.
+	// With Vocab set, the returned summary's Coverage counts them.
 	Labels []string
 	// Writer chooses the IPC format and compression of the output.
 	Writer pipeline.WriterOptions
@@ -124,30 +124,30 @@ type RunOptions struct {
 	BatchTokens int
 }
 
-// Run featurizes the corpus at path ("-" = standard input) into a feature
+// Run featurizes the corpus at path ("" or "-" = standard input) into a feature
 // table written to out. Learning a vocabulary (or writing the IPC file
 // format, whose dictionaries must be complete up front) takes two passes
 // over the input; an input that can be read only once (standard input from
 // a pipe, a FIFO, a process substitution, a device) is then copied to an
 // unnamed temporary file as the first pass reads it, and the second pass
 // reads that. Reads of such an input end when ctx does, with ctx's error.
-func Run(ctx context.Context, path string, out io.Writer, opts RunOptions) (Summary, error) {
+func Run(ctx context.Context, path string, out io.Writer, opts RunOptions) (tables.FeatureSummary, error) {
 	twoPass := opts.Vocab == nil || opts.Writer.Format == pipeline.FormatFile
 	display := displayName(path)
 	src, err := openSource(ctx, path, display, opts.Input, twoPass)
 	if err != nil {
-		return Summary{}, err
+		return tables.FeatureSummary{}, err
 	}
 	defer src.Close()
 	sum, err := run(ctx, src, display, out, opts, twoPass)
 	if err != nil && ctx.Err() != nil {
-		return Summary{}, ctx.Err()
+		return tables.FeatureSummary{}, ctx.Err()
 	}
 	return sum, err
 }
 
 // run is Run on an opened source.
-func run(ctx context.Context, src *source, display string, out io.Writer, opts RunOptions, twoPass bool) (Summary, error) {
+func run(ctx context.Context, src *source, display string, out io.Writer, opts RunOptions, twoPass bool) (tables.FeatureSummary, error) {
 	set := opts.Templates
 	if set == nil {
 		set = &TemplateSet{}
@@ -173,10 +173,10 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 			return nil
 		})
 		if err != nil {
-			return Summary{}, err
+			return tables.FeatureSummary{}, err
 		}
 		if err := src.rewind(); err != nil {
-			return Summary{}, fmt.Errorf("read %s: %w", display, err)
+			return tables.FeatureSummary{}, fmt.Errorf("read %s: %w", display, err)
 		}
 		if vocab == nil {
 			vocab = vb.Build(opts.MinCount)
@@ -184,7 +184,7 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	}
 	inputJSON, err := json.Marshal(opts.Input)
 	if err != nil {
-		return Summary{}, err
+		return tables.FeatureSummary{}, err
 	}
 	md := map[string]string{
 		schemas.KeyTemplates: set.String(),
@@ -192,12 +192,12 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 		schemas.KeySource:    display,
 		KeyInput:             string(inputJSON),
 	}
-	var tw *TableWriter
+	var tw *tables.FeatureWriter
 	var ids [][]int32
 	var vals [][]float64
-	var cov *Coverage // with a fixed vocabulary: what it does not cover
+	var cov *tables.Coverage // with a fixed vocabulary: what it does not cover
 	if opts.Vocab != nil {
-		cov = &Coverage{}
+		cov = &tables.Coverage{}
 	}
 	knownLabel := make(map[string]bool, len(opts.Labels))
 	for _, l := range opts.Labels {
@@ -206,7 +206,7 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	err = scan(ctx, src, display, opts.Input, set, func(columns []string, s *Sentence, feats [][]Feature) error {
 		if tw == nil {
 			var err error
-			tw, err = NewTableWriter(out, TableOptions{Columns: columns, AttrNames: vocab.Names(), LabelNames: labels,
+			tw, err = tables.NewFeatureWriter(out, tables.FeatureOptions{Columns: columns, AttrNames: vocab.Names(), LabelNames: labels,
 				Metadata: md, BatchTokens: opts.BatchTokens, Writer: opts.Writer})
 			if err != nil {
 				return err
@@ -215,22 +215,38 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 		var dropped int
 		ids, vals, dropped = toIDs(vocab, feats, ids, vals)
 		if cov != nil {
-			cov.addSentence(s, feats, dropped, knownLabel)
+			addCoverage(cov, s, feats, dropped, knownLabel)
 		}
-		return tw.Write(s, ids, vals)
+		return tw.Write(&tables.FeatureSentence{Tokens: s.Tokens, Labels: s.Labels, Attrs: ids, Values: vals, Line: s.Line})
 	})
 	if err != nil {
 		if tw != nil {
 			tw.Abort()
 		}
-		return Summary{}, err
+		return tables.FeatureSummary{}, err
 	}
 	if err := tw.Close(); err != nil {
-		return Summary{}, err
+		return tables.FeatureSummary{}, err
 	}
 	sum := tw.Summary()
 	sum.Coverage = cov
 	return sum, nil
+}
+
+// addCoverage counts in c a sentence featurized with a fixed vocabulary:
+// its features, of which dropped were unknown, and its labels, known ones
+// marked in knownLabel.
+func addCoverage(c *tables.Coverage, s *Sentence, feats [][]Feature, dropped int, knownLabel map[string]bool) {
+	c.Tokens += len(feats)
+	for _, fs := range feats {
+		c.Attrs += len(fs)
+	}
+	c.UnknownAttrs += dropped
+	for _, l := range s.Labels {
+		if l != "" {
+			c.AddLabel(l, knownLabel[l])
+		}
+	}
 }
 
 // toIDs maps each token's features to vocabulary ids and values (nil when
@@ -294,9 +310,10 @@ func scan(ctx context.Context, src *source, display string, in InputOptions, set
 	return r.Err()
 }
 
+// displayName names the input path in messages.
 func displayName(path string) string {
-	if path == "-" {
-		return StdinName
+	if pipeline.IsStdin(path) {
+		return pipeline.StdinName
 	}
 	return path
 }

@@ -2,10 +2,11 @@ package featurize
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // countingWriter counts the bytes written through it.
@@ -18,7 +19,7 @@ func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); re
 // written — and reports tokens/s and the table's size, uncompressed and
 // with zstd.
 func BenchmarkFeaturizeConll2000(b *testing.B) {
-	path := filepath.Join(readersDataDir(b), "conll2000", "train.txt.gz")
+	path := datatest.Path(b, "conll2000", "train.txt.gz")
 	set, err := Builtin("chunking")
 	if err != nil {
 		b.Fatal(err)
@@ -26,7 +27,7 @@ func BenchmarkFeaturizeConll2000(b *testing.B) {
 	for _, comp := range []pipeline.Compression{pipeline.CompressNone, pipeline.CompressZstd} {
 		b.Run(string(comp), func(b *testing.B) {
 			var w countingWriter
-			var sum Summary
+			var sum tables.FeatureSummary
 			for b.Loop() {
 				w.n = 0
 				var err error

@@ -1,7 +1,7 @@
 // Package featurize turns labelled text (CoNLL columns, CoNLL-U, Penn Treebank,
 // CRFsuite attribute lines) into sparse feature tables: readers yield
 // sentences, templates turn tokens into attributes, a vocabulary maps
-// attributes to ids, and the writer emits Arrow record batches.
+// attributes to ids, and package tables' FeatureWriter writes the table.
 package featurize
 
 import "fmt"

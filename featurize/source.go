@@ -33,14 +33,14 @@ type source struct {
 	file   *os.File // the opened stream file, closed by Close
 }
 
-// openSource opens the input at path ("-" = standard input) for Run;
+// openSource opens the input at path ("" or "-" = standard input) for Run;
 // display names it in messages; twoPass says whether it will be read twice.
 func openSource(ctx context.Context, path, display string, in InputOptions, twoPass bool) (*source, error) {
-	if path != "-" && isTreebankZip(path, in) {
+	if !pipeline.IsStdin(path) && isTreebankZip(path, in) {
 		return &source{path: path}, nil
 	}
 	var f *os.File
-	if path == "-" {
+	if pipeline.IsStdin(path) {
 		f = os.Stdin
 	} else {
 		st, err := os.Stat(path)
@@ -99,13 +99,13 @@ func isTreebankZip(path string, in InputOptions) bool {
 // open returns a reader of the next pass.
 func (s *source) open(display string, in InputOptions) (Reader, io.Closer, error) {
 	if s.path != "" {
-		return OpenReader(s.path, display, in)
+		return OpenReader(s.path, in)
 	}
 	raw := s.stream
 	if s.ra != nil {
 		raw = io.NewSectionReader(s.ra, 0, s.size)
 	}
-	rc, err := openDecompressed(raw, display, nil)
+	rc, err := pipeline.Decompress(raw, display)
 	if err != nil {
 		return nil, nil, err
 	}

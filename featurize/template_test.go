@@ -10,44 +10,18 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// tmplDataDir returns the shared data directory ($DUALCRF_DATA, default
-// ../shared/data from the repository root), skipping the test when absent.
-func tmplDataDir(tb testing.TB) string {
-	tb.Helper()
-	dir := os.Getenv("DUALCRF_DATA")
-	if dir == "" {
-		root, err := filepath.Abs(".")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for {
-			if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-				break
-			}
-			parent := filepath.Dir(root)
-			if parent == root {
-				tb.Skip("no go.mod above the test directory")
-			}
-			root = parent
-		}
-		dir = filepath.Join(root, "..", "shared", "data")
-	}
-	if _, err := os.Stat(dir); err != nil {
-		tb.Skipf("data directory absent: %v", err)
-	}
-	return dir
-}
+	"github.com/dualcrf/dualcrf/internal/datatest"
+)
 
 // templateTestReadConll2000 reads a gzipped CoNLL-2000 file (WORD POS CHUNK,
 // blank line between sentences): columns "word", "pos"; label = chunk.
 func templateTestReadConll2000(tb testing.TB, name string) []Sentence {
 	tb.Helper()
-	path := filepath.Join(tmplDataDir(tb), "conll2000", name)
+	path := datatest.Path(tb, "conll2000", name)
 	f, err := os.Open(path)
 	if err != nil {
-		tb.Skipf("CoNLL-2000 absent: %v", err)
+		tb.Fatal(err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)

@@ -10,20 +10,22 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // TextReader featurizes a corpus with a fixed vocabulary straight into
-// chunks of whole sentences, as TableReader hands them out of the table Run
-// would write with the same options: decode --text streams through it with
-// no Arrow round trip. It reads the corpus once, so standard input needs no
-// spooling. Its loop is TableReader's:
+// chunks of whole sentences, as tables.FeatureReader hands them out of the
+// table Run would write with the same options: decode --text streams
+// through it with no Arrow round trip. It reads the corpus once, so
+// standard input needs no spooling. Its loop is tables.FeatureReader's:
 //
 //	for tr.Next() { t := tr.Chunk(); … }
 //	if err := tr.Err(); err != nil { … }
 //
-// Attributes the vocabulary does not know are left out (Table.Dropped
-// counts them); labels outside RunOptions.Labels are appended to the label
-// names, so a chunk's Dataset names the labels met up to its end.
+// Attributes the vocabulary does not know are left out
+// (tables.FeatureTable.Dropped counts them); labels outside
+// RunOptions.Labels are appended to the label names, so a chunk's Dataset
+// names the labels met up to its end.
 type TextReader struct {
 	r           Reader
 	closer      io.Closer
@@ -41,21 +43,21 @@ type TextReader struct {
 	vals       []float64
 
 	sentences int // sentences handed out in chunks so far
-	chunk     *Table
+	chunk     *tables.FeatureTable
 	done      bool
 	err       error
 }
 
-// NewTextReader opens the corpus at path ("-" = standard input) for
+// NewTextReader opens the corpus at path ("" or "-" = standard input) for
 // featurizing with opts.Vocab, which must be set, in chunks that end at the
-// first sentence after chunkTokens tokens (DefaultChunkTokens when ≤ 0).
+// first sentence after chunkTokens tokens (tables.DefaultChunkTokens when ≤ 0).
 // Close it after use.
 func NewTextReader(path string, opts RunOptions, chunkTokens int) (*TextReader, error) {
 	if opts.Vocab == nil {
 		return nil, fmt.Errorf("featurize: a TextReader needs a fixed vocabulary")
 	}
 	if chunkTokens <= 0 {
-		chunkTokens = DefaultChunkTokens
+		chunkTokens = tables.DefaultChunkTokens
 	}
 	set := opts.Templates
 	if set == nil {
@@ -66,7 +68,7 @@ func NewTextReader(path string, opts RunOptions, chunkTokens int) (*TextReader, 
 		return nil, err
 	}
 	display := displayName(path)
-	r, c, err := OpenReader(path, display, opts.Input)
+	r, c, err := OpenReader(path, opts.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +101,7 @@ func (tr *TextReader) Close() error { return tr.closer.Close() }
 func (tr *TextReader) Metadata() map[string]string { return tr.metadata }
 
 // Chunk returns the chunk read by the last call to Next.
-func (tr *TextReader) Chunk() *Table { return tr.chunk }
+func (tr *TextReader) Chunk() *tables.FeatureTable { return tr.chunk }
 
 // Err returns the first error met, nil at a clean end of the corpus.
 func (tr *TextReader) Err() error { return tr.err }
@@ -126,8 +128,8 @@ func (tr *TextReader) Next() bool {
 
 // read featurizes sentences into a chunk until it holds chunkTokens
 // tokens; nil at the end of the corpus.
-func (tr *TextReader) read() (*Table, error) {
-	var t *Table
+func (tr *TextReader) read() (*tables.FeatureTable, error) {
+	var t *tables.FeatureTable
 	for t == nil || t.Data.NumTokens() < tr.chunkTokens {
 		if !tr.r.Scan() {
 			if err := tr.r.Err(); err != nil {
@@ -162,10 +164,10 @@ func (tr *TextReader) read() (*Table, error) {
 }
 
 // newChunk starts an empty chunk.
-func (tr *TextReader) newChunk() *Table {
+func (tr *TextReader) newChunk() *tables.FeatureTable {
 	names := tr.vocab.names
 	cols := tr.r.Columns()
-	return &Table{
+	return &tables.FeatureTable{
 		Data: &crf.Dataset{NumAttrs: len(names), AttrNames: names[:len(names):len(names)],
 			SentStart: make([]int, 0, 1024), AttrStart: make([]int, 1, tr.chunkTokens+1), Labels: make([]int32, 0, tr.chunkTokens)},
 		Columns:       cols,
@@ -176,7 +178,7 @@ func (tr *TextReader) newChunk() *Table {
 }
 
 // add featurizes sentence s into chunk t.
-func (tr *TextReader) add(t *Table, s *Sentence) error {
+func (tr *TextReader) add(t *tables.FeatureTable, s *Sentence) error {
 	n := s.Len()
 	d := t.Data
 	errorf := func(format string, args ...any) error {
@@ -210,8 +212,8 @@ func (tr *TextReader) add(t *Table, s *Sentence) error {
 			}
 		}
 		d.Attrs = append(d.Attrs, tr.ids...)
-		if !tableAllOnes(tr.vals) && d.Values == nil {
-			d.Values = tableOnes(make([]float64, 0, cap(d.Attrs)), len(d.Attrs)-len(tr.ids))
+		if !allOnes(tr.vals) && d.Values == nil {
+			d.Values = appendOnes(make([]float64, 0, cap(d.Attrs)), len(d.Attrs)-len(tr.ids))
 		}
 		if d.Values != nil {
 			d.Values = append(d.Values, tr.vals...)
@@ -240,4 +242,22 @@ func (tr *TextReader) label(s *Sentence, t int) int32 {
 		tr.labelIndex[l] = id
 	}
 	return id
+}
+
+// allOnes reports whether every value is 1 (true for none).
+func allOnes(values []float64) bool {
+	for _, v := range values {
+		if v != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// appendOnes appends n ones to dst.
+func appendOnes(dst []float64, n int) []float64 {
+	for ; n > 0; n-- {
+		dst = append(dst, 1)
+	}
+	return dst
 }

@@ -10,6 +10,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // textCorpus writes n random CoNLL sentences (word, POS, label) over a
@@ -78,7 +81,7 @@ func TestTextReader(t *testing.T) {
 			if _, err := Run(ctx, c.train, &trainBuf, RunOptions{Input: c.input, Templates: c.templates}); err != nil {
 				t.Fatal(err)
 			}
-			train, err := ReadTable(&trainBuf, "train", ReadOptions{SkipText: true})
+			train, err := tables.ReadFeatureTable(&trainBuf, "train", tables.FeatureReadOptions{SkipText: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +94,7 @@ func TestTextReader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := ReadTable(&testBuf, "test", ReadOptions{})
+			want, err := tables.ReadFeatureTable(&testBuf, "test", tables.FeatureReadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +103,7 @@ func TestTextReader(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tr.Close()
-			var chunks []*Table
+			var chunks []*tables.FeatureTable
 			dropped := 0
 			for tr.Next() {
 				chunks = append(chunks, tr.Chunk())
@@ -110,8 +113,8 @@ func TestTextReader(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkChunkSizes(t, chunks, 40)
-			got := tableJoin(t, chunks)
-			if err := tableCompare(got.Data, want.Data); err != nil {
+			got := joinChunks(t, chunks)
+			if err := compareDatasets(got.Data, want.Data); err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got.Text, want.Text) || !reflect.DeepEqual(chunks[0].Columns, want.Columns) {
@@ -149,27 +152,27 @@ func TestTextReader(t *testing.T) {
 
 // TestCoverage checks what counts make an error and what a warning.
 func TestCoverage(t *testing.T) {
-	ok := Coverage{Tokens: 100, Attrs: 1000, UnknownAttrs: 96, Labelled: 100}
+	ok := tables.Coverage{Tokens: 100, Attrs: 1000, UnknownAttrs: 96, Labelled: 100}
 	if err := ok.Mismatch("t.arrow", "m.arrow"); err != nil || len(ok.Warnings("m.arrow")) != 0 {
 		t.Fatalf("CoNLL-like test data (9.6%% unknown): %v %q", err, ok.Warnings("m.arrow"))
 	}
 	for _, c := range []struct {
-		cov  Coverage
+		cov  tables.Coverage
 		want string
 	}{
-		{Coverage{Tokens: 10, Attrs: 50, UnknownAttrs: 50, Labelled: 10}, "t.arrow and m.arrow share no attribute: none of the 50 attribute occurrences of its 10 tokens"},
-		{Coverage{Tokens: 10, Labelled: 10}, "share no attribute: none of the 0 attribute occurrences"},
-		{Coverage{Tokens: 10, Attrs: 50, Labelled: 4, UnknownLabels: map[string]int{"X": 3, "Y": 1}}, "share no label: none of the gold labels of its 4 labelled tokens (X (3), Y (1))"},
+		{tables.Coverage{Tokens: 10, Attrs: 50, UnknownAttrs: 50, Labelled: 10}, "t.arrow and m.arrow share no attribute: none of the 50 attribute occurrences of its 10 tokens"},
+		{tables.Coverage{Tokens: 10, Labelled: 10}, "share no attribute: none of the 0 attribute occurrences"},
+		{tables.Coverage{Tokens: 10, Attrs: 50, Labelled: 4, UnknownLabels: map[string]int{"X": 3, "Y": 1}}, "share no label: none of the gold labels of its 4 labelled tokens (X (3), Y (1))"},
 	} {
 		err := c.cov.Mismatch("t.arrow", "m.arrow")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.cov, err, c.want)
 		}
 	}
-	if err := (Coverage{}).Mismatch("t", "m"); err != nil {
+	if err := (tables.Coverage{}).Mismatch("t", "m"); err != nil {
 		t.Errorf("no tokens: %v", err)
 	}
-	partial := Coverage{Tokens: 10, Attrs: 1000, UnknownAttrs: 501, Labelled: 10, UnknownLabels: map[string]int{"B-LST": 2}}
+	partial := tables.Coverage{Tokens: 10, Attrs: 1000, UnknownAttrs: 501, Labelled: 10, UnknownLabels: map[string]int{"B-LST": 2}}
 	if err := partial.Mismatch("t", "m"); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +181,104 @@ func TestCoverage(t *testing.T) {
 		w[1] != "2 of 10 labelled tokens have a gold label m.arrow cannot predict (kept; scored as errors): B-LST (2)" {
 		t.Fatalf("warnings %q", w)
 	}
-	if w := (Coverage{Tokens: 10, Attrs: 1000, UnknownAttrs: 500}).Warnings("m"); len(w) != 0 {
+	if w := (tables.Coverage{Tokens: 10, Attrs: 1000, UnknownAttrs: 500}).Warnings("m"); len(w) != 0 {
 		t.Fatalf("exactly half unknown: %q", w)
+	}
+}
+
+// The helpers below compare TextReader's chunks with the table Run writes
+// (they mirror package tables' own test helpers).
+
+// compareDatasets reports the first difference between two datasets; a nil
+// Values equals all ones.
+func compareDatasets(got, want *crf.Dataset) error {
+	gv, wv := got.Values, want.Values
+	if (gv == nil) != (wv == nil) {
+		return fmt.Errorf("Values nil: got %v, want %v", gv == nil, wv == nil)
+	}
+	got2, want2 := *got, *want
+	got2.Values, want2.Values = nil, nil
+	for _, f := range []struct {
+		name      string
+		got, want any
+	}{
+		{"NumAttrs", got2.NumAttrs, want2.NumAttrs},
+		{"NumLabels", got2.NumLabels, want2.NumLabels},
+		{"AttrNames", got2.AttrNames, want2.AttrNames},
+		{"LabelNames", got2.LabelNames, want2.LabelNames},
+		{"SentStart", got2.SentStart, want2.SentStart},
+		{"AttrStart", got2.AttrStart, want2.AttrStart},
+		{"Attrs", got2.Attrs, want2.Attrs},
+		{"Labels", got2.Labels, want2.Labels},
+		{"Values", gv, wv},
+	} {
+		if g, w := reflect.ValueOf(f.got), reflect.ValueOf(f.want); g.Kind() == reflect.Slice && g.Len() == 0 && w.Len() == 0 {
+			continue
+		}
+		if !reflect.DeepEqual(f.got, f.want) {
+			return fmt.Errorf("%s differ:\n got %v\nwant %v", f.name, f.got, f.want)
+		}
+	}
+	return nil
+}
+
+// joinChunks concatenates chunks into one table, checking that they number
+// their sentences on and that every chunk's names are a prefix of the
+// last's.
+func joinChunks(t *testing.T, chunks []*tables.FeatureTable) *tables.FeatureTable {
+	t.Helper()
+	last := chunks[len(chunks)-1].Data
+	d := &crf.Dataset{NumAttrs: last.NumAttrs, NumLabels: last.NumLabels, AttrNames: last.AttrNames, LabelNames: last.LabelNames,
+		SentStart: []int{0}, AttrStart: []int{0}}
+	out := &tables.FeatureTable{Data: d, Columns: chunks[0].Columns, Text: make([][]string, len(chunks[0].Columns))}
+	real := false
+	for k, c := range chunks {
+		cd := c.Data
+		if c.FirstSentence != d.Len() {
+			t.Fatalf("chunk %d starts at sentence %d, want %d", k, c.FirstSentence, d.Len())
+		}
+		if !reflect.DeepEqual(cd.AttrNames, last.AttrNames[:cd.NumAttrs]) || !reflect.DeepEqual(cd.LabelNames, last.LabelNames[:cd.NumLabels]) {
+			t.Fatalf("chunk %d: names are not a prefix of the last chunk's", k)
+		}
+		base := d.NumTokens()
+		for i := 1; i < len(cd.SentStart); i++ {
+			d.SentStart = append(d.SentStart, base+cd.SentStart[i])
+		}
+		for tok := 0; tok < cd.NumTokens(); tok++ {
+			d.Labels = append(d.Labels, cd.Labels[tok])
+			for j := cd.AttrStart[tok]; j < cd.AttrStart[tok+1]; j++ {
+				d.Attrs = append(d.Attrs, cd.Attrs[j])
+				v := 1.0
+				if cd.Values != nil {
+					v = cd.Values[j]
+				}
+				real = real || v != 1
+				d.Values = append(d.Values, v)
+			}
+			d.AttrStart = append(d.AttrStart, len(d.Attrs))
+		}
+		for col := range out.Text {
+			out.Text[col] = append(out.Text[col], c.Text[col]...)
+		}
+	}
+	if !real {
+		d.Values = nil
+	}
+	return out
+}
+
+// checkChunkSizes fails when a chunk is empty or holds more than
+// chunkTokens−1 tokens plus its last sentence.
+func checkChunkSizes(t *testing.T, chunks []*tables.FeatureTable, chunkTokens int) {
+	t.Helper()
+	for k, c := range chunks {
+		d := c.Data
+		n := d.Len()
+		if n == 0 {
+			t.Fatalf("chunk %d is empty", k)
+		}
+		if before := d.SentStart[n-1]; before >= chunkTokens {
+			t.Fatalf("chunk %d: %d tokens before its last sentence, want < %d", k, before, chunkTokens)
+		}
 	}
 }

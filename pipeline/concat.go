@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"sync/atomic"
 
@@ -75,7 +74,7 @@ type partSource struct {
 
 func newPartSource(r io.Reader, name string, mem memory.Allocator) *partSource {
 	s := &partSource{name: name, mem: mem}
-	if f, ok := r.(*os.File); ok {
+	if f, ok := r.(regularFile); ok {
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 			if off, err := f.Seek(0, io.SeekCurrent); err == nil {
 				s.ra, s.size = io.NewSectionReader(f, off, st.Size()-off), st.Size()-off

@@ -1,24 +1,23 @@
 // Package pipeline holds what every dualcrf stage needs to sit in a Unix
-// pipeline: opening inputs ("-" = stdin, gzip undone on the fly; reads that
-// end with a context), atomic outputs ("-" = stdout; a file appears only
-// when its stage succeeds, and a killed stage leaves nothing that the next
-// run does not remove), checks that no output overwrites an input and that
-// an output's name matches its format, spools, and Arrow IPC record writers
-// and readers that handle both the stream and the file format, with
-// optional zstd or lz4 body compression, and concatenations of both.
+// pipeline: opening inputs ("-" = stdin, gzip and zstd undone on the fly;
+// reads that end with a context), atomic outputs ("-" = stdout; a file
+// appears only when its stage succeeds, and a killed stage leaves nothing
+// that the next run does not remove), checks that no output overwrites an
+// input and that an output's name matches its format, spools, and Arrow IPC
+// record writers and readers that handle both the stream and the file
+// format, with optional zstd or lz4 body compression, and concatenations of
+// both. The tables themselves are package tables' codecs.
 package pipeline
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"syscall"
 
-	"github.com/klauspost/compress/gzip"
+	"github.com/dualcrf/dualcrf/internal/fsutil"
 )
 
 // StdinName and StdoutName name the standard streams in messages.
@@ -26,81 +25,6 @@ const (
 	StdinName  = "<stdin>"
 	StdoutName = "<stdout>"
 )
-
-// isStd reports whether path means the standard stream.
-func isStd(path string) bool { return path == "" || path == "-" }
-
-var gzipMagic = []byte{0x1f, 0x8b}
-
-// OpenInput opens path for reading; "" or "-" is standard input. The name
-// returned is the one to use in messages (the path, or StdinName). Input that
-// starts with the gzip magic is decompressed transparently. When the input is
-// not compressed and is a file (or standard input redirected from one), the
-// reader returned is the *os.File itself, so Arrow readers can use ReadAt.
-// Closing the reader closes the file (standard input too).
-func OpenInput(path string) (io.ReadCloser, string, error) {
-	f, name := os.Stdin, StdinName
-	if !isStd(path) {
-		var err error
-		if f, err = os.Open(path); err != nil {
-			return nil, path, err
-		}
-		name = path
-	}
-	rc, err := sniffGzip(f, name)
-	if err != nil {
-		_ = f.Close()
-		return nil, name, err
-	}
-	return rc, name, nil
-}
-
-// sniffGzip returns f itself, or a decompressing reader when f starts with
-// the gzip magic. Regular files are peeked with ReadAt so f stays usable as
-// an io.ReaderAt; other files (pipes) go through a bufio.Reader.
-func sniffGzip(f *os.File, name string) (io.ReadCloser, error) {
-	var head [2]byte
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		off, err := f.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return f, nil
-		}
-		n, _ := f.ReadAt(head[:], off)
-		if n < 2 || !bytes.Equal(head[:], gzipMagic) {
-			return f, nil
-		}
-		return newGzipInput(f, f, name)
-	}
-	br := bufio.NewReaderSize(f, 1<<16)
-	peek, _ := br.Peek(2)
-	if !bytes.Equal(peek, gzipMagic) {
-		return &readCloser{Reader: br, c: f}, nil
-	}
-	return newGzipInput(br, f, name)
-}
-
-func newGzipInput(r io.Reader, c io.Closer, name string) (io.ReadCloser, error) {
-	zr, err := gzip.NewReader(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: gzip: %w", name, err)
-	}
-	return &readCloser{Reader: zr, c: c, z: zr}, nil
-}
-
-// readCloser reads from Reader and closes the optional decompressor z, then c.
-type readCloser struct {
-	io.Reader
-	c io.Closer
-	z io.Closer
-}
-
-func (r *readCloser) Close() error {
-	var err error
-	if r.z != nil {
-		err = r.z.Close()
-	}
-	return errors.Join(err, r.c.Close())
-}
 
 // Output is a stage's output. For a path it is written to a temporary file in
 // the same directory and renamed over path by Commit, so readers never see a
@@ -211,7 +135,7 @@ func (o *Output) Commit() error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", o.name, err)
 	}
-	syncDir(filepath.Dir(o.path))
+	_ = fsutil.SyncDir(filepath.Dir(o.path)) // a failure only weakens durability
 	return nil
 }
 
@@ -264,17 +188,6 @@ func (o *Output) linkUnnamed() error {
 			return err
 		}
 	}
-}
-
-// syncDir makes a rename durable; failure only weakens durability, so it is
-// not reported.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	_ = d.Close()
 }
 
 // Abort discards the output: a temporary file is removed; standard output is

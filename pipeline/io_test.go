@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -23,78 +21,6 @@ func dirEntries(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
-}
-
-func TestOpenInput(t *testing.T) {
-	dir := t.TempDir()
-	plain := filepath.Join(dir, "plain.txt")
-	if err := os.WriteFile(plain, []byte("a b\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	fmt.Fprint(zw, "zipped\n")
-	zw.Close()
-	zipped := filepath.Join(dir, "z.txt.gz")
-	if err := os.WriteFile(zipped, gz.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for path, want := range map[string]string{plain: "a b\n", zipped: "zipped\n"} {
-		rc, name, err := OpenInput(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := io.ReadAll(rc)
-		if err != nil || string(got) != want || name != path {
-			t.Errorf("%s: read %q, %v, name %q", path, got, err, name)
-		}
-		if err := rc.Close(); err != nil {
-			t.Error(err)
-		}
-	}
-	// An uncompressed file comes back as the *os.File, so Arrow readers
-	// can use ReadAt.
-	rc, _, err := OpenInput(plain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := rc.(*os.File); !ok {
-		t.Errorf("plain file opened as %T, want *os.File", rc)
-	}
-	rc.Close()
-	if _, name, err := OpenInput(filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "missing") {
-		t.Errorf("missing file: %v (name %q)", err, name)
-	}
-}
-
-func TestOpenInputStdinName(t *testing.T) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := os.Stdin
-	os.Stdin = r
-	defer func() { os.Stdin = old }()
-	go func() {
-		fmt.Fprint(w, "from stdin")
-		w.Close()
-	}()
-	for _, path := range []string{"-", ""} {
-		rc, name, err := OpenInput(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if name != StdinName {
-			t.Errorf("OpenInput(%q) name %q", path, name)
-		}
-		if path == "-" {
-			got, _ := io.ReadAll(rc)
-			if string(got) != "from stdin" {
-				t.Errorf("stdin read %q", got)
-			}
-		}
-	}
-	r.Close()
 }
 
 func TestOutputCommit(t *testing.T) {

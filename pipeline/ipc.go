@@ -193,10 +193,11 @@ type ReaderOptions struct {
 
 // OpenRecordReader reads Arrow IPC data from r, in the file format (detected
 // by its leading "ARROW1" magic) or the stream format. The file format needs
-// random access: a regular *os.File is read in place, any other reader is
-// first read into memory. name is used in error messages. Input that is
-// neither format, a stream that ends without its end-of-stream marker and a
-// file without its footer are errors, not panics or silent short reads.
+// random access: a regular file (an *os.File, or what OpenInput returns for
+// one) is read in place, any other reader is first read into memory. name is
+// used in error messages. Input that is neither format, a stream that ends
+// without its end-of-stream marker and a file without its footer are
+// errors, not panics or silent short reads.
 //
 // Concatenated input (`cat a.arrow b.arrow`: streams or files back to back)
 // is read whole, part after part; each part must have the first one's

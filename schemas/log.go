@@ -27,8 +27,8 @@ const (
 	LogVersion = "2"
 )
 
-// logFields are the columns of the training log.
-func logFields() []arrow.Field {
+// LogFields returns the columns of the training log, in order.
+func LogFields() []arrow.Field {
 	f64 := arrow.PrimitiveTypes.Float64
 	sec, frac := unit(UnitSeconds), unit(UnitFraction)
 	return []arrow.Field{
@@ -54,7 +54,7 @@ func LogSchema(md map[string]string) (*arrow.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return arrow.NewSchema(logFields(), &m), nil
+	return arrow.NewSchema(LogFields(), &m), nil
 }
 
 // ValidateLogSchema says precisely what is wrong with a training-log
@@ -64,7 +64,7 @@ func ValidateLogSchema(s *arrow.Schema) error {
 	if !checkFormat(p, s, LogFormat, LogVersion) {
 		return p.err()
 	}
-	for _, f := range logFields() {
+	for _, f := range LogFields() {
 		checkColumn(p, s, f.Name, isType(f.Type.ID(), f.Type.String()))
 	}
 	return p.err()

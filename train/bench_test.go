@@ -3,11 +3,11 @@ package train_test
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/internal/datatest"
+	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -16,14 +16,7 @@ import (
 // untimed first epoch, and L-BFGS iterations on the same problem, side by
 // side: go test ./train -run '^$' -bench Conll2000 -benchtime 5x.
 func BenchmarkSDCAEpochConll2000(b *testing.B) {
-	root := os.Getenv("DUALCRF_DATA")
-	if root == "" {
-		root = filepath.Join("..", "..", "shared", "data")
-	}
-	path := filepath.Join(root, "conll2000", "train.txt.gz")
-	if _, err := os.Stat(path); err != nil {
-		b.Skipf("CoNLL-2000 not found under %s (set DUALCRF_DATA)", root)
-	}
+	path := datatest.Path(b, "conll2000", "train.txt.gz")
 	set, err := featurize.Builtin("chunking")
 	if err != nil {
 		b.Fatal(err)
@@ -33,7 +26,7 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	if _, err := featurize.Run(ctx, path, &buf, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
 		b.Fatal(err)
 	}
-	t, err := featurize.ReadTable(&buf, path, featurize.ReadOptions{SkipText: true})
+	t, err := tables.ReadFeatureTable(&buf, path, tables.FeatureReadOptions{SkipText: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -46,6 +46,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dualcrf/dualcrf/internal/fsutil"
 )
 
 // ErrNoCheckpoint is returned by LoadCheckpoint when DIR holds no usable
@@ -247,14 +249,14 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 	if err := writeSynced(filepath.Join(tmp, "state.json"), js); err != nil {
 		return "", err
 	}
-	if err := syncDir(tmp); err != nil {
+	if err := fsutil.SyncDir(tmp); err != nil {
 		return "", err
 	}
 	final := filepath.Join(dir, name)
 	if err := renameReplacing(tmp, final); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := fsutil.SyncDir(dir); err != nil {
 		return "", err
 	}
 	if err := writeSyncedRename(filepath.Join(dir, "CURRENT"), []byte(name+"\n")); err != nil {
@@ -639,5 +641,5 @@ func writeSyncedRename(path string, b []byte) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	return syncDir(filepath.Dir(path))
+	return fsutil.SyncDir(filepath.Dir(path))
 }

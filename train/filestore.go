@@ -42,6 +42,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/fsutil"
 )
 
 const (
@@ -151,7 +152,7 @@ func initFile(f *os.File, path string, h fileHeader, off []int64) (*FileStore, e
 	if err := f.Sync(); err != nil {
 		return nil, fmt.Errorf("sync duals file %s: %w", path, err)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := fsutil.SyncDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	return mapFile(f, path, h, off)
@@ -169,19 +170,6 @@ func allocate(fd int, size int64) error {
 		err = unix.Ftruncate(fd, size)
 	}
 	return err
-}
-
-// syncDir makes a new directory entry durable.
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync directory: %w", err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil && !errors.Is(err, unix.EINVAL) {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
 }
 
 // OpenFileStore maps an existing duals file after checking that it is one,

@@ -5,12 +5,12 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/internal/datatest"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // kernelBlock is one sentence's dual block and oracle marginals, captured
@@ -33,14 +33,7 @@ type kernelBlock struct {
 //
 // ns/entry × 98M ≈ seconds per epoch spent in that part.
 func BenchmarkStepKernels(b *testing.B) {
-	root := os.Getenv("DUALCRF_DATA")
-	if root == "" {
-		root = filepath.Join("..", "..", "shared", "data")
-	}
-	path := filepath.Join(root, "conll2000", "train.txt.gz")
-	if _, err := os.Stat(path); err != nil {
-		b.Skipf("CoNLL-2000 not found under %s (set DUALCRF_DATA)", root)
-	}
+	path := datatest.Path(b, "conll2000", "train.txt.gz")
 	set, err := featurize.Builtin("chunking")
 	if err != nil {
 		b.Fatal(err)
@@ -50,7 +43,7 @@ func BenchmarkStepKernels(b *testing.B) {
 	if _, err := featurize.Run(ctx, path, &buf, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
 		b.Fatal(err)
 	}
-	t, err := featurize.ReadTable(&buf, path, featurize.ReadOptions{SkipText: true})
+	t, err := tables.ReadFeatureTable(&buf, path, tables.FeatureReadOptions{SkipText: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,50 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/dualcrf/dualcrf/schemas"
 )
-
-// LogTable builds the training log (schemas.LogSchema) from epoch records.
-// The caller releases the record.
-func LogTable(recs []EpochRecord, md map[string]string) (arrow.RecordBatch, error) {
-	schema, err := schemas.LogSchema(md)
-	if err != nil {
-		return nil, err
-	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	f := func(i int) *array.Float64Builder { return b.Field(i).(*array.Float64Builder) }
-	opt := func(i int, v float64, ok bool) {
-		if ok && !math.IsNaN(v) {
-			f(i).Append(v)
-		} else {
-			f(i).AppendNull()
-		}
-	}
-	for _, r := range recs {
-		b.Field(0).(*array.Int32Builder).Append(int32(r.Epoch))
-		b.Field(1).(*array.Int64Builder).Append(r.Steps)
-		f(2).Append(r.Seconds)
-		f(3).Append(r.Total)
-		f(4).Append(r.CertSeconds)
-		opt(5, r.Primal, r.Certified)
-		opt(6, r.Dual, r.Certified)
-		opt(7, r.Gap, r.Certified)
-		opt(8, r.Residual, r.Certified)
-		opt(9, r.GapEstimate, true)
-		b.Field(10).(*array.Int64Builder).Append(r.LineSearch)
-		acc, okA := r.Metrics[MetricAccuracy]
-		f1, okF := r.Metrics[MetricF1]
-		opt(11, acc, okA)
-		opt(12, f1, okF)
-	}
-	return b.NewRecordBatch(), nil
-}
 
 // Held-out metric names understood by the log.
 const (

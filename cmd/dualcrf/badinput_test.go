@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -46,7 +47,7 @@ const casesDir = "testdata/cases"
 type caseEnv struct {
 	fix  string // {fix}: the fixtures made by badFixtures
 	td   string // {td}: the package's testdata directory
-	data string // {data}: $DUALCRF_DATA, default ../shared/data
+	data string // {data}: the shared data (datatest.Dir)
 }
 
 // caseFiles are the names a case directory reserves; any other file is an
@@ -55,7 +56,7 @@ var caseFiles = []string{"cmd", "stdin", "exit", "stderr", "stdout"}
 
 func TestBadInput(t *testing.T) {
 	f := fixtures(t)
-	env := caseEnv{fix: badFixtures(t, f), td: abs(t, "testdata"), data: dataDir(t)}
+	env := caseEnv{fix: badFixtures(t, f), td: abs(t, "testdata"), data: datatest.Dir(t)}
 	dirs, err := filepath.Glob(filepath.Join(casesDir, "[0-9]*"))
 	if err != nil {
 		t.Fatal(err)
@@ -67,16 +68,6 @@ func TestBadInput(t *testing.T) {
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) { runCase(t, env, abs(t, dir)) })
 	}
-}
-
-// dataDir returns $DUALCRF_DATA, default ../shared/data from the module
-// root, as an absolute path; a case that uses {data} fails when it is
-// absent.
-func dataDir(t *testing.T) string {
-	if d := os.Getenv("DUALCRF_DATA"); d != "" {
-		return abs(t, d)
-	}
-	return abs(t, filepath.Join("..", "..", "..", "shared", "data"))
 }
 
 // runCase runs the case in dir and checks or (with -update) rewrites its
@@ -91,11 +82,6 @@ func runCase(t *testing.T, env caseEnv, dir string) {
 		t.Fatalf("%s/cmd: %v", dir, err)
 	}
 	expand := strings.NewReplacer("{fix}", env.fix, "{td}", env.td, "{data}", env.data, "{case}", dir).Replace
-	if strings.Contains(line, "{data}") {
-		if _, err := os.Stat(env.data); err != nil {
-			t.Fatalf("the case reads the shared data: %v (set DUALCRF_DATA)", err)
-		}
-	}
 	args := make([]string, len(words))
 	for i, w := range words {
 		args[i] = expand(w)

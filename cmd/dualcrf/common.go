@@ -10,6 +10,7 @@ import (
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // withOutput runs fn on the output for path ("" or "-" = standard output)
@@ -41,18 +42,18 @@ func readModel(path string) (*crf.Model, error) {
 	var m *crf.Model
 	err := withInput(path, func(r io.Reader, name string) error {
 		var err error
-		m, err = pipeline.ReadModel(r, name)
+		m, err = tables.ReadModel(r, name, pipeline.ReaderOptions{})
 		return err
 	})
 	return m, err
 }
 
 // readTable reads a feature table.
-func readTable(path string, skipText bool) (*featurize.Table, error) {
-	var t *featurize.Table
+func readTable(path string, skipText bool) (*tables.FeatureTable, error) {
+	var t *tables.FeatureTable
 	err := withInput(path, func(r io.Reader, name string) error {
 		var err error
-		t, err = featurize.ReadTable(r, name, featurize.ReadOptions{SkipText: skipText})
+		t, err = tables.ReadFeatureTable(r, name, tables.FeatureReadOptions{SkipText: skipText})
 		return err
 	})
 	return t, err

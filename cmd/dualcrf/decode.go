@@ -12,6 +12,7 @@ import (
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 func decodeCommand() *cli.Command {
@@ -37,10 +38,10 @@ unknown to the model, or gold labels it cannot predict, are warnings with counts
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Required: true, Usage: "model file"},
 			&cli.StringFlag{Name: "text", Usage: "featurize this raw corpus with the model's own templates instead of reading a feature table"},
-			&cli.StringFlag{Name: "format", Value: decode.FormatArrow, Usage: "output: arrow, conll or parquet"},
+			&cli.StringFlag{Name: "format", Value: tables.PredictionArrow, Usage: "output: arrow, conll or parquet"},
 			&cli.BoolFlag{Name: "marginals", Usage: "add each predicted label's marginal probability and the sentence log-probability"},
 			workersFlag("decoding"),
-			intIn(&cli.IntFlag{Name: "chunk-tokens", Value: featurize.DefaultChunkTokens, Usage: "tokens per chunk read, decoded and written at a time (memory bound)"},
+			intIn(&cli.IntFlag{Name: "chunk-tokens", Value: tables.DefaultChunkTokens, Usage: "tokens per chunk read, decoded and written at a time (memory bound)"},
 				1, math.MaxInt, ""),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
 			&cli.StringFlag{Name: "input-format", Usage: "with --text: corpus format (default: the model's)"},
@@ -79,7 +80,7 @@ func runDecode(c *cli.Context) error {
 	md := map[string]string{schemas.KeySource: modelPath}
 	opts := decode.Options{Marginals: c.Bool("marginals"), Workers: c.Int("workers")}
 	return withOutput(c.String("output"), func(w io.Writer, _ string) error {
-		pw, err := decode.NewPredictionWriter(w, m, decode.WriterOptions{Format: format, IPC: wopts, Metadata: md})
+		pw, err := tables.NewPredictionWriter(w, m, tables.PredictionOptions{Format: format, IPC: wopts, Metadata: md})
 		if err != nil {
 			return err
 		}
@@ -141,7 +142,7 @@ func openDecodeInput(c *cli.Context, m *crf.Model) (decode.Source, string, func(
 		rr.Release()
 		in.Close()
 	}
-	tr, err := featurize.NewTableReader(rr, name, featurize.ReadOptions{ChunkTokens: chunk})
+	tr, err := tables.NewFeatureReader(rr, name, tables.FeatureReadOptions{ChunkTokens: chunk})
 	if err != nil {
 		closeAll()
 		return nil, "", nil, err
@@ -180,11 +181,11 @@ func textOptions(c *cli.Context, m *crf.Model) (featurize.RunOptions, error) {
 // use, rather than ignore them: CoNLL text has no column for the marginals,
 // and only Arrow IPC has an IPC format and body compression.
 func checkOutputFlags(c *cli.Context, format string) error {
-	if format == decode.FormatCoNLL && c.Bool("marginals") {
+	if format == tables.PredictionCoNLL && c.Bool("marginals") {
 		return fmt.Errorf("decode: --marginals applies to --format arrow or parquet, not conll (CoNLL text has no column for them)")
 	}
 	for _, name := range []string{"ipc", "compression"} {
-		if format != decode.FormatArrow && c.IsSet(name) {
+		if format != tables.PredictionArrow && c.IsSet(name) {
 			return fmt.Errorf("decode: --%s applies to --format arrow, not %s", name, format)
 		}
 	}

@@ -10,19 +10,19 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // readFeatureTable reads a whole feature table file.
-func readFeatureTable(t *testing.T, path string) *featurize.Table {
+func readFeatureTable(t *testing.T, path string) *tables.FeatureTable {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	tab, err := featurize.ReadTable(f, path, featurize.ReadOptions{})
+	tab, err := tables.ReadFeatureTable(f, path, tables.FeatureReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestDecodeStreams(t *testing.T) {
 	wrote := make(chan error, 1)
 	go func() {
 		defer stdin.Close()
-		w, err := featurize.NewTableWriter(stdin, featurize.TableOptions{Columns: test.Columns, AttrNames: d.AttrNames,
+		w, err := tables.NewFeatureWriter(stdin, tables.FeatureOptions{Columns: test.Columns, AttrNames: d.AttrNames,
 			LabelNames: d.LabelNames, Metadata: map[string]string{schemas.KeyTemplates: test.Metadata[schemas.KeyTemplates]},
 			BatchTokens: 1024})
 		if err != nil {
@@ -67,9 +67,9 @@ func TestDecodeStreams(t *testing.T) {
 		}
 		for written.Load() < total {
 			for i := 0; i < d.Len(); i++ {
-				s, attrs := tableSentence(test, i)
-				written.Add(int64(len(attrs)))
-				if err := w.Write(s, attrs, nil); err != nil {
+				s := tableSentence(test, i)
+				written.Add(int64(len(s.Attrs)))
+				if err := w.Write(s); err != nil {
 					w.Abort()
 					wrote <- err
 					return
@@ -99,13 +99,12 @@ func TestDecodeStreams(t *testing.T) {
 	}
 }
 
-// tableSentence returns sentence i of a feature table as TableWriter takes
-// it.
-func tableSentence(tab *featurize.Table, i int) (*featurize.Sentence, [][]int32) {
+// tableSentence returns sentence i of a feature table as FeatureWriter
+// takes it.
+func tableSentence(tab *tables.FeatureTable, i int) *tables.FeatureSentence {
 	d := tab.Data
 	lo, hi := d.SentStart[i], d.SentStart[i+1]
-	s := &featurize.Sentence{}
-	var attrs [][]int32
+	s := &tables.FeatureSentence{}
 	for tok := lo; tok < hi; tok++ {
 		row := make([]string, len(tab.Columns))
 		for c := range row {
@@ -117,9 +116,9 @@ func tableSentence(tab *featurize.Table, i int) (*featurize.Sentence, [][]int32)
 			l = d.LabelNames[y]
 		}
 		s.Labels = append(s.Labels, l)
-		attrs = append(attrs, d.Attrs[d.AttrStart[tok]:d.AttrStart[tok+1]])
+		s.Attrs = append(s.Attrs, d.Attrs[d.AttrStart[tok]:d.AttrStart[tok+1]])
 	}
-	return s, attrs
+	return s
 }
 
 // TestDecodeChunkSizes checks that the chunk size changes nothing in the

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 func evalCommand() *cli.Command {
@@ -76,20 +76,7 @@ Exits non-zero when there are no gold labels.
 // writeScores writes the overall scores as a one-row Arrow IPC file, the
 // scores table (schemas.ScoresSchema); source names the predictions scored.
 func writeScores(path, source string, s decode.Scores) error {
-	rec, err := decode.ScoresRecord(memory.DefaultAllocator, s, map[string]string{schemas.KeySource: source})
-	if err != nil {
-		return err
-	}
-	defer rec.Release()
 	return withOutput(path, func(w io.Writer, _ string) error {
-		rw, err := pipeline.NewRecordWriter(w, rec.Schema(), pipeline.WriterOptions{Format: pipeline.FormatFile})
-		if err != nil {
-			return err
-		}
-		if err := rw.Write(rec); err != nil {
-			rw.Abort()
-			return err
-		}
-		return rw.Close()
+		return tables.WriteScores(w, s.Row(), map[string]string{schemas.KeySource: source}, pipeline.WriterOptions{})
 	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -9,15 +10,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 func inspectCommand() *cli.Command {
@@ -73,7 +72,7 @@ func inspect(out *bytes.Buffer, open opener) error {
 	switch format {
 	case schemas.ModelFormat:
 		return open(func(r io.Reader, name string) error {
-			m, err := pipeline.ReadModel(r, name)
+			m, err := tables.ReadModel(r, name, pipeline.ReaderOptions{})
 			if err != nil {
 				return err
 			}
@@ -81,7 +80,7 @@ func inspect(out *bytes.Buffer, open opener) error {
 		})
 	case schemas.FeatureFormat:
 		return open(func(r io.Reader, name string) error {
-			s, err := featurize.InspectTable(r, name, featurize.ReadOptions{})
+			s, err := tables.InspectFeatureTable(r, name, tables.FeatureReadOptions{})
 			if err != nil {
 				return err
 			}
@@ -112,7 +111,7 @@ func inspect(out *bytes.Buffer, open opener) error {
 }
 
 // printFeatureTable summarises a feature table.
-func printFeatureTable(out *bytes.Buffer, name string, s featurize.Summary) {
+func printFeatureTable(out *bytes.Buffer, name string, s tables.FeatureSummary) {
 	fmt.Fprintf(out, "feature table %s (format version %s)\n", name, s.Version)
 	fmt.Fprintf(out, "sentences   %d\ntokens      %d (longest sentence %d)\nattributes  %d (%d occurrences, %d tokens with real values)\n",
 		s.Sentences, s.Tokens, s.MaxLen, s.Attributes, s.AttrOccurrences, s.RealValued)
@@ -163,7 +162,7 @@ func printModel(out *bytes.Buffer, name string, m *crf.Model) error {
 
 // printPredictions summarises a prediction table.
 func printPredictions(out *bytes.Buffer, rr array.RecordReader, name string) error {
-	s, err := decode.InspectPredictions(rr, name)
+	s, err := tables.InspectPredictions(rr, name)
 	if err != nil {
 		return err
 	}
@@ -192,7 +191,7 @@ func printPredictions(out *bytes.Buffer, rr array.RecordReader, name string) err
 
 // printScores summarises a scores table (eval --arrow).
 func printScores(out *bytes.Buffer, rr array.RecordReader, name string) error {
-	s, err := decode.ReadScores(rr, name)
+	s, err := tables.ReadScores(rr, name)
 	if err != nil {
 		return err
 	}
@@ -210,68 +209,33 @@ func printScores(out *bytes.Buffer, rr array.RecordReader, name string) error {
 }
 
 // printLog summarises a training log: every epoch's row.
-func printLog(out *bytes.Buffer, rr array.RecordReader, name string) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: corrupt training log: %v", name, p)
-		}
-	}()
-	schema := rr.Schema()
-	if err := schemas.ValidateLogSchema(schema); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	cols := make([]string, schema.NumFields())
-	for i, f := range schema.Fields() {
-		cols[i] = f.Name
-	}
-	var rows [][]string
-	epoch := int64(-1)
-	for batch := 0; rr.Next(); batch++ {
-		rec := rr.RecordBatch()
-		if err := pipeline.ValidateBatch(rec); err != nil {
-			return fmt.Errorf("%s: batch %d: %w", name, batch, err)
-		}
-		for j := 0; j < int(rec.NumRows()); j++ {
-			row := make([]string, len(cols))
-			for c, col := range rec.Columns() {
-				row[c] = cell(col, j)
-			}
-			e := rec.Column(schema.FieldIndices("epoch")[0]).(*array.Int32)
-			if e.IsNull(j) || int64(e.Value(j)) <= epoch {
-				return fmt.Errorf("%s: row %d: epoch %s after epoch %d (epochs increase from 0)", name, len(rows), row[schema.FieldIndices("epoch")[0]], epoch)
-			}
-			epoch = int64(e.Value(j))
-			rows = append(rows, row)
-		}
-	}
-	if err := rr.Err(); err != nil {
+func printLog(out *bytes.Buffer, rr array.RecordReader, name string) error {
+	log, err := tables.ReadLog(rr, name)
+	if err != nil {
 		return err
 	}
-	md := schemas.MetadataMap(schema)
+	var cols []string
+	for _, f := range schemas.LogFields() {
+		cols = append(cols, f.Name)
+	}
+	num := func(v float64) string {
+		if math.IsNaN(v) {
+			return "-" // null
+		}
+		return strconv.FormatFloat(v, 'g', 7, 64)
+	}
+	rows := make([][]string, len(log.Rows))
+	for i, r := range log.Rows {
+		rows[i] = []string{strconv.Itoa(r.Epoch), strconv.FormatInt(r.Steps, 10), num(r.Seconds), num(r.TotalSeconds),
+			num(r.CertSeconds), num(r.Primal), num(r.Dual), num(r.Gap), num(r.IdentityResidual), num(r.GapEstimate),
+			strconv.FormatInt(r.LineSearch, 10), num(r.ValidAccuracy), num(r.ValidF1)}
+	}
+	md := log.Metadata
 	fmt.Fprintf(out, "training log %s (format version %s)\n", name, md[schemas.KeyVersion])
 	fmt.Fprintf(out, "epochs      %d rows\nsolver      %s\n", len(rows), md[schemas.KeySolver])
 	printAligned(out, cols, rows)
 	fmt.Fprintf(out, "(seconds exclude certificate passes, shown as cert_seconds; valid_accuracy and valid_f1 are fractions in [0, 1]; - is null)\n")
 	return nil
-}
-
-// cell formats row j of a numeric column, "-" when null.
-func cell(col arrow.Array, j int) string {
-	if col.IsNull(j) {
-		return "-"
-	}
-	switch a := col.(type) {
-	case *array.Int32:
-		return strconv.FormatInt(int64(a.Value(j)), 10)
-	case *array.Int64:
-		return strconv.FormatInt(a.Value(j), 10)
-	case *array.Float64:
-		if v := a.Value(j); !math.IsNaN(v) {
-			return strconv.FormatFloat(v, 'g', 7, 64)
-		}
-		return "NaN"
-	}
-	return "?"
 }
 
 // printAligned prints a table with right-aligned columns.
@@ -310,6 +274,10 @@ func reopenable(path string) (opener, error) {
 		var err error
 		data, err = io.ReadAll(r)
 		name = n
+		var de *pipeline.DecompressError
+		if errors.As(err, &de) {
+			return err // it names the input
+		}
 		if err != nil {
 			return fmt.Errorf("read %s: %w", n, err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // readColumn reads the float64 column name of the Arrow file at path (NaN
@@ -219,7 +220,7 @@ func readModelFile(t *testing.T, path string) *crf.Model {
 		t.Fatal(err)
 	}
 	defer file.Close()
-	m, err := pipeline.ReadModel(file, path)
+	m, err := tables.ReadModel(file, path, pipeline.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dualcrf/dualcrf/internal/datatest"
 )
 
 // The README's examples are run as a user would run them: every ```sh block
@@ -124,10 +126,7 @@ func TestREADME(t *testing.T) {
 	if err != nil {
 		t.Fatalf("README.md: %v", err)
 	}
-	data := dataDir(t)
-	if _, err := os.Stat(data); err != nil {
-		t.Fatalf("the README's examples read the shared data: %v (set DUALCRF_DATA)", err)
-	}
+	data := datatest.Dir(t) // the README's examples read the shared data
 	tmp := t.TempDir()
 	clone := filepath.Join(tmp, "dualcrf")
 	copyTracked(t, abs(t, filepath.Join("..", "..")), clone)

@@ -14,6 +14,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -107,7 +108,7 @@ func modelTraining(t *testing.T, path string) (*crf.Model, map[string]any) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := pipeline.ReadModel(f, path)
+	m, err := tables.ReadModel(f, path, pipeline.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/synth"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -51,7 +51,7 @@ func runSynth(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := featurize.SynthOptions{
+	opts := synth.Options{
 		Sentences: c.Int("sentences"),
 		MinLen:    c.Int("min-len"),
 		MaxLen:    c.Int("max-len"),
@@ -67,12 +67,12 @@ func runSynth(c *cli.Context) error {
 	if opts.MaxLen < opts.MinLen {
 		return fmt.Errorf("synth: --max-len %d is below --min-len %d", opts.MaxLen, opts.MinLen)
 	}
-	var sum featurize.SynthSummary
+	var sum synth.Summary
 	var name string
 	t0 := time.Now()
 	err = withOutput(c.String("output"), func(w io.Writer, n string) error {
 		name = n
-		sum, err = featurize.Synth(c.Context, w, opts, wopts)
+		sum, err = synth.Generate(c.Context, w, opts, wopts)
 		return err
 	})
 	if err != nil {
@@ -83,7 +83,7 @@ func runSynth(c *cli.Context) error {
 		sum.Sentences, sum.Tokens, len(sum.Labels), sum.Attributes, name, sec, float64(sum.Tokens)/sec)
 	logf("synth: true weights' Viterbi accuracy %.4f on these sentences (ceiling), %.4f on %d held-out; "+
 		"training duals %s (μ, float64)%s",
-		sum.TrueAccuracy, sum.CeilingEstimate, featurize.SynthHeldOut, gib(sum.DualBytes), memoryNote(sum.DualBytes))
+		sum.TrueAccuracy, sum.CeilingEstimate, synth.HeldOut, gib(sum.DualBytes), memoryNote(sum.DualBytes))
 	return nil
 }
 

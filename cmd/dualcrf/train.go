@@ -18,9 +18,9 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -288,7 +288,7 @@ func checkMemory(f *trainFlags, p *train.Problem, dualBytes int64) (bool, error)
 // trainAndWrite takes the checkpoint locks, resumes, opens the outputs,
 // places the duals — in that order, after every check — trains, and
 // writes the model and the log.
-func trainAndWrite(ctx context.Context, f *trainFlags, t *featurize.Table, p *train.Problem, dualsInMemory bool) error {
+func trainAndWrite(ctx context.Context, f *trainFlags, t *tables.FeatureTable, p *train.Problem, dualsInMemory bool) error {
 	d := t.Data
 	unlock, err := lockDirs(f)
 	if err != nil {
@@ -382,7 +382,7 @@ func trainAndWrite(ctx context.Context, f *trainFlags, t *featurize.Table, p *tr
 	}
 	m := &crf.Model{Layout: p.Layout, Weights: res.Weights, AttrNames: d.AttrNames, LabelNames: d.LabelNames,
 		Meta: modelMetadata(t.Metadata, f, p, res)}
-	if err := pipeline.WriteModel(out, m, pipeline.WriterOptions{Format: pipeline.FormatFile}); err != nil {
+	if err := tables.WriteModel(out, m, pipeline.WriterOptions{Format: pipeline.FormatFile}); err != nil {
 		return fmt.Errorf("write model %s: %w", out.Name(), err)
 	}
 	if logOut != nil {
@@ -528,20 +528,30 @@ func sameDir(a, b string) bool {
 
 // writeLog writes the per-epoch training log as an Arrow IPC file.
 func writeLog(w io.Writer, recs []train.EpochRecord, solver string) error {
-	rec, err := train.LogTable(recs, map[string]string{schemas.KeySolver: solver})
-	if err != nil {
-		return err
+	return tables.WriteLog(w, logRows(recs), map[string]string{schemas.KeySolver: solver}, pipeline.WriterOptions{})
+}
+
+// logRows turns epoch records into training-log rows: the certificate's
+// values only for certified epochs, the held-out metrics when measured.
+func logRows(recs []train.EpochRecord) []tables.LogRow {
+	rows := make([]tables.LogRow, len(recs))
+	for i, r := range recs {
+		nan := math.NaN()
+		row := tables.LogRow{Epoch: r.Epoch, Steps: r.Steps, Seconds: r.Seconds, TotalSeconds: r.Total,
+			CertSeconds: r.CertSeconds, Primal: nan, Dual: nan, Gap: nan, IdentityResidual: nan,
+			GapEstimate: r.GapEstimate, LineSearch: r.LineSearch, ValidAccuracy: nan, ValidF1: nan}
+		if r.Certified {
+			row.Primal, row.Dual, row.Gap, row.IdentityResidual = r.Primal, r.Dual, r.Gap, r.Residual
+		}
+		if v, ok := r.Metrics[train.MetricAccuracy]; ok {
+			row.ValidAccuracy = v
+		}
+		if v, ok := r.Metrics[train.MetricF1]; ok {
+			row.ValidF1 = v
+		}
+		rows[i] = row
 	}
-	defer rec.Release()
-	rw, err := pipeline.NewRecordWriter(w, rec.Schema(), pipeline.WriterOptions{Format: pipeline.FormatFile})
-	if err != nil {
-		return err
-	}
-	if err := rw.Write(rec); err != nil {
-		rw.Abort()
-		return err
-	}
-	return rw.Close()
+	return rows
 }
 
 // validator reads a held-out table and returns a function scoring weights

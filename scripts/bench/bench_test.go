@@ -18,7 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dualcrf/dualcrf/pipeline"
-	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // synthLog is a log whose answers are known by construction: epoch 0 takes
@@ -171,37 +171,18 @@ func TestRenderMarkdown(t *testing.T) {
 // writeSynthLog writes rows as a dualcrf training log.
 func writeSynthLog(t *testing.T, path string, rows []logRow, mem memory.Allocator) {
 	t.Helper()
-	schema, err := schemas.LogSchema(nil)
-	if err != nil {
-		t.Fatal(err)
+	log := make([]tables.LogRow, len(rows))
+	for i, r := range rows {
+		log[i] = tables.LogRow{Epoch: r.Epoch, Steps: int64(100 * r.Epoch), Seconds: r.Seconds, TotalSeconds: r.TotalSeconds,
+			CertSeconds: 0.1, Primal: r.Primal, Dual: r.Primal - r.Gap, Gap: r.Gap, IdentityResidual: 0, GapEstimate: 1,
+			LineSearch: 3, ValidAccuracy: math.NaN(), ValidF1: math.NaN()}
 	}
-	b := array.NewRecordBuilder(mem, schema)
-	defer b.Release()
-	for _, r := range rows {
-		b.Field(0).(*array.Int32Builder).Append(int32(r.Epoch))
-		b.Field(1).(*array.Int64Builder).Append(int64(100 * r.Epoch))
-		for i, v := range []float64{r.Seconds, r.TotalSeconds, 0.1, r.Primal, r.Primal - r.Gap, r.Gap, 0, 1} {
-			appendFloat(b.Field(2+i), v)
-		}
-		b.Field(10).(*array.Int64Builder).Append(3)
-		b.Field(11).(*array.Float64Builder).AppendNull()
-		b.Field(12).(*array.Float64Builder).AppendNull()
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w, err := pipeline.NewRecordWriter(f, schema, pipeline.WriterOptions{Format: pipeline.FormatFile, Mem: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
+	if err := tables.WriteLog(f, log, nil, pipeline.WriterOptions{Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 }

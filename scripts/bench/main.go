@@ -49,6 +49,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 func main() {
@@ -568,38 +569,13 @@ func readLog(path string) ([]logRow, error) {
 		return nil, fmt.Errorf("read log: %w", err)
 	}
 	defer rr.Release()
-	var rows []logRow
-	for rr.Next() {
-		if rows, err = appendLogRows(rows, rr.RecordBatch()); err != nil {
-			return nil, fmt.Errorf("read log %s: %w", path, err)
-		}
-	}
-	if err := rr.Err(); err != nil {
-		return nil, fmt.Errorf("read log %s: %w", path, err)
-	}
-	return rows, nil
-}
-
-// appendLogRows appends the rows of one log batch.
-func appendLogRows(rows []logRow, rec arrow.RecordBatch) ([]logRow, error) {
-	epoch, err := column[*array.Int32](rec, "epoch")
+	log, err := tables.ReadLog(rr, path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read log: %w", err)
 	}
-	var f64 [4]*array.Float64
-	for i, name := range []string{"seconds", "total_seconds", "primal", "gap"} {
-		if f64[i], err = column[*array.Float64](rec, name); err != nil {
-			return nil, err
-		}
-	}
-	for i := 0; i < int(rec.NumRows()); i++ {
-		rows = append(rows, logRow{
-			Epoch:        int(epoch.Value(i)),
-			Seconds:      floatAt(f64[0], i),
-			TotalSeconds: floatAt(f64[1], i),
-			Primal:       floatAt(f64[2], i),
-			Gap:          floatAt(f64[3], i),
-		})
+	rows := make([]logRow, len(log.Rows))
+	for i, r := range log.Rows {
+		rows[i] = logRow{Epoch: r.Epoch, Seconds: r.Seconds, TotalSeconds: r.TotalSeconds, Primal: r.Primal, Gap: r.Gap}
 	}
 	return rows, nil
 }

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/pipeline"
 )
 
 func main() {
@@ -40,11 +41,7 @@ func run(args []string, stdout io.Writer) error {
 	if fs.NArg() > 1 {
 		return fmt.Errorf("want one CoNLL-2000 file (or -), got %d", fs.NArg())
 	}
-	in := fs.Arg(0)
-	if in == "" {
-		in = "-"
-	}
-	rc, name, err := featurize.Open(in)
+	rc, name, err := pipeline.OpenInput(fs.Arg(0))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package tables
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -19,10 +20,12 @@ import (
 const modelBatchRows = 1 << 14
 
 // WriteModel writes m as an Arrow IPC file (schemas.ModelSchema) to out,
-// with its checksum (schemas.ModelHash) in the metadata. A model that fails
-// m.Check (a non-finite weight, names that do not fit the layout) is
+// with its checksum (schemas.ModelHash) in the metadata. opts chooses the
+// IPC format (the file format when empty), the compression and the
+// allocator (opts.Mem, memory.DefaultAllocator when nil). A model that
+// fails m.Check (a non-finite weight, names that do not fit the layout) is
 // refused.
-func WriteModel(out io.Writer, m *crf.Model, opts WriterOptions) error {
+func WriteModel(out io.Writer, m *crf.Model, opts pipeline.WriterOptions) error {
 	if err := m.Check(); err != nil {
 		return err
 	}
@@ -51,13 +54,13 @@ func WriteModel(out io.Writer, m *crf.Model, opts WriterOptions) error {
 		return err
 	}
 	if opts.Format == "" {
-		opts.Format = FormatFile
+		opts.Format = pipeline.FormatFile
 	}
 	mem := opts.Mem
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	w, err := NewRecordWriter(out, schema, opts)
+	w, err := pipeline.NewRecordWriter(out, schema, opts)
 	if err != nil {
 		return err
 	}
@@ -133,14 +136,15 @@ func modelRows(m *crf.Model, fn func(kind, name string, ws []float64) error) err
 // message naming the file and saying why: another table or format version,
 // damaged Arrow data, rows out of order, a weight that is not a finite
 // number (named by its row and label) or contents that do not match the
-// checksum.
-func ReadModel(r io.Reader, name string) (m *crf.Model, err error) {
+// checksum. opts.Mem allocates the Arrow buffers read (memory.DefaultAllocator
+// when nil); every buffer is released before ReadModel returns.
+func ReadModel(r io.Reader, name string, opts pipeline.ReaderOptions) (m *crf.Model, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			m, err = nil, fmt.Errorf("%s: corrupt model: %v", name, p)
 		}
 	}()
-	rr, err := OpenRecordReader(r, name, ReaderOptions{})
+	rr, err := pipeline.OpenRecordReader(r, name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +208,7 @@ func newModelReader(schema *arrow.Schema, name string) (*modelReader, error) {
 
 // addBatch checks one record batch and collects its rows.
 func (mr *modelReader) addBatch(rec arrow.RecordBatch, batch int) error {
-	if err := ValidateBatch(rec); err != nil {
+	if err := pipeline.ValidateBatch(rec); err != nil {
 		return fmt.Errorf("%s: batch %d: %w", mr.name, batch, err)
 	}
 	kinds := rec.Column(mr.ki).(*array.String)

@@ -1,4 +1,4 @@
-package decode
+package tables
 
 import (
 	"bufio"
@@ -15,10 +15,17 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
+
+// Predictions holds a decoder's output for a dataset, in its order: the
+// prediction columns of a prediction table.
+type Predictions struct {
+	Labels     []int32   // per token: predicted label id (into the model's labels)
+	Confidence []float64 // per token: p(y_t = pred | x), with marginals (nil without)
+	LogProb    []float64 // per sentence: log p(pred | x), with marginals (nil without)
+}
 
 // batchTokens is the target number of rows per prediction record batch
 // (and Parquet row group); batches are cut on sentence boundaries.
@@ -26,18 +33,20 @@ const batchTokens = 1 << 16
 
 // The output formats of a prediction table.
 const (
-	FormatArrow   = "arrow"   // Arrow IPC, stream or file (WriterOptions.IPC)
-	FormatCoNLL   = "conll"   // CoNLL text: the token's columns, gold, pred
-	FormatParquet = "parquet" // Parquet, zstd-compressed, a row group per batch
+	PredictionArrow   = "arrow"   // Arrow IPC, stream or file (PredictionOptions.IPC)
+	PredictionCoNLL   = "conll"   // CoNLL text: the token's columns, gold, pred
+	PredictionParquet = "parquet" // Parquet, zstd-compressed, a row group per batch
 )
 
-// Formats lists the output formats.
-func Formats() []string { return []string{FormatArrow, FormatCoNLL, FormatParquet} }
+// PredictionFormats lists the output formats of a prediction table.
+func PredictionFormats() []string {
+	return []string{PredictionArrow, PredictionCoNLL, PredictionParquet}
+}
 
-// WriterOptions configure a PredictionWriter.
-type WriterOptions struct {
-	Format   string                 // FormatArrow when empty
-	IPC      pipeline.WriterOptions // with FormatArrow: IPC format and compression
+// PredictionOptions configure a PredictionWriter.
+type PredictionOptions struct {
+	Format   string                 // PredictionArrow when empty
+	IPC      pipeline.WriterOptions // with PredictionArrow: IPC format and compression
 	Metadata map[string]string      // schema metadata (Arrow, Parquet)
 	Mem      memory.Allocator       // memory.DefaultAllocator when nil
 }
@@ -51,7 +60,7 @@ type WriterOptions struct {
 type PredictionWriter struct {
 	w      io.Writer
 	m      *crf.Model
-	opts   WriterOptions
+	opts   PredictionOptions
 	closed bool
 	err    error
 
@@ -66,20 +75,20 @@ type PredictionWriter struct {
 
 // NewPredictionWriter starts a prediction table on w for the predictions of
 // model m. Nothing is written before the first chunk.
-func NewPredictionWriter(w io.Writer, m *crf.Model, opts WriterOptions) (*PredictionWriter, error) {
+func NewPredictionWriter(w io.Writer, m *crf.Model, opts PredictionOptions) (*PredictionWriter, error) {
 	if opts.Format == "" {
-		opts.Format = FormatArrow
+		opts.Format = PredictionArrow
 	}
 	if opts.Mem == nil {
 		opts.Mem = memory.DefaultAllocator
 	}
 	pw := &PredictionWriter{w: w, m: m, opts: opts}
 	switch opts.Format {
-	case FormatCoNLL:
+	case PredictionCoNLL:
 		pw.bw = bufio.NewWriterSize(w, 1<<16)
-	case FormatArrow:
+	case PredictionArrow:
 		pw.emitFn = pw.emitArrow
-	case FormatParquet:
+	case PredictionParquet:
 		pw.emitFn = pw.emitParquet
 	default:
 		return nil, fmt.Errorf("decode: output format %q: want arrow, conll or parquet", opts.Format)
@@ -89,7 +98,7 @@ func NewPredictionWriter(w io.Writer, m *crf.Model, opts WriterOptions) (*Predic
 
 // Write writes the predictions p of chunk t (whose sentences number on from
 // the last chunk's).
-func (pw *PredictionWriter) Write(t *featurize.Table, p *Predictions) error {
+func (pw *PredictionWriter) Write(t *FeatureTable, p *Predictions) error {
 	switch {
 	case pw.err != nil:
 		return pw.err
@@ -233,7 +242,7 @@ type batcher struct {
 
 // newBatcher fixes the prediction schema from the first chunk t and its
 // predictions p.
-func newBatcher(t *featurize.Table, p *Predictions, m *crf.Model, md map[string]string, mem memory.Allocator) (*batcher, error) {
+func newBatcher(t *FeatureTable, p *Predictions, m *crf.Model, md map[string]string, mem memory.Allocator) (*batcher, error) {
 	gold := slices.ContainsFunc(t.Data.Labels, func(y int32) bool { return y >= 0 })
 	marg := p.Confidence != nil
 	schema, err := schemas.PredictionSchema(t.Columns, gold, marg, md)
@@ -263,7 +272,7 @@ func (b *batcher) release() { b.b.Release() }
 
 // add appends the rows of chunk t, calling emit with each batch that
 // reaches batchTokens rows (released after emit returns).
-func (b *batcher) add(t *featurize.Table, p *Predictions, emit func(arrow.RecordBatch) error) error {
+func (b *batcher) add(t *FeatureTable, p *Predictions, emit func(arrow.RecordBatch) error) error {
 	d := t.Data
 	if len(t.Columns) != b.ncols || (p.Confidence != nil) != b.marg {
 		return fmt.Errorf("decode: sentence %d: the chunk's columns differ from the first chunk's", t.FirstSentence)
@@ -320,10 +329,15 @@ func (b *batcher) flush(emit func(arrow.RecordBatch) error) error {
 
 // PredictionBatches calls emit with the prediction table of a whole table t
 // and its predictions p in record batches cut on sentence boundaries (the
-// record is released after emit returns). Gold labels are written when t
-// has any. PredictionWriter does the same chunk by chunk.
-func PredictionBatches(t *featurize.Table, m *crf.Model, p *Predictions, md map[string]string, emit func(arrow.RecordBatch) error) (*arrow.Schema, error) {
-	b, err := newBatcher(t, p, m, md, memory.DefaultAllocator)
+// record is released after emit returns), md in the schema metadata and
+// buffers from mem (memory.DefaultAllocator when nil). Gold labels are
+// written when t has any. PredictionWriter does the same chunk by chunk.
+func PredictionBatches(t *FeatureTable, m *crf.Model, p *Predictions, md map[string]string, mem memory.Allocator,
+	emit func(arrow.RecordBatch) error) (*arrow.Schema, error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	b, err := newBatcher(t, p, m, md, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +351,7 @@ func PredictionBatches(t *featurize.Table, m *crf.Model, p *Predictions, md map[
 // WriteCoNLL writes the predictions as CoNLL text: per token the pass-through
 // columns, the gold label when present, and the predicted label, separated
 // by spaces; a blank line after each sentence.
-func WriteCoNLL(w io.Writer, t *featurize.Table, m *crf.Model, p *Predictions) error {
+func WriteCoNLL(w io.Writer, t *FeatureTable, m *crf.Model, p *Predictions) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	if err := writeCoNLL(bw, t, m, p); err != nil {
 		return err
@@ -345,7 +359,7 @@ func WriteCoNLL(w io.Writer, t *featurize.Table, m *crf.Model, p *Predictions) e
 	return bw.Flush()
 }
 
-func writeCoNLL(bw *bufio.Writer, t *featurize.Table, m *crf.Model, p *Predictions) error {
+func writeCoNLL(bw *bufio.Writer, t *FeatureTable, m *crf.Model, p *Predictions) error {
 	d := t.Data
 	for i := 0; i < d.Len(); i++ {
 		for tok := d.SentStart[i]; tok < d.SentStart[i+1]; tok++ {
@@ -365,42 +379,6 @@ func writeCoNLL(bw *bufio.Writer, t *featurize.Table, m *crf.Model, p *Predictio
 			}
 		}
 		if err := bw.WriteByte('\n'); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// EvaluateReader scores a prediction table read from rr (gold against pred,
-// sentence by sentence) into ev. name is used in errors. The table is
-// checked as it is read: damaged batches, rows out of order, a token
-// without a gold or predicted label and an empty table are errors naming
-// name and the row.
-func EvaluateReader(rr array.RecordReader, name string, ev *Evaluator) error {
-	return readPredictions(rr, name, true, func(s *predSentence) error {
-		if err := ev.Add(s.gold, s.pred); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		return nil
-	})
-}
-
-// Score evaluates predictions p of dataset d (gold labels named by
-// d.LabelNames, predictions by the model's labels) with ev's options. It
-// fails when d has no gold labels.
-func Score(d *crf.Dataset, modelLabels []string, p *Predictions, ev *Evaluator) error {
-	var gold, pred []string
-	for i := 0; i < d.Len(); i++ {
-		gold, pred = gold[:0], pred[:0]
-		for tok := d.SentStart[i]; tok < d.SentStart[i+1]; tok++ {
-			y := d.Labels[tok]
-			if y < 0 {
-				return fmt.Errorf("sentence %d token %d: no gold label to score", i, tok-d.SentStart[i])
-			}
-			gold = append(gold, d.LabelNames[y])
-			pred = append(pred, modelLabels[p.Labels[tok]])
-		}
-		if err := ev.Add(gold, pred); err != nil {
 			return err
 		}
 	}

@@ -1,7 +1,8 @@
-package decode
+package tables
 
 import (
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,11 +13,33 @@ import (
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
-// ScoresRecord returns the overall figures of s as the one-row scores table
-// (schemas.ScoresSchema), every score a fraction in [0, 1]; md is added to
+// ScoresRow is the one row of a scores table (schemas.ScoresSchema): the
+// overall figures of an evaluation, every score a fraction in [0, 1].
+type ScoresRow struct {
+	Scheme        string // the chunk scheme, or "none" (schema metadata schemas.KeyScheme)
+	Sentences     int
+	Tokens        int
+	CorrectTokens int
+	Accuracy      float64 // CorrectTokens / Tokens
+	// Chunks holds the chunk figures; nil when the table has none (eval
+	// --no-chunks).
+	Chunks *ChunkFigures
+}
+
+// ChunkFigures are the chunk counts and scores of a scores table.
+type ChunkFigures struct {
+	Gold, Predicted, Correct int     // chunks in the gold labels, in the predictions, in both
+	Precision, Recall, F1    float64 // Correct/Predicted, Correct/Gold and their harmonic mean
+}
+
+// ScoresRecord returns s as the one-row scores table (schemas.ScoresSchema),
+// its buffers from mem (memory.DefaultAllocator when nil); md is added to
 // the schema metadata with the scheme (schemas.KeyScheme). The caller
 // releases the record.
-func ScoresRecord(mem memory.Allocator, s Scores, md map[string]string) (arrow.RecordBatch, error) {
+func ScoresRecord(mem memory.Allocator, s ScoresRow, md map[string]string) (arrow.RecordBatch, error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
 	all := map[string]string{schemas.KeyScheme: s.Scheme}
 	for k, v := range md {
 		all[k] = v
@@ -47,9 +70,9 @@ func ScoresRecord(mem memory.Allocator, s Scores, md map[string]string) (arrow.R
 	i64(schemas.ColTokens, s.Tokens, true)
 	i64(schemas.ColCorrectTokens, s.CorrectTokens, true)
 	f64(schemas.ColAccuracy, s.Accuracy, true)
-	c, ok := Tally{}, s.Chunks != nil
+	c, ok := ChunkFigures{}, s.Chunks != nil
 	if ok {
-		c = s.Chunks.Tally
+		c = *s.Chunks
 	}
 	i64(schemas.ColChunksGold, c.Gold, ok)
 	i64(schemas.ColChunksPredicted, c.Predicted, ok)
@@ -60,11 +83,39 @@ func ScoresRecord(mem memory.Allocator, s Scores, md map[string]string) (arrow.R
 	return b.NewRecordBatch(), nil
 }
 
-// ReadScores reads a scores table written by ScoresRecord: the overall
-// figures (Labels and the chunk types are not in the table). name is used
-// in errors. A damaged table, one with another number of rows than one,
-// inconsistent counts or a score outside [0, 1] is refused.
-func ReadScores(rr array.RecordReader, name string) (s Scores, err error) {
+// WriteScores writes s as a scores table (see ScoresRecord) to w, in the
+// IPC file format unless opts says otherwise, with opts.Mem's buffers.
+func WriteScores(w io.Writer, s ScoresRow, md map[string]string, opts pipeline.WriterOptions) error {
+	rec, err := ScoresRecord(opts.Mem, s, md)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	return writeRecord(w, rec, opts)
+}
+
+// writeRecord writes one record batch as a table, in the IPC file format
+// unless opts says otherwise.
+func writeRecord(w io.Writer, rec arrow.RecordBatch, opts pipeline.WriterOptions) error {
+	if opts.Format == "" {
+		opts.Format = pipeline.FormatFile
+	}
+	rw, err := pipeline.NewRecordWriter(w, rec.Schema(), opts)
+	if err != nil {
+		return err
+	}
+	if err := rw.Write(rec); err != nil {
+		rw.Abort()
+		return err
+	}
+	return rw.Close()
+}
+
+// ReadScores reads a scores table written by ScoresRecord. name is used in
+// errors. A damaged table, one with another number of rows than one,
+// inconsistent counts or a score outside [0, 1] is refused. The record
+// batches come from rr, with its allocator.
+func ReadScores(rr array.RecordReader, name string) (s ScoresRow, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%s: corrupt scores table: %v", name, p)
@@ -98,7 +149,7 @@ func ReadScores(rr array.RecordReader, name string) (s Scores, err error) {
 }
 
 // readScoresRow reads row 0 of rec into s and checks it.
-func readScoresRow(rec arrow.RecordBatch, s *Scores) error {
+func readScoresRow(rec arrow.RecordBatch, s *ScoresRow) error {
 	col := func(name string) arrow.Array { return rec.Column(rec.Schema().FieldIndices(name)[0]) }
 	i64 := func(name string) (int, bool) {
 		a := col(name).(*array.Int64)
@@ -119,7 +170,7 @@ func readScoresRow(rec arrow.RecordBatch, s *Scores) error {
 	if s.Sentences < 0 || s.Tokens < 0 || s.CorrectTokens < 0 || s.CorrectTokens > s.Tokens {
 		return fmt.Errorf("counts out of range: %d sentences, %d tokens, %d correct", s.Sentences, s.Tokens, s.CorrectTokens)
 	}
-	var c Tally
+	var c ChunkFigures
 	var valid [6]bool
 	c.Gold, valid[0] = i64(schemas.ColChunksGold)
 	c.Predicted, valid[1] = i64(schemas.ColChunksPredicted)
@@ -133,7 +184,7 @@ func readScoresRow(rec arrow.RecordBatch, s *Scores) error {
 		if c.Gold < 0 || c.Predicted < 0 || c.Correct < 0 || c.Correct > min(c.Gold, c.Predicted) {
 			return fmt.Errorf("chunk counts out of range: %d gold, %d predicted, %d correct", c.Gold, c.Predicted, c.Correct)
 		}
-		s.Chunks = &ChunkScores{Tally: c}
+		s.Chunks = &c
 	default:
 		return fmt.Errorf("chunk columns partly null")
 	}

@@ -1,10 +1,10 @@
-package featurize
+package tables
 
 // The feature table (schema in package schemas): one row per token, sentences
 // contiguous, record batches cut on sentence boundaries. Attribute and label
 // names travel as Arrow dictionaries, so a table needs no side file.
 //
-// Labels met while writing that are not among TableOptions.LabelNames (say a
+// Labels met while writing that are not among FeatureOptions.LabelNames (say a
 // test-set label unseen in training) are appended to the label dictionary.
 // In the stream format the growth goes out as dictionary delta batches; the
 // IPC file format allows no dictionary change, so in that format the writer
@@ -28,10 +28,11 @@ import (
 // DefaultBatchTokens is the default number of tokens per record batch.
 const DefaultBatchTokens = 65536
 
-// TableOptions configure a TableWriter.
-type TableOptions struct {
+// FeatureOptions configure a FeatureWriter.
+type FeatureOptions struct {
 	// Columns names the pass-through text columns, in the order of
-	// Sentence.Tokens' cells (a Reader's Columns()); nil writes none.
+	// FeatureSentence.Tokens' cells (a corpus reader's columns); nil writes
+	// none.
 	Columns []string
 	// AttrNames is the attribute vocabulary: attribute id i is AttrNames[i].
 	// Names must be distinct.
@@ -53,8 +54,8 @@ type TableOptions struct {
 	Mem memory.Allocator
 }
 
-// Summary describes a feature table, for `dualcrf inspect`.
-type Summary struct {
+// FeatureSummary describes a feature table, for `dualcrf inspect`.
+type FeatureSummary struct {
 	Version         string            // layout version (schemas.KeyVersion)
 	Columns         []string          // pass-through text columns
 	Sentences       int               // number of sentences
@@ -67,19 +68,38 @@ type Summary struct {
 	LabelCounts     []int             // tokens per label id
 	Unlabelled      int               // tokens without a label
 	Metadata        map[string]string // schema metadata
-	// Coverage, set by Run when it featurizes with a fixed vocabulary
-	// (RunOptions.Vocab), counts the attribute occurrences that vocabulary
-	// does not know (left out) and the labels outside RunOptions.Labels
-	// (kept, appended to the label dictionary).
+	// Coverage, set by featurize.Run when it featurizes with a fixed
+	// vocabulary, counts the attribute occurrences that vocabulary does not
+	// know (left out) and the labels outside the known ones (kept, appended
+	// to the label dictionary).
 	Coverage *Coverage
 }
 
-// TableWriter writes sentences as a feature table. Call Close to finish the
+// FeatureSentence is one sentence as a FeatureWriter takes it.
+type FeatureSentence struct {
+	// Tokens[t][c] is the text of token t in column c of
+	// FeatureOptions.Columns (nil when the table has no text column).
+	Tokens [][]string
+	// Labels[t] is the gold label of token t, "" for none; nil when the
+	// sentence has no labels at all.
+	Labels []string
+	// Attrs[t] holds the attribute ids (into FeatureOptions.AttrNames) of
+	// token t; len(Attrs) is the sentence's length.
+	Attrs [][]int32
+	// Values is nil when every attribute value is 1; otherwise Values[t] is
+	// nil (all 1) or parallel to Attrs[t].
+	Values [][]float64
+	// Line is the 1-based line of the sentence in its corpus, for errors (0:
+	// not known).
+	Line int
+}
+
+// FeatureWriter writes sentences as a feature table. Call Close to finish the
 // table, or Abort to give it up without the end-of-stream marker (so a reader
 // downstream sees a truncated table, never a short complete one).
-type TableWriter struct {
+type FeatureWriter struct {
 	schema      *arrow.Schema
-	cols        tableColumns
+	cols        featureColumns
 	out         pipeline.RecordWriter
 	mem         memory.Allocator
 	fileFormat  bool
@@ -90,25 +110,25 @@ type TableWriter struct {
 	labelIndex map[string]int32
 	labelDict  arrow.Array // label names as of the last batch built
 
-	b       tableBuilders
+	b       featureBuilders
 	rows    int                 // rows in the batch being built
 	batches int                 // batches built
 	pending []arrow.RecordBatch // file format: batches held until Close
 
-	sum    Summary
+	sum    FeatureSummary
 	err    error
 	closed bool
 }
 
-// tableColumns holds the column indices of a feature-table schema.
-type tableColumns struct {
+// featureColumns holds the column indices of a feature-table schema.
+type featureColumns struct {
 	sentence, position, label, attrs, values int
 	text                                     []int
 }
 
-func tableColumnIndices(s *arrow.Schema) tableColumns {
+func featureColumnIndices(s *arrow.Schema) featureColumns {
 	idx := func(name string) int { return s.FieldIndices(name)[0] }
-	c := tableColumns{
+	c := featureColumns{
 		sentence: idx(schemas.ColSentence),
 		position: idx(schemas.ColPosition),
 		label:    idx(schemas.ColLabel),
@@ -121,8 +141,8 @@ func tableColumnIndices(s *arrow.Schema) tableColumns {
 	return c
 }
 
-// tableBuilders build the columns of one record batch.
-type tableBuilders struct {
+// featureBuilders build the columns of one record batch.
+type featureBuilders struct {
 	sentence *array.Int64Builder
 	position *array.Int32Builder
 	text     []*array.StringBuilder
@@ -133,17 +153,17 @@ type tableBuilders struct {
 	valueB   *array.Float64Builder
 }
 
-// NewTableWriter starts a feature table on w. Nothing is written before the
+// NewFeatureWriter starts a feature table on w. Nothing is written before the
 // first batch is complete or Close is called.
-func NewTableWriter(w io.Writer, opts TableOptions) (*TableWriter, error) {
+func NewFeatureWriter(w io.Writer, opts FeatureOptions) (*FeatureWriter, error) {
 	schema, err := schemas.FeatureSchema(opts.Columns, opts.Metadata)
 	if err != nil {
 		return nil, err
 	}
-	if err := tableCheckNames(opts.AttrNames, "attribute", true); err != nil {
+	if err := checkNames(opts.AttrNames, "attribute", true); err != nil {
 		return nil, err
 	}
-	if err := tableCheckNames(opts.LabelNames, "label", false); err != nil {
+	if err := checkNames(opts.LabelNames, "label", false); err != nil {
 		return nil, err
 	}
 	format, err := pipeline.ParseFormat(string(opts.Writer.Format))
@@ -162,17 +182,17 @@ func NewTableWriter(w io.Writer, opts TableOptions) (*TableWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	tw := &TableWriter{
+	tw := &FeatureWriter{
 		schema:      schema,
-		cols:        tableColumnIndices(schema),
+		cols:        featureColumnIndices(schema),
 		out:         out,
 		mem:         mem,
 		fileFormat:  format == pipeline.FormatFile,
 		batchTokens: opts.BatchTokens,
 		ncols:       len(opts.Columns),
-		attrDict:    tableStringArray(mem, opts.AttrNames),
+		attrDict:    stringArray(mem, opts.AttrNames),
 		labelIndex:  make(map[string]int32, len(opts.LabelNames)),
-		sum: Summary{
+		sum: FeatureSummary{
 			Version:    schemas.FeatureVersion,
 			Columns:    append([]string(nil), opts.Columns...),
 			Attributes: len(opts.AttrNames),
@@ -185,12 +205,12 @@ func NewTableWriter(w io.Writer, opts TableOptions) (*TableWriter, error) {
 	for _, l := range opts.LabelNames {
 		tw.addLabel(l)
 	}
-	tw.b = newTableBuilders(mem, schema, tw.cols)
+	tw.b = newFeatureBuilders(mem, schema, tw.cols)
 	return tw, nil
 }
 
-// tableCheckNames rejects duplicate names (and empty ones unless allowEmpty).
-func tableCheckNames(names []string, what string, allowEmpty bool) error {
+// checkNames rejects duplicate names (and empty ones unless allowEmpty).
+func checkNames(names []string, what string, allowEmpty bool) error {
 	seen := make(map[string]int, len(names))
 	for i, n := range names {
 		if n == "" && !allowEmpty {
@@ -204,15 +224,15 @@ func tableCheckNames(names []string, what string, allowEmpty bool) error {
 	return nil
 }
 
-func tableStringArray(mem memory.Allocator, values []string) arrow.Array {
+func stringArray(mem memory.Allocator, values []string) arrow.Array {
 	b := array.NewStringBuilder(mem)
 	defer b.Release()
 	b.AppendValues(values, nil)
 	return b.NewArray()
 }
 
-func newTableBuilders(mem memory.Allocator, s *arrow.Schema, c tableColumns) tableBuilders {
-	b := tableBuilders{
+func newFeatureBuilders(mem memory.Allocator, s *arrow.Schema, c featureColumns) featureBuilders {
+	b := featureBuilders{
 		sentence: array.NewInt64Builder(mem),
 		position: array.NewInt32Builder(mem),
 		label:    array.NewInt32Builder(mem),
@@ -227,7 +247,7 @@ func newTableBuilders(mem memory.Allocator, s *arrow.Schema, c tableColumns) tab
 	return b
 }
 
-func (b *tableBuilders) release() {
+func (b *featureBuilders) release() {
 	b.sentence.Release()
 	b.position.Release()
 	b.label.Release()
@@ -239,7 +259,7 @@ func (b *tableBuilders) release() {
 }
 
 // addLabel gives label l the next id.
-func (w *TableWriter) addLabel(l string) int32 {
+func (w *FeatureWriter) addLabel(l string) int32 {
 	id := int32(len(w.sum.Labels))
 	w.labelIndex[l] = id
 	w.sum.Labels = append(w.sum.Labels, l)
@@ -247,24 +267,20 @@ func (w *TableWriter) addLabel(l string) int32 {
 	return id
 }
 
-// Write appends sentence s. attrs[t] holds the attribute ids (into
-// AttrNames) of token t; values is nil when every value is 1, else values[t]
-// is nil or parallel to attrs[t] (a token whose values are all 1 is stored
-// with a null values list). Token texts come from s.Tokens
-// (one cell per column of TableOptions.Columns) and labels from s.Labels
-// ("" or a nil Labels means no label). A sentence that fails the checks is
-// not written and leaves the writer usable.
-func (w *TableWriter) Write(s *Sentence, attrs [][]int32, values [][]float64) error {
+// Write appends sentence s (a token whose values are all 1 is stored with a
+// null values list). A sentence that fails the checks is not written and
+// leaves the writer usable.
+func (w *FeatureWriter) Write(s *FeatureSentence) error {
 	switch {
 	case w.err != nil:
 		return w.err
 	case w.closed:
 		return errors.New("feature table: write after close")
 	}
-	if err := w.check(s, attrs, values); err != nil {
+	if err := w.check(s); err != nil {
 		return err
 	}
-	w.appendSentence(s, attrs, values)
+	w.appendSentence(s)
 	if w.rows >= w.batchTokens {
 		return w.flush()
 	}
@@ -272,7 +288,8 @@ func (w *TableWriter) Write(s *Sentence, attrs [][]int32, values [][]float64) er
 }
 
 // check validates one sentence against the writer's options.
-func (w *TableWriter) check(s *Sentence, attrs [][]int32, values [][]float64) error {
+func (w *FeatureWriter) check(s *FeatureSentence) error {
+	attrs, values := s.Attrs, s.Values
 	n := len(attrs)
 	errorf := func(format string, args ...any) error {
 		return fmt.Errorf("feature table: sentence %d (line %d): %s", w.sum.Sentences, s.Line, fmt.Sprintf(format, args...))
@@ -312,7 +329,8 @@ func (w *TableWriter) check(s *Sentence, attrs [][]int32, values [][]float64) er
 }
 
 // appendSentence adds a checked sentence to the batch being built.
-func (w *TableWriter) appendSentence(s *Sentence, attrs [][]int32, values [][]float64) {
+func (w *FeatureWriter) appendSentence(s *FeatureSentence) {
+	attrs, values := s.Attrs, s.Values
 	n := len(attrs)
 	b := &w.b
 	for t := 0; t < n; t++ {
@@ -325,7 +343,7 @@ func (w *TableWriter) appendSentence(s *Sentence, attrs [][]int32, values [][]fl
 		b.attrs.Append(true)
 		b.attrIDs.AppendValues(attrs[t], nil)
 		w.sum.AttrOccurrences += len(attrs[t])
-		if values == nil || tableAllOnes(values[t]) {
+		if values == nil || allOnes(values[t]) {
 			b.values.AppendNull()
 		} else {
 			b.values.Append(true)
@@ -339,7 +357,7 @@ func (w *TableWriter) appendSentence(s *Sentence, attrs [][]int32, values [][]fl
 	w.sum.MaxLen = max(w.sum.MaxLen, n)
 }
 
-func (w *TableWriter) appendLabel(s *Sentence, t int) {
+func (w *FeatureWriter) appendLabel(s *FeatureSentence, t int) {
 	if s.Labels == nil || s.Labels[t] == "" {
 		w.b.label.AppendNull()
 		w.sum.Unlabelled++
@@ -355,7 +373,7 @@ func (w *TableWriter) appendLabel(s *Sentence, t int) {
 
 // flush turns the rows built so far into a record batch and writes it (or,
 // for the file format, keeps it for Close).
-func (w *TableWriter) flush() error {
+func (w *FeatureWriter) flush() error {
 	rec := w.buildRecord()
 	w.rows = 0
 	w.batches++
@@ -372,7 +390,7 @@ func (w *TableWriter) flush() error {
 }
 
 // buildRecord builds a record batch from the builders, which it resets.
-func (w *TableWriter) buildRecord() arrow.RecordBatch {
+func (w *FeatureWriter) buildRecord() arrow.RecordBatch {
 	cols := make([]arrow.Array, len(w.schema.Fields()))
 	cols[w.cols.sentence] = w.b.sentence.NewArray()
 	cols[w.cols.position] = w.b.position.NewArray()
@@ -394,19 +412,19 @@ func (w *TableWriter) buildRecord() arrow.RecordBatch {
 // currentLabelDict returns the label dictionary, rebuilt only when labels
 // were added, so an unchanged dictionary is the same array and is not
 // written again; a grown one extends the last and goes out as a delta.
-func (w *TableWriter) currentLabelDict() arrow.Array {
+func (w *FeatureWriter) currentLabelDict() arrow.Array {
 	if w.labelDict == nil || w.labelDict.Len() != len(w.sum.Labels) {
 		if w.labelDict != nil {
 			w.labelDict.Release()
 		}
-		w.labelDict = tableStringArray(w.mem, w.sum.Labels)
+		w.labelDict = stringArray(w.mem, w.sum.Labels)
 	}
 	return w.labelDict
 }
 
 // buildAttrs turns the list<int32> builder's output into the schema's
 // list<dictionary<int32, utf8>> sharing the attribute-name dictionary.
-func (w *TableWriter) buildAttrs() arrow.Array {
+func (w *FeatureWriter) buildAttrs() arrow.Array {
 	lst := w.b.attrs.NewListArray()
 	defer lst.Release()
 	ids := lst.ListValues()
@@ -421,7 +439,7 @@ func (w *TableWriter) buildAttrs() arrow.Array {
 }
 
 // Summary returns the counts of what was written so far.
-func (w *TableWriter) Summary() Summary {
+func (w *FeatureWriter) Summary() FeatureSummary {
 	s := w.sum
 	s.Columns = append([]string(nil), s.Columns...)
 	s.Labels = append([]string(nil), s.Labels...)
@@ -433,7 +451,7 @@ func (w *TableWriter) Summary() Summary {
 // writer's memory; it does not close w. A table of no sentence is written
 // as one empty batch, so it still carries the attribute and label names.
 // After a failed Write, Close writes nothing more and returns that error.
-func (w *TableWriter) Close() error {
+func (w *FeatureWriter) Close() error {
 	if w.closed {
 		return w.err
 	}
@@ -462,7 +480,7 @@ func (w *TableWriter) Close() error {
 
 // writePending writes the batches held for the file format with the final
 // label dictionary.
-func (w *TableWriter) writePending() error {
+func (w *FeatureWriter) writePending() error {
 	dict := w.currentLabelDict()
 	for i, rec := range w.pending {
 		cols := append([]arrow.Array(nil), rec.Columns()...)
@@ -482,7 +500,7 @@ func (w *TableWriter) writePending() error {
 
 // Abort gives the table up: it releases the writer's memory without writing
 // the end marker. Abort after Close does nothing.
-func (w *TableWriter) Abort() {
+func (w *FeatureWriter) Abort() {
 	if w.closed {
 		return
 	}
@@ -491,7 +509,7 @@ func (w *TableWriter) Abort() {
 	w.release()
 }
 
-func (w *TableWriter) release() {
+func (w *FeatureWriter) release() {
 	w.b.release()
 	for _, rec := range w.pending {
 		rec.Release()
@@ -504,8 +522,8 @@ func (w *TableWriter) release() {
 	}
 }
 
-// tableAllOnes reports whether every value is 1 (true for none).
-func tableAllOnes(values []float64) bool {
+// allOnes reports whether every value is 1 (true for none).
+func allOnes(values []float64) bool {
 	for _, v := range values {
 		if v != 1 {
 			return false

@@ -1,4 +1,4 @@
-package featurize_test
+package synth_test
 
 import (
 	"bytes"
@@ -15,20 +15,21 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
-	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/synth"
+	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
 
 // synthTable writes a synthetic table and reads it back.
-func synthTable(t *testing.T, opts featurize.SynthOptions, wopts pipeline.WriterOptions) (*featurize.Table, featurize.SynthSummary, []byte) {
+func synthTable(t *testing.T, opts synth.Options, wopts pipeline.WriterOptions) (*tables.FeatureTable, synth.Summary, []byte) {
 	t.Helper()
 	var buf bytes.Buffer
-	sum, err := featurize.Synth(context.Background(), &buf, opts, wopts)
+	sum, err := synth.Generate(context.Background(), &buf, opts, wopts)
 	if err != nil {
-		t.Fatalf("Synth(%+v): %v", opts, err)
+		t.Fatalf("Generate(%+v): %v", opts, err)
 	}
-	tab, err := featurize.ReadTable(bytes.NewReader(buf.Bytes()), "synth", featurize.ReadOptions{})
+	tab, err := tables.ReadFeatureTable(bytes.NewReader(buf.Bytes()), "synth", tables.FeatureReadOptions{})
 	if err != nil {
 		t.Fatalf("read back: %v", err)
 	}
@@ -37,9 +38,9 @@ func synthTable(t *testing.T, opts featurize.SynthOptions, wopts pipeline.Writer
 
 // synthWeights returns the true weights of opts, checking that the table's
 // attribute and label ids are the weights'.
-func synthWeights(t *testing.T, opts featurize.SynthOptions, d *crf.Dataset) (crf.Layout, []float64) {
+func synthWeights(t *testing.T, opts synth.Options, d *crf.Dataset) (crf.Layout, []float64) {
 	t.Helper()
-	lay, w, err := featurize.SynthWeights(opts)
+	lay, w, err := synth.Weights(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func synthWeights(t *testing.T, opts featurize.SynthOptions, d *crf.Dataset) (cr
 }
 
 func TestSynthDeterministic(t *testing.T) {
-	base := featurize.SynthOptions{Sentences: 300, MinLen: 1, MaxLen: 12, Labels: 4, Attrs: 50, PerToken: 5,
+	base := synth.Options{Sentences: 300, MinLen: 1, MaxLen: 12, Labels: 4, Attrs: 50, PerToken: 5,
 		Seed: 7, BatchTokens: 400}
 	for _, real := range []bool{false, true} {
 		opts := base
@@ -87,7 +88,7 @@ func TestSynthDeterministic(t *testing.T) {
 // TestSynthFirst checks that a table is a window on the seed's sequence:
 // sentences [0,25) and [25,40) make sentences [0,40).
 func TestSynthFirst(t *testing.T) {
-	opts := featurize.SynthOptions{Sentences: 40, MinLen: 2, MaxLen: 9, Labels: 3, Attrs: 30, PerToken: 4, Seed: 3, Real: true}
+	opts := synth.Options{Sentences: 40, MinLen: 2, MaxLen: 9, Labels: 3, Attrs: 30, PerToken: 4, Seed: 3, Real: true}
 	whole, _, _ := synthTable(t, opts, pipeline.WriterOptions{})
 	opts.Sentences = 25
 	head, _, _ := synthTable(t, opts, pipeline.WriterOptions{})
@@ -141,7 +142,7 @@ func chiSquare(obs []int, exp []float64) (float64, int) {
 // sentences of each length; for sentences with different x the counts are
 // Poisson-binomial with variance below the mean, so the χ² bound is
 // conservative.
-func synthCheckPaths(t *testing.T, opts featurize.SynthOptions) {
+func synthCheckPaths(t *testing.T, opts synth.Options) {
 	t.Helper()
 	tab, _, _ := synthTable(t, opts, pipeline.WriterOptions{})
 	d := tab.Data
@@ -178,9 +179,9 @@ func synthCheckPaths(t *testing.T, opts featurize.SynthOptions) {
 // a single x: with as many attributes as attributes per token every token
 // has all of them, so every sentence of a length has the same p(y|x).
 func TestSynthSamplerFixedInput(t *testing.T) {
-	synthCheckPaths(t, featurize.SynthOptions{Sentences: 200000, MinLen: 3, MaxLen: 3, Labels: 3, Attrs: 2, PerToken: 2,
+	synthCheckPaths(t, synth.Options{Sentences: 200000, MinLen: 3, MaxLen: 3, Labels: 3, Attrs: 2, PerToken: 2,
 		Seed: 11})
-	synthCheckPaths(t, featurize.SynthOptions{Sentences: 6000, MinLen: 1, MaxLen: 2, Labels: 4, Attrs: 3, PerToken: 3,
+	synthCheckPaths(t, synth.Options{Sentences: 6000, MinLen: 1, MaxLen: 2, Labels: 4, Attrs: 3, PerToken: 3,
 		Seed: 12, Noise: 1.5})
 }
 
@@ -188,7 +189,7 @@ func TestSynthSamplerFixedInput(t *testing.T) {
 // real-valued, and lengths 1 to 4.
 func TestSynthSamplerVaried(t *testing.T) {
 	for _, real := range []bool{false, true} {
-		synthCheckPaths(t, featurize.SynthOptions{Sentences: 12000, MinLen: 1, MaxLen: 4, Labels: 3, Attrs: 12, PerToken: 3,
+		synthCheckPaths(t, synth.Options{Sentences: 12000, MinLen: 1, MaxLen: 4, Labels: 3, Attrs: 12, PerToken: 3,
 			Seed: 5, Noise: 1.5, Real: real})
 	}
 }
@@ -217,7 +218,7 @@ func accuracy(d *crf.Dataset, lay crf.Layout, w []float64) float64 {
 // Viterbi decoding by package crf, and the dual size against train.DualBytes.
 func TestSynthCeiling(t *testing.T) {
 	for _, real := range []bool{false, true} {
-		opts := featurize.SynthOptions{Sentences: 300, MinLen: 1, MaxLen: 20, Labels: 6, Attrs: 100, PerToken: 8,
+		opts := synth.Options{Sentences: 300, MinLen: 1, MaxLen: 20, Labels: 6, Attrs: 100, PerToken: 8,
 			Seed: 9, Real: real}
 		tab, sum, _ := synthTable(t, opts, pipeline.WriterOptions{Format: pipeline.FormatFile, Compression: pipeline.CompressZstd})
 		d := tab.Data
@@ -233,11 +234,11 @@ func TestSynthCeiling(t *testing.T) {
 				real, sum.Tokens, sum.AttrOccurrences, d.NumTokens(), len(d.Attrs))
 		}
 		var md struct {
-			Options         featurize.SynthOptions `json:"options"`
-			CeilingEstimate float64                `json:"ceiling_estimate"`
+			Options         synth.Options `json:"options"`
+			CeilingEstimate float64       `json:"ceiling_estimate"`
 		}
-		if err := json.Unmarshal([]byte(tab.Metadata[featurize.KeySynth]), &md); err != nil {
-			t.Fatalf("metadata %s: %v", featurize.KeySynth, err)
+		if err := json.Unmarshal([]byte(tab.Metadata[synth.MetadataKey]), &md); err != nil {
+			t.Fatalf("metadata %s: %v", synth.MetadataKey, err)
 		}
 		want := opts
 		want.Noise = 1
@@ -258,7 +259,7 @@ func TestSynthCeiling(t *testing.T) {
 // rank r drawn with probability ∝ 1/(r+1).
 func TestSynthZipf(t *testing.T) {
 	const A, P = 40, 4
-	opts := featurize.SynthOptions{Sentences: 1000, MinLen: 10, MaxLen: 10, Labels: 2, Attrs: A, PerToken: P, Seed: 2}
+	opts := synth.Options{Sentences: 1000, MinLen: 10, MaxLen: 10, Labels: 2, Attrs: A, PerToken: P, Seed: 2}
 	tab, _, _ := synthTable(t, opts, pipeline.WriterOptions{})
 	d := tab.Data
 	R := A / P
@@ -290,7 +291,7 @@ func TestSynthZipf(t *testing.T) {
 // the same CRF: the learnt model must be far above chance and near the true
 // weights' accuracy.
 func TestSynthLearnable(t *testing.T) {
-	opts := featurize.SynthOptions{Sentences: 300, MinLen: 5, MaxLen: 15, Labels: 5, Attrs: 200, PerToken: 10, Seed: 1}
+	opts := synth.Options{Sentences: 300, MinLen: 5, MaxLen: 15, Labels: 5, Attrs: 200, PerToken: 10, Seed: 1}
 	trainTab, _, _ := synthTable(t, opts, pipeline.WriterOptions{})
 	opts.First, opts.Sentences = 300, 300
 	testTab, testSum, _ := synthTable(t, opts, pipeline.WriterOptions{})
@@ -318,33 +319,33 @@ func TestSynthLearnable(t *testing.T) {
 }
 
 func TestSynthBadOptions(t *testing.T) {
-	ok := featurize.SynthOptions{Sentences: 10, MinLen: 1, MaxLen: 5, Labels: 3, Attrs: 10, PerToken: 2}
-	for name, edit := range map[string]func(*featurize.SynthOptions){
-		"negative sentences": func(o *featurize.SynthOptions) { o.Sentences = -1 },
-		"zero length":        func(o *featurize.SynthOptions) { o.MinLen = 0 },
-		"max below min":      func(o *featurize.SynthOptions) { o.MaxLen = 0 },
-		"one label":          func(o *featurize.SynthOptions) { o.Labels = 1 },
-		"no attributes":      func(o *featurize.SynthOptions) { o.Attrs = 0 },
-		"per token > attrs":  func(o *featurize.SynthOptions) { o.PerToken = 11 },
-		"negative noise":     func(o *featurize.SynthOptions) { o.Noise = -1 },
-		"NaN noise":          func(o *featurize.SynthOptions) { o.Noise = math.NaN() },
-		"tiny noise":         func(o *featurize.SynthOptions) { o.Noise = 1e-3 },
-		"negative first":     func(o *featurize.SynthOptions) { o.First = -5 },
-		"huge vocabulary":    func(o *featurize.SynthOptions) { o.Attrs = math.MaxInt32 },
-		"huge lattice":       func(o *featurize.SynthOptions) { o.Labels, o.MaxLen = 4000, 1<<20 },
-		"first overflows":    func(o *featurize.SynthOptions) { o.First = math.MaxInt64 - 5 },
-		"too many workers":   func(o *featurize.SynthOptions) { o.Workers = 1 << 20 },
+	ok := synth.Options{Sentences: 10, MinLen: 1, MaxLen: 5, Labels: 3, Attrs: 10, PerToken: 2}
+	for name, edit := range map[string]func(*synth.Options){
+		"negative sentences": func(o *synth.Options) { o.Sentences = -1 },
+		"zero length":        func(o *synth.Options) { o.MinLen = 0 },
+		"max below min":      func(o *synth.Options) { o.MaxLen = 0 },
+		"one label":          func(o *synth.Options) { o.Labels = 1 },
+		"no attributes":      func(o *synth.Options) { o.Attrs = 0 },
+		"per token > attrs":  func(o *synth.Options) { o.PerToken = 11 },
+		"negative noise":     func(o *synth.Options) { o.Noise = -1 },
+		"NaN noise":          func(o *synth.Options) { o.Noise = math.NaN() },
+		"tiny noise":         func(o *synth.Options) { o.Noise = 1e-3 },
+		"negative first":     func(o *synth.Options) { o.First = -5 },
+		"huge vocabulary":    func(o *synth.Options) { o.Attrs = math.MaxInt32 },
+		"huge lattice":       func(o *synth.Options) { o.Labels, o.MaxLen = 4000, 1<<20 },
+		"first overflows":    func(o *synth.Options) { o.First = math.MaxInt64 - 5 },
+		"too many workers":   func(o *synth.Options) { o.Workers = 1 << 20 },
 	} {
 		o := ok
 		edit(&o)
 		var buf bytes.Buffer
-		if _, err := featurize.Synth(context.Background(), &buf, o, pipeline.WriterOptions{}); err == nil {
+		if _, err := synth.Generate(context.Background(), &buf, o, pipeline.WriterOptions{}); err == nil {
 			t.Errorf("%s: no error", name)
 		} else if buf.Len() > 0 {
 			t.Errorf("%s: %v, but %d bytes written", name, err, buf.Len())
 		}
 	}
-	if _, err := featurize.Synth(context.Background(), io.Discard, ok, pipeline.WriterOptions{}); err != nil {
+	if _, err := synth.Generate(context.Background(), io.Discard, ok, pipeline.WriterOptions{}); err != nil {
 		t.Errorf("valid options: %v", err)
 	}
 	ok.Sentences = 0
@@ -368,13 +369,13 @@ func (f *failWriter) Write(p []byte) (int, error) {
 }
 
 func TestSynthErrors(t *testing.T) {
-	opts := featurize.SynthOptions{Sentences: 5000, MinLen: 5, MaxLen: 10, Labels: 3, Attrs: 100, PerToken: 3, BatchTokens: 500}
-	if _, err := featurize.Synth(context.Background(), &failWriter{n: 20000}, opts, pipeline.WriterOptions{}); !errors.Is(err, errFull) {
+	opts := synth.Options{Sentences: 5000, MinLen: 5, MaxLen: 10, Labels: 3, Attrs: 100, PerToken: 3, BatchTokens: 500}
+	if _, err := synth.Generate(context.Background(), &failWriter{n: 20000}, opts, pipeline.WriterOptions{}); !errors.Is(err, errFull) {
 		t.Errorf("failing writer: got %v, want %v", err, errFull)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := featurize.Synth(ctx, io.Discard, opts, pipeline.WriterOptions{}); !errors.Is(err, context.Canceled) {
+	if _, err := synth.Generate(ctx, io.Discard, opts, pipeline.WriterOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: got %v", err)
 	}
 }
@@ -382,10 +383,10 @@ func TestSynthErrors(t *testing.T) {
 // BenchmarkSynth measures generation at Penn Treebank scale: K = 45,
 // lengths 20–30, 20 attributes per token.
 func BenchmarkSynth(b *testing.B) {
-	opts := featurize.SynthOptions{Sentences: 20000, MinLen: 20, MaxLen: 30, Labels: 45, Attrs: 10000, PerToken: 20, Seed: 1}
+	opts := synth.Options{Sentences: 20000, MinLen: 20, MaxLen: 30, Labels: 45, Attrs: 10000, PerToken: 20, Seed: 1}
 	tokens := 0
 	for b.Loop() {
-		sum, err := featurize.Synth(context.Background(), io.Discard, opts, pipeline.WriterOptions{})
+		sum, err := synth.Generate(context.Background(), io.Discard, opts, pipeline.WriterOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

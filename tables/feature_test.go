@@ -1,4 +1,4 @@
-package featurize
+package tables
 
 import (
 	"bufio"
@@ -21,16 +21,24 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
 // tableInput is a sentence with its attribute ids and values, as given to
-// TableWriter.Write.
+// FeatureWriter.Write.
 type tableInput struct {
-	s      Sentence
+	s      FeatureSentence
 	attrs  [][]int32
 	values [][]float64
+}
+
+// sentence returns x as FeatureWriter.Write takes it.
+func (x *tableInput) sentence() *FeatureSentence {
+	s := x.s
+	s.Attrs, s.Values = x.attrs, x.values
+	return &s
 }
 
 // tableRandomCorpus makes n random sentences over nattrs attributes and the
@@ -40,7 +48,7 @@ func tableRandomCorpus(rng *rand.Rand, n, nattrs int, labels []string) []tableIn
 	in := make([]tableInput, n)
 	for i := range in {
 		T := 1 + rng.IntN(9)
-		x := tableInput{s: Sentence{Line: 1 + 10*i, Labels: make([]string, T)}}
+		x := tableInput{s: FeatureSentence{Line: 1 + 10*i, Labels: make([]string, T)}}
 		for t := 0; t < T; t++ {
 			x.s.Tokens = append(x.s.Tokens, []string{fmt.Sprintf("w%d", rng.IntN(50)), fmt.Sprintf("P%d", rng.IntN(5))})
 			if rng.IntN(10) > 0 {
@@ -122,15 +130,15 @@ func tableNames(prefix string, n int) []string {
 }
 
 // tableWrite writes in as a feature table and returns its bytes.
-func tableWrite(t testing.TB, in []tableInput, opts TableOptions) []byte {
+func tableWrite(t testing.TB, in []tableInput, opts FeatureOptions) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := NewTableWriter(&buf, opts)
+	w, err := NewFeatureWriter(&buf, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, x := range in {
-		if err := w.Write(&x.s, x.attrs, x.values); err != nil {
+		if err := w.Write(x.sentence()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -184,7 +192,7 @@ func TestTableRoundTrip(t *testing.T) {
 			t.Run(string(format)+"/"+string(comp), func(t *testing.T) {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				defer mem.AssertSize(t, 0)
-				data := tableWrite(t, in, TableOptions{
+				data := tableWrite(t, in, FeatureOptions{
 					Columns:     []string{"word", "pos"},
 					AttrNames:   attrNames,
 					LabelNames:  labels[:2],
@@ -193,7 +201,7 @@ func TestTableRoundTrip(t *testing.T) {
 					Writer:      pipeline.WriterOptions{Format: format, Compression: comp},
 					Mem:         mem,
 				})
-				tab, err := ReadTable(bytes.NewReader(data), "t.arrow", ReadOptions{Mem: mem})
+				tab, err := ReadFeatureTable(bytes.NewReader(data), "t.arrow", FeatureReadOptions{Mem: mem})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -250,7 +258,7 @@ func TestTableLateLabel(t *testing.T) {
 			l = []string{"B", "LATE", "A"}
 		}
 		in = append(in, tableInput{
-			s:     Sentence{Labels: l},
+			s:     FeatureSentence{Labels: l},
 			attrs: [][]int32{{0}, {1, 2}, {}},
 		})
 	}
@@ -259,14 +267,14 @@ func TestTableLateLabel(t *testing.T) {
 		t.Run(string(format), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			data := tableWrite(t, in, TableOptions{
+			data := tableWrite(t, in, FeatureOptions{
 				AttrNames: attrNames, LabelNames: []string{"A"}, BatchTokens: 3,
 				Writer: pipeline.WriterOptions{Format: format}, Mem: mem,
 			})
 			if n := tableBatchCount(t, data); n != 10 {
 				t.Fatalf("%d batches, want 10", n)
 			}
-			tab, err := ReadTable(bytes.NewReader(data), "late", ReadOptions{Mem: mem})
+			tab, err := ReadFeatureTable(bytes.NewReader(data), "late", FeatureReadOptions{Mem: mem})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -284,22 +292,22 @@ func TestTableLateLabel(t *testing.T) {
 // a token whose values are all 1 (written as null).
 func TestTableRealValues(t *testing.T) {
 	in := []tableInput{{
-		s:      Sentence{Labels: []string{"N", "V"}},
+		s:      FeatureSentence{Labels: []string{"N", "V"}},
 		attrs:  [][]int32{{0, 1}, {1}},
 		values: [][]float64{{0.25, -3e-7}, {1}},
 	}, {
-		s:     Sentence{Labels: []string{"N"}},
+		s:     FeatureSentence{Labels: []string{"N"}},
 		attrs: [][]int32{{2}},
 	}}
-	data := tableWrite(t, in, TableOptions{AttrNames: []string{"len", "bias", "cap"}})
-	tab, err := ReadTable(bytes.NewReader(data), "real", ReadOptions{})
+	data := tableWrite(t, in, FeatureOptions{AttrNames: []string{"len", "bias", "cap"}})
+	tab, err := ReadFeatureTable(bytes.NewReader(data), "real", FeatureReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []float64{0.25, -3e-7, 1, 1}; !reflect.DeepEqual(tab.Data.Values, want) {
 		t.Fatalf("values %v, want %v", tab.Data.Values, want)
 	}
-	if s := Inspect(tab); s.RealValued != 1 {
+	if s := tab.Summary(); s.RealValued != 1 {
 		t.Fatalf("RealValued %d, want 1", s.RealValued)
 	}
 }
@@ -311,11 +319,11 @@ func TestTableEmpty(t *testing.T) {
 		t.Run(string(format), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			data := tableWrite(t, nil, TableOptions{
+			data := tableWrite(t, nil, FeatureOptions{
 				Columns: []string{"word"}, AttrNames: []string{"a", "b"}, LabelNames: []string{"L"},
 				Writer: pipeline.WriterOptions{Format: format}, Mem: mem,
 			})
-			tab, err := ReadTable(bytes.NewReader(data), "empty", ReadOptions{Mem: mem})
+			tab, err := ReadFeatureTable(bytes.NewReader(data), "empty", FeatureReadOptions{Mem: mem})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -334,15 +342,17 @@ func TestTableSummary(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	attrNames := tableNames("f", 25)
 	in := tableRandomCorpus(rng, 40, len(attrNames), []string{"X", "Y", "Z"})
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
 	var buf bytes.Buffer
-	w, err := NewTableWriter(&buf, TableOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames, BatchTokens: 50})
+	w, err := NewFeatureWriter(&buf, FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames, BatchTokens: 50, Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Summary{Version: "1", Columns: []string{"word", "pos"}, Attributes: len(attrNames)}
+	want := FeatureSummary{Version: "1", Columns: []string{"word", "pos"}, Attributes: len(attrNames)}
 	counts := map[string]int{}
 	for _, x := range in {
-		if err := w.Write(&x.s, x.attrs, x.values); err != nil {
+		if err := w.Write(x.sentence()); err != nil {
 			t.Fatal(err)
 		}
 		want.Sentences++
@@ -355,7 +365,7 @@ func TestTableSummary(t *testing.T) {
 			} else {
 				want.Unlabelled++
 			}
-			if x.values != nil && !tableAllOnes(x.values[tok]) {
+			if x.values != nil && !allOnes(x.values[tok]) {
 				want.RealValued++
 			}
 		}
@@ -363,15 +373,15 @@ func TestTableSummary(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	tab, err := ReadTable(bytes.NewReader(buf.Bytes()), "s", ReadOptions{})
+	tab, err := ReadFeatureTable(bytes.NewReader(buf.Bytes()), "s", FeatureReadOptions{Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
-	streamed, err := InspectTable(bytes.NewReader(buf.Bytes()), "s", ReadOptions{})
+	streamed, err := InspectFeatureTable(bytes.NewReader(buf.Bytes()), "s", FeatureReadOptions{Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, got := range map[string]Summary{"writer": w.Summary(), "Inspect": Inspect(tab), "InspectTable": streamed} {
+	for name, got := range map[string]FeatureSummary{"writer": w.Summary(), "FeatureTable.Summary": tab.Summary(), "InspectFeatureTable": streamed} {
 		for i, l := range got.Labels {
 			if got.LabelCounts[i] != counts[l] {
 				t.Errorf("%s: label %s count %d, want %d", name, l, got.LabelCounts[i], counts[l])
@@ -388,7 +398,7 @@ func TestTableSummary(t *testing.T) {
 }
 
 func TestTableWriterRejects(t *testing.T) {
-	w, err := NewTableWriter(&bytes.Buffer{}, TableOptions{Columns: []string{"word"}, AttrNames: []string{"a", "b"}})
+	w, err := NewFeatureWriter(&bytes.Buffer{}, FeatureOptions{Columns: []string{"word"}, AttrNames: []string{"a", "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,32 +406,34 @@ func TestTableWriterRejects(t *testing.T) {
 	one := []string{"w"}
 	cases := []struct {
 		name   string
-		s      Sentence
+		s      FeatureSentence
 		attrs  [][]int32
 		values [][]float64
 		want   string
 	}{
-		{"empty", Sentence{}, nil, nil, "empty sentence"},
-		{"attr range", Sentence{Tokens: [][]string{one}}, [][]int32{{2}}, nil, "attribute id 2 out of range [0,2)"},
-		{"negative attr", Sentence{Tokens: [][]string{one}}, [][]int32{{-1}}, nil, "attribute id -1 out of range"},
-		{"labels", Sentence{Tokens: [][]string{one}, Labels: []string{"a", "b"}}, [][]int32{{0}}, nil, "2 labels for 1 tokens"},
-		{"columns", Sentence{Tokens: [][]string{{"w", "x"}}}, [][]int32{{0}}, nil, "token 0 has 2 columns, want 1"},
-		{"values", Sentence{Tokens: [][]string{one}}, [][]int32{{0, 1}}, [][]float64{{1}}, "1 values for 2 attributes"},
-		{"nan", Sentence{Tokens: [][]string{one}, Line: 7}, [][]int32{{0}}, [][]float64{{math.NaN()}}, "sentence 0 (line 7): token 0: attribute value NaN is not finite"},
+		{"empty", FeatureSentence{}, nil, nil, "empty sentence"},
+		{"attr range", FeatureSentence{Tokens: [][]string{one}}, [][]int32{{2}}, nil, "attribute id 2 out of range [0,2)"},
+		{"negative attr", FeatureSentence{Tokens: [][]string{one}}, [][]int32{{-1}}, nil, "attribute id -1 out of range"},
+		{"labels", FeatureSentence{Tokens: [][]string{one}, Labels: []string{"a", "b"}}, [][]int32{{0}}, nil, "2 labels for 1 tokens"},
+		{"columns", FeatureSentence{Tokens: [][]string{{"w", "x"}}}, [][]int32{{0}}, nil, "token 0 has 2 columns, want 1"},
+		{"values", FeatureSentence{Tokens: [][]string{one}}, [][]int32{{0, 1}}, [][]float64{{1}}, "1 values for 2 attributes"},
+		{"nan", FeatureSentence{Tokens: [][]string{one}, Line: 7}, [][]int32{{0}}, [][]float64{{math.NaN()}}, "sentence 0 (line 7): token 0: attribute value NaN is not finite"},
 	}
 	for _, c := range cases {
-		err := w.Write(&c.s, c.attrs, c.values)
+		s := c.s
+		s.Attrs, s.Values = c.attrs, c.values
+		err := w.Write(&s)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
 	}
-	for _, o := range []TableOptions{
+	for _, o := range []FeatureOptions{
 		{AttrNames: []string{"a", "a"}},
 		{LabelNames: []string{"L", ""}},
 		{Columns: []string{"label"}},
 		{Metadata: map[string]string{schemas.KeyVersion: "9"}},
 	} {
-		if w, err := NewTableWriter(&bytes.Buffer{}, o); err == nil {
+		if w, err := NewFeatureWriter(&bytes.Buffer{}, o); err == nil {
 			w.Abort()
 			t.Errorf("options %+v accepted", o)
 		}
@@ -431,16 +443,16 @@ func TestTableWriterRejects(t *testing.T) {
 // TestTableAbort: an aborted table and one whose stream lost its end marker
 // must not read as complete.
 func TestTableAbort(t *testing.T) {
-	in := []tableInput{{s: Sentence{Labels: []string{"A"}}, attrs: [][]int32{{0}}}}
+	in := []tableInput{{s: FeatureSentence{Labels: []string{"A"}}, attrs: [][]int32{{0}}}}
 	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		var buf bytes.Buffer
-		w, err := NewTableWriter(&buf, TableOptions{AttrNames: []string{"a"}, BatchTokens: 1, Writer: pipeline.WriterOptions{Format: format}, Mem: mem})
+		w, err := NewFeatureWriter(&buf, FeatureOptions{AttrNames: []string{"a"}, BatchTokens: 1, Writer: pipeline.WriterOptions{Format: format}, Mem: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < 3; i++ {
-			if err := w.Write(&in[0].s, in[0].attrs, nil); err != nil {
+			if err := w.Write(&FeatureSentence{Labels: in[0].s.Labels, Attrs: in[0].attrs}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -449,7 +461,7 @@ func TestTableAbort(t *testing.T) {
 			t.Fatalf("Close after Abort: %v", err)
 		}
 		mem.AssertSize(t, 0)
-		if _, err := ReadTable(bytes.NewReader(buf.Bytes()), "aborted", ReadOptions{}); err == nil {
+		if _, err := ReadFeatureTable(bytes.NewReader(buf.Bytes()), "aborted", FeatureReadOptions{}); err == nil {
 			t.Errorf("%s: aborted table read without error", format)
 		}
 	}
@@ -462,11 +474,11 @@ func TestTableTruncated(t *testing.T) {
 	attrNames := tableNames("a", 10)
 	in := tableRandomCorpus(rng, 6, len(attrNames), []string{"A", "B"})
 	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
-		data := tableWrite(t, in, TableOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames, BatchTokens: 8,
+		data := tableWrite(t, in, FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames, BatchTokens: 8,
 			Writer: pipeline.WriterOptions{Format: format, Compression: pipeline.CompressZstd}})
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		for n := 0; n < len(data); n++ {
-			_, err := ReadTable(bytes.NewReader(data[:n]), "cut.arrow", ReadOptions{Mem: mem})
+			_, err := ReadFeatureTable(bytes.NewReader(data[:n]), "cut.arrow", FeatureReadOptions{Mem: mem})
 			if err == nil {
 				t.Fatalf("%s cut at %d of %d bytes: no error", format, n, len(data))
 			}
@@ -478,8 +490,8 @@ func TestTableTruncated(t *testing.T) {
 	}
 	// The stream without its 8-byte end-of-stream marker ends on a message
 	// boundary: only the missing marker tells it from a whole stream.
-	data := tableWrite(t, in, TableOptions{AttrNames: attrNames})
-	_, err := ReadTable(bytes.NewReader(data[:len(data)-8]), "cut.arrow", ReadOptions{})
+	data := tableWrite(t, in, FeatureOptions{AttrNames: attrNames})
+	_, err := ReadFeatureTable(bytes.NewReader(data[:len(data)-8]), "cut.arrow", FeatureReadOptions{})
 	if err == nil || !strings.Contains(err.Error(), "end-of-stream marker") {
 		t.Fatalf("stream without end marker: %v", err)
 	}
@@ -492,7 +504,7 @@ func TestTableNotArrow(t *testing.T) {
 		"short": "\xff\xff",
 		"gzip":  "\x1f\x8b\x08\x00\x00\x00",
 	} {
-		_, err := ReadTable(strings.NewReader(data), "model.bin", ReadOptions{})
+		_, err := ReadFeatureTable(strings.NewReader(data), "model.bin", FeatureReadOptions{})
 		if err == nil || !strings.Contains(err.Error(), "model.bin: ") || !strings.Contains(err.Error(), "not an Arrow IPC stream or file") {
 			t.Errorf("%s: error %v", name, err)
 		}
@@ -500,7 +512,7 @@ func TestTableNotArrow(t *testing.T) {
 }
 
 // tableHandWritten writes one record batch of the given columns as an IPC
-// stream, for tables the TableWriter would refuse to make.
+// stream, for tables the FeatureWriter would refuse to make.
 func tableHandWritten(t *testing.T, schema *arrow.Schema, cols []arrow.Array) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -592,7 +604,7 @@ func TestTableBadRows(t *testing.T) {
 	}
 	for _, c := range cases {
 		data := tableHandWritten(t, schema, tableColumnsFor(t, schema, c.rows, labels, attrs))
-		_, err := ReadTable(bytes.NewReader(data), "bad", ReadOptions{})
+		_, err := ReadFeatureTable(bytes.NewReader(data), "bad", FeatureReadOptions{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
@@ -609,7 +621,7 @@ func TestTableBadSchema(t *testing.T) {
 	col := b.NewArray()
 	data := tableHandWritten(t, schema, []arrow.Array{col})
 	col.Release()
-	_, err := ReadTable(bytes.NewReader(data), "v2.arrow", ReadOptions{})
+	_, err := ReadFeatureTable(bytes.NewReader(data), "v2.arrow", FeatureReadOptions{})
 	want := `v2.arrow: invalid feature table schema: unsupported feature-table version "2" (this build reads 1)`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %v, want %s", err, want)
@@ -620,49 +632,21 @@ func TestTableBadSchema(t *testing.T) {
 	}
 }
 
-// tableDataDir returns the shared data directory ($DUALCRF_DATA, default
-// ../shared/data beside the repository root), skipping when absent.
-func tableDataDir(t *testing.T) string {
-	t.Helper()
-	if dir := os.Getenv("DUALCRF_DATA"); dir != "" {
-		return dir
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root not found")
-		}
-		dir = parent
-	}
-	data := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		t.Skipf("no data directory %s", data)
-	}
-	return data
-}
-
 // tableReadConll parses a CoNLL-2000 file (word POS chunk, blank line
 // between sentences) with no help from the package's readers.
-func tableReadConll(t *testing.T, path string) []Sentence {
+func tableReadConll(t *testing.T, path string) []FeatureSentence {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
-		t.Skipf("no CoNLL-2000 data: %v", err)
+		t.Fatal(err)
 	}
 	defer f.Close()
 	zr, err := gzip.NewReader(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []Sentence
-	var cur Sentence
+	var out []FeatureSentence
+	var cur FeatureSentence
 	sc := bufio.NewScanner(zr)
 	for line := 1; sc.Scan(); line++ {
 		fields := strings.Fields(sc.Text())
@@ -670,7 +654,7 @@ func tableReadConll(t *testing.T, path string) []Sentence {
 			if len(cur.Labels) > 0 {
 				out = append(out, cur)
 			}
-			cur = Sentence{}
+			cur = FeatureSentence{}
 			continue
 		}
 		if cur.Line == 0 {
@@ -692,7 +676,7 @@ func tableReadConll(t *testing.T, path string) []Sentence {
 // word/POS attributes and checks the read-back table against the corpus
 // figures published in SOURCES.md.
 func TestTableConll2000(t *testing.T) {
-	sents := tableReadConll(t, filepath.Join(tableDataDir(t), "conll2000", "train.txt.gz"))
+	sents := tableReadConll(t, datatest.Path(t, "conll2000", "train.txt.gz"))
 	vocab := map[string]int32{}
 	var names []string
 	id := func(name string) int32 {
@@ -712,7 +696,7 @@ func TestTableConll2000(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	var buf bytes.Buffer
-	w, err := NewTableWriter(&buf, TableOptions{
+	w, err := NewFeatureWriter(&buf, FeatureOptions{
 		Columns: []string{"word", "pos"}, AttrNames: names, Mem: mem,
 		Writer: pipeline.WriterOptions{Compression: pipeline.CompressZstd},
 	})
@@ -720,18 +704,19 @@ func TestTableConll2000(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range sents {
-		if err := w.Write(&sents[i], attrs[i], nil); err != nil {
+		sents[i].Attrs = attrs[i]
+		if err := w.Write(&sents[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	tab, err := ReadTable(bytes.NewReader(buf.Bytes()), "train.arrow", ReadOptions{Mem: mem})
+	tab, err := ReadFeatureTable(bytes.NewReader(buf.Bytes()), "train.arrow", FeatureReadOptions{Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Inspect(tab)
+	s := tab.Summary()
 	// SOURCES.md: 8,936 sentences, 211,727 tokens, 22 chunk labels, 44 POS tags.
 	if s.Sentences != 8936 || s.Tokens != 211727 || len(s.Labels) != 22 || s.Unlabelled != 0 {
 		t.Fatalf("sentences %d tokens %d labels %d unlabelled %d", s.Sentences, s.Tokens, len(s.Labels), s.Unlabelled)
@@ -759,13 +744,13 @@ func tableFuzzSeeds(t testing.TB) [][]byte {
 	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
 		for _, comp := range []pipeline.Compression{pipeline.CompressNone, pipeline.CompressLZ4} {
 			var buf bytes.Buffer
-			w, err := NewTableWriter(&buf, TableOptions{Columns: []string{"word", "pos"}, AttrNames: tableNames("a", 6),
+			w, err := NewFeatureWriter(&buf, FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: tableNames("a", 6),
 				LabelNames: []string{"A"}, BatchTokens: 6, Writer: pipeline.WriterOptions{Format: format, Compression: comp}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, x := range in {
-				if err := w.Write(&x.s, x.attrs, x.values); err != nil {
+				if err := w.Write(x.sentence()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -791,7 +776,7 @@ func TestTableCorrupt(t *testing.T) {
 			for k := 1 + rng.IntN(4); k > 0; k-- {
 				data[rng.IntN(len(data))] ^= byte(1 + rng.IntN(255))
 			}
-			if _, err := ReadTable(bytes.NewReader(data), "bad.arrow", ReadOptions{}); err != nil &&
+			if _, err := ReadFeatureTable(bytes.NewReader(data), "bad.arrow", FeatureReadOptions{}); err != nil &&
 				!strings.HasPrefix(err.Error(), "bad.arrow: ") {
 				t.Fatalf("error %q does not name the input", err)
 			}
@@ -799,13 +784,14 @@ func TestTableCorrupt(t *testing.T) {
 	}
 }
 
-// FuzzReadTable: ReadTable never panics and names the input in errors.
-func FuzzReadTable(f *testing.F) {
+// FuzzReadFeatureTable: ReadFeatureTable never panics and names the input
+// in errors.
+func FuzzReadFeatureTable(f *testing.F) {
 	for _, seed := range tableFuzzSeeds(f) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := ReadTable(bytes.NewReader(data), "fuzz", ReadOptions{}); err != nil &&
+		if _, err := ReadFeatureTable(bytes.NewReader(data), "fuzz", FeatureReadOptions{}); err != nil &&
 			!strings.HasPrefix(err.Error(), "fuzz: ") {
 			t.Fatalf("error %q does not name the input", err)
 		}
@@ -826,7 +812,7 @@ func tableBenchCorpus() ([]tableInput, []string) {
 	in := make([]tableInput, 8936)
 	for i := range in {
 		T := 12 + rng.IntN(25)
-		x := tableInput{s: Sentence{Labels: make([]string, T)}}
+		x := tableInput{s: FeatureSentence{Labels: make([]string, T)}}
 		for t := 0; t < T; t++ {
 			x.s.Tokens = append(x.s.Tokens, []string{fmt.Sprintf("w%d", zipf(20000)), fmt.Sprintf("P%d", zipf(44))})
 			x.s.Labels[t] = labels[zipf(22)]
@@ -847,7 +833,7 @@ func BenchmarkTable(b *testing.B) {
 	in, attrNames := tableBenchCorpus()
 	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
 		for _, comp := range []pipeline.Compression{pipeline.CompressNone, pipeline.CompressZstd, pipeline.CompressLZ4} {
-			opts := TableOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames,
+			opts := FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames,
 				Writer: pipeline.WriterOptions{Format: format, Compression: comp}}
 			data := tableWrite(b, in, opts)
 			b.Run("write/"+string(format)+"/"+string(comp), func(b *testing.B) {
@@ -858,7 +844,7 @@ func BenchmarkTable(b *testing.B) {
 			})
 			b.Run("read/"+string(format)+"/"+string(comp), func(b *testing.B) {
 				for b.Loop() {
-					if _, err := ReadTable(bytes.NewReader(data), "bench", ReadOptions{}); err != nil {
+					if _, err := ReadFeatureTable(bytes.NewReader(data), "bench", FeatureReadOptions{}); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -868,32 +854,32 @@ func BenchmarkTable(b *testing.B) {
 	}
 }
 
-var tableUpdate = flag.Bool("update-table", false, "rewrite featurize/testdata/table golden files")
+var tableUpdate = flag.Bool("update-table", false, "rewrite tables/testdata/feature golden files")
 
 // tableGoldenInput is a small fixed corpus: two text columns, a label first
 // seen in the last batch, a token without label, a real-valued attribute.
 func tableGoldenInput() []tableInput {
 	return []tableInput{
-		{s: Sentence{Tokens: [][]string{{"He", "PRP"}, {"reckons", "VBZ"}}, Labels: []string{"B-NP", "B-VP"}},
+		{s: FeatureSentence{Tokens: [][]string{{"He", "PRP"}, {"reckons", "VBZ"}}, Labels: []string{"B-NP", "B-VP"}},
 			attrs: [][]int32{{0, 2}, {1, 2}}},
-		{s: Sentence{Tokens: [][]string{{"the", "DT"}, {"deficit", "NN"}, {".", "."}}, Labels: []string{"B-NP", "I-NP", ""}},
+		{s: FeatureSentence{Tokens: [][]string{{"the", "DT"}, {"deficit", "NN"}, {".", "."}}, Labels: []string{"B-NP", "I-NP", ""}},
 			attrs: [][]int32{{0, 3}, {1}, {}}, values: [][]float64{{0.5, 1}, nil, nil}},
-		{s: Sentence{Tokens: [][]string{{"rose", "VBD"}}, Labels: []string{"B-LATE"}},
+		{s: FeatureSentence{Tokens: [][]string{{"rose", "VBD"}}, Labels: []string{"B-LATE"}},
 			attrs: [][]int32{{3, 2, 1, 0}}},
 	}
 }
 
 // TestTableGolden pins the bytes of the feature table: a change to the
 // writer's output, or to the reading of an old table, shows here. Refresh
-// with go test ./featurize -run TestTableGolden -update-table (and bump
+// with go test ./tables -run TestTableGolden -update-table (and bump
 // schemas.FeatureVersion when old tables no longer read the same).
 func TestTableGolden(t *testing.T) {
 	in := tableGoldenInput()
 	attrNames := []string{"w[0]=He", "w[0]=reckons", "bias", "pos[0]=NN|DT"}
 	want := tableExpected(in, attrNames, []string{"B-NP", "B-VP", "I-NP"})
 	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
-		path := filepath.Join("testdata", "table", "small."+string(format)+".arrow")
-		data := tableWrite(t, in, TableOptions{
+		path := filepath.Join("testdata", "feature", "small."+string(format)+".arrow")
+		data := tableWrite(t, in, FeatureOptions{
 			Columns: []string{"word", "pos"}, AttrNames: attrNames, LabelNames: []string{"B-NP", "B-VP", "I-NP"},
 			Metadata:    map[string]string{schemas.KeyTemplates: "U00:%x[0,0]\nU01:%x[0,1]", schemas.KeyMinCount: "1"},
 			BatchTokens: 2, Writer: pipeline.WriterOptions{Format: format},
@@ -914,7 +900,7 @@ func TestTableGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tab, err := ReadTable(f, path, ReadOptions{})
+		tab, err := ReadFeatureTable(f, path, FeatureReadOptions{})
 		f.Close()
 		if err != nil {
 			t.Fatal(err)

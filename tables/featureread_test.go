@@ -1,4 +1,4 @@
-package featurize
+package tables
 
 import (
 	"bytes"
@@ -18,14 +18,14 @@ import (
 	"github.com/dualcrf/dualcrf/pipeline"
 )
 
-// tableChunks reads every chunk of a table with TableReader.
-func tableChunks(t *testing.T, rr array.RecordReader, opts ReadOptions) ([]*Table, error) {
+// tableChunks reads every chunk of a table with FeatureReader.
+func tableChunks(t *testing.T, rr array.RecordReader, opts FeatureReadOptions) ([]*FeatureTable, error) {
 	t.Helper()
-	tr, err := NewTableReader(rr, "t.arrow", opts)
+	tr, err := NewFeatureReader(rr, "t.arrow", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []*Table
+	var out []*FeatureTable
 	for tr.Next() {
 		out = append(out, tr.Chunk())
 	}
@@ -35,12 +35,12 @@ func tableChunks(t *testing.T, rr array.RecordReader, opts ReadOptions) ([]*Tabl
 // tableJoin concatenates chunks into one table, checking that they number
 // their sentences on and that every chunk's names are a prefix of the
 // last's.
-func tableJoin(t *testing.T, chunks []*Table) *Table {
+func tableJoin(t *testing.T, chunks []*FeatureTable) *FeatureTable {
 	t.Helper()
 	last := chunks[len(chunks)-1].Data
 	d := &crf.Dataset{NumAttrs: last.NumAttrs, NumLabels: last.NumLabels, AttrNames: last.AttrNames, LabelNames: last.LabelNames,
 		SentStart: []int{0}, AttrStart: []int{0}}
-	out := &Table{Data: d, Columns: chunks[0].Columns, Text: make([][]string, len(chunks[0].Columns))}
+	out := &FeatureTable{Data: d, Columns: chunks[0].Columns, Text: make([][]string, len(chunks[0].Columns))}
 	real := false
 	for k, c := range chunks {
 		cd := c.Data
@@ -79,7 +79,7 @@ func tableJoin(t *testing.T, chunks []*Table) *Table {
 
 // checkChunkSizes fails when a chunk is empty or holds more than
 // chunkTokens−1 tokens plus its last sentence.
-func checkChunkSizes(t *testing.T, chunks []*Table, chunkTokens int) {
+func checkChunkSizes(t *testing.T, chunks []*FeatureTable, chunkTokens int) {
 	t.Helper()
 	for k, c := range chunks {
 		d := c.Data
@@ -105,14 +105,14 @@ func TestTableReaderChunks(t *testing.T) {
 		t.Run(string(format), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			data := tableWrite(t, in, TableOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames,
+			data := tableWrite(t, in, FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames,
 				LabelNames: labels[:2], BatchTokens: 37, Writer: pipeline.WriterOptions{Format: format}, Mem: mem})
 			rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "t.arrow", pipeline.ReaderOptions{Mem: mem})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer rr.Release()
-			chunks, err := tableChunks(t, rr, ReadOptions{ChunkTokens: 50, Mem: mem})
+			chunks, err := tableChunks(t, rr, FeatureReadOptions{ChunkTokens: 50, Mem: mem})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +184,7 @@ func TestTableReaderSplitSentences(t *testing.T) {
 	labels := []string{"A", "B", "C"}
 	in := tableRandomCorpus(rng, 200, len(attrNames), labels)
 	want := tableExpected(in, attrNames, labels)
-	data := tableRecut(t, tableWrite(t, in, TableOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames,
+	data := tableRecut(t, tableWrite(t, in, FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames,
 		LabelNames: labels, BatchTokens: 100}), 7)
 	if n := tableBatchCount(t, data); n < 100 {
 		t.Fatalf("the recut table has %d batches", n)
@@ -194,7 +194,7 @@ func TestTableReaderSplitSentences(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rr.Release()
-	chunks, err := tableChunks(t, rr, ReadOptions{ChunkTokens: 20})
+	chunks, err := tableChunks(t, rr, FeatureReadOptions{ChunkTokens: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestTableReaderSplitSentences(t *testing.T) {
 	if err := tableCompare(tableJoin(t, chunks).Data, want); err != nil {
 		t.Fatal(err)
 	}
-	whole, err := ReadTable(bytes.NewReader(data), "t", ReadOptions{})
+	whole, err := ReadFeatureTable(bytes.NewReader(data), "t", FeatureReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,8 +266,8 @@ func TestTableReaderStreams(t *testing.T) {
 	a := tableRandomCorpus(rng, 40, 10, labels)
 	b := tableRandomCorpus(rng, 30, 10, labels)
 	namesA, namesB := tableNames("a=", 10), tableNames("a=", 20)[5:15]
-	dataA := tableWrite(t, a, TableOptions{AttrNames: namesA, LabelNames: labels, BatchTokens: 30})
-	dataB := tableWrite(t, b, TableOptions{AttrNames: namesB, LabelNames: labels[1:], BatchTokens: 30})
+	dataA := tableWrite(t, a, FeatureOptions{AttrNames: namesA, LabelNames: labels, BatchTokens: 30})
+	dataB := tableWrite(t, b, FeatureOptions{AttrNames: namesB, LabelNames: labels[1:], BatchTokens: 30})
 	// The expected table: b's attribute ids shifted to the joint names
 	// (a=5…a=9 are known, a=10…a=14 new), its labels by name.
 	joint := tableNames("a=", 15)
@@ -281,7 +281,7 @@ func TestTableReaderStreams(t *testing.T) {
 	want := tableExpected(append(append([]tableInput(nil), a...), b...), joint, labels)
 	for _, chunk := range []int{25, 0} {
 		rr := openStreams(t, dataA, dataB)
-		chunks, err := tableChunks(t, rr, ReadOptions{ChunkTokens: chunk, SkipText: true})
+		chunks, err := tableChunks(t, rr, FeatureReadOptions{ChunkTokens: chunk, SkipText: true})
 		rr.Release()
 		if err != nil {
 			t.Fatal(err)
@@ -296,7 +296,7 @@ func TestTableReaderStreams(t *testing.T) {
 	// The second stream starting at sentence 1 is an error naming it.
 	rr := openStreams(t, dataA, tableDropFirstSentence(t, dataB))
 	defer rr.Release()
-	_, err := tableChunks(t, rr, ReadOptions{})
+	_, err := tableChunks(t, rr, FeatureReadOptions{})
 	if err == nil || !strings.Contains(err.Error(), "stream 1") || !strings.Contains(err.Error(), "must start at sentence 0") {
 		t.Fatalf("second stream starting at sentence 1: %v", err)
 	}
@@ -351,7 +351,7 @@ func TestTableReaderPipeBounded(t *testing.T) {
 	pr, pw := io.Pipe()
 	var written atomic.Int64 // tokens handed to the writer
 	go func() {
-		w, err := NewTableWriter(pw, TableOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames, BatchTokens: 256})
+		w, err := NewFeatureWriter(pw, FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames, BatchTokens: 256})
 		if err != nil {
 			pw.CloseWithError(err)
 			return
@@ -359,7 +359,7 @@ func TestTableReaderPipeBounded(t *testing.T) {
 		for i := 0; i < sentences; i++ {
 			x := in[i%len(in)]
 			written.Add(int64(len(x.attrs)))
-			if err := w.Write(&x.s, x.attrs, x.values); err != nil {
+			if err := w.Write(x.sentence()); err != nil {
 				w.Abort()
 				pw.CloseWithError(err)
 				return
@@ -372,14 +372,14 @@ func TestTableReaderPipeBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rr.Release()
-	tr, err := NewTableReader(rr, "pipe", ReadOptions{ChunkTokens: chunkTokens})
+	tr, err := NewFeatureReader(rr, "pipe", FeatureReadOptions{ChunkTokens: chunkTokens})
 	if err != nil {
 		t.Fatal(err)
 	}
 	read, maxAhead, chunks := 0, int64(0), 0
 	for tr.Next() {
 		c := tr.Chunk()
-		checkChunkSizes(t, []*Table{c}, chunkTokens)
+		checkChunkSizes(t, []*FeatureTable{c}, chunkTokens)
 		read += c.Data.NumTokens()
 		maxAhead = max(maxAhead, written.Load()-int64(read))
 		chunks++

@@ -2,7 +2,6 @@ package decode
 
 import (
 	"bytes"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // predRow is one row of a hand-made prediction table.
@@ -194,30 +194,6 @@ func TestEvaluateReaderStreams(t *testing.T) {
 	}
 }
 
-// TestInspectPredictions summarises a table with marginals and a token
-// without gold.
-func TestInspectPredictions(t *testing.T) {
-	rows := predRows(predSample...)
-	rows[7].gold = ""
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(predTable(t, rows, true, pipeline.FormatFile)), "pred.arrow", pipeline.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rr.Release()
-	s, err := InspectPredictions(rr, "pred.arrow")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// 8 tokens, 7 labelled, of which 6 right (sentence 1's last token is not).
-	if s.Sentences != 3 || s.Tokens != 8 || s.MaxLen != 4 || s.Labelled != 7 || s.Correct != 6 || !s.Gold || !s.Marginals ||
-		s.Accuracy() != 6.0/7 || math.Abs(s.MeanConf-0.9) > 1e-12 || s.Predicted["B-NP"] != 4 || strings.Join(s.Columns, ",") != "word" {
-		t.Errorf("summary %+v", s)
-	}
-	if got := strings.Join(s.PredLabels(), " "); got != "B-NP B-PP B-VP I-NP O" {
-		t.Errorf("labels by frequency: %s", got)
-	}
-}
-
 // FuzzEvaluateReader feeds arbitrary bytes, seeded with prediction tables
 // in both IPC formats, to EvaluateReader: an error naming the file or
 // scores, never a panic.
@@ -239,4 +215,20 @@ func FuzzEvaluateReader(f *testing.F) {
 			t.Fatalf("scores of an accepted table: %+v", s)
 		}
 	})
+}
+
+// TestScoresRow: the row of the scores table holds the overall figures.
+func TestScoresRow(t *testing.T) {
+	for _, opts := range []EvalOptions{{}, {NoChunks: true}} {
+		s := evaluate(t, opts, predSample...)
+		r := s.Row()
+		if r.Scheme != s.Scheme || r.Sentences != s.Sentences || r.Tokens != s.Tokens || r.CorrectTokens != s.CorrectTokens ||
+			r.Accuracy != s.Accuracy || (r.Chunks == nil) != (s.Chunks == nil) {
+			t.Fatalf("row %+v of %+v", r, s)
+		}
+		if c := s.Chunks; c != nil && *r.Chunks != (tables.ChunkFigures{Gold: c.Gold, Predicted: c.Predicted, Correct: c.Correct,
+			Precision: c.Precision, Recall: c.Recall, F1: c.F1}) {
+			t.Errorf("chunk figures %+v of %+v", *r.Chunks, c.Tally)
+		}
+	}
 }

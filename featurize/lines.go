@@ -7,144 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
+	"github.com/dualcrf/dualcrf/pipeline"
 )
-
-// StdinName is the display name Open gives to standard input.
-const StdinName = "<stdin>"
-
-// Magic bytes that open the compressed formats Open recognises.
-const (
-	openGzipMagic = "\x1f\x8b"
-	openZstdMagic = "\x28\xb5\x2f\xfd"
-)
-
-// Open opens a corpus for reading. path "-" means standard input, whose
-// display name is "<stdin>"; any other path is its own display name. Gzip
-// and zstd input is decompressed transparently, recognised by its magic
-// bytes, not by the file name. A decompression error (a truncated or
-// corrupt stream) surfaces from Read as an error naming the file, e.g.
-// "train.txt.gz: unexpected end of compressed data (truncated gzip stream)".
-//
-// Closing the result closes the file (never standard input itself).
-func Open(path string) (io.ReadCloser, string, error) {
-	return OpenAs(path, "")
-}
-
-// OpenAs is Open with the display name given (Open's when display is ""),
-// for a file that stands for another input, such as standard input spooled
-// to a temporary file.
-func OpenAs(path, display string) (io.ReadCloser, string, error) {
-	if path == "-" {
-		if display == "" {
-			display = StdinName
-		}
-		rc, err := openDecompressed(os.Stdin, display, nil)
-		return rc, display, err
-	}
-	if display == "" {
-		display = path
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			pe.Path = display
-		}
-		return nil, display, err
-	}
-	rc, err := openDecompressed(f, display, f.Close)
-	if err != nil {
-		f.Close()
-		return nil, display, err
-	}
-	return rc, display, nil
-}
-
-// openDecompressed sniffs r's first bytes and wraps it in the matching
-// decompressor; closeFn (may be nil) closes the underlying file.
-func openDecompressed(r io.Reader, name string, closeFn func() error) (io.ReadCloser, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	head, err := br.Peek(len(openZstdMagic))
-	if err != nil && err != io.EOF {
-		return nil, readFailure(name, 0, err)
-	}
-	out := &openedFile{name: name, r: br, closeFile: closeFn}
-	switch {
-	case strings.HasPrefix(string(head), openGzipMagic):
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, &openDecompressError{file: name, format: "gzip", err: err}
-		}
-		out.format, out.r, out.closeDec = "gzip", zr, zr.Close
-	case strings.HasPrefix(string(head), openZstdMagic):
-		zr, err := zstd.NewReader(br)
-		if err != nil {
-			return nil, &openDecompressError{file: name, format: "zstd", err: err}
-		}
-		out.format, out.r = "zstd", zr
-		out.closeDec = func() error { zr.Close(); return nil }
-	}
-	return out, nil
-}
-
-// openedFile is the ReadCloser returned by Open.
-type openedFile struct {
-	name      string
-	format    string // "gzip", "zstd" or "" for plain input
-	r         io.Reader
-	closeDec  func() error // closes the decompressor, or nil
-	closeFile func() error // closes the file, or nil for stdin
-}
-
-func (f *openedFile) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	if err != nil && err != io.EOF && f.format != "" {
-		err = &openDecompressError{file: f.name, format: f.format, err: err}
-	}
-	return n, err
-}
-
-func (f *openedFile) Close() error {
-	var errs []error
-	if f.closeDec != nil {
-		errs = append(errs, f.closeDec())
-		f.closeDec = nil
-	}
-	if f.closeFile != nil {
-		errs = append(errs, f.closeFile())
-		f.closeFile = nil
-	}
-	return errors.Join(errs...)
-}
-
-// openDecompressError is a failure of the gzip or zstd stream of a named
-// file, met while reading the given line of the decompressed text (0: in
-// the stream's header, before any text).
-type openDecompressError struct {
-	file   string
-	line   int
-	format string
-	err    error
-}
-
-func (e *openDecompressError) Error() string {
-	where := e.file
-	if e.line > 0 {
-		where = fmt.Sprintf("%s:%d", e.file, e.line)
-	}
-	if errors.Is(e.err, io.ErrUnexpectedEOF) || errors.Is(e.err, io.EOF) {
-		return fmt.Sprintf("%s: unexpected end of compressed data (truncated %s stream)", where, e.format)
-	}
-	return fmt.Sprintf("%s: corrupt %s stream: %v", where, e.format, e.err)
-}
-
-func (e *openDecompressError) Unwrap() error { return e.err }
 
 // The default limits of the readers (InputOptions.MaxLineBytes and
 // MaxSentenceTokens), so that no input, however long its lines or
@@ -251,10 +118,10 @@ func (lr *lineReader) next() (line []byte, ok bool) {
 // readError names the file and the line being read when err stopped the
 // input.
 func (lr *lineReader) readError(err error) error {
-	var de *openDecompressError
+	var de *pipeline.DecompressError
 	if errors.As(err, &de) {
 		at := *de
-		at.line = lr.line + 1
+		at.Line = lr.line + 1
 		return &at
 	}
 	return readFailure(lr.name, lr.line+1, err)

@@ -1,4 +1,4 @@
-package featurize
+package tables
 
 import (
 	"cmp"
@@ -40,22 +40,6 @@ func (c *Coverage) AddLabel(label string, known bool) {
 		c.UnknownLabels = make(map[string]int)
 	}
 	c.UnknownLabels[label]++
-}
-
-// addSentence counts a sentence featurized with a fixed vocabulary: its
-// features, of which dropped were unknown, and its labels, known ones
-// marked in knownLabel.
-func (c *Coverage) addSentence(s *Sentence, feats [][]Feature, dropped int, knownLabel map[string]bool) {
-	c.Tokens += len(feats)
-	for _, fs := range feats {
-		c.Attrs += len(fs)
-	}
-	c.UnknownAttrs += dropped
-	for _, l := range s.Labels {
-		if l != "" {
-			c.AddLabel(l, knownLabel[l])
-		}
-	}
 }
 
 // Add adds the counts of o to c.

@@ -1,4 +1,4 @@
-package featurize
+package tables
 
 import (
 	"bytes"
@@ -12,15 +12,15 @@ import (
 // tables holds every sentence of each, in order, though each part numbers
 // its sentences from 0 (on main only the first part was read).
 func TestReadTableConcatenated(t *testing.T) {
-	stream, err := os.ReadFile(filepath.Join("testdata", "table", "small.stream.arrow"))
+	stream, err := os.ReadFile(filepath.Join("testdata", "feature", "small.stream.arrow"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err := os.ReadFile(filepath.Join("testdata", "table", "small.file.arrow"))
+	file, err := os.ReadFile(filepath.Join("testdata", "feature", "small.file.arrow"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	one, err := ReadTable(bytes.NewReader(stream), "one", ReadOptions{})
+	one, err := ReadFeatureTable(bytes.NewReader(stream), "one", FeatureReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestReadTableConcatenated(t *testing.T) {
 		"stream+stream": append(append([]byte{}, stream...), stream...),
 		"file+stream":   append(append([]byte{}, file...), stream...),
 	} {
-		two, err := ReadTable(bytes.NewReader(data), name, ReadOptions{})
+		two, err := ReadFeatureTable(bytes.NewReader(data), name, FeatureReadOptions{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -1,9 +1,9 @@
-package featurize
+package tables
 
-// Reading feature tables. TableReader streams a table as chunks of whole
-// sentences, so a stage's memory does not grow with its input; ReadTable
-// (the whole table as one chunk) and InspectTable (counts only) are built on
-// it. Every row is checked: sentences numbered 0,1,2,… in row order with
+// Reading feature tables. FeatureReader streams a table as chunks of whole
+// sentences, so a stage's memory does not grow with its input;
+// ReadFeatureTable (the whole table as one chunk) and InspectFeatureTable
+// (counts only) are built on it. Every row is checked: sentences numbered 0,1,2,… in row order with
 // positions 0..T-1 (numbering restarts in each concatenated stream),
 // attribute and label ids within their dictionaries, one finite value per
 // attribute.
@@ -24,27 +24,28 @@ import (
 )
 
 // DefaultChunkTokens is the default number of tokens after which a
-// TableReader ends a chunk (at the next sentence boundary).
+// FeatureReader ends a chunk (at the next sentence boundary).
 const DefaultChunkTokens = 65536
 
-// ReadOptions configure ReadTable, InspectTable and NewTableReader.
-type ReadOptions struct {
-	// SkipText leaves Table.Text nil (the columns are still named).
+// FeatureReadOptions configure ReadFeatureTable, InspectFeatureTable and
+// NewFeatureReader.
+type FeatureReadOptions struct {
+	// SkipText leaves FeatureTable.Text nil (the columns are still named).
 	SkipText bool
 	// Mem allocates the Arrow buffers read; memory.DefaultAllocator when nil.
 	Mem memory.Allocator
-	// ChunkTokens is the number of tokens after which a TableReader ends a
+	// ChunkTokens is the number of tokens after which a FeatureReader ends a
 	// chunk, at the start of the next sentence, so a chunk holds at most
 	// ChunkTokens−1 tokens plus one sentence. DefaultChunkTokens when ≤ 0;
-	// ReadTable ignores it.
+	// ReadFeatureTable ignores it.
 	ChunkTokens int
 }
 
-// Table is a feature table, or a chunk of one, read into memory.
-type Table struct {
+// FeatureTable is a feature table, or a chunk of one, read into memory.
+type FeatureTable struct {
 	Data     *crf.Dataset      // attributes, values and labels in flat arrays
 	Columns  []string          // pass-through text columns
-	Text     [][]string        // Text[c][token], nil with ReadOptions.SkipText
+	Text     [][]string        // Text[c][token], nil with FeatureReadOptions.SkipText
 	Metadata map[string]string // schema metadata
 	// FirstSentence is the number of sentences of the input before this
 	// chunk: sentence i of Data is sentence FirstSentence+i of the input.
@@ -57,19 +58,19 @@ type Table struct {
 	Dropped int
 }
 
-// ReadTable reads a whole feature table (IPC stream or file, or
+// ReadFeatureTable reads a whole feature table (IPC stream or file, or
 // concatenated streams) from r; name is used in errors. It validates the
-// schema and every row (see TableReader). An empty table (no rows) is not an
+// schema and every row (see FeatureReader). An empty table (no rows) is not an
 // error: it gives a Dataset with no sentence, still carrying the attribute
 // and label names when the writer sent them. Every Arrow batch is released
-// before ReadTable returns.
-func ReadTable(r io.Reader, name string, opts ReadOptions) (*Table, error) {
+// before ReadFeatureTable returns.
+func ReadFeatureTable(r io.Reader, name string, opts FeatureReadOptions) (*FeatureTable, error) {
 	rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{Mem: opts.Mem})
 	if err != nil {
 		return nil, err
 	}
 	defer rr.Release()
-	tr, err := newTableReader(rr, name, opts, 0, false)
+	tr, err := newFeatureReader(rr, name, opts, 0, false)
 	if err != nil {
 		return nil, err
 	}
@@ -79,31 +80,31 @@ func ReadTable(r io.Reader, name string, opts ReadOptions) (*Table, error) {
 	return tr.Chunk(), nil
 }
 
-// InspectTable reads a feature table as a stream and summarises it without
+// InspectFeatureTable reads a feature table as a stream and summarises it without
 // keeping its rows, so it works on tables larger than memory. It checks the
-// rows as ReadTable does.
-func InspectTable(r io.Reader, name string, opts ReadOptions) (Summary, error) {
+// rows as ReadFeatureTable does.
+func InspectFeatureTable(r io.Reader, name string, opts FeatureReadOptions) (FeatureSummary, error) {
 	rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{Mem: opts.Mem})
 	if err != nil {
-		return Summary{}, err
+		return FeatureSummary{}, err
 	}
 	defer rr.Release()
-	tr, err := newTableReader(rr, name, opts, 0, true)
+	tr, err := newFeatureReader(rr, name, opts, 0, true)
 	if err != nil {
-		return Summary{}, err
+		return FeatureSummary{}, err
 	}
 	for tr.Next() {
 	}
 	if err := tr.Err(); err != nil {
-		return Summary{}, err
+		return FeatureSummary{}, err
 	}
 	return tr.Summary(), nil
 }
 
-// Inspect summarises a table read by ReadTable.
-func Inspect(t *Table) Summary {
+// Summary summarises a table read by ReadFeatureTable.
+func (t *FeatureTable) Summary() FeatureSummary {
 	d := t.Data
-	s := Summary{
+	s := FeatureSummary{
 		Version:         t.Metadata[schemas.KeyVersion],
 		Columns:         append([]string(nil), t.Columns...),
 		Sentences:       d.Len(),
@@ -126,7 +127,7 @@ func Inspect(t *Table) Summary {
 	}
 	if d.Values != nil {
 		for tok := 0; tok < d.NumTokens(); tok++ {
-			if !tableAllOnes(d.Values[d.AttrStart[tok]:d.AttrStart[tok+1]]) {
+			if !allOnes(d.Values[d.AttrStart[tok]:d.AttrStart[tok+1]]) {
 				s.RealValued++
 			}
 		}
@@ -134,19 +135,20 @@ func Inspect(t *Table) Summary {
 	return s
 }
 
-// TableReader reads a feature table in chunks of whole sentences, in the
+// FeatureReader reads a feature table in chunks of whole sentences, in the
 // style of bufio.Scanner:
 //
 //	for tr.Next() { t := tr.Chunk(); … }
 //	if err := tr.Err(); err != nil { … }
 //
 // A chunk ends at the first sentence that starts once it holds
-// ReadOptions.ChunkTokens tokens; a sentence split over record batches (as a
-// foreign writer may cut them) is carried into the chunk whole. When the
+// FeatureReadOptions.ChunkTokens tokens; a sentence split over record
+// batches (as a foreign writer may cut them) is carried into the chunk
+// whole. When the
 // record reader exposes Stream() int (concatenated IPC streams), a change of
 // stream ends the current sentence and the new stream numbers its sentences
 // from 0 again; chunks number sentences on through the whole input
-// (Table.FirstSentence).
+// (FeatureTable.FirstSentence).
 //
 // Attribute and label ids are the same in every chunk: names get ids in order
 // of first appearance, so a dictionary that grows by delta batches, or is
@@ -156,10 +158,10 @@ func Inspect(t *Table) Summary {
 // reader goes on (the reader only appends to the name lists it shares).
 // Memory in use is the chunk being filled, the record batch being read and
 // the names; a chunk handed out is the caller's to drop.
-type TableReader struct {
+type FeatureReader struct {
 	rr          array.RecordReader
 	name        string
-	cols        tableColumns
+	cols        featureColumns
 	skipText    bool
 	summaryOnly bool // count only, keep no rows
 	chunkTokens int  // end a chunk after this many tokens; 0: the whole table in one chunk
@@ -169,7 +171,7 @@ type TableReader struct {
 	attrSrc, labelSrc     arrow.ArrayData // dictionaries the maps below were made from
 	attrMap, labelMap     []int32         // dictionary index → id
 
-	b       tableBatch // the batch being read, valid while inBatch
+	b       featureBatch // the batch being read, valid while inBatch
 	inBatch bool
 	batches int // batches read
 	row     int // next row of b
@@ -178,17 +180,17 @@ type TableReader struct {
 	lastSentence int64 // the input's number of the last sentence; -1 before a stream's first row
 	lastPos      int32
 
-	c      tableChunk // the chunk being filled
-	hint   [3]int     // sentences, tokens and attributes of the last chunk, the next one's initial capacity
-	chunk  *Table     // the chunk handed out by the last Next
-	handed int        // chunks handed out
+	c      featureChunk  // the chunk being filled
+	hint   [3]int        // sentences, tokens and attributes of the last chunk, the next one's initial capacity
+	chunk  *FeatureTable // the chunk handed out by the last Next
+	handed int           // chunks handed out
 	done   bool
 	err    error
-	sum    Summary
+	sum    FeatureSummary
 }
 
-// tableChunk holds the rows of the chunk being filled.
-type tableChunk struct {
+// featureChunk holds the rows of the chunk being filled.
+type featureChunk struct {
 	first                int // sentences of the input before this chunk
 	sentStart, attrStart []int
 	attrs                []int32
@@ -197,33 +199,33 @@ type tableChunk struct {
 	text                 [][]string
 }
 
-// NewTableReader reads the feature table of rr, whose schema it checks, in
+// NewFeatureReader reads the feature table of rr, whose schema it checks, in
 // chunks of whole sentences; name is used in errors. It does not take rr
 // over: release rr after the last call to Next.
-func NewTableReader(rr array.RecordReader, name string, opts ReadOptions) (*TableReader, error) {
+func NewFeatureReader(rr array.RecordReader, name string, opts FeatureReadOptions) (*FeatureReader, error) {
 	chunk := opts.ChunkTokens
 	if chunk <= 0 {
 		chunk = DefaultChunkTokens
 	}
-	return newTableReader(rr, name, opts, chunk, false)
+	return newFeatureReader(rr, name, opts, chunk, false)
 }
 
-func newTableReader(rr array.RecordReader, name string, opts ReadOptions, chunkTokens int, summaryOnly bool) (*TableReader, error) {
+func newFeatureReader(rr array.RecordReader, name string, opts FeatureReadOptions, chunkTokens int, summaryOnly bool) (*FeatureReader, error) {
 	s := rr.Schema()
 	if err := schemas.ValidateFeatureSchema(s); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	tr := &TableReader{
+	tr := &FeatureReader{
 		rr:           rr,
 		name:         name,
-		cols:         tableColumnIndices(s),
+		cols:         featureColumnIndices(s),
 		skipText:     opts.SkipText || summaryOnly,
 		summaryOnly:  summaryOnly,
 		chunkTokens:  chunkTokens,
 		attrIndex:    make(map[string]int32),
 		labelIndex:   make(map[string]int32),
 		lastSentence: -1,
-		sum: Summary{
+		sum: FeatureSummary{
 			Version:  schemas.MetadataMap(s)[schemas.KeyVersion],
 			Columns:  schemas.FeatureTextColumns(s),
 			Metadata: schemas.MetadataMap(s),
@@ -234,14 +236,14 @@ func newTableReader(rr array.RecordReader, name string, opts ReadOptions, chunkT
 }
 
 // Columns names the pass-through text columns.
-func (tr *TableReader) Columns() []string { return tr.sum.Columns }
+func (tr *FeatureReader) Columns() []string { return tr.sum.Columns }
 
 // Metadata returns the table's schema metadata.
-func (tr *TableReader) Metadata() map[string]string { return tr.sum.Metadata }
+func (tr *FeatureReader) Metadata() map[string]string { return tr.sum.Metadata }
 
 // Summary returns the counts of the rows read so far (all of them once Next
 // has returned false without error).
-func (tr *TableReader) Summary() Summary {
+func (tr *FeatureReader) Summary() FeatureSummary {
 	s := tr.sum
 	s.Attributes = len(tr.attrNames)
 	s.Labels = tr.labelNames[:len(tr.labelNames):len(tr.labelNames)]
@@ -250,9 +252,9 @@ func (tr *TableReader) Summary() Summary {
 }
 
 // Next reads the next chunk; it returns false at the end of the table or on
-// error. A whole table read by ReadTable is one chunk, even when empty;
+// error. A whole table read by ReadFeatureTable is one chunk, even when empty;
 // otherwise every chunk holds at least one sentence.
-func (tr *TableReader) Next() bool {
+func (tr *FeatureReader) Next() bool {
 	tr.chunk = nil
 	if tr.err != nil || tr.done {
 		return false
@@ -274,15 +276,15 @@ func (tr *TableReader) Next() bool {
 }
 
 // Chunk returns the chunk read by the last call to Next.
-func (tr *TableReader) Chunk() *Table { return tr.chunk }
+func (tr *FeatureReader) Chunk() *FeatureTable { return tr.chunk }
 
 // Err returns the first error met, nil at a clean end of the table.
-func (tr *TableReader) Err() error { return tr.err }
+func (tr *FeatureReader) Err() error { return tr.err }
 
 // fill reads rows into the chunk until the next row starts a sentence
 // past the chunk's size (full) or the input ends. A batch whose buffers are
 // inconsistent makes arrow-go panic on access; that becomes an error too.
-func (tr *TableReader) fill() (full bool, err error) {
+func (tr *FeatureReader) fill() (full bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%s: %s: corrupt record batch: %v", tr.name, tr.batchName(), p)
@@ -312,7 +314,7 @@ func (tr *TableReader) fill() (full bool, err error) {
 
 // batchName names the current batch in errors: its index in the input, and
 // the stream it belongs to after the first.
-func (tr *TableReader) batchName() string {
+func (tr *FeatureReader) batchName() string {
 	if tr.stream > 0 {
 		return fmt.Sprintf("stream %d batch %d", tr.stream, tr.batches-1)
 	}
@@ -321,7 +323,7 @@ func (tr *TableReader) batchName() string {
 
 // nextBatch reads the next record batch and checks its arrays; false at the
 // end of the input.
-func (tr *TableReader) nextBatch() (bool, error) {
+func (tr *FeatureReader) nextBatch() (bool, error) {
 	if !tr.rr.Next() {
 		return false, tr.rr.Err()
 	}
@@ -342,13 +344,13 @@ func (tr *TableReader) nextBatch() (bool, error) {
 // newChunk starts an empty chunk after `first` sentences. Its storage is
 // allocated at its first row (see grow), so that a reader waiting to hand
 // out a chunk holds no second one.
-func (tr *TableReader) newChunk(first int) tableChunk {
-	return tableChunk{first: first}
+func (tr *FeatureReader) newChunk(first int) featureChunk {
+	return featureChunk{first: first}
 }
 
 // grow allocates the storage of the chunk being filled, with room for as
 // much as the last chunk held.
-func (tr *TableReader) grow() {
+func (tr *FeatureReader) grow() {
 	c := &tr.c
 	ns, nt, na := tr.hint[0]+1, tr.hint[1]+1, tr.hint[2]+tr.hint[2]/8
 	c.sentStart = make([]int, 0, ns)
@@ -364,7 +366,7 @@ func (tr *TableReader) grow() {
 }
 
 // cut hands out the chunk filled so far and starts the next one.
-func (tr *TableReader) cut() *Table {
+func (tr *FeatureReader) cut() *FeatureTable {
 	if tr.c.attrStart == nil && !tr.summaryOnly {
 		tr.grow() // an empty table
 	}
@@ -381,14 +383,14 @@ func (tr *TableReader) cut() *Table {
 		Values:     c.values,
 		Labels:     c.labels,
 	}
-	t := &Table{Data: d, Columns: tr.sum.Columns, Text: c.text, Metadata: tr.sum.Metadata, FirstSentence: c.first}
+	t := &FeatureTable{Data: d, Columns: tr.sum.Columns, Text: c.text, Metadata: tr.sum.Metadata, FirstSentence: c.first}
 	tr.hint = [3]int{len(c.sentStart), len(c.labels), len(c.attrs)}
 	tr.c = tr.newChunk(tr.sum.Sentences)
 	return t
 }
 
-// tableBatch is a typed view of one record batch.
-type tableBatch struct {
+// featureBatch is a typed view of one record batch.
+type featureBatch struct {
 	sent              []int64
 	pos               []int32
 	label             *array.Dictionary
@@ -399,32 +401,32 @@ type tableBatch struct {
 	values            *array.List
 	valueChild        *array.Float64
 	labelMap, attrMap []int32
-	text              []tableText // the text columns, unless skipped
+	text              []textColumn // the text columns, unless skipped
 }
 
-// tableText is one text column of a batch, its bytes copied to Go memory
+// textColumn is one text column of a batch, its bytes copied to Go memory
 // once so that the tokens' strings outlive the batch.
-type tableText struct {
+type textColumn struct {
 	arr  *array.String
 	data string  // the column's bytes
 	offs []int32 // the column's value offsets, offs[0] at data[0]
 }
 
 // view checks the batch's arrays and maps its dictionaries to ids.
-func (tr *TableReader) view(rec arrow.RecordBatch) (tableBatch, error) {
+func (tr *FeatureReader) view(rec arrow.RecordBatch) (featureBatch, error) {
 	for i, col := range rec.Columns() {
 		if v, ok := col.(interface{ ValidateFull() error }); ok {
 			if err := v.ValidateFull(); err != nil {
-				return tableBatch{}, fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
+				return featureBatch{}, fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
 			}
 		}
 	}
 	for _, c := range []int{tr.cols.sentence, tr.cols.position} {
 		if n := rec.Column(c).NullN(); n > 0 {
-			return tableBatch{}, fmt.Errorf("column %q has %d nulls", rec.ColumnName(c), n)
+			return featureBatch{}, fmt.Errorf("column %q has %d nulls", rec.ColumnName(c), n)
 		}
 	}
-	b := tableBatch{
+	b := featureBatch{
 		sent:   rec.Column(tr.cols.sentence).(*array.Int64).Int64Values(),
 		pos:    rec.Column(tr.cols.position).(*array.Int32).Int32Values(),
 		label:  rec.Column(tr.cols.label).(*array.Dictionary),
@@ -437,15 +439,15 @@ func (tr *TableReader) view(rec arrow.RecordBatch) (tableBatch, error) {
 	b.valueChild = b.values.ListValues().(*array.Float64)
 	var err error
 	if b.labelMap, err = tr.mapLabels(b.label.Dictionary()); err != nil {
-		return tableBatch{}, err
+		return featureBatch{}, err
 	}
 	if b.attrMap, err = tr.mapAttrs(b.attrChild.Dictionary()); err != nil {
-		return tableBatch{}, err
+		return featureBatch{}, err
 	}
 	if !tr.skipText && rec.NumRows() > 0 {
 		for _, col := range tr.cols.text {
 			arr := rec.Column(col).(*array.String)
-			b.text = append(b.text, tableText{arr: arr, data: string(arr.ValueBytes()), offs: arr.ValueOffsets()})
+			b.text = append(b.text, textColumn{arr: arr, data: string(arr.ValueBytes()), offs: arr.ValueOffsets()})
 		}
 	}
 	return b, nil
@@ -454,11 +456,11 @@ func (tr *TableReader) view(rec arrow.RecordBatch) (tableBatch, error) {
 // mapLabels maps a label dictionary to label ids, reusing the last map
 // while the dictionary is unchanged. New names get new ids in order, so a
 // dictionary that grows by deltas keeps its ids.
-func (tr *TableReader) mapLabels(dict arrow.Array) ([]int32, error) {
+func (tr *FeatureReader) mapLabels(dict arrow.Array) ([]int32, error) {
 	if dict.Data() == tr.labelSrc {
 		return tr.labelMap, nil
 	}
-	m, err := tableMapDict(dict, &tr.labelNames, tr.labelIndex, "label")
+	m, err := mapDict(dict, &tr.labelNames, tr.labelIndex, "label")
 	if err != nil {
 		return nil, err
 	}
@@ -470,11 +472,11 @@ func (tr *TableReader) mapLabels(dict arrow.Array) ([]int32, error) {
 }
 
 // mapAttrs maps an attribute dictionary to attribute ids, like mapLabels.
-func (tr *TableReader) mapAttrs(dict arrow.Array) ([]int32, error) {
+func (tr *FeatureReader) mapAttrs(dict arrow.Array) ([]int32, error) {
 	if dict.Data() == tr.attrSrc {
 		return tr.attrMap, nil
 	}
-	m, err := tableMapDict(dict, &tr.attrNames, tr.attrIndex, "attribute")
+	m, err := mapDict(dict, &tr.attrNames, tr.attrIndex, "attribute")
 	if err != nil {
 		return nil, err
 	}
@@ -482,9 +484,9 @@ func (tr *TableReader) mapAttrs(dict arrow.Array) ([]int32, error) {
 	return m, nil
 }
 
-// tableMapDict maps each entry of a utf8 dictionary to the id of its name,
+// mapDict maps each entry of a utf8 dictionary to the id of its name,
 // adding names not seen before. Labels may not be null or empty.
-func tableMapDict(dict arrow.Array, names *[]string, index map[string]int32, what string) ([]int32, error) {
+func mapDict(dict arrow.Array, names *[]string, index map[string]int32, what string) ([]int32, error) {
 	str, ok := dict.(*array.String)
 	if !ok {
 		return nil, fmt.Errorf("%s dictionary has type %s, want utf8", what, dict.DataType())
@@ -508,7 +510,7 @@ func tableMapDict(dict arrow.Array, names *[]string, index map[string]int32, wha
 }
 
 // addRow checks row i of b and appends it to the chunk.
-func (tr *TableReader) addRow(b *tableBatch, i int) error {
+func (tr *FeatureReader) addRow(b *featureBatch, i int) error {
 	if tr.c.attrStart == nil && !tr.summaryOnly {
 		tr.grow()
 	}
@@ -543,12 +545,12 @@ func (tr *TableReader) addRow(b *tableBatch, i int) error {
 	c := &tr.c
 	c.labels = append(c.labels, label)
 	if vals != nil && c.values == nil {
-		c.values = tableOnes(make([]float64, 0, cap(c.attrs)), len(c.attrs))
+		c.values = appendOnes(make([]float64, 0, cap(c.attrs)), len(c.attrs))
 	}
 	if vals != nil {
 		c.values = append(c.values, vals...)
 	} else if c.values != nil {
-		c.values = tableOnes(c.values, int(hi-lo))
+		c.values = appendOnes(c.values, int(hi-lo))
 	}
 	for _, k := range b.attrIdx[lo:hi] {
 		c.attrs = append(c.attrs, b.attrMap[k])
@@ -564,8 +566,8 @@ func (tr *TableReader) addRow(b *tableBatch, i int) error {
 	return nil
 }
 
-// tableOnes appends n ones to dst.
-func tableOnes(dst []float64, n int) []float64 {
+// appendOnes appends n ones to dst.
+func appendOnes(dst []float64, n int) []float64 {
 	for ; n > 0; n-- {
 		dst = append(dst, 1)
 	}
@@ -574,7 +576,7 @@ func tableOnes(dst []float64, n int) []float64 {
 
 // checkOrder checks that a row continues the current sentence or starts the
 // next one, and counts sentences.
-func (tr *TableReader) checkOrder(s int64, p int32) error {
+func (tr *FeatureReader) checkOrder(s int64, p int32) error {
 	switch {
 	case p == 0 && s == tr.lastSentence+1:
 		tr.sum.Sentences++
@@ -597,7 +599,7 @@ func (tr *TableReader) checkOrder(s int64, p int32) error {
 }
 
 // rowLabel returns the label id of row i, -1 when null.
-func (tr *TableReader) rowLabel(b *tableBatch, i int) (int32, error) {
+func (tr *FeatureReader) rowLabel(b *featureBatch, i int) (int32, error) {
 	if b.label.IsNull(i) {
 		return -1, nil
 	}
@@ -610,7 +612,7 @@ func (tr *TableReader) rowLabel(b *tableBatch, i int) (int32, error) {
 
 // rowAttrs returns the range of row i's attributes in b.attrIdx, checked.
 // A null attrs list counts as an empty one.
-func (tr *TableReader) rowAttrs(b *tableBatch, i int) (lo, hi int64, err error) {
+func (tr *FeatureReader) rowAttrs(b *featureBatch, i int) (lo, hi int64, err error) {
 	if b.attrs.IsNull(i) {
 		return 0, 0, nil
 	}
@@ -628,7 +630,7 @@ func (tr *TableReader) rowAttrs(b *tableBatch, i int) (lo, hi int64, err error) 
 
 // rowValues returns row i's values, nil when they are null or all 1;
 // alo:ahi is the row's range of attributes.
-func (tr *TableReader) rowValues(b *tableBatch, i int, alo, ahi int64) ([]float64, error) {
+func (tr *FeatureReader) rowValues(b *featureBatch, i int, alo, ahi int64) ([]float64, error) {
 	if b.values.IsNull(i) {
 		return nil, nil
 	}
@@ -647,7 +649,7 @@ func (tr *TableReader) rowValues(b *tableBatch, i int, alo, ahi int64) ([]float6
 			return nil, fmt.Errorf("value of attribute %q is %v, want a finite number", name, v)
 		}
 	}
-	if tableAllOnes(vals) {
+	if allOnes(vals) {
 		return nil, nil
 	}
 	return vals, nil

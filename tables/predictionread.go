@@ -1,8 +1,8 @@
-package decode
+package tables
 
 // Reading prediction tables (schemas.PredictionSchema) back: the rows of
-// each sentence, checked, for scoring (EvaluateReader) and for summaries
-// (InspectPredictions).
+// each sentence, checked, for scoring (decode.EvaluateReader) and for
+// summaries (InspectPredictions).
 
 import (
 	"fmt"
@@ -17,31 +17,33 @@ import (
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
-// predSentence is one sentence of a prediction table.
-type predSentence struct {
-	pred []string
-	gold []string // per token, "" where there is none
-	// hasGold tells the tokens with a gold label (none when the table has
+// PredictedSentence is one sentence of a prediction table, as
+// ReadPredictions hands it out.
+type PredictedSentence struct {
+	Pred []string // per token, the predicted label
+	Gold []string // per token, the gold label, "" where there is none
+	// HasGold tells the tokens with a gold label (none when the table has
 	// no gold column).
-	hasGold []bool
-	conf    []float64 // with marginals
+	HasGold []bool
+	Conf    []float64 // per token, the confidence of the prediction (nil without marginals)
 }
 
-func (s *predSentence) reset() {
-	s.gold, s.pred, s.hasGold, s.conf = s.gold[:0], s.pred[:0], s.hasGold[:0], s.conf[:0]
+func (s *PredictedSentence) reset() {
+	s.Gold, s.Pred, s.HasGold, s.Conf = s.Gold[:0], s.Pred[:0], s.HasGold[:0], s.Conf[:0]
 }
 
 // predColumns are the indices of a prediction table's columns; gold, conf
 // are -1 when absent.
 type predColumns struct{ sent, pos, gold, pred, conf int }
 
-// readPredictions reads the prediction table of rr sentence by sentence,
-// calling fn with each (valid until fn returns). Every batch is validated
-// before it is read; the rows of a sentence must be contiguous with
-// positions 0, 1, 2, …, and a sentence ends where the sentence id changes
-// or, in concatenated streams, the stream does. With needGold a token
+// ReadPredictions reads the prediction table of rr sentence by sentence,
+// calling fn with each (valid until fn returns; its label strings stay
+// valid). Every batch is validated before it is read; the rows of a
+// sentence must be contiguous with positions 0, 1, 2, …, and a sentence
+// ends where the sentence id changes or, in concatenated streams, the
+// stream does. With needGold a token
 // without a gold label is an error. Errors name the input and the row.
-func readPredictions(rr array.RecordReader, name string, needGold bool, fn func(*predSentence) error) (err error) {
+func ReadPredictions(rr array.RecordReader, name string, needGold bool, fn func(*PredictedSentence) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%s: corrupt prediction table: %v", name, p)
@@ -75,10 +77,10 @@ func readPredictions(rr array.RecordReader, name string, needGold bool, fn func(
 		labels[l] = l
 		return l
 	}
-	var s predSentence
+	var s PredictedSentence
 	cur, stream, row := int64(-1), 0, 0
 	flush := func() error {
-		if len(s.pred) == 0 {
+		if len(s.Pred) == 0 {
 			return nil
 		}
 		err := fn(&s)
@@ -119,11 +121,11 @@ func readPredictions(rr array.RecordReader, name string, needGold bool, fn func(
 				}
 				cur = sent
 			}
-			if int(pos) != len(s.pred) {
+			if int(pos) != len(s.Pred) {
 				return fmt.Errorf("%s: position %d where %d was due (the rows of a sentence are contiguous with positions 0, 1, 2, …)",
-					where(), pos, len(s.pred))
+					where(), pos, len(s.Pred))
 			}
-			s.pred = append(s.pred, intern(preds.Value(j)))
+			s.Pred = append(s.Pred, intern(preds.Value(j)))
 			has := golds != nil && golds.IsValid(j)
 			if !has && needGold {
 				return fmt.Errorf("%s: no gold label to score", where())
@@ -132,13 +134,13 @@ func readPredictions(rr array.RecordReader, name string, needGold bool, fn func(
 			if has {
 				g = intern(golds.Value(j))
 			}
-			s.gold, s.hasGold = append(s.gold, g), append(s.hasGold, has)
+			s.Gold, s.HasGold = append(s.Gold, g), append(s.HasGold, has)
 			if confs != nil {
 				c := confs.Value(j)
 				if confs.IsNull(j) || !(c >= 0 && c <= 1) {
 					return fmt.Errorf("%s: confidence %v, want a probability in [0, 1]", where(), c)
 				}
-				s.conf = append(s.conf, c)
+				s.Conf = append(s.Conf, c)
 			}
 		}
 	}
@@ -192,7 +194,7 @@ func (s PredictionSummary) PredLabels() []string {
 }
 
 // InspectPredictions reads a prediction table from rr, checking it as
-// EvaluateReader does (gold labels may be missing), and summarises it.
+// ReadPredictions does (gold labels may be missing), and summarises it.
 func InspectPredictions(rr array.RecordReader, name string) (PredictionSummary, error) {
 	schema := rr.Schema()
 	md := schemas.MetadataMap(schema)
@@ -206,22 +208,22 @@ func InspectPredictions(rr array.RecordReader, name string) (PredictionSummary, 
 		}
 	}
 	var confSum float64
-	err := readPredictions(rr, name, false, func(ps *predSentence) error {
+	err := ReadPredictions(rr, name, false, func(ps *PredictedSentence) error {
 		s.Sentences++
-		s.Tokens += len(ps.pred)
-		s.MaxLen = max(s.MaxLen, len(ps.pred))
-		for _, p := range ps.pred {
+		s.Tokens += len(ps.Pred)
+		s.MaxLen = max(s.MaxLen, len(ps.Pred))
+		for _, p := range ps.Pred {
 			s.Predicted[p]++
 		}
-		for i, has := range ps.hasGold {
+		for i, has := range ps.HasGold {
 			if has {
 				s.Labelled++
-				if ps.gold[i] == ps.pred[i] {
+				if ps.Gold[i] == ps.Pred[i] {
 					s.Correct++
 				}
 			}
 		}
-		for _, c := range ps.conf {
+		for _, c := range ps.Conf {
 			confSum += c
 		}
 		return nil

@@ -1,6 +1,11 @@
-package featurize
+// Package synth writes synthetic feature tables for scale tests (dualcrf
+// synth): sentences drawn from a random "true" chain CRF, written through
+// tables.FeatureWriter, with the options and the true weights' accuracy in
+// the table's metadata (MetadataKey) so a table can be reproduced and
+// judged alone.
+package synth
 
-// Synthetic feature tables for scale tests.
+// How the tables are drawn.
 //
 // A random "true" chain CRF is drawn from the seed:
 //
@@ -47,35 +52,36 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
-// KeySynth is the feature-table metadata key of a synthetic table: a JSON
-// object with the SynthOptions ("options"), the generator version and the
-// true weights' Viterbi accuracy on SynthHeldOut held-out sentences
+// MetadataKey is the feature-table metadata key of a synthetic table: a JSON
+// object with the Options ("options"), the generator version and the
+// true weights' Viterbi accuracy on HeldOut held-out sentences
 // ("ceiling_estimate"), so the table can be reproduced and judged alone.
-const KeySynth = "dualcrf.synth"
+const MetadataKey = "dualcrf.synth"
 
-// SynthHeldOut is the number of held-out sentences (a stream of their own,
+// HeldOut is the number of held-out sentences (a stream of their own,
 // disjoint from every table's) on which the ceiling estimate recorded in a
 // synthetic table's metadata is measured.
-const SynthHeldOut = 1000
+const HeldOut = 1000
 
-// synthVersion numbers the generator: a change to what a seed produces
+// generatorVersion numbers the generator: a change to what a seed produces
 // must bump it.
-const synthVersion = 1
+const generatorVersion = 1
 
 // Limits that keep a mistyped option from exhausting memory.
 const (
-	synthMaxLabels = 1 << 12
-	synthMaxAttrs  = 1 << 26
-	synthMaxCells  = 1 << 24 // MaxLen·Labels: a worker's lattice takes 28 bytes a cell
-	synthMaxWorker = 256
-	synthMaxWeight = 300 // largest |weight|: exponentials and the forward sums stay finite
+	maxLabels  = 1 << 12
+	maxAttrs   = 1 << 26
+	maxCells   = 1 << 24 // MaxLen·Labels: a worker's lattice takes 28 bytes a cell
+	maxWorkers = 256
+	maxWeight  = 300 // largest |weight|: exponentials and the forward sums stay finite
 )
 
-// SynthOptions describe a synthetic feature table. Zero Noise and Workers
+// Options describe a synthetic feature table. Zero Noise and Workers
 // take their defaults; the other fields must be set.
-type SynthOptions struct {
+type Options struct {
 	Sentences int     `json:"sentences"` // number of sentences written (≥ 0)
 	MinLen    int     `json:"min_len"`   // shortest sentence (≥ 1)
 	MaxLen    int     `json:"max_len"`   // longest sentence; lengths are uniform in [MinLen, MaxLen]
@@ -93,17 +99,17 @@ type SynthOptions struct {
 	// Workers is the number of generating goroutines; 0 means GOMAXPROCS.
 	// It does not change the output.
 	Workers int `json:"-"`
-	// BatchTokens is the record-batch size (0: DefaultBatchTokens).
+	// BatchTokens is the record-batch size (0: tables.DefaultBatchTokens).
 	BatchTokens int `json:"-"`
 }
 
-// SynthSummary describes a synthetic table as written.
-type SynthSummary struct {
-	Summary
+// Summary describes a synthetic table as written.
+type Summary struct {
+	tables.FeatureSummary
 	// TrueAccuracy is the token accuracy of Viterbi decoding with the true
 	// weights on the table's sentences: a ceiling for learners.
 	TrueAccuracy float64
-	// CeilingEstimate is the same on SynthHeldOut held-out sentences, the
+	// CeilingEstimate is the same on HeldOut held-out sentences, the
 	// figure recorded in the table's metadata (written before the data).
 	CeilingEstimate float64
 	// DualBytes is the size of the dual variables for training on the
@@ -111,16 +117,16 @@ type SynthSummary struct {
 	DualBytes int64
 }
 
-// synthMeta is the JSON value of KeySynth.
-type synthMeta struct {
-	Generator        int          `json:"generator"`
-	Options          SynthOptions `json:"options"`
-	CeilingEstimate  float64      `json:"ceiling_estimate"`
-	CeilingSentences int          `json:"ceiling_sentences"`
+// meta is the JSON value of MetadataKey.
+type meta struct {
+	Generator        int     `json:"generator"`
+	Options          Options `json:"options"`
+	CeilingEstimate  float64 `json:"ceiling_estimate"`
+	CeilingSentences int     `json:"ceiling_sentences"`
 }
 
 // check validates the options and fills in the defaults.
-func (o *SynthOptions) check() error {
+func (o *Options) check() error {
 	if o.Noise == 0 {
 		o.Noise = 1
 	}
@@ -137,14 +143,14 @@ func (o *SynthOptions) check() error {
 		return bad("--first %d: want ≥ 0", o.First)
 	case o.First > math.MaxInt64-o.Sentences:
 		return bad("--first %d: too large", o.First)
-	case o.Workers > synthMaxWorker:
-		return bad("--workers %d: want at most %d", o.Workers, synthMaxWorker)
-	case o.Labels < 2 || o.Labels > synthMaxLabels:
-		return bad("--labels %d: want 2…%d", o.Labels, synthMaxLabels)
-	case o.MinLen < 1 || o.MaxLen < o.MinLen || o.MaxLen > synthMaxCells/o.Labels:
-		return bad("lengths [%d, %d]: want 1 ≤ min ≤ max ≤ %d (for %d labels)", o.MinLen, o.MaxLen, synthMaxCells/o.Labels, o.Labels)
-	case o.Attrs < 1 || o.Attrs > synthMaxAttrs:
-		return bad("--attrs %d: want 1…%d", o.Attrs, synthMaxAttrs)
+	case o.Workers > maxWorkers:
+		return bad("--workers %d: want at most %d", o.Workers, maxWorkers)
+	case o.Labels < 2 || o.Labels > maxLabels:
+		return bad("--labels %d: want 2…%d", o.Labels, maxLabels)
+	case o.MinLen < 1 || o.MaxLen < o.MinLen || o.MaxLen > maxCells/o.Labels:
+		return bad("lengths [%d, %d]: want 1 ≤ min ≤ max ≤ %d (for %d labels)", o.MinLen, o.MaxLen, maxCells/o.Labels, o.Labels)
+	case o.Attrs < 1 || o.Attrs > maxAttrs:
+		return bad("--attrs %d: want 1…%d", o.Attrs, maxAttrs)
 	case o.PerToken < 1 || o.PerToken > o.Attrs:
 		return bad("--per-token %d: want 1…%d (the number of attributes)", o.PerToken, o.Attrs)
 	case !(o.Noise > 0) || math.IsInf(o.Noise, 0):
@@ -174,45 +180,45 @@ func seedPCG(p *rand.PCG, seed, stream, index uint64) {
 	p.Seed(splitmix64(seed^splitmix64(stream)), splitmix64(index^0x5851f42d4c957f2d))
 }
 
-// synthEntry is one non-zero weight of a sparse row or column.
-type synthEntry struct {
+// weightEntry is one non-zero weight of a sparse row or column.
+type weightEntry struct {
 	idx int32   // label (emission) or previous label (transition)
 	w   float64 // the weight
 	e   float64 // exp(w)
 	d   float64 // exp(w) − 1, for transitions
 }
 
-// newSynthEntry returns the entry of weight w for idx.
-func newSynthEntry(idx int, w float64) synthEntry {
-	return synthEntry{idx: int32(idx), w: w, e: math.Exp(w), d: math.Expm1(w)}
+// newWeightEntry returns the entry of weight w for idx.
+func newWeightEntry(idx int, w float64) weightEntry {
+	return weightEntry{idx: int32(idx), w: w, e: math.Exp(w), d: math.Expm1(w)}
 }
 
-// synthModel is the true CRF in sparse form.
-type synthModel struct {
+// model is the true CRF in sparse form.
+type model struct {
 	K, A, P   int
 	real      bool
-	bias      []float64    // K
-	start     []float64    // K
-	end       []float64    // K
-	ebias     []float64    // exp(bias)
-	emitStart []int32      // A+1 offsets into emit
-	emit      []synthEntry // non-zero U[a,·], attribute by attribute
-	colStart  []int32      // K+1 offsets into col
-	col       []synthEntry // non-zero B[·,y'], by next label y'
-	ranks     synthAlias   // Zipf law of ranks within a group
+	bias      []float64     // K
+	start     []float64     // K
+	end       []float64     // K
+	ebias     []float64     // exp(bias)
+	emitStart []int32       // A+1 offsets into emit
+	emit      []weightEntry // non-zero U[a,·], attribute by attribute
+	colStart  []int32       // K+1 offsets into col
+	col       []weightEntry // non-zero B[·,y'], by next label y'
+	ranks     aliasTable    // Zipf law of ranks within a group
 	// productSafe is set when no binary token's max θ_t can exceed
-	// synthMaxProduct, so forward needs no check per token.
+	// maxProduct, so forward needs no check per token.
 	productSafe bool
 }
 
-// newSynthModel draws the true CRF of the options (checked).
-func newSynthModel(o SynthOptions) (*synthModel, error) {
+// newModel draws the true CRF of the options (checked).
+func newModel(o Options) (*model, error) {
 	K, A, P := o.Labels, o.Attrs, o.PerToken
 	var pcg rand.PCG
 	seedPCG(&pcg, o.Seed, streamWeights, 0)
 	rng := rand.New(&pcg)
 	inv := 1 / o.Noise
-	m := &synthModel{K: K, A: A, P: P, real: o.Real,
+	m := &model{K: K, A: A, P: P, real: o.Real,
 		bias: make([]float64, K), start: make([]float64, K), end: make([]float64, K), ebias: make([]float64, K)}
 	for y := 0; y < K; y++ {
 		m.bias[y] = rng.NormFloat64() * inv
@@ -221,13 +227,13 @@ func newSynthModel(o SynthOptions) (*synthModel, error) {
 		m.ebias[y] = math.Exp(m.bias[y])
 	}
 	m.emitStart = make([]int32, A+1)
-	m.emit = make([]synthEntry, 0, A+A/2)
+	m.emit = make([]weightEntry, 0, A+A/2)
 	for a := 0; a < A; a++ {
 		y1 := rng.IntN(K)
-		m.emit = append(m.emit, newSynthEntry(y1, (2+0.5*rng.NormFloat64())*inv))
+		m.emit = append(m.emit, newWeightEntry(y1, (2+0.5*rng.NormFloat64())*inv))
 		if rng.IntN(2) == 1 {
 			y2 := (y1 + 1 + rng.IntN(K-1)) % K
-			m.emit = append(m.emit, newSynthEntry(y2, (2+0.5*rng.NormFloat64())*inv))
+			m.emit = append(m.emit, newWeightEntry(y2, (2+0.5*rng.NormFloat64())*inv))
 		}
 		m.emitStart[a+1] = int32(len(m.emit))
 	}
@@ -239,14 +245,14 @@ func newSynthModel(o SynthOptions) (*synthModel, error) {
 	for _, e := range m.emit {
 		maxEmit = max(maxEmit, e.w)
 	}
-	m.productSafe = synthMax(m.bias)+float64(P)*maxEmit <= synthMaxProduct
-	m.ranks = newSynthAlias((A + P - 1) / P)
+	m.productSafe = maxOf(m.bias)+float64(P)*maxEmit <= maxProduct
+	m.ranks = newAliasTable((A + P - 1) / P)
 	return m, nil
 }
 
 // drawTransitions draws the sparse, non-negative transition weights and
 // stores them by column.
-func (m *synthModel) drawTransitions(rng *rand.Rand, inv float64) {
+func (m *model) drawTransitions(rng *rand.Rand, inv float64) {
 	K := m.K
 	dense := make([]float64, K*K)
 	for y := 0; y < K; y++ {
@@ -261,7 +267,7 @@ func (m *synthModel) drawTransitions(rng *rand.Rand, inv float64) {
 			if b == 0 {
 				continue
 			}
-			m.col = append(m.col, newSynthEntry(y, b))
+			m.col = append(m.col, newWeightEntry(y, b))
 		}
 		m.colStart[y2+1] = int32(len(m.col))
 	}
@@ -269,7 +275,7 @@ func (m *synthModel) drawTransitions(rng *rand.Rand, inv float64) {
 
 // checkRange rejects weights too large for the forward recursions, which
 // only a tiny temperature makes.
-func (m *synthModel) checkRange(noise float64) error {
+func (m *model) checkRange(noise float64) error {
 	big := 0.0
 	for _, v := range [][]float64{m.bias, m.start, m.end} {
 		for _, x := range v {
@@ -282,14 +288,14 @@ func (m *synthModel) checkRange(noise float64) error {
 	for _, e := range m.col {
 		big = max(big, e.w)
 	}
-	if big > synthMaxWeight {
-		return fmt.Errorf("synth: --noise %g is too small: it makes a weight of %.3g (at most %d)", noise, big, synthMaxWeight)
+	if big > maxWeight {
+		return fmt.Errorf("synth: --noise %g is too small: it makes a weight of %.3g (at most %d)", noise, big, maxWeight)
 	}
 	return nil
 }
 
 // weights returns the true weights as a dense vector of layout lay.
-func (m *synthModel) weights() (crf.Layout, []float64) {
+func (m *model) weights() (crf.Layout, []float64) {
 	lay := crf.Layout{NumAttrs: m.A, NumLabels: m.K}
 	w := make([]float64, lay.Dim())
 	for a := 0; a < m.A; a++ {
@@ -309,14 +315,14 @@ func (m *synthModel) weights() (crf.Layout, []float64) {
 	return lay, w
 }
 
-// SynthWeights returns the true CRF that Synth samples from for these
+// Weights returns the true CRF that Generate samples from for these
 // options, as a dense weight vector (layout with bias, start and end) whose
 // attribute and label ids are those of the table.
-func SynthWeights(opts SynthOptions) (crf.Layout, []float64, error) {
+func Weights(opts Options) (crf.Layout, []float64, error) {
 	if err := opts.check(); err != nil {
 		return crf.Layout{}, nil, err
 	}
-	m, err := newSynthModel(opts)
+	m, err := newModel(opts)
 	if err != nil {
 		return crf.Layout{}, nil, err
 	}
@@ -324,24 +330,24 @@ func SynthWeights(opts SynthOptions) (crf.Layout, []float64, error) {
 	return lay, w, nil
 }
 
-// synthAlias draws from a discrete law in O(1) by Walker's alias method,
+// aliasTable draws from a discrete law in O(1) by Walker's alias method,
 // with one 64-bit random number per draw.
-type synthAlias struct {
+type aliasTable struct {
 	n      uint64
 	thresh []uint32 // keep i when the low 32 bits are below thresh[i]…
 	alias  []int32  // …else return alias[i]
 }
 
-// newSynthAlias builds the alias table of the Zipf law p(r) ∝ 1/(r+1) on
+// newAliasTable builds the alias table of the Zipf law p(r) ∝ 1/(r+1) on
 // 0…n-1 (Vose's construction).
-func newSynthAlias(n int) synthAlias {
+func newAliasTable(n int) aliasTable {
 	p := make([]float64, n)
 	s := 0.0
 	for r := range p {
 		p[r] = 1 / float64(r+1)
 		s += p[r]
 	}
-	t := synthAlias{n: uint64(n), thresh: make([]uint32, n), alias: make([]int32, n)}
+	t := aliasTable{n: uint64(n), thresh: make([]uint32, n), alias: make([]int32, n)}
 	var small, large []int32
 	for r := range p {
 		p[r] *= float64(n) / s
@@ -370,7 +376,7 @@ func newSynthAlias(n int) synthAlias {
 }
 
 // draw returns a random index.
-func (t *synthAlias) draw(src *rand.PCG) int {
+func (t *aliasTable) draw(src *rand.PCG) int {
 	u := src.Uint64()
 	i := (u >> 32) * t.n >> 32
 	if uint32(u) < t.thresh[i] {
@@ -379,17 +385,17 @@ func (t *synthAlias) draw(src *rand.PCG) int {
 	return int(t.alias[i])
 }
 
-// synthSentence is one generated sentence.
-type synthSentence struct {
+// genSentence is one generated sentence.
+type genSentence struct {
 	attrs   []int32   // T×P attribute ids, token by token
 	values  []float64 // T×P values, nil unless real-valued
 	labels  []int32   // T labels drawn from p(y|x)
 	correct int       // tokens the true weights' Viterbi path gets right
 }
 
-// synthGen generates sentences; one per goroutine.
-type synthGen struct {
-	m     *synthModel
+// generator generates sentences; one per goroutine.
+type generator struct {
+	m     *model
 	pcg   rand.PCG
 	rng   *rand.Rand
 	theta []float64 // T×K node scores θ_t
@@ -401,14 +407,14 @@ type synthGen struct {
 	tmp   []float64 // K scratch
 }
 
-func newSynthGen(m *synthModel) *synthGen {
-	g := &synthGen{m: m, tmp: make([]float64, m.K)}
+func newGenerator(m *model) *generator {
+	g := &generator{m: m, tmp: make([]float64, m.K)}
 	g.rng = rand.New(&g.pcg)
 	return g
 }
 
 // generate draws sentence index of stream (for the options' seed) into s.
-func (g *synthGen) generate(o *SynthOptions, stream uint64, index int, s *synthSentence) {
+func (g *generator) generate(o *Options, stream uint64, index int, s *genSentence) {
 	seedPCG(&g.pcg, o.Seed, stream, uint64(index))
 	T := o.MinLen + g.rng.IntN(o.MaxLen-o.MinLen+1)
 	g.drawAttrs(T, s)
@@ -425,10 +431,10 @@ func (g *synthGen) generate(o *SynthOptions, stream uint64, index int, s *synthS
 }
 
 // drawAttrs draws the attributes (and values) of T tokens.
-func (g *synthGen) drawAttrs(T int, s *synthSentence) {
+func (g *generator) drawAttrs(T int, s *genSentence) {
 	m := g.m
 	n := T * m.P
-	s.attrs = synthResize(s.attrs, n)
+	s.attrs = resize(s.attrs, n)
 	s.values = s.values[:0]
 	for t := 0; t < T; t++ {
 		row := s.attrs[t*m.P : (t+1)*m.P]
@@ -441,15 +447,15 @@ func (g *synthGen) drawAttrs(T int, s *synthSentence) {
 		}
 	}
 	if m.real {
-		s.values = synthResize(s.values, n)
+		s.values = resize(s.values, n)
 		for j := range s.values {
 			s.values[j] = 0.25 + 1.5*g.rng.Float64()
 		}
 	}
 }
 
-// synthResize returns s with length n, reusing its storage.
-func synthResize[E any](s []E, n int) []E {
+// resize returns s with length n, reusing its storage.
+func resize[E any](s []E, n int) []E {
 	if cap(s) >= n {
 		return s[:n]
 	}
@@ -460,11 +466,11 @@ func synthResize[E any](s []E, n int) []E {
 // order crf.Lattice.SetScores uses, so the two agree bit for bit. For binary
 // attributes it also writes ψ_t(y) = exp(bias[y]) Π_a exp(U[a,y]) into the
 // forward rows, which spares forward K exponentials per token.
-func (g *synthGen) scores(T int, s *synthSentence) {
+func (g *generator) scores(T int, s *genSentence) {
 	m := g.m
 	K, P := m.K, m.P
-	g.theta = synthResize(g.theta, T*K)
-	g.alpha = synthResize(g.alpha, T*K)
+	g.theta = resize(g.theta, T*K)
+	g.alpha = resize(g.alpha, T*K)
 	for t := 0; t < T; t++ {
 		row := g.theta[t*K : (t+1)*K]
 		copy(row, m.bias)
@@ -487,35 +493,35 @@ func (g *synthGen) scores(T int, s *synthSentence) {
 			}
 		}
 	}
-	synthAddTo(g.theta[:K], m.start)
-	synthAddTo(g.theta[(T-1)*K:T*K], m.end)
+	addTo(g.theta[:K], m.start)
+	addTo(g.theta[(T-1)*K:T*K], m.end)
 }
 
-func synthAddTo(dst, src []float64) {
+func addTo(dst, src []float64) {
 	for i := range dst {
 		dst[i] += src[i]
 	}
 }
 
-// synthMaxProduct bounds max θ_t for the product form of ψ_t written by
-// scores: with every weight at most synthMaxWeight in size, its entries then
-// lie in [exp(−synthMaxWeight), exp(synthMaxProduct)], far from underflow
+// maxProduct bounds max θ_t for the product form of ψ_t written by
+// scores: with every weight at most maxWeight in size, its entries then
+// lie in [exp(−maxWeight), exp(maxProduct)], far from underflow
 // and overflow.
-const synthMaxProduct = 600
+const maxProduct = 600
 
 // forward computes the normalised forward messages α_t ∝ ψ_t ⊙ (E^T α_{t-1}).
 // ψ_t is exp(θ_t − max θ_t) (entries in (0, 1], one equal to 1), or for
 // binary attributes the product form scores wrote (unless start or end
 // weights apply, or max θ_t is large). As E ≥ 1 and α_{t-1} sums to 1,
 // (E^T α_{t-1})(y') ≥ 1: the rows neither underflow nor overflow.
-func (g *synthGen) forward(T int, s *synthSentence) {
+func (g *generator) forward(T int, s *genSentence) {
 	m := g.m
 	K := m.K
 	for t := 0; t < T; t++ {
 		th := g.theta[t*K : (t+1)*K]
 		cur := g.alpha[t*K : (t+1)*K]
-		if s.values != nil || t == 0 || t == T-1 || (!m.productSafe && synthMax(th) > synthMaxProduct) {
-			mx := synthMax(th)
+		if s.values != nil || t == 0 || t == T-1 || (!m.productSafe && maxOf(th) > maxProduct) {
+			mx := maxOf(th)
 			for y, v := range th {
 				cur[y] = math.Exp(v - mx)
 			}
@@ -542,10 +548,10 @@ func (g *synthGen) forward(T int, s *synthSentence) {
 }
 
 // sample draws the labels backwards from the forward messages.
-func (g *synthGen) sample(T int, s *synthSentence) {
+func (g *generator) sample(T int, s *genSentence) {
 	m := g.m
 	K := m.K
-	s.labels = synthResize(s.labels, T)
+	s.labels = resize(s.labels, T)
 	y := g.categorical(g.alpha[(T-1)*K : T*K])
 	s.labels[T-1] = int32(y)
 	for t := T - 2; t >= 0; t-- {
@@ -561,7 +567,7 @@ func (g *synthGen) sample(T int, s *synthSentence) {
 
 // categorical draws an index with probability proportional to w (≥ 0, not
 // all zero).
-func (g *synthGen) categorical(w []float64) int {
+func (g *generator) categorical(w []float64) int {
 	sum := 0.0
 	for _, v := range w {
 		sum += v
@@ -584,15 +590,15 @@ func (g *synthGen) categorical(w []float64) int {
 // viterbi writes the best path under the true weights into g.path, with
 // ties to the smallest label as crf.Lattice.Viterbi. The forward pass keeps
 // only the scores; the back-pointers are recomputed along the path alone.
-func (g *synthGen) viterbi(T int) {
+func (g *generator) viterbi(T int) {
 	m := g.m
 	K := m.K
-	g.vit = synthResize(g.vit, T*K)
-	g.path = synthResize(g.path, T)
+	g.vit = resize(g.vit, T*K)
+	g.path = resize(g.path, T)
 	copy(g.vit[:K], g.theta[:K])
-	top, arg := synthArgmax(g.vit[:K])
-	g.tops = synthResize(g.tops, T)
-	g.args = synthResize(g.args, T)
+	top, arg := argmaxOf(g.vit[:K])
+	g.tops = resize(g.tops, T)
+	g.args = resize(g.args, T)
 	g.tops[0], g.args[0] = top, arg
 	for t := 1; t < T; t++ {
 		prev := g.vit[(t-1)*K : t*K]
@@ -605,7 +611,7 @@ func (g *synthGen) viterbi(T int) {
 			}
 			cur[y2] = best + th[y2]
 		}
-		top, arg = synthArgmax(cur)
+		top, arg = argmaxOf(cur)
 		g.tops[t], g.args[t] = top, arg
 	}
 	y := arg
@@ -618,7 +624,7 @@ func (g *synthGen) viterbi(T int) {
 
 // from returns the best label at t followed by y2 at t+1: the argmax of
 // vit_t(y) + B[y,y2], the smallest such label on ties.
-func (g *synthGen) from(t int, y2 int32) int32 {
+func (g *generator) from(t int, y2 int32) int32 {
 	m := g.m
 	prev := g.vit[t*m.K : (t+1)*m.K]
 	best, from := g.tops[t], g.args[t]
@@ -630,8 +636,8 @@ func (g *synthGen) from(t int, y2 int32) int32 {
 	return from
 }
 
-// synthMax returns the largest entry of v.
-func synthMax(v []float64) float64 {
+// maxOf returns the largest entry of v.
+func maxOf(v []float64) float64 {
 	mx := v[0]
 	for _, x := range v[1:] {
 		mx = max(mx, x)
@@ -639,8 +645,8 @@ func synthMax(v []float64) float64 {
 	return mx
 }
 
-// synthArgmax returns the largest entry and its first index.
-func synthArgmax(v []float64) (float64, int32) {
+// argmaxOf returns the largest entry and its first index.
+func argmaxOf(v []float64) (float64, int32) {
 	best, arg := v[0], int32(0)
 	for i, x := range v[1:] {
 		if x > best {
@@ -650,70 +656,70 @@ func synthArgmax(v []float64) (float64, int32) {
 	return best, arg
 }
 
-// synthChunk is a run of consecutive sentences generated by one worker.
-type synthChunk struct {
+// genChunk is a run of consecutive sentences generated by one worker.
+type genChunk struct {
 	first int // position in the table of the first sentence
-	sents []synthSentence
+	sents []genSentence
 	done  chan struct{}
 }
 
-// A unit of work is synthChunkSize sentences, fewer when that could exceed
-// synthChunkTokens tokens.
+// A unit of work is chunkSize sentences, fewer when that could exceed
+// chunkTokens tokens.
 const (
-	synthChunkSize   = 64
-	synthChunkTokens = 1 << 14
+	chunkSize   = 64
+	chunkTokens = 1 << 14
 )
 
-// Synth writes a synthetic feature table (see SynthOptions) to w. Sentences
+// Generate writes a synthetic feature table (see Options) to w. Sentences
 // are generated by opts.Workers goroutines and written in order as they
 // come, so memory does not grow with the number of sentences (except in the
-// IPC file format, where TableWriter keeps the batches until the end).
-func Synth(ctx context.Context, w io.Writer, opts SynthOptions, writer pipeline.WriterOptions) (SynthSummary, error) {
+// IPC file format, where tables.FeatureWriter keeps the batches until the end).
+func Generate(ctx context.Context, w io.Writer, opts Options, writer pipeline.WriterOptions) (Summary, error) {
 	if err := opts.check(); err != nil {
-		return SynthSummary{}, err
+		return Summary{}, err
 	}
-	m, err := newSynthModel(opts)
+	m, err := newModel(opts)
 	if err != nil {
-		return SynthSummary{}, err
+		return Summary{}, err
 	}
-	est := synthCeiling(m, &opts)
-	md, err := json.Marshal(synthMeta{Generator: synthVersion, Options: opts,
-		CeilingEstimate: est, CeilingSentences: SynthHeldOut})
+	est := estimateCeiling(m, &opts)
+	md, err := json.Marshal(meta{Generator: generatorVersion, Options: opts,
+		CeilingEstimate: est, CeilingSentences: HeldOut})
 	if err != nil {
-		return SynthSummary{}, err
+		return Summary{}, err
 	}
-	names := synthNames{attrs: synthNameList("a", opts.Attrs), labels: synthNameList("L", opts.Labels)}
-	tw, err := NewTableWriter(w, TableOptions{
+	names := nameLists{attrs: nameList("a", opts.Attrs), labels: nameList("L", opts.Labels)}
+	tw, err := tables.NewFeatureWriter(w, tables.FeatureOptions{
 		Columns:     []string{"word"},
 		AttrNames:   names.attrs,
 		LabelNames:  names.labels,
-		Metadata:    map[string]string{KeySynth: string(md), schemas.KeySource: "dualcrf synth"},
+		Metadata:    map[string]string{MetadataKey: string(md), schemas.KeySource: "dualcrf synth"},
 		BatchTokens: opts.BatchTokens,
 		Writer:      writer,
 	})
 	if err != nil {
-		return SynthSummary{}, err
+		return Summary{}, err
 	}
-	tally, err := synthWrite(ctx, tw, m, &opts, names)
+	tally, err := writeAll(ctx, tw, m, &opts, names)
 	if err != nil {
 		tw.Abort()
-		return SynthSummary{}, err
+		return Summary{}, err
 	}
 	if err := tw.Close(); err != nil {
-		return SynthSummary{}, err
+		return Summary{}, err
 	}
-	sum := SynthSummary{Summary: tw.Summary(), CeilingEstimate: est, DualBytes: tally.dualBytes}
+	sum := Summary{FeatureSummary: tw.Summary(), CeilingEstimate: est, DualBytes: tally.dualBytes}
 	if sum.Tokens > 0 {
 		sum.TrueAccuracy = float64(tally.correct) / float64(sum.Tokens)
 	}
 	return sum, nil
 }
 
-// synthNames are the attribute and label names, by id.
-type synthNames struct{ attrs, labels []string }
+// nameLists are the attribute and label names, by id.
+type nameLists struct{ attrs, labels []string }
 
-// synthNameList returns prefix0 … prefix(n-1).
-func synthNameList(prefix string, n int) []string {
+// nameList returns prefix0 … prefix(n-1).
+func nameList(prefix string, n int) []string {
 	names := make([]string, n)
 	for i := range names {
 		names[i] = prefix + strconv.Itoa(i)
@@ -721,9 +727,9 @@ func synthNameList(prefix string, n int) []string {
 	return names
 }
 
-// synthCeiling returns the true weights' Viterbi accuracy on the held-out
+// estimateCeiling returns the true weights' Viterbi accuracy on the held-out
 // sentences, shared out among the workers.
-func synthCeiling(m *synthModel, o *SynthOptions) float64 {
+func estimateCeiling(m *model, o *Options) float64 {
 	correct := make([]int, o.Workers)
 	tokens := make([]int, o.Workers)
 	var wg sync.WaitGroup
@@ -731,9 +737,9 @@ func synthCeiling(m *synthModel, o *SynthOptions) float64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g := newSynthGen(m)
-			var s synthSentence
-			for i := w; i < SynthHeldOut; i += o.Workers {
+			g := newGenerator(m)
+			var s genSentence
+			for i := w; i < HeldOut; i += o.Workers {
 				g.generate(o, streamHeldOut, i, &s)
 				correct[w] += s.correct
 				tokens[w] += len(s.labels)
@@ -749,25 +755,25 @@ func synthCeiling(m *synthModel, o *SynthOptions) float64 {
 	return float64(c) / float64(n)
 }
 
-// synthTally counts what the true weights get right and the dual size.
-type synthTally struct {
+// genTally counts what the true weights get right and the dual size.
+type genTally struct {
 	correct   int   // tokens the true weights' Viterbi path gets right
 	dualBytes int64 // Σ 8·BlockLen(T, K)
 }
 
-// synthWrite generates the sentences on worker goroutines and writes them in
+// writeAll generates the sentences on worker goroutines and writes them in
 // order.
-func synthWrite(ctx context.Context, tw *TableWriter, m *synthModel, o *SynthOptions, names synthNames) (synthTally, error) {
+func writeAll(ctx context.Context, tw *tables.FeatureWriter, m *model, o *Options, names nameLists) (genTally, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	depth := 2 * o.Workers
-	chunk := max(1, min(synthChunkSize, synthChunkTokens/o.MaxLen))
-	free := make(chan *synthChunk, depth)
+	chunk := max(1, min(chunkSize, chunkTokens/o.MaxLen))
+	free := make(chan *genChunk, depth)
 	for range depth {
-		free <- &synthChunk{sents: make([]synthSentence, chunk)}
+		free <- &genChunk{sents: make([]genSentence, chunk)}
 	}
-	jobs := make(chan *synthChunk, depth)
-	order := make(chan *synthChunk, depth)
+	jobs := make(chan *genChunk, depth)
+	order := make(chan *genChunk, depth)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // hand out chunks, in order
@@ -775,7 +781,7 @@ func synthWrite(ctx context.Context, tw *TableWriter, m *synthModel, o *SynthOpt
 		defer close(order)
 		defer close(jobs)
 		for first := 0; first < o.Sentences; first += chunk {
-			var c *synthChunk
+			var c *genChunk
 			select {
 			case c = <-free:
 			case <-ctx.Done():
@@ -792,7 +798,7 @@ func synthWrite(ctx context.Context, tw *TableWriter, m *synthModel, o *SynthOpt
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			g := newSynthGen(m)
+			g := newGenerator(m)
 			for c := range jobs {
 				for j := range c.sents {
 					g.generate(o, streamData, o.First+c.first+j, &c.sents[j])
@@ -801,22 +807,22 @@ func synthWrite(ctx context.Context, tw *TableWriter, m *synthModel, o *SynthOpt
 			}
 		}()
 	}
-	tally, err := synthConsume(ctx, tw, m, names, order, free)
+	tally, err := consume(ctx, tw, m, names, order, free)
 	cancel()
 	wg.Wait()
 	return tally, err
 }
 
-// synthConsume writes the chunks of order as they complete and returns them
+// consume writes the chunks of order as they complete and returns them
 // to free.
-func synthConsume(ctx context.Context, tw *TableWriter, m *synthModel, names synthNames,
-	order <-chan *synthChunk, free chan<- *synthChunk) (synthTally, error) {
-	var sum synthTally
+func consume(ctx context.Context, tw *tables.FeatureWriter, m *model, names nameLists,
+	order <-chan *genChunk, free chan<- *genChunk) (genTally, error) {
+	var sum genTally
 	var tokens []string
 	var rows [][]string
 	var attrs [][]int32
 	var values [][]float64
-	sent := &Sentence{}
+	sent := &tables.FeatureSentence{}
 	for c := range order {
 		select {
 		case <-c.done:
@@ -826,12 +832,12 @@ func synthConsume(ctx context.Context, tw *TableWriter, m *synthModel, names syn
 		for j := range c.sents {
 			s := &c.sents[j]
 			T := len(s.labels)
-			tokens, rows = synthResize(tokens, T), synthResize(rows, T)
-			attrs = synthResize(attrs, T)
-			sent.Labels = synthResize(sent.Labels, T)
+			tokens, rows = resize(tokens, T), resize(rows, T)
+			attrs = resize(attrs, T)
+			sent.Labels = resize(sent.Labels, T)
 			values = values[:0]
 			if s.values != nil {
-				values = synthResize(values, T)
+				values = resize(values, T)
 			}
 			for t := 0; t < T; t++ {
 				attrs[t] = s.attrs[t*m.P : (t+1)*m.P]
@@ -842,12 +848,11 @@ func synthConsume(ctx context.Context, tw *TableWriter, m *synthModel, names syn
 				rows[t] = tokens[t : t+1]
 				sent.Labels[t] = names.labels[s.labels[t]]
 			}
-			sent.Tokens = rows
-			var v [][]float64
+			sent.Tokens, sent.Attrs, sent.Values = rows, attrs, nil
 			if s.values != nil {
-				v = values
+				sent.Values = values
 			}
-			if err := tw.Write(sent, attrs, v); err != nil {
+			if err := tw.Write(sent); err != nil {
 				return sum, err
 			}
 			sum.correct += s.correct
