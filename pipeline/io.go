@@ -309,7 +309,8 @@ func (o *Output) Abort() error {
 func (o *Output) Close() error { return o.Abort() }
 
 // IsBrokenPipe reports whether err comes from writing to a pipe whose reader
-// has gone (EPIPE), so a stage can end quietly when downstream stops early.
+// has gone (EPIPE; on Windows ERROR_NO_DATA or ERROR_BROKEN_PIPE), so a stage
+// can end quietly when downstream stops early.
 func IsBrokenPipe(err error) bool {
-	return errors.Is(err, syscall.EPIPE)
+	return errors.Is(err, syscall.EPIPE) || isBrokenPipeOS(err)
 }
