@@ -44,8 +44,6 @@ import (
 	"strings"
 	"time"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrNoCheckpoint is returned by LoadCheckpoint when DIR holds no usable
@@ -266,13 +264,14 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 
 // renameReplacing renames the directory tmp to final; an existing final
 // (a snapshot of the same position, written again after a resume) is
-// exchanged with it atomically and then removed, so final never vanishes.
+// exchanged with it atomically (where the system can: exchangeDirs) and then
+// removed, so final never vanishes.
 func renameReplacing(tmp, final string) error {
 	err := os.Rename(tmp, final)
-	if err == nil || !(errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY)) {
+	if err == nil || !isDirInTheWay(err) {
 		return err
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, final, unix.RENAME_EXCHANGE); err != nil {
+	if err := exchangeDirs(tmp, final); err != nil {
 		// No atomic exchange here: move the old one aside first.
 		old := tmp + ".old"
 		if err := os.Rename(final, old); err != nil {
