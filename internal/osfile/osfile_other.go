@@ -9,9 +9,10 @@ import (
 	"runtime"
 )
 
-// TryLock fails: files have no locks on this system.
+// TryLock fails: files have no locks on this system. (Its callers name
+// the file.)
 func TryLock(f *os.File) error {
-	return fmt.Errorf("lock %s: file locks are not supported on %s: %w", f.Name(), runtime.GOOS, errors.ErrUnsupported)
+	return fmt.Errorf("file locks are not supported on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
 // IsLocked reports false: TryLock never finds a lock held.
