@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -97,9 +96,7 @@ const corpusText = "He PRP B-NP\nran VBD B-VP\n\nShe PRP B-NP\nsat VBD B-VP\n. .
 // writer; a process substitution read as "no sentences").
 func TestRunFIFO(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "in.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo)
 	go func() {
 		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 		if err != nil {
@@ -131,9 +128,7 @@ func TestRunFIFO(t *testing.T) {
 func TestRunCancelBlocked(t *testing.T) {
 	for _, writer := range []bool{false, true} {
 		fifo := filepath.Join(t.TempDir(), "in.fifo")
-		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		mkfifo(t, fifo)
 		if writer {
 			// An idle writer: opened, sends one line, then nothing.
 			opened := make(chan *os.File, 1)

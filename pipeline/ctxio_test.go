@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -64,9 +63,7 @@ func TestContextReaderCancel(t *testing.T) {
 // of the context.
 func TestOpenContext(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "f")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

@@ -17,7 +17,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/dualcrf/dualcrf/internal/fsutil"
+	"github.com/dualcrf/dualcrf/internal/osfile"
 )
 
 // StdinName and StdoutName name the standard streams in messages.
@@ -135,7 +135,7 @@ func (o *Output) Commit() error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", o.name, err)
 	}
-	_ = fsutil.SyncDir(filepath.Dir(o.path)) // a failure only weakens durability
+	_ = osfile.SyncDir(filepath.Dir(o.path)) // a failure only weakens durability
 	return nil
 }
 
@@ -222,7 +222,8 @@ func (o *Output) Abort() error {
 func (o *Output) Close() error { return o.Abort() }
 
 // IsBrokenPipe reports whether err comes from writing to a pipe whose reader
-// has gone (EPIPE), so a stage can end quietly when downstream stops early.
+// has gone (EPIPE; on Windows ERROR_NO_DATA or ERROR_BROKEN_PIPE), so a stage
+// can end quietly when downstream stops early.
 func IsBrokenPipe(err error) bool {
-	return errors.Is(err, syscall.EPIPE)
+	return errors.Is(err, syscall.EPIPE) || isBrokenPipeOS(err)
 }

@@ -11,11 +11,13 @@ package pipeline
 // Elsewhere the temporary file has a name from the start.
 //
 // Every named temporary of output NAME is ".NAME.tmp-*" and is held under an
-// exclusive flock(2) by its writer for as long as the writer lives. Creating
-// output NAME removes the ".NAME.tmp-*" files that nobody holds: those whose
-// writer died. A live writer's file is never removed (its lock is held), and
-// neither is any other file. Spools (AnonymousFile) are unnamed, or unlinked
-// the moment they are created.
+// exclusive lock (osfile.TryLock: flock(2), or LockFileEx on Windows) by its
+// writer for as long as the writer lives. Creating output NAME removes the
+// ".NAME.tmp-*" files that nobody holds: those whose writer died. A live
+// writer's file is never removed (its lock is held), and neither is any
+// other file. Spools (AnonymousFile) are unnamed, or unlinked the moment they
+// are created. On Windows, temporary files are opened shared for deletion
+// (osfile.CreateTemp), so that they can be renamed or unlinked while open.
 
 import (
 	"crypto/rand"
@@ -26,7 +28,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/dualcrf/dualcrf/internal/osfile"
 )
 
 // tempPrefix is the name prefix of output base's temporary files.
@@ -43,18 +45,14 @@ func randomSuffix() string {
 // another open file holds it, and err is set when the file system cannot
 // lock at all.
 func lockFile(f *os.File) (ok bool, err error) {
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case errors.Is(err, unix.EWOULDBLOCK):
-			return false, nil
-		}
-		return false, err
+	err = osfile.TryLock(f)
+	switch {
+	case err == nil:
+		return true, nil
+	case osfile.IsLocked(err):
+		return false, nil
 	}
+	return false, err
 }
 
 // removeStaleTemps removes dir's temporary files of output base whose
@@ -75,7 +73,7 @@ func removeStaleTemps(dir, base string) {
 
 // removeIfStale removes path when no process holds its lock.
 func removeIfStale(path string) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	f, err := openToCheck(path)
 	if err != nil {
 		return
 	}
@@ -98,7 +96,7 @@ func removeIfStale(path string) {
 // lock is abandoned for a new one.
 func createNamedTemp(dir, base string) (*os.File, error) {
 	for attempt := 0; ; attempt++ {
-		f, err := os.CreateTemp(dir, tempPrefix(base)+"*")
+		f, err := osfile.CreateTemp(dir, tempPrefix(base)+"*")
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +133,7 @@ func AnonymousFile(dir string) (*os.File, error) {
 	if !errors.Is(err, errNoUnnamed) {
 		return nil, fmt.Errorf("create a temporary file in %s: %w", dir, err)
 	}
-	f, err = os.CreateTemp(dir, "dualcrf-spool-*")
+	f, err = osfile.CreateTemp(dir, "dualcrf-spool-*")
 	if err != nil {
 		return nil, err
 	}
@@ -172,9 +170,7 @@ func NewSpool(dir, name string) (*Spool, error) {
 		return nil, fmt.Errorf("spool %s: %w", name, err)
 	}
 	s := &Spool{File: f, dir: dir, max: 1 << 62, name: name}
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err == nil {
-		free := int64(st.Bavail) * int64(st.Bsize)
+	if free, err := freeSpace(dir); err == nil {
 		s.max = free - min(free/10, 1<<30)
 	}
 	return s, nil

@@ -45,9 +45,7 @@ import (
 	"time"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/dualcrf/dualcrf/internal/fsutil"
+	"github.com/dualcrf/dualcrf/internal/osfile"
 )
 
 // ErrNoCheckpoint is returned by LoadCheckpoint when DIR holds no usable
@@ -249,14 +247,14 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 	if err := writeSynced(filepath.Join(tmp, "state.json"), js); err != nil {
 		return "", err
 	}
-	if err := fsutil.SyncDir(tmp); err != nil {
+	if err := osfile.SyncDir(tmp); err != nil {
 		return "", err
 	}
 	final := filepath.Join(dir, name)
 	if err := renameReplacing(tmp, final); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	if err := fsutil.SyncDir(dir); err != nil {
+	if err := osfile.SyncDir(dir); err != nil {
 		return "", err
 	}
 	if err := writeSyncedRename(filepath.Join(dir, "CURRENT"), []byte(name+"\n")); err != nil {
@@ -268,13 +266,14 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 
 // renameReplacing renames the directory tmp to final; an existing final
 // (a snapshot of the same position, written again after a resume) is
-// exchanged with it atomically and then removed, so final never vanishes.
+// exchanged with it atomically (where the system can: exchangeDirs) and then
+// removed, so final never vanishes.
 func renameReplacing(tmp, final string) error {
 	err := os.Rename(tmp, final)
-	if err == nil || !(errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY)) {
+	if err == nil || !isDirInTheWay(err) {
 		return err
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, final, unix.RENAME_EXCHANGE); err != nil {
+	if err := exchangeDirs(tmp, final); err != nil {
 		// No atomic exchange here: move the old one aside first.
 		old := tmp + ".old"
 		if err := os.Rename(final, old); err != nil {
@@ -641,5 +640,5 @@ func writeSyncedRename(path string, b []byte) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	return fsutil.SyncDir(filepath.Dir(path))
+	return osfile.SyncDir(filepath.Dir(path))
 }

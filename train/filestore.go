@@ -20,12 +20,12 @@ package train
 //
 // The header is written and fsynced only after the file has its full size,
 // so a crash during creation leaves a file without the magic, which
-// OpenFileStore refuses. The whole file is mapped MAP_SHARED: the kernel
-// pages it, and writes through Block reach the file.
+// OpenFileStore refuses. The whole file is mapped shared (MAP_SHARED; a
+// read-write file mapping on Windows): the kernel pages it, and writes
+// through Block reach the file. The system calls are in filestore_GOOS.go.
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -35,24 +35,19 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/internal/fsutil"
+	"github.com/dualcrf/dualcrf/internal/osfile"
 )
 
 const (
-	fileMagic     = "DUALCRF\x00"
-	fileVersion   = 2
-	dtypeFloat64  = 1
-	headerSize    = 4096 // also the alignment of both arrays, whatever the host's page size
-	headerCRCAt   = 128
-	headerUsed    = headerCRCAt + 4
-	defaultAdvice = unix.MADV_NORMAL // see BenchmarkDualStoreSweep
+	fileMagic    = "DUALCRF\x00"
+	fileVersion  = 2
+	dtypeFloat64 = 1
+	headerSize   = 4096 // also the alignment of both arrays, whatever the host's page size
+	headerCRCAt  = 128
+	headerUsed   = headerCRCAt + 4
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -85,12 +80,14 @@ type Syncer interface {
 }
 
 // FileStore keeps the duals in a memory-mapped file (MAP_SHARED), so that
-// they may exceed RAM and survive the process. The file is locked (flock)
-// while open. Slices returned by Block must not be used after Close.
+// they may exceed RAM and survive the process. The file is locked (flock;
+// LockFileEx on Windows) while open. Slices returned by Block must not be
+// used after Close.
 type FileStore struct {
 	path string
 	f    *os.File
-	mem  []byte // the whole file
+	mem  []byte  // the whole file
+	view mapView // what the system needs to unmap mem, besides mem
 	off  []int64
 	mu   []float64
 }
@@ -116,7 +113,7 @@ func CreateFileStore(path string, d *crf.Dataset) (*FileStore, error) {
 	if h.size > math.MaxInt {
 		return nil, &DualsFileError{Path: path, Msg: fmt.Sprintf("%d bytes cannot be mapped on this host", h.size), Err: ErrDualsFormat}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	f, err := osfile.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("create duals file: %w (reuse it with OpenFileStore, or remove it)", err)
@@ -134,11 +131,10 @@ func CreateFileStore(path string, d *crf.Dataset) (*FileStore, error) {
 
 // initFile locks and sizes a new file, writes its header and maps it.
 func initFile(f *os.File, path string, h fileHeader, off []int64) (*FileStore, error) {
-	fd := int(f.Fd())
-	if err := lock(fd, path); err != nil {
+	if err := lock(f, path); err != nil {
 		return nil, err
 	}
-	if err := allocate(fd, int64(h.size)); err != nil {
+	if err := allocate(f, int64(h.size)); err != nil {
 		return nil, fmt.Errorf("size duals file %s to %d bytes: %w", path, h.size, err)
 	}
 	// Size first, header second: the header must never describe space the
@@ -152,24 +148,10 @@ func initFile(f *os.File, path string, h fileHeader, off []int64) (*FileStore, e
 	if err := f.Sync(); err != nil {
 		return nil, fmt.Errorf("sync duals file %s: %w", path, err)
 	}
-	if err := fsutil.SyncDir(filepath.Dir(path)); err != nil {
+	if err := osfile.SyncDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	return mapFile(f, path, h, off)
-}
-
-// allocate reserves size bytes for fd, so that writes through the mapping
-// cannot fail for want of disk space (which would be a SIGBUS); file systems
-// without fallocate get a sparse file.
-func allocate(fd int, size int64) error {
-	if size == 0 {
-		return nil
-	}
-	err := unix.Fallocate(fd, 0, 0, size)
-	if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOSYS) {
-		err = unix.Ftruncate(fd, size)
-	}
-	return err
 }
 
 // OpenFileStore maps an existing duals file after checking that it is one,
@@ -178,7 +160,7 @@ func OpenFileStore(path string, d *crf.Dataset) (*FileStore, error) {
 	if err := checkHost(path); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := osfile.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open duals file: %w", err)
 	}
@@ -192,7 +174,7 @@ func OpenFileStore(path string, d *crf.Dataset) (*FileStore, error) {
 
 // openFile locks f, checks its header against its size and d, and maps it.
 func openFile(f *os.File, path string, d *crf.Dataset) (*FileStore, error) {
-	if err := lock(int(f.Fd()), path); err != nil {
+	if err := lock(f, path); err != nil {
 		return nil, err
 	}
 	st, err := f.Stat()
@@ -299,26 +281,18 @@ func (h fileHeader) matches(path string, want fileHeader) error {
 
 // mapFile maps the whole file read-write, shared, and views its arrays.
 func mapFile(f *os.File, path string, h fileHeader, off []int64) (*FileStore, error) {
-	mem, err := unix.Mmap(int(f.Fd()), 0, int(h.size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, view, err := mapShared(f, int(h.size))
 	if err != nil {
 		return nil, fmt.Errorf("map duals file %s (%d bytes): %w", path, h.size, err)
 	}
-	s := &FileStore{path: path, f: f, mem: mem, off: off}
+	s := &FileStore{path: path, f: f, mem: mem, view: view, off: off}
 	if err := s.advise(defaultAdvice); err != nil {
-		unix.Munmap(mem)
+		s.unmap()
 		return nil, err
 	}
 	n := int(h.entries)
 	s.mu = float64View(mem[h.muAt : h.muAt+8*h.entries])[:n:n]
 	return s, nil
-}
-
-// advise tells the kernel how the mapping will be accessed.
-func (s *FileStore) advise(advice int) error {
-	if err := unix.Madvise(s.mem, advice); err != nil {
-		return fmt.Errorf("madvise duals file %s: %w", s.path, err)
-	}
-	return nil
 }
 
 // float64View views b, 8-byte aligned, as float64s.
@@ -331,9 +305,9 @@ func float64View(b []byte) []float64 {
 
 // lock takes an exclusive advisory lock, so that two processes (or two
 // stores) never write the same duals.
-func lock(fd int, path string) error {
-	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		if errors.Is(err, unix.EWOULDBLOCK) {
+func lock(f *os.File, path string) error {
+	if err := osfile.TryLock(f); err != nil {
+		if osfile.IsLocked(err) {
 			return &DualsFileError{Path: path, Msg: "in use by another duals store (locked)", Err: err}
 		}
 		return fmt.Errorf("lock duals file %s: %w", path, err)
@@ -363,12 +337,12 @@ func (s *FileStore) Path() string { return s.path }
 func (s *FileStore) Bytes() int64 { return int64(len(s.mem)) }
 
 // Sync writes the dirty pages to the file and waits for the disk (msync
-// MS_SYNC).
+// MS_SYNC; on Windows FlushViewOfFile, then FlushFileBuffers).
 func (s *FileStore) Sync() error {
 	if s.mem == nil {
 		return fmt.Errorf("sync duals file %s: store is closed", s.path)
 	}
-	if err := unix.Msync(s.mem, unix.MS_SYNC); err != nil {
+	if err := s.flush(); err != nil {
 		return fmt.Errorf("sync duals file %s: %w", s.path, err)
 	}
 	return nil
@@ -383,7 +357,7 @@ func (s *FileStore) Close() error {
 	var errs []error
 	if s.mem != nil {
 		errs = append(errs, s.Sync())
-		if err := unix.Munmap(s.mem); err != nil {
+		if err := s.unmap(); err != nil {
 			errs = append(errs, fmt.Errorf("unmap duals file %s: %w", s.path, err))
 		}
 	}
@@ -526,39 +500,10 @@ func DualBytes(d *crf.Dataset) int64 {
 }
 
 // PhysicalMemory returns the RAM this process may use: the machine's total
-// (sysinfo), or the cgroup v2 memory limit of the process when lower.
-func PhysicalMemory() (int64, error) {
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil {
-		return 0, fmt.Errorf("physical memory: sysinfo: %w", err)
-	}
-	total := int64(si.Totalram) * int64(si.Unit)
-	if lim, ok := cgroupMemoryLimit(); ok && lim < total {
-		total = lim
-	}
-	return total, nil
-}
-
-// cgroupMemoryLimit reads memory.max of the process's cgroup v2, if any.
-func cgroupMemoryLimit() (int64, bool) {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		rel, ok := strings.CutPrefix(line, "0::")
-		if !ok {
-			continue
-		}
-		m, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", rel, "memory.max"))
-		if err != nil {
-			return 0, false
-		}
-		lim, err := strconv.ParseInt(string(bytes.TrimSpace(m)), 10, 64)
-		return lim, err == nil && lim > 0
-	}
-	return 0, false
-}
+// (sysinfo on Linux, sysctl hw.memsize on macOS, GlobalMemoryStatusEx on
+// Windows), or on Linux the cgroup v2 memory limit of the process when
+// lower. Where the system says neither, it returns an error.
+func PhysicalMemory() (int64, error) { return physicalMemory() }
 
 var (
 	_ DualStore = (*FileStore)(nil)

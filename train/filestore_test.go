@@ -1,7 +1,6 @@
 package train
 
 import (
-	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -12,14 +11,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
+	"github.com/dualcrf/dualcrf/internal/osfile"
 )
 
 func testDataset(seed uint64, K int) *crf.Dataset {
@@ -291,7 +288,7 @@ func TestFileStoreLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenFileStore(path, d); !errors.Is(err, unix.EWOULDBLOCK) || !strings.Contains(err.Error(), path) {
+	if _, err := OpenFileStore(path, d); !osfile.IsLocked(err) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("second open of a store in use: %v", err)
 	}
 	if err := s.Close(); err != nil {
@@ -348,35 +345,6 @@ func TestDualBytes(t *testing.T) {
 	if got := DualBytes(d); got != want {
 		t.Fatalf("DualBytes = %d, want %d", got, want)
 	}
-}
-
-// TestPhysicalMemory agrees with /proc/meminfo's MemTotal (at most equal: a
-// cgroup limit may be lower).
-func TestPhysicalMemory(t *testing.T) {
-	got, err := PhysicalMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		t.Skip("no /proc/meminfo")
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 3 && fields[0] == "MemTotal:" && fields[2] == "kB" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got <= 0 || got > kb*1024 {
-				t.Fatalf("PhysicalMemory = %d, MemTotal = %d bytes", got, kb*1024)
-			}
-			return
-		}
-	}
-	t.Fatal("no MemTotal in /proc/meminfo")
 }
 
 // TestSDCAFileStoreBitIdentical: SDCA on a FileStore gives the weights and
@@ -457,107 +425,4 @@ func initialEntry(p *Problem, i int) float64 {
 		v += 1 - DefaultEpsilon
 	}
 	return v
-}
-
-// benchLayout is a CoNLL-2000-sized layout: 8,936 sentences of 1–47 tokens
-// (mean 24), K = 22: ≈ 0.8 GB per array. -short scales it to 2,000.
-func benchLayout(b *testing.B) *crf.Dataset {
-	n := 8936
-	if testing.Short() {
-		n = 2000
-	}
-	rng := rand.New(rand.NewPCG(2000, 22))
-	lens := make([]int, n)
-	for i := range lens {
-		lens[i] = 1 + rng.IntN(47)
-	}
-	return lengthsDataset(lens, 22)
-}
-
-// sweep reads and writes every entry of every block, visiting the blocks in
-// a random order as SDCA does.
-func sweep(s DualStore, order []int) {
-	for _, i := range order {
-		mu := s.Block(i)
-		for j, x := range mu {
-			mu[j] = 0.5*x + 0.25
-		}
-	}
-}
-
-// BenchmarkDualStoreSweep: ns per entry of a full read+write sweep in random
-// block order. memory; file-warm (steady state, pages mapped); file-sync
-// (the sweep plus msync, as after each checkpoint); file-cold (the page
-// cache is dropped before each sweep: duals larger than RAM) with
-// MADV_NORMAL and MADV_RANDOM.
-func BenchmarkDualStoreSweep(b *testing.B) {
-	d := benchLayout(b)
-	entries := BlockOffsets(d)[d.Len()]
-	order := rand.New(rand.NewPCG(1, 2)).Perm(d.Len())
-	report := func(b *testing.B) {
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(entries), "ns/entry")
-		b.ReportMetric(float64(DualBytes(d))/1e9, "GB")
-	}
-	b.Run("memory", func(b *testing.B) {
-		s := NewMemoryStore(d)
-		sweep(s, order)
-		for b.Loop() {
-			sweep(s, order)
-		}
-		report(b)
-	})
-	file := func(b *testing.B, advice int, cold, sync bool) {
-		path := filepath.Join(b.TempDir(), "duals.bin")
-		s, err := CreateFileStore(path, d)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() { s.Close() }()
-		if err := s.advise(advice); err != nil {
-			b.Fatal(err)
-		}
-		sweep(s, order)
-		for b.Loop() {
-			if cold {
-				b.StopTimer()
-				s = dropCache(b, s, d, advice)
-				b.StartTimer()
-			}
-			sweep(s, order)
-			if sync {
-				if err := s.Sync(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		report(b)
-	}
-	b.Run("file-warm", func(b *testing.B) { file(b, unix.MADV_NORMAL, false, false) })
-	b.Run("file-sync", func(b *testing.B) { file(b, unix.MADV_NORMAL, false, true) })
-	b.Run("file-cold-normal", func(b *testing.B) { file(b, unix.MADV_NORMAL, true, false) })
-	b.Run("file-cold-random", func(b *testing.B) { file(b, unix.MADV_RANDOM, true, false) })
-}
-
-// dropCache closes s, evicts its file from the page cache and reopens it.
-func dropCache(b *testing.B, s *FileStore, d *crf.Dataset, advice int) *FileStore {
-	path := s.Path()
-	if err := s.Close(); err != nil {
-		b.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
-	s, err = OpenFileStore(path, d)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := s.advise(advice); err != nil {
-		b.Fatal(err)
-	}
-	return s
 }

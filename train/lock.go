@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/dualcrf/dualcrf/internal/osfile"
 )
 
 // DirLock is the exclusive lock of a checkpoint directory, held by the one
@@ -22,11 +22,11 @@ type DirLock struct {
 var ErrLocked = errors.New("train: checkpoint directory in use")
 
 // LockDir creates dir if needed, checks that it is a writable directory,
-// and takes its lock (flock on DIR/LOCK) without waiting: a directory
-// locked by another run is refused at once. Holding the lock, it removes
-// what interrupted runs left behind: temporary snapshot directories
-// (.ckpt-*.tmp-*), a half-written CURRENT.tmp and temporary duals files
-// (.duals-*.tmp).
+// and takes its lock (flock on DIR/LOCK; LockFileEx on Windows) without
+// waiting: a directory locked by another run is refused at once. Holding
+// the lock, it removes what interrupted runs left behind: temporary
+// snapshot directories (.ckpt-*.tmp-*), a half-written CURRENT.tmp and
+// temporary duals files (.duals-*.tmp).
 func LockDir(dir string) (*DirLock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("checkpoint directory: %w", err)
@@ -36,13 +36,13 @@ func LockDir(dir string) (*DirLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint directory %s is not writable: %w", dir, err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := osfile.TryLock(f); err != nil {
 		holder := ""
 		if b, rerr := os.ReadFile(path); rerr == nil && len(b) > 0 {
 			holder = " (process " + strings.TrimSpace(string(b)) + ")"
 		}
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		if osfile.IsLocked(err) {
 			return nil, fmt.Errorf("%w: %s is locked by another training run%s; wait for it to end, or use another --checkpoint directory",
 				ErrLocked, dir, holder)
 		}

@@ -376,9 +376,7 @@ func TestFeaturizeStreams(t *testing.T) {
 
 	// A named FIFO.
 	fifo := filepath.Join(dir, "in.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo)
 	go func() {
 		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
 			w.Write(text)
@@ -406,9 +404,7 @@ func TestFeaturizeStreams(t *testing.T) {
 		blockDir := t.TempDir()
 		fifo := filepath.Join(blockDir, "in.fifo")
 		args := []string{"featurize", "-o", "out.arrow", fifo}
-		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		mkfifo(t, fifo)
 		cmd := command(blockDir, args...)
 		var idle *os.File
 		switch c.name {

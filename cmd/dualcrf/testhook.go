@@ -56,7 +56,10 @@ func (h *hookCtx) raise() {
 	}
 	h.raised = true
 	h.mu.Unlock()
-	syscall.Kill(os.Getpid(), h.sig)
+	if err := signalSelf(h.sig); err != nil {
+		logf("train: warning: test hook: %v", err)
+		return
+	}
 	select {
 	case <-h.Context.Done():
 	case <-time.After(time.Minute):

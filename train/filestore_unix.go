@@ -1,0 +1,39 @@
+//go:build linux || darwin
+
+package train
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// defaultAdvice is the access pattern the mapping is declared with (see
+// BenchmarkDualStoreSweep).
+const defaultAdvice = unix.MADV_NORMAL
+
+// mapView is what unmapping needs besides the mapped bytes: nothing here.
+type mapView struct{}
+
+// mapShared maps the first size bytes of f read-write and shared
+// (MAP_SHARED), so that writes to the bytes reach the file.
+func mapShared(f *os.File, size int) ([]byte, mapView, error) {
+	mem, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	return mem, mapView{}, err
+}
+
+// unmap removes the mapping (munmap).
+func (s *FileStore) unmap() error { return unix.Munmap(s.mem) }
+
+// flush writes the dirty pages to the file and waits for the disk (msync
+// MS_SYNC).
+func (s *FileStore) flush() error { return unix.Msync(s.mem, unix.MS_SYNC) }
+
+// advise tells the kernel how the mapping will be accessed (madvise).
+func (s *FileStore) advise(advice int) error {
+	if err := unix.Madvise(s.mem, advice); err != nil {
+		return fmt.Errorf("madvise duals file %s: %w", s.path, err)
+	}
+	return nil
+}
