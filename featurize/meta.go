@@ -33,6 +33,9 @@ func ParseInputOptions(text string) (InputOptions, error) {
 	if in.LabelColumn < -1 {
 		return in, fmt.Errorf("label_column %d (want -1 for none, 0 for the last, or a 1-based column)", in.LabelColumn)
 	}
+	if len(in.Columns) == 0 {
+		in.Columns = nil // as written: the key is left out when there are none
+	}
 	seen := make(map[string]bool, len(in.Columns))
 	for _, c := range in.Columns {
 		if c == "" || seen[c] {
