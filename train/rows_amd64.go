@@ -2,10 +2,7 @@
 
 package train
 
-import "golang.org/x/sys/cpu"
-
-// hasAVX2FMA selects the vector kernels of this package.
-var hasAVX2FMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+import "github.com/dualcrf/dualcrf/internal/cpu"
 
 // axpyRows adds, for k < len(dstRow), f·src[s·K : s·K+K] to
 // dst[d·K : d·K+K], with d = dstRow[k], s = srcRow[k] (k when srcRow is
@@ -15,7 +12,7 @@ func axpyRows(dst []float64, dstRow []int32, src []float64, srcRow []int32, scal
 	if len(dstRow) == 0 || K == 0 {
 		return
 	}
-	if !hasAVX2FMA {
+	if !cpu.AVX2FMA() {
 		axpyRowsGo(dst, dstRow, src, srcRow, scale, c, K)
 		return
 	}
@@ -42,7 +39,7 @@ func dotKernel(a, b []float64) float64 {
 	b = b[:n]
 	m := n &^ 7
 	s := 0.0
-	if m > 0 && hasAVX2FMA {
+	if m > 0 && cpu.AVX2FMA() {
 		s = dotAVX2Asm(a[:m], b[:m])
 	} else {
 		m = 0

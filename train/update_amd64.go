@@ -2,7 +2,10 @@
 
 package train
 
-import "github.com/dualcrf/dualcrf/crf"
+import (
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/cpu"
+)
 
 // mixKernel sets mu[j] = (1−γ)·mu[j] + γ·nu[j], four entries at a time
 // where the CPU has AVX2 and FMA (its results then differ from mixGo's
@@ -11,7 +14,7 @@ func mixKernel(g float64, mu, nu []float64) {
 	n := len(mu)
 	nu = nu[:n]
 	m := 0
-	if hasAVX2FMA {
+	if cpu.AVX2FMA() {
 		m = n &^ 3
 		if m > 0 {
 			mixAVX2Asm(g, mu[:m], nu[:m])
@@ -28,7 +31,7 @@ func mixAVX2Asm(gamma float64, mu, nu []float64)
 // blockRowsKernel is blockRowsAVX2 where the CPU has AVX2 and FMA, else
 // blockRowsGo.
 var blockRowsKernel = func() func(blk []float64, K int, B, node, sum []float64) float64 {
-	if hasAVX2FMA {
+	if cpu.AVX2FMA() {
 		return blockRowsAVX2
 	}
 	return blockRowsGo
@@ -49,7 +52,7 @@ func blockRowsAVX2Asm(blk []float64, K int, B, node, sum []float64) (muB float64
 // ratiosMomentsKernel is ratiosMomentsAVX2 where the CPU has AVX2 and
 // FMA, else ratiosMomentsGo.
 var ratiosMomentsKernel = func() func(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (float64, float64, int32, int32) {
-	if hasAVX2FMA {
+	if cpu.AVX2FMA() {
 		return ratiosMomentsAVX2
 	}
 	return ratiosMomentsGo
@@ -91,7 +94,7 @@ func logKernel(dst, src []float64) { crf.LogVec(dst, src) }
 // evalBinsKernel is evalBinsAVX2 where the CPU has AVX2 and FMA, else
 // evalBinsGo.
 var evalBinsKernel = func() func(g float64, rho, pm, logD []float64) (float64, float64) {
-	if hasAVX2FMA {
+	if cpu.AVX2FMA() {
 		return evalBinsAVX2
 	}
 	return evalBinsGo
