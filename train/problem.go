@@ -240,31 +240,3 @@ func (p *Problem) GoldFeatures() []float64 {
 	p.applyMask(g)
 	return g
 }
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
-}
-
-// axpyRowsGo is axpyRows' loop: for k < len(dstRow), with d = dstRow[k],
-// s = srcRow[k] (k when srcRow is nil) and f = c·scale[k] (c when scale
-// is nil), dst[d·K : d·K+K] += f·src[s·K : s·K+K].
-func axpyRowsGo(dst []float64, dstRow []int32, src []float64, srcRow []int32, scale []float64, c float64, K int) {
-	for k, d := range dstRow {
-		s := k
-		if srcRow != nil {
-			s = int(srcRow[k])
-		}
-		f := c
-		if scale != nil {
-			f *= scale[k]
-		}
-		out, in := dst[int(d)*K:int(d)*K+K], src[s*K:s*K+K]
-		for y, x := range in {
-			out[y] += f * x
-		}
-	}
-}

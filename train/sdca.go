@@ -522,24 +522,6 @@ func blockNodesDot(mu []float64, T, K int, B, node, sum []float64) (muB float64)
 	return muB
 }
 
-// blockRowsGo sets node[y] to the sum of row y of the K×K block blk, adds
-// blk into sum, and returns Σ blk·B.
-func blockRowsGo(blk []float64, K int, B, node, sum []float64) (muB float64) {
-	blk, B, sum = blk[:K*K], B[:K*K], sum[:K*K]
-	for y := range node[:K] {
-		r, b, acc := blk[y*K:(y+1)*K], B[y*K:(y+1)*K], sum[y*K:(y+1)*K]
-		s, d := 0.0, 0.0
-		for y2, v := range r {
-			s += v
-			d += v * b[y2]
-			acc[y2] += v
-		}
-		node[y] = s
-		muB += d
-	}
-	return muB
-}
-
 // direction fills ws.vr and ws.vt with v = −(1/(λn)) E_δ[F] on the rows of
 // sentence i (s), B, bias, start and end (δ = ν − μ: its node part in
 // ws.dN, its sum over the edges in ws.nuSum − ws.muSum), and returns ⟨w,v⟩

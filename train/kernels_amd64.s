@@ -2,6 +2,10 @@
 
 #include "textflag.h"
 
+// The loops of train's vector kernels (kernels_amd64.go), one TEXT per
+// kernel; their Go twins, which define what each computes, are in
+// kernels.go.
+
 // func mixAVX2Asm(gamma float64, mu, nu []float64)
 //
 // mu[j] = (1−g)·mu[j] + g·nu[j] for j < len(mu), a multiple of 4: the
@@ -319,7 +323,7 @@ rowdone:
 	RET
 
 // ·tailMask[32·r:] has the first r of four lanes set: the masked tails of
-// rows of K mod 4 = r entries (here and in rows_amd64.s).
+// rows of K mod 4 = r entries (blockRowsAVX2Asm, axpyRowsAVX2Asm).
 DATA ·tailMask+0(SB)/8, $0
 DATA ·tailMask+8(SB)/8, $0
 DATA ·tailMask+16(SB)/8, $0
@@ -337,3 +341,246 @@ DATA ·tailMask+104(SB)/8, $-1
 DATA ·tailMask+112(SB)/8, $-1
 DATA ·tailMask+120(SB)/8, $0
 GLOBL ·tailMask(SB), RODATA|NOPTR, $128
+
+// func axpyRowsAVX2Asm(dst []float64, dstRow []int32, src []float64, srcRow []int32, scale []float64, c float64, K int)
+//
+// For k < len(dstRow) (> 0), with d = dstRow[k], s = srcRow[k] (k when
+// srcRow is nil) and f = c·scale[k] (c when scale is nil):
+//   dst[d·K : d·K+K] += f·src[s·K : s·K+K].
+// A row is K/4 vectors and a masked tail of K mod 4 lanes.
+TEXT ·axpyRowsAVX2Asm(SB), NOSPLIT, $0-136
+	MOVQ dst_base+0(FP), SI
+	MOVQ dstRow_base+24(FP), DI
+	MOVQ dstRow_len+32(FP), R12
+	MOVQ src_base+48(FP), R8
+	MOVQ srcRow_base+72(FP), R9
+	MOVQ scale_base+96(FP), R13
+	MOVQ K+128(FP), DX
+
+	MOVQ DX, BX
+	SHRQ $2, BX
+	SHLQ $5, BX        // bytes in full vectors per row
+	MOVQ DX, AX
+	ANDQ $3, AX
+	MOVQ AX, R11
+	SHLQ $3, R11       // tail bytes
+	SHLQ $5, AX
+	LEAQ ·tailMask(SB), R10
+	VMOVDQU (R10)(AX*1), Y15 // the tail's mask
+	SHLQ $3, DX              // row bytes
+	XORQ R14, R14            // k
+
+job:
+	// AX = &dst[d·K], R10 = &src[s·K], Y0 = f
+	MOVLQSX (DI)(R14*4), AX
+	IMULQ   DX, AX
+	ADDQ    SI, AX
+	MOVQ    R14, R10
+	TESTQ   R9, R9
+	JZ      srcset
+	MOVLQSX (R9)(R14*4), R10
+
+srcset:
+	IMULQ        DX, R10
+	ADDQ         R8, R10
+	VBROADCASTSD c+120(FP), Y0
+	TESTQ        R13, R13
+	JZ           scaled
+	VBROADCASTSD (R13)(R14*8), Y1
+	VMULPD       Y1, Y0, Y0
+
+scaled:
+	XORQ  CX, CX
+	TESTQ BX, BX
+	JZ    tail
+
+vec:
+	VMOVUPD     (R10)(CX*1), Y1
+	VFMADD213PD (AX)(CX*1), Y0, Y1
+	VMOVUPD     Y1, (AX)(CX*1)
+	ADDQ        $32, CX
+	CMPQ        CX, BX
+	JB          vec
+
+tail:
+	TESTQ       R11, R11
+	JZ          next
+	VMASKMOVPD  (R10)(CX*1), Y15, Y1
+	VMASKMOVPD  (AX)(CX*1), Y15, Y2
+	VFMADD231PD Y1, Y0, Y2
+	VMASKMOVPD  Y2, Y15, (AX)(CX*1)
+
+next:
+	INCQ R14
+	CMPQ R14, R12
+	JB   job
+
+	VZEROUPPER
+	RET
+
+// func dotAVX2Asm(a, b []float64) float64
+//
+// Σ a[i]·b[i] over len(a), a positive multiple of 8, with two accumulators.
+TEXT ·dotAVX2Asm(SB), NOSPLIT, $0-56
+	MOVQ   a_base+0(FP), SI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   b_base+24(FP), DI
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+
+dloop:
+	VMOVUPD     (SI), Y2
+	VFMADD231PD (DI), Y2, Y0
+	VMOVUPD     32(SI), Y3
+	VFMADD231PD 32(DI), Y3, Y1
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $8, CX
+	JNZ         dloop
+
+	VADDPD       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VHADDPD      X0, X0, X0
+	VMOVSD       X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func prefetchRowsAsm(w []float64, rows []int32, K int)
+//
+// For every a in rows (len(rows) > 0): PREFETCHT0 of each cache line of
+// w[a·K : a·K+K] — the lines at byte offsets 0, 64, … below 8K from the
+// row's start, and the line of its last word.
+TEXT ·prefetchRowsAsm(SB), NOSPLIT, $0-56
+	MOVQ w_base+0(FP), SI
+	MOVQ rows_base+24(FP), DI
+	MOVQ rows_len+32(FP), CX
+	MOVQ K+48(FP), DX
+	SHLQ $3, DX // row bytes
+
+prow:
+	MOVLQSX (DI), AX
+	IMULQ   DX, AX
+	ADDQ    SI, AX
+	XORQ    BX, BX
+
+pline:
+	PREFETCHT0 (AX)(BX*1)
+	ADDQ       $64, BX
+	CMPQ       BX, DX
+	JB         pline
+	PREFETCHT0 -8(AX)(DX*1)
+	ADDQ       $4, DI
+	DECQ       CX
+	JNZ        prow
+	RET
+
+// func evalBinsAVX2Asm(gamma float64, rho, pm, logD []float64) (s, s2 float64)
+//
+// evalBinsGo four bins at a time; len(rho) is a multiple of 4,
+// len(pm) ≥ 7·len(rho) and len(logD) ≥ len(rho). Per lane, with r = ρ_b,
+// H_k = pm[k·len(rho) + b] and log D = logD[b]:
+//   D  = g·r + (1−g),  c = g·r/D
+//   t  = H1 − c·(H2/2 − c·(H3/3 − c·(H4/4 − c·(H5/5 − c·H6/6))))
+//   s  += H0·log D + c·t
+//   p0 = H0 − c·(H1 − c·(… − c·H5)),  p1 = H1 − c·(H2 − c·(… − c·H6))
+//   s2 += ((r − 1)·p0 + r·p1)/D
+// and s, s2 are the sums of the four lanes.
+TEXT ·evalBinsAVX2Asm(SB), NOSPLIT, $0-96
+	MOVQ rho_base+8(FP), SI
+	MOVQ rho_len+16(FP), CX
+	MOVQ pm_base+32(FP), DI
+	MOVQ logD_base+56(FP), R11
+	MOVQ CX, DX
+	SHLQ $3, DX             // stride between moments, bytes
+	LEAQ (DX)(DX*2), R8     // 3·stride
+	LEAQ (DX)(DX*4), R9     // 5·stride
+	LEAQ (R8)(R8*1), R10    // 6·stride
+
+	VBROADCASTSD gamma+0(FP), Y15
+	VMOVUPD      ebone<>(SB), Y14
+	VSUBPD       Y15, Y14, Y14 // 1 − g
+	VXORPD       Y13, Y13, Y13 // s
+	VXORPD       Y12, Y12, Y12 // s2
+
+	TESTQ CX, CX
+	JZ    done
+
+loop:
+	VMOVUPD     (SI), Y0      // r
+	VMULPD      Y0, Y15, Y2   // g·r
+	VADDPD      Y14, Y2, Y1   // D = g·r + (1 − g)
+	VDIVPD      Y1, Y2, Y2    // c
+
+	// t, by Horner's scheme from H6/6.
+	VMOVUPD      (DI)(R10*1), Y3
+	VMULPD       ebsixth<>(SB), Y3, Y3
+	VMOVUPD      (DI)(R9*1), Y6
+	VMULPD       ebfifth<>(SB), Y6, Y6
+	VFNMADD213PD Y6, Y2, Y3   // H5/5 − c·t
+	VMOVUPD      (DI)(DX*4), Y6
+	VMULPD       ebquarter<>(SB), Y6, Y6
+	VFNMADD213PD Y6, Y2, Y3   // H4/4 − c·t
+	VMOVUPD      (DI)(R8*1), Y6
+	VMULPD       ebthird<>(SB), Y6, Y6
+	VFNMADD213PD Y6, Y2, Y3   // H3/3 − c·t
+	VMOVUPD      (DI)(DX*2), Y6
+	VMULPD       ebhalf<>(SB), Y6, Y6
+	VFNMADD213PD Y6, Y2, Y3   // H2/2 − c·t
+	VFNMADD213PD (DI)(DX*1), Y2, Y3 // H1 − c·t
+
+	// p0 from H5, p1 from H6.
+	VMOVUPD      (DI)(R9*1), Y4
+	VMOVUPD      (DI)(R10*1), Y5
+	VFNMADD213PD (DI)(DX*4), Y2, Y4
+	VFNMADD213PD (DI)(R9*1), Y2, Y5
+	VFNMADD213PD (DI)(R8*1), Y2, Y4
+	VFNMADD213PD (DI)(DX*4), Y2, Y5
+	VFNMADD213PD (DI)(DX*2), Y2, Y4
+	VFNMADD213PD (DI)(R8*1), Y2, Y5
+	VFNMADD213PD (DI)(DX*1), Y2, Y4
+	VFNMADD213PD (DI)(DX*2), Y2, Y5
+	VFNMADD213PD (DI), Y2, Y4
+	VFNMADD213PD (DI)(DX*1), Y2, Y5
+
+	// s2 += ((r − 1)·p0 + r·p1)/D
+	VSUBPD      ebone<>(SB), Y0, Y6
+	VMULPD      Y4, Y6, Y6
+	VFMADD231PD Y5, Y0, Y6
+	VDIVPD      Y1, Y6, Y6
+	VADDPD      Y6, Y12, Y12
+
+	// s += H0·log D + c·t
+	VMOVUPD     (R11), Y7     // log D
+	VMULPD      Y3, Y2, Y3
+	VFMADD231PD (DI), Y7, Y3
+	VADDPD      Y3, Y13, Y13
+
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, R11
+	SUBQ $4, CX
+	JNZ  loop
+
+done:
+	VEXTRACTF128 $1, Y13, X0
+	VADDPD       X0, X13, X13
+	VUNPCKHPD    X13, X13, X0
+	VADDSD       X0, X13, X13
+	VMOVSD       X13, s+80(FP)
+	VEXTRACTF128 $1, Y12, X0
+	VADDPD       X0, X12, X12
+	VUNPCKHPD    X12, X12, X0
+	VADDSD       X0, X12, X12
+	VMOVSD       X12, s2+88(FP)
+	VZEROUPPER
+	RET
+
+#define C4(name, v) DATA name<>+0(SB)/8, v; DATA name<>+8(SB)/8, v; DATA name<>+16(SB)/8, v; DATA name<>+24(SB)/8, v; GLOBL name<>(SB), RODATA|NOPTR, $32
+
+C4(ebone, $0x3ff0000000000000)
+C4(ebhalf, $0x3fe0000000000000)
+C4(ebthird, $0x3fd5555555555555)
+C4(ebquarter, $0x3fd0000000000000)
+C4(ebfifth, $0x3fc999999999999a)
+C4(ebsixth, $0x3fc5555555555555)
