@@ -15,7 +15,7 @@ TEXT ·mixAVX2Asm(SB), NOSPLIT, $0-56
 	MOVQ         mu_len+16(FP), CX
 	MOVQ         nu_base+32(FP), DI
 	VBROADCASTSD gamma+0(FP), Y15
-	VBROADCASTSD one<>(SB), Y13
+	VBROADCASTSD one4<>(SB), Y13
 	VSUBPD       Y15, Y13, Y14 // 1 − g
 
 xloop:
@@ -147,7 +147,7 @@ qloop:
 	VMULPD       Y1, Y2, Y2 // d·h⁴
 	VMULPD       Y1, Y3, Y3 // d·h⁵
 	VMULPD       Y1, Y2, Y4 // d·h⁶
-	VBROADCASTSD one<>(SB), Y0
+	VBROADCASTSD one4<>(SB), Y0
 	VUNPCKLPD    Y3, Y2, Y5  // lanes 0 and 2 of d·h⁴, d·h⁵
 	VUNPCKHPD    Y3, Y2, Y6  // lanes 1 and 3
 	VUNPCKLPD    Y0, Y4, Y7  // lanes 0 and 2 of d·h⁶, 1
@@ -186,69 +186,6 @@ qloop:
 	VZEROUPPER
 	RET
 
-DATA minnorm<>+0(SB)/8, $0x0010000000000000
-DATA minnorm<>+8(SB)/8, $0x0010000000000000
-DATA minnorm<>+16(SB)/8, $0x0010000000000000
-DATA minnorm<>+24(SB)/8, $0x0010000000000000
-GLOBL minnorm<>(SB), RODATA|NOPTR, $32
-DATA sentinel<>+0(SB)/4, $3872
-DATA sentinel<>+4(SB)/4, $3872
-DATA sentinel<>+8(SB)/4, $3872
-DATA sentinel<>+12(SB)/4, $3872
-GLOBL sentinel<>(SB), RODATA|NOPTR, $16
-DATA sentp1<>+0(SB)/4, $3873
-DATA sentp1<>+4(SB)/4, $3873
-DATA sentp1<>+8(SB)/4, $3873
-DATA sentp1<>+12(SB)/4, $3873
-GLOBL sentp1<>(SB), RODATA|NOPTR, $16
-DATA bias963<>+0(SB)/8, $963
-DATA bias963<>+8(SB)/8, $963
-DATA bias963<>+16(SB)/8, $963
-DATA bias963<>+24(SB)/8, $963
-GLOBL bias963<>(SB), RODATA|NOPTR, $32
-DATA max120<>+0(SB)/8, $120
-DATA max120<>+8(SB)/8, $120
-DATA max120<>+16(SB)/8, $120
-DATA max120<>+24(SB)/8, $120
-GLOBL max120<>(SB), RODATA|NOPTR, $32
-DATA low5<>+0(SB)/8, $31
-DATA low5<>+8(SB)/8, $31
-DATA low5<>+16(SB)/8, $31
-DATA low5<>+24(SB)/8, $31
-GLOBL low5<>(SB), RODATA|NOPTR, $32
-DATA mant<>+0(SB)/8, $0x000fffffffffffff
-DATA mant<>+8(SB)/8, $0x000fffffffffffff
-DATA mant<>+16(SB)/8, $0x000fffffffffffff
-DATA mant<>+24(SB)/8, $0x000fffffffffffff
-GLOBL mant<>(SB), RODATA|NOPTR, $32
-DATA one4<>+0(SB)/8, $0x3ff0000000000000
-DATA one4<>+8(SB)/8, $0x3ff0000000000000
-DATA one4<>+16(SB)/8, $0x3ff0000000000000
-DATA one4<>+24(SB)/8, $0x3ff0000000000000
-GLOBL one4<>(SB), RODATA|NOPTR, $32
-DATA cell<>+0(SB)/8, $0x000f800000000000
-DATA cell<>+8(SB)/8, $0x000f800000000000
-DATA cell<>+16(SB)/8, $0x000f800000000000
-DATA cell<>+24(SB)/8, $0x000f800000000000
-GLOBL cell<>(SB), RODATA|NOPTR, $32
-DATA centre<>+0(SB)/8, $0x3ff0400000000000
-DATA centre<>+8(SB)/8, $0x3ff0400000000000
-DATA centre<>+16(SB)/8, $0x3ff0400000000000
-DATA centre<>+24(SB)/8, $0x3ff0400000000000
-GLOBL centre<>(SB), RODATA|NOPTR, $32
-DATA evens<>+0(SB)/4, $0
-DATA evens<>+4(SB)/4, $2
-DATA evens<>+8(SB)/4, $4
-DATA evens<>+12(SB)/4, $6
-DATA evens<>+16(SB)/4, $1
-DATA evens<>+20(SB)/4, $3
-DATA evens<>+24(SB)/4, $5
-DATA evens<>+28(SB)/4, $7
-GLOBL evens<>(SB), RODATA|NOPTR, $32
-
-DATA one<>+0(SB)/8, $1.0
-GLOBL one<>(SB), RODATA|NOPTR, $8
-
 // func blockRowsAVX2Asm(blk []float64, K int, B, node, sum []float64) (muB float64)
 //
 // For the K×K block blk (row-major, K ≥ 1) and y < K:
@@ -269,7 +206,7 @@ TEXT ·blockRowsAVX2Asm(SB), NOSPLIT, $0-112
 	MOVQ AX, R11
 	SHLQ $3, R11       // tail bytes
 	SHLQ $5, AX
-	LEAQ ·tailMask(SB), R12
+	LEAQ tailmask<>(SB), R12
 	VMOVDQU (R12)(AX*1), Y15 // the tail's mask
 	VXORPD  Y14, Y14, Y14    // Σ blk·B
 	MOVQ    DX, R13          // rows left
@@ -322,26 +259,6 @@ rowdone:
 	VZEROUPPER
 	RET
 
-// ·tailMask[32·r:] has the first r of four lanes set: the masked tails of
-// rows of K mod 4 = r entries (blockRowsAVX2Asm, axpyRowsAVX2Asm).
-DATA ·tailMask+0(SB)/8, $0
-DATA ·tailMask+8(SB)/8, $0
-DATA ·tailMask+16(SB)/8, $0
-DATA ·tailMask+24(SB)/8, $0
-DATA ·tailMask+32(SB)/8, $-1
-DATA ·tailMask+40(SB)/8, $0
-DATA ·tailMask+48(SB)/8, $0
-DATA ·tailMask+56(SB)/8, $0
-DATA ·tailMask+64(SB)/8, $-1
-DATA ·tailMask+72(SB)/8, $-1
-DATA ·tailMask+80(SB)/8, $0
-DATA ·tailMask+88(SB)/8, $0
-DATA ·tailMask+96(SB)/8, $-1
-DATA ·tailMask+104(SB)/8, $-1
-DATA ·tailMask+112(SB)/8, $-1
-DATA ·tailMask+120(SB)/8, $0
-GLOBL ·tailMask(SB), RODATA|NOPTR, $128
-
 // func axpyRowsAVX2Asm(dst []float64, dstRow []int32, src []float64, srcRow []int32, scale []float64, c float64, K int)
 //
 // For k < len(dstRow) (> 0), with d = dstRow[k], s = srcRow[k] (k when
@@ -365,7 +282,7 @@ TEXT ·axpyRowsAVX2Asm(SB), NOSPLIT, $0-136
 	MOVQ AX, R11
 	SHLQ $3, R11       // tail bytes
 	SHLQ $5, AX
-	LEAQ ·tailMask(SB), R10
+	LEAQ tailmask<>(SB), R10
 	VMOVDQU (R10)(AX*1), Y15 // the tail's mask
 	SHLQ $3, DX              // row bytes
 	XORQ R14, R14            // k
@@ -498,7 +415,7 @@ TEXT ·evalBinsAVX2Asm(SB), NOSPLIT, $0-96
 	LEAQ (R8)(R8*1), R10    // 6·stride
 
 	VBROADCASTSD gamma+0(FP), Y15
-	VMOVUPD      ebone<>(SB), Y14
+	VMOVUPD      one4<>(SB), Y14
 	VSUBPD       Y15, Y14, Y14 // 1 − g
 	VXORPD       Y13, Y13, Y13 // s
 	VXORPD       Y12, Y12, Y12 // s2
@@ -544,7 +461,7 @@ loop:
 	VFNMADD213PD (DI)(DX*1), Y2, Y5
 
 	// s2 += ((r − 1)·p0 + r·p1)/D
-	VSUBPD      ebone<>(SB), Y0, Y6
+	VSUBPD      one4<>(SB), Y0, Y6
 	VMULPD      Y4, Y6, Y6
 	VFMADD231PD Y5, Y0, Y6
 	VDIVPD      Y1, Y6, Y6
@@ -576,11 +493,54 @@ done:
 	VZEROUPPER
 	RET
 
+// Constants. C4 repeats a 64-bit value in the four lanes of a vector, L4 a
+// 32-bit one in four lanes of 32 bits.
 #define C4(name, v) DATA name<>+0(SB)/8, v; DATA name<>+8(SB)/8, v; DATA name<>+16(SB)/8, v; DATA name<>+24(SB)/8, v; GLOBL name<>(SB), RODATA|NOPTR, $32
+#define L4(name, v) DATA name<>+0(SB)/4, v; DATA name<>+4(SB)/4, v; DATA name<>+8(SB)/4, v; DATA name<>+12(SB)/4, v; GLOBL name<>(SB), RODATA|NOPTR, $16
 
-C4(ebone, $0x3ff0000000000000)
-C4(ebhalf, $0x3fe0000000000000)
-C4(ebthird, $0x3fd5555555555555)
-C4(ebquarter, $0x3fd0000000000000)
-C4(ebfifth, $0x3fc999999999999a)
-C4(ebsixth, $0x3fc5555555555555)
+C4(one4, $0x3ff0000000000000)      // 1.0
+C4(ebhalf, $0x3fe0000000000000)    // 1/2
+C4(ebthird, $0x3fd5555555555555)   // 1/3
+C4(ebquarter, $0x3fd0000000000000) // 1/4
+C4(ebfifth, $0x3fc999999999999a)   // 1/5
+C4(ebsixth, $0x3fc5555555555555)   // 1/6
+C4(minnorm, $0x0010000000000000)   // 2^-1022, the least normal float64
+C4(bias963, $963)                  // 1023 − binExpSpan
+C4(max120, $120)                   // 2·binExpSpan
+C4(low5, $31)                      // the five key bits of the mantissa
+C4(mant, $0x000fffffffffffff)      // a float64's mantissa bits
+C4(cell, $0x000f800000000000)      // the top five bits of the mantissa
+C4(centre, $0x3ff0400000000000)    // 1.0 with the half-cell bit: OR the cell, get 1 + (i+½)/32
+L4(sentinel, $3872)                // binKeys
+L4(sentp1, $3873)                  // binKeys + 1
+
+// evens permutes the 32-bit halves of four 64-bit lanes: the low halves first.
+DATA evens<>+0(SB)/4, $0
+DATA evens<>+4(SB)/4, $2
+DATA evens<>+8(SB)/4, $4
+DATA evens<>+12(SB)/4, $6
+DATA evens<>+16(SB)/4, $1
+DATA evens<>+20(SB)/4, $3
+DATA evens<>+24(SB)/4, $5
+DATA evens<>+28(SB)/4, $7
+GLOBL evens<>(SB), RODATA|NOPTR, $32
+
+// tailmask<>[32·r:] has the first r of four lanes set: the masked tails of
+// rows of K mod 4 = r entries (blockRowsAVX2Asm, axpyRowsAVX2Asm).
+DATA tailmask<>+0(SB)/8, $0
+DATA tailmask<>+8(SB)/8, $0
+DATA tailmask<>+16(SB)/8, $0
+DATA tailmask<>+24(SB)/8, $0
+DATA tailmask<>+32(SB)/8, $-1
+DATA tailmask<>+40(SB)/8, $0
+DATA tailmask<>+48(SB)/8, $0
+DATA tailmask<>+56(SB)/8, $0
+DATA tailmask<>+64(SB)/8, $-1
+DATA tailmask<>+72(SB)/8, $-1
+DATA tailmask<>+80(SB)/8, $0
+DATA tailmask<>+88(SB)/8, $0
+DATA tailmask<>+96(SB)/8, $-1
+DATA tailmask<>+104(SB)/8, $-1
+DATA tailmask<>+112(SB)/8, $-1
+DATA tailmask<>+120(SB)/8, $0
+GLOBL tailmask<>(SB), RODATA|NOPTR, $128
