@@ -127,9 +127,9 @@ func TestCheckpointOnCancel(t *testing.T) {
 			return nil
 		},
 		Checkpoint: saver(dir, m)}
-	var ie *Interrupted
+	var ie *InterruptedError
 	if _, err := Train(ctx, p, set, m); !errors.Is(err, context.Canceled) || !errors.As(err, &ie) {
-		t.Fatalf("err %v, want an *Interrupted context.Canceled", err)
+		t.Fatalf("err %v, want an *InterruptedError context.Canceled", err)
 	}
 	c, err := LoadCheckpoint(dir, p, nil)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -76,7 +77,7 @@ type Settings struct {
 	// and whenever CheckpointInterval of training time has passed since the
 	// last call (either may be zero to disable it), and once more when ctx
 	// is cancelled, at the exact point where the run stopped, before Train
-	// returns an *Interrupted error. It returns the snapshot's name.
+	// returns an *InterruptedError. It returns the snapshot's name.
 	Checkpoint         func(p Progress) (string, error)
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
@@ -85,7 +86,7 @@ type Settings struct {
 	Phase func(phase string, epoch int)
 }
 
-// The phases of a run, as reported to Settings.Phase and in Interrupted.
+// The phases of a run, as reported to Settings.Phase and in InterruptedError.
 const (
 	PhaseSetup       = "setup"
 	PhaseEpoch       = "epoch"
@@ -135,13 +136,34 @@ type EpochRecord struct {
 	Metrics     map[string]float64
 }
 
-// Stop reasons (Result.Stopped).
+// Status says why Train stopped.
+type Status int
+
+// The statuses. Their String forms ("gap", "epochs", "time", "no-progress")
+// are what the CLI prints and what models record as "stopped".
 const (
-	StopGap        = "gap"         // the certified gap reached GapTol
-	StopEpochs     = "epochs"      // MaxEpochs
-	StopTime       = "time"        // MaxTime
-	StopNoProgress = "no-progress" // the method could not go on
+	NotStopped  Status = iota // the zero Status: the run has not stopped
+	GapReached                // the certified gap reached GapTol
+	EpochLimit                // MaxEpochs epochs were run
+	TimeLimit                 // MaxTime of training time was spent
+	NoProgress                // the method could make no further progress (ErrNoProgress)
+	Interrupted               // ctx was cancelled: Train returned an *InterruptedError
 )
+
+var statusNames = [...]string{NotStopped: "not-stopped", GapReached: "gap", EpochLimit: "epochs", TimeLimit: "time",
+	NoProgress: "no-progress", Interrupted: "interrupted"}
+
+// String returns the status's name: "gap", "epochs", "time", "no-progress",
+// "interrupted" or "not-stopped".
+func (s Status) String() string {
+	if s < 0 || int(s) >= len(statusNames) {
+		return "Status(" + strconv.Itoa(int(s)) + ")"
+	}
+	return statusNames[s]
+}
+
+// MarshalText returns the status's String, so that JSON holds its name.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // Result is what Train returns.
 type Result struct {
@@ -150,7 +172,7 @@ type Result struct {
 	Weights  []float64
 	Epochs   int
 	Last     Certificate // the certificate of the final point
-	Stopped  string      // why training stopped: StopGap, StopEpochs, StopTime, StopNoProgress
+	Stopped  Status      // why training stopped
 	Training time.Duration
 	Records  []EpochRecord // the whole log, from epoch 0
 	GapTol   float64       // the tolerance in force
@@ -170,9 +192,9 @@ var ErrNonFinite = errors.New("train: non-finite objective or weights")
 // ErrSettings marks settings the driver refuses.
 var ErrSettings = errors.New("train: bad settings")
 
-// Interrupted is the error Train returns when ctx is cancelled: where the
-// run stopped and which phase the cancellation interrupted.
-type Interrupted struct {
+// InterruptedError is the error Train returns when ctx is cancelled: where
+// the run stopped and which phase the cancellation interrupted.
+type InterruptedError struct {
 	Phase    string   // the phase running when ctx was cancelled (Phase* constants)
 	Epoch    int      // the epoch of that phase
 	At       Position // where the run stopped
@@ -181,7 +203,7 @@ type Interrupted struct {
 }
 
 // Error says where the run was interrupted and where it stopped.
-func (e *Interrupted) Error() string {
+func (e *InterruptedError) Error() string {
 	var s string
 	switch e.Phase {
 	case PhaseSetup:
@@ -210,7 +232,7 @@ func (e *Interrupted) Error() string {
 }
 
 // Unwrap returns ctx's error.
-func (e *Interrupted) Unwrap() error { return e.Err }
+func (e *InterruptedError) Unwrap() error { return e.Err }
 
 // check refuses negative limits and a NaN tolerance.
 func (s *Settings) check() error {
@@ -255,7 +277,10 @@ type run struct {
 // Train runs m on p until a stopping rule fires or ctx is cancelled. The
 // initial point is certified and logged as epoch 0. When ctx is cancelled
 // Train writes a snapshot at the exact point reached (if Checkpoint is set)
-// and returns an *Interrupted error.
+// and returns an *InterruptedError together with a Result whose Stopped is
+// Interrupted and which holds the epochs, training time and log so far (no
+// weights: the point reached is not certified). On any other error the
+// Result is nil.
 func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
 	if err := s.check(); err != nil {
 		return nil, err
@@ -288,7 +313,7 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	r.lastCkpt = r.prog.Training
 	res, err := r.loop()
 	if err != nil {
-		return nil, r.interrupted(err)
+		return r.interrupted(err)
 	}
 	return res, nil
 }
@@ -323,7 +348,7 @@ func (r *run) loop() (*Result, error) {
 		// An epoch interrupted between steps is finished before any
 		// stopping rule is looked at.
 		if !(first && r.prog.Step > 0) {
-			if reason := r.stopReason(); reason != "" {
+			if reason := r.stopReason(); reason != NotStopped {
 				return r.result(reason)
 			}
 		}
@@ -335,7 +360,7 @@ func (r *run) loop() (*Result, error) {
 				if err := r.finishEpoch(); err != nil {
 					return nil, err
 				}
-				return r.result(StopNoProgress)
+				return r.result(NoProgress)
 			}
 			return nil, err
 		}
@@ -445,26 +470,27 @@ func (r *run) progress() Progress {
 	return p
 }
 
-// stopReason returns why the run stops at the current epoch boundary, or "".
-func (r *run) stopReason() string {
+// stopReason returns why the run stops at the current epoch boundary, or
+// NotStopped.
+func (r *run) stopReason() Status {
 	if n := len(r.prog.Records); n > 0 {
 		if l := r.prog.Records[n-1]; l.Certified && l.Epoch == r.prog.Epoch && l.Gap <= r.tol {
-			return StopGap
+			return GapReached
 		}
 	}
 	if r.prog.Epoch >= r.maxEpochs {
-		return StopEpochs
+		return EpochLimit
 	}
 	if r.s.MaxTime > 0 && r.prog.Training >= r.s.MaxTime {
-		return StopTime
+		return TimeLimit
 	}
-	return ""
+	return NotStopped
 }
 
 // result ends the run: it makes sure the last certificate is about the
 // final point (certifying it again after a resume, and completing the last
 // record if it was uncertified) and returns the certified weights.
-func (r *run) result(reason string) (*Result, error) {
+func (r *run) result(reason Status) (*Result, error) {
 	if r.last == nil {
 		n := len(r.prog.Records)
 		rec := EpochRecord{Epoch: r.prog.Epoch}
@@ -489,33 +515,36 @@ func (r *run) result(reason string) (*Result, error) {
 	return res, nil
 }
 
-// interrupted turns a cancellation into an *Interrupted error, writing a
-// snapshot of the exact position reached unless one already holds it.
-func (r *run) interrupted(err error) error {
+// interrupted turns a cancellation into an *InterruptedError, writing a
+// snapshot of the exact position reached unless one already holds it, and
+// returns the Result so far; any other error it returns alone.
+func (r *run) interrupted(err error) (*Result, error) {
 	if r.ctx.Err() == nil || !errors.Is(err, r.ctx.Err()) {
-		return err
+		return nil, err
 	}
 	<-r.hitDone // ctx is cancelled, so hit runs
 	r.mu.Lock()
-	ie := &Interrupted{Phase: r.hitPhase, Epoch: r.hitEp, At: r.prog.Position, Err: err}
+	ie := &InterruptedError{Phase: r.hitPhase, Epoch: r.hitEp, At: r.prog.Position, Err: err}
 	r.mu.Unlock()
 	if ie.Phase == "" {
 		ie.Phase = PhaseSetup
 	}
+	res := &Result{Epochs: r.prog.Epoch, Stopped: Interrupted, Training: r.prog.Training,
+		Records: r.progress().Records, GapTol: r.tol}
 	if r.s.Checkpoint == nil {
-		return ie
+		return res, ie
 	}
 	if r.saved != nil && *r.saved == r.prog.Position {
 		ie.Snapshot = r.snapshot
-		return ie
+		return res, ie
 	}
 	r.enter(PhaseCheckpoint, r.prog.Epoch)
 	name, cerr := r.s.Checkpoint(r.progress())
 	if cerr != nil {
-		return fmt.Errorf("%w (and the snapshot of the interrupted run failed: %v)", ie, cerr)
+		return res, fmt.Errorf("%w (and the snapshot of the interrupted run failed: %v)", ie, cerr)
 	}
 	ie.Snapshot = name
-	return ie
+	return res, ie
 }
 
 // finiteWeights refuses weights with an infinite or NaN entry.

@@ -112,7 +112,7 @@ func TestInterruptAnywhereResumesBitIdentical(t *testing.T) {
 			arm(PhaseSetup, 0)
 			s.Phase = arm
 			_, err := resumeRun(t, p, s, dir, runCtx)
-			var ie *Interrupted
+			var ie *InterruptedError
 			if !errors.As(err, &ie) || !errors.Is(err, context.Canceled) {
 				t.Fatalf("interrupted run: %v", err)
 			}
@@ -165,7 +165,7 @@ func TestResumeAtOrPastMaxEpochs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Epochs != 3 || res.Stopped != StopEpochs || res.Last.Primal != full.Last.Primal || res.Last.Gap != full.Last.Gap || res.Last.Gap == 0 {
+		if res.Epochs != 3 || res.Stopped != EpochLimit || res.Last.Primal != full.Last.Primal || res.Last.Gap != full.Last.Gap || res.Last.Gap == 0 {
 			t.Fatalf("max %d: resumed %d epochs (%s), certificate %+v; the run had %+v", max, res.Epochs, res.Stopped, res.Last, full.Last)
 		}
 		sameBits(t, "weights", full.Weights, res.Weights)
@@ -197,14 +197,14 @@ func TestResumeAfterFinishedRun(t *testing.T) {
 	dir := t.TempDir()
 	set := Settings{MaxEpochs: 50, GapTol: 0.05, CheckpointEvery: 1}
 	full, err := resumeRun(t, p, set, dir, context.Background())
-	if err != nil || full.Stopped != StopGap {
+	if err != nil || full.Stopped != GapReached {
 		t.Fatalf("%v, stopped %v", err, full)
 	}
 	res, err := resumeRun(t, p, set, dir, context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Epochs != full.Epochs || res.Stopped != StopGap || len(res.Records) != len(full.Records) {
+	if res.Epochs != full.Epochs || res.Stopped != GapReached || len(res.Records) != len(full.Records) {
 		t.Fatalf("resume of a finished run: %d epochs (%s), %d records; the run stopped after %d",
 			res.Epochs, res.Stopped, len(res.Records), full.Epochs)
 	}

@@ -411,23 +411,23 @@ func describe(p train.Position) string {
 }
 
 // stopFlag names the flag behind a stop reason.
-func stopFlag(reason string) string {
+func stopFlag(reason train.Status) string {
 	switch reason {
-	case train.StopEpochs:
+	case train.EpochLimit:
 		return "--max-epochs"
-	case train.StopTime:
+	case train.TimeLimit:
 		return "--max-time"
-	case train.StopNoProgress:
+	case train.NoProgress:
 		return "lack of progress"
 	}
-	return reason
+	return reason.String()
 }
 
 // trainError explains an interrupted run: where it stopped and how to
 // continue (the snapshot written, or the one resumed from if nothing was
 // done since).
 func trainError(err error, f *trainFlags, resume *train.Checkpoint) error {
-	var ie *train.Interrupted
+	var ie *train.InterruptedError
 	if !errors.As(err, &ie) {
 		return err
 	}
@@ -446,7 +446,7 @@ func trainError(err error, f *trainFlags, resume *train.Checkpoint) error {
 // the solver and feature spaces, and the training facts with the final
 // certificate (of exactly the weights written).
 func modelMetadata(tableMD map[string]string, f *trainFlags, p *train.Problem, res *train.Result) map[string]string {
-	facts := map[string]any{"epochs": res.Epochs, "stopped": res.Stopped, "primal": jsonNumber(res.Last.Primal),
+	facts := map[string]any{"epochs": res.Epochs, "stopped": res.Stopped.String(), "primal": jsonNumber(res.Last.Primal),
 		"dual": jsonNumber(res.Last.Dual), "gap": jsonNumber(res.Last.Gap), "gap_tol": res.GapTol,
 		"target_met": res.TargetMet(), "source": f.in, "transitions": p.TransitionSpace()}
 	if f.solver == "sdca" {
