@@ -16,12 +16,12 @@ func TestResumeIsBitIdentical(t *testing.T) {
 	p := randomProblem(t, 51, 40, 6, 15, 3, true, 0)
 	ctx := context.Background()
 	set := Settings{MaxEpochs: 6, GapTol: 1e-300, GapEvery: 2}
-	full, err := Train(ctx, p, set, &SDCA{Sampler: "gap", Seed: 5})
+	full, err := Train(ctx, p, set, &SDCA{Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	m := &SDCA{Sampler: "gap", Seed: 5}
+	m := &SDCA{Seed: 5}
 	first := set
 	first.MaxEpochs = 3
 	first.CheckpointEvery = 1
@@ -42,7 +42,7 @@ func TestResumeIsBitIdentical(t *testing.T) {
 	}
 	second := set
 	second.Start = c.Progress()
-	res, err := Train(ctx, p, second, &SDCA{Sampler: "gap", Seed: 5, Resume: c})
+	res, err := Train(ctx, p, second, &SDCA{Seed: 5, Resume: c})
 	if err != nil {
 		t.Fatal(err)
 	}

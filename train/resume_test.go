@@ -46,7 +46,7 @@ func sameBits(t *testing.T, what string, a, b []float64) {
 // has none) with cancellation cut, and returns the result or the error.
 func resumeRun(t *testing.T, p *Problem, set Settings, dir string, ctx context.Context) (*Result, error) {
 	t.Helper()
-	m := &SDCA{Sampler: "gap", Seed: 7}
+	m := &SDCA{Seed: 7}
 	set.Checkpoint = saver(dir, m)
 	if len(snapshotNames(dir)) > 0 {
 		c, err := LoadCheckpoint(dir, p, func(s string) { t.Log(s) })
@@ -327,7 +327,7 @@ func TestCheckpointVerifiesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Duals.Close()
-	m := &SDCA{Sampler: "gap", Seed: 8, Resume: c}
+	m := &SDCA{Seed: 8, Resume: c}
 	s := set
 	s.Start = c.Progress()
 	_, err = Train(context.Background(), p, s, m)

@@ -30,14 +30,17 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 )
 
-// SDCA is the stochastic dual coordinate ascent method.
+// SDCA is the stochastic dual coordinate ascent method. The zero value of
+// each field is its documented default.
 type SDCA struct {
-	// Sampler names the block sampler: uniform, gap (default), importance,
-	// gap-importance or max.
-	Sampler string
-	// NonUniform is the probability of a non-uniform draw; 0 means
-	// DefaultNonUniform.
-	NonUniform float64
+	// Sampler picks the sentence of each step and learns from the block
+	// gaps it is told; nil means NewSampler(DefaultSampler, n,
+	// SamplerOptions{}): gap sampling with f = DefaultNonUniform. It must be
+	// sized for the problem's n sentences and fresh from NewSampler (or
+	// restored to the state the run should start from): the run changes
+	// it. NewSampler makes every kind the CLI names; the importance kinds
+	// take Problem.Smoothness.
+	Sampler Sampler
 	// Epsilon is the weight of the uniform distribution in the initial duals
 	// (eq. 21); 0 means DefaultEpsilon.
 	Epsilon float64
@@ -64,7 +67,7 @@ type SDCA struct {
 	w       []float64
 	wsq     float64
 	duals   DualStore
-	sampler Sampler
+	sampler Sampler // the sampler in use: Sampler, or the default one
 	src     *rand.PCG
 	rng     *rand.Rand
 	ws      *stepWork
@@ -163,8 +166,6 @@ func (m *SDCA) check() error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrBadProblem}, a...)...)
 	}
 	switch {
-	case !(m.NonUniform >= 0 && m.NonUniform <= 1):
-		return bad("NonUniform %g, want a probability in (0,1]", m.NonUniform)
 	case !(m.Epsilon >= 0 && m.Epsilon <= 1):
 		return bad("ε = %g, want it in (0,1]", m.Epsilon)
 	case !(m.SubPrecision >= 0 && m.SubPrecision < 1):
@@ -176,36 +177,34 @@ func (m *SDCA) check() error {
 }
 
 // effective returns the settings with the defaults applied.
-func (m *SDCA) effective() (kind string, nonUniform, eps, sub float64) {
-	kind, nonUniform, eps, sub = m.Sampler, m.NonUniform, m.Epsilon, m.SubPrecision
-	if kind == "" {
-		kind = DefaultSampler
-	}
-	if nonUniform == 0 {
-		nonUniform = DefaultNonUniform
-	}
+func (m *SDCA) effective() (eps, sub float64) {
+	eps, sub = m.Epsilon, m.SubPrecision
 	if eps == 0 {
 		eps = DefaultEpsilon
 	}
 	if sub == 0 {
 		sub = DefaultSubPrecision
 	}
-	return
+	return eps, sub
 }
 
 // RunSettings returns every setting of an SDCA run on p that a resumed run
 // must repeat to continue it bit for bit, by the CLI's flag names, with the
-// defaults applied; checkpoints record it.
+// defaults applied (the sampler's: samplerSettings); checkpoints record it.
 func (m *SDCA) RunSettings(p *Problem) map[string]string {
-	kind, f, eps, sub := m.effective()
+	eps, sub := m.effective()
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	return map[string]string{
-		"solver": "sdca", "sampler": kind, "seed": strconv.FormatUint(m.Seed, 10),
-		"nonuniform": g(f), "epsilon": g(eps), "subprecision": g(sub),
+	rs := map[string]string{
+		"solver": "sdca", "seed": strconv.FormatUint(m.Seed, 10),
+		"epsilon": g(eps), "subprecision": g(sub),
 		"refresh-every": strconv.Itoa(m.RefreshEvery), "lambda": g(p.Lambda),
 		"feature-space": p.FeatureSpace(), "transitions": p.TransitionSpace(),
 		"bias": strconv.FormatBool(!p.Layout.NoBias),
 	}
+	for k, v := range samplerSettings(m.Sampler) {
+		rs[k] = v
+	}
+	return rs
 }
 
 // Init sets μ⁰ = ε·uniform + (1−ε)·gold on every block and w = ŵ(μ⁰).
@@ -214,7 +213,7 @@ func (m *SDCA) Init(p *Problem) error {
 		return err
 	}
 	m.p = p
-	kind, f, eps, _ := m.effective()
+	eps, _ := m.effective()
 	d := p.Data
 	K := p.Layout.NumLabels
 	m.duals = m.Duals
@@ -224,10 +223,14 @@ func (m *SDCA) Init(p *Problem) error {
 	if m.duals.Len() != d.Len() {
 		return fmt.Errorf("%w: dual store has %d blocks for %d sentences", ErrBadProblem, m.duals.Len(), d.Len())
 	}
-	var err error
-	m.sampler, err = NewSampler(kind, d.Len(), SamplerOptions{NonUniform: f, Smoothness: smoothness(p)})
-	if err != nil {
-		return err
+	m.sampler = m.Sampler
+	if m.sampler == nil {
+		var err error
+		if m.sampler, err = NewSampler(DefaultSampler, d.Len(), SamplerOptions{}); err != nil {
+			return err
+		}
+	} else if n := len(m.sampler.State().Gaps); n != d.Len() {
+		return fmt.Errorf("%w: the sampler is sized for %d sentences, the problem has %d", ErrBadProblem, n, d.Len())
 	}
 	m.pos, m.next = 0, -1
 	m.src = rand.NewPCG(m.Seed, 0x5dca)
@@ -285,10 +288,12 @@ func initBlock(mu []float64, gold []int32, K int, eps float64) {
 	}
 }
 
-// smoothness returns L_i = λ + R_i/n with R_i estimated by
-// 2·Σ_t (‖x_t‖² + 2) — the squared norm of F(x_i,y_i) − F(x_i,y) for a path
-// y that differs from the gold one everywhere, ignoring overlaps.
-func smoothness(p *Problem) []float64 {
+// Smoothness returns, for every sentence i, L_i = λ + R_i/n with R_i
+// estimated by 2·Σ_t (‖x_t‖² + 2) — the squared norm of
+// F(x_i,y_i) − F(x_i,y) for a path y that differs from the gold one
+// everywhere, ignoring overlaps: the SamplerOptions.Smoothness of the
+// importance samplers.
+func (p *Problem) Smoothness() []float64 {
 	d := p.Data
 	n := float64(d.Len())
 	L := make([]float64, d.Len())

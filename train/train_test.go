@@ -19,7 +19,7 @@ func TestSDCAAgreesWithLBFGS(t *testing.T) {
 	p := randomProblem(t, 41, 60, 7, 20, 4, true, 0)
 	ctx := context.Background()
 	set := Settings{MaxEpochs: 500, GapTol: 1e-10}
-	rs, err := Train(ctx, p, set, &SDCA{Sampler: "gap", Seed: 1})
+	rs, err := Train(ctx, p, set, &SDCA{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,9 @@ type trainFlags struct {
 	lambda                     string
 	solver                     string
 	featureSpace, transitions  string
-	sdca                       train.SDCA
+	sdca                       train.SDCA // its Sampler is made once the table is read
+	sampler                    string
+	nonUniform                 float64
 	lbfgsStore                 int
 	set                        train.Settings
 	duals                      string
@@ -100,8 +102,9 @@ func parseTrainFlags(c *cli.Context) (*trainFlags, error) {
 	if _, err := parseLambda(f.lambda, 1); err != nil {
 		return nil, err
 	}
-	f.sdca = train.SDCA{Sampler: c.String("sampler"), NonUniform: c.Float64("nonuniform"), Epsilon: c.Float64("epsilon"),
-		SubPrecision: c.Float64("subprecision"), Seed: c.Uint64("seed"), RefreshEvery: c.Int("refresh-every")}
+	f.sampler, f.nonUniform = c.String("sampler"), c.Float64("nonuniform")
+	f.sdca = train.SDCA{Epsilon: c.Float64("epsilon"), SubPrecision: c.Float64("subprecision"), Seed: c.Uint64("seed"),
+		RefreshEvery: c.Int("refresh-every")}
 	f.set = train.Settings{MaxEpochs: c.Int("max-epochs"), MaxTime: c.Duration("max-time"), GapTol: c.Float64("gap-tol"),
 		GapEvery: c.Int("gap-every"), CheckpointEvery: c.Int("checkpoint-every"), CheckpointInterval: c.Duration("checkpoint-interval")}
 	checks := []struct {
@@ -109,8 +112,8 @@ func parseTrainFlags(c *cli.Context) (*trainFlags, error) {
 		msg string
 	}{
 		{f.solver != "sdca" && f.solver != "lbfgs", fmt.Sprintf("--solver %q: want sdca or lbfgs", f.solver)},
-		{!isSampler(f.sdca.Sampler), fmt.Sprintf("--sampler %q: want one of %s", f.sdca.Sampler, strings.Join(train.SamplerKinds(), ", "))},
-		{!(f.sdca.NonUniform > 0 && f.sdca.NonUniform <= 1), fmt.Sprintf("--nonuniform %g: want a probability in (0,1]", f.sdca.NonUniform)},
+		{!isSampler(f.sampler), fmt.Sprintf("--sampler %q: want one of %s", f.sampler, strings.Join(train.SamplerKinds(), ", "))},
+		{!(f.nonUniform > 0 && f.nonUniform <= 1), fmt.Sprintf("--nonuniform %g: want a probability in (0,1]", f.nonUniform)},
 		{!(f.sdca.Epsilon > 0 && f.sdca.Epsilon <= 1), fmt.Sprintf("--epsilon %g: want a weight in (0,1]", f.sdca.Epsilon)},
 		{!(f.sdca.SubPrecision > 0 && f.sdca.SubPrecision < 1), fmt.Sprintf("--subprecision %g: want a step length in (0,1)", f.sdca.SubPrecision)},
 		{f.sdca.RefreshEvery < 0, fmt.Sprintf("--refresh-every %d: want 0 (never) or a number of epochs ≥ 1", f.sdca.RefreshEvery)},
@@ -301,6 +304,9 @@ func trainAndWrite(ctx context.Context, f *trainFlags, t *featurize.Table, p *tr
 	if f.solver == "sdca" {
 		sd = &f.sdca
 		method = sd
+		if sd.Sampler, err = train.NewSampler(f.sampler, p.N(), train.SamplerOptions{NonUniform: f.nonUniform, Smoothness: p.Smoothness()}); err != nil {
+			return err
+		}
 		if f.resume != "" {
 			var err error
 			if resume, err = train.LoadCheckpoint(f.resume, p, func(msg string) { logf("train: warning: %s", msg) }); err != nil {
@@ -450,7 +456,7 @@ func modelMetadata(tableMD map[string]string, f *trainFlags, p *train.Problem, r
 		"dual": jsonNumber(res.Last.Dual), "gap": jsonNumber(res.Last.Gap), "gap_tol": res.GapTol,
 		"target_met": res.TargetMet(), "source": f.in, "transitions": p.TransitionSpace()}
 	if f.solver == "sdca" {
-		facts["sampler"], facts["seed"] = f.sdca.Sampler, f.sdca.Seed
+		facts["sampler"], facts["seed"] = f.sampler, f.sdca.Seed
 	}
 	factsJSON, err := json.Marshal(facts)
 	if err != nil {
