@@ -54,8 +54,7 @@ func resumeRun(t *testing.T, p *Problem, set Settings, dir string, ctx context.C
 			t.Fatal(err)
 		}
 		defer c.Duals.Close()
-		m.Resume = c
-		set.Start = c.Progress()
+		set.Resume = c
 	}
 	return Train(ctx, p, set, m)
 }
@@ -327,9 +326,9 @@ func TestCheckpointVerifiesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Duals.Close()
-	m := &SDCA{Seed: 8, Resume: c}
+	m := &SDCA{Seed: 8}
 	s := set
-	s.Start = c.Progress()
+	s.Resume = c
 	_, err = Train(context.Background(), p, s, m)
 	if !errors.Is(err, ErrResumeSettings) || !strings.Contains(err.Error(), "--seed 7") || !strings.Contains(err.Error(), "--seed 8") {
 		t.Fatalf("resume with another seed: %v", err)

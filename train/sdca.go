@@ -50,15 +50,6 @@ type SDCA struct {
 	// Seed seeds the sampler's random numbers; the same seed gives the same
 	// weights bit for bit.
 	Seed uint64
-	// RefreshEvery, when positive, recomputes every block gap exactly (a full
-	// pass, counted as training time) at the start of every RefreshEvery-th
-	// epoch and hands them to the sampler (Osokin et al. 2016).
-	RefreshEvery int
-	// Resume, when not nil, is a verified checkpoint to continue from
-	// instead of the initial point: its duals are copied into the store,
-	// and its weights, counters, sampler and random state are restored, so
-	// the run continues as the checkpointed one would have.
-	Resume *Checkpoint
 	// Duals, when not nil, holds the dual variables (e.g. a file store);
 	// otherwise they are kept in memory.
 	Duals DualStore
@@ -68,6 +59,7 @@ type SDCA struct {
 	wsq     float64
 	duals   DualStore
 	sampler Sampler // the sampler in use: Sampler, or the default one
+	sub     float64 // the sub-precision in use
 	src     *rand.PCG
 	rng     *rand.Rand
 	ws      *stepWork
@@ -170,8 +162,6 @@ func (m *SDCA) check() error {
 		return bad("ε = %g, want it in (0,1]", m.Epsilon)
 	case !(m.SubPrecision >= 0 && m.SubPrecision < 1):
 		return bad("SubPrecision %g, want it in (0,1)", m.SubPrecision)
-	case m.RefreshEvery < 0:
-		return bad("RefreshEvery %d is negative", m.RefreshEvery)
 	}
 	return nil
 }
@@ -188,16 +178,16 @@ func (m *SDCA) effective() (eps, sub float64) {
 	return eps, sub
 }
 
-// RunSettings returns every setting of an SDCA run on p that a resumed run
-// must repeat to continue it bit for bit, by the CLI's flag names, with the
-// defaults applied (the sampler's: samplerSettings); checkpoints record it.
+// RunSettings returns every setting of SDCA on p that a resumed run must
+// repeat to continue it bit for bit, by the CLI's flag names, with the
+// defaults applied: the sampler's (samplerSettings), the seed, ε, the
+// sub-precision, λ and the feature space.
 func (m *SDCA) RunSettings(p *Problem) map[string]string {
 	eps, sub := m.effective()
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	rs := map[string]string{
 		"solver": "sdca", "seed": strconv.FormatUint(m.Seed, 10),
-		"epsilon": g(eps), "subprecision": g(sub),
-		"refresh-every": strconv.Itoa(m.RefreshEvery), "lambda": g(p.Lambda),
+		"epsilon": g(eps), "subprecision": g(sub), "lambda": g(p.Lambda),
 		"feature-space": p.FeatureSpace(), "transitions": p.TransitionSpace(),
 		"bias": strconv.FormatBool(!p.Layout.NoBias),
 	}
@@ -209,13 +199,43 @@ func (m *SDCA) RunSettings(p *Problem) map[string]string {
 
 // Init sets μ⁰ = ε·uniform + (1−ε)·gold on every block and w = ŵ(μ⁰).
 func (m *SDCA) Init(p *Problem) error {
+	if err := m.setup(p); err != nil {
+		return err
+	}
+	d := p.Data
+	K := p.Layout.NumLabels
+	eps, _ := m.effective()
+	for i := 0; i < d.Len(); i++ {
+		s := d.Sentence(i)
+		mu := m.duals.Block(i)
+		initBlock(mu, s.Labels, K, eps)
+	}
+	m.w = p.What(m.duals)
+	m.wsq = dot(m.w, m.w)
+	return nil
+}
+
+// Resume prepares SDCA for p at checkpoint c's exact position, a verified
+// checkpoint (LoadCheckpoint) of a run with the same settings (Train
+// checks them): its duals are copied into the store, and its weights,
+// counters, sampler and random state are restored, so the run continues as
+// the checkpointed one would have.
+func (m *SDCA) Resume(p *Problem, c *Checkpoint) error {
+	if err := m.setup(p); err != nil {
+		return err
+	}
+	return m.restore(c)
+}
+
+// setup checks the settings and prepares everything but the point: the
+// dual store, the sampler, the random numbers and the scratch space.
+func (m *SDCA) setup(p *Problem) error {
 	if err := m.check(); err != nil {
 		return err
 	}
 	m.p = p
-	eps, _ := m.effective()
+	_, m.sub = m.effective()
 	d := p.Data
-	K := p.Layout.NumLabels
 	m.duals = m.Duals
 	if m.duals == nil {
 		m.duals = NewMemoryStore(d)
@@ -232,29 +252,17 @@ func (m *SDCA) Init(p *Problem) error {
 	} else if n := len(m.sampler.State().Gaps); n != d.Len() {
 		return fmt.Errorf("%w: the sampler is sized for %d sentences, the problem has %d", ErrBadProblem, n, d.Len())
 	}
+	m.steps, m.lsIters, m.epoch = 0, 0, 0
 	m.pos, m.next = 0, -1
 	m.src = rand.NewPCG(m.Seed, 0x5dca)
 	m.rng = rand.New(m.src)
 	m.ws = newStepWork(p)
 	m.rows = newSentenceRows(d)
-	if m.Resume != nil {
-		return m.restore(m.Resume)
-	}
-	for i := 0; i < d.Len(); i++ {
-		s := d.Sentence(i)
-		mu := m.duals.Block(i)
-		initBlock(mu, s.Labels, K, eps)
-	}
-	m.w = p.What(m.duals)
-	m.wsq = dot(m.w, m.w)
 	return nil
 }
 
 // restore continues from checkpoint c, at its exact position.
 func (m *SDCA) restore(c *Checkpoint) error {
-	if err := c.CheckSettings(m.RunSettings(m.p)); err != nil {
-		return err
-	}
 	st := c.State
 	for i := 0; i < m.duals.Len(); i++ {
 		copy(m.duals.Block(i), c.Duals.Block(i))
@@ -362,13 +370,6 @@ func (m *SDCA) Epoch(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if m.RefreshEvery > 0 && m.epoch > 0 && m.epoch%m.RefreshEvery == 0 {
-			r, err := m.p.Pass(ctx, m.w, m.duals, false)
-			if err != nil {
-				return err
-			}
-			m.sampler.Refresh(r.Gaps)
-		}
 		i = m.sampler.Next(m.rng)
 	}
 	// Each step but the epoch's last hands its block gap to the sampler and
@@ -390,6 +391,18 @@ func (m *SDCA) Epoch(ctx context.Context) error {
 	}
 	m.pos, m.next = 0, -1
 	m.epoch++
+	return nil
+}
+
+// Refresh recomputes every block gap at the current weights with a full
+// pass over the data (on all cores) and hands them to the sampler
+// (Settings.RefreshEvery). It is meant for the start of an epoch.
+func (m *SDCA) Refresh(ctx context.Context) error {
+	r, err := m.p.Pass(ctx, m.w, m.duals, false)
+	if err != nil {
+		return err
+	}
+	m.sampler.Refresh(r.Gaps)
 	return nil
 }
 
@@ -643,10 +656,7 @@ func (m *SDCA) clearDirection() {
 // sub-precision, and returns the step and the number of evaluations of φ'.
 func (m *SDCA) lineSearch(mu []float64, d0, a, b, ln float64) (float64, int) {
 	ws := m.ws
-	tol := m.SubPrecision
-	if tol == 0 {
-		tol = DefaultSubPrecision
-	}
+	tol := m.sub
 	eval := func(g float64) (d, dd float64) {
 		s, s2 := ws.edges.eval(g, mu, ws.nu) // edges less separators
 		return -s - ln*(a+g*b), -s2 - ln*b
@@ -715,4 +725,8 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	return c, nil
 }
 
-var _ Method = (*SDCA)(nil)
+var (
+	_ Method    = (*SDCA)(nil)
+	_ Resumer   = (*SDCA)(nil)
+	_ Refresher = (*SDCA)(nil)
+)

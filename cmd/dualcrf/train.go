@@ -50,7 +50,7 @@ With --checkpoint DIR, SIGINT or SIGTERM at any moment saves the exact point rea
 			&cli.IntFlag{Name: "refresh-every", Usage: "recompute every gap estimate exactly every k ≥ 1 epochs (0: never)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed; the same seed gives the same model"},
 			&cli.Float64Flag{Name: "gap-tol", Value: train.DefaultGapTol, Usage: "stop when the certified duality gap is at most this (> 0)"},
-			&cli.IntFlag{Name: "gap-every", Value: 1, Usage: "epochs between certificate passes (0: only when the gap estimate falls below --gap-tol; the last epoch is always certified)"},
+			&cli.IntFlag{Name: "gap-every", Value: train.DefaultGapEvery, Usage: "epochs between certificate passes (0: only when the gap estimate falls below --gap-tol; the last epoch is always certified)"},
 			&cli.IntFlag{Name: "max-epochs", Value: train.DefaultMaxEpochs, Usage: "stop after this many epochs, ≥ 1 (L-BFGS: iterations)"},
 			&cli.DurationFlag{Name: "max-time", Usage: "stop after this much training time (e.g. 10m; 0: no limit)"},
 			&cli.StringFlag{Name: "feature-space", Value: "full", Usage: "full (every attribute × label) or observed (pairs seen in training, CRFsuite's)"},
@@ -103,10 +103,10 @@ func parseTrainFlags(c *cli.Context) (*trainFlags, error) {
 		return nil, err
 	}
 	f.sampler, f.nonUniform = c.String("sampler"), c.Float64("nonuniform")
-	f.sdca = train.SDCA{Epsilon: c.Float64("epsilon"), SubPrecision: c.Float64("subprecision"), Seed: c.Uint64("seed"),
-		RefreshEvery: c.Int("refresh-every")}
+	f.sdca = train.SDCA{Epsilon: c.Float64("epsilon"), SubPrecision: c.Float64("subprecision"), Seed: c.Uint64("seed")}
 	f.set = train.Settings{MaxEpochs: c.Int("max-epochs"), MaxTime: c.Duration("max-time"), GapTol: c.Float64("gap-tol"),
-		GapEvery: c.Int("gap-every"), CheckpointEvery: c.Int("checkpoint-every"), CheckpointInterval: c.Duration("checkpoint-interval")}
+		GapEvery: c.Int("gap-every"), RefreshEvery: c.Int("refresh-every"),
+		CheckpointEvery: c.Int("checkpoint-every"), CheckpointInterval: c.Duration("checkpoint-interval")}
 	checks := []struct {
 		bad bool
 		msg string
@@ -116,7 +116,7 @@ func parseTrainFlags(c *cli.Context) (*trainFlags, error) {
 		{!(f.nonUniform > 0 && f.nonUniform <= 1), fmt.Sprintf("--nonuniform %g: want a probability in (0,1]", f.nonUniform)},
 		{!(f.sdca.Epsilon > 0 && f.sdca.Epsilon <= 1), fmt.Sprintf("--epsilon %g: want a weight in (0,1]", f.sdca.Epsilon)},
 		{!(f.sdca.SubPrecision > 0 && f.sdca.SubPrecision < 1), fmt.Sprintf("--subprecision %g: want a step length in (0,1)", f.sdca.SubPrecision)},
-		{f.sdca.RefreshEvery < 0, fmt.Sprintf("--refresh-every %d: want 0 (never) or a number of epochs ≥ 1", f.sdca.RefreshEvery)},
+		{f.set.RefreshEvery < 0, fmt.Sprintf("--refresh-every %d: want 0 (never) or a number of epochs ≥ 1", f.set.RefreshEvery)},
 		{!(f.set.GapTol > 0) || math.IsInf(f.set.GapTol, 0), fmt.Sprintf("--gap-tol %g: want a positive tolerance", f.set.GapTol)},
 		{f.set.GapEvery < 0, fmt.Sprintf("--gap-every %d: want 0 (only when the estimate says so) or a number of epochs ≥ 1", f.set.GapEvery)},
 		{f.set.MaxEpochs < 1, fmt.Sprintf("--max-epochs %d: want at least 1", f.set.MaxEpochs)},
@@ -135,6 +135,9 @@ func parseTrainFlags(c *cli.Context) (*trainFlags, error) {
 	}
 	if f.set.GapEvery == 0 {
 		f.set.GapEvery = -1 // the library's "only by the estimate"
+	}
+	if f.solver != "sdca" {
+		f.set.RefreshEvery = 0 // L-BFGS has no gap estimates: the flag has never applied to it
 	}
 	if b := c.String("memory-budget"); b != "" {
 		v, err := parseBytes(b)
@@ -308,17 +311,15 @@ func trainAndWrite(ctx context.Context, f *trainFlags, t *featurize.Table, p *tr
 			return err
 		}
 		if f.resume != "" {
-			var err error
 			if resume, err = train.LoadCheckpoint(f.resume, p, func(msg string) { logf("train: warning: %s", msg) }); err != nil {
 				return err
 			}
 			defer resume.Duals.Close()
-			if err := resume.CheckSettings(sd.RunSettings(p)); err != nil {
+			if err := resume.CheckSettings(train.RunSettings(p, f.set, sd)); err != nil {
 				return err
 			}
-			sd.Resume = resume
-			f.set.Start = resume.Progress()
-			logf("train: resuming from %s (%s)", resume.Dir, describe(f.set.Start.Position))
+			f.set.Resume = resume
+			logf("train: resuming from %s (%s)", resume.Dir, describe(resume.Progress().Position))
 		}
 	} else {
 		method = &train.LBFGS{Store: f.lbfgsStore}
