@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding"
 	"errors"
 	"fmt"
 	"math"
@@ -270,6 +271,12 @@ func (e *InterruptedError) Error() string {
 
 // Unwrap returns ctx's error.
 func (e *InterruptedError) Unwrap() error { return e.Err }
+
+var (
+	_ error                  = (*InterruptedError)(nil)
+	_ fmt.Stringer           = Status(0)
+	_ encoding.TextMarshaler = Status(0)
+)
 
 // check refuses negative limits and a NaN tolerance.
 func (s *Settings) check() error {
