@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/internal/cpu"
 )
 
@@ -386,4 +387,99 @@ func TestEvalBinsKernels(t *testing.T) {
 		}
 	}
 	t.Logf("greatest |Δ|/(u·σ): %.3g for a single bin (bound 42), %.3g for sets of bins", worst1, worst)
+}
+
+// BenchmarkKernelPairs times each kernel of kernels.go's table against its Go
+// twin, side by side in one process, on the sizes of a CoNLL-2000 step
+// (K = 22 labels, T = 24 tokens, 19 attributes per token from 75,000, so
+// about 450 distinct attribute rows and 23·22² = 11,132 edge entries): ns/op
+// is one step's call. docs/kernels.md records the figures:
+//
+//	go test ./train -run '^$' -bench KernelPairs -count 5
+func BenchmarkKernelPairs(b *testing.B) {
+	if !cpu.AVX2FMA() {
+		b.Skip("no AVX2 and FMA: the kernels are their Go twins")
+	}
+	const A, K, T, perToken = 75000, 22, 24, 19
+	rng := rand.New(rand.NewPCG(23, 24))
+	// The direction's rows: slot of each occurrence, its token, δ per token.
+	seen := map[int32]int32{}
+	var rows, slot, tokOf []int32
+	for t := range T {
+		for range perToken {
+			a := int32(rng.IntN(A))
+			r, ok := seen[a]
+			if !ok {
+				r = int32(len(rows))
+				seen[a] = r
+				rows = append(rows, a)
+			}
+			slot, tokOf = append(slot, r), append(tokOf, int32(t))
+		}
+	}
+	normals := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = rng.NormFloat64()
+		}
+		return v
+	}
+	w, vr, dN := normals(A*K), make([]float64, len(rows)*K), normals(T*K)
+	n := (T - 1) * K * K
+	mu, nu := make([]float64, n), make([]float64, n)
+	for j := range mu {
+		mu[j] = math.Exp(-30 * rng.Float64())
+		nu[j] = mu[j] * math.Exp(0.5*rng.NormFloat64())
+	}
+	logMu := make([]float64, n)
+	crf.LogVec(logMu, mu)
+	hs, key := make([]float64, n), make([]int32, n)
+	slots := make([]float64, binCopies*binStride*(binKeys+1))
+	B, node, sum := normals(K*K), make([]float64, T*K), make([]float64, K*K)
+	rho, pm := benchBins()
+	logD := binLogs(0.3, rho, nil)
+	mixed := make([]float64, n)
+	var sink float64
+	for _, k := range []struct {
+		name      string
+		goF, vecF func()
+	}{
+		{"dot", func() { sink += dot(vr, vr) }, func() { sink += dotKernel(vr, vr) }},
+		{"axpyRows/direction", func() { axpyRowsGo(vr, slot, dN, tokOf, nil, -1e-3, K) },
+			func() { axpyRows(vr, slot, dN, tokOf, nil, -1e-3, K) }},
+		{"axpyRows/update", func() { axpyRowsGo(w, rows, vr, nil, nil, 1e-3, K) },
+			func() { axpyRows(w, rows, vr, nil, nil, 1e-3, K) }},
+		{"blockRows", func() {
+			for t := 0; t < T-1; t++ {
+				sink += blockRowsGo(mu[t*K*K:(t+1)*K*K], K, B, node[t*K:(t+1)*K], sum)
+			}
+		}, func() {
+			for t := 0; t < T-1; t++ {
+				sink += blockRowsKernel(mu[t*K*K:(t+1)*K*K], K, B, node[t*K:(t+1)*K], sum)
+			}
+		}},
+		{"ratiosMoments", func() {
+			x, _, _, _ := ratiosMomentsGo(mu, logMu, nu, hs, key, slots, false)
+			sink += x
+		}, func() {
+			x, _, _, _ := ratiosMomentsKernel(mu, logMu, nu, hs, key, slots, false)
+			sink += x
+		}},
+		{"evalBins", func() { s, _ := evalBinsGo(0.3, rho, pm, logD); sink += s },
+			func() { s, _ := evalBinsKernel(0.3, rho, pm, logD); sink += s }},
+		{"mix", func() { copy(mixed, mu); mixGo(0.3, mixed, nu) },
+			func() { copy(mixed, mu); mixKernel(0.3, mixed, nu) }},
+	} {
+		b.Run(k.name+"/go", func(b *testing.B) {
+			for b.Loop() {
+				k.goF()
+			}
+		})
+		b.Run(k.name+"/avx2", func(b *testing.B) {
+			for b.Loop() {
+				k.vecF()
+			}
+		})
+	}
+	_ = sink
 }
