@@ -2,11 +2,11 @@
 
 package crf
 
-import "golang.org/x/sys/cpu"
+import "github.com/dualcrf/dualcrf/internal/cpu"
 
 // kern is avx2Kernels where the CPU has AVX2 and FMA, else goKernels.
 var kern = func() kernels {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+	if cpu.AVX2FMA() {
 		return avx2Kernels
 	}
 	return goKernels
@@ -116,9 +116,6 @@ func logMarginalsAVX2(dst, fa, fc, transP []float64, K, Kp int) {
 //go:noescape
 func logMarginalsAsm(dst, fa, fc, transP []float64, K, Kp int, tail *float64)
 
-// avx2Supported reports whether the assembly kernels can run.
-func avx2Supported() bool { return cpu.X86.HasAVX2 && cpu.X86.HasFMA }
-
 // tailRow returns the first K-wide row of dst (len(dst) a positive
 // multiple of K) whose Kp-wide store would run past dst's end: the rows the
 // assembly stores under a mask.
@@ -139,7 +136,7 @@ func LogVec(dst, src []float64) {
 	n := len(src)
 	dst = dst[:n]
 	m := 0
-	if avx2Supported() {
+	if cpu.AVX2FMA() {
 		m = n &^ 3
 		if m > 0 {
 			logVecAsm(dst[:m], src[:m])

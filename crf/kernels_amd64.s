@@ -119,6 +119,61 @@ estore:
 	VZEROUPPER
 	RET
 
+// The forward and backward recursions (and the marginals) share their
+// inner loops through the macros below. Both recursions multiply a vector
+// v (K doubles at the address in the register v) by the K×Kp matrix at
+// R10 whose rows are R14 bytes apart, K in R13, one column block at a
+// time from byte offset DX: forward with v = α̂_{t−1} and E, backward with
+// v = w (below) and Eᵀ.
+
+// MATVEC16(v, loop) sets Y0…Y3 to the sixteen columns from DX of v·M.
+// Clobbers SI, CX, Y4.
+#define MATVEC16(v, loop) \
+	VXORPD Y0, Y0, Y0; \
+	VXORPD Y1, Y1, Y1; \
+	VXORPD Y2, Y2, Y2; \
+	VXORPD Y3, Y3, Y3; \
+	LEAQ   (R10)(DX*1), SI; \
+	XORQ   CX, CX; \
+loop: \
+	VBROADCASTSD (v)(CX*8), Y4; \
+	VFMADD231PD  (SI), Y4, Y0; \
+	VFMADD231PD  32(SI), Y4, Y1; \
+	VFMADD231PD  64(SI), Y4, Y2; \
+	VFMADD231PD  96(SI), Y4, Y3; \
+	ADDQ         R14, SI; \
+	INCQ         CX; \
+	CMPQ         CX, R13; \
+	JB           loop
+
+// MATVEC4(v, loop) sets Y0 to the four columns from DX of v·M. Clobbers
+// SI, CX, Y4.
+#define MATVEC4(v, loop) \
+	VXORPD Y0, Y0, Y0; \
+	LEAQ   (R10)(DX*1), SI; \
+	XORQ   CX, CX; \
+loop: \
+	VBROADCASTSD (v)(CX*8), Y4; \
+	VFMADD231PD  (SI), Y4, Y0; \
+	ADDQ         R14, SI; \
+	INCQ         CX; \
+	CMPQ         CX, R13; \
+	JB           loop
+
+// SCALED(psi, beta, dst, loop) sets the R14 bytes at dst to psi ∘ beta ∘ Y5
+// (Y5 = 1/c_{t+1} in every lane): the w = ψ_{t+1} ∘ β̂_{t+1} / c_{t+1} of the
+// backward recursion and of the marginals. Clobbers DX, Y0.
+#define SCALED(psi, beta, dst, loop) \
+	XORQ DX, DX; \
+loop: \
+	VMOVUPD (psi)(DX*1), Y0; \
+	VMULPD  (beta)(DX*1), Y0, Y0; \
+	VMULPD  Y5, Y0, Y0; \
+	VMOVUPD Y0, (dst)(DX*1); \
+	ADDQ    $32, DX; \
+	CMPQ    DX, R14; \
+	JB      loop
+
 // func forwardAsm(alpha, psi, etr, scale []float64, K, Kp int)
 //
 // forwardGo with fused multiply–adds and the row sum added four lanes at a
@@ -147,57 +202,31 @@ ft:
 
 	// Sixteen columns at a time while there are sixteen.
 fgroup:
-	MOVQ   R14, AX
-	SUBQ   DX, AX
-	CMPQ   AX, $128
-	JB     fsingle
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
-	LEAQ   (R10)(DX*1), SI
-	XORQ   CX, CX
-
-fgy:
-	VBROADCASTSD (R8)(CX*8), Y4
-	VFMADD231PD  (SI), Y4, Y0
-	VFMADD231PD  32(SI), Y4, Y1
-	VFMADD231PD  64(SI), Y4, Y2
-	VFMADD231PD  96(SI), Y4, Y3
-	ADDQ         R14, SI
-	INCQ         CX
-	CMPQ         CX, R13
-	JB           fgy
-	VMULPD       (R9)(DX*1), Y0, Y0
-	VMULPD       32(R9)(DX*1), Y1, Y1
-	VMULPD       64(R9)(DX*1), Y2, Y2
-	VMULPD       96(R9)(DX*1), Y3, Y3
-	VMOVUPD      Y0, (DI)(DX*1)
-	VMOVUPD      Y1, 32(DI)(DX*1)
-	VMOVUPD      Y2, 64(DI)(DX*1)
-	VMOVUPD      Y3, 96(DI)(DX*1)
-	ADDQ         $128, DX
-	JMP          fgroup
+	MOVQ    R14, AX
+	SUBQ    DX, AX
+	CMPQ    AX, $128
+	JB      fsingle
+	MATVEC16(R8, fgy)
+	VMULPD  (R9)(DX*1), Y0, Y0
+	VMULPD  32(R9)(DX*1), Y1, Y1
+	VMULPD  64(R9)(DX*1), Y2, Y2
+	VMULPD  96(R9)(DX*1), Y3, Y3
+	VMOVUPD Y0, (DI)(DX*1)
+	VMOVUPD Y1, 32(DI)(DX*1)
+	VMOVUPD Y2, 64(DI)(DX*1)
+	VMOVUPD Y3, 96(DI)(DX*1)
+	ADDQ    $128, DX
+	JMP     fgroup
 
 	// Then four at a time.
 fsingle:
-	CMPQ   DX, R14
-	JAE    fsum
-	VXORPD Y0, Y0, Y0
-	LEAQ   (R10)(DX*1), SI
-	XORQ   CX, CX
-
-fsy:
-	VBROADCASTSD (R8)(CX*8), Y4
-	VFMADD231PD  (SI), Y4, Y0
-	ADDQ         R14, SI
-	INCQ         CX
-	CMPQ         CX, R13
-	JB           fsy
-	VMULPD       (R9)(DX*1), Y0, Y0
-	VMOVUPD      Y0, (DI)(DX*1)
-	ADDQ         $32, DX
-	JMP          fsingle
+	CMPQ    DX, R14
+	JAE     fsum
+	MATVEC4(R8, fsy)
+	VMULPD  (R9)(DX*1), Y0, Y0
+	VMOVUPD Y0, (DI)(DX*1)
+	ADDQ    $32, DX
+	JMP     fsingle
 
 fsum:
 	VXORPD Y0, Y0, Y0
@@ -259,67 +288,32 @@ TEXT ·backwardAsm(SB), NOSPLIT, $0-136
 bt:
 	VDIVSD       (R11)(BX*8), X15, X5
 	VBROADCASTSD X5, Y5
-	XORQ         DX, DX
-
-bw:
-	VMOVUPD (R9)(DX*1), Y0
-	VMULPD  (R8)(DX*1), Y0, Y0
-	VMULPD  Y5, Y0, Y0
-	VMOVUPD Y0, (R12)(DX*1)
-	ADDQ    $32, DX
-	CMPQ    DX, R14
-	JB      bw
+	SCALED(R9, R8, R12, bw)
 
 	MOVQ R8, DI
 	SUBQ R14, DI // β̂_t
 	XORQ DX, DX
 
 bgroup:
-	MOVQ   R14, AX
-	SUBQ   DX, AX
-	CMPQ   AX, $128
-	JB     bsingle
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
-	LEAQ   (R10)(DX*1), SI
-	XORQ   CX, CX
-
-bgy:
-	VBROADCASTSD (R12)(CX*8), Y4
-	VFMADD231PD  (SI), Y4, Y0
-	VFMADD231PD  32(SI), Y4, Y1
-	VFMADD231PD  64(SI), Y4, Y2
-	VFMADD231PD  96(SI), Y4, Y3
-	ADDQ         R14, SI
-	INCQ         CX
-	CMPQ         CX, R13
-	JB           bgy
-	VMOVUPD      Y0, (DI)(DX*1)
-	VMOVUPD      Y1, 32(DI)(DX*1)
-	VMOVUPD      Y2, 64(DI)(DX*1)
-	VMOVUPD      Y3, 96(DI)(DX*1)
-	ADDQ         $128, DX
-	JMP          bgroup
+	MOVQ    R14, AX
+	SUBQ    DX, AX
+	CMPQ    AX, $128
+	JB      bsingle
+	MATVEC16(R12, bgy)
+	VMOVUPD Y0, (DI)(DX*1)
+	VMOVUPD Y1, 32(DI)(DX*1)
+	VMOVUPD Y2, 64(DI)(DX*1)
+	VMOVUPD Y3, 96(DI)(DX*1)
+	ADDQ    $128, DX
+	JMP     bgroup
 
 bsingle:
-	CMPQ   DX, R14
-	JAE    bnext
-	VXORPD Y0, Y0, Y0
-	LEAQ   (R10)(DX*1), SI
-	XORQ   CX, CX
-
-bsy:
-	VBROADCASTSD (R12)(CX*8), Y4
-	VFMADD231PD  (SI), Y4, Y0
-	ADDQ         R14, SI
-	INCQ         CX
-	CMPQ         CX, R13
-	JB           bsy
-	VMOVUPD      Y0, (DI)(DX*1)
-	ADDQ         $32, DX
-	JMP          bsingle
+	CMPQ    DX, R14
+	JAE     bnext
+	MATVEC4(R12, bsy)
+	VMOVUPD Y0, (DI)(DX*1)
+	ADDQ    $32, DX
+	JMP     bsingle
 
 bnext:
 	MOVQ DI, R8
@@ -371,16 +365,7 @@ mt:
 	VDIVSD       8(SI), X15, X5
 	VBROADCASTSD X5, Y5
 	MOVQ         tmp_base+168(FP), R9
-	XORQ         DX, DX
-
-mw:
-	VMOVUPD (AX)(DX*1), Y0
-	VMULPD  (R8)(DX*1), Y0, Y0
-	VMULPD  Y5, Y0, Y0
-	VMOVUPD Y0, (R9)(DX*1)
-	ADDQ    $32, DX
-	CMPQ    DX, R14
-	JB      mw
+	SCALED(AX, R8, R9, mw)
 
 	MOVQ alpha_base+48(FP), R8
 	ADDQ BX, R8 // α̂_t

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/internal/cpu"
 )
 
 // near reports whether a and b agree to within rel relative error (or
@@ -42,7 +44,7 @@ func clone(v []float64) []float64 { return append([]float64(nil), v...) }
 // TestAVX2KernelsMatchGo checks each assembly kernel against its Go
 // version on random inputs, for K that are and are not multiples of 4.
 func TestAVX2KernelsMatchGo(t *testing.T) {
-	if !avx2Supported() {
+	if !cpu.AVX2FMA() {
 		t.Skip("no AVX2/FMA")
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -119,7 +121,7 @@ func TestAVX2KernelsMatchGo(t *testing.T) {
 // TestExpRowsAccuracy checks the vector exp against math.Exp over its whole
 // range, and that it hands what it cannot do to math.Exp.
 func TestExpRowsAccuracy(t *testing.T) {
-	if !avx2Supported() {
+	if !cpu.AVX2FMA() {
 		t.Skip("no AVX2/FMA")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -155,7 +157,7 @@ func TestExpRowsAccuracy(t *testing.T) {
 // bit: the additions are made in the same order), with and without bias,
 // and that an attribute beyond cap(w) still panics.
 func TestScoreRowsMatchesGo(t *testing.T) {
-	if !avx2Supported() {
+	if !cpu.AVX2FMA() {
 		t.Skip("no AVX2/FMA")
 	}
 	rng := rand.New(rand.NewPCG(8, 9))
@@ -202,7 +204,7 @@ func TestScoreRowsMatchesGo(t *testing.T) {
 // The bound: within 2 ulps of math.Log (itself within 1 ulp of log x), and
 // exactly 0 at x = 1.
 func TestLogAVX2(t *testing.T) {
-	if !avx2Supported() {
+	if !cpu.AVX2FMA() {
 		t.Skip("no AVX2 and FMA")
 	}
 	rng := rand.New(rand.NewPCG(13, 14))

@@ -34,10 +34,14 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	uniform, err := train.NewSampler(train.SamplerUniform, p.N(), train.SamplerOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, m := range []struct {
 		name   string
 		method train.Method
-	}{{"sdca-gap", &train.SDCA{Seed: 1}}, {"sdca-uniform", &train.SDCA{Sampler: "uniform", Seed: 1}}, {"lbfgs", &train.LBFGS{}}} {
+	}{{"sdca-gap", &train.SDCA{Seed: 1}}, {"sdca-uniform", &train.SDCA{Sampler: uniform, Seed: 1}}, {"lbfgs", &train.LBFGS{}}} {
 		b.Run(m.name, func(b *testing.B) {
 			if err := m.method.Init(p); err != nil {
 				b.Fatal(err)

@@ -103,11 +103,13 @@ type Checkpoint struct {
 	Duals   *FileStore // open; the caller closes it
 }
 
-// Progress returns the run's progress at the snapshot, for Settings.Start.
+// Progress returns the run's progress at the snapshot (its log shares
+// the checkpoint's).
 func (c *Checkpoint) Progress() *Progress {
 	st := c.State
 	return &Progress{Position: Position{Epoch: st.Epoch, Step: st.Step, Pending: st.Pending},
-		Training: st.Training, Records: st.Records, EpochTraining: st.EpochTraining, EpochLineSearch: st.EpochLineSearch}
+		Training: st.Training, Records: st.Records, Settings: st.Settings,
+		EpochTraining: st.EpochTraining, EpochLineSearch: st.EpochLineSearch}
 }
 
 // CheckSettings refuses a resume whose settings differ from the
@@ -192,11 +194,15 @@ func (a Position) before(b Position) bool {
 	return false
 }
 
-// SaveCheckpoint writes a snapshot of m at the driver's progress pr under
-// dir (which the caller has locked with LockDir) and returns its path.
+// SaveCheckpoint writes a snapshot of m at the driver's progress pr (what
+// Train hands Settings.Checkpoint, the run's settings included) under dir
+// (which the caller has locked with LockDir) and returns its path.
 func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 	if pr.Step != m.pos {
 		return "", fmt.Errorf("checkpoint: the driver is at step %d of its epoch, the method at %d", pr.Step, m.pos)
+	}
+	if pr.Settings == nil {
+		return "", fmt.Errorf("checkpoint: the progress holds no run settings (RunSettings) to record")
 	}
 	name := snapshotName(pr.Position)
 	tmp, err := os.MkdirTemp(dir, "."+name+".tmp-")
@@ -236,7 +242,7 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 		Epoch: pr.Epoch, Step: pr.Step, Next: -1, Pending: pr.Pending, Training: pr.Training,
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
 		Steps: m.steps, LineSearch: m.lsIters, WSq: m.wsq, RNG: rng, Sampler: m.sampler.State(),
-		Records: pr.Records, Settings: m.RunSettings(m.p), WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc}
+		Records: pr.Records, Settings: pr.Settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc}
 	if pr.Step > 0 {
 		st.Next = m.next
 	}

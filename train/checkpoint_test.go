@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,12 +17,12 @@ func TestResumeIsBitIdentical(t *testing.T) {
 	p := randomProblem(t, 51, 40, 6, 15, 3, true, 0)
 	ctx := context.Background()
 	set := Settings{MaxEpochs: 6, GapTol: 1e-300, GapEvery: 2}
-	full, err := Train(ctx, p, set, &SDCA{Sampler: "gap", Seed: 5})
+	full, err := Train(ctx, p, set, &SDCA{Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	m := &SDCA{Sampler: "gap", Seed: 5}
+	m := &SDCA{Seed: 5}
 	first := set
 	first.MaxEpochs = 3
 	first.CheckpointEvery = 1
@@ -41,8 +42,8 @@ func TestResumeIsBitIdentical(t *testing.T) {
 		t.Fatalf("resumed at epoch %d, want 3", c.State.Epoch)
 	}
 	second := set
-	second.Start = c.Progress()
-	res, err := Train(ctx, p, second, &SDCA{Sampler: "gap", Seed: 5, Resume: c})
+	second.Resume = c
+	res, err := Train(ctx, p, second, &SDCA{Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,9 +128,9 @@ func TestCheckpointOnCancel(t *testing.T) {
 			return nil
 		},
 		Checkpoint: saver(dir, m)}
-	var ie *Interrupted
+	var ie *InterruptedError
 	if _, err := Train(ctx, p, set, m); !errors.Is(err, context.Canceled) || !errors.As(err, &ie) {
-		t.Fatalf("err %v, want an *Interrupted context.Canceled", err)
+		t.Fatalf("err %v, want an *InterruptedError context.Canceled", err)
 	}
 	c, err := LoadCheckpoint(dir, p, nil)
 	if err != nil {
@@ -144,4 +145,67 @@ func TestCheckpointOnCancel(t *testing.T) {
 // saver returns a Settings.Checkpoint writing m's snapshots into dir.
 func saver(dir string, m *SDCA) func(Progress) (string, error) {
 	return func(pr Progress) (string, error) { return SaveCheckpoint(dir, m, pr) }
+}
+
+// TestResumeWithRefresh resumes, with one call (Settings.Resume), a run
+// whose gap estimates the driver refreshes every second epoch, from the
+// snapshot after epoch 2 — where the next epoch starts with a refresh —
+// and requires the weights of the uninterrupted run bit for bit; a run
+// without the refresh ends elsewhere (so the refresh did happen). Resuming
+// with another refresh period is refused, naming it; and the policies a
+// method cannot carry out are refused.
+func TestResumeWithRefresh(t *testing.T) {
+	p := randomProblem(t, 55, 40, 6, 15, 3, false, 0)
+	ctx := context.Background()
+	set := Settings{MaxEpochs: 5, GapTol: 1e-300, GapEvery: 2, RefreshEvery: 2}
+	imp := func() *SDCA { return &SDCA{Seed: 6, Sampler: kindSampler(t, SamplerGapImportance, p)} }
+	full, err := Train(ctx, p, set, imp())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := set
+	plain.RefreshEvery = 0
+	none, err := Train(ctx, p, plain, imp())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(none.Weights, full.Weights) {
+		t.Fatal("the same weights with and without the refresh")
+	}
+	dir := t.TempDir()
+	m := imp()
+	first := set
+	first.MaxEpochs, first.CheckpointEvery, first.Checkpoint = 2, 1, saver(dir, m)
+	if _, err := Train(ctx, p, first, m); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadCheckpoint(dir, p, func(s string) { t.Error(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Duals.Close()
+	if c.State.Epoch != 2 || c.State.Settings["refresh-every"] != "2" {
+		t.Fatalf("snapshot at epoch %d with settings %v", c.State.Epoch, c.State.Settings)
+	}
+	second := set
+	second.Resume = c
+	res, err := Train(ctx, p, second, imp())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "resumed with refresh vs uninterrupted", full.Weights, res.Weights)
+
+	other := second
+	other.RefreshEvery = 3
+	if _, err := Train(ctx, p, other, imp()); !errors.Is(err, ErrResumeSettings) || !strings.Contains(err.Error(), "--refresh-every 2") {
+		t.Fatalf("resume with another refresh period: %v", err)
+	}
+	for _, s := range []Settings{{RefreshEvery: 1}, {Resume: c}, {RefreshEvery: -1}} {
+		if _, err := Train(ctx, p, s, &LBFGS{}); !errors.Is(err, ErrSettings) {
+			t.Fatalf("L-BFGS with %+v: %v, want ErrSettings", s, err)
+		}
+	}
+	if _, err := SaveCheckpoint(t.TempDir(), m, Progress{}); err == nil || !strings.Contains(err.Error(), "no run settings") {
+		t.Fatalf("a snapshot without the run's settings: %v", err)
+	}
 }

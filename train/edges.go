@@ -189,78 +189,6 @@ func exactList(dst []int32, lmu []float64, key []int32, mu, nu []float64) ([]int
 // log μ only of normal μ; smaller positive μ go to the exact list.
 const minNormal = 0x1p-1022
 
-// ratiosGo returns Σ μ log μ and S(0) = Σ (ν − μ) log μ over the entries
-// with normal μ (≥ 2^-1022), with log μ from logMu, and sets for every
-// entry its key — ρ = ν/μ's binary exponent (offset by binExpSpan) and the
-// top five bits of its mantissa, ex<<5 | i — and h̃ = m − c, the distance
-// (exact) of ρ's mantissa m from the centre c of its cell, so that
-// h = (ρ − ρ_b)/ρ_b = h̃/c: no division per entry beyond ρ's own. Entries
-// with μ zero or subnormal, or ρ zero, subnormal, outside 2^±60, infinite or
-// NaN get key binKeys and h̃ = 0: they are evaluated exactly. lo and hi are the least and greatest key below binKeys (binKeys
-// and −1 when there is none).
-func ratiosGo(mu, logMu, nu, hs []float64, key []int32) (xlogx, s0 float64, lo, hi int32) {
-	n := len(mu)
-	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
-	lo, hi = binKeys, -1
-	for j, m := range mu {
-		key[j], hs[j] = binKeys, 0
-		if !(m >= minNormal) {
-			continue
-		}
-		v, lm := nu[j], logMu[j]
-		xlogx += m * lm
-		s0 += (v - m) * lm
-		bits := math.Float64bits(v / m)
-		ex := int64(bits>>52) - (1023 - binExpSpan)
-		if uint64(ex) > 2*binExpSpan {
-			continue
-		}
-		k := int32(ex<<5 | int64(bits>>47)&31)
-		key[j] = k
-		lo, hi = min(lo, k), max(hi, k)
-		// With ρ = 2^e·m and ρ_b = 2^e·c: h̃ = m − c, exact; h = h̃/c.
-		c := math.Float64frombits(bits&(31<<47) | 1023<<52 | 1<<46)
-		hs[j] = math.Float64frombits(bits&(1<<52-1)|1023<<52) - c
-	}
-	return xlogx, s0, lo, hi
-}
-
-// ratiosMomentsGo is ratiosGo followed by momentsGo on the same entries,
-// with the moments of −δ (μ and ν swapped) for neg: the two sweeps that
-// ratiosMomentsKernel makes one.
-func ratiosMomentsGo(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
-	xlogx, s0, lo, hi = ratiosGo(mu, logMu, nu, hs, key)
-	if neg {
-		momentsGo(nu[:len(mu)], mu, hs, key, mom)
-	} else {
-		momentsGo(mu, nu, hs, key, mom)
-	}
-	return xlogx, s0, lo, hi
-}
-
-// momentsGo adds δ_j·h_j^k (k = 0 … 6) of every entry j to the moments of
-// copy c = j mod binCopies of its slot, mom[binStride·(binCopies·key[j]+c)+k],
-// with δ = ν − μ, and counts the entry in that copy's eighth number.
-func momentsGo(mu, nu, hs []float64, key []int32, mom []float64) {
-	n := len(mu)
-	nu, hs, key = nu[:n], hs[:n], key[:n]
-	for j, m := range mu {
-		d, h := nu[j]-m, hs[j]
-		H := (*[binStride]float64)(mom[binStride*(binCopies*int(key[j])+j%binCopies):])
-		h2 := h * h
-		d1, d2 := d*h, d*h2
-		d3, d4 := d1*h2, d2*h2
-		H[0] += d
-		H[1] += d1
-		H[2] += d2
-		H[3] += d3
-		H[4] += d4
-		H[5] += d3 * h2
-		H[6] += d4 * h2
-		H[7]++
-	}
-}
-
 // eval returns S(γ) − S_sep(γ) and S'(γ) − S'_sep(γ) for the entries
 // prepared (mu and nu are the edge entries given to prepare).
 func (e *edgeTerms) eval(g float64, mu, nu []float64) (s, s2 float64) {
@@ -310,53 +238,7 @@ func binLogs(g float64, rho, dst []float64) []float64 {
 	return dst
 }
 
-// evalBinsGo returns the bins' parts of S(γ) and S'(γ),
-//
-//	Σ_b [H_b0·log D_b + Σ_{k≥1} (−1)^{k+1} c_b^k H_bk/k]  and
-//	Σ_b [(ρ_b − 1)·Σ_{k=0}^{5} (−c_b)^k H_bk + ρ_b·Σ_{k=0}^{5} (−c_b)^k H_b,k+1] / D_b,
-//
-// with D_b = γρ_b + (1 − γ) and c_b = γρ_b/D_b, for the bins of centres
-// rho, moments H_bk = pm[k·len(rho)+b] (k < binMoments) and log D_b in logD
-// (binLogs).
-func evalBinsGo(g float64, rho, pm, logD []float64) (s, s2 float64) {
-	nb := len(rho)
-	pm, logD = pm[:binMoments*nb], logD[:nb]
-	for b, r := range rho {
-		D := float64(g*r) + (1 - g)
-		c := g * r / D
-		var H [binMoments]float64
-		for k := range H {
-			H[k] = pm[k*nb+b]
-		}
-		// Σ_{k≥1} (−1)^{k+1} c^k H_k/k = c·(H_1 − c(H_2/2 − c(H_3/3 − …))).
-		t := H[6] / 6
-		t = H[5]/5 - c*t
-		t = H[4]/4 - c*t
-		t = H[3]/3 - c*t
-		t = H[2]/2 - c*t
-		t = H[1] - c*t
-		s += H[0]*logD[b] + c*t
-		// P0 = Σ_{k=0}^{5} (−c)^k H_k, P1 = Σ_{k=0}^{5} (−c)^k H_{k+1}.
-		p0 := H[5]
-		p1 := H[6]
-		for k := 4; k >= 0; k-- {
-			p0 = H[k] - c*p0
-			p1 = H[k+1] - c*p1
-		}
-		s2 += ((r-1)*p0 + r*p1) / D
-	}
-	return s, s2
-}
-
 // update sets μ ← (1−γ)μ + γν (= μ + γδ, without losing ν ≪ μ near γ = 1).
 func (e *edgeTerms) update(g float64, mu, nu []float64) {
 	mixKernel(g, mu, nu)
-}
-
-// mixGo sets mu[j] = (1−γ)·mu[j] + γ·nu[j].
-func mixGo(g float64, mu, nu []float64) {
-	nu = nu[:len(mu)]
-	for j, m := range mu {
-		mu[j] = (1-g)*m + g*nu[j]
-	}
 }

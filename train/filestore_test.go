@@ -353,7 +353,7 @@ func TestDualBytes(t *testing.T) {
 func TestSDCAFileStoreBitIdentical(t *testing.T) {
 	ctx := context.Background()
 	run := func(p *Problem, store DualStore) *SDCA {
-		m := &SDCA{Sampler: "gap", Seed: 7, Duals: store}
+		m := &SDCA{Seed: 7, Duals: store}
 		if err := m.Init(p); err != nil {
 			t.Fatal(err)
 		}

@@ -155,18 +155,14 @@ func BenchmarkStepKernels(b *testing.B) {
 	})
 }
 
-// BenchmarkEvalBins times a line-search evaluation's pass over the bins —
-// binLogs, then evalBinsGo or the evalBins kernel in use — side by side,
-// per bin, on 704 bins (a typical count for a CoNLL-2000 block)
+// benchBins returns 704 bins (a typical count for a CoNLL-2000 block)
 // whose centres are those of prepare's keys with binary exponents spread
-// normally around 0 (σ = 12, clipped to ±60), realistic moments
-// (|H_k| ≲ |H_0|/64^k) and γ = 0.3. Run it with
-//
-//	go test ./train -run '^$' -bench EvalBins -count 5
-func BenchmarkEvalBins(b *testing.B) {
+// normally around 0 (σ = 12, clipped to ±60), with realistic moments
+// (|H_k| ≲ |H_0|/64^k).
+func benchBins() (rho, pm []float64) {
 	const nb = 704
 	rng := rand.New(rand.NewPCG(21, 22))
-	rho, pm := make([]float64, nb), make([]float64, binMoments*nb)
+	rho, pm = make([]float64, nb), make([]float64, binMoments*nb)
 	for i := range rho {
 		ex := max(-binExpSpan, min(binExpSpan, int(math.Round(12*rng.NormFloat64()))))
 		k := (ex+binExpSpan)<<5 | rng.IntN(32)
@@ -176,6 +172,17 @@ func BenchmarkEvalBins(b *testing.B) {
 			pm[m*nb+i] = h0 * math.Pow(1.0/64, float64(m)) * (2*rng.Float64() - 1)
 		}
 	}
+	return rho, pm
+}
+
+// BenchmarkEvalBins times a line-search evaluation's pass over the bins —
+// binLogs, then evalBinsGo or the evalBins kernel in use — side by side,
+// per bin, on the bins of benchBins and γ = 0.3. Run it with
+//
+//	go test ./train -run '^$' -bench EvalBins -count 5
+func BenchmarkEvalBins(b *testing.B) {
+	rho, pm := benchBins()
+	nb := len(rho)
 	const g = 0.3
 	var sink float64
 	var logD []float64
@@ -189,7 +196,7 @@ func BenchmarkEvalBins(b *testing.B) {
 				s, s2 := k.f(g, rho, pm, logD)
 				sink += s + s2
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/nb, "ns/bin")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nb), "ns/bin")
 		})
 	}
 	_ = sink

@@ -11,7 +11,7 @@ import (
 
 // ErrNoProgress is returned by a Method's Epoch when it can make no further
 // progress (e.g. the L-BFGS line search cannot decrease P in floating point);
-// Train then stops with reason "no-progress".
+// Train then stops with status NoProgress.
 var ErrNoProgress = errors.New("train: no further progress possible")
 
 // LBFGS minimises P(w) with gonum's L-BFGS and More–Thuente line search —

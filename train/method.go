@@ -2,9 +2,11 @@ package train
 
 import (
 	"context"
+	"encoding"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -47,36 +49,69 @@ type Counters struct {
 	GapEstimate float64 // running estimate of the gap (SDCA), NaN if none
 }
 
+// Resumer is a Method that can continue a run from a checkpoint
+// (Settings.Resume).
+type Resumer interface {
+	Method
+	// RunSettings returns every setting of the method on p that a resumed
+	// run must repeat to continue bit for bit, by the CLI's flag names,
+	// with the defaults applied.
+	RunSettings(p *Problem) map[string]string
+	// Resume prepares the method for p at the exact position of checkpoint
+	// c, instead of Init: duals, weights, counters, sampler and random
+	// state as they were.
+	Resume(p *Problem, c *Checkpoint) error
+}
+
+// Refresher is a Method that samples by gap estimates it can recompute
+// exactly (Settings.RefreshEvery).
+type Refresher interface {
+	Method
+	// Refresh recomputes the gap estimates at the current point with a full
+	// pass over the data.
+	Refresh(ctx context.Context) error
+}
+
 // Defaults of the driver's settings; the CLI's flags take them from here.
 const (
 	DefaultMaxEpochs = 100  // Settings.MaxEpochs
 	DefaultGapTol    = 1e-3 // Settings.GapTol
+	DefaultGapEvery  = 1    // Settings.GapEvery
 )
 
-// Settings are the driver's limits and hooks. The zero value of each field
-// is its documented default; negative limits are refused.
+// Settings are the driver's limits, policies and hooks. The zero value of
+// each field is its documented default; negative limits are refused.
 type Settings struct {
 	MaxEpochs int           // 0: DefaultMaxEpochs
 	MaxTime   time.Duration // 0: no limit
 	GapTol    float64       // stop when the certified gap ≤ GapTol; 0: DefaultGapTol
 	// GapEvery is the number of epochs between certificate passes; 0 means
-	// 1; negative means only when the method's gap estimate falls below
-	// GapTol. The last epoch is always certified.
+	// DefaultGapEvery; negative means only when the method's gap estimate
+	// falls below GapTol. The last epoch is always certified.
 	GapEvery int
+	// RefreshEvery, when positive, recomputes every gap estimate exactly (a
+	// full pass, counted as training time) at the start of every
+	// RefreshEvery-th epoch (Osokin et al. 2016); the method must be a
+	// Refresher. 0: never.
+	RefreshEvery int
 	// Validate, when set, is called after each certificate with the
 	// certified weights; its metrics go into the log record.
 	Validate func(w []float64) (map[string]float64, error)
 	// Record, when set, receives every epoch's record when it is made, and
 	// again when a later certificate of the same point completes it.
 	Record func(EpochRecord) error
-	// Start, when not nil, continues an interrupted run from its exact
-	// position: epochs, steps, training time and log go on from there.
-	Start *Progress
+	// Resume, when not nil, continues the run checkpoint Resume holds from
+	// its exact position: the method (a Resumer) takes back its state, and
+	// epochs, steps, training time and log go on from there, so that the
+	// run ends as the uninterrupted one would have, bit for bit. The
+	// checkpoint must have been made with the same RunSettings, else Train
+	// fails with ErrResumeSettings. The caller closes its duals after Train.
+	Resume *Checkpoint
 	// Checkpoint, when set, is called after every CheckpointEvery-th epoch
 	// and whenever CheckpointInterval of training time has passed since the
 	// last call (either may be zero to disable it), and once more when ctx
 	// is cancelled, at the exact point where the run stopped, before Train
-	// returns an *Interrupted error. It returns the snapshot's name.
+	// returns an *InterruptedError. It returns the snapshot's name.
 	Checkpoint         func(p Progress) (string, error)
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
@@ -85,7 +120,7 @@ type Settings struct {
 	Phase func(phase string, epoch int)
 }
 
-// The phases of a run, as reported to Settings.Phase and in Interrupted.
+// The phases of a run, as reported to Settings.Phase and in InterruptedError.
 const (
 	PhaseSetup       = "setup"
 	PhaseEpoch       = "epoch"
@@ -104,11 +139,15 @@ type Position struct {
 }
 
 // Progress is how far a run has come: its position, training time, log,
-// and the counters at the start of the epoch in progress.
+// the counters at the start of the epoch in progress, and the settings it
+// runs with.
 type Progress struct {
 	Position
 	Training time.Duration
 	Records  []EpochRecord
+	// Settings are the run's RunSettings, which a snapshot records so that
+	// a resumed run can be checked against them.
+	Settings map[string]string
 	// EpochTraining and EpochLineSearch are the training time and the
 	// method's line-search count when the epoch in progress (or pending)
 	// began.
@@ -135,13 +174,34 @@ type EpochRecord struct {
 	Metrics     map[string]float64
 }
 
-// Stop reasons (Result.Stopped).
+// Status says why Train stopped.
+type Status int
+
+// The statuses. Their String forms ("gap", "epochs", "time", "no-progress")
+// are what the CLI prints and what models record as "stopped".
 const (
-	StopGap        = "gap"         // the certified gap reached GapTol
-	StopEpochs     = "epochs"      // MaxEpochs
-	StopTime       = "time"        // MaxTime
-	StopNoProgress = "no-progress" // the method could not go on
+	NotStopped  Status = iota // the zero Status: the run has not stopped
+	GapReached                // the certified gap reached GapTol
+	EpochLimit                // MaxEpochs epochs were run
+	TimeLimit                 // MaxTime of training time was spent
+	NoProgress                // the method could make no further progress (ErrNoProgress)
+	Interrupted               // ctx was cancelled: Train returned an *InterruptedError
 )
+
+var statusNames = [...]string{NotStopped: "not-stopped", GapReached: "gap", EpochLimit: "epochs", TimeLimit: "time",
+	NoProgress: "no-progress", Interrupted: "interrupted"}
+
+// String returns the status's name: "gap", "epochs", "time", "no-progress",
+// "interrupted" or "not-stopped".
+func (s Status) String() string {
+	if s < 0 || int(s) >= len(statusNames) {
+		return "Status(" + strconv.Itoa(int(s)) + ")"
+	}
+	return statusNames[s]
+}
+
+// MarshalText returns the status's String, so that JSON holds its name.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // Result is what Train returns.
 type Result struct {
@@ -150,7 +210,7 @@ type Result struct {
 	Weights  []float64
 	Epochs   int
 	Last     Certificate // the certificate of the final point
-	Stopped  string      // why training stopped: StopGap, StopEpochs, StopTime, StopNoProgress
+	Stopped  Status      // why training stopped
 	Training time.Duration
 	Records  []EpochRecord // the whole log, from epoch 0
 	GapTol   float64       // the tolerance in force
@@ -170,9 +230,9 @@ var ErrNonFinite = errors.New("train: non-finite objective or weights")
 // ErrSettings marks settings the driver refuses.
 var ErrSettings = errors.New("train: bad settings")
 
-// Interrupted is the error Train returns when ctx is cancelled: where the
-// run stopped and which phase the cancellation interrupted.
-type Interrupted struct {
+// InterruptedError is the error Train returns when ctx is cancelled: where
+// the run stopped and which phase the cancellation interrupted.
+type InterruptedError struct {
 	Phase    string   // the phase running when ctx was cancelled (Phase* constants)
 	Epoch    int      // the epoch of that phase
 	At       Position // where the run stopped
@@ -181,7 +241,7 @@ type Interrupted struct {
 }
 
 // Error says where the run was interrupted and where it stopped.
-func (e *Interrupted) Error() string {
+func (e *InterruptedError) Error() string {
 	var s string
 	switch e.Phase {
 	case PhaseSetup:
@@ -210,7 +270,13 @@ func (e *Interrupted) Error() string {
 }
 
 // Unwrap returns ctx's error.
-func (e *Interrupted) Unwrap() error { return e.Err }
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
+var (
+	_ error                  = (*InterruptedError)(nil)
+	_ fmt.Stringer           = Status(0)
+	_ encoding.TextMarshaler = Status(0)
+)
 
 // check refuses negative limits and a NaN tolerance.
 func (s *Settings) check() error {
@@ -223,11 +289,40 @@ func (s *Settings) check() error {
 		return fmt.Errorf("%w: GapTol %g, want a finite tolerance ≥ 0", ErrSettings, s.GapTol)
 	case s.CheckpointEvery < 0 || s.CheckpointInterval < 0:
 		return fmt.Errorf("%w: negative checkpoint period", ErrSettings)
+	case s.RefreshEvery < 0:
+		return fmt.Errorf("%w: RefreshEvery %d is negative", ErrSettings, s.RefreshEvery)
 	}
-	if st := s.Start; st != nil && (st.Epoch < 0 || st.Step < 0 || (st.Pending && st.Step != 0)) {
-		return fmt.Errorf("%w: start position %+v", ErrSettings, st.Position)
+	if c := s.Resume; c != nil && (c.State.Epoch < 0 || c.State.Step < 0 || (c.State.Pending && c.State.Step != 0)) {
+		return fmt.Errorf("%w: resume position %+v", ErrSettings, c.Progress().Position)
 	}
 	return nil
+}
+
+// checkMethod refuses a policy the method cannot carry out.
+func (s *Settings) checkMethod(m Method) error {
+	if _, ok := m.(Refresher); s.RefreshEvery > 0 && !ok {
+		return fmt.Errorf("%w: RefreshEvery %d, but %T has no gap estimates to refresh", ErrSettings, s.RefreshEvery, m)
+	}
+	if _, ok := m.(Resumer); s.Resume != nil && !ok {
+		return fmt.Errorf("%w: %T cannot resume from a checkpoint", ErrSettings, m)
+	}
+	return nil
+}
+
+// RunSettings returns every setting of a run of m on p under s that a
+// resumed run must repeat to continue bit for bit — the method's
+// (Resumer.RunSettings) and the refresh period — by the CLI's flag names;
+// checkpoints record them. It is nil for a method that cannot resume.
+func RunSettings(p *Problem, s Settings, m Method) map[string]string {
+	rm, ok := m.(Resumer)
+	if !ok {
+		return nil
+	}
+	rs := rm.RunSettings(p)
+	if _, ok := m.(Refresher); ok {
+		rs["refresh-every"] = strconv.Itoa(s.RefreshEvery)
+	}
+	return rs
 }
 
 // run is one call of Train.
@@ -252,10 +347,14 @@ type run struct {
 	hitDone  chan struct{} // closed once hitPhase is set
 }
 
-// Train runs m on p until a stopping rule fires or ctx is cancelled. The
-// initial point is certified and logged as epoch 0. When ctx is cancelled
-// Train writes a snapshot at the exact point reached (if Checkpoint is set)
-// and returns an *Interrupted error.
+// Train runs m on p until a stopping rule fires or ctx is cancelled — from
+// the start, or from the checkpoint s.Resume. The initial point is
+// certified and logged as epoch 0. When ctx is cancelled Train writes a
+// snapshot at the exact point reached (if Checkpoint is set) and returns
+// an *InterruptedError together with a Result whose Stopped is Interrupted
+// and which holds the epochs, training time and log so far (no weights:
+// the point reached is not certified). On any other error the Result is
+// nil.
 func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
 	if err := s.check(); err != nil {
 		return nil, err
@@ -269,26 +368,39 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		r.tol = DefaultGapTol
 	}
 	if r.every == 0 {
-		r.every = 1
+		r.every = DefaultGapEvery
+	}
+	if err := s.checkMethod(m); err != nil {
+		return nil, err
+	}
+	settings := RunSettings(p, s, m)
+	if s.Resume != nil {
+		if err := s.Resume.CheckSettings(settings); err != nil {
+			return nil, err
+		}
 	}
 	stop := context.AfterFunc(ctx, r.hit)
 	defer stop()
 	t0 := time.Now()
-	if err := m.Init(p); err != nil {
-		return nil, err
-	}
-	if s.Start != nil {
-		r.prog = *s.Start
-		r.prog.Records = append([]EpochRecord(nil), s.Start.Records...)
+	if s.Resume != nil {
+		if err := m.(Resumer).Resume(p, s.Resume); err != nil {
+			return nil, err
+		}
+		r.prog = *s.Resume.Progress()
+		r.prog.Records = append([]EpochRecord(nil), r.prog.Records...)
 		r.saved = &Position{}
-		*r.saved = s.Start.Position
+		*r.saved = r.prog.Position
 	} else {
+		if err := m.Init(p); err != nil {
+			return nil, err
+		}
 		r.prog = Progress{Position: Position{Pending: true}, Training: time.Since(t0)}
 	}
+	r.prog.Settings = settings
 	r.lastCkpt = r.prog.Training
 	res, err := r.loop()
 	if err != nil {
-		return nil, r.interrupted(err)
+		return r.interrupted(err)
 	}
 	return res, nil
 }
@@ -323,7 +435,7 @@ func (r *run) loop() (*Result, error) {
 		// An epoch interrupted between steps is finished before any
 		// stopping rule is looked at.
 		if !(first && r.prog.Step > 0) {
-			if reason := r.stopReason(); reason != "" {
+			if reason := r.stopReason(); reason != NotStopped {
 				return r.result(reason)
 			}
 		}
@@ -335,7 +447,7 @@ func (r *run) loop() (*Result, error) {
 				if err := r.finishEpoch(); err != nil {
 					return nil, err
 				}
-				return r.result(StopNoProgress)
+				return r.result(NoProgress)
 			}
 			return nil, err
 		}
@@ -350,7 +462,10 @@ func (r *run) epoch() error {
 	}
 	r.enter(PhaseEpoch, r.prog.Epoch+1)
 	te := time.Now()
-	err := r.m.Epoch(r.ctx)
+	err := r.refresh()
+	if err == nil {
+		err = r.m.Epoch(r.ctx)
+	}
 	r.prog.Training += time.Since(te)
 	if err != nil {
 		if st, ok := r.m.(interface{ EpochSteps() int }); ok {
@@ -365,6 +480,16 @@ func (r *run) epoch() error {
 	r.prog.Epoch++
 	r.prog.Step, r.prog.Pending = 0, true
 	return nil
+}
+
+// refresh recomputes the method's gap estimates when an epoch starts at a
+// multiple of RefreshEvery (after the first).
+func (r *run) refresh() error {
+	ep := r.prog.Epoch
+	if r.s.RefreshEvery <= 0 || r.prog.Step != 0 || ep == 0 || ep%r.s.RefreshEvery != 0 {
+		return nil
+	}
+	return r.m.(Refresher).Refresh(r.ctx)
 }
 
 // finishEpoch makes the pending epoch's record — certifying it when due —
@@ -445,26 +570,27 @@ func (r *run) progress() Progress {
 	return p
 }
 
-// stopReason returns why the run stops at the current epoch boundary, or "".
-func (r *run) stopReason() string {
+// stopReason returns why the run stops at the current epoch boundary, or
+// NotStopped.
+func (r *run) stopReason() Status {
 	if n := len(r.prog.Records); n > 0 {
 		if l := r.prog.Records[n-1]; l.Certified && l.Epoch == r.prog.Epoch && l.Gap <= r.tol {
-			return StopGap
+			return GapReached
 		}
 	}
 	if r.prog.Epoch >= r.maxEpochs {
-		return StopEpochs
+		return EpochLimit
 	}
 	if r.s.MaxTime > 0 && r.prog.Training >= r.s.MaxTime {
-		return StopTime
+		return TimeLimit
 	}
-	return ""
+	return NotStopped
 }
 
 // result ends the run: it makes sure the last certificate is about the
 // final point (certifying it again after a resume, and completing the last
 // record if it was uncertified) and returns the certified weights.
-func (r *run) result(reason string) (*Result, error) {
+func (r *run) result(reason Status) (*Result, error) {
 	if r.last == nil {
 		n := len(r.prog.Records)
 		rec := EpochRecord{Epoch: r.prog.Epoch}
@@ -489,33 +615,36 @@ func (r *run) result(reason string) (*Result, error) {
 	return res, nil
 }
 
-// interrupted turns a cancellation into an *Interrupted error, writing a
-// snapshot of the exact position reached unless one already holds it.
-func (r *run) interrupted(err error) error {
+// interrupted turns a cancellation into an *InterruptedError, writing a
+// snapshot of the exact position reached unless one already holds it, and
+// returns the Result so far; any other error it returns alone.
+func (r *run) interrupted(err error) (*Result, error) {
 	if r.ctx.Err() == nil || !errors.Is(err, r.ctx.Err()) {
-		return err
+		return nil, err
 	}
 	<-r.hitDone // ctx is cancelled, so hit runs
 	r.mu.Lock()
-	ie := &Interrupted{Phase: r.hitPhase, Epoch: r.hitEp, At: r.prog.Position, Err: err}
+	ie := &InterruptedError{Phase: r.hitPhase, Epoch: r.hitEp, At: r.prog.Position, Err: err}
 	r.mu.Unlock()
 	if ie.Phase == "" {
 		ie.Phase = PhaseSetup
 	}
+	res := &Result{Epochs: r.prog.Epoch, Stopped: Interrupted, Training: r.prog.Training,
+		Records: r.progress().Records, GapTol: r.tol}
 	if r.s.Checkpoint == nil {
-		return ie
+		return res, ie
 	}
 	if r.saved != nil && *r.saved == r.prog.Position {
 		ie.Snapshot = r.snapshot
-		return ie
+		return res, ie
 	}
 	r.enter(PhaseCheckpoint, r.prog.Epoch)
 	name, cerr := r.s.Checkpoint(r.progress())
 	if cerr != nil {
-		return fmt.Errorf("%w (and the snapshot of the interrupted run failed: %v)", ie, cerr)
+		return res, fmt.Errorf("%w (and the snapshot of the interrupted run failed: %v)", ie, cerr)
 	}
 	ie.Snapshot = name
-	return ie
+	return res, ie
 }
 
 // finiteWeights refuses weights with an infinite or NaN entry.

@@ -6,8 +6,13 @@
 // with SDCA (stochastic dual coordinate ascent on the dual
 // D(μ) = −λ/2 ‖ŵ(μ)‖² + (1/n) Σ_i H̃(μ_i), Le Priol et al. 2018) or with
 // L-BFGS as a reference. The driver (Train) owns the loop, limits, stopping
-// rules, certificates, logging and cancellation; a Method owns only its
-// mathematics, as in gonum/optimize.
+// rules, certificates, logging, cancellation and the policies — when to
+// refresh SDCA's gap estimates (Settings.RefreshEvery), when to checkpoint,
+// and resuming from a checkpoint in one call (Settings.Resume); a Method
+// owns only its mathematics, as in gonum/optimize. SDCA draws its
+// sentences from a Sampler a user can supply (NewSampler makes the kinds
+// the CLI names). The inner loops are kernels (kernels.go) with vector
+// versions for amd64 (kernels_amd64.s).
 package train
 
 import (
@@ -239,32 +244,4 @@ func (p *Problem) GoldFeatures() []float64 {
 	}
 	p.applyMask(g)
 	return g
-}
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
-}
-
-// axpyRowsGo is axpyRows' loop: for k < len(dstRow), with d = dstRow[k],
-// s = srcRow[k] (k when srcRow is nil) and f = c·scale[k] (c when scale
-// is nil), dst[d·K : d·K+K] += f·src[s·K : s·K+K].
-func axpyRowsGo(dst []float64, dstRow []int32, src []float64, srcRow []int32, scale []float64, c float64, K int) {
-	for k, d := range dstRow {
-		s := k
-		if srcRow != nil {
-			s = int(srcRow[k])
-		}
-		f := c
-		if scale != nil {
-			f *= scale[k]
-		}
-		out, in := dst[int(d)*K:int(d)*K+K], src[s*K:s*K+K]
-		for y, x := range in {
-			out[y] += f * x
-		}
-	}
 }

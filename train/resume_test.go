@@ -46,7 +46,7 @@ func sameBits(t *testing.T, what string, a, b []float64) {
 // has none) with cancellation cut, and returns the result or the error.
 func resumeRun(t *testing.T, p *Problem, set Settings, dir string, ctx context.Context) (*Result, error) {
 	t.Helper()
-	m := &SDCA{Sampler: "gap", Seed: 7}
+	m := &SDCA{Seed: 7}
 	set.Checkpoint = saver(dir, m)
 	if len(snapshotNames(dir)) > 0 {
 		c, err := LoadCheckpoint(dir, p, func(s string) { t.Log(s) })
@@ -54,8 +54,7 @@ func resumeRun(t *testing.T, p *Problem, set Settings, dir string, ctx context.C
 			t.Fatal(err)
 		}
 		defer c.Duals.Close()
-		m.Resume = c
-		set.Start = c.Progress()
+		set.Resume = c
 	}
 	return Train(ctx, p, set, m)
 }
@@ -112,7 +111,7 @@ func TestInterruptAnywhereResumesBitIdentical(t *testing.T) {
 			arm(PhaseSetup, 0)
 			s.Phase = arm
 			_, err := resumeRun(t, p, s, dir, runCtx)
-			var ie *Interrupted
+			var ie *InterruptedError
 			if !errors.As(err, &ie) || !errors.Is(err, context.Canceled) {
 				t.Fatalf("interrupted run: %v", err)
 			}
@@ -165,7 +164,7 @@ func TestResumeAtOrPastMaxEpochs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Epochs != 3 || res.Stopped != StopEpochs || res.Last.Primal != full.Last.Primal || res.Last.Gap != full.Last.Gap || res.Last.Gap == 0 {
+		if res.Epochs != 3 || res.Stopped != EpochLimit || res.Last.Primal != full.Last.Primal || res.Last.Gap != full.Last.Gap || res.Last.Gap == 0 {
 			t.Fatalf("max %d: resumed %d epochs (%s), certificate %+v; the run had %+v", max, res.Epochs, res.Stopped, res.Last, full.Last)
 		}
 		sameBits(t, "weights", full.Weights, res.Weights)
@@ -197,14 +196,14 @@ func TestResumeAfterFinishedRun(t *testing.T) {
 	dir := t.TempDir()
 	set := Settings{MaxEpochs: 50, GapTol: 0.05, CheckpointEvery: 1}
 	full, err := resumeRun(t, p, set, dir, context.Background())
-	if err != nil || full.Stopped != StopGap {
+	if err != nil || full.Stopped != GapReached {
 		t.Fatalf("%v, stopped %v", err, full)
 	}
 	res, err := resumeRun(t, p, set, dir, context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Epochs != full.Epochs || res.Stopped != StopGap || len(res.Records) != len(full.Records) {
+	if res.Epochs != full.Epochs || res.Stopped != GapReached || len(res.Records) != len(full.Records) {
 		t.Fatalf("resume of a finished run: %d epochs (%s), %d records; the run stopped after %d",
 			res.Epochs, res.Stopped, len(res.Records), full.Epochs)
 	}
@@ -327,9 +326,9 @@ func TestCheckpointVerifiesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Duals.Close()
-	m := &SDCA{Sampler: "gap", Seed: 8, Resume: c}
+	m := &SDCA{Seed: 8}
 	s := set
-	s.Start = c.Progress()
+	s.Resume = c
 	_, err = Train(context.Background(), p, s, m)
 	if !errors.Is(err, ErrResumeSettings) || !strings.Contains(err.Error(), "--seed 7") || !strings.Contains(err.Error(), "--seed 8") {
 		t.Fatalf("resume with another seed: %v", err)

@@ -18,10 +18,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 )
 
-// Sampler picks the next sentence to update and learns from the block gaps it is told.
+// Sampler picks the next sentence to update and learns from the block gaps it is told. SDCA.Sampler takes
+// any; NewSampler makes the kinds the CLI names. A sampler whose settings a resumed run must repeat reports
+// them, by the CLI's flag names, with a method RunSettings() map[string]string (NewSampler's do: "sampler"
+// and "nonuniform"); checkpoints record them, and otherwise only the kind its State names.
 type Sampler interface {
 	// Next returns the index in [0,n) of the next sentence to visit.
 	Next(rng *rand.Rand) int
@@ -44,8 +48,8 @@ type SamplerOptions struct {
 	// NonUniform is f, the probability of drawing from the non-uniform distribution, in (0,1];
 	// 0 means the default 0.8. (For f = 0 use the "uniform" kind.)
 	NonUniform float64
-	// InitialGap is the initial gap estimate of every sentence, > 0; 0 means 100, large enough that the
-	// first pass visits every sentence.
+	// InitialGap is the initial gap estimate of every sentence, > 0; 0 means DefaultInitialGap, large
+	// enough that the first pass visits every sentence.
 	InitialGap float64
 	// Smoothness holds L_i = λ + R_i/n for every sentence (length n, each > 0 and finite); required by
 	// "importance" and "gap-importance", ignored by the other kinds.
@@ -76,14 +80,13 @@ func SamplerKinds() []string {
 	return []string{SamplerUniform, SamplerGap, SamplerImportance, SamplerGapImportance, SamplerMax}
 }
 
-// DefaultNonUniform is the default probability of a non-uniform draw
-// (SamplerOptions.NonUniform, SDCA.NonUniform).
-const DefaultNonUniform = 0.8
-
+// Defaults of SamplerOptions.
 const (
-	defaultInitialGap = 100
-	maxGapEstimate    = 1e300 // cap for +Inf, so that sums over any realistic n stay finite
+	DefaultNonUniform = 0.8 // SamplerOptions.NonUniform, the probability of a non-uniform draw
+	DefaultInitialGap = 100 // SamplerOptions.InitialGap
 )
+
+const maxGapEstimate = 1e300 // cap for +Inf, so that sums over any realistic n stay finite
 
 // blockSampler implements every kind; the kind decides which trees exist.
 type blockSampler struct {
@@ -155,7 +158,7 @@ func nonUniform(f float64) (float64, error) {
 // initialGap validates SamplerOptions.InitialGap and applies its default.
 func initialGap(g float64) (float64, error) {
 	if g == 0 {
-		return defaultInitialGap, nil
+		return DefaultInitialGap, nil
 	}
 	if !(g > 0 && g <= maxGapEstimate) {
 		return 0, fmt.Errorf("%w: initial gap %v, want a finite positive number", ErrBadSampler, g)
@@ -239,6 +242,24 @@ func (s *blockSampler) Refresh(gaps []float64) {
 
 // Estimate implements Sampler.
 func (s *blockSampler) Estimate() float64 { return s.gaps.total() / float64(s.n) }
+
+// RunSettings returns the settings a resumed run must repeat: the kind and f.
+func (s *blockSampler) RunSettings() map[string]string {
+	return map[string]string{"sampler": s.kind, "nonuniform": strconv.FormatFloat(s.f, 'g', -1, 64)}
+}
+
+// samplerSettings returns what a checkpoint records of s: its RunSettings
+// where it has them, else the kind its state names; for nil, the default
+// sampler's.
+func samplerSettings(s Sampler) map[string]string {
+	switch rs := s.(type) {
+	case nil:
+		return map[string]string{"sampler": DefaultSampler, "nonuniform": strconv.FormatFloat(DefaultNonUniform, 'g', -1, 64)}
+	case interface{ RunSettings() map[string]string }:
+		return rs.RunSettings()
+	}
+	return map[string]string{"sampler": s.State().Kind}
+}
 
 // State implements Sampler.
 func (s *blockSampler) State() SamplerState {

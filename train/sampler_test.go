@@ -301,7 +301,7 @@ func TestSamplerRestoreRejects(t *testing.T) {
 			t.Errorf("%s: Restore error %v, want ErrBadSampler", name, err)
 		}
 	}
-	if s.Estimate() != defaultInitialGap {
+	if s.Estimate() != DefaultInitialGap {
 		t.Errorf("a refused Restore changed the estimate to %v", s.Estimate())
 	}
 }

@@ -30,14 +30,17 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 )
 
-// SDCA is the stochastic dual coordinate ascent method.
+// SDCA is the stochastic dual coordinate ascent method. The zero value of
+// each field is its documented default.
 type SDCA struct {
-	// Sampler names the block sampler: uniform, gap (default), importance,
-	// gap-importance or max.
-	Sampler string
-	// NonUniform is the probability of a non-uniform draw; 0 means
-	// DefaultNonUniform.
-	NonUniform float64
+	// Sampler picks the sentence of each step and learns from the block
+	// gaps it is told; nil means NewSampler(DefaultSampler, n,
+	// SamplerOptions{}): gap sampling with f = DefaultNonUniform. It must be
+	// sized for the problem's n sentences and fresh from NewSampler (or
+	// restored to the state the run should start from): the run changes
+	// it. NewSampler makes every kind the CLI names; the importance kinds
+	// take Problem.Smoothness.
+	Sampler Sampler
 	// Epsilon is the weight of the uniform distribution in the initial duals
 	// (eq. 21); 0 means DefaultEpsilon.
 	Epsilon float64
@@ -47,15 +50,6 @@ type SDCA struct {
 	// Seed seeds the sampler's random numbers; the same seed gives the same
 	// weights bit for bit.
 	Seed uint64
-	// RefreshEvery, when positive, recomputes every block gap exactly (a full
-	// pass, counted as training time) at the start of every RefreshEvery-th
-	// epoch and hands them to the sampler (Osokin et al. 2016).
-	RefreshEvery int
-	// Resume, when not nil, is a verified checkpoint to continue from
-	// instead of the initial point: its duals are copied into the store,
-	// and its weights, counters, sampler and random state are restored, so
-	// the run continues as the checkpointed one would have.
-	Resume *Checkpoint
 	// Duals, when not nil, holds the dual variables (e.g. a file store);
 	// otherwise they are kept in memory.
 	Duals DualStore
@@ -64,7 +58,8 @@ type SDCA struct {
 	w       []float64
 	wsq     float64
 	duals   DualStore
-	sampler Sampler
+	sampler Sampler // the sampler in use: Sampler, or the default one
+	sub     float64 // the sub-precision in use
 	src     *rand.PCG
 	rng     *rand.Rand
 	ws      *stepWork
@@ -163,80 +158,53 @@ func (m *SDCA) check() error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrBadProblem}, a...)...)
 	}
 	switch {
-	case !(m.NonUniform >= 0 && m.NonUniform <= 1):
-		return bad("NonUniform %g, want a probability in (0,1]", m.NonUniform)
 	case !(m.Epsilon >= 0 && m.Epsilon <= 1):
 		return bad("ε = %g, want it in (0,1]", m.Epsilon)
 	case !(m.SubPrecision >= 0 && m.SubPrecision < 1):
 		return bad("SubPrecision %g, want it in (0,1)", m.SubPrecision)
-	case m.RefreshEvery < 0:
-		return bad("RefreshEvery %d is negative", m.RefreshEvery)
 	}
 	return nil
 }
 
 // effective returns the settings with the defaults applied.
-func (m *SDCA) effective() (kind string, nonUniform, eps, sub float64) {
-	kind, nonUniform, eps, sub = m.Sampler, m.NonUniform, m.Epsilon, m.SubPrecision
-	if kind == "" {
-		kind = DefaultSampler
-	}
-	if nonUniform == 0 {
-		nonUniform = DefaultNonUniform
-	}
+func (m *SDCA) effective() (eps, sub float64) {
+	eps, sub = m.Epsilon, m.SubPrecision
 	if eps == 0 {
 		eps = DefaultEpsilon
 	}
 	if sub == 0 {
 		sub = DefaultSubPrecision
 	}
-	return
+	return eps, sub
 }
 
-// RunSettings returns every setting of an SDCA run on p that a resumed run
-// must repeat to continue it bit for bit, by the CLI's flag names, with the
-// defaults applied; checkpoints record it.
+// RunSettings returns every setting of SDCA on p that a resumed run must
+// repeat to continue it bit for bit, by the CLI's flag names, with the
+// defaults applied: the sampler's (samplerSettings), the seed, ε, the
+// sub-precision, λ and the feature space.
 func (m *SDCA) RunSettings(p *Problem) map[string]string {
-	kind, f, eps, sub := m.effective()
+	eps, sub := m.effective()
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	return map[string]string{
-		"solver": "sdca", "sampler": kind, "seed": strconv.FormatUint(m.Seed, 10),
-		"nonuniform": g(f), "epsilon": g(eps), "subprecision": g(sub),
-		"refresh-every": strconv.Itoa(m.RefreshEvery), "lambda": g(p.Lambda),
+	rs := map[string]string{
+		"solver": "sdca", "seed": strconv.FormatUint(m.Seed, 10),
+		"epsilon": g(eps), "subprecision": g(sub), "lambda": g(p.Lambda),
 		"feature-space": p.FeatureSpace(), "transitions": p.TransitionSpace(),
 		"bias": strconv.FormatBool(!p.Layout.NoBias),
 	}
+	for k, v := range samplerSettings(m.Sampler) {
+		rs[k] = v
+	}
+	return rs
 }
 
 // Init sets μ⁰ = ε·uniform + (1−ε)·gold on every block and w = ŵ(μ⁰).
 func (m *SDCA) Init(p *Problem) error {
-	if err := m.check(); err != nil {
+	if err := m.setup(p); err != nil {
 		return err
 	}
-	m.p = p
-	kind, f, eps, _ := m.effective()
 	d := p.Data
 	K := p.Layout.NumLabels
-	m.duals = m.Duals
-	if m.duals == nil {
-		m.duals = NewMemoryStore(d)
-	}
-	if m.duals.Len() != d.Len() {
-		return fmt.Errorf("%w: dual store has %d blocks for %d sentences", ErrBadProblem, m.duals.Len(), d.Len())
-	}
-	var err error
-	m.sampler, err = NewSampler(kind, d.Len(), SamplerOptions{NonUniform: f, Smoothness: smoothness(p)})
-	if err != nil {
-		return err
-	}
-	m.pos, m.next = 0, -1
-	m.src = rand.NewPCG(m.Seed, 0x5dca)
-	m.rng = rand.New(m.src)
-	m.ws = newStepWork(p)
-	m.rows = newSentenceRows(d)
-	if m.Resume != nil {
-		return m.restore(m.Resume)
-	}
+	eps, _ := m.effective()
 	for i := 0; i < d.Len(); i++ {
 		s := d.Sentence(i)
 		mu := m.duals.Block(i)
@@ -247,11 +215,54 @@ func (m *SDCA) Init(p *Problem) error {
 	return nil
 }
 
-// restore continues from checkpoint c, at its exact position.
-func (m *SDCA) restore(c *Checkpoint) error {
-	if err := c.CheckSettings(m.RunSettings(m.p)); err != nil {
+// Resume prepares SDCA for p at checkpoint c's exact position, a verified
+// checkpoint (LoadCheckpoint) of a run with the same settings (Train
+// checks them): its duals are copied into the store, and its weights,
+// counters, sampler and random state are restored, so the run continues as
+// the checkpointed one would have.
+func (m *SDCA) Resume(p *Problem, c *Checkpoint) error {
+	if err := m.setup(p); err != nil {
 		return err
 	}
+	return m.restore(c)
+}
+
+// setup checks the settings and prepares everything but the point: the
+// dual store, the sampler, the random numbers and the scratch space.
+func (m *SDCA) setup(p *Problem) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	m.p = p
+	_, m.sub = m.effective()
+	d := p.Data
+	m.duals = m.Duals
+	if m.duals == nil {
+		m.duals = NewMemoryStore(d)
+	}
+	if m.duals.Len() != d.Len() {
+		return fmt.Errorf("%w: dual store has %d blocks for %d sentences", ErrBadProblem, m.duals.Len(), d.Len())
+	}
+	m.sampler = m.Sampler
+	if m.sampler == nil {
+		var err error
+		if m.sampler, err = NewSampler(DefaultSampler, d.Len(), SamplerOptions{}); err != nil {
+			return err
+		}
+	} else if n := len(m.sampler.State().Gaps); n != d.Len() {
+		return fmt.Errorf("%w: the sampler is sized for %d sentences, the problem has %d", ErrBadProblem, n, d.Len())
+	}
+	m.steps, m.lsIters, m.epoch = 0, 0, 0
+	m.pos, m.next = 0, -1
+	m.src = rand.NewPCG(m.Seed, 0x5dca)
+	m.rng = rand.New(m.src)
+	m.ws = newStepWork(p)
+	m.rows = newSentenceRows(d)
+	return nil
+}
+
+// restore continues from checkpoint c, at its exact position.
+func (m *SDCA) restore(c *Checkpoint) error {
 	st := c.State
 	for i := 0; i < m.duals.Len(); i++ {
 		copy(m.duals.Block(i), c.Duals.Block(i))
@@ -285,10 +296,12 @@ func initBlock(mu []float64, gold []int32, K int, eps float64) {
 	}
 }
 
-// smoothness returns L_i = λ + R_i/n with R_i estimated by
-// 2·Σ_t (‖x_t‖² + 2) — the squared norm of F(x_i,y_i) − F(x_i,y) for a path
-// y that differs from the gold one everywhere, ignoring overlaps.
-func smoothness(p *Problem) []float64 {
+// Smoothness returns, for every sentence i, L_i = λ + R_i/n with R_i
+// estimated by 2·Σ_t (‖x_t‖² + 2) — the squared norm of
+// F(x_i,y_i) − F(x_i,y) for a path y that differs from the gold one
+// everywhere, ignoring overlaps: the SamplerOptions.Smoothness of the
+// importance samplers.
+func (p *Problem) Smoothness() []float64 {
 	d := p.Data
 	n := float64(d.Len())
 	L := make([]float64, d.Len())
@@ -357,13 +370,6 @@ func (m *SDCA) Epoch(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if m.RefreshEvery > 0 && m.epoch > 0 && m.epoch%m.RefreshEvery == 0 {
-			r, err := m.p.Pass(ctx, m.w, m.duals, false)
-			if err != nil {
-				return err
-			}
-			m.sampler.Refresh(r.Gaps)
-		}
 		i = m.sampler.Next(m.rng)
 	}
 	// Each step but the epoch's last hands its block gap to the sampler and
@@ -385,6 +391,18 @@ func (m *SDCA) Epoch(ctx context.Context) error {
 	}
 	m.pos, m.next = 0, -1
 	m.epoch++
+	return nil
+}
+
+// Refresh recomputes every block gap at the current weights with a full
+// pass over the data (on all cores) and hands them to the sampler
+// (Settings.RefreshEvery). It is meant for the start of an epoch.
+func (m *SDCA) Refresh(ctx context.Context) error {
+	r, err := m.p.Pass(ctx, m.w, m.duals, false)
+	if err != nil {
+		return err
+	}
+	m.sampler.Refresh(r.Gaps)
 	return nil
 }
 
@@ -522,24 +540,6 @@ func blockNodesDot(mu []float64, T, K int, B, node, sum []float64) (muB float64)
 	return muB
 }
 
-// blockRowsGo sets node[y] to the sum of row y of the K×K block blk, adds
-// blk into sum, and returns Σ blk·B.
-func blockRowsGo(blk []float64, K int, B, node, sum []float64) (muB float64) {
-	blk, B, sum = blk[:K*K], B[:K*K], sum[:K*K]
-	for y := range node[:K] {
-		r, b, acc := blk[y*K:(y+1)*K], B[y*K:(y+1)*K], sum[y*K:(y+1)*K]
-		s, d := 0.0, 0.0
-		for y2, v := range r {
-			s += v
-			d += v * b[y2]
-			acc[y2] += v
-		}
-		node[y] = s
-		muB += d
-	}
-	return muB
-}
-
 // direction fills ws.vr and ws.vt with v = −(1/(λn)) E_δ[F] on the rows of
 // sentence i (s), B, bias, start and end (δ = ν − μ: its node part in
 // ws.dN, its sum over the edges in ws.nuSum − ws.muSum), and returns ⟨w,v⟩
@@ -656,10 +656,7 @@ func (m *SDCA) clearDirection() {
 // sub-precision, and returns the step and the number of evaluations of φ'.
 func (m *SDCA) lineSearch(mu []float64, d0, a, b, ln float64) (float64, int) {
 	ws := m.ws
-	tol := m.SubPrecision
-	if tol == 0 {
-		tol = DefaultSubPrecision
-	}
+	tol := m.sub
 	eval := func(g float64) (d, dd float64) {
 		s, s2 := ws.edges.eval(g, mu, ws.nu) // edges less separators
 		return -s - ln*(a+g*b), -s2 - ln*b
@@ -728,4 +725,8 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	return c, nil
 }
 
-var _ Method = (*SDCA)(nil)
+var (
+	_ Method    = (*SDCA)(nil)
+	_ Resumer   = (*SDCA)(nil)
+	_ Refresher = (*SDCA)(nil)
+)

@@ -2,8 +2,10 @@ package train
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/dualcrf/dualcrf/crf"
@@ -22,6 +24,13 @@ func randomProblem(t *testing.T, seed uint64, n, maxT, A, K int, real bool, lamb
 		t.Fatal(err)
 	}
 	return p
+}
+
+// kindSampler returns a fresh sampler of the given kind for p, made as the
+// CLI makes it (with p's smoothness, for the importance kinds).
+func kindSampler(t testing.TB, kind string, p *Problem) Sampler {
+	t.Helper()
+	return newTestSampler(t, kind, p.N(), SamplerOptions{Smoothness: p.Smoothness()})
 }
 
 func relClose(a, b, tol float64) bool {
@@ -53,7 +62,7 @@ func TestSDCAInvariants(t *testing.T) {
 				p.TransMask = ObservedTransitions(p.Data)
 				p.TransMask[1] = false
 			}
-			m := &SDCA{Sampler: "uniform", Seed: 3}
+			m := &SDCA{Sampler: kindSampler(t, SamplerUniform, p), Seed: 3}
 			if err := m.Init(p); err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +119,7 @@ func TestSDCAInvariants(t *testing.T) {
 // scratch.
 func TestLineSearchDerivatives(t *testing.T) {
 	p := randomProblem(t, 21, 10, 5, 8, 3, true, 0)
-	m := &SDCA{Sampler: "uniform", Seed: 1}
+	m := &SDCA{Sampler: kindSampler(t, SamplerUniform, p), Seed: 1}
 	if err := m.Init(p); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +191,7 @@ func TestSDCAConverges(t *testing.T) {
 	for _, kind := range []string{"uniform", "gap", "importance", "gap-importance"} {
 		t.Run(kind, func(t *testing.T) {
 			p := randomProblem(t, 31, 40, 6, 15, 3, false, 0.05)
-			m := &SDCA{Sampler: kind, Seed: 9}
+			m := &SDCA{Sampler: kindSampler(t, kind, p), Seed: 9}
 			if err := m.Init(p); err != nil {
 				t.Fatal(err)
 			}
@@ -271,5 +280,63 @@ func TestMuLogNuFromFactors(t *testing.T) {
 				t.Fatalf("sd %g sentence %d (T=%d): Σ μ log ν from factors %.15g, entry by entry %.15g", sd, i, T, got, want)
 			}
 		}
+	}
+}
+
+// cyclicSampler is a user's sampler, none of NewSampler's kinds: it visits
+// the sentences in order and keeps the gaps it is told.
+type cyclicSampler struct {
+	next int
+	gaps []float64
+}
+
+var _ Sampler = (*cyclicSampler)(nil)
+
+func (s *cyclicSampler) Next(*rand.Rand) int {
+	i := s.next
+	s.next = (s.next + 1) % len(s.gaps)
+	return i
+}
+func (s *cyclicSampler) Update(i int, gap float64) { s.gaps[i] = gap }
+func (s *cyclicSampler) Refresh(gaps []float64)    { copy(s.gaps, gaps) }
+func (s *cyclicSampler) Estimate() float64         { return sum(s.gaps) / float64(len(s.gaps)) }
+func (s *cyclicSampler) State() SamplerState {
+	return SamplerState{Kind: "cyclic", Gaps: append([]float64(nil), s.gaps...)}
+}
+func (s *cyclicSampler) Restore(st SamplerState) error { copy(s.gaps, st.Gaps); return nil }
+
+// TestSDCASamplerValue checks SDCA.Sampler as a value: nil is the gap
+// sampler NewSampler makes (the same weights bit for bit); a sampler of the
+// user's own converges, and checkpoints would record its kind; a sampler
+// sized for another number of sentences is refused.
+func TestSDCASamplerValue(t *testing.T) {
+	p := randomProblem(t, 33, 25, 5, 10, 3, false, 0)
+	set := Settings{MaxEpochs: 3, GapTol: 1e-300}
+	ctx := context.Background()
+	def, err := Train(ctx, p, set, &SDCA{Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gap, err := Train(ctx, p, set, &SDCA{Seed: 4, Sampler: kindSampler(t, SamplerGap, p)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "nil sampler vs NewSampler(gap)", def.Weights, gap.Weights)
+
+	m := &SDCA{Seed: 4, Sampler: &cyclicSampler{gaps: make([]float64, p.N())}}
+	res, err := Train(ctx, p, Settings{MaxEpochs: 200, GapTol: 1e-6}, m)
+	if err != nil || res.Stopped != GapReached {
+		t.Fatalf("cyclic sampler: %v, stopped %v at gap %g", err, res.Stopped, res.Last.Gap)
+	}
+	if rs := m.RunSettings(p); rs["sampler"] != "cyclic" || rs["nonuniform"] != "" {
+		t.Fatalf("run settings of the cyclic sampler: %v", rs)
+	}
+	if rs := (&SDCA{}).RunSettings(p); rs["sampler"] != "gap" || rs["nonuniform"] != "0.8" {
+		t.Fatalf("run settings of the default sampler: %v", rs)
+	}
+
+	wrong := kindSampler(t, SamplerUniform, randomProblem(t, 34, 26, 5, 10, 3, false, 0))
+	if _, err := Train(ctx, p, set, &SDCA{Sampler: wrong}); !errors.Is(err, ErrBadProblem) || !strings.Contains(err.Error(), "sized for 26") {
+		t.Fatalf("a sampler of 26 sentences for 25: %v", err)
 	}
 }

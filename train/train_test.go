@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -18,7 +19,7 @@ func TestSDCAAgreesWithLBFGS(t *testing.T) {
 	p := randomProblem(t, 41, 60, 7, 20, 4, true, 0)
 	ctx := context.Background()
 	set := Settings{MaxEpochs: 500, GapTol: 1e-10}
-	rs, err := Train(ctx, p, set, &SDCA{Sampler: "gap", Seed: 1})
+	rs, err := Train(ctx, p, set, &SDCA{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +27,7 @@ func TestSDCAAgreesWithLBFGS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs.Stopped != "gap" {
+	if rs.Stopped != GapReached {
 		t.Fatalf("SDCA stopped by %s at gap %g", rs.Stopped, rs.Last.Gap)
 	}
 	if rl.Last.Gap > 1e-8 {
@@ -62,8 +63,8 @@ func TestTrainStopsAndRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Stopped != "epochs" || res.Epochs != 3 || len(recs) != 4 {
-		t.Fatalf("stopped %q after %d epochs with %d records", res.Stopped, res.Epochs, len(recs))
+	if res.Stopped != EpochLimit || res.Epochs != 3 || len(recs) != 4 {
+		t.Fatalf("stopped %v after %d epochs with %d records", res.Stopped, res.Epochs, len(recs))
 	}
 	for i, r := range recs {
 		if r.Epoch != i || !r.Certified || !(r.Gap >= 0) || r.Residual > 1e-9 {
@@ -73,11 +74,36 @@ func TestTrainStopsAndRecords(t *testing.T) {
 			t.Fatalf("record %d: steps %d, dual %g after %g", i, r.Steps, r.Dual, recs[i-1].Dual)
 		}
 	}
-	// Cancellation ends training with the context's error.
+	// Cancellation ends training with the context's error, and a result
+	// that says so and holds the log so far.
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := Train(ctx, p, Settings{MaxEpochs: 5}, &SDCA{}); err == nil {
-		t.Fatal("cancelled context: no error")
+	set.Record = func(r EpochRecord) error {
+		if r.Epoch == 1 {
+			cancel()
+		}
+		return nil
+	}
+	set.MaxEpochs = 5
+	res, err = Train(ctx, p, set, &SDCA{Seed: 2})
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || !errors.Is(err, context.Canceled) || res == nil || res.Stopped != Interrupted ||
+		res.Epochs != 1 || len(res.Records) != 2 || res.Weights != nil {
+		t.Fatalf("cancelled after epoch 1: err %v, result %+v", err, res)
+	}
+}
+
+// TestStatus checks the statuses' names: the CLI prints them and models
+// record them as "stopped", so they must not change.
+func TestStatus(t *testing.T) {
+	for s, want := range map[Status]string{NotStopped: "not-stopped", GapReached: "gap", EpochLimit: "epochs",
+		TimeLimit: "time", NoProgress: "no-progress", Interrupted: "interrupted", Status(-1): "Status(-1)", Interrupted + 1: "Status(6)"} {
+		if s.String() != want {
+			t.Errorf("%d: %q, want %q", int(s), s.String(), want)
+		}
+	}
+	b, err := json.Marshal(map[string]any{"stopped": TimeLimit})
+	if err != nil || string(b) != `{"stopped":"time"}` {
+		t.Fatalf("JSON: %s %v", b, err)
 	}
 }
 

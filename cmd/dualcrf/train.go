@@ -50,7 +50,7 @@ With --checkpoint DIR, SIGINT or SIGTERM at any moment saves the exact point rea
 			&cli.IntFlag{Name: "refresh-every", Usage: "recompute every gap estimate exactly every k ≥ 1 epochs (0: never)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed; the same seed gives the same model"},
 			&cli.Float64Flag{Name: "gap-tol", Value: train.DefaultGapTol, Usage: "stop when the certified duality gap is at most this (> 0)"},
-			&cli.IntFlag{Name: "gap-every", Value: 1, Usage: "epochs between certificate passes (0: only when the gap estimate falls below --gap-tol; the last epoch is always certified)"},
+			&cli.IntFlag{Name: "gap-every", Value: train.DefaultGapEvery, Usage: "epochs between certificate passes (0: only when the gap estimate falls below --gap-tol; the last epoch is always certified)"},
 			&cli.IntFlag{Name: "max-epochs", Value: train.DefaultMaxEpochs, Usage: "stop after this many epochs, ≥ 1 (L-BFGS: iterations)"},
 			&cli.DurationFlag{Name: "max-time", Usage: "stop after this much training time (e.g. 10m; 0: no limit)"},
 			&cli.StringFlag{Name: "feature-space", Value: "full", Usage: "full (every attribute × label) or observed (pairs seen in training, CRFsuite's)"},
@@ -78,7 +78,9 @@ type trainFlags struct {
 	lambda                     string
 	solver                     string
 	featureSpace, transitions  string
-	sdca                       train.SDCA
+	sdca                       train.SDCA // its Sampler is made once the table is read
+	sampler                    string
+	nonUniform                 float64
 	lbfgsStore                 int
 	set                        train.Settings
 	duals                      string
@@ -100,20 +102,21 @@ func parseTrainFlags(c *cli.Context) (*trainFlags, error) {
 	if _, err := parseLambda(f.lambda, 1); err != nil {
 		return nil, err
 	}
-	f.sdca = train.SDCA{Sampler: c.String("sampler"), NonUniform: c.Float64("nonuniform"), Epsilon: c.Float64("epsilon"),
-		SubPrecision: c.Float64("subprecision"), Seed: c.Uint64("seed"), RefreshEvery: c.Int("refresh-every")}
+	f.sampler, f.nonUniform = c.String("sampler"), c.Float64("nonuniform")
+	f.sdca = train.SDCA{Epsilon: c.Float64("epsilon"), SubPrecision: c.Float64("subprecision"), Seed: c.Uint64("seed")}
 	f.set = train.Settings{MaxEpochs: c.Int("max-epochs"), MaxTime: c.Duration("max-time"), GapTol: c.Float64("gap-tol"),
-		GapEvery: c.Int("gap-every"), CheckpointEvery: c.Int("checkpoint-every"), CheckpointInterval: c.Duration("checkpoint-interval")}
+		GapEvery: c.Int("gap-every"), RefreshEvery: c.Int("refresh-every"),
+		CheckpointEvery: c.Int("checkpoint-every"), CheckpointInterval: c.Duration("checkpoint-interval")}
 	checks := []struct {
 		bad bool
 		msg string
 	}{
 		{f.solver != "sdca" && f.solver != "lbfgs", fmt.Sprintf("--solver %q: want sdca or lbfgs", f.solver)},
-		{!isSampler(f.sdca.Sampler), fmt.Sprintf("--sampler %q: want one of %s", f.sdca.Sampler, strings.Join(train.SamplerKinds(), ", "))},
-		{!(f.sdca.NonUniform > 0 && f.sdca.NonUniform <= 1), fmt.Sprintf("--nonuniform %g: want a probability in (0,1]", f.sdca.NonUniform)},
+		{!isSampler(f.sampler), fmt.Sprintf("--sampler %q: want one of %s", f.sampler, strings.Join(train.SamplerKinds(), ", "))},
+		{!(f.nonUniform > 0 && f.nonUniform <= 1), fmt.Sprintf("--nonuniform %g: want a probability in (0,1]", f.nonUniform)},
 		{!(f.sdca.Epsilon > 0 && f.sdca.Epsilon <= 1), fmt.Sprintf("--epsilon %g: want a weight in (0,1]", f.sdca.Epsilon)},
 		{!(f.sdca.SubPrecision > 0 && f.sdca.SubPrecision < 1), fmt.Sprintf("--subprecision %g: want a step length in (0,1)", f.sdca.SubPrecision)},
-		{f.sdca.RefreshEvery < 0, fmt.Sprintf("--refresh-every %d: want 0 (never) or a number of epochs ≥ 1", f.sdca.RefreshEvery)},
+		{f.set.RefreshEvery < 0, fmt.Sprintf("--refresh-every %d: want 0 (never) or a number of epochs ≥ 1", f.set.RefreshEvery)},
 		{!(f.set.GapTol > 0) || math.IsInf(f.set.GapTol, 0), fmt.Sprintf("--gap-tol %g: want a positive tolerance", f.set.GapTol)},
 		{f.set.GapEvery < 0, fmt.Sprintf("--gap-every %d: want 0 (only when the estimate says so) or a number of epochs ≥ 1", f.set.GapEvery)},
 		{f.set.MaxEpochs < 1, fmt.Sprintf("--max-epochs %d: want at least 1", f.set.MaxEpochs)},
@@ -132,6 +135,9 @@ func parseTrainFlags(c *cli.Context) (*trainFlags, error) {
 	}
 	if f.set.GapEvery == 0 {
 		f.set.GapEvery = -1 // the library's "only by the estimate"
+	}
+	if f.solver != "sdca" {
+		f.set.RefreshEvery = 0 // L-BFGS has no gap estimates: the flag has never applied to it
 	}
 	if b := c.String("memory-budget"); b != "" {
 		v, err := parseBytes(b)
@@ -301,18 +307,19 @@ func trainAndWrite(ctx context.Context, f *trainFlags, t *tables.FeatureTable, p
 	if f.solver == "sdca" {
 		sd = &f.sdca
 		method = sd
+		if sd.Sampler, err = train.NewSampler(f.sampler, p.N(), train.SamplerOptions{NonUniform: f.nonUniform, Smoothness: p.Smoothness()}); err != nil {
+			return err
+		}
 		if f.resume != "" {
-			var err error
 			if resume, err = train.LoadCheckpoint(f.resume, p, func(msg string) { logf("train: warning: %s", msg) }); err != nil {
 				return err
 			}
 			defer resume.Duals.Close()
-			if err := resume.CheckSettings(sd.RunSettings(p)); err != nil {
+			if err := resume.CheckSettings(train.RunSettings(p, f.set, sd)); err != nil {
 				return err
 			}
-			sd.Resume = resume
-			f.set.Start = resume.Progress()
-			logf("train: resuming from %s (%s)", resume.Dir, describe(f.set.Start.Position))
+			f.set.Resume = resume
+			logf("train: resuming from %s (%s)", resume.Dir, describe(resume.Progress().Position))
 		}
 	} else {
 		method = &train.LBFGS{Store: f.lbfgsStore}
@@ -411,23 +418,23 @@ func describe(p train.Position) string {
 }
 
 // stopFlag names the flag behind a stop reason.
-func stopFlag(reason string) string {
+func stopFlag(reason train.Status) string {
 	switch reason {
-	case train.StopEpochs:
+	case train.EpochLimit:
 		return "--max-epochs"
-	case train.StopTime:
+	case train.TimeLimit:
 		return "--max-time"
-	case train.StopNoProgress:
+	case train.NoProgress:
 		return "lack of progress"
 	}
-	return reason
+	return reason.String()
 }
 
 // trainError explains an interrupted run: where it stopped and how to
 // continue (the snapshot written, or the one resumed from if nothing was
 // done since).
 func trainError(err error, f *trainFlags, resume *train.Checkpoint) error {
-	var ie *train.Interrupted
+	var ie *train.InterruptedError
 	if !errors.As(err, &ie) {
 		return err
 	}
@@ -446,11 +453,11 @@ func trainError(err error, f *trainFlags, resume *train.Checkpoint) error {
 // the solver and feature spaces, and the training facts with the final
 // certificate (of exactly the weights written).
 func modelMetadata(tableMD map[string]string, f *trainFlags, p *train.Problem, res *train.Result) map[string]string {
-	facts := map[string]any{"epochs": res.Epochs, "stopped": res.Stopped, "primal": jsonNumber(res.Last.Primal),
+	facts := map[string]any{"epochs": res.Epochs, "stopped": res.Stopped.String(), "primal": jsonNumber(res.Last.Primal),
 		"dual": jsonNumber(res.Last.Dual), "gap": jsonNumber(res.Last.Gap), "gap_tol": res.GapTol,
 		"target_met": res.TargetMet(), "source": f.in, "transitions": p.TransitionSpace()}
 	if f.solver == "sdca" {
-		facts["sampler"], facts["seed"] = f.sdca.Sampler, f.sdca.Seed
+		facts["sampler"], facts["seed"] = f.sampler, f.sdca.Seed
 	}
 	factsJSON, err := json.Marshal(facts)
 	if err != nil {

@@ -2,7 +2,14 @@
 
 package train
 
-import "github.com/dualcrf/dualcrf/crf"
+import (
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/cpu"
+)
+
+// The vector kernels of the table in kernels.go, their loops in
+// kernels_amd64.s. Each uses its Go loop instead where the CPU lacks AVX2
+// or FMA (cpu.AVX2FMA).
 
 // mixKernel sets mu[j] = (1−γ)·mu[j] + γ·nu[j], four entries at a time
 // where the CPU has AVX2 and FMA (its results then differ from mixGo's
@@ -11,7 +18,7 @@ func mixKernel(g float64, mu, nu []float64) {
 	n := len(mu)
 	nu = nu[:n]
 	m := 0
-	if hasAVX2FMA {
+	if cpu.AVX2FMA() {
 		m = n &^ 3
 		if m > 0 {
 			mixAVX2Asm(g, mu[:m], nu[:m])
@@ -28,7 +35,7 @@ func mixAVX2Asm(gamma float64, mu, nu []float64)
 // blockRowsKernel is blockRowsAVX2 where the CPU has AVX2 and FMA, else
 // blockRowsGo.
 var blockRowsKernel = func() func(blk []float64, K int, B, node, sum []float64) float64 {
-	if hasAVX2FMA {
+	if cpu.AVX2FMA() {
 		return blockRowsAVX2
 	}
 	return blockRowsGo
@@ -49,7 +56,7 @@ func blockRowsAVX2Asm(blk []float64, K int, B, node, sum []float64) (muB float64
 // ratiosMomentsKernel is ratiosMomentsAVX2 where the CPU has AVX2 and
 // FMA, else ratiosMomentsGo.
 var ratiosMomentsKernel = func() func(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (float64, float64, int32, int32) {
-	if hasAVX2FMA {
+	if cpu.AVX2FMA() {
 		return ratiosMomentsAVX2
 	}
 	return ratiosMomentsGo
@@ -91,7 +98,7 @@ func logKernel(dst, src []float64) { crf.LogVec(dst, src) }
 // evalBinsKernel is evalBinsAVX2 where the CPU has AVX2 and FMA, else
 // evalBinsGo.
 var evalBinsKernel = func() func(g float64, rho, pm, logD []float64) (float64, float64) {
-	if hasAVX2FMA {
+	if cpu.AVX2FMA() {
 		return evalBinsAVX2
 	}
 	return evalBinsGo
@@ -119,3 +126,66 @@ func evalBinsAVX2(g float64, rho, pm, logD []float64) (s, s2 float64) {
 //
 //go:noescape
 func evalBinsAVX2Asm(gamma float64, rho, pm, logD []float64) (s, s2 float64)
+
+// axpyRows adds, for k < len(dstRow), f·src[s·K : s·K+K] to
+// dst[d·K : d·K+K], with d = dstRow[k], s = srcRow[k] (k when srcRow is
+// nil) and f = c·scale[k] (c when scale is nil). Every row named must lie
+// within its slice; the vector kernel does not check.
+func axpyRows(dst []float64, dstRow []int32, src []float64, srcRow []int32, scale []float64, c float64, K int) {
+	if len(dstRow) == 0 || K == 0 {
+		return
+	}
+	if !cpu.AVX2FMA() {
+		axpyRowsGo(dst, dstRow, src, srcRow, scale, c, K)
+		return
+	}
+	if srcRow != nil {
+		srcRow = srcRow[:len(dstRow)]
+	} else {
+		_ = src[len(dstRow)*K-1]
+	}
+	if scale != nil {
+		scale = scale[:len(dstRow)]
+	}
+	axpyRowsAVX2Asm(dst, dstRow, src, srcRow, scale, c, K)
+}
+
+// axpyRowsAVX2Asm runs axpyRows, len(dstRow) > 0.
+//
+//go:noescape
+func axpyRowsAVX2Asm(dst []float64, dstRow []int32, src []float64, srcRow []int32, scale []float64, c float64, K int)
+
+// dotKernel returns Σ a[i]·b[i] (len(b) ≥ len(a)), eight at a time in two
+// vector accumulators where the CPU allows.
+func dotKernel(a, b []float64) float64 {
+	n := len(a)
+	b = b[:n]
+	m := n &^ 7
+	s := 0.0
+	if m > 0 && cpu.AVX2FMA() {
+		s = dotAVX2Asm(a[:m], b[:m])
+	} else {
+		m = 0
+	}
+	return s + dot(a[m:], b[m:])
+}
+
+// dotAVX2Asm returns Σ a[i]·b[i], len(a) a positive multiple of 8.
+//
+//go:noescape
+func dotAVX2Asm(a, b []float64) float64
+
+// prefetchRows asks for the weight rows w[a·K : a·K+K] of the attributes
+// a in rows to be brought into the cache: the rows of the next step's
+// sentence, requested while this step finishes. Every row must lie within
+// w; the kernel does not check.
+func prefetchRows(w []float64, rows []int32, K int) {
+	if len(rows) > 0 && K > 0 {
+		prefetchRowsAsm(w, rows, K)
+	}
+}
+
+// prefetchRowsAsm issues the prefetches of prefetchRows, len(rows) > 0.
+//
+//go:noescape
+func prefetchRowsAsm(w []float64, rows []int32, K int)
