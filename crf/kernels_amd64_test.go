@@ -308,3 +308,27 @@ func TestLogAVX512(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLogVecLevels times LogVec's AVX2 loop against its AVX-512 loop,
+// side by side in one process, per entry of BenchmarkLogVec's block (a
+// CoNLL-2000 sentence's 11,616 edge entries):
+//
+//	go test ./crf -run '^$' -bench LogVecLevels -count 5
+func BenchmarkLogVecLevels(b *testing.B) {
+	if !cpu.AVX512() {
+		b.Skip("no AVX-512 here")
+	}
+	src := make([]float64, 11616)
+	for i := range src {
+		src[i] = math.Exp(-float64(i%977) / 7)
+	}
+	dst := make([]float64, len(src))
+	for _, wide := range []bool{false, true} {
+		b.Run(map[bool]string{false: "avx2", true: "avx512"}[wide], func(b *testing.B) {
+			for b.Loop() {
+				logVecLevel(dst, src, wide)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(src)), "ns/entry")
+		})
+	}
+}
