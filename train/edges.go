@@ -62,7 +62,7 @@ type edgeTerms struct {
 	slots []float64 // per key: the moments and count of a step in progress (zero between steps)
 	key   []int32   // per entry: its key (binKeys for the exact list)
 	h     []float64 // per entry: h̃ = (ρ − ρ_b)/2^e, the distance of ρ's mantissa from its cell's centre
-	lmu   []float64 // per entry: log μ (scratch of logRatiosMomentsKernel)
+	lmu   []float64 // per entry: log μ (this step's, not kept)
 	exact []int32   // entries evaluated exactly
 	lmuX  []float64 // log μ of each entry of the exact list
 	// The separators (node marginals of the inner nodes), whose terms
@@ -80,13 +80,12 @@ type edgeTerms struct {
 // prepare scans the edge entries (mu, nu) and the separator entries
 // (muS, their logarithms lmuS, nuS; may be empty): Σ μ log μ over the
 // edges, S(0) and S_sep(0), each entry's key and h, and the bins' moments.
-// The edges' log μ is one vector sweep (logKernel) and the edges one more
-// — both in one where the CPU has AVX-512 (logRatiosMomentsKernel) — then
-// the separators one: a vector kernel where the CPU allows
-// (ratiosMomentsKernel: the sums, each entry's key and h, the range of keys
-// met, and the moments added into the key's slot — for the separators the
-// moments of −δ); a last sweep collects the occupied slots of that range,
-// in key order, and clears them for the next step.
+// The edges' log μ is one vector sweep (logKernel); then one sweep per kind
+// of entry, a vector kernel where the CPU allows (ratiosMomentsKernel: the
+// sums, each entry's key and h, the range of keys met, and the moments
+// added into the key's slot — for the separators the moments of −δ), and a
+// last one collects the occupied slots of that range, in key order, and
+// clears them for the next step.
 func (e *edgeTerms) prepare(mu, nu, muS, lmuS, nuS []float64) {
 	n := len(mu)
 	nu = nu[:n]
@@ -100,8 +99,9 @@ func (e *edgeTerms) prepare(mu, nu, muS, lmuS, nuS []float64) {
 	}
 	key, hs, lmu := e.key[:n], e.h[:n], e.lmu[:n]
 	e.key, e.h, e.lmu = key, hs, lmu
+	logKernel(lmu, mu)
 	var lo, hi int32
-	e.xlogx, e.s0, lo, hi = logRatiosMomentsKernel(mu, lmu, nu, hs, key, e.slots, false)
+	e.xlogx, e.s0, lo, hi = ratiosMomentsKernel(mu, lmu, nu, hs, key, e.slots, false)
 	ns := len(muS)
 	e.muS, e.nuS = muS, nuS[:ns]
 	if cap(e.keyS) < ns {

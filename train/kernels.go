@@ -12,16 +12,15 @@ import "math"
 // against its AVX2 loop). kernels_other.go makes each kernel its Go loop
 // on other architectures and under the purego tag.
 //
-//	kernel                  Go loop                     what it does
-//	dotKernel               dot                         Σ a·b (the direction's ‖v‖²)
-//	axpyRows                axpyRowsGo                  rows of dst += f·rows of src (direction, update of w)
-//	blockRowsKernel         blockRowsGo                 a block's node sums, edge sums and Σ μ·B
-//	ratiosMomentsKernel     ratiosMomentsGo             ratio keys, S(0), and the bins' moments (edgeTerms.prepare)
-//	logRatiosMomentsKernel  logKernel, ratiosMomentsGo  log μ, then the same (in one sweep with AVX-512)
-//	evalBinsKernel          evalBinsGo                  the bins' parts of φ' and φ'' (edgeTerms.eval)
-//	mixKernel               mixGo                       μ ← (1−γ)μ + γν
-//	logKernel               crf.LogVec                  log μ, four (AVX-512: eight) at a time (crf's kernel)
-//	prefetchRows            (none)                      fetch the next sentence's weight rows
+//	kernel               Go loop          what it does
+//	dotKernel            dot              Σ a·b (the direction's ‖v‖²)
+//	axpyRows             axpyRowsGo       rows of dst += f·rows of src (direction, update of w)
+//	blockRowsKernel      blockRowsGo      a block's node sums, edge sums and Σ μ·B
+//	ratiosMomentsKernel  ratiosMomentsGo  ratio keys, S(0), and the bins' moments (edgeTerms.prepare)
+//	evalBinsKernel       evalBinsGo       the bins' parts of φ' and φ'' (edgeTerms.eval)
+//	mixKernel            mixGo            μ ← (1−γ)μ + γν
+//	logKernel            crf.LogVec       log μ, four (AVX-512: eight) at a time (crf's kernel)
+//	prefetchRows         (none)           fetch the next sentence's weight rows
 
 // dot returns Σ a[i]·b[i] over len(a) (len(b) ≥ len(a)), in order:
 // dotKernel's Go loop, and the plain dot product of the package.

@@ -83,48 +83,28 @@ func (a *ratiosAcc) sums() (xlogx, s0 float64) {
 // bit as ratiosMomentsGo's, and so is every product added into the slots;
 // the sums of the ratio sweep are added in another order.
 func ratiosMomentsVec(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
-	return ratiosMomentsLevel(mu, logMu, nu, hs, key, mom, neg, cpu.AVX512(), false)
-}
-
-// logRatiosMomentsKernel sets logMu to log μ (logKernel) and returns
-// ratiosMomentsKernel(mu, logMu, …) — where the CPU has AVX-512 in one
-// sweep, logRatiosMomentsAVX512Asm taking log μ of whole eights in
-// registers, with every result what the two calls give bit for bit (logMu
-// then holds the logs of the other entries only: it is scratch).
-func logRatiosMomentsKernel(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
-	if cpu.AVX512() {
-		return ratiosMomentsLevel(mu, logMu, nu, hs, key, mom, neg, true, true)
-	}
-	logKernel(logMu[:len(mu)], mu)
-	return ratiosMomentsKernel(mu, logMu, nu, hs, key, mom, neg)
+	return ratiosMomentsLevel(mu, logMu, nu, hs, key, mom, neg, cpu.AVX512())
 }
 
 // ratiosMomentsLevel is ratiosMomentsVec, with the AVX-512 loop only when
-// wide is true (the tests compare both), and, when takeLog is also true,
-// logMu computed here: in the AVX-512 loop for whole eights, by logKernel
-// for the rest.
-func ratiosMomentsLevel(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg, wide, takeLog bool) (xlogx, s0 float64, lo, hi int32) {
+// wide is true (the tests compare both).
+func ratiosMomentsLevel(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg, wide bool) (xlogx, s0 float64, lo, hi int32) {
 	n := len(mu)
 	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
 	acc := ratiosAcc{lo: binKeys, hi: -1}
-	m, w := n&^3, 0
-	if wide {
-		w = n &^ 7
-	}
-	if takeLog {
-		logKernel(logMu[w:], mu[w:]) // w is a multiple of 4: LogVec splits the rest where it splits the whole
-	}
+	m := n &^ 3
 	if m > 0 {
 		_ = mom[binCopies*binStride*(binKeys+1)-1] // every key's slot lies within mom
 		sign := 1.0
 		if neg {
 			sign = -1
 		}
-		switch {
-		case w > 0 && takeLog:
-			logRatiosMomentsAVX512Asm(mu[:w], nu[:w], hs[:w], key[:w], mom, sign, &acc)
-		case w > 0:
-			ratiosMomentsAVX512Asm(mu[:w], logMu[:w], nu[:w], hs[:w], key[:w], mom, sign, &acc)
+		w := 0
+		if wide {
+			w = n &^ 7
+			if w > 0 {
+				ratiosMomentsAVX512Asm(mu[:w], logMu[:w], nu[:w], hs[:w], key[:w], mom, sign, &acc)
+			}
 		}
 		if m > w {
 			ratiosMomentsAVX2Asm(mu[w:m], logMu[w:m], nu[w:m], hs[w:m], key[w:m], mom, sign, &acc)
@@ -146,12 +126,6 @@ func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float6
 //
 //go:noescape
 func ratiosMomentsAVX512Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64, acc *ratiosAcc)
-
-// logRatiosMomentsAVX512Asm is ratiosMomentsAVX512Asm with log μ taken in
-// the sweep (crf.LogVec's operations, bit for bit) rather than read.
-//
-//go:noescape
-func logRatiosMomentsAVX512Asm(mu, nu, hs []float64, key []int32, mom []float64, sign float64, acc *ratiosAcc)
 
 // logKernel sets dst[j] = log src[j] for normal positive src[j] (crf.LogVec:
 // four at a time where the CPU allows); other entries get an unspecified

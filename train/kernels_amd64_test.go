@@ -24,12 +24,9 @@ func needAVX512(t *testing.T) {
 	}
 }
 
-// TestRatiosMomentsAVX512 checks that the AVX-512 ratio sweeps compute
+// TestRatiosMomentsAVX512 checks that the AVX-512 ratio sweep computes
 // exactly what the AVX2 one does: keys, h, the key range, the sums and
-// every slot bit for bit, for lengths around multiples of 8 and both signs;
-// ratiosMomentsAVX512Asm on the same log μ, and logRatiosMomentsAVX512Asm
-// (log μ taken in the sweep) against logKernel's log μ given to the AVX2
-// sweep.
+// every slot bit for bit, for lengths around multiples of 8 and both signs.
 func TestRatiosMomentsAVX512(t *testing.T) {
 	needAVX512(t)
 	rng := rand.New(rand.NewPCG(17, 18))
@@ -45,37 +42,25 @@ func TestRatiosMomentsAVX512(t *testing.T) {
 					nu[j] = math.Inf(1)
 				case 2:
 					logMu[j] = math.NaN()
-				case 3:
-					mu[j] = math.Inf(1)
 				}
 			}
 		}
 		neg := n%2 == 1
-		for _, takeLog := range []bool{false, true} {
-			if takeLog {
-				logKernel(logMu, mu)
+		hs, key, mom := make([]float64, n), make([]int32, n), make([]float64, size)
+		hs2, key2, mom2 := make([]float64, n), make([]int32, n), make([]float64, size)
+		x, s, lo, hi := ratiosMomentsLevel(mu, logMu, nu, hs, key, mom, neg, false)
+		x2, s2, lo2, hi2 := ratiosMomentsLevel(mu, logMu, nu, hs2, key2, mom2, neg, true)
+		if math.Float64bits(x) != math.Float64bits(x2) || math.Float64bits(s) != math.Float64bits(s2) || lo != lo2 || hi != hi2 {
+			t.Fatalf("n=%d: AVX-512 sums %v %v range [%d, %d], AVX2 %v %v [%d, %d]", n, x2, s2, lo2, hi2, x, s, lo, hi)
+		}
+		for j := range mu {
+			if key[j] != key2[j] || math.Float64bits(hs[j]) != math.Float64bits(hs2[j]) {
+				t.Fatalf("n=%d entry %d: AVX-512 key %d h %g, AVX2 %d %g", n, j, key2[j], hs2[j], key[j], hs[j])
 			}
-			hs, key, mom := make([]float64, n), make([]int32, n), make([]float64, size)
-			hs2, key2, mom2 := make([]float64, n), make([]int32, n), make([]float64, size)
-			x, s, lo, hi := ratiosMomentsLevel(mu, logMu, nu, hs, key, mom, neg, false, false)
-			in := logMu
-			if takeLog {
-				in = make([]float64, n) // scratch: the sweep takes its own logs
-			}
-			x2, s2, lo2, hi2 := ratiosMomentsLevel(mu, in, nu, hs2, key2, mom2, neg, true, takeLog)
-			what := map[bool]string{false: "ratiosMomentsAVX512Asm", true: "logRatiosMomentsAVX512Asm"}[takeLog]
-			if math.Float64bits(x) != math.Float64bits(x2) || math.Float64bits(s) != math.Float64bits(s2) || lo != lo2 || hi != hi2 {
-				t.Fatalf("n=%d %s: sums %v %v range [%d, %d], AVX2 %v %v [%d, %d]", n, what, x2, s2, lo2, hi2, x, s, lo, hi)
-			}
-			for j := range mu {
-				if key[j] != key2[j] || math.Float64bits(hs[j]) != math.Float64bits(hs2[j]) {
-					t.Fatalf("n=%d %s entry %d: key %d h %g, AVX2 %d %g", n, what, j, key2[j], hs2[j], key[j], hs[j])
-				}
-			}
-			for i := range mom {
-				if math.Float64bits(mom[i]) != math.Float64bits(mom2[i]) {
-					t.Fatalf("n=%d %s slot word %d: %.17g, AVX2 %.17g", n, what, i, mom2[i], mom[i])
-				}
+		}
+		for i := range mom {
+			if math.Float64bits(mom[i]) != math.Float64bits(mom2[i]) {
+				t.Fatalf("n=%d slot word %d: AVX-512 %.17g, AVX2 %.17g", n, i, mom2[i], mom[i])
 			}
 		}
 	}
@@ -83,9 +68,7 @@ func TestRatiosMomentsAVX512(t *testing.T) {
 
 // BenchmarkRatiosAVX512 times the ratio and moments sweep on the edge
 // entries of one CoNLL-2000 step (BenchmarkKernelPairs' 11,132 entries),
-// side by side in one process: the AVX2 loop, the AVX-512 loop, and log μ
-// (crf.LogVec) followed by the AVX-512 loop against the two in one sweep
-// (logRatiosMomentsAVX512Asm, what the step runs):
+// side by side in one process: the AVX2 loop against the AVX-512 loop:
 //
 //	go test ./train -run '^$' -bench RatiosAVX512 -count 5
 func BenchmarkRatiosAVX512(b *testing.B) {
@@ -107,20 +90,11 @@ func BenchmarkRatiosAVX512(b *testing.B) {
 		f    func()
 	}{
 		{"ratios/avx2", func() {
-			x, _, _, _ := ratiosMomentsLevel(mu, logMu, nu, hs, key, slots, false, false, false)
+			x, _, _, _ := ratiosMomentsLevel(mu, logMu, nu, hs, key, slots, false, false)
 			sink += x
 		}},
 		{"ratios/avx512", func() {
-			x, _, _, _ := ratiosMomentsLevel(mu, logMu, nu, hs, key, slots, false, true, false)
-			sink += x
-		}},
-		{"log+ratios/two-sweeps", func() {
-			logKernel(logMu, mu)
-			x, _, _, _ := ratiosMomentsLevel(mu, logMu, nu, hs, key, slots, false, true, false)
-			sink += x
-		}},
-		{"log+ratios/one-sweep", func() {
-			x, _, _, _ := ratiosMomentsLevel(mu, logMu, nu, hs, key, slots, false, true, true)
+			x, _, _, _ := ratiosMomentsLevel(mu, logMu, nu, hs, key, slots, false, true)
 			sink += x
 		}},
 	} {

@@ -27,13 +27,5 @@ func prefetchRows(w []float64, rows []int32, K int) {}
 // ratiosMomentsKernel is ratiosMomentsGo: there is no vector kernel for this architecture.
 var ratiosMomentsKernel = ratiosMomentsGo
 
-// logRatiosMomentsKernel sets logMu to log μ and returns
-// ratiosMomentsGo(mu, logMu, …): there is no vector kernel for this
-// architecture.
-func logRatiosMomentsKernel(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
-	logKernel(logMu[:len(mu)], mu)
-	return ratiosMomentsGo(mu, logMu, nu, hs, key, mom, neg)
-}
-
 // logKernel sets dst[j] = log src[j] (crf.LogVec).
 func logKernel(dst, src []float64) { crf.LogVec(dst, src) }
