@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/dualcrf/dualcrf/internal/cpu"
 )
@@ -21,6 +22,15 @@ func needAVX512(t *testing.T) {
 	t.Helper()
 	if !cpu.AVX512() {
 		t.Skip("no AVX-512 here (or a purego build): nothing to compare with the AVX2 kernels")
+	}
+}
+
+// TestRatiosAccLayout checks the offsets of ratiosAcc's fields that both
+// ratio loops read and write: the sums at 0 and 32, lo and hi at 64 and 68.
+func TestRatiosAccLayout(t *testing.T) {
+	var a ratiosAcc
+	if o := [4]uintptr{unsafe.Offsetof(a.xlogx), unsafe.Offsetof(a.s0), unsafe.Offsetof(a.lo), unsafe.Offsetof(a.hi)}; o != [4]uintptr{0, 32, 64, 68} {
+		t.Fatalf("ratiosAcc field offsets %v, the assembly expects [0 32 64 68]", o)
 	}
 }
 
