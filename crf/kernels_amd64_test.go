@@ -207,6 +207,36 @@ func TestLogAVX2(t *testing.T) {
 	if !cpu.AVX2FMA() {
 		t.Skip("no AVX2 and FMA")
 	}
+	xs := logInputs()
+	for len(xs)%4 != 0 {
+		xs = append(xs, 1)
+	}
+	got := make([]float64, len(xs))
+	logVecAsm(got, xs)
+	worst, worstX := 0.0, 1.0
+	for i, x := range xs {
+		want := math.Log(x)
+		if want == 0 {
+			if got[i] != 0 {
+				t.Fatalf("log %.17g = %.17g, want 0", x, got[i])
+			}
+			continue
+		}
+		ulp := math.Abs(math.Nextafter(want, math.Inf(1)) - want)
+		if d := math.Abs(got[i]-want) / ulp; d > worst {
+			worst, worstX = d, x
+		}
+		if !(math.Abs(got[i]-want) <= 2*ulp) {
+			t.Fatalf("log %.17g = %.17g, math.Log %.17g (%.3g ulps)", x, got[i], want, math.Abs(got[i]-want)/ulp)
+		}
+	}
+	t.Logf("%d inputs, greatest difference from math.Log %.3g ulp (at %.17g)", len(xs), worst, worstX)
+}
+
+// logInputs returns TestLogAVX2's inputs, positive normal doubles: bit
+// patterns drawn uniformly, D_b's range, the reduction's seams and the
+// neighbourhood of 1.
+func logInputs() []float64 {
 	rng := rand.New(rand.NewPCG(13, 14))
 	var xs []float64
 	for range 1 << 20 {
@@ -245,28 +275,60 @@ func TestLogAVX2(t *testing.T) {
 		}
 		tail = append(tail, xs[i])
 	}
-	xs = tail
-	for len(xs)%4 != 0 {
-		xs = append(xs, 1)
+	return tail
+}
+
+// TestLogAVX512 checks that LogVec's AVX-512 loop computes exactly what its
+// AVX2 loop does, bit for bit, on TestLogAVX2's inputs and on entries
+// outside LogVec's domain (zero, subnormal, negative, infinite, NaN), whose
+// results are unspecified but must still not differ, for every length
+// modulo 8.
+func TestLogAVX512(t *testing.T) {
+	if !cpu.AVX512() {
+		t.Skip("no AVX-512 here: nothing to compare with the AVX2 loop")
 	}
-	got := make([]float64, len(xs))
-	logVecAsm(got, xs)
-	worst, worstX := 0.0, 1.0
-	for i, x := range xs {
-		want := math.Log(x)
-		if want == 0 {
-			if got[i] != 0 {
-				t.Fatalf("log %.17g = %.17g, want 0", x, got[i])
+	xs := logInputs()
+	odd := []float64{0, math.Copysign(0, -1), 0x1p-1074, 0x1p-1023, math.Nextafter(0x1p-1022, 0), -1, -0x1p-1022,
+		math.Inf(1), math.Inf(-1), math.NaN(), math.MaxFloat64}
+	rng := rand.New(rand.NewPCG(15, 16))
+	for i := range 4096 {
+		j := rng.IntN(len(xs))
+		xs[j] = odd[i%len(odd)]
+	}
+	xs = append(xs, odd...)
+	for cut := 0; cut < 8; cut++ {
+		n := (len(xs) - cut) &^ 3
+		got, want := make([]float64, n), make([]float64, n)
+		logVecLevel(got, xs[cut:cut+n], true)
+		logVecLevel(want, xs[cut:cut+n], false)
+		for i := range n {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+				t.Fatalf("log %.17g: AVX-512 %.17g (%#x), AVX2 %.17g (%#x)", xs[cut+i], got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
 			}
-			continue
-		}
-		ulp := math.Abs(math.Nextafter(want, math.Inf(1)) - want)
-		if d := math.Abs(got[i]-want) / ulp; d > worst {
-			worst, worstX = d, x
-		}
-		if !(math.Abs(got[i]-want) <= 2*ulp) {
-			t.Fatalf("log %.17g = %.17g, math.Log %.17g (%.3g ulps)", x, got[i], want, math.Abs(got[i]-want)/ulp)
 		}
 	}
-	t.Logf("%d inputs, greatest difference from math.Log %.3g ulp (at %.17g)", len(xs), worst, worstX)
+}
+
+// BenchmarkLogVecLevels times LogVec's AVX2 loop against its AVX-512 loop,
+// side by side in one process, per entry of BenchmarkLogVec's block (a
+// CoNLL-2000 sentence's 11,616 edge entries):
+//
+//	go test ./crf -run '^$' -bench LogVecLevels -count 5
+func BenchmarkLogVecLevels(b *testing.B) {
+	if !cpu.AVX512() {
+		b.Skip("no AVX-512 here")
+	}
+	src := make([]float64, 11616)
+	for i := range src {
+		src[i] = math.Exp(-float64(i%977) / 7)
+	}
+	dst := make([]float64, len(src))
+	for _, wide := range []bool{false, true} {
+		b.Run(map[bool]string{false: "avx2", true: "avx512"}[wide], func(b *testing.B) {
+			for b.Loop() {
+				logVecLevel(dst, src, wide)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(src)), "ns/entry")
+		})
+	}
 }

@@ -6,8 +6,11 @@ import "math"
 // one's vector twin (kernels_amd64.go and kernels_amd64.s, used where the
 // CPU has AVX2 and FMA: internal/cpu) computes what it computes, up to the
 // rounding each twin's comment states, and kernels_test.go checks every
-// pair. kernels_other.go makes each kernel its Go loop on other
-// architectures and under the purego tag.
+// pair. Where the CPU also has AVX-512 (cpu.AVX512), some twins run loops
+// of kernels_avx512_amd64.s that compute exactly what their AVX2 loops do,
+// bit for bit, eight entries at a time (kernels_amd64_test.go checks each
+// against its AVX2 loop). kernels_other.go makes each kernel its Go loop
+// on other architectures and under the purego tag.
 //
 //	kernel               Go loop          what it does
 //	dotKernel            dot              Σ a·b (the direction's ‖v‖²)
@@ -16,7 +19,7 @@ import "math"
 //	ratiosMomentsKernel  ratiosMomentsGo  ratio keys, S(0), and the bins' moments (edgeTerms.prepare)
 //	evalBinsKernel       evalBinsGo       the bins' parts of φ' and φ'' (edgeTerms.eval)
 //	mixKernel            mixGo            μ ← (1−γ)μ + γν
-//	logKernel            crf.LogVec       log μ, four at a time (crf's kernel)
+//	logKernel            crf.LogVec       log μ, four (AVX-512: eight) at a time (crf's kernel)
 //	prefetchRows         (none)           fetch the next sentence's weight rows
 
 // dot returns Σ a[i]·b[i] over len(a) (len(b) ≥ len(a)), in order:

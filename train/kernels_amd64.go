@@ -53,41 +53,79 @@ func blockRowsAVX2(blk []float64, K int, B, node, sum []float64) float64 {
 //go:noescape
 func blockRowsAVX2Asm(blk []float64, K int, B, node, sum []float64) (muB float64)
 
-// ratiosMomentsKernel is ratiosMomentsAVX2 where the CPU has AVX2 and
+// ratiosMomentsKernel is ratiosMomentsVec where the CPU has AVX2 and
 // FMA, else ratiosMomentsGo.
 var ratiosMomentsKernel = func() func(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (float64, float64, int32, int32) {
 	if cpu.AVX2FMA() {
-		return ratiosMomentsAVX2
+		return ratiosMomentsVec
 	}
 	return ratiosMomentsGo
 }()
 
-// ratiosMomentsAVX2 is ratiosMomentsGo four entries at a time in one
-// sweep, with the remainder in Go. Keys, h and the key range are the same
-// bit for bit, and so is every product added into the slots; the sums of
-// the ratio sweep are added in another order.
-func ratiosMomentsAVX2(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
+// ratiosAcc carries the sums of the vector ratio sweeps lane by lane, and
+// the key range, from one call of their loops to the next.
+type ratiosAcc struct {
+	xlogx, s0 [4]float64 // Σ μ log μ and Σ δ log μ of lane e: entries j ≡ e mod 4
+	lo, hi    int32      // the least and greatest key below binKeys so far
+}
+
+// sums adds up the lanes of acc's sums, (0 + 2) + (1 + 3), as the AVX2
+// loop always has.
+func (a *ratiosAcc) sums() (xlogx, s0 float64) {
+	x, s := &a.xlogx, &a.s0
+	return (x[0] + x[2]) + (x[1] + x[3]), (s[0] + s[2]) + (s[1] + s[3])
+}
+
+// ratiosMomentsVec is ratiosMomentsGo four entries at a time in one sweep
+// (ratiosMomentsAVX2Asm; where the CPU has AVX-512, the entries of whole
+// eights by ratiosMomentsAVX512Asm, which computes the same bit for bit),
+// with the remainder in Go. Keys, h and the key range are the same bit for
+// bit as ratiosMomentsGo's, and so is every product added into the slots;
+// the sums of the ratio sweep are added in another order.
+func ratiosMomentsVec(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg bool) (xlogx, s0 float64, lo, hi int32) {
+	return ratiosMomentsLevel(mu, logMu, nu, hs, key, mom, neg, cpu.AVX512())
+}
+
+// ratiosMomentsLevel is ratiosMomentsVec, with the AVX-512 loop only when
+// wide is true (the tests compare both).
+func ratiosMomentsLevel(mu, logMu, nu, hs []float64, key []int32, mom []float64, neg, wide bool) (xlogx, s0 float64, lo, hi int32) {
 	n := len(mu)
 	logMu, nu, hs, key = logMu[:n], nu[:n], hs[:n], key[:n]
+	acc := ratiosAcc{lo: binKeys, hi: -1}
 	m := n &^ 3
-	lo, hi = binKeys, -1
 	if m > 0 {
 		_ = mom[binCopies*binStride*(binKeys+1)-1] // every key's slot lies within mom
 		sign := 1.0
 		if neg {
 			sign = -1
 		}
-		xlogx, s0, lo, hi = ratiosMomentsAVX2Asm(mu[:m], logMu[:m], nu[:m], hs[:m], key[:m], mom, sign)
+		w := 0
+		if wide {
+			w = n &^ 7
+			if w > 0 {
+				ratiosMomentsAVX512Asm(mu[:w], logMu[:w], nu[:w], hs[:w], key[:w], mom, sign, &acc)
+			}
+		}
+		if m > w {
+			ratiosMomentsAVX2Asm(mu[w:m], logMu[w:m], nu[w:m], hs[w:m], key[w:m], mom, sign, &acc)
+		}
+		xlogx, s0 = acc.sums()
 	}
 	x, s, l, h := ratiosMomentsGo(mu[m:], logMu[m:], nu[m:], hs[m:], key[m:], mom, neg)
-	return xlogx + x, s0 + s, min(lo, l), max(hi, h)
+	return xlogx + x, s0 + s, min(acc.lo, l), max(acc.hi, h)
 }
 
 // ratiosMomentsAVX2Asm runs ratiosMomentsGo over len(mu) entries, a
-// positive multiple of 4, with sign = −1 for neg.
+// positive multiple of 4, with sign = −1 for neg, adding into acc.
 //
 //go:noescape
-func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
+func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64, acc *ratiosAcc)
+
+// ratiosMomentsAVX512Asm is ratiosMomentsAVX2Asm eight entries at a time,
+// len(mu) a positive multiple of 8.
+//
+//go:noescape
+func ratiosMomentsAVX512Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64, acc *ratiosAcc)
 
 // logKernel sets dst[j] = log src[j] for normal positive src[j] (crf.LogVec:
 // four at a time where the CPU allows); other entries get an unspecified

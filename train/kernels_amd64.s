@@ -52,22 +52,22 @@ xdone:
 	VADDPD     off+192(R11)(R12*1), Y0, Y0; \
 	VMOVUPD    Y0, off+192(R11)(R12*1)
 
-// func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64) (xlogx, s0 float64, lo, hi int32)
+// func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64, acc *ratiosAcc)
 //
 // Four entries at a time: with ok = μ normal (≥ 2^-1022), log μ from logMu,
-// ρ = ν/μ, e = (bits(ρ)>>52) − 963:
+// ρ = ν/μ, e = (bits(ρ)>>52) − 963, lane e of acc's sums gains
 //   xlogx += ok ? μ·log μ : 0,  s0 += ok ? (ν − μ)·log μ : 0,
 // then ok &= 0 ≤ e ≤ 120 and
 //   key = ok ? e<<5 | (bits(ρ)>>47 & 31) : binKeys (3872)
 //   h   = ok ? m − c : 0, m = ρ's mantissa in [1,2), c its cell's centre,
-// lo, hi the least and greatest key below binKeys (binKeys and −1 when
-// there is none); and in the same sweep the moments of every entry with
+// acc.lo, acc.hi become the least and greatest of themselves and the keys
+// below binKeys; and in the same sweep the moments of every entry with
 // d = sign·(ν − μ): lane e of each group of four adds into copy e of its
 // key's slot, H = mom[256·key + 64·e:],
 //   H[0:4] += d·[1, h, h², h³],  H[4:8] += [d·h⁴, d·h⁵, d·h⁶, 1]
 // (the powers formed as momentsGo forms them). len(mu) is a positive
 // multiple of 4; sign is 1 or −1.
-TEXT ·ratiosMomentsAVX2Asm(SB), NOSPLIT, $32-176
+TEXT ·ratiosMomentsAVX2Asm(SB), NOSPLIT, $32-160
 	MOVQ mu_base+0(FP), SI
 	MOVQ mu_len+8(FP), CX
 	MOVQ logMu_base+24(FP), R8
@@ -75,14 +75,15 @@ TEXT ·ratiosMomentsAVX2Asm(SB), NOSPLIT, $32-176
 	MOVQ hs_base+72(FP), R9
 	MOVQ key_base+96(FP), R10
 	MOVQ mom_base+120(FP), R11
+	MOVQ acc+152(FP), R13
 
 	VBROADCASTSD sign+144(FP), Y0
 	VMOVUPD      Y0, sgn-32(SP)
-	VXORPD   Y15, Y15, Y15      // 0
-	VPCMPEQD X8, X8, X8         // greatest key so far, per lane: −1
-	VMOVDQU  sentinel<>(SB), X14 // least key so far, per lane: binKeys
-	VXORPD   Y12, Y12, Y12      // Σ μ log μ
-	VXORPD   Y13, Y13, Y13      // Σ δ log μ
+	VXORPD       Y15, Y15, Y15 // 0
+	VPBROADCASTD 68(R13), X8   // greatest key so far, per lane
+	VPBROADCASTD 64(R13), X14  // least key so far, per lane
+	VMOVUPD      0(R13), Y12   // Σ μ log μ, per lane
+	VMOVUPD      32(R13), Y13  // Σ δ log μ, per lane
 
 qloop:
 	VMOVUPD     (SI), Y0          // μ
@@ -162,27 +163,19 @@ qloop:
 	SUBQ $4, CX
 	JNZ  qloop
 
-	// Horizontal sums, least and greatest.
-	VEXTRACTF128 $1, Y12, X0
-	VADDPD       X0, X12, X0
-	VHADDPD      X0, X0, X0
-	VMOVSD       X0, xlogx+152(FP)
-	VEXTRACTF128 $1, Y13, X1
-	VADDPD       X1, X13, X1
-	VHADDPD      X1, X1, X1
-	VMOVSD       X1, s0+160(FP)
-	VPSHUFD      $0x4e, X14, X0
-	VPMINSD      X0, X14, X14
-	VPSHUFD      $0xb1, X14, X0
-	VPMINSD      X0, X14, X14
-	VMOVD        X14, AX
-	MOVL         AX, lo+168(FP)
-	VPSHUFD      $0x4e, X8, X0
-	VPMAXSD      X0, X8, X8
-	VPSHUFD      $0xb1, X8, X0
-	VPMAXSD      X0, X8, X8
-	VMOVD        X8, AX
-	MOVL         AX, hi+172(FP)
+	// The lanes' sums, least and greatest.
+	VMOVUPD  Y12, 0(R13)
+	VMOVUPD  Y13, 32(R13)
+	VPSHUFD  $0x4e, X14, X0
+	VPMINSD  X0, X14, X14
+	VPSHUFD  $0xb1, X14, X0
+	VPMINSD  X0, X14, X14
+	VMOVD    X14, 64(R13)
+	VPSHUFD  $0x4e, X8, X0
+	VPMAXSD  X0, X8, X8
+	VPSHUFD  $0xb1, X8, X0
+	VPMAXSD  X0, X8, X8
+	VMOVD    X8, 68(R13)
 	VZEROUPPER
 	RET
 
@@ -511,7 +504,6 @@ C4(low5, $31)                      // the five key bits of the mantissa
 C4(mant, $0x000fffffffffffff)      // a float64's mantissa bits
 C4(cell, $0x000f800000000000)      // the top five bits of the mantissa
 C4(centre, $0x3ff0400000000000)    // 1.0 with the half-cell bit: OR the cell, get 1 + (i+½)/32
-L4(sentinel, $3872)                // binKeys
 L4(sentp1, $3873)                  // binKeys + 1
 
 // evens permutes the 32-bit halves of four 64-bit lanes: the low halves first.

@@ -16,3 +16,18 @@ func TestAVX2FMA(t *testing.T) {
 	}
 	t.Logf("assembly kernels: %v", AVX2FMA())
 }
+
+// TestAVX512 checks the AVX-512 probe the same way: true exactly where
+// AVX2FMA is and the processor has AVX-512 F, DQ, BW and VL (x/sys/cpu
+// reports them only where the operating system saves the vector state).
+func TestAVX512(t *testing.T) {
+	x := cpu.X86
+	want := AVX2FMA() && x.HasAVX512F && x.HasAVX512DQ && x.HasAVX512BW && x.HasAVX512VL
+	if AVX512() != want {
+		t.Fatalf("AVX512() = %v (AVX2FMA %v, F %v, DQ %v, BW %v, VL %v)", AVX512(), AVX2FMA(), x.HasAVX512F, x.HasAVX512DQ, x.HasAVX512BW, x.HasAVX512VL)
+	}
+	if AVX512() && !AVX2FMA() {
+		t.Fatal("AVX512() without AVX2FMA()")
+	}
+	t.Logf("AVX-512 kernels: %v", AVX512())
+}
