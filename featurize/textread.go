@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -48,11 +49,11 @@ type TextReader struct {
 	err       error
 }
 
-// NewTextReader opens the corpus at path ("" or "-" = standard input) for
+// NewTextReader opens the corpus src reads (a file, or standard input) for
 // featurizing with opts.Vocab, which must be set, in chunks that end at the
 // first sentence after chunkTokens tokens (tables.DefaultChunkTokens when ≤ 0).
 // Close it after use.
-func NewTextReader(path string, opts RunOptions, chunkTokens int) (*TextReader, error) {
+func NewTextReader(src pipeline.Source, opts RunOptions, chunkTokens int) (*TextReader, error) {
 	if opts.Vocab == nil {
 		return nil, fmt.Errorf("featurize: a TextReader needs a fixed vocabulary")
 	}
@@ -67,8 +68,8 @@ func NewTextReader(path string, opts RunOptions, chunkTokens int) (*TextReader, 
 	if err != nil {
 		return nil, err
 	}
-	display := displayName(path)
-	r, c, err := OpenReader(path, opts.Input)
+	display := src.Name()
+	r, c, err := OpenReader(src, opts.Input)
 	if err != nil {
 		return nil, err
 	}

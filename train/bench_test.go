@@ -7,6 +7,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
@@ -23,7 +24,7 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	}
 	var buf bytes.Buffer
 	ctx := context.Background()
-	if _, err := featurize.Run(ctx, path, &buf, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
+	if _, err := featurize.Run(ctx, pipeline.Source{Path: path}, &buf, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
 		b.Fatal(err)
 	}
 	t, err := tables.ReadFeatureTable(&buf, path, tables.FeatureReadOptions{SkipText: true})

@@ -10,6 +10,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkStepKernels(b *testing.B) {
 	}
 	var buf bytes.Buffer
 	ctx := context.Background()
-	if _, err := featurize.Run(ctx, path, &buf, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
+	if _, err := featurize.Run(ctx, pipeline.Source{Path: path}, &buf, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
 		b.Fatal(err)
 	}
 	t, err := tables.ReadFeatureTable(&buf, path, tables.FeatureReadOptions{SkipText: true})

@@ -119,7 +119,7 @@ func openDecodeInput(c *cli.Context, m *crf.Model) (decode.Source, string, func(
 		if err != nil {
 			return nil, "", nil, err
 		}
-		tr, err := featurize.NewTextReader(text, opts, chunk)
+		tr, err := featurize.NewTextReader(pipeline.Source{Path: text}, opts, chunk)
 		if err != nil {
 			return nil, "", nil, err
 		}

@@ -56,7 +56,7 @@ or --vocab, which also supply the templates, so no flag needs repeating.
 				return fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --format ptb-mrg or ptb-pos", in)
 			}
 			return withOutput(c.String("output"), func(w io.Writer, name string) error {
-				sum, err := featurize.Run(c.Context, in, w, opts)
+				sum, err := featurize.Run(c.Context, pipeline.Source{Path: in}, w, opts)
 				if err != nil {
 					return err
 				}
