@@ -12,7 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/stage"
 )
 
 // TestTrainFlagRefusals gives every numeric train flag a value it must
@@ -76,7 +78,7 @@ func TestTrainRefusesAbsurdData(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "huge.crfsuite"), []byte("B\ta:1e308\tb\nI\tc:2\n\nO\ta\n"), 0o644)
-	mustRun(t, dir, "featurize", "--format", "crfsuite", "-o", "huge.arrow", "huge.crfsuite")
+	mustRun(t, dir, "featurize", "--input-format", "crfsuite", "-o", "huge.arrow", "huge.crfsuite")
 	r := run(t, dir, "", "train", "-o", "m.arrow", "huge.arrow")
 	if r.code != 1 || !strings.Contains(string(r.stderr), "huge.arrow") || !strings.Contains(string(r.stderr), "token row 0") ||
 		!strings.Contains(string(r.stderr), "1e+308") {
@@ -210,7 +212,7 @@ func TestTrainReportsAndRecords(t *testing.T) {
 // readTrainTable reads a feature table's dataset.
 func readTrainTable(t *testing.T, path string) *crf.Dataset {
 	t.Helper()
-	tab, err := readTable(path, true)
+	tab, err := stage.ReadFeatureTable(pipeline.Source{Path: path}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
