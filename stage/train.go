@@ -61,10 +61,12 @@ type TrainOptions struct {
 
 	// Valid, or the table at ValidPath when Valid is nil, is a held-out
 	// table (featurized with the training table's templates) scored after
-	// each certificate; ValidName names Valid in messages.
+	// each certificate; ValidName names Valid in messages. ValidPath "-"
+	// reads Stdin (nil: os.Stdin).
 	Valid     *tables.FeatureTable
 	ValidName string
 	ValidPath string
+	Stdin     io.Reader
 
 	// Duals is where SDCA keeps its dual variables: memory, a file path
 	// (memory-mapped), or auto (""): in memory unless they exceed

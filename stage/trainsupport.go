@@ -145,7 +145,7 @@ func (r *trainer) validator(feat featureSettings) (func([]float64) (map[string]f
 	if vt == nil {
 		var err error
 		path = r.o.ValidPath
-		if vt, err = ReadFeatureTable(pipeline.Source{Path: path}, true); err != nil {
+		if vt, err = ReadFeatureTable(pipeline.Source{Path: path, Stdin: r.o.Stdin}, true); err != nil {
 			return nil, err
 		}
 	}

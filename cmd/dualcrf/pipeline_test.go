@@ -312,7 +312,7 @@ func TestInspect(t *testing.T) {
 		if args[1] == "-" {
 			stdin = f.train
 		}
-		r := run(t, dir, stdin, args...)
+		r := runBinary(t, dir, stdin, args...)
 		if r.code != 0 {
 			t.Fatalf("%v", r)
 		}
@@ -340,7 +340,7 @@ func TestInspect(t *testing.T) {
 		}
 	}
 	// A model on standard input is recognised as well.
-	r := run(t, dir, f.model, "inspect", "-")
+	r := runBinary(t, dir, f.model, "inspect", "-")
 	if r.code != 0 || !bytes.HasPrefix(r.stdout, []byte("model <stdin> (format version "+schemas.ModelVersion+")\n")) {
 		t.Errorf("inspect - < model: %v\nstdout:\n%s", r, r.stdout)
 	}

@@ -203,7 +203,7 @@ func TestNonFiniteModelRefused(t *testing.T) {
 		{"featurize", "--model", bad, "-o", "test.arrow", f.testText},
 		{"inspect", bad},
 	} {
-		r := run(t, dir, "", args...)
+		r := runBinary(t, dir, "", args...)
 		for _, s := range []string{bad, fmt.Sprintf("attr %q", m.AttrNames[row]), "NaN"} {
 			if r.code != 1 || !bytes.Contains(r.stderr, []byte(s)) {
 				t.Errorf("%v\nwant exit 1 and a message with %q", r, s)

@@ -72,7 +72,7 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 		GapTol: c.Float64("gap-tol"), GapEvery: c.Int("gap-every"), MaxEpochs: c.Int("max-epochs"), MaxTime: c.Duration("max-time"),
 		ValidPath: c.String("valid"), Duals: c.String("duals"), Checkpoint: c.String("checkpoint"),
 		CheckpointEvery: c.Int("checkpoint-every"), CheckpointInterval: c.Duration("checkpoint-interval"), Resume: c.String("resume"),
-		Log: c.App.ErrWriter, Quiet: c.Bool("quiet")}
+		Stdin: c.App.Reader, Log: c.App.ErrWriter, Quiet: c.Bool("quiet")}
 	if err := o.CheckGiven(); err != nil {
 		return o, err
 	}
