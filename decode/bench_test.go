@@ -29,11 +29,8 @@ func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset, []byte) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	var tr, te bytes.Buffer
-	if _, err := featurize.Run(ctx, pipeline.Source{Path: filepath.Join(dir, "train.txt.gz")}, &tr, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
-		b.Fatal(err)
-	}
-	trainT, err := tables.ReadFeatureTable(&tr, "train", tables.FeatureReadOptions{SkipText: true})
+	var te bytes.Buffer
+	trainT, _, err := featurize.Table(ctx, pipeline.Source{Path: filepath.Join(dir, "train.txt.gz")}, featurize.RunOptions{Templates: set, MinCount: 3})
 	if err != nil {
 		b.Fatal(err)
 	}

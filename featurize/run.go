@@ -153,34 +153,11 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	if set == nil {
 		set = &TemplateSet{}
 	}
-	vocab := opts.Vocab
-	labels := append([]string(nil), opts.Labels...)
+	vocab, labels := opts.Vocab, append([]string(nil), opts.Labels...)
 	if twoPass {
-		vb := NewVocabBuilder()
-		known := make(map[string]bool, len(labels))
-		for _, l := range labels {
-			known[l] = true
-		}
-		err := scan(ctx, src, display, opts.Input, set, func(_ []string, s *Sentence, feats [][]Feature) error {
-			if vocab == nil {
-				vb.AddSentence(feats)
-			}
-			for _, l := range s.Labels {
-				if l != "" && !known[l] {
-					known[l] = true
-					labels = append(labels, l)
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		var err error
+		if vocab, labels, err = firstPass(ctx, src, display, opts, set); err != nil {
 			return tables.FeatureSummary{}, err
-		}
-		if err := src.rewind(); err != nil {
-			return tables.FeatureSummary{}, fmt.Errorf("read %s: %w", display, err)
-		}
-		if vocab == nil {
-			vocab = vb.Build(opts.MinCount)
 		}
 	}
 	inputJSON, err := json.Marshal(opts.Input)
@@ -232,6 +209,41 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	sum := tw.Summary()
 	sum.Coverage = cov
 	return sum, nil
+}
+
+// firstPass reads the whole input once for its labels (opts.Labels first,
+// then the others as met) and, unless opts.Vocab is set, its vocabulary,
+// then rewinds it.
+func firstPass(ctx context.Context, src *source, display string, opts RunOptions, set *TemplateSet) (*Vocabulary, []string, error) {
+	vocab := opts.Vocab
+	labels := append([]string(nil), opts.Labels...)
+	vb := NewVocabBuilder()
+	known := make(map[string]bool, len(labels))
+	for _, l := range labels {
+		known[l] = true
+	}
+	err := scan(ctx, src, display, opts.Input, set, func(_ []string, s *Sentence, feats [][]Feature) error {
+		if vocab == nil {
+			vb.AddSentence(feats)
+		}
+		for _, l := range s.Labels {
+			if l != "" && !known[l] {
+				known[l] = true
+				labels = append(labels, l)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := src.rewind(); err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", display, err)
+	}
+	if vocab == nil {
+		vocab = vb.Build(opts.MinCount)
+	}
+	return vocab, labels, nil
 }
 
 // addCoverage counts in c a sentence featurized with a fixed vocabulary:

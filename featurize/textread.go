@@ -57,6 +57,22 @@ func NewTextReader(src pipeline.Source, opts RunOptions, chunkTokens int) (*Text
 	if opts.Vocab == nil {
 		return nil, fmt.Errorf("featurize: a TextReader needs a fixed vocabulary")
 	}
+	display := src.Name()
+	r, c, err := OpenReader(src, opts.Input)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := newTextReader(r, c, display, opts, chunkTokens)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return tr, nil
+}
+
+// newTextReader is NewTextReader on the opened reader r of the input
+// display names; c closes it.
+func newTextReader(r Reader, c io.Closer, display string, opts RunOptions, chunkTokens int) (*TextReader, error) {
 	if chunkTokens <= 0 {
 		chunkTokens = tables.DefaultChunkTokens
 	}
@@ -65,11 +81,6 @@ func NewTextReader(src pipeline.Source, opts RunOptions, chunkTokens int) (*Text
 		set = &TemplateSet{}
 	}
 	inputJSON, err := json.Marshal(opts.Input)
-	if err != nil {
-		return nil, err
-	}
-	display := src.Name()
-	r, c, err := OpenReader(src, opts.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -168,9 +179,10 @@ func (tr *TextReader) read() (*tables.FeatureTable, error) {
 func (tr *TextReader) newChunk() *tables.FeatureTable {
 	names := tr.vocab.names
 	cols := tr.r.Columns()
+	capTokens := min(tr.chunkTokens, tables.DefaultChunkTokens) // a whole-corpus chunk grows
 	return &tables.FeatureTable{
 		Data: &crf.Dataset{NumAttrs: len(names), AttrNames: names[:len(names):len(names)],
-			SentStart: make([]int, 0, 1024), AttrStart: make([]int, 1, tr.chunkTokens+1), Labels: make([]int32, 0, tr.chunkTokens)},
+			SentStart: make([]int, 0, 1024), AttrStart: make([]int, 1, capTokens+1), Labels: make([]int32, 0, capTokens)},
 		Columns:       cols,
 		Text:          make([][]string, len(cols)),
 		Metadata:      tr.metadata,

@@ -135,30 +135,15 @@ func Featurize(ctx context.Context, in pipeline.Source, out io.Writer, o Featuri
 }
 
 // FeaturizeTable is Featurize handing the table back in memory, text
-// columns included, as tables.ReadFeatureTable would read Featurize's
-// output. The table streams from the featurizer to the reader: the Arrow
-// bytes are never all held at once. o.Writer is ignored.
+// columns included: the table tables.ReadFeatureTable would read from
+// Featurize's output, built without writing Arrow (featurize.Table).
+// o.Writer does not apply.
 func FeaturizeTable(ctx context.Context, in pipeline.Source, o FeaturizeOptions) (*tables.FeatureTable, tables.FeatureSummary, error) {
-	o.Writer = pipeline.WriterOptions{}
-	pr, pw := io.Pipe()
-	var sum tables.FeatureSummary
-	var ferr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sum, ferr = Featurize(ctx, in, pw, o)
-		pw.CloseWithError(ferr)
-	}()
-	t, rerr := tables.ReadFeatureTable(pr, in.Name(), tables.FeatureReadOptions{})
-	pr.CloseWithError(errors.New("stage: the table reader stopped"))
-	<-done
-	switch {
-	case ferr != nil:
-		return nil, sum, ferr
-	case rerr != nil:
-		return nil, sum, rerr
+	r, err := o.runOptions(in)
+	if err != nil {
+		return nil, tables.FeatureSummary{}, err
 	}
-	return t, sum, nil
+	return featurize.Table(ctx, in, r)
 }
 
 // featureSettings are what a model or a training table records about how
