@@ -7,6 +7,9 @@ import (
 	"github.com/dualcrf/dualcrf/pipeline"
 )
 
+// DefaultScheme is the chunk rules Eval applies by default: conlleval's.
+const DefaultScheme = "conlleval"
+
 // EvalOptions configure Eval. The zero value scores chunks by conlleval's
 // rules.
 type EvalOptions struct {
@@ -47,7 +50,7 @@ func Eval(ctx context.Context, in pipeline.Source, o EvalOptions) (*decode.Evalu
 func (o EvalOptions) evaluator() (*decode.Evaluator, error) {
 	name := o.Scheme
 	if name == "" {
-		name = "conlleval"
+		name = DefaultScheme
 	}
 	scheme, err := decode.ParseScheme(name)
 	if err != nil {

@@ -28,7 +28,7 @@ Exits non-zero when there are no gold labels.
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "write the scores as JSON"},
 			&cli.StringFlag{Name: "arrow", Usage: "also write the overall scores as a one-row Arrow IPC file"},
-			&cli.StringFlag{Name: "scheme", Value: "conlleval", Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
+			&cli.StringFlag{Name: "scheme", Value: stage.DefaultScheme, Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
 			&cli.BoolFlag{Name: "no-chunks", Usage: "token accuracy only (e.g. part-of-speech tags)"},
 		},
 		Action: runEval,
