@@ -29,11 +29,8 @@ func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset, []byte) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	var tr, te bytes.Buffer
-	if _, err := featurize.Run(ctx, filepath.Join(dir, "train.txt.gz"), &tr, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
-		b.Fatal(err)
-	}
-	trainT, err := tables.ReadFeatureTable(&tr, "train", tables.FeatureReadOptions{SkipText: true})
+	var te bytes.Buffer
+	trainT, _, err := featurize.Table(ctx, pipeline.Source{Path: filepath.Join(dir, "train.txt.gz")}, featurize.RunOptions{Templates: set, MinCount: 3})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,7 +38,7 @@ func conll2000Model(b *testing.B) (*crf.Model, *crf.Dataset, []byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := featurize.Run(ctx, filepath.Join(dir, "test.txt.gz"), &te, featurize.RunOptions{Templates: set, Vocab: vocab, Labels: trainT.Data.LabelNames}); err != nil {
+	if _, err := featurize.Run(ctx, pipeline.Source{Path: filepath.Join(dir, "test.txt.gz")}, &te, featurize.RunOptions{Templates: set, Vocab: vocab, Labels: trainT.Data.LabelNames}); err != nil {
 		b.Fatal(err)
 	}
 	testBytes := bytes.Clone(te.Bytes())

@@ -29,7 +29,7 @@ var crfsuiteChunkingTemplates = [][]struct{ column, offset int }{
 // same on CoNLL-2000, which has no "\\" or "\:").
 //
 // It is the file crfsuite learn trains on in CRFsuite's chunking example;
-// `dualcrf featurize --format crfsuite` reads it back.
+// `dualcrf featurize --input-format crfsuite` reads it back.
 func WriteCRFsuiteChunking(w io.Writer, r Reader, name string) error {
 	columnNames := [2]string{"w", "pos"}
 	names := make([]string, len(crfsuiteChunkingTemplates))

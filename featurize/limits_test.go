@@ -14,6 +14,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -80,7 +81,7 @@ func TestBombBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := Run(context.Background(), bomb, io.Discard, RunOptions{})
+	_, err := Run(context.Background(), pipeline.Source{Path: bomb}, io.Discard, RunOptions{})
 	runtime.ReadMemStats(&after)
 	wantSyntaxError(t, err, bomb, 1, "line longer than")
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
@@ -109,7 +110,7 @@ func TestRunFIFO(t *testing.T) {
 	var sum tables.FeatureSummary
 	go func() {
 		var err error
-		sum, err = Run(context.Background(), fifo, io.Discard, RunOptions{})
+		sum, err = Run(context.Background(), pipeline.Source{Path: fifo}, io.Discard, RunOptions{})
 		done <- err
 	}()
 	select {
@@ -148,7 +149,7 @@ func TestRunCancelBlocked(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
-			_, err := Run(ctx, fifo, io.Discard, RunOptions{})
+			_, err := Run(ctx, pipeline.Source{Path: fifo}, io.Discard, RunOptions{})
 			done <- err
 		}()
 		time.Sleep(50 * time.Millisecond) // let it block

@@ -44,26 +44,27 @@ type InputOptions struct {
 // Formats lists the corpus formats OpenReader understands.
 func Formats() []string { return []string{"conll", "conllu", "ptb-mrg", "ptb-pos", "crfsuite"} }
 
-// OpenReader opens path ("" or "-" = standard input) with pipeline.OpenInput
-// as a Reader of the format in opts. The closer closes the file.
-func OpenReader(path string, opts InputOptions) (Reader, io.Closer, error) {
+// OpenReader opens src with pipeline.Source.Open as a Reader of the format
+// in opts; a file named *.zip with a ptb- format is read as the NLTK Penn
+// Treebank archive. The closer closes the input (never standard input).
+func OpenReader(src pipeline.Source, opts InputOptions) (Reader, io.Closer, error) {
 	format := opts.Format
 	if format == "" {
 		format = "conll"
 	}
-	if strings.HasPrefix(format, "ptb-") && strings.HasSuffix(path, ".zip") {
+	if strings.HasPrefix(format, "ptb-") && !src.IsStdin() && strings.HasSuffix(src.Path, ".zip") {
 		tf, err := ParseTreebankFormat(strings.TrimPrefix(format, "ptb-"))
 		if err != nil {
 			return nil, nil, err
 		}
-		z, err := OpenTreebankZip(path, tf)
+		z, err := OpenTreebankZip(src.Path, tf)
 		if err != nil {
 			return nil, nil, err
 		}
 		z.limits = opts
 		return z, z, nil
 	}
-	rc, name, err := pipeline.OpenInput(path)
+	rc, name, err := src.Open()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -124,17 +125,17 @@ type RunOptions struct {
 	BatchTokens int
 }
 
-// Run featurizes the corpus at path ("" or "-" = standard input) into a feature
-// table written to out. Learning a vocabulary (or writing the IPC file
+// Run featurizes the corpus src reads (a file, or standard input) into a
+// feature table written to out. Learning a vocabulary (or writing the IPC file
 // format, whose dictionaries must be complete up front) takes two passes
 // over the input; an input that can be read only once (standard input from
 // a pipe, a FIFO, a process substitution, a device) is then copied to an
 // unnamed temporary file as the first pass reads it, and the second pass
 // reads that. Reads of such an input end when ctx does, with ctx's error.
-func Run(ctx context.Context, path string, out io.Writer, opts RunOptions) (tables.FeatureSummary, error) {
+func Run(ctx context.Context, in pipeline.Source, out io.Writer, opts RunOptions) (tables.FeatureSummary, error) {
 	twoPass := opts.Vocab == nil || opts.Writer.Format == pipeline.FormatFile
-	display := displayName(path)
-	src, err := openSource(ctx, path, display, opts.Input, twoPass)
+	display := in.Name()
+	src, err := openSource(ctx, in, display, opts.Input, twoPass)
 	if err != nil {
 		return tables.FeatureSummary{}, err
 	}
@@ -152,34 +153,11 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	if set == nil {
 		set = &TemplateSet{}
 	}
-	vocab := opts.Vocab
-	labels := append([]string(nil), opts.Labels...)
+	vocab, labels := opts.Vocab, append([]string(nil), opts.Labels...)
 	if twoPass {
-		vb := NewVocabBuilder()
-		known := make(map[string]bool, len(labels))
-		for _, l := range labels {
-			known[l] = true
-		}
-		err := scan(ctx, src, display, opts.Input, set, func(_ []string, s *Sentence, feats [][]Feature) error {
-			if vocab == nil {
-				vb.AddSentence(feats)
-			}
-			for _, l := range s.Labels {
-				if l != "" && !known[l] {
-					known[l] = true
-					labels = append(labels, l)
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		var err error
+		if vocab, labels, err = firstPass(ctx, src, display, opts, set); err != nil {
 			return tables.FeatureSummary{}, err
-		}
-		if err := src.rewind(); err != nil {
-			return tables.FeatureSummary{}, fmt.Errorf("read %s: %w", display, err)
-		}
-		if vocab == nil {
-			vocab = vb.Build(opts.MinCount)
 		}
 	}
 	inputJSON, err := json.Marshal(opts.Input)
@@ -231,6 +209,41 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	sum := tw.Summary()
 	sum.Coverage = cov
 	return sum, nil
+}
+
+// firstPass reads the whole input once for its labels (opts.Labels first,
+// then the others as met) and, unless opts.Vocab is set, its vocabulary,
+// then rewinds it.
+func firstPass(ctx context.Context, src *source, display string, opts RunOptions, set *TemplateSet) (*Vocabulary, []string, error) {
+	vocab := opts.Vocab
+	labels := append([]string(nil), opts.Labels...)
+	vb := NewVocabBuilder()
+	known := make(map[string]bool, len(labels))
+	for _, l := range labels {
+		known[l] = true
+	}
+	err := scan(ctx, src, display, opts.Input, set, func(_ []string, s *Sentence, feats [][]Feature) error {
+		if vocab == nil {
+			vb.AddSentence(feats)
+		}
+		for _, l := range s.Labels {
+			if l != "" && !known[l] {
+				known[l] = true
+				labels = append(labels, l)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := src.rewind(); err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", display, err)
+	}
+	if vocab == nil {
+		vocab = vb.Build(opts.MinCount)
+	}
+	return vocab, labels, nil
 }
 
 // addCoverage counts in c a sentence featurized with a fixed vocabulary:
@@ -308,12 +321,4 @@ func scan(ctx context.Context, src *source, display string, in InputOptions, set
 		}
 	}
 	return r.Err()
-}
-
-// displayName names the input path in messages.
-func displayName(path string) string {
-	if pipeline.IsStdin(path) {
-		return pipeline.StdinName
-	}
-	return path
 }

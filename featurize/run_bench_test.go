@@ -31,7 +31,7 @@ func BenchmarkFeaturizeConll2000(b *testing.B) {
 			for b.Loop() {
 				w.n = 0
 				var err error
-				sum, err = Run(context.Background(), path, &w, RunOptions{Templates: set, MinCount: 3,
+				sum, err = Run(context.Background(), pipeline.Source{Path: path}, &w, RunOptions{Templates: set, MinCount: 3,
 					Writer: pipeline.WriterOptions{Compression: comp}})
 				if err != nil {
 					b.Fatal(err)

@@ -33,34 +33,43 @@ type source struct {
 	file   *os.File // the opened stream file, closed by Close
 }
 
-// openSource opens the input at path ("" or "-" = standard input) for Run;
-// display names it in messages; twoPass says whether it will be read twice.
-func openSource(ctx context.Context, path, display string, in InputOptions, twoPass bool) (*source, error) {
-	if !pipeline.IsStdin(path) && isTreebankZip(path, in) {
-		return &source{path: path}, nil
+// openSource opens src for Run; display names it in messages; twoPass
+// says whether it will be read twice.
+func openSource(ctx context.Context, src pipeline.Source, display string, in InputOptions, twoPass bool) (*source, error) {
+	if !src.IsStdin() && isTreebankZip(src.Path, in) {
+		return &source{path: src.Path}, nil
 	}
-	var f *os.File
-	if pipeline.IsStdin(path) {
-		f = os.Stdin
-	} else {
-		st, err := os.Stat(path)
-		switch {
-		case err != nil:
-			return nil, renamePathError(err, display)
-		case st.IsDir():
-			return nil, fmt.Errorf("%s: is a directory", display)
-		case st.Mode().IsRegular():
-			return &source{path: path}, nil
+	if src.IsStdin() {
+		if f, ok := src.Reader().(*os.File); ok {
+			return openStream(ctx, f, display, twoPass, false)
 		}
-		if f, err = pipeline.OpenContext(ctx, path); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, renamePathError(err, display)
-		}
+		return openReader(ctx, src.Reader(), display, twoPass)
 	}
+	st, err := os.Stat(src.Path)
+	switch {
+	case err != nil:
+		return nil, renamePathError(err, display)
+	case st.IsDir():
+		return nil, fmt.Errorf("%s: is a directory", display)
+	case st.Mode().IsRegular():
+		return &source{path: src.Path}, nil
+	}
+	f, err := pipeline.OpenContext(ctx, src.Path)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, renamePathError(err, display)
+	}
+	return openStream(ctx, f, display, twoPass, true)
+}
+
+// openStream reads the open file f: in place when it is a regular file
+// (standard input redirected from one), else as a stream; owned says
+// whether Close closes f.
+func openStream(ctx context.Context, f *os.File, display string, twoPass, owned bool) (*source, error) {
 	s := &source{}
-	if f != os.Stdin {
+	if owned {
 		s.file = f
 	}
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
@@ -69,7 +78,31 @@ func openSource(ctx context.Context, path, display string, in InputOptions, twoP
 			return s, nil
 		}
 	}
-	s.stream = pipeline.ContextReader(ctx, f)
+	return s.spoolStream(ctx, f, display, twoPass)
+}
+
+// openReader reads r, a standard input that is no file: in place when it
+// can read at offsets (a bytes.Reader, a strings.Reader, a SectionReader),
+// else as a stream.
+func openReader(ctx context.Context, r io.Reader, display string, twoPass bool) (*source, error) {
+	if ra, ok := r.(interface {
+		io.ReaderAt
+		Size() int64
+	}); ok {
+		var off int64
+		if sk, ok := r.(io.Seeker); ok {
+			off, _ = sk.Seek(0, io.SeekCurrent)
+		}
+		size := ra.Size() - off
+		return &source{ra: io.NewSectionReader(ra, off, size), size: size}, nil
+	}
+	return (&source{}).spoolStream(ctx, r, display, twoPass)
+}
+
+// spoolStream makes s read the stream r, whose reads end with ctx, copying
+// it to a spool as the first pass reads it when a second pass follows.
+func (s *source) spoolStream(ctx context.Context, r io.Reader, display string, twoPass bool) (*source, error) {
+	s.stream = pipeline.ContextReader(ctx, r)
 	if twoPass {
 		spool, err := pipeline.NewSpool("", display)
 		if err != nil {
@@ -99,7 +132,7 @@ func isTreebankZip(path string, in InputOptions) bool {
 // open returns a reader of the next pass.
 func (s *source) open(display string, in InputOptions) (Reader, io.Closer, error) {
 	if s.path != "" {
-		return OpenReader(s.path, in)
+		return OpenReader(pipeline.Source{Path: s.path}, in)
 	}
 	raw := s.stream
 	if s.ra != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -48,14 +49,30 @@ type TextReader struct {
 	err       error
 }
 
-// NewTextReader opens the corpus at path ("" or "-" = standard input) for
+// NewTextReader opens the corpus src reads (a file, or standard input) for
 // featurizing with opts.Vocab, which must be set, in chunks that end at the
 // first sentence after chunkTokens tokens (tables.DefaultChunkTokens when ≤ 0).
 // Close it after use.
-func NewTextReader(path string, opts RunOptions, chunkTokens int) (*TextReader, error) {
+func NewTextReader(src pipeline.Source, opts RunOptions, chunkTokens int) (*TextReader, error) {
 	if opts.Vocab == nil {
 		return nil, fmt.Errorf("featurize: a TextReader needs a fixed vocabulary")
 	}
+	display := src.Name()
+	r, c, err := OpenReader(src, opts.Input)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := newTextReader(r, c, display, opts, chunkTokens)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return tr, nil
+}
+
+// newTextReader is NewTextReader on the opened reader r of the input
+// display names; c closes it.
+func newTextReader(r Reader, c io.Closer, display string, opts RunOptions, chunkTokens int) (*TextReader, error) {
 	if chunkTokens <= 0 {
 		chunkTokens = tables.DefaultChunkTokens
 	}
@@ -64,11 +81,6 @@ func NewTextReader(path string, opts RunOptions, chunkTokens int) (*TextReader, 
 		set = &TemplateSet{}
 	}
 	inputJSON, err := json.Marshal(opts.Input)
-	if err != nil {
-		return nil, err
-	}
-	display := displayName(path)
-	r, c, err := OpenReader(path, opts.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -167,9 +179,10 @@ func (tr *TextReader) read() (*tables.FeatureTable, error) {
 func (tr *TextReader) newChunk() *tables.FeatureTable {
 	names := tr.vocab.names
 	cols := tr.r.Columns()
+	capTokens := min(tr.chunkTokens, tables.DefaultChunkTokens) // a whole-corpus chunk grows
 	return &tables.FeatureTable{
 		Data: &crf.Dataset{NumAttrs: len(names), AttrNames: names[:len(names):len(names)],
-			SentStart: make([]int, 0, 1024), AttrStart: make([]int, 1, tr.chunkTokens+1), Labels: make([]int32, 0, tr.chunkTokens)},
+			SentStart: make([]int, 0, 1024), AttrStart: make([]int, 1, capTokens+1), Labels: make([]int32, 0, capTokens)},
 		Columns:       cols,
 		Text:          make([][]string, len(cols)),
 		Metadata:      tr.metadata,

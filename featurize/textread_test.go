@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -78,7 +79,7 @@ func TestTextReader(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
 			var trainBuf, testBuf bytes.Buffer
-			if _, err := Run(ctx, c.train, &trainBuf, RunOptions{Input: c.input, Templates: c.templates}); err != nil {
+			if _, err := Run(ctx, pipeline.Source{Path: c.train}, &trainBuf, RunOptions{Input: c.input, Templates: c.templates}); err != nil {
 				t.Fatal(err)
 			}
 			train, err := tables.ReadFeatureTable(&trainBuf, "train", tables.FeatureReadOptions{SkipText: true})
@@ -90,7 +91,7 @@ func TestTextReader(t *testing.T) {
 				t.Fatal(err)
 			}
 			opts := RunOptions{Input: c.input, Templates: c.templates, Vocab: vocab, Labels: train.Data.LabelNames}
-			sum, err := Run(ctx, c.test, &testBuf, opts)
+			sum, err := Run(ctx, pipeline.Source{Path: c.test}, &testBuf, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +99,7 @@ func TestTextReader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr, err := NewTextReader(c.test, opts, 40)
+			tr, err := NewTextReader(pipeline.Source{Path: c.test}, opts, 40)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,16 +41,21 @@ func (p Path) describe(std string) string {
 // standard output into the next stage — is refused. Paths with an empty
 // Name are ignored, and so are inputs that cannot be examined (the stage
 // reports those when it opens them).
-func CheckDistinct(inputs, outputs []Path) error {
+func CheckDistinct(inputs, outputs []Path) error { return Std{}.CheckDistinct(inputs, outputs) }
+
+// CheckDistinct is the package's CheckDistinct with s's streams standing
+// for "-": a stream that is not an *os.File is no file an output could
+// overwrite, and two outputs "-" are the same stream.
+func (s Std) CheckDistinct(inputs, outputs []Path) error {
 	ins := make([]fileID, 0, len(inputs))
 	for _, p := range inputs {
-		if id, ok := identify(p, os.Stdin); ok && id.info != nil && id.info.Mode().IsRegular() {
+		if id, ok := identify(p, s.stdin(), "standard input"); ok && id.info != nil && id.info.Mode().IsRegular() {
 			ins = append(ins, id)
 		}
 	}
 	outs := make([]fileID, 0, len(outputs))
 	for _, p := range outputs {
-		if id, ok := identify(p, os.Stdout); ok {
+		if id, ok := identify(p, s.stdout(), "standard output"); ok {
 			outs = append(outs, id)
 		}
 	}
@@ -77,20 +82,22 @@ type fileID struct {
 	key  string
 }
 
-// identify examines p; "-" is the file stdf. ok is false for an unset path
-// or one that cannot be examined for another reason than not existing.
-func identify(p Path, stdf *os.File) (fileID, bool) {
-	std := "standard output"
-	if stdf == os.Stdin {
-		std = "standard input"
-	}
-	id := fileID{path: p.describe(std)}
+// identify examines p; "-" is the stream std, named stdName. ok is false
+// for an unset path or one that cannot be examined for another reason than
+// not existing. A stream that is no *os.File is identified by its name.
+func identify(p Path, std any, stdName string) (fileID, bool) {
+	id := fileID{path: p.describe(stdName)}
 	var err error
 	switch p.Name {
 	case "":
 		return id, false
 	case "-":
-		id.info, err = stdf.Stat()
+		f, ok := std.(*os.File)
+		if !ok {
+			id.key = "\x00" + stdName
+			return id, true
+		}
+		id.info, err = f.Stat()
 		return id, err == nil
 	}
 	id.info, err = os.Stat(p.Name)

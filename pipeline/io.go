@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -38,23 +39,28 @@ const (
 // buffered. An Output is not safe for concurrent use.
 type Output struct {
 	name    string
-	path    string   // final path; "" when written directly
-	tmp     *os.File // temporary file, nil when written directly
-	tmpName string   // the temporary file's path; "" while it has none
-	direct  *os.File // stdout or special file, nil for a temporary file
+	path    string    // final path; "" when written directly
+	tmp     *os.File  // temporary file, nil when written directly
+	tmpName string    // the temporary file's path; "" while it has none
+	direct  io.Writer // standard output or a special file, nil for a temporary file
+	owned   *os.File  // the special file, closed with the output; nil for standard output
 	buf     *bufio.Writer
 	mode    os.FileMode
 	done    bool
 }
 
 // CreateOutput opens the output for path ("" or "-" = standard output).
-func CreateOutput(path string) (*Output, error) { return createOutput(path, true) }
+func CreateOutput(path string) (*Output, error) { return Std{}.CreateOutput(path) }
 
-// createOutput is CreateOutput; unnamed false forces a named temporary file
-// (what systems without unnamed files get), for tests.
-func createOutput(path string, unnamed bool) (*Output, error) {
+// CreateOutput is the package's CreateOutput with s.Out as standard output.
+func (s Std) CreateOutput(path string) (*Output, error) { return createOutput(path, s.stdout(), true) }
+
+// createOutput is CreateOutput, stdout being standard output; unnamed false
+// forces a named temporary file (what systems without unnamed files get),
+// for tests.
+func createOutput(path string, stdout io.Writer, unnamed bool) (*Output, error) {
 	if isStd(path) {
-		return newDirect(os.Stdout, StdoutName), nil
+		return newDirect(stdout, nil, StdoutName), nil
 	}
 	mode := os.FileMode(0o644)
 	if st, err := os.Stat(path); err == nil {
@@ -66,7 +72,7 @@ func createOutput(path string, unnamed bool) (*Output, error) {
 			if err != nil {
 				return nil, fmt.Errorf("create output: %w", err)
 			}
-			return newDirect(f, path), nil
+			return newDirect(f, f, path), nil
 		}
 		mode = st.Mode().Perm()
 	}
@@ -98,8 +104,10 @@ func createOutput(path string, unnamed bool) (*Output, error) {
 	return o, nil
 }
 
-func newDirect(f *os.File, name string) *Output {
-	return &Output{name: name, direct: f, buf: bufio.NewWriterSize(f, 1<<20)}
+// newDirect returns an output written straight to w; owned, when not nil,
+// is the file under w, closed with the output.
+func newDirect(w io.Writer, owned *os.File, name string) *Output {
+	return &Output{name: name, direct: w, owned: owned, buf: bufio.NewWriterSize(w, 1<<20)}
 }
 
 // Name returns the output's name for messages.
@@ -141,8 +149,8 @@ func (o *Output) Commit() error {
 
 func (o *Output) commitDirect() error {
 	err := o.buf.Flush()
-	if o.direct != os.Stdout {
-		err = errors.Join(err, o.direct.Close())
+	if o.owned != nil {
+		err = errors.Join(err, o.owned.Close())
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", o.name, err)
@@ -204,8 +212,8 @@ func (o *Output) Abort() error {
 			err = os.Remove(o.tmpName)
 		}
 		return errors.Join(err, o.tmp.Close())
-	case o.direct != os.Stdout:
-		return o.direct.Close()
+	case o.owned != nil:
+		return o.owned.Close()
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -86,7 +85,11 @@ type OutputFormat struct {
 // extension that contradicts the flags (-o x.parquet --format arrow), a kind
 // the stage cannot write there, and binary output (Arrow, Parquet) to a
 // terminal unless the path was given explicitly as "-".
-func ResolveOutput(r OutputRequest) (OutputFormat, error) {
+func ResolveOutput(r OutputRequest) (OutputFormat, error) { return Std{}.ResolveOutput(r) }
+
+// ResolveOutput is the package's ResolveOutput with s.Out as standard
+// output.
+func (s Std) ResolveOutput(r OutputRequest) (OutputFormat, error) {
 	if len(r.Kinds) == 0 {
 		return OutputFormat{}, fmt.Errorf("%s: no output kind", r.Flag)
 	}
@@ -119,7 +122,7 @@ func ResolveOutput(r OutputRequest) (OutputFormat, error) {
 			return out, err
 		}
 	}
-	if out.Kind.binary() && isStd(r.Path) && !r.PathGiven && isTerminal(os.Stdout) {
+	if out.Kind.binary() && isStd(r.Path) && !r.PathGiven && s.stdoutIsTerminal() {
 		return out, fmt.Errorf("refusing to write binary %s to a terminal: redirect standard output (> FILE, | next stage), name a file with %s FILE, or give %s - to force it",
 			out.Kind.describe(), r.Flag, r.Flag)
 	}

@@ -21,7 +21,7 @@ func TestHelperWriter(t *testing.T) {
 	if mode == "" {
 		return // run as a test: nothing to do
 	}
-	out, err := createOutput(path, mode != "named")
+	out, err := createOutput(path, os.Stdout, mode != "named")
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)

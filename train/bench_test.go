@@ -1,13 +1,12 @@
 package train_test
 
 import (
-	"bytes"
 	"context"
 	"testing"
 
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
-	"github.com/dualcrf/dualcrf/tables"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -21,12 +20,8 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var buf bytes.Buffer
 	ctx := context.Background()
-	if _, err := featurize.Run(ctx, path, &buf, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
-		b.Fatal(err)
-	}
-	t, err := tables.ReadFeatureTable(&buf, path, tables.FeatureReadOptions{SkipText: true})
+	t, _, err := featurize.Table(ctx, pipeline.Source{Path: path}, featurize.RunOptions{Templates: set, MinCount: 3})
 	if err != nil {
 		b.Fatal(err)
 	}

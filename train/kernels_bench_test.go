@@ -1,7 +1,6 @@
 package train
 
 import (
-	"bytes"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -10,7 +9,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
-	"github.com/dualcrf/dualcrf/tables"
+	"github.com/dualcrf/dualcrf/pipeline"
 )
 
 // kernelBlock is one sentence's dual block and oracle marginals, captured
@@ -38,12 +37,8 @@ func BenchmarkStepKernels(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var buf bytes.Buffer
 	ctx := context.Background()
-	if _, err := featurize.Run(ctx, path, &buf, featurize.RunOptions{Templates: set, MinCount: 3}); err != nil {
-		b.Fatal(err)
-	}
-	t, err := tables.ReadFeatureTable(&buf, path, tables.FeatureReadOptions{SkipText: true})
+	t, _, err := featurize.Table(ctx, pipeline.Source{Path: path}, featurize.RunOptions{Templates: set, MinCount: 3})
 	if err != nil {
 		b.Fatal(err)
 	}

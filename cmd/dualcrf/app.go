@@ -8,9 +8,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// newApp builds the command-line interface; stdout and stderr are where the
-// stages write tables and messages.
-func newApp(stdout, stderr io.Writer) *cli.App {
+// newApp builds the command-line interface; stdin is what "-" reads, and
+// stdout and stderr are where the stages write tables and messages.
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	commands := []*cli.Command{
 		featurizeCommand(),
 		inspectCommand(),
@@ -33,6 +33,7 @@ so they chain with pipes:
    dualcrf featurize --template chunking --min-count 3 -o train.arrow train.txt.gz
    dualcrf train --lambda 1/n -o model.arrow train.arrow
    dualcrf featurize --model model.arrow test.txt.gz | dualcrf decode -m model.arrow | dualcrf eval`,
+		Reader:                 stdin,
 		Writer:                 stdout,
 		ErrWriter:              stderr,
 		HideHelpCommand:        true,

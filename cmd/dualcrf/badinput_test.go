@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"math"
@@ -24,11 +25,12 @@ import (
 )
 
 // The bad-input catalogue is data, in the manner of Miller's cases/: each
-// directory of testdata/cases holds one run of the binary (see
+// directory of testdata/cases holds one run of the command, in-process
+// (run) (see
 // testdata/cases/README.md): `cmd`, the argument line; optionally `stdin`,
 // the path of the file fed on standard input; and the golden files `exit`,
 // `stderr` and `stdout` (absent when empty). `go test -run TestBadInput
-// -update` rewrites the golden files from what the binary does, so adding a
+// -update` rewrites the golden files from what the command does, so adding a
 // case is making a directory with a `cmd` file and running -update.
 //
 // Every case runs in an empty directory, which is also TMPDIR, with
@@ -96,7 +98,7 @@ func runCase(t *testing.T, env caseEnv, dir string) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	r := run(t, work, stdin, args...)
+	r := runInProcess(t, work, stdin, args...)
 	noPanic(t, r)
 	if r.code != 0 {
 		if len(r.stdout) > 0 {
@@ -127,6 +129,26 @@ func runCase(t *testing.T, env caseEnv, dir string) {
 			t.Errorf("dualcrf %s\n%s differs from %s\n--- got:\n%s--- want:\n%s", line, name, path, got[name], want)
 		}
 	}
+}
+
+// runInProcess runs the command as run does, in-process, in dir (also
+// TMPDIR), with standard input read from the file stdin ("": the null
+// device, as a child process gets).
+func runInProcess(t *testing.T, dir, stdin string, args ...string) result {
+	t.Helper()
+	t.Chdir(dir)
+	t.Setenv("TMPDIR", dir)
+	if stdin == "" {
+		stdin = os.DevNull
+	}
+	in, err := os.Open(stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"dualcrf"}, args...), in, &out, &errb)
+	return result{args: args, stdout: out.Bytes(), stderr: errb.Bytes(), code: code}
 }
 
 // readCaseCmd returns the argument line of a cmd file: its one line that is

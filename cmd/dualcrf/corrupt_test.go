@@ -46,7 +46,7 @@ func inProcess(args ...string) (code int, stdout, stderr []byte, panicked any) {
 				panicked = fmt.Sprintf("%v\n%s", p, debug.Stack())
 			}
 		}()
-		err := newApp(&out, &errb).RunContext(context.Background(), append([]string{"dualcrf"}, args...))
+		err := newApp(nil, &out, &errb).RunContext(context.Background(), append([]string{"dualcrf"}, args...))
 		code = exitCode(err, nil, &errb)
 	}()
 	return code, out.Bytes(), errb.Bytes(), panicked

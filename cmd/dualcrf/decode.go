@@ -8,10 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/featurize"
-	"github.com/dualcrf/dualcrf/pipeline"
-	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -51,6 +48,8 @@ unknown to the model, or gold labels it cannot predict, are warnings with counts
 	}
 }
 
+// runDecode decodes the input (a feature table, or --text) with the model
+// into the output.
 func runDecode(c *cli.Context) error {
 	if c.String("text") == "" {
 		for _, name := range []string{"input-format", "no-labels"} {
@@ -63,118 +62,41 @@ func runDecode(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	format := string(kind)
-	if err := checkOutputFlags(c, format); err != nil {
+	if err := checkOutputFlags(c, string(kind)); err != nil {
 		return err
 	}
 	modelPath := c.String("model")
-	m, err := readModel(modelPath)
+	m, err := stage.ReadModel(std(c).Source(modelPath))
 	if err != nil {
 		return err
 	}
-	src, input, closeInput, err := openDecodeInput(c, m)
+	o := stage.DecodeOptions{Format: string(kind), IPC: wopts, Marginals: c.Bool("marginals"), Workers: c.Int("workers"),
+		ChunkTokens: c.Int("chunk-tokens"), Text: c.String("text") != "", InputFormat: c.String("input-format"),
+		NoLabels: c.Bool("no-labels"), ModelName: modelPath, Log: c.App.ErrWriter}
+	in, err := openDecodeInput(c, m, o)
 	if err != nil {
 		return err
 	}
-	defer closeInput()
-	md := map[string]string{schemas.KeySource: modelPath}
-	opts := decode.Options{Marginals: c.Bool("marginals"), Workers: c.Int("workers")}
-	return withOutput(c.String("output"), func(w io.Writer, _ string) error {
-		pw, err := tables.NewPredictionWriter(w, m, tables.PredictionOptions{Format: format, IPC: wopts, Metadata: md})
-		if err != nil {
-			return err
-		}
-		cov, err := decode.Stream(c.Context, m, src, opts, pw.Write)
-		if err == nil {
-			if err = cov.Mismatch(input, modelPath); err != nil {
-				err = fmt.Errorf("decode: %w", err)
-			}
-		}
-		if err != nil {
-			pw.Abort()
-			return err
-		}
-		if err := pw.Close(); err != nil {
-			return err
-		}
-		for _, msg := range cov.Warnings(modelPath) {
-			logf("decode: warning: %s", msg)
-		}
-		return nil
+	defer in.Close()
+	return withOutput(c, c.String("output"), func(w io.Writer, _ string) error {
+		_, err := stage.DecodeFrom(c.Context, m, in, w, o)
+		return err
 	})
 }
 
-// openDecodeInput opens decode's input as a source of chunks: the raw
-// corpus of --text, featurized with the model's templates, vocabulary and
-// input settings, or the feature table given as argument (standard input
-// by default). It returns the input's name for messages and a function
-// that closes it.
-func openDecodeInput(c *cli.Context, m *crf.Model) (decode.Source, string, func(), error) {
-	chunk := c.Int("chunk-tokens")
-	if text := c.String("text"); text != "" {
-		if c.NArg() > 0 {
-			return nil, "", nil, fmt.Errorf("decode: give either --text or a feature table, not both")
-		}
-		opts, err := textOptions(c, m)
-		if err != nil {
-			return nil, "", nil, err
-		}
-		tr, err := featurize.NewTextReader(text, opts, chunk)
-		if err != nil {
-			return nil, "", nil, err
-		}
-		return tr, tr.Metadata()[schemas.KeySource], func() { tr.Close() }, nil
-	}
+// openDecodeInput opens decode's input: the raw corpus of --text or the
+// feature table given as argument (standard input by default).
+func openDecodeInput(c *cli.Context, m *crf.Model, o stage.DecodeOptions) (*stage.DecodeInput, error) {
 	path := c.Args().First()
-	if c.NArg() > 1 {
-		return nil, "", nil, fmt.Errorf("decode: one feature table at most, got %d", c.NArg())
+	if o.Text {
+		if c.NArg() > 0 {
+			return nil, fmt.Errorf("decode: give either --text or a feature table, not both")
+		}
+		path = c.String("text")
+	} else if c.NArg() > 1 {
+		return nil, fmt.Errorf("decode: one feature table at most, got %d", c.NArg())
 	}
-	in, name, err := pipeline.OpenInput(path)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	rr, err := pipeline.OpenRecordReader(in, name, pipeline.ReaderOptions{})
-	if err != nil {
-		in.Close()
-		return nil, "", nil, err
-	}
-	closeAll := func() {
-		rr.Release()
-		in.Close()
-	}
-	tr, err := tables.NewFeatureReader(rr, name, tables.FeatureReadOptions{ChunkTokens: chunk})
-	if err != nil {
-		closeAll()
-		return nil, "", nil, err
-	}
-	mt, tt := m.Meta[schemas.KeyTemplates], tr.Metadata()[schemas.KeyTemplates]
-	if mt != "" && tt != "" && mt != tt {
-		closeAll()
-		return nil, "", nil, fmt.Errorf("decode: the feature table %s was made with other templates than model %s; featurize it with --model %s",
-			name, c.String("model"), c.String("model"))
-	}
-	return tr, name, closeAll, nil
-}
-
-// textOptions are the featurization settings a model records, for decode
-// --text, with --input-format and --no-labels applied.
-func textOptions(c *cli.Context, m *crf.Model) (featurize.RunOptions, error) {
-	s, err := settingsFrom(m.Meta, c.String("model"))
-	if err != nil {
-		return featurize.RunOptions{}, err
-	}
-	vocab, err := featurize.NewVocabulary(m.AttrNames)
-	if err != nil {
-		return featurize.RunOptions{}, err
-	}
-	in := s.input
-	if c.IsSet("input-format") {
-		in.Format = c.String("input-format")
-	}
-	if c.Bool("no-labels") {
-		in.LabelColumn = -1
-	}
-	return featurize.RunOptions{Input: in, Templates: s.templates, MinCount: s.minCount, Vocab: vocab, Labels: m.LabelNames}, nil
+	return stage.OpenDecodeInput(m, std(c).Source(path), o)
 }
 
 // checkOutputFlags refuses output flags that the output format does not

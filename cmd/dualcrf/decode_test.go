@@ -142,7 +142,7 @@ func TestDecodeChunkSizes(t *testing.T) {
 	if !bytes.Equal(piped[1].stdout, text.stdout) {
 		t.Errorf("decode --text differs from featurize --model | decode")
 	}
-	if r := run(t, dir, "", "decode", "-m", f.model, "--chunk-tokens", "0", f.test); r.code != 1 ||
+	if r := runBinary(t, dir, "", "decode", "-m", f.model, "--chunk-tokens", "0", f.test); r.code != 1 ||
 		!bytes.Contains(r.stderr, []byte("--chunk-tokens 0: want an integer ≥ 1")) {
 		t.Errorf("--chunk-tokens 0: %v", r)
 	}
@@ -161,7 +161,7 @@ func TestDecodeMismatch(t *testing.T) {
 	// A table of another vocabulary (synthetic attributes and labels): no
 	// attribute in common.
 	mustRun(t, dir, "synth", "-n", "20", "-o", "synth.arrow")
-	r := run(t, dir, "", "decode", "-m", f.model, "synth.arrow")
+	r := runBinary(t, dir, "", "decode", "-m", f.model, "synth.arrow")
 	wantStderr(t, r, 1, `decode: synth.arrow and `+model+` share no attribute: none of the \d+ attribute occurrences of its \d+ tokens`)
 	if len(r.stdout) != 0 && bytes.HasSuffix(r.stdout, []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}) {
 		t.Errorf("decode of a mismatched table wrote a complete stream")
@@ -173,11 +173,11 @@ func TestDecodeMismatch(t *testing.T) {
 		fl[len(fl)-1] = "X-" + fl[len(fl)-1]
 		return fl
 	})
-	r = run(t, dir, "", "featurize", "--model", f.model, "-o", "relabelled.arrow", "relabelled.txt")
+	r = runBinary(t, dir, "", "featurize", "--model", f.model, "-o", "relabelled.arrow", "relabelled.txt")
 	wantStderr(t, r, 0, `featurize: warning: (\d+) of \d+ labelled tokens have a gold label `+model+` cannot predict \(kept; scored as errors\): X-I-NP \(\d+\), X-B-NP`)
-	r = run(t, dir, "", "decode", "-m", f.model, "relabelled.arrow")
+	r = runBinary(t, dir, "", "decode", "-m", f.model, "relabelled.arrow")
 	wantStderr(t, r, 1, `decode: relabelled.arrow and `+model+` share no label: none of the gold labels of its \d+ labelled tokens \(X-I-NP`)
-	r = run(t, dir, "", "decode", "-m", f.model, "--text", "relabelled.txt")
+	r = runBinary(t, dir, "", "decode", "-m", f.model, "--text", "relabelled.txt")
 	wantStderr(t, r, 1, `decode: relabelled.txt and `+model+` share no label`)
 
 	// Three tokens with a new label: kept (inspect lists it), a warning
@@ -189,12 +189,12 @@ func TestDecodeMismatch(t *testing.T) {
 		}
 		return fl
 	})
-	r = run(t, dir, "", "featurize", "--model", f.model, "-o", "newlabel.arrow", "newlabel.txt")
+	r = runBinary(t, dir, "", "featurize", "--model", f.model, "-o", "newlabel.arrow", "newlabel.txt")
 	wantStderr(t, r, 0, `featurize: warning: 3 of \d+ labelled tokens have a gold label `+model+` cannot predict \(kept; scored as errors\): B-NEW \(3\)$`)
 	if ins := mustRun(t, dir, "inspect", "newlabel.arrow").stdout; !regexp.MustCompile(`(?m)^  B-NEW +3$`).Match(ins) {
 		t.Errorf("inspect newlabel.arrow does not list B-NEW with 3 tokens:\n%s", ins)
 	}
-	r = run(t, dir, "", "decode", "-m", f.model, "-o", "newlabel.pred.arrow", "newlabel.arrow")
+	r = runBinary(t, dir, "", "decode", "-m", f.model, "-o", "newlabel.pred.arrow", "newlabel.arrow")
 	wantStderr(t, r, 0, `decode: warning: 3 of \d+ labelled tokens have a gold label `+model+` cannot predict \(kept; scored as errors\): B-NEW \(3\)$`)
 	if gold, correct := labelScore(t, mustRun(t, dir, "eval", "--json", "newlabel.pred.arrow").stdout, "B-NEW"); gold != 3 || correct != 0 {
 		t.Errorf("eval: B-NEW has %d gold tokens, %d correct; want 3, 0", gold, correct)
@@ -211,13 +211,13 @@ func TestDecodeMismatch(t *testing.T) {
 		return fl
 	})
 	mustRun(t, dir, "featurize", "-o", "scrambled.arrow", "scrambled.txt")
-	r = run(t, dir, "", "decode", "-m", f.model, "scrambled.arrow")
+	r = runBinary(t, dir, "", "decode", "-m", f.model, "scrambled.arrow")
 	wantStderr(t, r, 0, `decode: warning: (\d+) of (\d+) attribute occurrences \((\d+\.\d)%\) are unknown to `+model+` and play no part`)
-	r = run(t, dir, "", "featurize", "--model", f.model, "-o", "/dev/null", "scrambled.txt")
+	r = runBinary(t, dir, "", "featurize", "--model", f.model, "-o", "/dev/null", "scrambled.txt")
 	wantStderr(t, r, 0, `featurize: warning: \d+ of \d+ attribute occurrences \(\d+\.\d%\) are unknown to `+model)
 
 	// The test slice itself fits: no warning.
-	r = run(t, dir, "", "decode", "-m", f.model, f.test)
+	r = runBinary(t, dir, "", "decode", "-m", f.model, f.test)
 	if r.code != 0 || bytes.Contains(r.stderr, []byte("warning")) {
 		t.Errorf("decode of the test slice: %v", r)
 	}

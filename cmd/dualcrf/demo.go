@@ -99,7 +99,7 @@ func runDemo(c *cli.Context) error {
 	}
 	for _, args := range steps {
 		fmt.Fprintf(out, "\n$ dualcrf %s\n", strings.Join(args, " "))
-		app := newApp(out, c.App.ErrWriter)
+		app := newApp(c.App.Reader, out, c.App.ErrWriter)
 		if err := app.RunContext(c.Context, append([]string{"dualcrf"}, args...)); err != nil {
 			return fmt.Errorf("demo: dualcrf %s: %w", args[0], err)
 		}

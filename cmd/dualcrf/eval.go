@@ -9,6 +9,7 @@ import (
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -27,56 +28,47 @@ Exits non-zero when there are no gold labels.
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "write the scores as JSON"},
 			&cli.StringFlag{Name: "arrow", Usage: "also write the overall scores as a one-row Arrow IPC file"},
-			&cli.StringFlag{Name: "scheme", Value: "conlleval", Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
+			&cli.StringFlag{Name: "scheme", Value: stage.DefaultScheme, Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
 			&cli.BoolFlag{Name: "no-chunks", Usage: "token accuracy only (e.g. part-of-speech tags)"},
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 1 {
-				return fmt.Errorf("eval: one prediction table at most, got %d", c.NArg())
-			}
-			if c.Bool("no-chunks") && c.IsSet("scheme") {
-				return fmt.Errorf("eval: --scheme and --no-chunks exclude each other (--no-chunks scores tokens only)")
-			}
-			scheme, err := decode.ParseScheme(c.String("scheme"))
-			if err != nil {
-				return err
-			}
-			ev := decode.NewEvaluator(decode.EvalOptions{Scheme: scheme, NoChunks: c.Bool("no-chunks")})
-			in := c.Args().First()
-			if in == "" {
-				in = "-"
-			}
-			if err := evalFiles(c, in); err != nil {
-				return err
-			}
-			err = withInput(in, func(r io.Reader, name string) error {
-				rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
-				if err != nil {
-					return err
-				}
-				defer rr.Release()
-				return decode.EvaluateReader(rr, name, ev)
-			})
-			if err != nil {
-				return err
-			}
-			if path := c.String("arrow"); path != "" {
-				if err := writeScores(path, in, ev.Result()); err != nil {
-					return err
-				}
-			}
-			if c.Bool("json") {
-				return ev.WriteJSON(c.App.Writer)
-			}
-			return ev.WriteConlleval(c.App.Writer)
-		},
+		Action: runEval,
 	}
 }
 
-// writeScores writes the overall scores as a one-row Arrow IPC file, the
-// scores table (schemas.ScoresSchema); source names the predictions scored.
-func writeScores(path, source string, s decode.Scores) error {
-	return withOutput(path, func(w io.Writer, _ string) error {
-		return tables.WriteScores(w, s.Row(), map[string]string{schemas.KeySource: source}, pipeline.WriterOptions{})
-	})
+// runEval scores the predictions and prints the report (or JSON), writing
+// the scores table too with --arrow.
+func runEval(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return fmt.Errorf("eval: one prediction table at most, got %d", c.NArg())
+	}
+	if c.Bool("no-chunks") && c.IsSet("scheme") {
+		return fmt.Errorf("eval: --scheme and --no-chunks exclude each other (--no-chunks scores tokens only)")
+	}
+	o := stage.EvalOptions{Scheme: c.String("scheme"), NoChunks: c.Bool("no-chunks")}
+	if _, err := decode.ParseScheme(o.Scheme); err != nil {
+		return err
+	}
+	in := c.Args().First()
+	if in == "" {
+		in = "-"
+	}
+	if err := evalFiles(c, in); err != nil {
+		return err
+	}
+	ev, err := stage.Eval(c.Context, std(c).Source(in), o)
+	if err != nil {
+		return err
+	}
+	if path := c.String("arrow"); path != "" {
+		err := withOutput(c, path, func(w io.Writer, _ string) error {
+			return tables.WriteScores(w, ev.Result().Row(), map[string]string{schemas.KeySource: in}, pipeline.WriterOptions{})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if c.Bool("json") {
+		return ev.WriteJSON(c.App.Writer)
+	}
+	return ev.WriteConlleval(c.App.Writer)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/stage"
 )
 
 func featurizeCommand() *cli.Command {
@@ -26,57 +27,59 @@ or --vocab, which also supply the templates, so no flag needs repeating.
    dualcrf featurize --model model.arrow test.txt.gz > test.arrow`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file; default by format"},
-			intIn(&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
+			intIn(&cli.IntFlag{Name: "min-count", Value: stage.DefaultMinCount, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
 				0, math.MaxInt, "0 and 1 keep every attribute"),
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
 			&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
 		}, append(append(inputFlags(), limitFlags()...), writerFlags()...)...),
-		Action: func(c *cli.Context) error {
-			if c.NArg() > 1 {
-				return fmt.Errorf("featurize: one input at most, got %d", c.NArg())
-			}
-			in := c.Args().First()
-			if in == "" {
-				in = "-"
-			}
-			wopts, err := featurizeFiles(c, in)
-			if err != nil {
-				return err
-			}
-			opts, err := featurizeOptions(c)
-			if err != nil {
-				return err
-			}
-			opts.Writer = wopts
-			if err := applyLimits(c, &opts.Input); err != nil {
-				return err
-			}
-			if strings.HasSuffix(in, ".zip") && !strings.HasPrefix(opts.Input.Format, "ptb-") {
-				return fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --format ptb-mrg or ptb-pos", in)
-			}
-			return withOutput(c.String("output"), func(w io.Writer, name string) error {
-				sum, err := featurize.Run(c.Context, in, w, opts)
-				if err != nil {
-					return err
-				}
-				logf("featurize: %d sentences, %d tokens, %d attributes, %d labels -> %s",
-					sum.Sentences, sum.Tokens, sum.Attributes, len(sum.Labels), name)
-				if sum.Coverage != nil {
-					for _, w := range sum.Coverage.Warnings(c.String("model") + c.String("vocab")) {
-						logf("featurize: warning: %s", w)
-					}
-				}
-				return nil
-			})
-		},
+		Action: runFeaturize,
 	}
+}
+
+// runFeaturize featurizes the input into the output, then prints the
+// summary and how much of the input the vocabulary covers.
+func runFeaturize(c *cli.Context) error {
+	if c.IsSet("format") {
+		return fmt.Errorf("featurize: --format is --input-format (-f) here: it names the input's format (decode's --format names its output's)")
+	}
+	if c.NArg() > 1 {
+		return fmt.Errorf("featurize: one input at most, got %d", c.NArg())
+	}
+	in := c.Args().First()
+	if in == "" {
+		in = "-"
+	}
+	wopts, err := featurizeFiles(c, in)
+	if err != nil {
+		return err
+	}
+	opts, err := featurizeOptions(c)
+	if err != nil {
+		return err
+	}
+	opts.Writer = wopts
+	return withOutput(c, c.String("output"), func(w io.Writer, name string) error {
+		sum, err := stage.Featurize(c.Context, std(c).Source(in), w, opts)
+		if err != nil {
+			return err
+		}
+		logf(c, "featurize: %d sentences, %d tokens, %d attributes, %d labels -> %s",
+			sum.Sentences, sum.Tokens, sum.Attributes, len(sum.Labels), name)
+		if sum.Coverage != nil {
+			for _, w := range sum.Coverage.Warnings(opts.Like.Name) {
+				logf(c, "featurize: warning: %s", w)
+			}
+		}
+		return nil
+	})
 }
 
 // inputFlags say how to read a corpus.
 func inputFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Usage: "input format: " + strings.Join(featurize.Formats(), ", ") + " (default conll, or the model's)"},
+		&cli.StringFlag{Name: "input-format", Aliases: []string{"f"}, Usage: "input format: " + strings.Join(featurize.Formats(), ", ") + " (default conll, or the model's)"},
+		&cli.StringFlag{Name: "format", Hidden: true, Usage: "refused: the input's format is --input-format"},
 		&cli.StringFlag{Name: "columns", Usage: "comma-separated names of the CoNLL token columns (default word,pos,chunk,…)"},
 		intIn(&cli.IntFlag{Name: "label-column", Usage: "1-based CoNLL label column (default: the last)"},
 			1, math.MaxInt, "columns count from 1; leave it unset for the last column, --no-labels for none"),
@@ -108,8 +111,8 @@ func writerOptions(c *cli.Context) (pipeline.WriterOptions, error) {
 
 // applyInputFlags overrides in with the flags the user gave.
 func applyInputFlags(c *cli.Context, in *featurize.InputOptions) {
-	if c.IsSet("format") {
-		in.Format = c.String("format")
+	if c.IsSet("input-format") {
+		in.Format = c.String("input-format")
 	}
 	if c.IsSet("columns") {
 		in.Columns = strings.Split(c.String("columns"), ",")
@@ -145,89 +148,73 @@ func checkFormatFlags(c *cli.Context, format string) error {
 	only := map[string]string{"columns": "conll", "label-column": "conll", "no-labels": "conll", "keep-docstart": "conll", "xpos": "conllu"}
 	for _, name := range []string{"columns", "label-column", "no-labels", "keep-docstart", "xpos"} {
 		if c.IsSet(name) && only[name] != format {
-			return fmt.Errorf("%s: --%s applies to --format %s, not to the input format %s", c.Command.Name, name, only[name], format)
+			return fmt.Errorf("%s: --%s applies to --input-format %s, not to the input format %s", c.Command.Name, name, only[name], format)
 		}
 	}
 	return nil
 }
 
-// defaultTemplate is the built-in set used when none is named.
-func defaultTemplate(format string) string {
-	switch format {
-	case "crfsuite":
-		return ""
-	case "conllu", "ptb-mrg", "ptb-pos":
-		return "pos"
-	}
-	return "chunking"
-}
-
-func featurizeOptions(c *cli.Context) (featurize.RunOptions, error) {
-	var opts featurize.RunOptions
+// featurizeOptions maps featurize's flags to the stage's options.
+func featurizeOptions(c *cli.Context) (stage.FeaturizeOptions, error) {
+	var o stage.FeaturizeOptions
 	var err error
-	if opts.Writer, err = writerOptions(c); err != nil {
-		return opts, err
-	}
-	if c.IsSet("model") && c.IsSet("vocab") {
-		return opts, fmt.Errorf("featurize: --model and --vocab exclude each other")
-	}
-	switch {
-	case c.IsSet("model") || c.IsSet("vocab"):
-		for _, name := range []string{"template", "min-count"} {
-			if c.IsSet(name) {
-				from := "--model"
-				if c.IsSet("vocab") {
-					from = "--vocab"
-				}
-				return opts, fmt.Errorf("featurize: --%s comes from %s, which records how its features were made; do not repeat it", name, from)
-			}
-		}
-		var md map[string]string
-		var attrs, labels []string
-		what := c.String("model")
-		if what != "" {
-			m, err := readModel(what)
-			if err != nil {
-				return opts, err
-			}
-			md, attrs, labels = m.Meta, m.AttrNames, m.LabelNames
-		} else {
-			what = c.String("vocab")
-			t, err := readTable(what, true)
-			if err != nil {
-				return opts, err
-			}
-			md, attrs, labels = t.Metadata, t.Data.AttrNames, t.Data.LabelNames
-		}
-		s, err := settingsFrom(md, what)
-		if err != nil {
-			return opts, err
-		}
-		opts.Templates, opts.MinCount, opts.Input = s.templates, s.minCount, s.input
-		if opts.Vocab, err = featurize.NewVocabulary(attrs); err != nil {
-			return opts, fmt.Errorf("%s: %w", what, err)
-		}
-		opts.Labels = labels
-	default:
-		opts.MinCount = c.Int("min-count")
+	if o.Like, err = featurizeLike(c); err != nil {
+		return o, err
 	}
 	if err := checkInputFlags(c); err != nil {
-		return opts, err
+		return o, err
 	}
-	applyInputFlags(c, &opts.Input)
-	if err := checkFormatFlags(c, opts.Input.Format); err != nil {
-		return opts, err
+	var in featurize.InputOptions
+	if o.Like != nil {
+		in = o.Like.Input
 	}
-	if opts.Templates == nil {
-		name := c.String("template")
-		if name == "" {
-			name = defaultTemplate(opts.Input.Format)
-		}
-		if name != "" {
-			if opts.Templates, err = featurize.LoadTemplates(name); err != nil {
-				return opts, err
+	applyInputFlags(c, &in)
+	if err := checkFormatFlags(c, in.Format); err != nil {
+		return o, err
+	}
+	if o.Like == nil {
+		o.MinCount = c.Int("min-count")
+		if name := c.String("template"); name != "" {
+			if o.Templates, err = featurize.LoadTemplates(name); err != nil {
+				return o, err
 			}
 		}
 	}
-	return opts, nil
+	if err := applyLimits(c, &in); err != nil {
+		return o, err
+	}
+	o.Input = &in
+	return o, nil
+}
+
+// featurizeLike reads the featurization of --model or --vocab (nil when
+// neither is given), refusing the flags they supply.
+func featurizeLike(c *cli.Context) (*stage.Featurization, error) {
+	if c.IsSet("model") && c.IsSet("vocab") {
+		return nil, fmt.Errorf("featurize: --model and --vocab exclude each other")
+	}
+	from := "--model"
+	if c.IsSet("vocab") {
+		from = "--vocab"
+	} else if !c.IsSet("model") {
+		return nil, nil
+	}
+	for _, name := range []string{"template", "min-count"} {
+		if c.IsSet(name) {
+			return nil, fmt.Errorf("featurize: --%s comes from %s, which records how its features were made; do not repeat it", name, from)
+		}
+	}
+	if path := c.String("model"); path != "" {
+		m, err := stage.ReadModel(std(c).Source(path))
+		if err != nil {
+			return nil, err
+		}
+		return stage.ModelFeaturization(m, path)
+	}
+	path := c.String("vocab")
+	t, err := stage.ReadFeatureTable(std(c).Source(path), true)
+	if err != nil {
+		return nil, err
+	}
+	return stage.TableFeaturization(t, path)
 }

@@ -20,8 +20,8 @@ import (
 func pathOf(flag, name string) pipeline.Path { return pipeline.Path{Flag: flag, Name: name} }
 
 // checkFiles refuses outputs that would overwrite an input or each other.
-func checkFiles(stage string, inputs, outputs []pipeline.Path) error {
-	if err := pipeline.CheckDistinct(inputs, outputs); err != nil {
+func checkFiles(c *cli.Context, stage string, inputs, outputs []pipeline.Path) error {
+	if err := std(c).CheckDistinct(inputs, outputs); err != nil {
 		return fmt.Errorf("%s: %w", stage, err)
 	}
 	return nil
@@ -40,7 +40,7 @@ func arrowOutput(c *cli.Context, stage string) (pipeline.WriterOptions, error) {
 	if c.IsSet("ipc") {
 		req.IPC, req.IPCFlag = wopts.Format, "--ipc"
 	}
-	of, err := pipeline.ResolveOutput(req)
+	of, err := std(c).ResolveOutput(req)
 	if err != nil {
 		return wopts, fmt.Errorf("%s: %w", stage, err)
 	}
@@ -50,7 +50,7 @@ func arrowOutput(c *cli.Context, stage string) (pipeline.WriterOptions, error) {
 
 // featurizeFiles checks featurize's files and resolves its output.
 func featurizeFiles(c *cli.Context, input string) (pipeline.WriterOptions, error) {
-	err := checkFiles("featurize",
+	err := checkFiles(c, "featurize",
 		[]pipeline.Path{pathOf("", input), pathOf("--model", c.String("model")), pathOf("--vocab", c.String("vocab"))},
 		[]pipeline.Path{pathOf("-o", c.String("output"))})
 	if err != nil {
@@ -67,7 +67,7 @@ func decodeOutput(c *cli.Context) (pipeline.Kind, pipeline.WriterOptions, error)
 	if input == "" && c.String("text") == "" {
 		input = "-"
 	}
-	err := checkFiles("decode",
+	err := checkFiles(c, "decode",
 		[]pipeline.Path{pathOf("-m", c.String("model")), pathOf("--text", c.String("text")), pathOf("", input)},
 		[]pipeline.Path{pathOf("-o", c.String("output"))})
 	if err != nil {
@@ -90,7 +90,7 @@ func decodeOutput(c *cli.Context) (pipeline.Kind, pipeline.WriterOptions, error)
 	if c.IsSet("ipc") {
 		req.IPC, req.IPCFlag = wopts.Format, "--ipc"
 	}
-	of, err := pipeline.ResolveOutput(req)
+	of, err := std(c).ResolveOutput(req)
 	if err != nil {
 		return "", wopts, fmt.Errorf("decode: %w", err)
 	}
@@ -106,13 +106,13 @@ func evalFiles(c *cli.Context, input string) error {
 	outputs := []pipeline.Path{pathOf("report", "-")}
 	if path := c.String("arrow"); path != "" {
 		outputs = append(outputs, pathOf("--arrow", path))
-		_, err := pipeline.ResolveOutput(pipeline.OutputRequest{Flag: "--arrow", Path: path, PathGiven: true,
+		_, err := std(c).ResolveOutput(pipeline.OutputRequest{Flag: "--arrow", Path: path, PathGiven: true,
 			Kinds: []pipeline.Kind{pipeline.KindArrow}, IPC: pipeline.FormatFile})
 		if err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
 	}
-	return checkFiles("eval", []pipeline.Path{pathOf("", input)}, outputs)
+	return checkFiles(c, "eval", []pipeline.Path{pathOf("", input)}, outputs)
 }
 
 // trainFiles checks train's files: the model (-o) and log (--log) are
@@ -132,13 +132,13 @@ func trainFiles(c *cli.Context, input string) error {
 		if flag == "output" {
 			name = "-o"
 		}
-		_, err := pipeline.ResolveOutput(pipeline.OutputRequest{Flag: name, Path: path, PathGiven: true,
+		_, err := std(c).ResolveOutput(pipeline.OutputRequest{Flag: name, Path: path, PathGiven: true,
 			Kinds: []pipeline.Kind{pipeline.KindArrow}, IPC: pipeline.FormatFile})
 		if err != nil {
 			return fmt.Errorf("train: %w", err)
 		}
 	}
-	return checkFiles("train", []pipeline.Path{pathOf("", input), pathOf("--valid", c.String("valid"))}, outputs)
+	return checkFiles(c, "train", []pipeline.Path{pathOf("", input), pathOf("--valid", c.String("valid"))}, outputs)
 }
 
 // limitFlags bound what featurize holds of its input at once.

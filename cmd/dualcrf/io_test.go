@@ -96,7 +96,7 @@ func TestConcatenatedPipes(t *testing.T) {
 	if eab != want || ea.Sentences != 50 || eb.Sentences != 150 {
 		t.Fatalf("cat a b | decode | eval: %+v; a %+v, b %+v; want %+v", eab, ea, eb, want)
 	}
-	res := run(t, dir, ab, "decode", "-m", f.model, "-")
+	res := runBinary(t, dir, ab, "decode", "-m", f.model, "-")
 	if res.code != 0 {
 		t.Fatalf("%v", res)
 	}
@@ -131,7 +131,7 @@ func TestConcatenatedPipes(t *testing.T) {
 		{mixed, fmt.Sprintf("<stdin>: stream 2 at byte %d does not match the first", size(f.test))},
 		{junk, fmt.Sprintf("<stdin>: the bytes at offset %d, after the end of the Arrow IPC stream, are not another Arrow IPC stream or file", size(f.test))},
 	} {
-		r := run(t, dir, c.stdin, "decode", "-m", f.model, "-")
+		r := runBinary(t, dir, c.stdin, "decode", "-m", f.model, "-")
 		noPanic(t, r)
 		if r.code != 1 || !strings.Contains(string(r.stderr), c.want) {
 			t.Errorf("%v\nwant exit 1 and %q", r, c.want)
@@ -194,7 +194,7 @@ func TestOutputIsInput(t *testing.T) {
 		before[p] = digest(t, p)
 	}
 	for _, c := range cases {
-		r := run(t, dir, c.stdin, c.args...)
+		r := runBinary(t, dir, c.stdin, c.args...)
 		noPanic(t, r)
 		if r.code != 1 || !strings.Contains(string(r.stderr), c.want) {
 			t.Errorf("%v\nwant exit 1 and %q", r, c.want)
@@ -245,7 +245,7 @@ func TestOutputFormatByName(t *testing.T) {
 		{[]string{"train", "-q", "-o", "q.parquet", f.train}, "train: -o q.parquet names Parquet"},
 		{[]string{"eval", "--arrow", "q.txt", f.pred}, "eval: --arrow q.txt names CoNLL text"},
 	} {
-		r := run(t, dir, "", c.args...)
+		r := runBinary(t, dir, "", c.args...)
 		if r.code != 1 || !strings.Contains(string(r.stderr), c.want) {
 			t.Errorf("%v\nwant exit 1 and %q", r, c.want)
 		}
@@ -317,7 +317,7 @@ func TestKillLeavesNothing(t *testing.T) {
 			cmd.Wait()
 			stdin.Close()
 			left := dirEntries(t, dir)
-			r := run(t, dir, f.trainText, c.args...)
+			r := runBinary(t, dir, f.trainText, c.args...)
 			if r.code != 0 {
 				t.Fatalf("%v", r)
 			}
@@ -521,7 +521,7 @@ func TestFeaturizeUnbounded(t *testing.T) {
 		{[]string{"featurize", "--max-line-bytes", "0", "-o", "x.arrow", f.trainText}, "--max-line-bytes 0: want at least 1"},
 		{[]string{"featurize", "--max-sentence-tokens", "-1", "-o", "x.arrow", f.trainText}, "--max-sentence-tokens -1: want at least 1"},
 	} {
-		r := run(t, dir, "", c.args...)
+		r := runBinary(t, dir, "", c.args...)
 		if r.code != 1 || !strings.Contains(string(r.stderr), c.want) {
 			t.Errorf("%v\nwant exit 1 and %q", r, c.want)
 		}
@@ -569,13 +569,13 @@ func TestCompressedInputs(t *testing.T) {
 	dir := t.TempDir()
 	evalPlain := mustRun(t, dir, "eval", "--json", f.pred).stdout
 	decodePlain := mustRun(t, dir, "decode", "-m", f.model, "--format", "conll", f.test).stdout
-	inspectPlain := run(t, dir, f.model, "inspect", "-").stdout
+	inspectPlain := runBinary(t, dir, f.model, "inspect", "-").stdout
 	for _, format := range []string{"gzip", "zstd"} {
 		t.Run(format, func(t *testing.T) {
 			train, model := compressFile(t, dir, f.train, format), compressFile(t, dir, f.model, format)
 			test, pred := compressFile(t, dir, f.test, format), compressFile(t, dir, f.pred, format)
 			for _, in := range []struct{ arg, stdin string }{{train, ""}, {"-", train}} {
-				r := run(t, dir, in.stdin, "train", "-q", "--max-epochs", "2", "-o", "m.arrow", in.arg)
+				r := runBinary(t, dir, in.stdin, "train", "-q", "--max-epochs", "2", "-o", "m.arrow", in.arg)
 				if r.code != 0 || !bytes.Contains(r.stderr, []byte("train: 150 sentences")) {
 					t.Errorf("train of %s (stdin %q): %v", in.arg, in.stdin, r)
 				}
@@ -583,16 +583,16 @@ func TestCompressedInputs(t *testing.T) {
 			if got := mustRun(t, dir, "decode", "-m", model, "--format", "conll", test).stdout; !bytes.Equal(got, decodePlain) {
 				t.Errorf("decode of the %s model and table differs from decode of the plain ones", format)
 			}
-			if got := run(t, dir, test, "decode", "-m", model, "--format", "conll", "-").stdout; !bytes.Equal(got, decodePlain) {
+			if got := runBinary(t, dir, test, "decode", "-m", model, "--format", "conll", "-").stdout; !bytes.Equal(got, decodePlain) {
 				t.Errorf("decode of the %s table on standard input differs from decode of the plain one", format)
 			}
 			if got := mustRun(t, dir, "eval", "--json", pred).stdout; !bytes.Equal(got, evalPlain) {
 				t.Errorf("eval of %s: %s, of the plain table: %s", pred, got, evalPlain)
 			}
-			if got := run(t, dir, pred, "eval", "--json", "-").stdout; !bytes.Equal(got, evalPlain) {
+			if got := runBinary(t, dir, pred, "eval", "--json", "-").stdout; !bytes.Equal(got, evalPlain) {
 				t.Errorf("eval of %s on standard input: %s, of the plain table: %s", pred, got, evalPlain)
 			}
-			if got := run(t, dir, model, "inspect", "-").stdout; !bytes.Equal(got, inspectPlain) {
+			if got := runBinary(t, dir, model, "inspect", "-").stdout; !bytes.Equal(got, inspectPlain) {
 				t.Errorf("inspect of %s:\n%s\nof the plain model:\n%s", model, got, inspectPlain)
 			}
 			mustRun(t, dir, "featurize", "--model", model, "-o", "t.arrow", f.testText)

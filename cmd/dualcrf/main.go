@@ -16,6 +16,24 @@ import (
 )
 
 func main() {
+	ctx, stop := signalContext()
+	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command but for the signals and the exit: it runs the
+// stage args names (args[0] is the program) reading stdin, writing tables
+// to stdout and messages to stderr, and returns the exit status. Tests run
+// it in-process.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	err := newApp(stdin, stdout, stderr).RunContext(ctx, args)
+	return exitCode(err, context.Cause(ctx), stderr)
+}
+
+// signalContext returns a context that the first SIGINT or SIGTERM cancels
+// with a *signalError cause, and a function that stops listening.
+func signalContext() (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -29,9 +47,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "dualcrf: second %s: exiting at once\n", signalName(s))
 		os.Exit(signalStatus(s))
 	}()
-	err := newApp(os.Stdout, os.Stderr).RunContext(ctx, os.Args)
-	signal.Stop(sigs)
-	os.Exit(exitCode(err, context.Cause(ctx), os.Stderr))
+	return ctx, func() { signal.Stop(sigs) }
 }
 
 // signalError is the cause of a cancellation by a signal.

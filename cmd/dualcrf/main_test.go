@@ -85,9 +85,9 @@ func finish(r *result, cmd *exec.Cmd, err error) {
 	}
 }
 
-// run runs the binary in dir with stdin read from the file stdin ("" =
+// runBinary runs the binary in dir with stdin read from the file stdin ("" =
 // empty input) and returns what it wrote and its status.
-func run(t *testing.T, dir, stdin string, args ...string) result {
+func runBinary(t *testing.T, dir, stdin string, args ...string) result {
 	t.Helper()
 	cmd := command(dir, args...)
 	if stdin != "" {
@@ -109,10 +109,10 @@ func run(t *testing.T, dir, stdin string, args ...string) result {
 	return r
 }
 
-// mustRun is run that fails the test unless the command succeeds.
+// mustRun is runBinary that fails the test unless the command succeeds.
 func mustRun(t *testing.T, dir string, args ...string) result {
 	t.Helper()
-	r := run(t, dir, "", args...)
+	r := runBinary(t, dir, "", args...)
 	if r.code != 0 {
 		t.Fatalf("%v", r)
 	}

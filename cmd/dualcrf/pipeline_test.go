@@ -14,7 +14,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/stage"
 )
 
 // evalReport is the part of `dualcrf eval --json` the tests check.
@@ -138,11 +140,11 @@ func TestPipes(t *testing.T) {
 	}
 	// The same seed gives the same weights, through a pipe or from a file
 	// (the metadata differ: source name and training seconds).
-	piped, err := readModel(filepath.Join(dir, "model.arrow"))
+	piped, err := stage.ReadModel(pipeline.Source{Path: filepath.Join(dir, "model.arrow")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromFile, err := readModel(f.model)
+	fromFile, err := stage.ReadModel(pipeline.Source{Path: f.model})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +312,7 @@ func TestInspect(t *testing.T) {
 		if args[1] == "-" {
 			stdin = f.train
 		}
-		r := run(t, dir, stdin, args...)
+		r := runBinary(t, dir, stdin, args...)
 		if r.code != 0 {
 			t.Fatalf("%v", r)
 		}
@@ -338,7 +340,7 @@ func TestInspect(t *testing.T) {
 		}
 	}
 	// A model on standard input is recognised as well.
-	r := run(t, dir, f.model, "inspect", "-")
+	r := runBinary(t, dir, f.model, "inspect", "-")
 	if r.code != 0 || !bytes.HasPrefix(r.stdout, []byte("model <stdin> (format version "+schemas.ModelVersion+")\n")) {
 		t.Errorf("inspect - < model: %v\nstdout:\n%s", r, r.stdout)
 	}

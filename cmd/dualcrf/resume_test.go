@@ -27,15 +27,15 @@ func TestCheckpointResume(t *testing.T) {
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
 	common := []string{"train", "-q", "--gap-tol", "1e-9"}
-	full := run(t, dir, "", append(common, "--max-epochs", "4", "-o", "full.arrow", f.train)...)
+	full := runBinary(t, dir, "", append(common, "--max-epochs", "4", "-o", "full.arrow", f.train)...)
 	if full.code != 0 {
 		t.Fatalf("uninterrupted run: %v", full)
 	}
-	first := run(t, dir, "", append(common, "--max-epochs", "2", "--checkpoint", ck, "-o", "first.arrow", f.train)...)
+	first := runBinary(t, dir, "", append(common, "--max-epochs", "2", "--checkpoint", ck, "-o", "first.arrow", f.train)...)
 	if first.code != 0 {
 		t.Fatalf("first half: %v", first)
 	}
-	second := run(t, dir, "", append(common, "--max-epochs", "4", "--resume", ck, "-o", "resumed.arrow", f.train)...)
+	second := runBinary(t, dir, "", append(common, "--max-epochs", "4", "--resume", ck, "-o", "resumed.arrow", f.train)...)
 	if second.code != 0 || !strings.Contains(string(second.stderr), "resuming from") {
 		t.Fatalf("resume: %v", second)
 	}
@@ -44,19 +44,19 @@ func TestCheckpointResume(t *testing.T) {
 	// Refusals leave no model behind.
 	bad := t.TempDir()
 	plain := t.TempDir()
-	r := run(t, bad, "", "train", "--resume", plain, "-o", "m.arrow", f.train)
+	r := runBinary(t, bad, "", "train", "--resume", plain, "-o", "m.arrow", f.train)
 	if r.code == 0 || !strings.Contains(string(r.stderr), "not a checkpoint directory") {
 		t.Errorf("--resume on a plain directory: %v", r)
 	}
 	duals := filepath.Join(dir, "duals.bin")
-	if r := run(t, dir, "", "train", "-q", "--max-epochs", "1", "--duals", duals, "-o", "d.arrow", f.train); r.code != 0 {
+	if r := runBinary(t, dir, "", "train", "-q", "--max-epochs", "1", "--duals", duals, "-o", "d.arrow", f.train); r.code != 0 {
 		t.Fatalf("--duals file: %v", r)
 	}
-	r = run(t, bad, "", "train", "--duals", duals, "-o", "m.arrow", f.test)
+	r = runBinary(t, bad, "", "train", "--duals", duals, "-o", "m.arrow", f.test)
 	if r.code == 0 || !strings.Contains(string(r.stderr), "duals.bin") {
 		t.Errorf("duals file of another dataset: %v", r)
 	}
-	r = run(t, bad, "", "train", "--resume", ck, "-o", "m.arrow", f.test)
+	r = runBinary(t, bad, "", "train", "--resume", ck, "-o", "m.arrow", f.test)
 	if r.code == 0 || !strings.Contains(string(r.stderr), "another dataset") {
 		t.Errorf("checkpoint of another dataset: %v", r)
 	}
@@ -129,7 +129,7 @@ func TestSignalsResumeToSameBytes(t *testing.T) {
 	table := demoFeatures(t)
 	dir := t.TempDir()
 	common := []string{"train", "-q", "--max-epochs", "3", "--gap-every", "2", "--gap-tol", "1e-9"}
-	if r := run(t, dir, "", append(common, "-o", "full.arrow", table)...); r.code != 0 {
+	if r := runBinary(t, dir, "", append(common, "-o", "full.arrow", table)...); r.code != 0 {
 		t.Fatalf("uninterrupted: %v", r)
 	}
 	cases := []struct {
@@ -160,7 +160,7 @@ func TestSignalsResumeToSameBytes(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "m.arrow")); err == nil {
 				t.Fatal("an interrupted run wrote a model")
 			}
-			res := run(t, dir, "", append(common, "--checkpoint", ck, "--resume", ck, "-o", "resumed.arrow", table)...)
+			res := runBinary(t, dir, "", append(common, "--checkpoint", ck, "--resume", ck, "-o", "resumed.arrow", table)...)
 			if res.code != 0 {
 				t.Fatalf("resume: %v", res)
 			}
@@ -176,10 +176,10 @@ func TestResumeAtMaxEpochsKeepsCertificate(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
-	if r := run(t, dir, "", "train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9", "--checkpoint", ck, "-o", "a.arrow", f.train); r.code != 0 {
+	if r := runBinary(t, dir, "", "train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9", "--checkpoint", ck, "-o", "a.arrow", f.train); r.code != 0 {
 		t.Fatal(r)
 	}
-	r := run(t, dir, "", "train", "--max-epochs", "2", "--gap-tol", "1e-9", "--resume", ck, "-o", "b.arrow", f.train)
+	r := runBinary(t, dir, "", "train", "--max-epochs", "2", "--gap-tol", "1e-9", "--resume", ck, "-o", "b.arrow", f.train)
 	if r.code != 0 || strings.Contains(string(r.stderr), "epoch   3") {
 		t.Fatalf("resume past --max-epochs: %v", r)
 	}
@@ -200,13 +200,13 @@ func TestResumeOfFinishedRun(t *testing.T) {
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
 	args := []string{"train", "--gap-tol", "0.05", "--checkpoint", ck}
-	if r := run(t, dir, "", append(args, "-o", "a.arrow", f.train)...); r.code != 0 {
+	if r := runBinary(t, dir, "", append(args, "-o", "a.arrow", f.train)...); r.code != 0 {
 		t.Fatal(r)
 	}
 	stale := filepath.Join(ck, ".ckpt-000009.tmp-42")
 	os.Mkdir(stale, 0o755)
 	os.WriteFile(filepath.Join(stale, "duals.bin"), []byte("partial"), 0o644)
-	r := run(t, dir, "", append(args, "--resume", ck, "-o", "b.arrow", f.train)...)
+	r := runBinary(t, dir, "", append(args, "--resume", ck, "-o", "b.arrow", f.train)...)
 	if r.code != 0 || strings.Contains(string(r.stderr), "\nepoch ") {
 		t.Fatalf("resume of a finished run trained on: %v", r)
 	}
@@ -227,14 +227,14 @@ func TestCheckpointLockAndPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, dir, "", "train", "--checkpoint", ck, "-o", "m.arrow", f.train)
+	r := runBinary(t, dir, "", "train", "--checkpoint", ck, "-o", "m.arrow", f.train)
 	l.Unlock()
 	if r.code != 1 || !strings.Contains(string(r.stderr), "locked by another training run") || strings.Contains(string(r.stderr), "epoch") {
 		t.Fatalf("second trainer: %v", r)
 	}
 	os.WriteFile(filepath.Join(dir, "file"), nil, 0o644)
 	for _, every := range []string{"1", "0"} {
-		r := run(t, dir, "", "train", "--checkpoint", filepath.Join(dir, "file", "ck"), "--checkpoint-every", every, "-o", "m.arrow", f.train)
+		r := runBinary(t, dir, "", "train", "--checkpoint", filepath.Join(dir, "file", "ck"), "--checkpoint-every", every, "-o", "m.arrow", f.train)
 		if r.code != 1 || !strings.Contains(string(r.stderr), "checkpoint directory") || strings.Contains(string(r.stderr), "epoch") {
 			t.Fatalf("--checkpoint under a file (--checkpoint-every %s): %v", every, r)
 		}
@@ -253,10 +253,10 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
 	base := []string{"train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9"}
-	if r := run(t, dir, "", append(base, "--checkpoint", ck, "-o", "a.arrow", f.train)...); r.code != 0 {
+	if r := runBinary(t, dir, "", append(base, "--checkpoint", ck, "-o", "a.arrow", f.train)...); r.code != 0 {
 		t.Fatal(r)
 	}
-	r := run(t, dir, "", append(base, "--seed", "2", "--resume", ck, "-o", "b.arrow", f.train)...)
+	r := runBinary(t, dir, "", append(base, "--seed", "2", "--resume", ck, "-o", "b.arrow", f.train)...)
 	if r.code != 1 || !strings.Contains(string(r.stderr), "--seed 1") || !strings.Contains(string(r.stderr), "--seed 2") {
 		t.Fatalf("resume with another seed: %v", r)
 	}
@@ -264,7 +264,7 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 	b, _ := os.ReadFile(st)
 	os.WriteFile(st, bytes.Replace(b, []byte(`"epoch":3`), []byte(`"epoch":2`), 1), 0o644)
 	os.WriteFile(filepath.Join(ck, "CURRENT"), []byte("../../x\n"), 0o644)
-	r = run(t, dir, "", append(base, "--resume", ck, "-o", "b.arrow", f.train)...)
+	r = runBinary(t, dir, "", append(base, "--resume", ck, "-o", "b.arrow", f.train)...)
 	if r.code != 0 || !strings.Contains(string(r.stderr), "checksum") || !strings.Contains(string(r.stderr), "not a snapshot") ||
 		!strings.Contains(string(r.stderr), "resuming from "+filepath.Join(ck, "ckpt-000002")) {
 		t.Fatalf("edited state.json and CURRENT: %v", r)
@@ -286,7 +286,7 @@ func TestResumeCorruptSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
 	args := []string{"train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9", "--checkpoint", ck}
-	if r := run(t, dir, "", append(args, "-o", "a.arrow", f.train)...); r.code != 0 {
+	if r := runBinary(t, dir, "", append(args, "-o", "a.arrow", f.train)...); r.code != 0 {
 		t.Fatal(r)
 	}
 	files := []string{"state.json", "weights.bin", "duals.bin"}
@@ -312,7 +312,7 @@ func TestResumeCorruptSnapshot(t *testing.T) {
 			continue
 		}
 		os.WriteFile(path, bad, 0o644)
-		r := run(t, dir, "", append(args, "--resume", ck, "-o", "b.arrow", f.train)...)
+		r := runBinary(t, dir, "", append(args, "--resume", ck, "-o", "b.arrow", f.train)...)
 		os.WriteFile(path, orig, 0o644)
 		os.RemoveAll(filepath.Join(ck, "ckpt-000001")) // the resume rewrote the older snapshots; keep two
 		noPanic(t, r)
@@ -326,7 +326,7 @@ func TestResumeCorruptSnapshot(t *testing.T) {
 	for _, snap := range []string{"ckpt-000002", "ckpt-000003"} {
 		os.Truncate(filepath.Join(ck, snap, "weights.bin"), 10)
 	}
-	r := run(t, dir, "", append(args, "--resume", ck, "-o", "b.arrow", f.train)...)
+	r := runBinary(t, dir, "", append(args, "--resume", ck, "-o", "b.arrow", f.train)...)
 	noPanic(t, r)
 	if r.code != 1 || !strings.Contains(string(r.stderr), "ckpt-000002: weights.bin") || !strings.Contains(string(r.stderr), "ckpt-000003: weights.bin") {
 		t.Fatalf("both snapshots damaged: %v", r)
@@ -340,7 +340,7 @@ func TestUncertifiedCheckpoints(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
-	r := run(t, dir, "", "train", "-q", "--gap-every", "2", "--checkpoint", ck, "--max-epochs", "3", "-o", "m.arrow", f.train)
+	r := runBinary(t, dir, "", "train", "-q", "--gap-every", "2", "--checkpoint", ck, "--max-epochs", "3", "-o", "m.arrow", f.train)
 	if r.code != 0 || strings.Contains(string(r.stderr), "NaN") {
 		t.Fatalf("--gap-every 2 with checkpoints: %v", r)
 	}

@@ -70,7 +70,7 @@ func runSynth(c *cli.Context) error {
 	var sum synth.Summary
 	var name string
 	t0 := time.Now()
-	err = withOutput(c.String("output"), func(w io.Writer, n string) error {
+	err = withOutput(c, c.String("output"), func(w io.Writer, n string) error {
 		name = n
 		sum, err = synth.Generate(c.Context, w, opts, wopts)
 		return err
@@ -79,9 +79,9 @@ func runSynth(c *cli.Context) error {
 		return err
 	}
 	sec := time.Since(t0).Seconds()
-	logf("synth: %d sentences, %d tokens, %d labels, %d attributes -> %s in %.1fs (%.0f tokens/s)",
+	logf(c, "synth: %d sentences, %d tokens, %d labels, %d attributes -> %s in %.1fs (%.0f tokens/s)",
 		sum.Sentences, sum.Tokens, len(sum.Labels), sum.Attributes, name, sec, float64(sum.Tokens)/sec)
-	logf("synth: true weights' Viterbi accuracy %.4f on these sentences (ceiling), %.4f on %d held-out; "+
+	logf(c, "synth: true weights' Viterbi accuracy %.4f on these sentences (ceiling), %.4f on %d held-out; "+
 		"training duals %s (μ, float64)%s",
 		sum.TrueAccuracy, sum.CeilingEstimate, synth.HeldOut, gib(sum.DualBytes), memoryNote(sum.DualBytes))
 	return nil

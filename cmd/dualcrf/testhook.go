@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -10,7 +11,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dualcrf/dualcrf/train"
+	"github.com/urfave/cli/v2"
+
+	"github.com/dualcrf/dualcrf/stage"
 )
 
 // testHookEnv names a hidden test hook: "PHASE:EPOCH:CHECKS:SIG" makes train
@@ -29,6 +32,7 @@ type hookCtx struct {
 	left   int
 	sig    syscall.Signal
 	raised bool
+	log    io.Writer
 }
 
 // Err raises the signal when the countdown ends, then waits for it.
@@ -57,7 +61,7 @@ func (h *hookCtx) raise() {
 	h.raised = true
 	h.mu.Unlock()
 	if err := signalSelf(h.sig); err != nil {
-		logf("train: warning: test hook: %v", err)
+		fmt.Fprintf(h.log, "train: warning: test hook: %v\n", err)
 		return
 	}
 	select {
@@ -66,37 +70,34 @@ func (h *hookCtx) raise() {
 	}
 }
 
-// installTestHook wraps ctx and set.Phase when the hook's variable is set.
-func installTestHook(ctx *context.Context, set *train.Settings) {
+// installTestHook returns the stage's context, wrapped, with o.Phase set,
+// when the hook's variable is set.
+func installTestHook(c *cli.Context, o *stage.TrainOptions) context.Context {
+	ctx, stderr := c.Context, c.App.ErrWriter
 	spec := os.Getenv(testHookEnv)
 	if spec == "" {
-		return
+		return ctx
 	}
 	parts := strings.Split(spec, ":")
 	if len(parts) != 4 {
-		logf("train: warning: %s=%q ignored (want PHASE:EPOCH:CHECKS:INT|TERM)", testHookEnv, spec)
-		return
+		fmt.Fprintf(stderr, "train: warning: %s=%q ignored (want PHASE:EPOCH:CHECKS:INT|TERM)\n", testHookEnv, spec)
+		return ctx
 	}
 	epoch, err1 := strconv.Atoi(parts[1])
 	checks, err2 := strconv.Atoi(parts[2])
 	if err1 != nil || err2 != nil {
-		logf("train: warning: %s=%q ignored", testHookEnv, spec)
-		return
+		fmt.Fprintf(stderr, "train: warning: %s=%q ignored\n", testHookEnv, spec)
+		return ctx
 	}
-	h := &hookCtx{Context: *ctx, sig: syscall.SIGINT}
+	h := &hookCtx{Context: ctx, sig: syscall.SIGINT, log: stderr}
 	if parts[3] == "TERM" {
 		h.sig = syscall.SIGTERM
 	}
-	*ctx = h
-	prev := set.Phase
-	set.Phase = func(phase string, ep int) {
-		if prev != nil {
-			prev(phase, ep)
-		}
+	o.Phase = func(phase string, ep int) {
 		if phase != parts[0] || ep != epoch {
 			return
 		}
-		fmt.Fprintf(os.Stderr, "train: test hook: SIG%s in %s of epoch %d after %d checks\n", parts[3], phase, ep, checks)
+		fmt.Fprintf(stderr, "train: test hook: SIG%s in %s of epoch %d after %d checks\n", parts[3], phase, ep, checks)
 		if checks == 0 {
 			h.raise()
 			return
@@ -105,4 +106,5 @@ func installTestHook(ctx *context.Context, set *train.Settings) {
 		h.armed, h.left = true, checks
 		h.mu.Unlock()
 	}
+	return h
 }

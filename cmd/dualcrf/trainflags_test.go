@@ -12,7 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/stage"
 )
 
 // TestTrainFlagRefusals gives every numeric train flag a value it must
@@ -56,7 +58,7 @@ func TestTrainFlagRefusals(t *testing.T) {
 			if !strings.Contains(strings.Join(c.args, " "), "lbfgs") {
 				args = append(args, "--duals", "duals.bin")
 			}
-			r := run(t, dir, "", append(args, "-o", "m.arrow", f.train)...)
+			r := runBinary(t, dir, "", append(args, "-o", "m.arrow", f.train)...)
 			noPanic(t, r)
 			if r.code != 1 || !strings.Contains(string(r.stderr), c.flag) || strings.Contains(string(r.stderr), "epoch ") {
 				t.Fatalf("want exit 1 naming %q before any epoch; got %v", c.flag, r)
@@ -76,8 +78,8 @@ func TestTrainRefusesAbsurdData(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "huge.crfsuite"), []byte("B\ta:1e308\tb\nI\tc:2\n\nO\ta\n"), 0o644)
-	mustRun(t, dir, "featurize", "--format", "crfsuite", "-o", "huge.arrow", "huge.crfsuite")
-	r := run(t, dir, "", "train", "-o", "m.arrow", "huge.arrow")
+	mustRun(t, dir, "featurize", "--input-format", "crfsuite", "-o", "huge.arrow", "huge.crfsuite")
+	r := runBinary(t, dir, "", "train", "-o", "m.arrow", "huge.arrow")
 	if r.code != 1 || !strings.Contains(string(r.stderr), "huge.arrow") || !strings.Contains(string(r.stderr), "token row 0") ||
 		!strings.Contains(string(r.stderr), "1e+308") {
 		t.Fatalf("value 1e308: %v", r)
@@ -93,13 +95,13 @@ func TestTrainRefusesAbsurdData(t *testing.T) {
 		if err := rewriteStream(f.train, path, func(md map[string]string) { md[bad.key] = bad.value }, nil); err != nil {
 			t.Fatal(err)
 		}
-		r := run(t, dir, "", "train", "-o", "m.arrow", path)
+		r := runBinary(t, dir, "", "train", "-o", "m.arrow", path)
 		if r.code != 1 || !strings.Contains(string(r.stderr), bad.want) || strings.Contains(string(r.stderr), "epoch ") {
 			t.Errorf("metadata %s=%q: %v", bad.key, bad.value, r)
 		}
 	}
 	mustRun(t, dir, "featurize", "--template", "ner", "-o", "valid.arrow", f.testText)
-	r = run(t, dir, "", "train", "--valid", "valid.arrow", "-o", "m.arrow", f.train)
+	r = runBinary(t, dir, "", "train", "--valid", "valid.arrow", "-o", "m.arrow", f.train)
 	if r.code != 1 || !strings.Contains(string(r.stderr), "--valid") || !strings.Contains(string(r.stderr), "templates") {
 		t.Fatalf("--valid with other templates: %v", r)
 	}
@@ -114,12 +116,12 @@ func TestTrainRefusesAbsurdData(t *testing.T) {
 func TestTrainMemoryEstimate(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
-	r := run(t, dir, "", "train", "--duals", "memory", "--memory-budget", "64K", "-o", "m.arrow", f.train)
+	r := runBinary(t, dir, "", "train", "--duals", "memory", "--memory-budget", "64K", "-o", "m.arrow", f.train)
 	if r.code != 1 || !strings.Contains(string(r.stderr), "needs about") || !strings.Contains(string(r.stderr), "--duals PATH") ||
 		!strings.Contains(string(r.stderr), "--feature-space observed") || strings.Contains(string(r.stderr), "epoch ") {
 		t.Fatalf("SDCA over budget: %v", r)
 	}
-	r = run(t, dir, "", "train", "--solver", "lbfgs", "--memory-budget", "64K", "-o", "m.arrow", f.train)
+	r = runBinary(t, dir, "", "train", "--solver", "lbfgs", "--memory-budget", "64K", "-o", "m.arrow", f.train)
 	if r.code != 1 || !strings.Contains(string(r.stderr), "--lbfgs-store") {
 		t.Fatalf("L-BFGS over budget: %v", r)
 	}
@@ -210,7 +212,7 @@ func TestTrainReportsAndRecords(t *testing.T) {
 // readTrainTable reads a feature table's dataset.
 func readTrainTable(t *testing.T, path string) *crf.Dataset {
 	t.Helper()
-	tab, err := readTable(path, true)
+	tab, err := stage.ReadFeatureTable(pipeline.Source{Path: path}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +231,7 @@ func TestTrainSynthTable(t *testing.T) {
 		{"train", "-q", "--max-epochs", "2", "--valid", "v.arrow", "-o", "m.arrow", "s.arrow"},
 		{"decode", "-m", "m.arrow", "-o", "p.arrow", "v.arrow"},
 	} {
-		if r := run(t, dir, "", args...); r.code != 0 {
+		if r := runBinary(t, dir, "", args...); r.code != 0 {
 			t.Fatalf("%v", r)
 		}
 	}

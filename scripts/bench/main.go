@@ -97,7 +97,7 @@ func datasets() []dataset {
 			FeaturizeFlags: []string{"--template", "ner"}},
 		{Name: "ewt", Title: "UD English EWT POS",
 			Train: "ud_english_ewt/en_ewt-ud-train.conllu.gz", Test: "ud_english_ewt/en_ewt-ud-test.conllu.gz",
-			FeaturizeFlags: []string{"--format", "conllu", "--template", "pos"},
+			FeaturizeFlags: []string{"--input-format", "conllu", "--template", "pos"},
 			EvalFlags:      []string{"--no-chunks"}},
 	}
 }

@@ -5,7 +5,7 @@
 // attributes:
 //
 //	go run ./scripts/crfsuite-chunking ../shared/data/conll2000/train.txt.gz > train.crfsuite.txt
-//	dualcrf featurize --format crfsuite -o cs.arrow train.crfsuite.txt
+//	dualcrf featurize --input-format crfsuite -o cs.arrow train.crfsuite.txt
 //	crfsuite learn -m cs.model train.crfsuite.txt
 //
 // With no argument or "-" it reads standard input; -o FILE writes FILE

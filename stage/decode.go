@@ -1,0 +1,169 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/decode"
+	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
+)
+
+// DecodeOptions configure Decode. The zero value reads a feature table and
+// writes an Arrow IPC stream of predictions, without marginals, on one
+// goroutine per core.
+type DecodeOptions struct {
+	// Format is the output: tables.PredictionArrow (""), PredictionCoNLL or
+	// PredictionParquet; IPC is the Arrow output's IPC format and
+	// compression.
+	Format string
+	IPC    pipeline.WriterOptions
+	// Marginals adds each predicted label's marginal probability and the
+	// sentence's log-probability (not with CoNLL output).
+	Marginals bool
+	// Workers is the number of decoding goroutines; 0: one per core.
+	Workers int
+	// ChunkTokens is the number of tokens read, decoded and written at a
+	// time; 0: tables.DefaultChunkTokens.
+	ChunkTokens int
+	// Text reads the input as a raw corpus, featurized with the model's
+	// own templates, vocabulary and input settings; InputFormat ("": the
+	// model's) and NoLabels override those.
+	Text        bool
+	InputFormat string
+	NoLabels    bool
+	// ModelName names the model in messages and in the predictions'
+	// source metadata; "": "model".
+	ModelName string
+	// Log receives warnings (the input fits the model poorly); nil:
+	// discarded.
+	Log io.Writer
+}
+
+// DecodeInput is an opened input of Decode.
+type DecodeInput struct {
+	src   decode.Source
+	name  string
+	close func()
+}
+
+// Close closes the input.
+func (in *DecodeInput) Close() { in.close() }
+
+// modelName is o.ModelName or "model".
+func (o DecodeOptions) modelName() string {
+	if o.ModelName == "" {
+		return "model"
+	}
+	return o.ModelName
+}
+
+// OpenDecodeInput opens in for decoding with model m: a raw corpus with
+// o.Text, featurized with the model's templates, vocabulary and input
+// settings; else a feature table, which must have been made with the
+// model's templates. Close it after use.
+func OpenDecodeInput(m *crf.Model, in pipeline.Source, o DecodeOptions) (*DecodeInput, error) {
+	if o.Text {
+		opts, err := textOptions(m, o)
+		if err != nil {
+			return nil, err
+		}
+		tr, err := featurize.NewTextReader(in, opts, o.ChunkTokens)
+		if err != nil {
+			return nil, err
+		}
+		return &DecodeInput{tr, tr.Metadata()[schemas.KeySource], func() { tr.Close() }}, nil
+	}
+	r, name, err := in.Open()
+	if err != nil {
+		return nil, err
+	}
+	rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	closeAll := func() {
+		rr.Release()
+		r.Close()
+	}
+	tr, err := tables.NewFeatureReader(rr, name, tables.FeatureReadOptions{ChunkTokens: o.ChunkTokens})
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	mt, tt := m.Meta[schemas.KeyTemplates], tr.Metadata()[schemas.KeyTemplates]
+	if mt != "" && tt != "" && mt != tt {
+		closeAll()
+		mn := o.modelName()
+		return nil, fmt.Errorf("decode: the feature table %s was made with other templates than model %s; featurize it with --model %s", name, mn, mn)
+	}
+	return &DecodeInput{tr, name, closeAll}, nil
+}
+
+// textOptions are the featurization settings model m records, with
+// o.InputFormat and o.NoLabels applied.
+func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
+	f, err := ModelFeaturization(m, o.modelName())
+	if err != nil {
+		return featurize.RunOptions{}, err
+	}
+	in := f.Input
+	if o.InputFormat != "" {
+		in.Format = o.InputFormat
+	}
+	if o.NoLabels {
+		in.LabelColumn = -1
+	}
+	return featurize.RunOptions{Input: in, Templates: f.Templates, MinCount: f.MinCount, Vocab: f.Vocab, Labels: f.Labels}, nil
+}
+
+// Decode labels the input in with model m (Viterbi, in chunks of whole
+// sentences, reading, decoding and writing at once) and writes the
+// predictions to out. An input that shares no attribute or no gold label
+// with the model is an error; one that fits it poorly gets warnings on
+// o.Log. It returns what the model covered of the input.
+func Decode(ctx context.Context, m *crf.Model, in pipeline.Source, out io.Writer, o DecodeOptions) (tables.Coverage, error) {
+	input, err := OpenDecodeInput(m, in, o)
+	if err != nil {
+		return tables.Coverage{}, err
+	}
+	defer input.Close()
+	return DecodeFrom(ctx, m, input, out, o)
+}
+
+// DecodeFrom is Decode on an input OpenDecodeInput opened.
+func DecodeFrom(ctx context.Context, m *crf.Model, in *DecodeInput, out io.Writer, o DecodeOptions) (tables.Coverage, error) {
+	format := o.Format
+	if format == "" {
+		format = tables.PredictionArrow
+	}
+	md := map[string]string{schemas.KeySource: o.modelName()}
+	pw, err := tables.NewPredictionWriter(out, m, tables.PredictionOptions{Format: format, IPC: o.IPC, Metadata: md})
+	if err != nil {
+		return tables.Coverage{}, err
+	}
+	cov, err := decode.Stream(ctx, m, in.src, decode.Options{Marginals: o.Marginals, Workers: o.Workers}, pw.Write)
+	if err == nil {
+		if err = cov.Mismatch(in.name, o.modelName()); err != nil {
+			err = fmt.Errorf("decode: %w", err)
+		}
+	}
+	if err != nil {
+		pw.Abort()
+		return cov, err
+	}
+	if err := pw.Close(); err != nil {
+		return cov, err
+	}
+	if o.Log != nil {
+		for _, msg := range cov.Warnings(o.modelName()) {
+			fmt.Fprintf(o.Log, "decode: warning: %s\n", msg)
+		}
+	}
+	return cov, nil
+}

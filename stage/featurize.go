@@ -1,0 +1,202 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
+)
+
+// DefaultMinCount is the command's --min-count: every attribute is kept
+// (0 and 1 mean the same).
+const DefaultMinCount = 1
+
+// FeaturizeOptions configure Featurize and FeaturizeTable. The zero value
+// featurizes CoNLL text with the chunking templates, keeping every
+// attribute, into an Arrow IPC stream.
+type FeaturizeOptions struct {
+	// Templates are the feature templates; nil: the input format's default
+	// set (DefaultTemplate). Not with Like, which has its own.
+	Templates *featurize.TemplateSet
+	// MinCount drops attributes seen fewer times in the input (per template
+	// and value); 0 and 1 keep all. Not with Like.
+	MinCount int
+	// Like, when set, is the featurization of a model or of a training
+	// table (ModelFeaturization, TableFeaturization): its templates,
+	// vocabulary and labels are reused, so that test data gets the ids the
+	// model knows.
+	Like *Featurization
+	// Input says how to read the corpus; nil: Like's input settings, or
+	// featurize.InputOptions' zero value (CoNLL, labels in the last column).
+	Input *featurize.InputOptions
+	// Writer chooses the IPC format and compression of Featurize's output.
+	Writer pipeline.WriterOptions
+}
+
+// Featurization is how a model or a training table's features were made:
+// what featurizing test data like it takes.
+type Featurization struct {
+	Name      string                 // the model or table, in messages
+	Templates *featurize.TemplateSet // nil: the input's own attributes
+	MinCount  int
+	Input     featurize.InputOptions
+	Vocab     *featurize.Vocabulary // the attribute vocabulary, fixed
+	Labels    []string              // the known labels, in id order
+}
+
+// ModelFeaturization returns the featurization model m (read from name)
+// records. A model without templates (trained on a table made without
+// text, such as dualcrf synth's) has none.
+func ModelFeaturization(m *crf.Model, name string) (*Featurization, error) {
+	return newFeaturization(m.Meta, m.AttrNames, m.LabelNames, name)
+}
+
+// TableFeaturization returns the featurization training table t (read
+// from name) records.
+func TableFeaturization(t *tables.FeatureTable, name string) (*Featurization, error) {
+	return newFeaturization(t.Metadata, t.Data.AttrNames, t.Data.LabelNames, name)
+}
+
+// newFeaturization reads a featurization from metadata and names.
+func newFeaturization(md map[string]string, attrs, labels []string, name string) (*Featurization, error) {
+	s, err := settingsFrom(md, name)
+	if err != nil {
+		return nil, err
+	}
+	vocab, err := featurize.NewVocabulary(attrs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &Featurization{Name: name, Templates: s.templates, MinCount: s.minCount, Input: s.input, Vocab: vocab, Labels: labels}, nil
+}
+
+// DefaultTemplate names the built-in template set used for an input
+// format when none is given: "" (the input's own attributes) for
+// crfsuite, pos for the part-of-speech corpora, chunking otherwise.
+func DefaultTemplate(format string) string {
+	switch format {
+	case "crfsuite":
+		return ""
+	case "conllu", "ptb-mrg", "ptb-pos":
+		return "pos"
+	}
+	return "chunking"
+}
+
+// runOptions turns o into featurize's options for the input in.
+func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, error) {
+	var r featurize.RunOptions
+	if o.Like != nil && (o.Templates != nil || o.MinCount != 0) {
+		return r, errors.New("featurize: the templates and min-count come from the model or table featurized like; do not repeat them")
+	}
+	if o.Like != nil {
+		l := o.Like
+		r = featurize.RunOptions{Templates: l.Templates, MinCount: l.MinCount, Input: l.Input, Vocab: l.Vocab, Labels: l.Labels}
+	} else {
+		r.Templates, r.MinCount = o.Templates, o.MinCount
+	}
+	if o.Input != nil {
+		r.Input = *o.Input
+	}
+	r.Writer = o.Writer
+	if !in.IsStdin() && strings.HasSuffix(in.Path, ".zip") && !strings.HasPrefix(r.Input.Format, "ptb-") {
+		return r, fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --input-format ptb-mrg or ptb-pos", in.Path)
+	}
+	if o.Like == nil && r.Templates == nil {
+		if name := DefaultTemplate(r.Input.Format); name != "" {
+			set, err := featurize.LoadTemplates(name)
+			if err != nil {
+				return r, err
+			}
+			r.Templates = set
+		}
+	}
+	return r, nil
+}
+
+// Featurize reads the corpus in (gzip and zstd are decompressed) and
+// writes its feature table to out as Arrow IPC. The summary's Coverage,
+// with Like set, says how much of the input the vocabulary covers (see
+// tables.Coverage.Warnings).
+func Featurize(ctx context.Context, in pipeline.Source, out io.Writer, o FeaturizeOptions) (tables.FeatureSummary, error) {
+	r, err := o.runOptions(in)
+	if err != nil {
+		return tables.FeatureSummary{}, err
+	}
+	return featurize.Run(ctx, in, out, r)
+}
+
+// FeaturizeTable is Featurize handing the table back in memory, text
+// columns included: the table tables.ReadFeatureTable would read from
+// Featurize's output, built without writing Arrow (featurize.Table).
+// o.Writer does not apply.
+func FeaturizeTable(ctx context.Context, in pipeline.Source, o FeaturizeOptions) (*tables.FeatureTable, tables.FeatureSummary, error) {
+	r, err := o.runOptions(in)
+	if err != nil {
+		return nil, tables.FeatureSummary{}, err
+	}
+	return featurize.Table(ctx, in, r)
+}
+
+// featureSettings are what a model or a training table records about how
+// its features were made.
+type featureSettings struct {
+	templates *featurize.TemplateSet
+	minCount  int
+	input     featurize.InputOptions
+}
+
+// settingsFrom parses the featurization metadata of a table or model; what
+// names the file for errors.
+func settingsFrom(md map[string]string, what string) (featureSettings, error) {
+	var s featureSettings
+	text, ok := md[schemas.KeyTemplates]
+	if !ok {
+		return s, fmt.Errorf("%s records no feature templates (metadata %s)", what, schemas.KeyTemplates)
+	}
+	set, err := featurize.ParseTemplateString(text)
+	if err != nil {
+		return s, fmt.Errorf("%s: its templates: %w", what, err)
+	}
+	s.templates = set
+	if v, ok := md[schemas.KeyMinCount]; ok {
+		if s.minCount, err = strconv.Atoi(v); err != nil || s.minCount < 0 {
+			return s, fmt.Errorf("%s: metadata %s=%q: want a count ≥ 0", what, schemas.KeyMinCount, v)
+		}
+	}
+	if v, ok := md[featurize.KeyInput]; ok {
+		if s.input, err = featurize.ParseInputOptions(v); err != nil {
+			return s, fmt.Errorf("%s: metadata %s: %w", what, featurize.KeyInput, err)
+		}
+	}
+	return s, nil
+}
+
+// ReadModel reads a model from src.
+func ReadModel(src pipeline.Source) (*crf.Model, error) {
+	r, name, err := src.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return tables.ReadModel(r, name, pipeline.ReaderOptions{})
+}
+
+// ReadFeatureTable reads a whole feature table from src, without its text
+// columns when skipText is set.
+func ReadFeatureTable(src pipeline.Source, skipText bool) (*tables.FeatureTable, error) {
+	r, name, err := src.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return tables.ReadFeatureTable(r, name, tables.FeatureReadOptions{SkipText: skipText})
+}

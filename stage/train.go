@@ -1,0 +1,515 @@
+package stage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
+	"github.com/dualcrf/dualcrf/train"
+)
+
+// The command's train defaults that are not a field's zero value, and the
+// strings the zero values stand for. The command's flags take their
+// defaults from here and from package train.
+const (
+	DefaultLambda          = "1/n"  // TrainOptions.Lambda ""
+	DefaultSolver          = "sdca" // TrainOptions.Solver ""
+	DefaultFeatureSpace    = "full" // TrainOptions.FeatureSpace ""
+	DefaultTransitions     = "all"  // TrainOptions.Transitions ""
+	DefaultDuals           = "auto" // TrainOptions.Duals ""
+	DefaultSeed            = 1      // the command's --seed; TrainOptions.Seed 0 is seed 0
+	DefaultGapEvery        = train.DefaultGapEvery
+	DefaultCheckpointEvery = 1 // the command's --checkpoint-every
+)
+
+// ErrSDCAOnly refuses checkpoints and dual stores to L-BFGS.
+var ErrSDCAOnly = errors.New("--checkpoint, --resume and --duals apply to --solver sdca only")
+
+// TrainOptions configure Train. A zero field is its default (the command's
+// flag of the same name shows it), except where a zero means zero as the
+// command's 0 does: Seed, GapEvery, CheckpointEvery, RefreshEvery, MaxTime
+// and CheckpointInterval.
+type TrainOptions struct {
+	Lambda       string // λ > 0: a number or "c/n" (c divided by the number of sentences); "": 1/n
+	Solver       string // sdca or lbfgs; "": sdca
+	NoBias       bool   // leave out the bias, start and end weights (CRFsuite's model)
+	FeatureSpace string // full or observed; "": full
+	Transitions  string // all or observed; "": all
+
+	Sampler      string  // SDCA sampler (train.SamplerKinds); "": train.DefaultSampler
+	NonUniform   float64 // probability in (0,1] of a non-uniform draw; 0: train.DefaultNonUniform
+	Epsilon      float64 // uniform weight in (0,1] in the initial duals; 0: train.DefaultEpsilon
+	SubPrecision float64 // line-search stopping step length in (0,1); 0: train.DefaultSubPrecision
+	Seed         uint64  // random seed; the command's default is DefaultSeed
+	RefreshEvery int     // recompute every gap estimate every k epochs; 0: never
+	LBFGSStore   int     // L-BFGS correction pairs; 0: train.DefaultLBFGSStore
+
+	GapTol    float64       // stop when the certified gap is at most this; 0: train.DefaultGapTol
+	GapEvery  int           // epochs between certificates; 0: only when the estimate falls below GapTol (the command's default is DefaultGapEvery)
+	MaxEpochs int           // at most this many epochs (L-BFGS: iterations); 0: train.DefaultMaxEpochs
+	MaxTime   time.Duration // at most this much training time; 0: no limit
+
+	// Valid, or the table at ValidPath when Valid is nil, is a held-out
+	// table (featurized with the training table's templates) scored after
+	// each certificate; ValidName names Valid in messages. ValidPath "-"
+	// reads Stdin (nil: os.Stdin).
+	Valid     *tables.FeatureTable
+	ValidName string
+	ValidPath string
+	Stdin     io.Reader
+
+	// Duals is where SDCA keeps its dual variables: memory, a file path
+	// (memory-mapped), or auto (""): in memory unless they exceed
+	// MemoryBudget (default: half of physical memory), then in a file in
+	// the checkpoint directory or the system's temporary directory.
+	Duals string
+	// MemoryBudget, in bytes, is the most memory a run may be estimated to
+	// need; 0: physical memory. A run that needs more is refused.
+	MemoryBudget int64
+
+	// Checkpoint is a directory (locked while training) where snapshots are
+	// written atomically every CheckpointEvery epochs (0: none by epoch),
+	// every CheckpointInterval of training time (0: none by time), and when
+	// ctx is cancelled; "": Resume's, or no checkpoints.
+	Checkpoint         string
+	CheckpointEvery    int
+	CheckpointInterval time.Duration
+	// Resume continues from the newest valid snapshot in this directory.
+	Resume string
+
+	// Log receives the summary lines and warnings (and, unless Quiet, one
+	// line per epoch and per checkpoint); nil: discarded.
+	Log   io.Writer
+	Quiet bool
+	// BeforeTraining, when set, is called once every check has passed and
+	// the checkpoint to resume is loaded, before the duals are placed and
+	// training starts: the command opens its outputs there, so that a path
+	// it cannot write fails before any work.
+	BeforeTraining func() error
+	// Phase, when set, is train.Settings.Phase.
+	Phase func(phase string, epoch int)
+}
+
+// TrainResult is what Train returns.
+type TrainResult struct {
+	// Model is the complete model: weights, names and metadata (the
+	// table's featurization, λ, n, the solver, the feature spaces and the
+	// training facts with the final certificate).
+	Model *crf.Model
+	// Train is the driver's result: stop reason, epochs, the last
+	// certificate and the per-epoch records.
+	Train  *train.Result
+	Solver string
+}
+
+// WriteLog writes the per-epoch training log as an Arrow IPC file.
+func (r *TrainResult) WriteLog(w io.Writer) error {
+	return tables.WriteLog(w, logRows(r.Train.Records), map[string]string{schemas.KeySolver: r.Solver}, pipeline.WriterOptions{})
+}
+
+// ParseLambda reads λ written as "0.001", "1/n" or "c/n" for n sentences.
+func ParseLambda(s string, n int) (float64, error) {
+	c, perN := strings.CutSuffix(s, "/n")
+	v, err := strconv.ParseFloat(c, 64)
+	if err != nil {
+		return 0, fmt.Errorf("--lambda %q: want a number or c/n", s)
+	}
+	if perN {
+		return v / float64(n), nil
+	}
+	return v, nil
+}
+
+// withDefaults returns o with its string defaults filled in.
+func (o TrainOptions) withDefaults() TrainOptions {
+	for _, f := range []struct {
+		p   *string
+		def string
+	}{{&o.Lambda, DefaultLambda}, {&o.Solver, DefaultSolver}, {&o.FeatureSpace, DefaultFeatureSpace},
+		{&o.Transitions, DefaultTransitions}, {&o.Duals, DefaultDuals}, {&o.Sampler, train.DefaultSampler}} {
+		if *f.p == "" {
+			*f.p = f.def
+		}
+	}
+	if o.Resume != "" && o.Checkpoint == "" {
+		o.Checkpoint = o.Resume
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return o
+}
+
+// Check refuses options out of range, naming the command's flag; a zero
+// that stands for a default passes.
+func (o TrainOptions) Check() error { return o.check(false) }
+
+// CheckGiven is Check for options whose every field was given, as the
+// command's are: a zero that would stand for a default is refused too.
+func (o TrainOptions) CheckGiven() error { return o.check(true) }
+
+// check refuses options out of range; given says whether zeros were given.
+func (o TrainOptions) check(given bool) error {
+	if _, err := ParseLambda(o.Lambda, 1); err != nil && (given || o.Lambda != "") {
+		return err
+	}
+	zero := func(isZero bool) bool { return isZero && !given } // a default
+	checks := []struct {
+		bad bool
+		msg string
+	}{
+		{!zero(o.Solver == "") && o.Solver != "sdca" && o.Solver != "lbfgs", fmt.Sprintf("--solver %q: want sdca or lbfgs", o.Solver)},
+		{!zero(o.Sampler == "") && !isSampler(o.Sampler), fmt.Sprintf("--sampler %q: want one of %s", o.Sampler, strings.Join(train.SamplerKinds(), ", "))},
+		{!zero(o.NonUniform == 0) && !(o.NonUniform > 0 && o.NonUniform <= 1), fmt.Sprintf("--nonuniform %g: want a probability in (0,1]", o.NonUniform)},
+		{!zero(o.Epsilon == 0) && !(o.Epsilon > 0 && o.Epsilon <= 1), fmt.Sprintf("--epsilon %g: want a weight in (0,1]", o.Epsilon)},
+		{!zero(o.SubPrecision == 0) && !(o.SubPrecision > 0 && o.SubPrecision < 1), fmt.Sprintf("--subprecision %g: want a step length in (0,1)", o.SubPrecision)},
+		{o.RefreshEvery < 0, fmt.Sprintf("--refresh-every %d: want 0 (never) or a number of epochs ≥ 1", o.RefreshEvery)},
+		{!zero(o.GapTol == 0) && (!(o.GapTol > 0) || math.IsInf(o.GapTol, 0)), fmt.Sprintf("--gap-tol %g: want a positive tolerance", o.GapTol)},
+		{o.GapEvery < 0, fmt.Sprintf("--gap-every %d: want 0 (only when the estimate says so) or a number of epochs ≥ 1", o.GapEvery)},
+		{!zero(o.MaxEpochs == 0) && o.MaxEpochs < 1, fmt.Sprintf("--max-epochs %d: want at least 1", o.MaxEpochs)},
+		{o.MaxTime < 0, fmt.Sprintf("--max-time %v: want a duration ≥ 0 (0: no limit)", o.MaxTime)},
+		{o.CheckpointEvery < 0, fmt.Sprintf("--checkpoint-every %d: want 0 or a number of epochs ≥ 1", o.CheckpointEvery)},
+		{o.CheckpointInterval < 0, fmt.Sprintf("--checkpoint-interval %v: want a duration ≥ 0", o.CheckpointInterval)},
+		{!zero(o.LBFGSStore == 0) && o.LBFGSStore < 1, fmt.Sprintf("--lbfgs-store %d: want at least 1 correction pair", o.LBFGSStore)},
+		{!zero(o.FeatureSpace == "") && o.FeatureSpace != "full" && o.FeatureSpace != "observed", fmt.Sprintf("--feature-space %q: want full or observed", o.FeatureSpace)},
+		{!zero(o.Transitions == "") && o.Transitions != "all" && o.Transitions != "observed", fmt.Sprintf("--transitions %q: want all or observed", o.Transitions)},
+		{given && o.Duals == "", "--duals \"\": want memory, auto or a file path"},
+		{o.MemoryBudget < 0, fmt.Sprintf("--memory-budget %d: want a positive size", o.MemoryBudget)},
+		{o.Solver == "lbfgs" && (o.Checkpoint != "" || o.Resume != "" || (o.Duals != "" && o.Duals != DefaultDuals)), ErrSDCAOnly.Error()},
+	}
+	for _, ch := range checks {
+		if ch.bad {
+			return errors.New(ch.msg)
+		}
+	}
+	return nil
+}
+
+// isSampler reports whether kind is a sampler kind.
+func isSampler(kind string) bool {
+	for _, k := range train.SamplerKinds() {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// trainer is one run of Train: the options with defaults, the problem and
+// what the run holds open.
+type trainer struct {
+	o      TrainOptions
+	name   string
+	t      *tables.FeatureTable
+	p      *train.Problem
+	set    train.Settings
+	sd     *train.SDCA
+	resume *train.Checkpoint
+}
+
+// logf writes a line to the log.
+func (r *trainer) logf(format string, args ...any) { fmt.Fprintf(r.o.Log, format+"\n", args...) }
+
+// Train fits a CRF to the labelled feature table t (read from name, which
+// messages and the model's training facts give) and returns the complete
+// model. It checks o, places the duals (in memory or memory-mapped), takes
+// the checkpoint directories' locks, resumes, validates, and certifies the
+// duality gap. Cancelling ctx stops the run at a safe point: with a
+// checkpoint directory, the point reached is saved and the error says how
+// to continue.
+func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOptions) (*TrainResult, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	r := &trainer{o: o.withDefaults(), name: name, t: t}
+	inMemory, err := r.setup()
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := lockDirs(r.o.Checkpoint, r.o.Resume)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	method, err := r.method()
+	if err != nil {
+		return nil, err
+	}
+	if r.resume != nil {
+		defer r.resume.Duals.Close()
+	}
+	if r.o.BeforeTraining != nil {
+		if err := r.o.BeforeTraining(); err != nil {
+			return nil, err
+		}
+	}
+	if r.sd != nil && !inMemory {
+		store, err := r.dualStore()
+		if err != nil {
+			return nil, err
+		}
+		defer store.Close()
+		r.sd.Duals = store
+	}
+	return r.run(ctx, method)
+}
+
+// setup checks the table, makes the problem, reads the held-out table and
+// checks the memory the run needs; it returns whether the duals stay in
+// memory.
+func (r *trainer) setup() (bool, error) {
+	d := r.t.Data
+	if !hasGold(d) {
+		return false, fmt.Errorf("%s: no token has a gold label (featurized with --no-labels?); train needs a labelled feature table", r.name)
+	}
+	feat, err := checkFeaturization(r.t.Metadata, r.name)
+	if err != nil {
+		return false, err
+	}
+	lambda, err := ParseLambda(r.o.Lambda, d.Len())
+	if err != nil {
+		return false, err
+	}
+	if r.p, err = train.NewProblem(d, lambda, r.o.NoBias); err != nil {
+		return false, fmt.Errorf("%s: %w", r.name, err)
+	}
+	if r.o.FeatureSpace == "observed" {
+		r.p.Mask = train.ObservedMask(d)
+	}
+	if r.o.Transitions == "observed" {
+		r.p.TransMask = train.ObservedTransitions(d)
+	}
+	r.set = r.settings()
+	if r.o.Valid != nil || r.o.ValidPath != "" {
+		if r.set.Validate, err = r.validator(feat); err != nil {
+			return false, err
+		}
+	}
+	dualBytes := int64(0)
+	if r.o.Solver == "sdca" {
+		dualBytes = train.DualBytes(d)
+	}
+	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d), λ = %.6g; duals %s (μ, float64)",
+		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dim(), lambda, ByteSize(dualBytes))
+	return r.checkMemory(dualBytes)
+}
+
+// settings are the driver's settings for the options.
+func (r *trainer) settings() train.Settings {
+	o := r.o
+	s := train.Settings{MaxEpochs: o.MaxEpochs, MaxTime: o.MaxTime, GapTol: o.GapTol, GapEvery: o.GapEvery,
+		RefreshEvery: o.RefreshEvery, CheckpointEvery: o.CheckpointEvery, CheckpointInterval: o.CheckpointInterval, Phase: o.Phase}
+	if s.GapEvery == 0 {
+		s.GapEvery = -1 // the driver's "only by the estimate"
+	}
+	if o.Solver != "sdca" {
+		s.RefreshEvery = 0 // L-BFGS has no gap estimates: the option has never applied to it
+	}
+	if !o.Quiet {
+		s.Record = func(rec train.EpochRecord) error {
+			r.logf("%s", train.FormatRecord(rec))
+			return nil
+		}
+	}
+	return s
+}
+
+// method makes the solver: SDCA with its sampler, resuming when asked, or
+// L-BFGS.
+func (r *trainer) method() (train.Method, error) {
+	o := r.o
+	if o.Solver != "sdca" {
+		return &train.LBFGS{Store: o.LBFGSStore}, nil
+	}
+	sampler, err := train.NewSampler(o.Sampler, r.p.N(), train.SamplerOptions{NonUniform: o.NonUniform, Smoothness: r.p.Smoothness()})
+	if err != nil {
+		return nil, err
+	}
+	r.sd = &train.SDCA{Epsilon: o.Epsilon, SubPrecision: o.SubPrecision, Seed: o.Seed, Sampler: sampler}
+	if o.Checkpoint != "" {
+		r.set.Checkpoint = r.saveCheckpoint
+	}
+	if o.Resume == "" {
+		return r.sd, nil
+	}
+	if r.resume, err = train.LoadCheckpoint(o.Resume, r.p, func(msg string) { r.logf("train: warning: %s", msg) }); err != nil {
+		return nil, err
+	}
+	if err := r.resume.CheckSettings(train.RunSettings(r.p, r.set, r.sd)); err != nil {
+		r.resume.Duals.Close()
+		r.resume = nil
+		return nil, err
+	}
+	r.set.Resume = r.resume
+	r.logf("train: resuming from %s (%s)", r.resume.Dir, describe(r.resume.Progress().Position))
+	return r.sd, nil
+}
+
+// saveCheckpoint writes a snapshot of the run to the checkpoint directory.
+func (r *trainer) saveCheckpoint(pr train.Progress) (string, error) {
+	t0 := time.Now()
+	path, err := train.SaveCheckpoint(r.o.Checkpoint, r.sd, pr)
+	if err == nil && !r.o.Quiet {
+		r.logf("checkpoint: %s (%.2fs)", path, time.Since(t0).Seconds())
+	}
+	return path, err
+}
+
+// run trains and makes the model.
+func (r *trainer) run(ctx context.Context, method train.Method) (*TrainResult, error) {
+	t0 := time.Now()
+	res, err := train.Train(ctx, r.p, r.set, method)
+	if err != nil {
+		return nil, r.trainError(err)
+	}
+	r.logf("train: stopped (%s) after %d epochs, %.2fs training (%.2fs wall): primal %.10g, certified gap %.4g",
+		res.Stopped, res.Epochs, res.Training.Seconds(), time.Since(t0).Seconds(), res.Last.Primal, res.Last.Gap)
+	if !res.TargetMet() {
+		r.logf("train: warning: stopped by %s with a certified gap of %.4g, above --gap-tol %g: the target was not reached",
+			stopFlag(res.Stopped), res.Last.Gap, res.GapTol)
+	}
+	d := r.t.Data
+	m := &crf.Model{Layout: r.p.Layout, Weights: res.Weights, AttrNames: d.AttrNames, LabelNames: d.LabelNames,
+		Meta: r.modelMetadata(res)}
+	return &TrainResult{Model: m, Train: res, Solver: r.o.Solver}, nil
+}
+
+// describe says where a position is.
+func describe(p train.Position) string {
+	switch {
+	case p.Pending:
+		return fmt.Sprintf("epoch %d, before its certificate", p.Epoch)
+	case p.Step > 0:
+		return fmt.Sprintf("epoch %d, after step %d", p.Epoch+1, p.Step)
+	}
+	return fmt.Sprintf("after epoch %d", p.Epoch)
+}
+
+// stopFlag names the flag behind a stop reason.
+func stopFlag(reason train.Status) string {
+	switch reason {
+	case train.EpochLimit:
+		return "--max-epochs"
+	case train.TimeLimit:
+		return "--max-time"
+	case train.NoProgress:
+		return "lack of progress"
+	}
+	return reason.String()
+}
+
+// trainError explains an interrupted run: where it stopped and how to
+// continue (the snapshot written, or the one resumed from if nothing was
+// done since).
+func (r *trainer) trainError(err error) error {
+	var ie *train.InterruptedError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	switch {
+	case r.o.Checkpoint == "":
+		return fmt.Errorf("train: %w; without --checkpoint DIR the progress is lost", err)
+	case ie.Snapshot == "" && r.resume != nil && ie.At == r.resume.Progress().Position:
+		return fmt.Errorf("train: %w; nothing changed since %s: continue with the same command (it has --resume %s)", err, r.resume.Dir, r.o.Resume)
+	case ie.Snapshot == "":
+		return fmt.Errorf("train: %w; nothing was saved yet: run the same command again", err)
+	}
+	return fmt.Errorf("train: %w; continue with the same command and --resume %s", err, r.o.Checkpoint)
+}
+
+// modelMetadata is the model's metadata: the table's featurization, λ, n,
+// the solver and feature spaces, and the training facts with the final
+// certificate (of exactly the weights returned).
+func (r *trainer) modelMetadata(res *train.Result) map[string]string {
+	p := r.p
+	facts := map[string]any{"epochs": res.Epochs, "stopped": res.Stopped.String(), "primal": jsonNumber(res.Last.Primal),
+		"dual": jsonNumber(res.Last.Dual), "gap": jsonNumber(res.Last.Gap), "gap_tol": res.GapTol,
+		"target_met": res.TargetMet(), "source": r.name, "transitions": p.TransitionSpace()}
+	if r.sd != nil {
+		facts["sampler"], facts["seed"] = r.o.Sampler, r.o.Seed
+	}
+	factsJSON, err := json.Marshal(facts)
+	if err != nil {
+		panic(err) // every value above is JSON-safe
+	}
+	md := map[string]string{}
+	for k, v := range r.t.Metadata {
+		if k != schemas.KeyFormat && k != schemas.KeyVersion {
+			md[k] = v
+		}
+	}
+	md[schemas.KeyLambda] = strconv.FormatFloat(p.Lambda, 'g', -1, 64)
+	md[schemas.KeyN] = strconv.Itoa(p.N())
+	md[schemas.KeySolver] = r.o.Solver
+	md[schemas.KeyFeatureSpace] = p.FeatureSpace()
+	md[schemas.KeyTransitions] = p.TransitionSpace()
+	md[schemas.KeyTraining] = string(factsJSON)
+	return md
+}
+
+// jsonNumber returns x, or nil (JSON null) when it is not finite.
+func jsonNumber(x float64) any {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return x
+}
+
+// logRows turns epoch records into training-log rows: the certificate's
+// values only for certified epochs, the held-out metrics when measured.
+func logRows(recs []train.EpochRecord) []tables.LogRow {
+	rows := make([]tables.LogRow, len(recs))
+	for i, r := range recs {
+		nan := math.NaN()
+		row := tables.LogRow{Epoch: r.Epoch, Steps: r.Steps, Seconds: r.Seconds, TotalSeconds: r.Total,
+			CertSeconds: r.CertSeconds, Primal: nan, Dual: nan, Gap: nan, IdentityResidual: nan,
+			GapEstimate: r.GapEstimate, LineSearch: r.LineSearch, ValidAccuracy: nan, ValidF1: nan}
+		if r.Certified {
+			row.Primal, row.Dual, row.Gap, row.IdentityResidual = r.Primal, r.Dual, r.Gap, r.Residual
+		}
+		if v, ok := r.Metrics[train.MetricAccuracy]; ok {
+			row.ValidAccuracy = v
+		}
+		if v, ok := r.Metrics[train.MetricF1]; ok {
+			row.ValidF1 = v
+		}
+		rows[i] = row
+	}
+	return rows
+}
+
+// hasGold reports whether any token of d has a gold label.
+func hasGold(d *crf.Dataset) bool {
+	for _, y := range d.Labels {
+		if y >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// checkFeaturization refuses a table whose featurization metadata later
+// stages would reject (models copy it): templates that do not parse, a
+// bad min-count or input description. A table that records no templates
+// at all (dualcrf synth's, made without text) is accepted: its model has
+// none either, and decodes feature tables only.
+func checkFeaturization(md map[string]string, name string) (featureSettings, error) {
+	if _, ok := md[schemas.KeyTemplates]; !ok {
+		return featureSettings{}, nil
+	}
+	fs, err := settingsFrom(md, name)
+	if err != nil {
+		return fs, fmt.Errorf("%w; re-featurize it with dualcrf featurize", err)
+	}
+	return fs, nil
+}

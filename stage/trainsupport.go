@@ -1,0 +1,223 @@
+package stage
+
+// Train's policies around the solver: the memory estimate and the place of
+// the duals, the checkpoint directories' locks, the held-out validator.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/decode"
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/train"
+)
+
+// checkMemory estimates what the run needs in memory and refuses it, with
+// the figure and the options that help, when that exceeds MemoryBudget
+// (default: physical memory). It returns whether the duals stay in memory:
+// with Duals auto, when they take at most MemoryBudget (default: half of
+// physical memory).
+func (r *trainer) checkMemory(dualBytes int64) (bool, error) {
+	o := r.o
+	limit, what, dualLimit := o.MemoryBudget, "--memory-budget", o.MemoryBudget
+	if limit == 0 {
+		phys, err := train.PhysicalMemory()
+		if err != nil {
+			return o.Duals == "memory" || o.Duals == "auto", nil // no figure to compare with
+		}
+		limit, what, dualLimit = phys, "physical memory", phys/2
+	}
+	inMemory := o.Solver == "sdca" && (o.Duals == "memory" || (o.Duals == "auto" && dualBytes <= dualLimit))
+	est := train.EstimateMemory(r.p, train.MemoryOptions{Solver: o.Solver, DualsInMemory: inMemory, LBFGSStore: o.LBFGSStore})
+	if est.Total() <= limit {
+		return inMemory, nil
+	}
+	var help []string
+	switch {
+	case o.Solver == "lbfgs":
+		help = append(help, fmt.Sprintf("a smaller --lbfgs-store (its history takes %s)", ByteSize(est.LBFGS)))
+	case inMemory:
+		help = append(help, fmt.Sprintf("--duals PATH or --duals auto (the duals take %s)", ByteSize(est.Duals)))
+	}
+	if o.FeatureSpace == "full" {
+		help = append(help, "--feature-space observed")
+	}
+	help = append(help, "--memory-budget SIZE if more memory is available (e.g. swap)")
+	return false, fmt.Errorf("train: this run needs about %s in memory (%s), more than the %s %s; try %s",
+		ByteSize(est.Total()), est, what, ByteSize(limit), strings.Join(help, ", or "))
+}
+
+// dualStore places SDCA's duals in a memory-mapped file (Duals PATH, or
+// auto beyond the memory budget: a temporary file, unlinked once mapped),
+// announcing the choice.
+func (r *trainer) dualStore() (*train.FileStore, error) {
+	d := r.t.Data
+	path, temporary := r.o.Duals, false
+	if path == "auto" {
+		dir := r.o.Checkpoint
+		if dir == "" {
+			dir = os.TempDir()
+		}
+		tf, err := os.CreateTemp(dir, ".duals-*.tmp")
+		if err != nil {
+			return nil, err
+		}
+		path, temporary = tf.Name(), true
+		tf.Close()
+		os.Remove(path)
+		r.logf("train: duals %s exceed the memory budget: memory-mapping %s", ByteSize(train.DualBytes(d)), path)
+	}
+	fs, err := train.CreateFileStore(path, d)
+	if err != nil && !temporary && errors.Is(err, iofs.ErrExist) {
+		fs, err = train.OpenFileStore(path, d) // reuse a file of this dataset
+	}
+	if err != nil {
+		return nil, err
+	}
+	if temporary {
+		// The mapping keeps the file alive: unlinked now, it leaves nothing
+		// behind whatever ends the process, even kill -9.
+		os.Remove(path)
+	}
+	return fs, nil
+}
+
+// lockDirs takes the lock of the checkpoint directory (creating it: an
+// unusable path fails here, before any work) and of the resume directory
+// when that is another one (it must exist).
+func lockDirs(checkpoint, resume string) (func(), error) {
+	var locks []*train.DirLock
+	unlock := func() {
+		for _, l := range locks {
+			l.Unlock()
+		}
+	}
+	if resume != "" {
+		st, err := os.Stat(resume)
+		if err != nil {
+			return unlock, fmt.Errorf("--resume: %w", err)
+		}
+		if !st.IsDir() {
+			return unlock, fmt.Errorf("--resume %s: not a directory", resume)
+		}
+	}
+	if checkpoint != "" {
+		l, err := train.LockDir(checkpoint)
+		if err != nil {
+			return unlock, err
+		}
+		locks = append(locks, l)
+	}
+	if resume != "" && !sameDir(resume, checkpoint) {
+		l, err := train.LockDir(resume)
+		if err != nil {
+			unlock()
+			return func() {}, err
+		}
+		locks = append(locks, l)
+	}
+	return unlock, nil
+}
+
+// sameDir reports whether a and b are the same existing directory.
+func sameDir(a, b string) bool {
+	if b == "" {
+		return false
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// validator reads the held-out table and returns a function scoring
+// weights on it (token accuracy, and chunk F1 when its labels look like
+// chunks). The table must have been featurized with the training table's
+// templates, feat.
+func (r *trainer) validator(feat featureSettings) (func([]float64) (map[string]float64, error), error) {
+	vt, path := r.o.Valid, r.o.ValidName
+	if vt == nil {
+		var err error
+		path = r.o.ValidPath
+		if vt, err = ReadFeatureTable(pipeline.Source{Path: path, Stdin: r.o.Stdin}, true); err != nil {
+			return nil, err
+		}
+	}
+	vfeat, err := checkFeaturization(vt.Metadata, path)
+	if err != nil {
+		return nil, fmt.Errorf("--valid %w", err)
+	}
+	if a, b := templateText(vfeat), templateText(feat); a != b {
+		return nil, fmt.Errorf("--valid %s was featurized with templates %.60q, the training table with %.60q: "+
+			"featurize it with the training table's --template (and --input-format), or with --model from a model of this data", path, a, b)
+	}
+	trainData := r.t.Data
+	lay := crf.Layout{NumAttrs: trainData.NumAttrs, NumLabels: trainData.NumLabels}
+	probe := &crf.Model{Layout: lay, AttrNames: trainData.AttrNames, LabelNames: trainData.LabelNames}
+	vd := decode.Apply(vt.Data, decode.Remap(probe, vt.Data), lay.NumAttrs, trainData.AttrNames)
+	if len(vd.Attrs) == 0 && len(vt.Data.Attrs) > 0 {
+		return nil, fmt.Errorf("--valid %s shares no attribute with the training table", path)
+	}
+	return func(w []float64) (map[string]float64, error) {
+		m := &crf.Model{Layout: crf.Layout{NumAttrs: lay.NumAttrs, NumLabels: lay.NumLabels, NoBias: len(w) != lay.Dim()},
+			Weights: w, AttrNames: trainData.AttrNames, LabelNames: trainData.LabelNames}
+		p, err := decode.Decode(context.Background(), m, vd, decode.Options{})
+		if err != nil {
+			return nil, err
+		}
+		ev := decode.NewEvaluator(decode.EvalOptions{})
+		if err := decode.Score(vd, m.LabelNames, p, ev); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		s := ev.Result()
+		out := map[string]float64{train.MetricAccuracy: s.Accuracy}
+		if s.Chunks != nil && !math.IsNaN(s.Chunks.F1) {
+			out[train.MetricF1] = s.Chunks.F1
+		}
+		return out, nil
+	}, nil
+}
+
+// templateText is the templates a table records, "" when none.
+func templateText(fs featureSettings) string {
+	if fs.templates == nil {
+		return ""
+	}
+	return fs.templates.String()
+}
+
+// ByteSize renders a byte count as the messages show it.
+func ByteSize(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+// ParseBytes reads sizes such as 512MiB, 8GiB, 2G or 1000000.
+func ParseBytes(s string) (int64, error) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1e9}, {"M", 1e6}, {"K", 1e3}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = v, u.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%q is not a size (e.g. 8GiB)", s)
+	}
+	return int64(v * float64(mult)), nil
+}
