@@ -195,7 +195,7 @@ var tempRE = regexp.MustCompile(`(\.tmp-|dualcrf-stdin-)\d+`)
 // placeholders, the run's directory as {dir}, durations as {dur}, rates as
 // {rate} and the random part of temporary file names as *.
 func caseNormaliser(env caseEnv, dir, work string) func([]byte) []byte {
-	pairs := [][2]string{{dir, "{case}"}, {env.fix, "{fix}"}, {env.td, "{td}"}, {env.data, "{data}"}, {work, "{dir}"}}
+	pairs := [][2]string{{dir, "{case}"}, {env.fix, "{fix}"}, {env.td, "{td}"}, {env.data, "{data}"}, {work, "{dir}"}, {binDir, "{bin}"}}
 	sort.SliceStable(pairs, func(i, j int) bool { return len(pairs[i][0]) > len(pairs[j][0]) })
 	var old []string
 	for _, p := range pairs {
