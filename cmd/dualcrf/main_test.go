@@ -109,10 +109,12 @@ func runBinary(t *testing.T, dir, stdin string, args ...string) result {
 	return r
 }
 
-// mustRun is runBinary that fails the test unless the command succeeds.
+// mustRun runs the command in process (runInProcess: in dir, which is also
+// TMPDIR) and fails the test unless it succeeds. Tests of exit statuses,
+// signals, SIGPIPE and terminals run the built binary (runBinary).
 func mustRun(t *testing.T, dir string, args ...string) result {
 	t.Helper()
-	r := runBinary(t, dir, "", args...)
+	r := runInProcess(t, dir, "", args...)
 	if r.code != 0 {
 		t.Fatalf("%v", r)
 	}
