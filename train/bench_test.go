@@ -57,4 +57,21 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/epoch")
 		})
 	}
+	// The certificate pass of SDCA after one epoch: ŵ(μ) recomputed, then
+	// P, D and every block gap on all cores.
+	b.Run("sdca-certify", func(b *testing.B) {
+		m := &train.SDCA{Seed: 1}
+		if err := m.Init(p); err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Epoch(ctx); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := m.Certify(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/pass")
+	})
 }

@@ -494,14 +494,21 @@ func (m *SDCA) step(i int, draw bool) (StepStats, int) {
 }
 
 // muLogNu returns Σ_e μ_e log ν_e over the block's entries for the ν of
-// the lattice, from the factors log ν_t(y,y') = a_t(y) + B[y,y'] + c_t(y'):
-// Σ_t [Σ_y μ_t(y)·a_t(y) + Σ_y' μ_{t+1}(y')·c_t(y')] + Σ μ·B, with μ's node
-// marginals in ws.muN and muB = Σ μ·B — no logarithm per entry.
+// the step's lattice (logNuDot).
 func (m *SDCA) muLogNu(T int, mu []float64, muB float64) float64 {
 	ws := m.ws
-	K := m.p.Layout.NumLabels
+	return logNuDot(ws.lat, T, m.p.Layout.NumLabels, mu, ws.muN, muB, &ws.fa, &ws.fc)
+}
+
+// logNuDot returns Σ_e μ_e log ν_e over the entries of the block mu for the
+// ν of the lattice's last ForwardBackward, from the factors
+// log ν_t(y,y') = a_t(y) + B[y,y'] + c_t(y'):
+// Σ_t [Σ_y μ_t(y)·a_t(y) + Σ_y' μ_{t+1}(y')·c_t(y')] + Σ μ·B, with μ's node
+// marginals in muN and muB = Σ μ·B (blockNodesDot) — no logarithm per
+// entry. fa and fc are scratch, grown as needed.
+func logNuDot(lat *crf.Lattice, T, K int, mu, muN []float64, muB float64, fa, fc *[]float64) float64 {
 	if T == 1 {
-		th, lz := ws.lat.Node(), ws.lat.LogZ()
+		th, lz := lat.Node(), lat.LogZ()
 		s := 0.0
 		for y, x := range mu[:K] {
 			s += x * (th[y] - lz)
@@ -509,9 +516,9 @@ func (m *SDCA) muLogNu(T int, mu []float64, muB float64) float64 {
 		return s
 	}
 	n := (T - 1) * K
-	ws.fa, ws.fc = grow(ws.fa, n), grow(ws.fc, n)
-	ws.lat.LogEdgeFactors(ws.fa, ws.fc)
-	return muB + dot(ws.muN[:n], ws.fa) + dot(ws.muN[K:K+n], ws.fc)
+	*fa, *fc = grow(*fa, n), grow(*fc, n)
+	lat.LogEdgeFactors(*fa, *fc)
+	return muB + dot(muN[:n], *fa) + dot(muN[K:K+n], *fc)
 }
 
 // blockNodesDot sets node (T×K) to the node marginals of the block mu, as
