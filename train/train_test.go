@@ -19,7 +19,7 @@ func TestSDCAAgreesWithLBFGS(t *testing.T) {
 	p := randomProblem(t, 41, 60, 7, 20, 4, true, 0)
 	ctx := context.Background()
 	set := Settings{MaxEpochs: 500, GapTol: 1e-10}
-	rs, err := Train(ctx, p, set, &SDCA{Seed: 1})
+	rs, err := Train(ctx, p, set, &SDCA{Seed: 1, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,11 +101,11 @@ func TestTrainStopsAndRecords(t *testing.T) {
 func TestCertifyWhenItCanMatter(t *testing.T) {
 	p := randomProblem(t, 47, 60, 7, 20, 4, true, 0)
 	ctx := context.Background()
-	every, err := Train(ctx, p, Settings{MaxEpochs: 200, GapTol: 1e-6, GapEvery: 1}, &SDCA{Seed: 4})
+	every, err := Train(ctx, p, Settings{MaxEpochs: 200, GapTol: 1e-6, GapEvery: 1}, &SDCA{Seed: 4, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Train(ctx, p, Settings{MaxEpochs: 200, GapTol: 1e-6}, &SDCA{Seed: 4})
+	res, err := Train(ctx, p, Settings{MaxEpochs: 200, GapTol: 1e-6}, &SDCA{Seed: 4, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
