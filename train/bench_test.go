@@ -13,8 +13,9 @@ import (
 
 // BenchmarkSDCAEpochConll2000 times SDCA-GAP epochs on CoNLL-2000 (chunking
 // templates, cut-off 3, λ = 1/n), one epoch per iteration after an
-// untimed first epoch, and L-BFGS iterations on the same problem, side by
-// side: go test ./train -run '^$' -bench Conll2000 -benchtime 5x.
+// untimed first epoch (sequential, and with 2 workers), and L-BFGS
+// iterations on the same problem, side by side: go test ./train -run '^$'
+// -bench Conll2000 -benchtime 5x.
 func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	path := datatest.Path(b, "conll2000", "train.txt.gz")
 	set, err := featurize.Builtin("chunking")
@@ -41,7 +42,8 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	for _, m := range []struct {
 		name   string
 		method train.Method
-	}{{"sdca-gap", &train.SDCA{Seed: 1}}, {"sdca-uniform", &train.SDCA{Sampler: uniform, Seed: 1}}, {"lbfgs", &train.LBFGS{}}} {
+	}{{"sdca-gap", &train.SDCA{Seed: 1}}, {"sdca-gap-2workers", &train.SDCA{Seed: 1, Workers: 2}},
+		{"sdca-uniform", &train.SDCA{Sampler: uniform, Seed: 1}}, {"lbfgs", &train.LBFGS{}}} {
 		b.Run(m.name, func(b *testing.B) {
 			if err := m.method.Init(p); err != nil {
 				b.Fatal(err)

@@ -260,25 +260,35 @@ func (par *parallel) randomStates() ([][]byte, error) {
 	return out, nil
 }
 
-// runRound has every worker make its steps of the round, worker 0 on the
-// calling goroutine, and aggregates their changes.
+// runRound has every worker make its steps of the round and aggregates
+// their changes. Only adding the changes into w, in worker order, is done
+// by one goroutine: each worker turns its view into its change and then
+// takes the new w back into its view on its own goroutine.
 func (par *parallel) runRound() {
 	r := par.round
-	count := func(wk *SDCA) int {
+	w := par.m.w
+	par.each(func(wk *SDCA) {
 		nk := len(wk.sents)
-		return nk*(r+1)/par.rounds - nk*r/par.rounds
-	}
+		wk.localSteps(nk*(r+1)/par.rounds - nk*r/par.rounds)
+		wk.toChange(w)
+	})
+	par.aggregate()
+	par.each(par.resync)
+	par.endRound()
+}
+
+// each runs f for every worker at once, worker 0 on the calling goroutine,
+// and returns when all are done.
+func (par *parallel) each(f func(wk *SDCA)) {
 	for _, wk := range par.workers[1:] {
 		par.wg.Add(1)
 		go func() {
 			defer par.wg.Done()
-			wk.localSteps(count(wk))
+			f(wk)
 		}()
 	}
-	w0 := par.workers[0]
-	w0.localSteps(count(w0))
+	f(par.workers[0])
 	par.wg.Wait()
-	par.aggregate()
 }
 
 // localSteps makes count ≥ 1 steps of a worker, drawing each sentence
@@ -327,26 +337,29 @@ func (m *SDCA) applyScaled(gamma float64) {
 	}
 }
 
-// aggregate adds the workers' changes into w, in worker order — on the rows
-// each changed, Δw_k = (u_k − w)/σ′ — makes every view w again, and moves
-// the workers' counters into m's.
+// toChange turns a worker's view u = w + C·Δw on the rows it changed in
+// the round, and on the tail, into its change Δw = (u − w)/σ′.
+func (m *SDCA) toChange(w []float64) {
+	lay := m.p.Layout
+	K, tr := lay.NumLabels, lay.Trans()
+	u := m.w
+	for _, a := range m.touched {
+		r, s := lay.Row(a), m.scale[a]
+		for y := r; y < r+K; y++ {
+			u[y] = (u[y] - w[y]) / s
+		}
+	}
+	for y := tr; y < len(w); y++ {
+		u[y] = (u[y] - w[y]) / m.tailScale
+	}
+}
+
+// aggregate adds the workers' changes (toChange) into w, in worker order.
 func (par *parallel) aggregate() {
 	m := par.m
 	lay := m.p.Layout
 	K, tr := lay.NumLabels, lay.Trans()
 	w := m.w
-	for _, wk := range par.workers {
-		u := wk.w
-		for _, a := range wk.touched {
-			r, s := lay.Row(a), wk.scale[a]
-			for y := r; y < r+K; y++ {
-				u[y] = (u[y] - w[y]) / s
-			}
-		}
-		for y := tr; y < len(w); y++ {
-			u[y] = (u[y] - w[y]) / wk.tailScale
-		}
-	}
 	for _, wk := range par.workers {
 		u := wk.w
 		for _, a := range wk.touched {
@@ -359,16 +372,32 @@ func (par *parallel) aggregate() {
 			w[y] += u[y]
 		}
 	}
+}
+
+// resync makes worker wk's view w again on every row a worker changed in
+// the round, and on the tail.
+func (par *parallel) resync(wk *SDCA) {
+	lay := par.m.p.Layout
+	K, tr := lay.NumLabels, lay.Trans()
+	w := par.m.w
+	for _, v := range par.workers {
+		for _, a := range v.touched {
+			r := lay.Row(a)
+			copy(wk.w[r:r+K], w[r:r+K])
+		}
+	}
+	copy(wk.w[tr:], w[tr:])
+}
+
+// endRound forgets the rows the workers changed and moves their counters
+// into m's.
+func (par *parallel) endRound() {
+	m := par.m
 	for _, wk := range par.workers {
 		for _, a := range wk.touched {
-			r := lay.Row(a)
-			for _, v := range par.workers {
-				copy(v.w[r:r+K], w[r:r+K])
-			}
 			wk.seen[a] = false
 		}
 		wk.touched = wk.touched[:0]
-		copy(wk.w[tr:], w[tr:])
 		m.steps += wk.steps
 		m.lsIters += wk.lsIters
 		wk.steps, wk.lsIters = 0, 0
