@@ -12,8 +12,9 @@ import (
 
 // BenchmarkSDCAEpochConll2000 times SDCA-GAP epochs on CoNLL-2000 (chunking
 // templates, cut-off 3, λ = 1/n), one epoch per iteration after an
-// untimed first epoch, and L-BFGS iterations on the same problem, side by
-// side: go test ./train -run '^$' -bench Conll2000 -benchtime 5x.
+// untimed first epoch (sequential, and with 2 workers), and L-BFGS
+// iterations on the same problem, side by side: go test ./train -run '^$'
+// -bench Conll2000 -benchtime 5x.
 func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	path := datatest.Path(b, "conll2000", "train.txt.gz")
 	set, err := featurize.Builtin("chunking")
@@ -36,7 +37,8 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	for _, m := range []struct {
 		name   string
 		method train.Method
-	}{{"sdca-gap", &train.SDCA{Seed: 1}}, {"sdca-uniform", &train.SDCA{Sampler: uniform, Seed: 1}}, {"lbfgs", &train.LBFGS{}}} {
+	}{{"sdca-gap", &train.SDCA{Seed: 1}}, {"sdca-gap-2workers", &train.SDCA{Seed: 1, Workers: 2}},
+		{"sdca-uniform", &train.SDCA{Sampler: uniform, Seed: 1}}, {"lbfgs", &train.LBFGS{}}} {
 		b.Run(m.name, func(b *testing.B) {
 			if err := m.method.Init(p); err != nil {
 				b.Fatal(err)
@@ -52,4 +54,21 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/epoch")
 		})
 	}
+	// The certificate pass of SDCA after one epoch: ŵ(μ) recomputed, then
+	// P, D and every block gap on all cores.
+	b.Run("sdca-certify", func(b *testing.B) {
+		m := &train.SDCA{Seed: 1}
+		if err := m.Init(p); err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Epoch(ctx); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := m.Certify(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/pass")
+	})
 }

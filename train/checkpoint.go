@@ -39,6 +39,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,6 +88,11 @@ type CheckpointState struct {
 	Settings        map[string]string `json:"settings"`
 	WeightsHash     string            `json:"weights_sha256"`
 	DualsCRC        uint32            `json:"duals_crc32c"`
+	// Workers is the number of workers of a parallel SDCA (absent for
+	// one), which snapshots only at the end of a round (Next is −1), and
+	// WorkerRNG their random states, in worker order.
+	Workers   int      `json:"workers,omitempty"`
+	WorkerRNG [][]byte `json:"worker_rng,omitempty"`
 }
 
 // stateFile is state.json: the state and the SHA-256 of its exact bytes.
@@ -237,13 +243,18 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 	if err != nil {
 		return "", err
 	}
+	workerRNG, err := m.par.randomStates()
+	if err != nil {
+		return "", err
+	}
 	fp := Fingerprint(d)
 	st := CheckpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.w),
 		Epoch: pr.Epoch, Step: pr.Step, Next: -1, Pending: pr.Pending, Training: pr.Training,
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
-		Steps: m.steps, LineSearch: m.lsIters, WSq: m.wsq, RNG: rng, Sampler: m.sampler.State(),
+		Steps: m.steps, LineSearch: m.lsIters, WSq: m.wsq, RNG: rng, Sampler: m.samplerState(),
+		Workers: len(workerRNG), WorkerRNG: workerRNG,
 		Records: pr.Records, Settings: pr.Settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc}
-	if pr.Step > 0 {
+	if pr.Step > 0 && m.par == nil {
 		st.Next = m.next
 	}
 	js, err := EncodeState(st)
@@ -349,7 +360,9 @@ func (st *CheckpointState) check(n, dim int) error {
 		return fmt.Errorf("step %d out of range [0,%d)", st.Step, n)
 	case st.Pending && st.Step != 0:
 		return fmt.Errorf("pending record at step %d", st.Step)
-	case st.Step == 0 && st.Next != -1, st.Step > 0 && (st.Next < 0 || st.Next >= n):
+	case st.Workers < 0 || st.Workers == 1 || st.Workers > n || len(st.WorkerRNG) != st.Workers:
+		return fmt.Errorf("%d workers with %d random states", st.Workers, len(st.WorkerRNG))
+	case (st.Step == 0 || st.Workers > 1) && st.Next != -1, st.Step > 0 && st.Workers == 0 && (st.Next < 0 || st.Next >= n):
 		return fmt.Errorf("next sentence %d at step %d", st.Next, st.Step)
 	case st.Steps != int64(st.Epoch)*int64(n)+int64(st.Step):
 		return fmt.Errorf("%d steps done, but epoch %d step %d of %d sentences means %d",
@@ -362,6 +375,8 @@ func (st *CheckpointState) check(n, dim int) error {
 		return fmt.Errorf("‖w‖² = %g", st.WSq)
 	case len(st.RNG) != 20:
 		return fmt.Errorf("random state of %d bytes, want 20", len(st.RNG))
+	case slices.ContainsFunc(st.WorkerRNG, func(b []byte) bool { return len(b) != 20 }):
+		return fmt.Errorf("a worker's random state is not of 20 bytes")
 	case len(st.Sampler.Gaps) != n:
 		return fmt.Errorf("sampler state has %d gaps for %d sentences", len(st.Sampler.Gaps), n)
 	}

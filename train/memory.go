@@ -12,12 +12,16 @@ type MemoryOptions struct {
 	DualsInMemory bool   // SDCA: μ in memory (else memory-mapped, paged by the kernel)
 	LBFGSStore    int    // L-BFGS correction pairs; 0: DefaultLBFGSStore
 	Workers       int    // goroutines of a full pass; 0: GOMAXPROCS
+	// SDCAWorkers is the number of workers of a parallel SDCA
+	// ((*SDCA).NumWorkers); each has its own view of the weights and
+	// scratch. 0 or 1: the sequential SDCA.
+	SDCAWorkers int
 }
 
 // MemoryEstimate is what a training run needs in memory, in bytes, by part.
 type MemoryEstimate struct {
 	Dataset int64 // the loaded feature table and SDCA's per-sentence indexes
-	Weights int64 // w, ŵ(μ), the gold features, masks, the result
+	Weights int64 // w, ŵ(μ), the gold features, masks, the result, parallel SDCA's views
 	Duals   int64 // μ, when in memory
 	LBFGS   int64 // L-BFGS's history (2·store·d) and its vectors
 	Scratch int64 // per-worker scratch of a certificate or gradient pass
@@ -85,6 +89,15 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 		e.Weights += 4 * dim * 8
 		// SDCA's per-sentence rows and slots, the sampler's trees.
 		e.Dataset += 8*occ + 48*n
+		if P := int64(o.SDCAWorkers); P > 1 {
+			// Per worker: its view of the weights, σ′ and a mark per
+			// attribute, its sampler's trees (over its share of the
+			// sentences), its step scratch.
+			A := int64(d.NumAttrs)
+			e.Weights += P*dim*8 + 9*A + P*A
+			e.Dataset += 48 * n
+			e.Scratch += P * 4 * maxT * K * K * 8
+		}
 		if o.DualsInMemory {
 			e.Duals = DualBytes(d)
 		}

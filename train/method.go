@@ -76,8 +76,14 @@ type Refresher interface {
 const (
 	DefaultMaxEpochs = 100  // Settings.MaxEpochs
 	DefaultGapTol    = 1e-3 // Settings.GapTol
-	DefaultGapEvery  = 1    // Settings.GapEvery
+	DefaultGapEvery  = 0    // Settings.GapEvery: certify when it can matter
 )
+
+// EstimateSlack is how far above GapTol a method's gap estimate may be for
+// a certificate to be worth its pass when Settings.GapEvery is 0: the
+// running estimate of stale block gaps stays within a factor 2 of the true
+// gap (Le Priol et al. 2018, §6.3 and Figure 9).
+const EstimateSlack = 2
 
 // Settings are the driver's limits, policies and hooks. The zero value of
 // each field is its documented default; negative limits are refused.
@@ -85,9 +91,14 @@ type Settings struct {
 	MaxEpochs int           // 0: DefaultMaxEpochs
 	MaxTime   time.Duration // 0: no limit
 	GapTol    float64       // stop when the certified gap ≤ GapTol; 0: DefaultGapTol
-	// GapEvery is the number of epochs between certificate passes; 0 means
-	// DefaultGapEvery; negative means only when the method's gap estimate
-	// falls below GapTol. The last epoch is always certified.
+	// GapEvery, when positive, certifies every GapEvery-th epoch as well
+	// (certified rows in the log on request). Whatever its value, an epoch
+	// whose gap estimate (Counters.GapEstimate) is at most
+	// EstimateSlack·GapTol is certified, since the target may be met; 0
+	// (DefaultGapEvery) certifies only then — and every epoch for a method
+	// without an estimate (L-BFGS). Negative is the same as 0. The initial point and
+	// the last epoch are always certified; a certificate above GapTol costs
+	// its pass and nothing else (training goes on from the same point).
 	GapEvery int
 	// RefreshEvery, when positive, recomputes every gap estimate exactly (a
 	// full pass, counted as training time) at the start of every
@@ -367,8 +378,8 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if r.tol == 0 {
 		r.tol = DefaultGapTol
 	}
-	if r.every == 0 {
-		r.every = DefaultGapEvery
+	if r.every < 0 {
+		r.every = 0
 	}
 	if err := s.checkMethod(m); err != nil {
 		return nil, err
@@ -497,8 +508,7 @@ func (r *run) refresh() error {
 func (r *run) finishEpoch() error {
 	ep := r.prog.Epoch
 	est := r.m.Counters().GapEstimate
-	certify := ep == 0 || (r.every > 0 && ep%r.every == 0) || (!math.IsNaN(est) && est <= r.tol) ||
-		ep >= r.maxEpochs || (r.s.MaxTime > 0 && r.prog.Training >= r.s.MaxTime)
+	certify := ep == 0 || r.due(ep, est) || ep >= r.maxEpochs || (r.s.MaxTime > 0 && r.prog.Training >= r.s.MaxTime)
 	c := r.m.Counters()
 	rec := EpochRecord{Epoch: ep, Steps: c.Steps, Seconds: (r.prog.Training - r.prog.EpochTraining).Seconds(),
 		Total: r.prog.Training.Seconds(), GapEstimate: c.GapEstimate, LineSearch: c.LineSearch - r.prog.EpochLineSearch,
@@ -523,6 +533,19 @@ func (r *run) finishEpoch() error {
 		r.lastCkpt = r.prog.Training
 	}
 	return nil
+}
+
+// due reports whether epoch ep's point is to be certified by the period
+// (GapEvery > 0), or else by the gap estimate est (NaN: none, so every
+// epoch).
+func (r *run) due(ep int, est float64) bool {
+	if r.every > 0 && ep%r.every == 0 {
+		return true
+	}
+	if math.IsNaN(est) {
+		return r.every == 0
+	}
+	return est <= EstimateSlack*r.tol
 }
 
 // certify certifies the current point into rec and validates its weights.

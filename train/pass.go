@@ -25,6 +25,10 @@ type PassResult struct {
 type passWorker struct {
 	lat                 *crf.Lattice
 	nu, logNu, nuN, muN []float64
+	lmu                 []float64 // log μ of a block's edge entries
+	fa, fc              []float64 // the factors of log ν (crf.Lattice.LogEdgeFactors)
+	sum                 []float64 // K×K scratch of blockNodesDot
+	lmuS, lnuS          []float64 // log μ and log ν of a block's separators
 	grad                []float64 // E_ν[F] summed over the current chunk's sentences
 	touched             []int32   // attribute rows of grad the chunk touched
 	stamp               []uint32  // per attribute: 1 + the last chunk that touched it
@@ -182,21 +186,71 @@ func (pw *passWorker) sentence(p *Problem, w []float64, s crf.Sentence, mu []flo
 	if pw.grad == nil && mu == nil {
 		return loss, 0, 0
 	}
-	bl := crf.BlockLen(T, K)
-	pw.nu = grow(pw.nu, bl)
-	pw.logNu = grow(pw.logNu, bl)
 	pw.nuN = grow(pw.nuN, T*K)
 	pw.muN = grow(pw.muN, T*K)
-	lat.Marginals(pw.nu, pw.logNu)
 	lat.NodeMarginals(pw.nuN)
 	if pw.grad != nil {
+		bl := crf.BlockLen(T, K)
+		pw.nu = grow(pw.nu, bl)
+		lat.Marginals(pw.nu, nil)
 		crf.AddExpected(pw.grad, p.Layout, s, pw.nuN, pw.nu, 1)
 	}
 	if mu != nil {
-		ent = crf.Entropy(mu, T, K, pw.muN, true)
-		gap = crf.KL(mu, pw.nu, pw.logNu, T, K, pw.muN, pw.nuN)
+		ent, gap = pw.dualTerms(p, T, mu)
 	}
 	return loss, ent, gap
+}
+
+// dualTerms returns H̃(μ) and D̃(μ‖ν) of a block of T tokens for the ν of
+// the lattice's last ForwardBackward (node marginals in pw.nuN), as the
+// SDCA step computes its block gap: with X = Σ_e μ log μ (one vector
+// logarithm sweep over the block) and the separators' terms,
+//
+//	H̃(μ) = −X + Σ_s μ_s log μ_s,   D̃(μ‖ν) = X − Σ_e μ log ν − Σ_s μ_s (log μ_s − log ν_s),
+//
+// where Σ_e μ log ν comes from the factors of log ν (logNuDot), so that no
+// scalar logarithm is taken per entry and ν's edge marginals are not
+// formed. A divergence that rounds below zero is returned as zero.
+func (pw *passWorker) dualTerms(p *Problem, T int, mu []float64) (ent, gap float64) {
+	K := p.Layout.NumLabels
+	mu = mu[:crf.BlockLen(T, K)]
+	pw.sum = grow(pw.sum, K*K)
+	muB := blockNodesDot(mu, T, K, pw.lat.Trans(), pw.muN, pw.sum)
+	pw.lmu = grow(pw.lmu, len(mu))
+	x := xlogxSum(mu, pw.lmu)
+	muLogNu := logNuDot(pw.lat, T, K, mu, pw.muN, muB, &pw.fa, &pw.fc)
+	// The separators are the inner nodes 1..T-2.
+	sepLo, sepHi := K, max(T-1, 1)*K
+	muS, nuS := pw.muN[sepLo:sepHi], pw.nuN[sepLo:sepHi]
+	pw.lmuS, pw.lnuS = grow(pw.lmuS, len(muS)), grow(pw.lnuS, len(muS))
+	crf.LogInto(pw.lmuS, muS)
+	crf.LogInto(pw.lnuS, nuS)
+	sepX, sepKL := 0.0, 0.0
+	for j, m := range muS {
+		if m > 0 {
+			sepX += m * pw.lmuS[j]
+			sepKL += m * (pw.lmuS[j] - pw.lnuS[j])
+		}
+	}
+	return sepX - x, max(x-muLogNu-sepKL, 0)
+}
+
+// xlogxSum returns Σ μ log μ over the entries of mu (0·log 0 = 0), with
+// lmu (len(mu)) as scratch: one vector logarithm sweep (crf.LogVec), the
+// entries that are zero or subnormal taken apart.
+func xlogxSum(mu, lmu []float64) float64 {
+	lmu = lmu[:len(mu)]
+	crf.LogVec(lmu, mu)
+	s := 0.0
+	for j, m := range mu {
+		switch {
+		case m >= minNormal:
+			s += m * lmu[j]
+		case m > 0:
+			s += m * math.Log(m)
+		}
+	}
+	return s
 }
 
 func grow(s []float64, n int) []float64 {

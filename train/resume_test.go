@@ -46,7 +46,12 @@ func sameBits(t *testing.T, what string, a, b []float64) {
 // has none) with cancellation cut, and returns the result or the error.
 func resumeRun(t *testing.T, p *Problem, set Settings, dir string, ctx context.Context) (*Result, error) {
 	t.Helper()
-	m := &SDCA{Seed: 7}
+	return resumeRunWith(t, &SDCA{Seed: 7, Workers: 1}, p, set, dir, ctx)
+}
+
+// resumeRunWith is resumeRun with the method m (fresh).
+func resumeRunWith(t *testing.T, m *SDCA, p *Problem, set Settings, dir string, ctx context.Context) (*Result, error) {
+	t.Helper()
 	set.Checkpoint = saver(dir, m)
 	if len(snapshotNames(dir)) > 0 {
 		c, err := LoadCheckpoint(dir, p, func(s string) { t.Log(s) })
@@ -326,7 +331,7 @@ func TestCheckpointVerifiesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Duals.Close()
-	m := &SDCA{Seed: 8}
+	m := &SDCA{Seed: 8, Workers: 1}
 	s := set
 	s.Resume = c
 	_, err = Train(context.Background(), p, s, m)

@@ -43,6 +43,16 @@ type Sampler interface {
 	Restore(SamplerState) error
 }
 
+// Splitter is a Sampler that can hand a subset of its sentences to a sampler of their own: what SDCA's
+// parallel workers draw from (SDCA.Workers), each over its partition. NewSampler's samplers are Splitters.
+type Splitter interface {
+	Sampler
+	// Split returns a new sampler of the same kind and options over the sentences idx (distinct indices
+	// in [0,n)), which it numbers 0..len(idx)−1 in idx's order, starting from their current estimates. The
+	// two share nothing.
+	Split(idx []int) Sampler
+}
+
 // SamplerOptions configures NewSampler. The zero value of each field is its documented default.
 type SamplerOptions struct {
 	// NonUniform is f, the probability of drawing from the non-uniform distribution, in (0,1];
@@ -99,7 +109,7 @@ type blockSampler struct {
 	max    *maxTree  // the estimates again, for max only
 }
 
-var _ Sampler = (*blockSampler)(nil)
+var _ Splitter = (*blockSampler)(nil)
 
 // NewSampler returns a sampler of the given kind (see SamplerKinds) over n sentences, every estimate set
 // to opts.InitialGap.
@@ -238,6 +248,34 @@ func (s *blockSampler) Refresh(gaps []float64) {
 		}
 		s.draw.fill(g)
 	}
+}
+
+// Split implements Splitter.
+func (s *blockSampler) Split(idx []int) Sampler {
+	n := len(idx)
+	sub := &blockSampler{kind: s.kind, n: n, f: s.f, gaps: newSumTree(n)}
+	pick := func(w func(int) float64) []float64 {
+		v := make([]float64, n)
+		for j, i := range idx {
+			v[j] = w(i)
+		}
+		return v
+	}
+	switch {
+	case s.draw == s.gaps:
+		sub.draw = sub.gaps
+	case s.smooth != nil:
+		sub.draw = newSumTree(n)
+		sub.smooth = pick(func(i int) float64 { return s.smooth[i] })
+	case s.draw != nil: // importance: the draw's weights are the L_i
+		sub.draw = newSumTree(n)
+		sub.draw.fill(pick(s.draw.weight))
+	}
+	if s.max != nil {
+		sub.max = newMaxTree(n)
+	}
+	sub.Refresh(pick(s.gaps.weight))
+	return sub
 }
 
 // Estimate implements Sampler.

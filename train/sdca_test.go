@@ -191,7 +191,7 @@ func TestSDCAConverges(t *testing.T) {
 	for _, kind := range []string{"uniform", "gap", "importance", "gap-importance"} {
 		t.Run(kind, func(t *testing.T) {
 			p := randomProblem(t, 31, 40, 6, 15, 3, false, 0.05)
-			m := &SDCA{Sampler: kindSampler(t, kind, p), Seed: 9}
+			m := &SDCA{Sampler: kindSampler(t, kind, p), Seed: 9, Workers: 1}
 			if err := m.Init(p); err != nil {
 				t.Fatal(err)
 			}

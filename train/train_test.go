@@ -19,7 +19,7 @@ func TestSDCAAgreesWithLBFGS(t *testing.T) {
 	p := randomProblem(t, 41, 60, 7, 20, 4, true, 0)
 	ctx := context.Background()
 	set := Settings{MaxEpochs: 500, GapTol: 1e-10}
-	rs, err := Train(ctx, p, set, &SDCA{Seed: 1})
+	rs, err := Train(ctx, p, set, &SDCA{Seed: 1, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestSDCAAgreesWithLBFGS(t *testing.T) {
 func TestTrainStopsAndRecords(t *testing.T) {
 	p := randomProblem(t, 43, 30, 6, 12, 3, false, 0)
 	var recs []EpochRecord
-	set := Settings{MaxEpochs: 3, GapTol: 1e-300, Record: func(r EpochRecord) error { recs = append(recs, r); return nil }}
+	set := Settings{MaxEpochs: 3, GapTol: 1e-300, GapEvery: 1, Record: func(r EpochRecord) error { recs = append(recs, r); return nil }}
 	res, err := Train(context.Background(), p, set, &SDCA{Seed: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +90,64 @@ func TestTrainStopsAndRecords(t *testing.T) {
 		res.Epochs != 1 || len(res.Records) != 2 || res.Weights != nil {
 		t.Fatalf("cancelled after epoch 1: err %v, result %+v", err, res)
 	}
+}
+
+// TestCertifyWhenItCanMatter checks the default certificate policy
+// (GapEvery 0): the initial point, every epoch whose gap estimate is at
+// most EstimateSlack·GapTol, and the last epoch are certified, and no
+// other; certifying changes nothing in the training (the run with a
+// certificate every epoch has the same estimates and ends on the same
+// weights), and a certificate that misses the target lets training go on.
+func TestCertifyWhenItCanMatter(t *testing.T) {
+	p := randomProblem(t, 47, 60, 7, 20, 4, true, 0)
+	ctx := context.Background()
+	every, err := Train(ctx, p, Settings{MaxEpochs: 200, GapTol: 1e-6, GapEvery: 1}, &SDCA{Seed: 4, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Train(ctx, p, Settings{MaxEpochs: 200, GapTol: 1e-6}, &SDCA{Seed: 4, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stopped != GapReached || every.Stopped != GapReached {
+		t.Fatalf("stopped by %s and (every epoch) %s", res.Stopped, every.Stopped)
+	}
+	missed := 0
+	for _, r := range res.Records {
+		want := r.Epoch == 0 || r.GapEstimate <= EstimateSlack*1e-6 || r.Epoch == res.Epochs
+		if r.Certified != want {
+			t.Fatalf("epoch %d (estimate %g): certified %v, want %v", r.Epoch, r.GapEstimate, r.Certified, want)
+		}
+		if r.Certified && r.Gap > 1e-6 && r.Epoch > 0 {
+			missed++
+		}
+		if e := every.Records[r.Epoch]; e.GapEstimate != r.GapEstimate || e.Steps != r.Steps {
+			t.Fatalf("epoch %d: estimate %g after %d steps, with a certificate every epoch %g after %d",
+				r.Epoch, r.GapEstimate, r.Steps, e.GapEstimate, e.Steps)
+		}
+	}
+	t.Logf("%d epochs, %d certified of which %d missed the target; certified every epoch: %d epochs",
+		res.Epochs, len(certified(res.Records)), missed, every.Epochs)
+	if len(certified(res.Records)) >= res.Epochs/2 {
+		t.Fatalf("%d of %d epochs certified", len(certified(res.Records)), res.Epochs+1)
+	}
+	if res.Epochs < every.Epochs {
+		t.Fatalf("stopped after %d epochs, before the first certified gap ≤ tol (epoch %d)", res.Epochs, every.Epochs)
+	}
+	if res.Epochs == every.Epochs {
+		sameBits(t, "final weights", res.Weights, every.Weights)
+	}
+}
+
+// certified returns the certified records.
+func certified(recs []EpochRecord) []EpochRecord {
+	var out []EpochRecord
+	for _, r := range recs {
+		if r.Certified {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // TestStatus checks the statuses' names: the CLI prints them and models

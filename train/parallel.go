@@ -1,0 +1,467 @@
+package train
+
+// Parallel SDCA: CoCoA+ (Ma, Smith, Jaggi, Jordan, Richtárik & Takáč,
+// ICML 2015, "adding" aggregation) with a per-row safety factor σ′.
+//
+// The sentences are split among P workers once (partition: by the seed,
+// balancing dual entries). An epoch is a number of rounds; in a round every
+// worker k makes SDCA steps on its own sentences against its own view
+// u_k = w + C·Δw_k of the weights, where Δw_k is the change of ŵ(μ) its
+// steps have made in the round and C is diagonal: σ′_j is the number of
+// workers whose sentences use weight j (the tail B, bias, start, end: P).
+// Then the changes are added, w ← w + Σ_k Δw_k, in worker order, and every
+// view is w again.
+//
+// Why this ascends the dual: with μ' = μ + Σ_k Δμ_k, for every weight j
+// Cauchy–Schwarz over the σ′_j workers that can change it gives
+// (Σ_k Δw_kj)² ≤ σ′_j Σ_k Δw_kj², so
+//
+//	D(μ') ≥ Σ_k G_k(Δμ_k),  G_k = (1/n) Σ_{i∈k} H̃(μ_i + Δμ_i) − (λ/2)[‖w‖²/P + 2⟨w,Δw_k⟩ + Σ_j σ′_j Δw_kj²],
+//
+// with equality at Δμ = 0. Each worker maximises its own G_k by SDCA steps:
+// G_k's gradient in μ_i is the oracle at u_k (ν = marginals under u_k), and
+// along a step γ·δ, with v = −(1/(λn)) E_δ[F] as in the sequential step,
+//
+//	φ'_k(γ) = −[S(γ) − S_sep(γ)] − λn(⟨u_k, v⟩ + γ Σ_j σ′_j v_j²),
+//
+// the sequential line search with ‖v‖² weighted by σ′ (scaledNorm). The
+// step moves u_k by γ·C·v (applyScaled). Every round therefore increases
+// D, whatever the round's length, and a row that only one worker uses
+// (σ′ = 1) takes the sequential step. P = 1 is the sequential SDCA itself.
+// The result depends on the seed, P and the round length only: the same
+// ones give the same weights bit for bit.
+//
+// The certificates do not see the workers: P, D and the gap come from μ
+// and ŵ(μ) recomputed, as for the sequential SDCA.
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/dualcrf/dualcrf/crf"
+)
+
+// Random streams of a parallel SDCA, with the seed: the partition's, and
+// worker k's (workerStream + k).
+const (
+	partitionStream = 0x9a27
+	workerStream    = 0x5dca0001
+)
+
+// parallel holds the workers of a parallel SDCA and the round in progress.
+type parallel struct {
+	m       *SDCA
+	workers []*SDCA
+	rounds  int // rounds per epoch
+	round   int // rounds done in the epoch in progress
+	wg      sync.WaitGroup
+}
+
+// NumWorkers returns the number of workers SDCA will run on a problem of n
+// sentences: Workers with its default applied, at most n (what
+// MemoryOptions.SDCAWorkers wants).
+func (m *SDCA) NumWorkers(n int) int { return m.numWorkers(n) }
+
+// numWorkers returns the number of workers on n sentences: Workers, at
+// most n; 0 means DefaultWorkers, and AllWorkers GOMAXPROCS, or 1 when the
+// Sampler set is not a Splitter.
+func (m *SDCA) numWorkers(n int) int {
+	P := m.Workers
+	if P == 0 {
+		P = DefaultWorkers
+	}
+	if P == AllWorkers {
+		P = runtime.GOMAXPROCS(0)
+		if _, ok := m.Sampler.(Splitter); m.Sampler != nil && !ok {
+			P = 1
+		}
+	}
+	return max(1, min(P, n))
+}
+
+// roundSteps returns RoundSteps with its default applied.
+func (m *SDCA) roundSteps() int {
+	if m.RoundSteps == 0 {
+		return DefaultRoundSteps
+	}
+	return m.RoundSteps
+}
+
+// sentence returns the sentence of the sampler's index j.
+func (m *SDCA) sentence(j int) int {
+	if m.sents == nil {
+		return j
+	}
+	return m.sents[j]
+}
+
+// newParallel makes the P workers of m (set up but for its point): their
+// partitions, σ′, scratch space and random streams. Their samplers and
+// views come from startWorkers.
+func newParallel(m *SDCA, P int) *parallel {
+	p := m.p
+	d := p.Data
+	parts := partition(d, p.Layout.NumLabels, P, m.Seed)
+	scale := rowScales(m.rows, parts, d.NumAttrs)
+	par := &parallel{m: m}
+	fewest := d.Len()
+	for k, idx := range parts {
+		wk := &SDCA{p: p, duals: m.duals, sub: m.sub, rows: m.rows, ws: newStepWork(p),
+			sents: idx, scale: scale, tailScale: float64(P), seen: make([]bool, d.NumAttrs)}
+		wk.src = rand.NewPCG(m.Seed, workerStream+uint64(k))
+		wk.rng = rand.New(wk.src)
+		par.workers = append(par.workers, wk)
+		fewest = min(fewest, len(idx))
+	}
+	// Every worker makes at least one step per round.
+	per := P * m.roundSteps()
+	par.rounds = max(1, min(fewest, (d.Len()+per-1)/per))
+	return par
+}
+
+// partition splits the sentences of d among P workers: taken in an order
+// shuffled by the seed, each goes to the worker with the fewest dual
+// entries so far (the lowest on ties), so that the workers' shares of an
+// epoch cost about the same. Each list is sorted; none is empty (n ≥ P).
+func partition(d *crf.Dataset, K, P int, seed uint64) [][]int {
+	order := rand.New(rand.NewPCG(seed, partitionStream)).Perm(d.Len())
+	load := make([]int64, P)
+	parts := make([][]int, P)
+	for _, i := range order {
+		k := 0
+		for j, l := range load {
+			if l < load[k] {
+				k = j
+			}
+		}
+		load[k] += int64(crf.BlockLen(d.SentStart[i+1]-d.SentStart[i], K))
+		parts[k] = append(parts[k], i)
+	}
+	for _, part := range parts {
+		slices.Sort(part)
+	}
+	return parts
+}
+
+// rowScales returns σ′ of every attribute's row: the number of partitions
+// with a sentence that uses it (1 for an attribute no sentence uses).
+func rowScales(rows *sentenceRows, parts [][]int, A int) []float64 {
+	scale := make([]float64, A)
+	last := make([]int, A) // 1 + the last partition counted
+	for k, part := range parts {
+		for _, i := range part {
+			for _, a := range rows.of(i) {
+				if last[a] != k+1 {
+					last[a] = k + 1
+					scale[a]++
+				}
+			}
+		}
+	}
+	for a, s := range scale {
+		if s == 0 {
+			scale[a] = 1
+		}
+	}
+	return scale
+}
+
+// startWorkers gives every worker the point m is at, after Init or a
+// resume: the weights as its view, and a sampler split from m's over its
+// sentences.
+func (m *SDCA) startWorkers() error {
+	if m.par == nil {
+		return nil
+	}
+	sp := m.sampler.(Splitter)
+	for _, wk := range m.par.workers {
+		wk.sampler = sp.Split(wk.sents)
+		wk.w = append(wk.w[:0], m.w...)
+	}
+	m.par.round = 0
+	return nil
+}
+
+// restore takes the workers' random states and the round from a
+// checkpoint's state (made at a round boundary).
+func (par *parallel) restore(st CheckpointState) error {
+	if par == nil {
+		if st.Workers > 1 {
+			return fmt.Errorf("resume: the snapshot was made with %d workers, this run has 1", st.Workers)
+		}
+		return nil
+	}
+	if st.Workers != len(par.workers) || len(st.WorkerRNG) != len(par.workers) {
+		return fmt.Errorf("resume: the snapshot was made with %d workers, this run has %d", st.Workers, len(par.workers))
+	}
+	for k, wk := range par.workers {
+		if err := wk.src.UnmarshalBinary(st.WorkerRNG[k]); err != nil {
+			return fmt.Errorf("resume: random state of worker %d: %w", k, err)
+		}
+	}
+	for r := 0; r < par.rounds; r++ {
+		if par.stepsBefore(r) == st.Step {
+			par.round = r
+			par.m.next = -1
+			return nil
+		}
+	}
+	return fmt.Errorf("resume: step %d of the epoch is not the end of a round of %d workers", st.Step, len(par.workers))
+}
+
+// stepsBefore returns the steps of an epoch done before round r.
+func (par *parallel) stepsBefore(r int) int {
+	s := 0
+	for _, wk := range par.workers {
+		s += len(wk.sents) * r / par.rounds
+	}
+	return s
+}
+
+// epoch runs the rounds of an epoch, or its remaining rounds. When ctx is
+// cancelled it returns at the end of a round, the steps done so far in
+// m.pos.
+func (par *parallel) epoch(ctx context.Context) error {
+	m := par.m
+	// ‖w‖², kept for the checkpoints, is recomputed whenever the epoch
+	// returns: the workers' steps do not track it.
+	defer func() { m.wsq = dot(m.w, m.w) }()
+	for par.round < par.rounds {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		par.runRound()
+		par.round++
+		m.pos = par.stepsBefore(par.round)
+	}
+	par.round, m.pos = 0, 0
+	m.epoch++
+	return nil
+}
+
+// randomStates returns the workers' random states, in worker order (none
+// for a sequential SDCA).
+func (par *parallel) randomStates() ([][]byte, error) {
+	if par == nil {
+		return nil, nil
+	}
+	out := make([][]byte, len(par.workers))
+	for k, wk := range par.workers {
+		b, err := wk.src.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
+// runRound has every worker make its steps of the round and aggregates
+// their changes. Only adding the changes into w, in worker order, is done
+// by one goroutine: each worker turns its view into its change and then
+// takes the new w back into its view on its own goroutine.
+func (par *parallel) runRound() {
+	r := par.round
+	w := par.m.w
+	par.each(func(wk *SDCA) {
+		nk := len(wk.sents)
+		wk.localSteps(nk*(r+1)/par.rounds - nk*r/par.rounds)
+		wk.toChange(w)
+	})
+	par.aggregate()
+	par.each(par.resync)
+	par.endRound()
+}
+
+// each runs f for every worker at once, worker 0 on the calling goroutine,
+// and returns when all are done.
+func (par *parallel) each(f func(wk *SDCA)) {
+	for _, wk := range par.workers[1:] {
+		par.wg.Add(1)
+		go func() {
+			defer par.wg.Done()
+			f(wk)
+		}()
+	}
+	f(par.workers[0])
+	par.wg.Wait()
+}
+
+// localSteps makes count ≥ 1 steps of a worker, drawing each sentence
+// from its sampler as the sequential epoch does.
+func (m *SDCA) localSteps(count int) {
+	j := m.sampler.Next(m.rng)
+	for range count - 1 {
+		_, j = m.step(j, true)
+	}
+	st, _ := m.step(j, false)
+	m.sampler.Update(j, st.Gap)
+}
+
+// scaledNorm returns Σ_r σ′_r ‖v_r‖² over the packed rows of the step's
+// direction, noting each row's σ′ in m.rowScale for applyScaled.
+func (m *SDCA) scaledNorm() float64 {
+	ws := m.ws
+	K := m.p.Layout.NumLabels
+	m.rowScale = grow(m.rowScale, len(ws.rows))
+	vv := 0.0
+	for r, a := range ws.rows {
+		s := m.scale[a]
+		m.rowScale[r] = s
+		v := ws.vr[r*K : (r+1)*K]
+		vv += s * dot(v, v)
+	}
+	return vv
+}
+
+// applyScaled moves a worker's view by γ·C·v — γσ′_r v_r on each packed
+// row, γσ′ v on the tail — and notes the rows it changed.
+func (m *SDCA) applyScaled(gamma float64) {
+	lay := m.p.Layout
+	ws := m.ws
+	axpyRows(m.w, ws.rows, ws.vr, nil, m.rowScale, gamma, lay.NumLabels)
+	g := gamma * m.tailScale
+	w, v := m.w[lay.Trans():], ws.vt
+	for j := range w {
+		w[j] += g * v[j]
+	}
+	for _, a := range ws.rows {
+		if !m.seen[a] {
+			m.seen[a] = true
+			m.touched = append(m.touched, a)
+		}
+	}
+}
+
+// toChange turns a worker's view u = w + C·Δw on the rows it changed in
+// the round, and on the tail, into its change Δw = (u − w)/σ′.
+func (m *SDCA) toChange(w []float64) {
+	lay := m.p.Layout
+	K, tr := lay.NumLabels, lay.Trans()
+	u := m.w
+	for _, a := range m.touched {
+		r, s := lay.Row(a), m.scale[a]
+		for y := r; y < r+K; y++ {
+			u[y] = (u[y] - w[y]) / s
+		}
+	}
+	for y := tr; y < len(w); y++ {
+		u[y] = (u[y] - w[y]) / m.tailScale
+	}
+}
+
+// aggregate adds the workers' changes (toChange) into w, in worker order.
+func (par *parallel) aggregate() {
+	m := par.m
+	lay := m.p.Layout
+	K, tr := lay.NumLabels, lay.Trans()
+	w := m.w
+	for _, wk := range par.workers {
+		u := wk.w
+		for _, a := range wk.touched {
+			r := lay.Row(a)
+			for y := r; y < r+K; y++ {
+				w[y] += u[y]
+			}
+		}
+		for y := tr; y < len(w); y++ {
+			w[y] += u[y]
+		}
+	}
+}
+
+// resync makes worker wk's view w again on every row a worker changed in
+// the round, and on the tail.
+func (par *parallel) resync(wk *SDCA) {
+	lay := par.m.p.Layout
+	K, tr := lay.NumLabels, lay.Trans()
+	w := par.m.w
+	for _, v := range par.workers {
+		for _, a := range v.touched {
+			r := lay.Row(a)
+			copy(wk.w[r:r+K], w[r:r+K])
+		}
+	}
+	copy(wk.w[tr:], w[tr:])
+}
+
+// endRound forgets the rows the workers changed and moves their counters
+// into m's.
+func (par *parallel) endRound() {
+	m := par.m
+	for _, wk := range par.workers {
+		for _, a := range wk.touched {
+			wk.seen[a] = false
+		}
+		wk.touched = wk.touched[:0]
+		m.steps += wk.steps
+		m.lsIters += wk.lsIters
+		wk.steps, wk.lsIters = 0, 0
+	}
+}
+
+// share copies the rows of attributes and the tail from m's weights into
+// every worker's view, after a sequential step (Step) changed them.
+func (par *parallel) share(attrs []int32) {
+	if par == nil {
+		return
+	}
+	lay := par.m.p.Layout
+	K, tr := lay.NumLabels, lay.Trans()
+	w := par.m.w
+	for _, wk := range par.workers {
+		for _, a := range attrs {
+			r := lay.Row(a)
+			copy(wk.w[r:r+K], w[r:r+K])
+		}
+		copy(wk.w[tr:], w[tr:])
+	}
+}
+
+// refresh hands every worker the gap estimates of its sentences.
+func (par *parallel) refresh(gaps []float64) {
+	if par == nil {
+		return
+	}
+	for _, wk := range par.workers {
+		wk.sampler.Refresh(pick(gaps, wk.sents))
+	}
+}
+
+// estimate returns Σ_i g_i / n over the workers' estimates.
+func (par *parallel) estimate() float64 {
+	s, n := 0.0, 0
+	for _, wk := range par.workers {
+		s += wk.sampler.Estimate() * float64(len(wk.sents))
+		n += len(wk.sents)
+	}
+	return s / float64(n)
+}
+
+// samplerState returns the sampler state of the whole run: m's sampler's
+// kind with every sentence's estimate, from the workers when there are.
+func (m *SDCA) samplerState() SamplerState {
+	st := m.sampler.State()
+	if m.par == nil {
+		return st
+	}
+	for _, wk := range m.par.workers {
+		for j, g := range wk.sampler.State().Gaps {
+			st.Gaps[wk.sents[j]] = g
+		}
+	}
+	return st
+}
+
+// pick returns v[idx[0]], v[idx[1]], ….
+func pick(v []float64, idx []int) []float64 {
+	out := make([]float64, len(idx))
+	for j, i := range idx {
+		out[j] = v[i]
+	}
+	return out
+}
