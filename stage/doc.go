@@ -19,10 +19,11 @@
 // output is an input, exit codes and signals. Messages name the command's
 // flags (a Go caller sets the option of the same name).
 //
-// Three of TrainOptions' fields mean zero at zero, as the command's flags'
-// 0 does: Seed, GapEvery and CheckpointEvery (DefaultSeed, DefaultGapEvery
-// and DefaultCheckpointEvery are the command's defaults). Every other zero
-// field is the default.
+// Two of TrainOptions' fields mean zero at zero, as the command's flags' 0
+// does: Seed (a seed has no unset value: 0 is a seed like any other) and
+// CheckpointEvery (0: checkpoints by time and on interrupt only); the
+// command's defaults are DefaultSeed and DefaultCheckpointEvery. Every
+// other zero field is the default.
 //
 // Progress lines and warnings go to the Log writer of a stage's options,
 // never to the process's standard error.

@@ -121,6 +121,8 @@ func TestTrainOptionsCheck(t *testing.T) {
 		{stage.TrainOptions{SubPrecision: 1}, "--subprecision 1"},
 		{stage.TrainOptions{GapTol: -1}, "--gap-tol -1"},
 		{stage.TrainOptions{GapEvery: -1}, "--gap-every -1"},
+		{stage.TrainOptions{Workers: -2}, "--workers -2"},
+		{stage.TrainOptions{RoundSteps: -1}, "--round-steps -1"},
 		{stage.TrainOptions{MaxEpochs: -2}, "--max-epochs -2"},
 		{stage.TrainOptions{Lambda: "1/m"}, `--lambda "1/m"`},
 		{stage.TrainOptions{FeatureSpace: "sparse"}, `--feature-space "sparse"`},
@@ -131,7 +133,8 @@ func TestTrainOptionsCheck(t *testing.T) {
 		}
 	}
 	given := stage.TrainOptions{Lambda: "1/n", Solver: "sdca", FeatureSpace: "full", Transitions: "all", Sampler: "gap",
-		NonUniform: 0.8, Epsilon: 1e-9, SubPrecision: 1e-3, GapTol: 1e-3, MaxEpochs: 100, LBFGSStore: 10, Duals: "auto"}
+		NonUniform: 0.8, Epsilon: 1e-9, SubPrecision: 1e-3, GapTol: 1e-3, MaxEpochs: 100, LBFGSStore: 10, Duals: "auto",
+		Workers: 1, RoundSteps: 64}
 	if err := given.CheckGiven(); err != nil {
 		t.Fatalf("the command's defaults: %v", err)
 	}

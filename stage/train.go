@@ -37,8 +37,8 @@ var ErrSDCAOnly = errors.New("--checkpoint, --resume and --duals apply to --solv
 
 // TrainOptions configure Train. A zero field is its default (the command's
 // flag of the same name shows it), except where a zero means zero as the
-// command's 0 does: Seed, GapEvery, CheckpointEvery, RefreshEvery, MaxTime
-// and CheckpointInterval.
+// command's 0 does: Seed, CheckpointEvery, RefreshEvery, MaxTime and
+// CheckpointInterval.
 type TrainOptions struct {
 	Lambda       string // λ > 0: a number or "c/n" (c divided by the number of sentences); "": 1/n
 	Solver       string // sdca or lbfgs; "": sdca
@@ -53,9 +53,15 @@ type TrainOptions struct {
 	Seed         uint64  // random seed; the command's default is DefaultSeed
 	RefreshEvery int     // recompute every gap estimate every k epochs; 0: never
 	LBFGSStore   int     // L-BFGS correction pairs; 0: train.DefaultLBFGSStore
+	// Workers is the number of SDCA workers (train.SDCA.Workers): 0:
+	// train.DefaultWorkers, the sequential SDCA; train.AllWorkers (-1): one
+	// per core. RoundSteps is the steps each worker makes between two
+	// aggregations; 0: train.DefaultRoundSteps.
+	Workers    int
+	RoundSteps int
 
 	GapTol    float64       // stop when the certified gap is at most this; 0: train.DefaultGapTol
-	GapEvery  int           // epochs between certificates; 0: only when the estimate falls below GapTol (the command's default is DefaultGapEvery)
+	GapEvery  int           // epochs between certificates; 0 (the default): the initial point, an epoch whose gap estimate is ≤ train.EstimateSlack·GapTol, and the last epoch
 	MaxEpochs int           // at most this many epochs (L-BFGS: iterations); 0: train.DefaultMaxEpochs
 	MaxTime   time.Duration // at most this much training time; 0: no limit
 
@@ -175,6 +181,8 @@ func (o TrainOptions) check(given bool) error {
 		{!zero(o.SubPrecision == 0) && !(o.SubPrecision > 0 && o.SubPrecision < 1), fmt.Sprintf("--subprecision %g: want a step length in (0,1)", o.SubPrecision)},
 		{o.RefreshEvery < 0, fmt.Sprintf("--refresh-every %d: want 0 (never) or a number of epochs ≥ 1", o.RefreshEvery)},
 		{!zero(o.GapTol == 0) && (!(o.GapTol > 0) || math.IsInf(o.GapTol, 0)), fmt.Sprintf("--gap-tol %g: want a positive tolerance", o.GapTol)},
+		{o.Workers < train.AllWorkers, fmt.Sprintf("--workers %d: want 0 (one per core) or a number of workers ≥ 1", o.Workers)},
+		{o.RoundSteps < 0 || (given && o.RoundSteps == 0), fmt.Sprintf("--round-steps %d: want a number of steps ≥ 1", o.RoundSteps)},
 		{o.GapEvery < 0, fmt.Sprintf("--gap-every %d: want 0 (only when the estimate says so) or a number of epochs ≥ 1", o.GapEvery)},
 		{!zero(o.MaxEpochs == 0) && o.MaxEpochs < 1, fmt.Sprintf("--max-epochs %d: want at least 1", o.MaxEpochs)},
 		{o.MaxTime < 0, fmt.Sprintf("--max-time %v: want a duration ≥ 0 (0: no limit)", o.MaxTime)},
@@ -309,9 +317,6 @@ func (r *trainer) settings() train.Settings {
 	o := r.o
 	s := train.Settings{MaxEpochs: o.MaxEpochs, MaxTime: o.MaxTime, GapTol: o.GapTol, GapEvery: o.GapEvery,
 		RefreshEvery: o.RefreshEvery, CheckpointEvery: o.CheckpointEvery, CheckpointInterval: o.CheckpointInterval, Phase: o.Phase}
-	if s.GapEvery == 0 {
-		s.GapEvery = -1 // the driver's "only by the estimate"
-	}
 	if o.Solver != "sdca" {
 		s.RefreshEvery = 0 // L-BFGS has no gap estimates: the option has never applied to it
 	}
@@ -335,7 +340,8 @@ func (r *trainer) method() (train.Method, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.sd = &train.SDCA{Epsilon: o.Epsilon, SubPrecision: o.SubPrecision, Seed: o.Seed, Sampler: sampler}
+	r.sd = &train.SDCA{Epsilon: o.Epsilon, SubPrecision: o.SubPrecision, Seed: o.Seed, Sampler: sampler,
+		Workers: o.Workers, RoundSteps: o.RoundSteps}
 	if o.Checkpoint != "" {
 		r.set.Checkpoint = r.saveCheckpoint
 	}
@@ -437,6 +443,9 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 		"target_met": res.TargetMet(), "source": r.name, "transitions": p.TransitionSpace()}
 	if r.sd != nil {
 		facts["sampler"], facts["seed"] = r.o.Sampler, r.o.Seed
+		if w := r.sd.NumWorkers(p.N()); w > 1 {
+			facts["workers"] = w
+		}
 	}
 	factsJSON, err := json.Marshal(facts)
 	if err != nil {

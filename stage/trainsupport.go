@@ -35,7 +35,9 @@ func (r *trainer) checkMemory(dualBytes int64) (bool, error) {
 		limit, what, dualLimit = phys, "physical memory", phys/2
 	}
 	inMemory := o.Solver == "sdca" && (o.Duals == "memory" || (o.Duals == "auto" && dualBytes <= dualLimit))
-	est := train.EstimateMemory(r.p, train.MemoryOptions{Solver: o.Solver, DualsInMemory: inMemory, LBFGSStore: o.LBFGSStore})
+	workers := (&train.SDCA{Workers: o.Workers}).NumWorkers(r.p.N())
+	est := train.EstimateMemory(r.p, train.MemoryOptions{Solver: o.Solver, DualsInMemory: inMemory, LBFGSStore: o.LBFGSStore,
+		SDCAWorkers: workers})
 	if est.Total() <= limit {
 		return inMemory, nil
 	}

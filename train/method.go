@@ -543,7 +543,7 @@ func (r *run) due(ep int, est float64) bool {
 		return true
 	}
 	if math.IsNaN(est) {
-		return r.every == 0
+		return r.every <= 0 // no estimate to go by (L-BFGS): every epoch, unless a period is set
 	}
 	return est <= EstimateSlack*r.tol
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -40,7 +41,9 @@ With --checkpoint DIR, SIGINT or SIGTERM at any moment saves the exact point rea
 			&cli.IntFlag{Name: "refresh-every", Usage: "recompute every gap estimate exactly every k ≥ 1 epochs (0: never)"},
 			&cli.Uint64Flag{Name: "seed", Value: stage.DefaultSeed, Usage: "random seed; the same seed gives the same model"},
 			&cli.Float64Flag{Name: "gap-tol", Value: train.DefaultGapTol, Usage: "stop when the certified duality gap is at most this (> 0)"},
-			&cli.IntFlag{Name: "gap-every", Value: stage.DefaultGapEvery, Usage: "epochs between certificate passes (0: only when the gap estimate falls below --gap-tol; the last epoch is always certified)"},
+			&cli.IntFlag{Name: "gap-every", Value: stage.DefaultGapEvery, Usage: "certificate passes: 0 certifies the initial point, each epoch whose gap estimate is ≤ 2·--gap-tol and the last epoch; N ≥ 1 also every N epochs"},
+			intIn(&cli.IntFlag{Name: "workers", Value: train.DefaultWorkers, Usage: "SDCA workers (deterministic parallel SDCA; the same seed and workers give the same model); 0: one per core"}, 0, math.MaxInt, ""),
+			&cli.IntFlag{Name: "round-steps", Value: train.DefaultRoundSteps, Usage: "steps each SDCA worker makes between two aggregations, ≥ 1 (with --workers ≠ 1)"},
 			&cli.IntFlag{Name: "max-epochs", Value: train.DefaultMaxEpochs, Usage: "stop after this many epochs, ≥ 1 (L-BFGS: iterations)"},
 			&cli.DurationFlag{Name: "max-time", Usage: "stop after this much training time (e.g. 10m; 0: no limit)"},
 			&cli.StringFlag{Name: "feature-space", Value: stage.DefaultFeatureSpace, Usage: "full (every attribute × label) or observed (pairs seen in training, CRFsuite's)"},
@@ -69,6 +72,7 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 		FeatureSpace: c.String("feature-space"), Transitions: c.String("transitions"), Sampler: c.String("sampler"),
 		NonUniform: c.Float64("nonuniform"), Epsilon: c.Float64("epsilon"), SubPrecision: c.Float64("subprecision"),
 		Seed: c.Uint64("seed"), RefreshEvery: c.Int("refresh-every"), LBFGSStore: c.Int("lbfgs-store"),
+		Workers: workers(c.Int("workers")), RoundSteps: c.Int("round-steps"),
 		GapTol: c.Float64("gap-tol"), GapEvery: c.Int("gap-every"), MaxEpochs: c.Int("max-epochs"), MaxTime: c.Duration("max-time"),
 		ValidPath: c.String("valid"), Duals: c.String("duals"), Checkpoint: c.String("checkpoint"),
 		CheckpointEvery: c.Int("checkpoint-every"), CheckpointInterval: c.Duration("checkpoint-interval"), Resume: c.String("resume"),
@@ -192,4 +196,12 @@ func (t *trainOutputs) close() {
 			out.Close()
 		}
 	}
+}
+
+// workers maps --workers (0: one per core) to the stage's Workers.
+func workers(n int) int {
+	if n == 0 {
+		return train.AllWorkers
+	}
+	return n
 }
