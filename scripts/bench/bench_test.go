@@ -320,7 +320,22 @@ func TestParseFlags(t *testing.T) {
 	if i := slices.Index(args, "--max-epochs"); i < 0 || args[i+1] != "7" || !slices.Contains(args, "lbfgs") {
 		t.Errorf("train args %q", args)
 	}
-	for _, bad := range [][]string{{"-solvers", "newton"}, {"-gap-levels", "0"}, {"extra"}} {
+	cfg, err = parseFlags([]string{"-data", "/d", "-solvers", "gap,uniform,lbfgs", "-workers", "1,2", "-certify", "default"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"gap", "gap@2", "uniform", "uniform@2", "lbfgs"}; !slices.Equal(cfg.Solvers, want) || cfg.EveryEpoch {
+		t.Errorf("solvers %q (want %q), every epoch %v", cfg.Solvers, want, cfg.EveryEpoch)
+	}
+	args = trainArgs(cfg, "gap@2", "tr", "te", "log", "m")
+	if i := slices.Index(args, "--workers"); i < 0 || args[i+1] != "2" || slices.Contains(args, "--valid") || slices.Contains(args, "--gap-every") {
+		t.Errorf("train args %q: want --workers 2 and train's own certificates", args)
+	}
+	if got := solverTitle("gap@2"); got != "SDCA-GAP ×2" {
+		t.Errorf("title %q", got)
+	}
+	for _, bad := range [][]string{{"-solvers", "newton"}, {"-gap-levels", "0"}, {"extra"}, {"-solvers", "lbfgs@2"},
+		{"-solvers", "gap@0"}, {"-certify", "never"}} {
 		if _, err := parseFlags(append([]string{"-data", "/d"}, bad...), io.Discard); err == nil {
 			t.Errorf("parseFlags(%q) succeeded", bad)
 		}
