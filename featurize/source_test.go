@@ -8,6 +8,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -56,7 +57,7 @@ func TestRunFromReader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := compareDatasets(got.Data, want.Data); err != nil {
+		if err := crftest.CompareDatasets(got.Data, want.Data); err != nil {
 			t.Error(err)
 		}
 	}

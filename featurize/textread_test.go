@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -115,7 +116,7 @@ func TestTextReader(t *testing.T) {
 			}
 			checkChunkSizes(t, chunks, 40)
 			got := joinChunks(t, chunks)
-			if err := compareDatasets(got.Data, want.Data); err != nil {
+			if err := crftest.CompareDatasets(got.Data, want.Data); err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got.Text, want.Text) || !reflect.DeepEqual(chunks[0].Columns, want.Columns) {
@@ -187,41 +188,9 @@ func TestCoverage(t *testing.T) {
 	}
 }
 
-// The helpers below compare TextReader's chunks with the table Run writes
-// (they mirror package tables' own test helpers).
-
-// compareDatasets reports the first difference between two datasets; a nil
-// Values equals all ones.
-func compareDatasets(got, want *crf.Dataset) error {
-	gv, wv := got.Values, want.Values
-	if (gv == nil) != (wv == nil) {
-		return fmt.Errorf("Values nil: got %v, want %v", gv == nil, wv == nil)
-	}
-	got2, want2 := *got, *want
-	got2.Values, want2.Values = nil, nil
-	for _, f := range []struct {
-		name      string
-		got, want any
-	}{
-		{"NumAttrs", got2.NumAttrs, want2.NumAttrs},
-		{"NumLabels", got2.NumLabels, want2.NumLabels},
-		{"AttrNames", got2.AttrNames, want2.AttrNames},
-		{"LabelNames", got2.LabelNames, want2.LabelNames},
-		{"SentStart", got2.SentStart, want2.SentStart},
-		{"AttrStart", got2.AttrStart, want2.AttrStart},
-		{"Attrs", got2.Attrs, want2.Attrs},
-		{"Labels", got2.Labels, want2.Labels},
-		{"Values", gv, wv},
-	} {
-		if g, w := reflect.ValueOf(f.got), reflect.ValueOf(f.want); g.Kind() == reflect.Slice && g.Len() == 0 && w.Len() == 0 {
-			continue
-		}
-		if !reflect.DeepEqual(f.got, f.want) {
-			return fmt.Errorf("%s differ:\n got %v\nwant %v", f.name, f.got, f.want)
-		}
-	}
-	return nil
-}
+// joinChunks below joins TextReader's chunks into the one table Run writes,
+// for crftest.CompareDatasets (package tables has its own for its reader's
+// chunks: a test helper cannot import the package it tests from outside).
 
 // joinChunks concatenates chunks into one table, checking that they number
 // their sentences on and that every chunk's names are a prefix of the

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -148,39 +149,6 @@ func tableWrite(t testing.TB, in []tableInput, opts FeatureOptions) []byte {
 	return buf.Bytes()
 }
 
-// tableCompare reports the first difference between two datasets; a nil
-// Values equals all ones.
-func tableCompare(got, want *crf.Dataset) error {
-	gv, wv := got.Values, want.Values
-	if (gv == nil) != (wv == nil) {
-		return fmt.Errorf("Values nil: got %v, want %v", gv == nil, wv == nil)
-	}
-	got2, want2 := *got, *want
-	got2.Values, want2.Values = nil, nil
-	for _, f := range []struct {
-		name      string
-		got, want any
-	}{
-		{"NumAttrs", got2.NumAttrs, want2.NumAttrs},
-		{"NumLabels", got2.NumLabels, want2.NumLabels},
-		{"AttrNames", got2.AttrNames, want2.AttrNames},
-		{"LabelNames", got2.LabelNames, want2.LabelNames},
-		{"SentStart", got2.SentStart, want2.SentStart},
-		{"AttrStart", got2.AttrStart, want2.AttrStart},
-		{"Attrs", got2.Attrs, want2.Attrs},
-		{"Labels", got2.Labels, want2.Labels},
-		{"Values", gv, wv},
-	} {
-		if g, w := reflect.ValueOf(f.got), reflect.ValueOf(f.want); g.Kind() == reflect.Slice && g.Len() == 0 && w.Len() == 0 {
-			continue
-		}
-		if !reflect.DeepEqual(f.got, f.want) {
-			return fmt.Errorf("%s differ:\n got %v\nwant %v", f.name, f.got, f.want)
-		}
-	}
-	return nil
-}
-
 func TestTableRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	attrNames := tableNames("a=", 40)
@@ -205,7 +173,7 @@ func TestTableRoundTrip(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := tableCompare(tab.Data, want); err != nil {
+				if err := crftest.CompareDatasets(tab.Data, want); err != nil {
 					t.Fatal(err)
 				}
 				if !reflect.DeepEqual(tab.Columns, []string{"word", "pos"}) {
@@ -278,7 +246,7 @@ func TestTableLateLabel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := tableCompare(tab.Data, want); err != nil {
+			if err := crftest.CompareDatasets(tab.Data, want); err != nil {
 				t.Fatal(err)
 			}
 			if got := tab.Data.LabelNames; !reflect.DeepEqual(got, []string{"A", "B", "LATE"}) {
@@ -905,7 +873,7 @@ func TestTableGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tableCompare(tab.Data, want); err != nil {
+		if err := crftest.CompareDatasets(tab.Data, want); err != nil {
 			t.Errorf("%s: %v", path, err)
 		}
 		if got := tab.Text[0]; !reflect.DeepEqual(got, []string{"He", "reckons", "the", "deficit", ".", "rose"}) {

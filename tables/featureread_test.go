@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/pipeline"
 )
 
@@ -121,7 +122,7 @@ func TestTableReaderChunks(t *testing.T) {
 			}
 			checkChunkSizes(t, chunks, 50)
 			got := tableJoin(t, chunks)
-			if err := tableCompare(got.Data, want); err != nil {
+			if err := crftest.CompareDatasets(got.Data, want); err != nil {
 				t.Fatal(err)
 			}
 			tok := 0
@@ -199,14 +200,14 @@ func TestTableReaderSplitSentences(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkChunkSizes(t, chunks, 20)
-	if err := tableCompare(tableJoin(t, chunks).Data, want); err != nil {
+	if err := crftest.CompareDatasets(tableJoin(t, chunks).Data, want); err != nil {
 		t.Fatal(err)
 	}
 	whole, err := ReadFeatureTable(bytes.NewReader(data), "t", FeatureReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tableCompare(whole.Data, want); err != nil {
+	if err := crftest.CompareDatasets(whole.Data, want); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -289,7 +290,7 @@ func TestTableReaderStreams(t *testing.T) {
 		if chunk > 0 {
 			checkChunkSizes(t, chunks, chunk)
 		}
-		if err := tableCompare(tableJoin(t, chunks).Data, want); err != nil {
+		if err := crftest.CompareDatasets(tableJoin(t, chunks).Data, want); err != nil {
 			t.Fatalf("chunks of %d: %v", chunk, err)
 		}
 	}

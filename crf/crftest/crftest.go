@@ -1,6 +1,7 @@
 // Package crftest builds random tiny chain CRF problems and solves them by
 // brute-force enumeration of every label path, the reference the crf and
-// train packages are tested against.
+// train packages are tested against; CompareDatasets says where two
+// datasets differ, for the tests of every reader that builds one.
 package crftest
 
 import (
