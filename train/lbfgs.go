@@ -33,6 +33,11 @@ type LBFGS struct {
 	bestF float64
 	bestG []float64
 	evals int64
+	// With a Mask, the vectors above are compact (freeSpace): fs lays them
+	// out, w is the dense point a pass scores with, gold the compact Σ_i F_i.
+	fs   *freeSpace
+	w    []float64
+	gold []float64
 }
 
 // DefaultLBFGSStore is the default number of L-BFGS correction pairs.
@@ -53,6 +58,13 @@ func (m *LBFGS) Init(p *Problem) error {
 		Linesearcher:    &optimize.MoreThuente{},
 	}
 	d := p.Layout.Dim()
+	m.fs, m.w, m.gold = nil, nil, nil
+	if p.Mask != nil {
+		m.fs = newFreeSpace(p)
+		m.w = make([]float64, d)
+		m.gold = m.fs.compact(p.GoldFeatures())
+		d = m.fs.dim
+	}
 	m.loc = &optimize.Location{X: make([]float64, d), Gradient: make([]float64, d)}
 	if err := m.evaluate(context.Background()); err != nil {
 		return err
@@ -74,6 +86,9 @@ func (m *LBFGS) accept() {
 
 // evaluate fills loc.F and loc.Gradient at loc.X.
 func (m *LBFGS) evaluate(ctx context.Context) error {
+	if m.fs != nil {
+		return m.evaluateFree(ctx)
+	}
 	r, err := m.p.Pass(ctx, m.loc.X, nil, true)
 	if err != nil {
 		return err
@@ -84,6 +99,21 @@ func (m *LBFGS) evaluate(ctx context.Context) error {
 	}
 	m.loc.F = r.Primal
 	copy(m.loc.Gradient, r.Grad)
+	return nil
+}
+
+// evaluateFree is evaluate on the compact vector of the free weights.
+func (m *LBFGS) evaluateFree(ctx context.Context) error {
+	m.fs.expand(m.loc.X, m.w)
+	f, err := m.p.freeGradient(ctx, m.fs, m.w, m.loc.X, m.gold, m.loc.Gradient)
+	if err != nil {
+		return err
+	}
+	m.evals++
+	if !finite(f) {
+		return fmt.Errorf("%w: the primal is %g", ErrNonFinite, f)
+	}
+	m.loc.F = f
 	return nil
 }
 
@@ -111,16 +141,27 @@ func (m *LBFGS) Epoch(ctx context.Context) error {
 	}
 }
 
-// Weights returns the last accepted point.
-func (m *LBFGS) Weights() []float64 { return m.best }
+// Weights returns the last accepted point (with a Mask, its dense
+// expansion: a slice the method reuses).
+func (m *LBFGS) Weights() []float64 {
+	if m.fs != nil {
+		m.fs.expand(m.best, m.w)
+		return m.w
+	}
+	return m.best
+}
 
 // Certify returns P(w) and the gap ‖∇P(w)‖²/(2λ) at the last accepted point,
 // both known from its evaluation; it has no gap identity to check, so its
 // residual is NaN.
 func (m *LBFGS) Certify(ctx context.Context) (Certificate, error) {
 	gap := dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
-	return Certificate{Primal: m.bestF, Dual: m.bestF - gap, Gap: gap, Residual: math.NaN(),
-		Weights: append([]float64(nil), m.best...)}, nil
+	w := append([]float64(nil), m.best...)
+	if m.fs != nil {
+		w = make([]float64, m.p.Layout.Dim())
+		m.fs.expand(m.best, w)
+	}
+	return Certificate{Primal: m.bestF, Dual: m.bestF - gap, Gap: gap, Residual: math.NaN(), Weights: w}, nil
 }
 
 // Counters reports the number of full passes as steps (each is n oracle
