@@ -34,10 +34,10 @@ type LBFGS struct {
 	bestG []float64
 	evals int64
 	// With a Mask, the vectors above are compact (freeSpace): fs lays them
-	// out, w is the dense point a pass scores with, gold the compact Σ_i F_i.
+	// out, gold is the compact Σ_i F_i, w the dense weights Weights returns.
 	fs   *freeSpace
-	w    []float64
 	gold []float64
+	w    []float64
 }
 
 // DefaultLBFGSStore is the default number of L-BFGS correction pairs.
@@ -53,18 +53,16 @@ func (m *LBFGS) Init(p *Problem) error {
 	if store < 0 {
 		return fmt.Errorf("%w: L-BFGS store %d is negative", ErrBadProblem, store)
 	}
-	m.ls = &optimize.LinesearchMethod{
-		NextDirectioner: &optimize.LBFGS{Store: store},
-		Linesearcher:    &optimize.MoreThuente{},
-	}
+	var dir optimize.NextDirectioner = &optimize.LBFGS{Store: store}
 	d := p.Layout.Dim()
-	m.fs, m.w, m.gold = nil, nil, nil
+	m.fs, m.gold, m.w = nil, nil, nil
 	if p.Mask != nil {
-		m.fs = newFreeSpace(p)
-		m.w = make([]float64, d)
+		m.fs = newFreeSpace(p, dotLanes())
 		m.gold = m.fs.compact(p.GoldFeatures())
 		d = m.fs.dim
+		dir = freeLBFGS{LBFGS: dir.(*optimize.LBFGS), fs: m.fs}
 	}
+	m.ls = &optimize.LinesearchMethod{NextDirectioner: dir, Linesearcher: &optimize.MoreThuente{}}
 	m.loc = &optimize.Location{X: make([]float64, d), Gradient: make([]float64, d)}
 	if err := m.evaluate(context.Background()); err != nil {
 		return err
@@ -104,8 +102,7 @@ func (m *LBFGS) evaluate(ctx context.Context) error {
 
 // evaluateFree is evaluate on the compact vector of the free weights.
 func (m *LBFGS) evaluateFree(ctx context.Context) error {
-	m.fs.expand(m.loc.X, m.w)
-	f, err := m.p.freeGradient(ctx, m.fs, m.w, m.loc.X, m.gold, m.loc.Gradient)
+	f, err := m.p.freeGradient(ctx, m.fs, m.loc.X, m.gold, m.loc.Gradient)
 	if err != nil {
 		return err
 	}
@@ -141,10 +138,14 @@ func (m *LBFGS) Epoch(ctx context.Context) error {
 	}
 }
 
-// Weights returns the last accepted point (with a Mask, its dense
-// expansion: a slice the method reuses).
+// Weights returns the last accepted point. With a Mask it is its dense
+// expansion, in a slice the next Certify hands to its certificate (so that
+// a run holds one dense copy of the weights, not two).
 func (m *LBFGS) Weights() []float64 {
 	if m.fs != nil {
+		if m.w == nil {
+			m.w = make([]float64, m.p.Layout.Dim())
+		}
 		m.fs.expand(m.best, m.w)
 		return m.w
 	}
@@ -155,11 +156,18 @@ func (m *LBFGS) Weights() []float64 {
 // both known from its evaluation; it has no gap identity to check, so its
 // residual is NaN.
 func (m *LBFGS) Certify(ctx context.Context) (Certificate, error) {
-	gap := dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
-	w := append([]float64(nil), m.best...)
+	var gap float64
 	if m.fs != nil {
-		w = make([]float64, m.p.Layout.Dim())
-		m.fs.expand(m.best, w)
+		gap = m.fs.dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
+	} else {
+		gap = dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
+	}
+	var w []float64
+	if m.fs != nil {
+		w = m.Weights()
+		m.w = nil // the certificate's now
+	} else {
+		w = append([]float64(nil), m.best...)
 	}
 	return Certificate{Primal: m.bestF, Dual: m.bestF - gap, Gap: gap, Residual: math.NaN(), Weights: w}, nil
 }
