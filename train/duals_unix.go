@@ -22,3 +22,6 @@ func allocFloats(n int) ([]float64, func()) {
 	v := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(mem))), n)
 	return v, func() { unix.Munmap(mem) }
 }
+
+// dualsOffHeap reports that MemoryStore keeps the duals outside the Go heap.
+const dualsOffHeap = true

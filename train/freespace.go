@@ -91,6 +91,36 @@ func newFreeSpace(p *Problem, lanes int) *freeSpace {
 	return fs
 }
 
+// freeDim returns the length newFreeSpace(p, lanes) gives the compact
+// vector, without laying it out.
+func freeDim(p *Problem, lanes int) int {
+	lay := p.Layout
+	K, A, d, trans := lay.NumLabels, lay.NumAttrs, lay.Dim(), lay.Trans()
+	head := d - d%lanes
+	count := make([]int, lanes)
+	add := func(j int) {
+		if j < head {
+			count[j%lanes]++
+		} else {
+			count[0]++
+		}
+	}
+	for j := 0; j < A*K; j++ {
+		if p.Mask == nil || p.Mask[j] {
+			add(j)
+		}
+	}
+	for i := 0; i < K*K; i++ {
+		if p.TransMask == nil || p.TransMask[i] {
+			add(trans + i)
+		}
+	}
+	for j := trans + K*K; j < d; j++ {
+		add(j)
+	}
+	return lanes * slices.Max(count)
+}
+
 // expand writes the compact x into the dense w at the free weights (the
 // others are left as they are: zero).
 func (fs *freeSpace) expand(x, w []float64) {

@@ -25,6 +25,8 @@ type LBFGS struct {
 	// DefaultLBFGSStore.
 	Store int
 
+	dense bool // keep the dense vector even with a Mask (tests compare the two)
+
 	p     *Problem
 	ls    *optimize.LinesearchMethod
 	loc   *optimize.Location
@@ -56,7 +58,7 @@ func (m *LBFGS) Init(p *Problem) error {
 	var dir optimize.NextDirectioner = &optimize.LBFGS{Store: store}
 	d := p.Layout.Dim()
 	m.fs, m.gold, m.w = nil, nil, nil
-	if p.Mask != nil {
+	if p.Mask != nil && !m.dense {
 		m.fs = newFreeSpace(p, dotLanes())
 		m.gold = m.fs.compact(p.GoldFeatures())
 		d = m.fs.dim

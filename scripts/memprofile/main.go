@@ -3,6 +3,7 @@
 // figures of runtime.MemStats: what holds a training run's memory.
 //
 //	go run ./scripts/memprofile -o heap.pprof [-lbfgs -observed] [-max-epochs N] FEATURES
+//	go run ./scripts/memprofile -estimate [-lbfgs -observed] FEATURES
 //	go tool pprof -top -sample_index=inuse_space heap.pprof
 package main
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 func main() {
@@ -25,15 +27,46 @@ func main() {
 	lbfgs := flag.Bool("lbfgs", false, "L-BFGS with --no-bias --lambda 2/n")
 	observed := flag.Bool("observed", false, "observed feature space and transitions")
 	epochs := flag.Int("max-epochs", 3, "epochs")
+	estimate := flag.Bool("estimate", false, "print train.EstimateMemory for the run and exit")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: memprofile [flags] FEATURES")
 		os.Exit(2)
 	}
+	if *estimate {
+		if err := printEstimate(flag.Arg(0), *lbfgs, *observed); err != nil {
+			fmt.Fprintln(os.Stderr, "memprofile:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(flag.Arg(0), *out, *lbfgs, *observed, *epochs); err != nil {
 		fmt.Fprintln(os.Stderr, "memprofile:", err)
 		os.Exit(1)
 	}
+}
+
+// printEstimate prints the up-front estimate of the run, as the train
+// stage makes it (duals in memory).
+func printEstimate(path string, lbfgs, observed bool) error {
+	t, err := stage.ReadFeatureTable(pipeline.Source{Path: path}, true)
+	if err != nil {
+		return err
+	}
+	p, err := train.NewProblem(t.Data, 1, lbfgs)
+	if err != nil {
+		return err
+	}
+	if observed {
+		p.Mask, p.TransMask = train.ObservedMask(t.Data), train.ObservedTransitions(t.Data)
+	}
+	o := train.MemoryOptions{Solver: "sdca", DualsInMemory: true}
+	if lbfgs {
+		o = train.MemoryOptions{Solver: "lbfgs"}
+	}
+	e := train.EstimateMemory(p, o)
+	fmt.Printf("estimate %d KiB (%.3g GiB): %s\n", e.Total()>>10, float64(e.Total())/(1<<30), e)
+	return nil
 }
 
 func run(path, out string, lbfgs, observed bool, epochs int) error {
