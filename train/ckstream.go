@@ -84,12 +84,10 @@ func sweepBlocks(s DualStore) func(i int) []float64 {
 	}
 	dropped := int64(0) // entries before this have been dropped
 	return func(i int) []float64 {
-		if at := fs.off[i]; 8*(at-dropped) >= sweepDrop {
+		// At the last block, what is left behind it goes too.
+		if at := fs.off[i]; 8*(at-dropped) >= sweepDrop || i == fs.Len()-1 {
 			fs.dropPages(headerSize+8*dropped, headerSize+8*at)
 			dropped = at
-		}
-		if i == fs.Len()-1 {
-			defer fs.dropPages(headerSize+8*dropped, int64(len(fs.mem)))
 		}
 		return fs.Block(i)
 	}
