@@ -221,20 +221,11 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 		}
 	}()
 	d := m.p.Data
-	fs, err := CreateFileStore(filepath.Join(tmp, "duals.bin"), d)
+	crc, err := writeDualsFile(filepath.Join(tmp, "duals.bin"), d, m.duals)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	crc := uint32(0)
-	for i := 0; i < d.Len(); i++ {
-		src := m.duals.Block(i)
-		crc = crc32.Update(crc, castagnoli, floatBytes(src))
-		copy(fs.Block(i), src)
-	}
-	if err := fs.Close(); err != nil { // msync + munmap
-		return "", fmt.Errorf("checkpoint: %w", err)
-	}
-	wb := float64Bytes(m.w)
+	wb := floatBytes(m.w) // little-endian: writeDualsFile checked the host
 	sum := sha256.Sum256(wb)
 	if err := writeSynced(filepath.Join(tmp, "weights.bin"), wb); err != nil {
 		return "", err
@@ -566,8 +557,9 @@ func DecodeWeights(b []byte, dim int, hash string) ([]float64, error) {
 // distribution on each clique, and that the weights equal ŵ(μ).
 func (c *Checkpoint) verify(p *Problem) error {
 	crc := uint32(0)
+	block := sweepBlocks(c.Duals)
 	for i := 0; i < c.Duals.Len(); i++ {
-		crc = crc32.Update(crc, castagnoli, floatBytes(c.Duals.Block(i)))
+		crc = crc32.Update(crc, castagnoli, floatBytes(block(i)))
 	}
 	if crc != c.State.DualsCRC {
 		return fmt.Errorf("duals.bin: CRC-32C %08x, state.json says %08x (corrupt)", crc, c.State.DualsCRC)
@@ -578,8 +570,9 @@ func (c *Checkpoint) verify(p *Problem) error {
 		}
 	}
 	K := p.Layout.NumLabels
+	block = sweepBlocks(c.Duals)
 	for i := 0; i < c.Duals.Len(); i++ {
-		mu := c.Duals.Block(i)
+		mu := block(i)
 		for off := 0; off < len(mu); off += K * K {
 			end := min(off+K*K, len(mu))
 			s := 0.0
@@ -594,7 +587,7 @@ func (c *Checkpoint) verify(p *Problem) error {
 			}
 		}
 	}
-	w := p.What(c.Duals)
+	w := p.What(sweeping{c.Duals, sweepBlocks(c.Duals)}) // What reads the blocks in order
 	scale, diff, wsq := 1.0, 0.0, 0.0
 	for j, v := range w {
 		scale = max(scale, math.Abs(v))

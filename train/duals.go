@@ -1,6 +1,8 @@
 package train
 
 import (
+	"runtime"
+
 	"github.com/dualcrf/dualcrf/crf"
 )
 
@@ -29,17 +31,31 @@ func BlockOffsets(d *crf.Dataset) []int64 {
 	return off
 }
 
-// MemoryStore keeps the duals in one in-memory float64 slice.
+// MemoryStore keeps the duals in one in-memory float64 array. Where the
+// system allows (Linux, macOS) the array is anonymous memory outside the Go
+// heap: the duals are most of a run's memory, and on the heap they would
+// double the garbage collector's target (GOGC=100 lets the heap grow to
+// twice what is live before collecting), so every temporary of a pass
+// would be let pile up to their size again. Close returns the memory at
+// once; a store never closed returns it when it becomes unreachable.
+// Slices returned by Block must not be used after either.
 type MemoryStore struct {
-	off  []int64
-	data []float64
+	off     []int64
+	data    []float64
+	free    func() // returns data's memory; nil when data is on the heap
+	cleanup runtime.Cleanup
 }
 
 // NewMemoryStore allocates duals for d, all zero.
 func NewMemoryStore(d *crf.Dataset) *MemoryStore {
 	off := BlockOffsets(d)
 	n := off[len(off)-1]
-	return &MemoryStore{off: off, data: make([]float64, n)}
+	m := &MemoryStore{off: off}
+	m.data, m.free = allocFloats(int(n))
+	if m.free != nil {
+		m.cleanup = runtime.AddCleanup(m, func(free func()) { free() }, m.free)
+	}
+	return m
 }
 
 // Block returns μ_i.
@@ -48,7 +64,15 @@ func (m *MemoryStore) Block(i int) []float64 { return m.data[m.off[i]:m.off[i+1]
 // Len returns the number of blocks.
 func (m *MemoryStore) Len() int { return len(m.off) - 1 }
 
-// Close drops the data.
-func (m *MemoryStore) Close() error { m.data = nil; return nil }
+// Close releases the data.
+func (m *MemoryStore) Close() error {
+	if m.free != nil {
+		m.cleanup.Stop()
+		m.free()
+		m.free = nil
+	}
+	m.data = nil
+	return nil
+}
 
 var _ DualStore = (*MemoryStore)(nil)

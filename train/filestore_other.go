@@ -32,3 +32,6 @@ func (s *FileStore) advise(advice int) error { return nil }
 
 // allocate sets f's size.
 func allocate(f *os.File, size int64) error { return f.Truncate(size) }
+
+// dropPages does nothing: files cannot be mapped here.
+func (s *FileStore) dropPages(lo, hi int64) {}

@@ -37,3 +37,16 @@ func (s *FileStore) advise(advice int) error {
 	}
 	return nil
 }
+
+// dropPages removes the whole pages within bytes [lo, hi) of the mapping
+// from the process's memory (madvise MADV_DONTNEED). The mapping is shared,
+// so no data is lost: a later access finds it in the page cache or the file.
+// A failure only leaves the pages resident, so it is not reported.
+func (s *FileStore) dropPages(lo, hi int64) {
+	pg := int64(os.Getpagesize())
+	lo = (lo + pg - 1) / pg * pg
+	hi = min(hi, int64(len(s.mem))) / pg * pg
+	if lo < hi {
+		unix.Madvise(s.mem[lo:hi], unix.MADV_DONTNEED)
+	}
+}

@@ -62,3 +62,6 @@ func (s *FileStore) advise(advice int) error { return nil }
 // allocate sets f's size (SetEndOfFile, which on NTFS allocates the space),
 // so that writes through the mapping cannot fail for want of disk space.
 func allocate(f *os.File, size int64) error { return f.Truncate(size) }
+
+// dropPages does nothing: Windows has no madvise.
+func (s *FileStore) dropPages(lo, hi int64) {}

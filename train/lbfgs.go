@@ -25,6 +25,8 @@ type LBFGS struct {
 	// DefaultLBFGSStore.
 	Store int
 
+	dense bool // keep the dense vector even with a Mask (tests compare the two)
+
 	p     *Problem
 	ls    *optimize.LinesearchMethod
 	loc   *optimize.Location
@@ -33,6 +35,11 @@ type LBFGS struct {
 	bestF float64
 	bestG []float64
 	evals int64
+	// With a Mask, the vectors above are compact (freeSpace): fs lays them
+	// out, gold is the compact Σ_i F_i, w the dense weights Weights returns.
+	fs   *freeSpace
+	gold []float64
+	w    []float64
 }
 
 // DefaultLBFGSStore is the default number of L-BFGS correction pairs.
@@ -48,11 +55,16 @@ func (m *LBFGS) Init(p *Problem) error {
 	if store < 0 {
 		return fmt.Errorf("%w: L-BFGS store %d is negative", ErrBadProblem, store)
 	}
-	m.ls = &optimize.LinesearchMethod{
-		NextDirectioner: &optimize.LBFGS{Store: store},
-		Linesearcher:    &optimize.MoreThuente{},
-	}
+	var dir optimize.NextDirectioner = &optimize.LBFGS{Store: store}
 	d := p.Layout.Dim()
+	m.fs, m.gold, m.w = nil, nil, nil
+	if p.Mask != nil && !m.dense {
+		m.fs = newFreeSpace(p, dotLanes())
+		m.gold = m.fs.compact(p.GoldFeatures())
+		d = m.fs.dim
+		dir = freeLBFGS{LBFGS: dir.(*optimize.LBFGS), fs: m.fs}
+	}
+	m.ls = &optimize.LinesearchMethod{NextDirectioner: dir, Linesearcher: &optimize.MoreThuente{}}
 	m.loc = &optimize.Location{X: make([]float64, d), Gradient: make([]float64, d)}
 	if err := m.evaluate(context.Background()); err != nil {
 		return err
@@ -74,6 +86,9 @@ func (m *LBFGS) accept() {
 
 // evaluate fills loc.F and loc.Gradient at loc.X.
 func (m *LBFGS) evaluate(ctx context.Context) error {
+	if m.fs != nil {
+		return m.evaluateFree(ctx)
+	}
 	r, err := m.p.Pass(ctx, m.loc.X, nil, true)
 	if err != nil {
 		return err
@@ -84,6 +99,20 @@ func (m *LBFGS) evaluate(ctx context.Context) error {
 	}
 	m.loc.F = r.Primal
 	copy(m.loc.Gradient, r.Grad)
+	return nil
+}
+
+// evaluateFree is evaluate on the compact vector of the free weights.
+func (m *LBFGS) evaluateFree(ctx context.Context) error {
+	f, err := m.p.freeGradient(ctx, m.fs, m.loc.X, m.gold, m.loc.Gradient)
+	if err != nil {
+		return err
+	}
+	m.evals++
+	if !finite(f) {
+		return fmt.Errorf("%w: the primal is %g", ErrNonFinite, f)
+	}
+	m.loc.F = f
 	return nil
 }
 
@@ -111,16 +140,38 @@ func (m *LBFGS) Epoch(ctx context.Context) error {
 	}
 }
 
-// Weights returns the last accepted point.
-func (m *LBFGS) Weights() []float64 { return m.best }
+// Weights returns the last accepted point. With a Mask it is its dense
+// expansion, in a slice the next Certify hands to its certificate (so that
+// a run holds one dense copy of the weights, not two).
+func (m *LBFGS) Weights() []float64 {
+	if m.fs != nil {
+		if m.w == nil {
+			m.w = make([]float64, m.p.Layout.Dim())
+		}
+		m.fs.expand(m.best, m.w)
+		return m.w
+	}
+	return m.best
+}
 
 // Certify returns P(w) and the gap ‖∇P(w)‖²/(2λ) at the last accepted point,
 // both known from its evaluation; it has no gap identity to check, so its
 // residual is NaN.
 func (m *LBFGS) Certify(ctx context.Context) (Certificate, error) {
-	gap := dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
-	return Certificate{Primal: m.bestF, Dual: m.bestF - gap, Gap: gap, Residual: math.NaN(),
-		Weights: append([]float64(nil), m.best...)}, nil
+	var gap float64
+	if m.fs != nil {
+		gap = m.fs.dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
+	} else {
+		gap = dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
+	}
+	var w []float64
+	if m.fs != nil {
+		w = m.Weights()
+		m.w = nil // the certificate's now
+	} else {
+		w = append([]float64(nil), m.best...)
+	}
+	return Certificate{Primal: m.bestF, Dual: m.bestF - gap, Gap: gap, Residual: math.NaN(), Weights: w}, nil
 }
 
 // Counters reports the number of full passes as steps (each is n oracle

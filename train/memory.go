@@ -23,12 +23,25 @@ type MemoryEstimate struct {
 	Dataset int64 // the loaded feature table and SDCA's per-sentence indexes
 	Weights int64 // w, ŵ(μ), the gold features, masks, the result, parallel SDCA's views
 	Duals   int64 // μ, when in memory
-	LBFGS   int64 // L-BFGS's history (2·store·d) and its vectors
+	LBFGS   int64 // L-BFGS's history (2·store vectors) and its other vectors
 	Scratch int64 // per-worker scratch of a certificate or gradient pass
+	// GC is the garbage collector's headroom: with GOGC=100 the Go heap
+	// grows to about twice what is live before a collection, and the
+	// memory it frees stays resident. The duals in memory live outside
+	// the heap (MemoryStore) where the system allows.
+	GC int64
+	// Runtime is the program's code and the Go runtime's own memory.
+	Runtime int64
 }
 
+// runtimeBytes is about what a dualcrf process holds before its data: its
+// code and the Go runtime.
+const runtimeBytes = 24 << 20
+
 // Total is the sum of the parts.
-func (e MemoryEstimate) Total() int64 { return e.Dataset + e.Weights + e.Duals + e.LBFGS + e.Scratch }
+func (e MemoryEstimate) Total() int64 {
+	return e.Dataset + e.Weights + e.Duals + e.LBFGS + e.Scratch + e.GC + e.Runtime
+}
 
 // String lists the non-zero parts.
 func (e MemoryEstimate) String() string {
@@ -36,7 +49,8 @@ func (e MemoryEstimate) String() string {
 	for _, p := range []struct {
 		name string
 		b    int64
-	}{{"duals", e.Duals}, {"L-BFGS history", e.LBFGS}, {"weights", e.Weights}, {"dataset", e.Dataset}, {"pass scratch", e.Scratch}} {
+	}{{"duals", e.Duals}, {"L-BFGS history", e.LBFGS}, {"weights", e.Weights}, {"dataset", e.Dataset},
+		{"pass scratch", e.Scratch}, {"GC headroom", e.GC}, {"runtime", e.Runtime}} {
 		if p.b > 0 {
 			parts = append(parts, fmt.Sprintf("%s %.3g GiB", p.name, float64(p.b)/(1<<30)))
 		}
@@ -46,8 +60,10 @@ func (e MemoryEstimate) String() string {
 
 // EstimateMemory estimates the memory a run on p needs, before it starts,
 // from the sizes of its parts: d = p.Layout.Dim() weights of 8 bytes, the
-// duals Σ_i (T_i−1)·K² of 8 bytes, L-BFGS's 2·store vectors of d, a
-// gradient of d per worker in a pass, and the dataset's arrays.
+// duals Σ_i (T_i−1)·K² of 8 bytes, L-BFGS's 2·store vectors (of the free
+// weights with a Mask: freeSpace), a pass's scratch per worker, the
+// dataset's arrays, the garbage collector's headroom over all of it but the
+// duals, and the runtime.
 func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 	d := p.Data
 	dim := int64(p.Layout.Dim())
@@ -61,7 +77,7 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 	for i := 0; i < d.Len(); i++ {
 		maxT = max(maxT, int64(d.SentStart[i+1]-d.SentStart[i]))
 	}
-	var e MemoryEstimate
+	e := MemoryEstimate{Runtime: runtimeBytes}
 	// Labels (4), AttrStart (8) per token; Attrs (4) and Values (8) per
 	// occurrence; SentStart (8) per sentence; about 48 bytes per attribute name.
 	e.Dataset = 12*tokens + 12*occ + 8*n + 48*int64(d.NumAttrs)
@@ -78,6 +94,10 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 		store := int64(o.LBFGSStore)
 		if store <= 0 {
 			store = DefaultLBFGSStore
+		}
+		if p.Mask != nil {
+			e.lbfgsFree(p, store, workers)
+			break
 		}
 		// gonum keeps s and y for every pair, and about eight more vectors
 		// (x, gradient, direction, the accepted point and its gradient, …).
@@ -102,5 +122,32 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 			e.Duals = DualBytes(d)
 		}
 	}
+	e.GC = e.Dataset + e.Weights + e.LBFGS + e.Scratch
+	if !dualsOffHeap {
+		e.GC += e.Duals
+	}
 	return e
+}
+
+// lbfgsFree fills in L-BFGS's parts on the compact vector of the free
+// weights (freeSpace).
+func (e *MemoryEstimate) lbfgsFree(p *Problem, store, workers int64) {
+	d := p.Data
+	K, A := int64(p.Layout.NumLabels), int64(p.Layout.NumAttrs)
+	c, free := int64(freeDim(p, dotLanes())), int64(p.FreeWeights())
+	// gonum's s and y per pair; the line search's x and direction, LBFGS's
+	// x and gradient, the location's point and gradient; ours: the
+	// accepted point and its gradient, the gold features.
+	e.LBFGS = (2*store + 9) * c * 8
+	// The dense weights a certificate owns and those Weights fills (the
+	// driver holds one certificate while the next is made); the layout.
+	e.Weights += 2*int64(p.Layout.Dim())*8 + 16*free + 8*(A+1)
+	// Per worker: the attribute slots and stamps, and the packed rows
+	// (weights and gradient) of the largest chunk.
+	rows := int64(0)
+	for lo := 0; lo < d.Len(); lo += gradChunk {
+		hi := min(lo+gradChunk, d.Len())
+		rows = max(rows, int64(d.AttrStart[d.SentStart[hi]]-d.AttrStart[d.SentStart[lo]]))
+	}
+	e.Scratch += workers * (8*A + 2*8*K*(min(rows, A)+K+3) + 4*rows)
 }

@@ -321,9 +321,7 @@ func (m *SDCA) setup(p *Problem) error {
 // restore continues from checkpoint c, at its exact position.
 func (m *SDCA) restore(c *Checkpoint) error {
 	st := c.State
-	for i := 0; i < m.duals.Len(); i++ {
-		copy(m.duals.Block(i), c.Duals.Block(i))
-	}
+	c.CopyDuals(m.duals)
 	m.w = append([]float64(nil), c.Weights...)
 	m.wsq = st.WSq
 	m.steps, m.lsIters, m.epoch = st.Steps, st.LineSearch, st.Epoch
