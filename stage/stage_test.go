@@ -127,6 +127,8 @@ func TestTrainOptionsCheck(t *testing.T) {
 		{stage.TrainOptions{Lambda: "1/m"}, `--lambda "1/m"`},
 		{stage.TrainOptions{FeatureSpace: "sparse"}, `--feature-space "sparse"`},
 		{stage.TrainOptions{Solver: "lbfgs", Checkpoint: "dir"}, "apply to --solver sdca only"},
+		{stage.TrainOptions{Solver: "lbfgs", Workers: 2}, "--workers and --round-steps apply to --solver sdca only"},
+		{stage.TrainOptions{Solver: "lbfgs", RoundSteps: 8}, "--workers and --round-steps apply to --solver sdca only"},
 	} {
 		if err := c.o.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want %q", c.o, err, c.want)

@@ -193,6 +193,8 @@ func (o TrainOptions) check(given bool) error {
 		{!zero(o.Transitions == "") && o.Transitions != "all" && o.Transitions != "observed", fmt.Sprintf("--transitions %q: want all or observed", o.Transitions)},
 		{given && o.Duals == "", "--duals \"\": want memory, auto or a file path"},
 		{o.MemoryBudget < 0, fmt.Sprintf("--memory-budget %d: want a positive size", o.MemoryBudget)},
+		{o.Solver == "lbfgs" && ((o.Workers != 0 && o.Workers != 1) || (o.RoundSteps != 0 && o.RoundSteps != train.DefaultRoundSteps)),
+			"--workers and --round-steps apply to --solver sdca only (L-BFGS's passes use every core)"},
 		{o.Solver == "lbfgs" && (o.Checkpoint != "" || o.Resume != "" || (o.Duals != "" && o.Duals != DefaultDuals)), ErrSDCAOnly.Error()},
 	}
 	for _, ch := range checks {

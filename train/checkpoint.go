@@ -130,13 +130,28 @@ func (c *Checkpoint) CheckSettings(want map[string]string) error {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
+	// The worker count first: a sequential run records neither it nor the
+	// round length, so a resume with other workers names --workers, not
+	// the round length that follows from it.
+	sort.Slice(keys, func(i, j int) bool {
+		if (keys[i] == "workers") != (keys[j] == "workers") {
+			return keys[i] == "workers"
+		}
+		return keys[i] < keys[j]
+	})
+	setting := func(m map[string]string, k string) (string, bool) {
+		v, ok := m[k]
+		if !ok && k == "workers" {
+			return "1", true // sequential runs leave it out
+		}
+		return v, ok
+	}
 	for _, k := range keys {
-		got, ok := c.State.Settings[k]
+		got, ok := setting(c.State.Settings, k)
 		if !ok {
 			got = "(not recorded)"
 		}
-		if w, ok := want[k]; !ok || got != w {
+		if w, ok := setting(want, k); !ok || got != w {
 			if !ok {
 				w = "(none)"
 			}
