@@ -22,10 +22,7 @@ package train
 
 import (
 	"context"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"gonum.org/v1/gonum/floats"
@@ -190,49 +187,23 @@ func (p *Problem) freeGradient(ctx context.Context, fs *freeSpace, x, gold, g []
 	K := p.Layout.NumLabels
 	loss := make([]float64, n)
 	clear(g)
-	chunks := (n + gradChunk - 1) / gradChunk
-	workers := max(1, min(runtime.GOMAXPROCS(0), chunks))
+	workers := chunkWorkers(n)
 	for len(fs.ws) < workers {
 		fs.ws = append(fs.ws, &freeWorker{passWorker: passWorker{lat: crf.NewLattice(K)},
 			slot: make([]int32, d.NumAttrs), stamp: make([]uint32, d.NumAttrs)})
 	}
-	var (
-		next atomic.Int64
-		mu   sync.Mutex
-		turn int
-		wg   sync.WaitGroup
-	)
-	cond := sync.NewCond(&mu)
+	lays := make([]crf.Layout, workers)
 	for _, fw := range fs.ws[:workers] {
 		clear(fw.stamp)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// A claimed chunk is always finished and added, so a worker
-			// waiting for its turn never waits for a chunk nobody does.
-			for ctx.Err() == nil {
-				c := int(next.Add(1) - 1)
-				if c >= chunks {
-					return
-				}
-				lo, hi := c*gradChunk, min((c+1)*gradChunk, n)
-				lay := fw.pack(p, fs, x, lo, hi, uint32(c)+1)
-				for i := lo; i < hi; i++ {
-					loss[i] = fw.sentence(p, lay, i, lo)
-				}
-				mu.Lock()
-				for turn != c {
-					cond.Wait()
-				}
-				fw.add(fs, lay, g)
-				turn++
-				cond.Broadcast()
-				mu.Unlock()
-			}
-		}()
 	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	err := inChunkOrder(ctx, n, workers, func(k, c, lo, hi int) {
+		fw := fs.ws[k]
+		lays[k] = fw.pack(p, fs, x, lo, hi, uint32(c)+1)
+		for i := lo; i < hi; i++ {
+			loss[i] = fw.sentence(p, lays[k], i, lo)
+		}
+	}, func(k int) { fs.ws[k].add(fs, lays[k], g) })
+	if err != nil {
 		return 0, err
 	}
 	// ∇P = λw + (1/n) Σ_i (E_ν_i[F] − F_i), as Pass computes it.

@@ -111,8 +111,54 @@ func (p *Problem) expectedFeatures(ctx context.Context, w, loss []float64) ([]fl
 	K := lay.NumLabels
 	dim, trans := lay.Dim(), lay.Trans()
 	total := make([]float64, dim)
+	workers := chunkWorkers(n)
+	pws := make([]*passWorker, workers)
+	for k := range pws {
+		pws[k] = &passWorker{lat: crf.NewLattice(K), grad: make([]float64, dim), stamp: make([]uint32, d.NumAttrs)}
+	}
+	err := inChunkOrder(ctx, n, workers, func(k, c, lo, hi int) {
+		pw := pws[k]
+		pw.touched = pw.touched[:0]
+		for i := lo; i < hi; i++ {
+			s := d.Sentence(i)
+			loss[i], _, _ = pw.sentence(p, w, s, nil)
+			for _, a := range s.Attrs[s.AttrStart[0]:s.AttrStart[s.Len()]] {
+				if pw.stamp[a] != uint32(c)+1 {
+					pw.stamp[a] = uint32(c) + 1
+					pw.touched = append(pw.touched, a)
+				}
+			}
+		}
+	}, func(k int) {
+		pw := pws[k]
+		for _, a := range pw.touched {
+			r := lay.Row(a)
+			addClear(total[r:r+K], pw.grad[r:r+K])
+		}
+		addClear(total[trans:], pw.grad[trans:])
+	})
+	if err != nil {
+		return nil, err
+	}
+	return total, nil
+}
+
+// chunkWorkers is the number of goroutines inChunkOrder runs for n
+// sentences: one per core, at most one per chunk.
+func chunkWorkers(n int) int {
+	return max(1, min(runtime.GOMAXPROCS(0), (n+gradChunk-1)/gradChunk))
+}
+
+// inChunkOrder runs a full pass over n sentences in chunks of gradChunk on
+// workers goroutines: work(k, c, lo, hi) computes chunk c (sentences lo..hi−1)
+// into worker k's own state, concurrently with the other workers; add(k)
+// then adds worker k's result into the total, strictly in chunk order, so
+// every sum is the same whatever the number of workers and their timing. A
+// claimed chunk is always finished and added, so a worker waiting for its
+// turn never waits for a chunk nobody does. It returns ctx's error when ctx
+// was cancelled (the total is then incomplete).
+func inChunkOrder(ctx context.Context, n, workers int, work func(k, c, lo, hi int), add func(k int)) error {
 	chunks := (n + gradChunk - 1) / gradChunk
-	workers := max(1, min(runtime.GOMAXPROCS(0), chunks))
 	var (
 		next atomic.Int64
 		mu   sync.Mutex
@@ -121,37 +167,20 @@ func (p *Problem) expectedFeatures(ctx context.Context, w, loss []float64) ([]fl
 	)
 	cond := sync.NewCond(&mu)
 	for k := 0; k < workers; k++ {
-		pw := &passWorker{lat: crf.NewLattice(K), grad: make([]float64, dim), stamp: make([]uint32, d.NumAttrs)}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// A claimed chunk is always finished and added, so a worker
-			// waiting for its turn never waits for a chunk nobody does.
 			for ctx.Err() == nil {
 				c := int(next.Add(1) - 1)
 				if c >= chunks {
 					return
 				}
-				pw.touched = pw.touched[:0]
-				for i := c * gradChunk; i < min((c+1)*gradChunk, n); i++ {
-					s := d.Sentence(i)
-					loss[i], _, _ = pw.sentence(p, w, s, nil)
-					for _, a := range s.Attrs[s.AttrStart[0]:s.AttrStart[s.Len()]] {
-						if pw.stamp[a] != uint32(c)+1 {
-							pw.stamp[a] = uint32(c) + 1
-							pw.touched = append(pw.touched, a)
-						}
-					}
-				}
+				work(k, c, c*gradChunk, min((c+1)*gradChunk, n))
 				mu.Lock()
 				for turn != c {
 					cond.Wait()
 				}
-				for _, a := range pw.touched {
-					r := lay.Row(a)
-					addClear(total[r:r+K], pw.grad[r:r+K])
-				}
-				addClear(total[trans:], pw.grad[trans:])
+				add(k)
 				turn++
 				cond.Broadcast()
 				mu.Unlock()
@@ -159,10 +188,7 @@ func (p *Problem) expectedFeatures(ctx context.Context, w, loss []float64) ([]fl
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return total, nil
+	return ctx.Err()
 }
 
 // addClear adds src into dst and zeroes src.
