@@ -14,6 +14,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/dualcrf/dualcrf/internal/fifotest"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -97,7 +98,7 @@ const corpusText = "He PRP B-NP\nran VBD B-VP\n\nShe PRP B-NP\nsat VBD B-VP\n. .
 // writer; a process substitution read as "no sentences").
 func TestRunFIFO(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "in.fifo")
-	mkfifo(t, fifo)
+	fifotest.Make(t, fifo)
 	go func() {
 		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 		if err != nil {
@@ -129,7 +130,7 @@ func TestRunFIFO(t *testing.T) {
 func TestRunCancelBlocked(t *testing.T) {
 	for _, writer := range []bool{false, true} {
 		fifo := filepath.Join(t.TempDir(), "in.fifo")
-		mkfifo(t, fifo)
+		fifotest.Make(t, fifo)
 		if writer {
 			// An idle writer: opened, sends one line, then nothing.
 			opened := make(chan *os.File, 1)

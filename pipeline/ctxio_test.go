@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/dualcrf/dualcrf/internal/fifotest"
 )
 
 // TestContextReaderData: a ContextReader passes its reader's bytes through
@@ -63,7 +65,7 @@ func TestContextReaderCancel(t *testing.T) {
 // of the context.
 func TestOpenContext(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "f")
-	mkfifo(t, fifo)
+	fifotest.Make(t, fifo)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/dualcrf/dualcrf/internal/fifotest"
 	"github.com/dualcrf/dualcrf/pipeline"
 )
 
@@ -376,7 +377,7 @@ func TestFeaturizeStreams(t *testing.T) {
 
 	// A named FIFO.
 	fifo := filepath.Join(dir, "in.fifo")
-	mkfifo(t, fifo)
+	fifotest.Make(t, fifo)
 	go func() {
 		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
 			w.Write(text)
@@ -404,7 +405,7 @@ func TestFeaturizeStreams(t *testing.T) {
 		blockDir := t.TempDir()
 		fifo := filepath.Join(blockDir, "in.fifo")
 		args := []string{"featurize", "-o", "out.arrow", fifo}
-		mkfifo(t, fifo)
+		fifotest.Make(t, fifo)
 		cmd := command(blockDir, args...)
 		var idle *os.File
 		switch c.name {
