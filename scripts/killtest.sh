@@ -10,15 +10,7 @@
 set -euo pipefail
 runs=${1:-5}
 cd "$(dirname "$0")/.."
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-bin=$work/dualcrf
-go build -o "$bin" ./cmd/dualcrf
-features=${2:-}
-if [ -z "$features" ]; then
-  features=$work/train.arrow
-  "$bin" featurize --template chunking --min-count 3 -o "$features" cmd/dualcrf/demodata/train.txt.gz 2>/dev/null
-fi
+. scripts/testbed.sh "${2:-}"
 tol=1e-4
 "$bin" train -q --gap-tol $tol -o "$work/ref.arrow" "$features" 2>"$work/ref.log"
 echo "reference: $(tail -1 "$work/ref.log")"

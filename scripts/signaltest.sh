@@ -12,15 +12,7 @@
 set -euo pipefail
 runs=${1:-20}
 cd "$(dirname "$0")/.."
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-bin=$work/dualcrf
-go build -o "$bin" ./cmd/dualcrf
-features=${2:-}
-if [ -z "$features" ]; then
-  features=$work/train.arrow
-  "$bin" featurize --template chunking --min-count 3 -o "$features" cmd/dualcrf/demodata/train.txt.gz 2>/dev/null
-fi
+. scripts/testbed.sh "${2:-}"
 # Certificates every second epoch, so snapshots also hold uncertified epochs.
 args=(train -q --max-epochs 4 --gap-every 2 --gap-tol 1e-9 --checkpoint-every 1)
 t0=$(date +%s%N)
