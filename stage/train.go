@@ -484,7 +484,8 @@ func logRows(recs []train.EpochRecord) []tables.LogRow {
 		nan := math.NaN()
 		row := tables.LogRow{Epoch: r.Epoch, Steps: r.Steps, Seconds: r.Seconds, TotalSeconds: r.Total,
 			CertSeconds: r.CertSeconds, Primal: nan, Dual: nan, Gap: nan, IdentityResidual: nan,
-			GapEstimate: r.GapEstimate, LineSearch: r.LineSearch, ValidAccuracy: nan, ValidF1: nan}
+			GapEstimate: r.GapEstimate, LineSearch: r.LineSearch, ValidAccuracy: nan, ValidF1: nan,
+			OracleCalls: r.OracleCalls, CertOracleCalls: r.CertOracleCalls, Updates: r.Updates}
 		if r.Certified {
 			row.Primal, row.Dual, row.Gap, row.IdentityResidual = r.Primal, r.Dual, r.Gap, r.Residual
 		}

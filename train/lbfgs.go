@@ -35,6 +35,7 @@ type LBFGS struct {
 	bestF float64
 	bestG []float64
 	evals int64
+	iters int64 // accepted iterations
 	// With a Mask, the vectors above are compact (freeSpace): fs lays them
 	// out, gold is the compact Σ_i F_i, w the dense weights Weights returns.
 	fs   *freeSpace
@@ -64,6 +65,7 @@ func (m *LBFGS) Init(p *Problem) error {
 		d = m.fs.dim
 		dir = freeLBFGS{LBFGS: dir.(*optimize.LBFGS), fs: m.fs}
 	}
+	m.evals, m.iters = 0, 0
 	m.ls = &optimize.LinesearchMethod{NextDirectioner: dir, Linesearcher: &optimize.MoreThuente{}}
 	m.loc = &optimize.Location{X: make([]float64, d), Gradient: make([]float64, d)}
 	if err := m.evaluate(context.Background()); err != nil {
@@ -134,6 +136,7 @@ func (m *LBFGS) Epoch(ctx context.Context) error {
 		}
 		m.op = op
 		if op == optimize.MajorIteration {
+			m.iters++
 			m.accept()
 			return nil
 		}
@@ -174,10 +177,13 @@ func (m *LBFGS) Certify(ctx context.Context) (Certificate, error) {
 	return Certificate{Primal: m.bestF, Dual: m.bestF - gap, Gap: gap, Residual: math.NaN(), Weights: w}, nil
 }
 
-// Counters reports the number of full passes as steps (each is n oracle
-// calls) — LBFGS has no gap estimate.
+// Counters reports the oracle calls of the full passes (n each, the
+// initial evaluation included) as steps and oracle calls, and the accepted
+// iterations as updates; LBFGS has no gap estimate, and its certificate
+// reuses the last evaluation (no oracle call).
 func (m *LBFGS) Counters() Counters {
-	return Counters{Steps: m.evals * int64(m.p.N()), GapEstimate: nan()}
+	calls := m.evals * int64(m.p.N())
+	return Counters{Steps: calls, GapEstimate: nan(), OracleCalls: calls, Updates: m.iters}
 }
 
 var _ Method = (*LBFGS)(nil)

@@ -794,7 +794,11 @@ func (m *SDCA) Counters() Counters {
 	if m.par != nil {
 		est = m.par.estimate()
 	}
-	return Counters{Steps: m.steps, LineSearch: m.lsIters, GapEstimate: est}
+	// Every step is one oracle call and one update of w (a step of size 0
+	// included: it is the update the method chose); the line search needs
+	// no oracle.
+	return Counters{Steps: m.steps, LineSearch: m.lsIters, GapEstimate: est,
+		OracleCalls: m.steps, Updates: m.steps, CertifyCalls: int64(m.p.N())}
 }
 
 // Certify computes P(ŵ(μ)), D(μ) and every block gap with a full pass and
