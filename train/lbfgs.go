@@ -158,14 +158,13 @@ func (m *LBFGS) Weights() []float64 {
 }
 
 // Certify returns P(w) and the gap ‖∇P(w)‖²/(2λ) at the last accepted point,
-// both known from its evaluation; it has no gap identity to check, so its
-// residual is NaN.
+// both known from its evaluation (primalCertificate).
 func (m *LBFGS) Certify(ctx context.Context) (Certificate, error) {
-	var gap float64
+	var gsq float64
 	if m.fs != nil {
-		gap = m.fs.dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
+		gsq = m.fs.dot(m.bestG, m.bestG)
 	} else {
-		gap = dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
+		gsq = dot(m.bestG, m.bestG)
 	}
 	var w []float64
 	if m.fs != nil {
@@ -174,7 +173,17 @@ func (m *LBFGS) Certify(ctx context.Context) (Certificate, error) {
 	} else {
 		w = append([]float64(nil), m.best...)
 	}
-	return Certificate{Primal: m.bestF, Dual: m.bestF - gap, Gap: gap, Residual: math.NaN(), Weights: w}, nil
+	return primalCertificate(m.p, m.bestF, gsq, w), nil
+}
+
+// primalCertificate is the certificate of a primal method at weights w
+// with P(w) = primal and ‖∇P(w)‖² = gsq: the gap P(w) − D(α̂(w)) =
+// ‖∇P(w)‖²/(2λ) (paper, eq. 7–8), which bounds P(w) − P*, and the dual
+// bound P(w) − gap. A primal method has no gap identity to check, so the
+// residual is NaN.
+func primalCertificate(p *Problem, primal, gsq float64, w []float64) Certificate {
+	gap := gsq / (2 * p.Lambda)
+	return Certificate{Primal: primal, Dual: primal - gap, Gap: gap, Residual: math.NaN(), Weights: w}
 }
 
 // Counters reports the oracle calls of the full passes (n each, the
