@@ -20,7 +20,7 @@ func FormatRecord(r EpochRecord) string {
 	if r.Certified {
 		s += fmt.Sprintf("  primal %.10g  dual %.10g  gap %.4g", r.Primal, r.Dual, r.Gap)
 	}
-	if !math.IsNaN(r.GapEstimate) {
+	if !math.IsNaN(r.GapEstimate) && !math.IsInf(r.GapEstimate, 0) {
 		s += fmt.Sprintf("  est %.4g", r.GapEstimate)
 	}
 	if r.LineSearch > 0 {

@@ -84,6 +84,13 @@ type OEG struct {
 	upd    int64
 }
 
+// OEGBytes returns the bytes of OEG's state on d beyond the weights: the
+// potentials (blocks of μ's size, DualBytes) and the cached marginal sums
+// and entropies.
+func OEGBytes(d *crf.Dataset) int64 {
+	return DualBytes(d) + SAGBytes(d) + 8*int64(d.Len())
+}
+
 // check validates the settings.
 func (m *OEG) check() error {
 	if !(m.Eta >= 0 && m.Eta <= 1) {
@@ -107,15 +114,7 @@ func (m *OEG) Init(p *Problem) error {
 		eta = DefaultOEGEta
 	}
 	m.theta = NewMemoryStore(d)
-	m.off = make([]int, n+1)
-	for i := 0; i < n; i++ {
-		T := d.SentStart[i+1] - d.SentStart[i]
-		sz := T * K
-		if T >= 2 {
-			sz += K * K
-		}
-		m.off[i+1] = m.off[i] + sz
-	}
+	m.off = sagOffsets(d)
 	m.cache = make([]float64, m.off[n])
 	m.ent = make([]float64, n)
 	m.eta = make([]float64, n)

@@ -113,6 +113,30 @@ type SAG struct {
 	lastAlpha float64
 }
 
+// SAGBytes returns the bytes of SAG's stored gradients on d: every
+// sentence's node marginals and summed edge marginals (sagOffsets).
+func SAGBytes(d *crf.Dataset) int64 {
+	off := sagOffsets(d)
+	return 8 * int64(off[len(off)-1])
+}
+
+// sagOffsets returns where each sentence's node marginals (T×K) and, for
+// T ≥ 2, summed edge marginals (K×K) start in a flat array (len n+1; the
+// last entry is the total size).
+func sagOffsets(d *crf.Dataset) []int {
+	K := d.NumLabels
+	off := make([]int, d.Len()+1)
+	for i := 0; i < d.Len(); i++ {
+		T := d.SentStart[i+1] - d.SentStart[i]
+		sz := T * K
+		if T >= 2 {
+			sz += K * K
+		}
+		off[i+1] = off[i] + sz
+	}
+	return off
+}
+
 // check validates the settings.
 func (m *SAG) check() error {
 	switch m.Variant {
@@ -151,15 +175,7 @@ func (m *SAG) Init(p *Problem) error {
 	m.w = nil
 	m.s, m.acc = 1, 0
 	m.last = make([]float64, d.NumAttrs)
-	m.off = make([]int, n+1)
-	for i := 0; i < n; i++ {
-		T := d.SentStart[i+1] - d.SentStart[i]
-		sz := T * K
-		if T >= 2 {
-			sz += K * K
-		}
-		m.off[i+1] = m.off[i] + sz
-	}
+	m.off = sagOffsets(d)
 	m.marg = make([]float64, m.off[n])
 	m.seen = make([]bool, n)
 	m.m = 0
