@@ -235,3 +235,41 @@ func TestReadLogWithoutCounters(t *testing.T) {
 		t.Errorf("a log without line_search: error %v", err)
 	}
 }
+
+// FuzzReadLog feeds arbitrary bytes, seeded with training logs (with and
+// without the counter columns, file and stream), to ReadLog: an error naming
+// the file, or rows whose epochs increase and whose counts are -1 (null) or
+// ≥ 0 — never a panic.
+func FuzzReadLog(f *testing.F) {
+	for _, opts := range []pipeline.WriterOptions{{}, {Format: pipeline.FormatStream}} {
+		var buf bytes.Buffer
+		if err := WriteLog(&buf, sampleLog(), map[string]string{schemas.KeySolver: "sag"}, opts); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "log.arrow", pipeline.ReaderOptions{})
+		if err != nil {
+			return
+		}
+		defer rr.Release()
+		log, err := ReadLog(rr, "log.arrow")
+		if err != nil {
+			if !strings.Contains(err.Error(), "log.arrow") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		for i, r := range log.Rows {
+			if i > 0 && r.Epoch <= log.Rows[i-1].Epoch {
+				t.Fatalf("row %d: epoch %d after %d", i, r.Epoch, log.Rows[i-1].Epoch)
+			}
+			for _, c := range []int64{r.OracleCalls, r.CertOracleCalls, r.Updates} {
+				if c < -1 {
+					t.Fatalf("row %d: count %d", i, c)
+				}
+			}
+		}
+	})
+}
