@@ -308,6 +308,11 @@ func edgeForm(theta, B []float64, T, K int, dst []float64) {
 	}
 }
 
+// chainMinSum: a rescaled recursion whose sum falls below it may have lost
+// paths to underflow (or be subnormal, with few digits), so chainFB redoes
+// the sentence in the log domain.
+const chainMinSum = 1e-280
+
 // chainFB is forward–backward on a chain with arbitrary per-edge
 // log-potentials, in the exponential domain, rescaled per position.
 type chainFB struct {
@@ -370,6 +375,9 @@ func (f *chainFB) run(E []float64, T, K int, mu []float64) float64 {
 		for _, v := range an {
 			z += v
 		}
+		if !(z >= chainMinSum) || math.IsInf(z, 0) {
+			return f.runLog(E, T, K, mu) // the paths through here underflowed
+		}
 		for y2 := range an {
 			an[y2] /= z
 		}
@@ -385,6 +393,9 @@ func (f *chainFB) run(E []float64, T, K int, mu []float64) float64 {
 		for y := 0; y < K; y++ {
 			bt[y] = dot(P[y*K:(y+1)*K], bn)
 			z += bt[y]
+		}
+		if !(z >= chainMinSum) || math.IsInf(z, 0) {
+			return f.runLog(E, T, K, mu)
 		}
 		for y := range bt {
 			bt[y] /= z
@@ -403,6 +414,9 @@ func (f *chainFB) run(E []float64, T, K int, mu []float64) float64 {
 				z += v
 			}
 		}
+		if !(z >= chainMinSum) || math.IsInf(z, 0) {
+			return f.runLog(E, T, K, mu)
+		}
 		for j := range m {
 			m[j] /= z
 			if m[j] > 0 {
@@ -411,6 +425,65 @@ func (f *chainFB) run(E []float64, T, K int, mu []float64) float64 {
 		}
 	}
 	return h
+}
+
+// runLog is run in the log domain: slower (a logarithm and K
+// exponentials per entry), for potentials so far apart that the rescaled
+// recursions underflow.
+func (f *chainFB) runLog(E []float64, T, K int, mu []float64) float64 {
+	f.a, f.b = grow(f.a, T*K), grow(f.b, T*K)
+	tmp := make([]float64, K)
+	clear(f.a[:K])
+	for t := 0; t < T-1; t++ {
+		e := E[t*K*K : (t+1)*K*K]
+		for y2 := 0; y2 < K; y2++ {
+			for y := 0; y < K; y++ {
+				tmp[y] = f.a[t*K+y] + e[y*K+y2]
+			}
+			f.a[(t+1)*K+y2] = logSumExp(tmp)
+		}
+	}
+	logZ := logSumExp(f.a[(T-1)*K : T*K])
+	clear(f.b[(T-1)*K : T*K])
+	for t := T - 2; t >= 0; t-- {
+		e := E[t*K*K : (t+1)*K*K]
+		for y := 0; y < K; y++ {
+			for y2 := 0; y2 < K; y2++ {
+				tmp[y2] = e[y*K+y2] + f.b[(t+1)*K+y2]
+			}
+			f.b[t*K+y] = logSumExp(tmp)
+		}
+	}
+	h := logZ
+	for t := 0; t < T-1; t++ {
+		e, m := E[t*K*K:(t+1)*K*K], mu[t*K*K:(t+1)*K*K]
+		for y := 0; y < K; y++ {
+			for y2 := 0; y2 < K; y2++ {
+				j := y*K + y2
+				m[j] = math.Exp(f.a[t*K+y] + e[j] + f.b[(t+1)*K+y2] - logZ)
+				if m[j] > 0 {
+					h -= m[j] * e[j]
+				}
+			}
+		}
+	}
+	return h
+}
+
+// logSumExp returns log Σ exp(v).
+func logSumExp(v []float64) float64 {
+	mx := math.Inf(-1)
+	for _, x := range v {
+		mx = max(mx, x)
+	}
+	if math.IsInf(mx, -1) {
+		return mx
+	}
+	s := 0.0
+	for _, x := range v {
+		s += math.Exp(x - mx)
+	}
+	return mx + math.Log(s)
 }
 
 // Weights returns the current weights (the method's own slice).
