@@ -25,9 +25,9 @@ package train
 // Each sentence's node marginals, summed edge marginals and entropy are
 // cached (T·K + K² + 1 numbers, less than its block) so that a step needs
 // one forward–backward per trial and no recomputation of the old point.
-// The certificate is SDCA's: ŵ(μ) recomputed from the duals, P, D and the
-// block gaps from a full pass, the gap identity checked; μ is rebuilt from
-// the potentials as the pass reads it.
+// The certificate is SDCA's: ŵ(μ) recomputed from scratch (from the cached
+// sums), P, D and the block gaps from a full pass, the gap identity
+// checked; μ is rebuilt from the potentials as the pass reads it.
 
 import (
 	"context"
@@ -124,7 +124,6 @@ func (m *OEG) Init(p *Problem) error {
 	m.fb = &chainFB{}
 	m.g = make([]float64, p.Layout.Dim())
 	m.steps, m.trials, m.upd = 0, 0, 0
-	w := p.GoldFeatures()
 	for i := 0; i < n; i++ {
 		m.eta[i] = eta
 		s := d.Sentence(i)
@@ -142,15 +141,29 @@ func (m *OEG) Init(p *Problem) error {
 		node, sum := m.cached(i, T)
 		crf.NodeFromBlock(m.mu, T, K, node)
 		edgeSum(m.mu, T, K, sum)
+	}
+	m.w = m.what()
+	return nil
+}
+
+// what computes ŵ(μ) = (1/(λn)) Σ_i (F_i − E_μ_i[F]) from scratch, from the
+// cached node and summed edge marginals (those of the potentials, computed
+// when they were set), without a forward–backward.
+func (m *OEG) what() []float64 {
+	p := m.p
+	d := p.Data
+	w := p.GoldFeatures()
+	for i := 0; i < d.Len(); i++ {
+		s := d.Sentence(i)
+		node, sum := m.cached(i, s.Len())
 		addExpectedSum(w, p.Layout, s, node, sum, -1)
 	}
 	p.applyMask(w)
-	c := 1 / (p.Lambda * float64(n))
+	c := 1 / (p.Lambda * float64(d.Len()))
 	for j := range w {
 		w[j] *= c
 	}
-	m.w = w
-	return nil
+	return w
 }
 
 // cached returns sentence i's cached node marginals and summed edge
@@ -490,19 +503,19 @@ func logSumExp(v []float64) float64 {
 func (m *OEG) Weights() []float64 { return m.w }
 
 // Certify is SDCA's certificate (dualCertificate) on the marginals of the
-// potentials.
+// potentials, ŵ(μ) recomputed from the cached marginal sums.
 func (m *OEG) Certify(ctx context.Context) (Certificate, error) {
-	return dualCertificate(ctx, m.p, oegDuals{m})
+	return dualCertificate(ctx, m.p, oegDuals{m}, m.what())
 }
 
 // Counters reports sentence visits as steps, every trial (one
 // forward–backward on the trial potentials) as an oracle call, the trials
 // beyond the first of a step as line-search evaluations, the kept steps as
-// updates. A certificate rebuilds μ from the potentials twice (for ŵ(μ) and
-// for the pass) besides the pass's own oracle: 3n forward–backward passes.
+// updates. A certificate rebuilds μ from the potentials as the pass reads
+// it besides the pass's own oracle: 2n forward–backward passes.
 func (m *OEG) Counters() Counters {
 	return Counters{Steps: m.steps, LineSearch: m.trials - m.steps, GapEstimate: nan(), OracleCalls: m.trials,
-		Updates: m.upd, CertifyCalls: 3 * int64(m.p.N())}
+		Updates: m.upd, CertifyCalls: 2 * int64(m.p.N())}
 }
 
 // Close releases the potentials.

@@ -804,19 +804,22 @@ func (m *SDCA) Counters() Counters {
 // Certify computes P(ŵ(μ)), D(μ) and every block gap with a full pass and
 // checks the gap identity P − D = mean block gap (dualCertificate).
 func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
-	return dualCertificate(ctx, m.p, m.duals)
+	return dualCertificate(ctx, m.p, m.duals, nil)
 }
 
 // dualCertificate is the certificate of a dual method at duals μ: P(ŵ(μ)),
 // D(μ) and every block gap with a full pass, and the check of the gap
-// identity P − D = mean block gap.
-func dualCertificate(ctx context.Context, p *Problem, duals DualStore) (Certificate, error) {
+// identity P − D = mean block gap. w, when not nil, is ŵ(μ) recomputed
+// from scratch by the caller (a slice the certificate takes); nil: What.
+func dualCertificate(ctx context.Context, p *Problem, duals DualStore, w []float64) (Certificate, error) {
 	// The pass takes ŵ(μ) recomputed from the duals rather than the
 	// incrementally kept w (equal to ~1e-13): the certificate is then exactly
 	// about the pair (ŵ(μ), μ) the gap identity speaks of, and its residual
 	// falls from ~1e-11 to ~1e-13. Training goes on with its own w, so
 	// certifying changes nothing in the run.
-	w := p.What(duals)
+	if w == nil {
+		w = p.What(duals)
+	}
 	r, err := p.Pass(ctx, w, duals, false)
 	if err != nil {
 		return Certificate{}, err
