@@ -100,6 +100,8 @@ type CheckpointState struct {
 	// Next −1).
 	Stream     *StreamState `json:"stream,omitempty"`
 	BlockOrder []int        `json:"block_order,omitempty"`
+	BlockSteps []int        `json:"block_steps,omitempty"`
+	BlockShare []float64    `json:"block_share,omitempty"`
 	BlockPos   int          `json:"block_pos,omitempty"`
 }
 
@@ -291,7 +293,7 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 	if stream != nil {
 		st.Stream, st.Next = stream, -1
 		if pr.Step > 0 {
-			st.BlockOrder, st.BlockPos = m.order, m.bpos
+			st.BlockOrder, st.BlockSteps, st.BlockShare, st.BlockPos = m.order, m.bsteps, m.bshare, m.bpos
 		}
 	}
 	js, err := EncodeState(st)
@@ -400,7 +402,7 @@ func (st *CheckpointState) check(n, dim int) error {
 	case st.Workers < 0 || st.Workers == 1 || st.Workers > n || len(st.WorkerRNG) != st.Workers:
 		return fmt.Errorf("%d workers with %d random states", st.Workers, len(st.WorkerRNG))
 	case st.Stream != nil && (st.Next != -1 || st.Workers != 0 || st.BlockPos < 0 || (st.Step > 0) != (st.BlockPos > 0) ||
-		(st.Step > 0 && st.BlockPos >= len(st.BlockOrder))):
+		len(st.BlockSteps) != len(st.BlockOrder) || len(st.BlockShare) != len(st.BlockOrder) || (st.Step > 0 && st.BlockPos >= len(st.BlockOrder))):
 		return fmt.Errorf("streamed run at step %d, block %d of %d, next sentence %d", st.Step, st.BlockPos, len(st.BlockOrder), st.Next)
 	case st.Stream == nil && ((st.Step == 0 || st.Workers > 1) && st.Next != -1 || st.Step > 0 && st.Workers == 0 && (st.Next < 0 || st.Next >= n)):
 		return fmt.Errorf("next sentence %d at step %d", st.Next, st.Step)

@@ -96,7 +96,9 @@ type SDCA struct {
 
 	// A streamed store's epoch (sdca_stream.go): its block order, the
 	// blocks of it done, and the commit hook.
-	order  []int
+	order  []int     // blocks of the epoch, in order
+	bsteps []int     // steps on each
+	bshare []float64 // the non-uniform share of each one's sampler
 	bpos   int
 	commit func() error
 }
@@ -356,6 +358,8 @@ func (m *SDCA) restore(c *Checkpoint) error {
 	}
 	if st.Stream != nil && st.Step > 0 {
 		m.order, m.bpos = append([]int(nil), st.BlockOrder...), st.BlockPos
+		m.bsteps = append([]int(nil), st.BlockSteps...)
+		m.bshare = append([]float64(nil), st.BlockShare...)
 	}
 	if err := m.startWorkers(); err != nil {
 		return err

@@ -1,20 +1,20 @@
 package train
 
-// SDCA on a streamed dual store (stream.go): an epoch visits blocks — a
-// seeded permutation for the uniform sampler, otherwise blocks drawn with
-// probability (1−f)/nb + f·G_b/Σ G, G_b the sum of the block's gap
-// estimates (f the sampler's non-uniform share) — and on each block makes
-// as many steps as it has sentences, drawing them with the sampler
-// restricted to the block (Splitter.Split over the block's sentences, its
-// estimates handed back afterwards). The epoch's block order is drawn at
-// its start, so the reader can fetch ahead and a checkpoint records it.
-// With one block the order is [0] (no random number is used) and the steps
-// are exactly those of the in-memory SDCA.
+// SDCA on a streamed dual store (stream.go): an epoch reads and writes
+// every block once, in a seeded random order, and on each makes the steps
+// the in-memory gap sampler would make there in expectation (drawBlocks),
+// drawing the sentences with the sampler restricted to the block
+// (Splitter.Split over the block's sentences, its estimates handed back
+// afterwards). The epoch's plan is made at its start, so the reader can
+// fetch ahead and a checkpoint records it. With one block the plan is
+// [0] with n steps (no random number is used) and the steps are exactly
+// those of the in-memory SDCA.
 
 import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 )
 
@@ -24,43 +24,75 @@ func (m *SDCA) streamStore() *StreamStore {
 	return s
 }
 
-// drawBlocks draws the epoch's block order: blocks until they hold n
-// sentences (the steps of the last one are cut to make n in all).
-func (m *SDCA) drawBlocks(s *StreamStore) []int {
-	nb := s.Blocks()
+// drawBlocks plans the epoch: each block once, in a seeded random order,
+// blocks given no step left out; the steps of each, n in all, shared as the
+// in-memory sampler would share its draws in expectation; and the
+// non-uniform share of the block's own sampler, so that its draws follow
+// the in-memory sampler's distribution restricted to the block. With the
+// sampler's P(i) = (1−f)/n + f·W_i/W (W_i its draw weights, W their sum;
+// f = 0 for the uniform and max kinds), block b gets
+// s_b = n·P(b) = (1−f)·|b| + f·n·W_b/W steps (rounded by largest
+// remainders) and the non-uniform share f_b = f·(W_b/W)/P(b). One block is
+// planned without a random number and with the sampler's own f, so that
+// its steps are the in-memory SDCA's.
+func (m *SDCA) drawBlocks(s *StreamStore) (order, steps []int, share []float64) {
+	nb, n := s.Blocks(), m.p.N()
 	if nb == 1 {
-		return []int{0}
+		return []int{0}, []int{n}, []float64{-1}
 	}
 	f := 0.0
+	var w []float64 // W_b
+	total := 0.0
 	if bs, ok := m.sampler.(*blockSampler); ok && bs.draw != nil {
 		f = bs.f
-	}
-	if f == 0 {
-		return m.rng.Perm(nb)
-	}
-	sums := s.blockSums(m.sampler.State().Gaps)
-	total := sum(sums)
-	var order []int
-	for steps := 0; steps < m.p.N(); {
-		u := m.rng.Float64()
-		b := nb - 1
-		acc := 0.0
-		for j, g := range sums {
-			p := (1-f)/float64(nb) + f*g/total
-			if !(total > 0) {
-				p = 1 / float64(nb)
-			}
-			acc += p
-			if u < acc {
-				b = j
-				break
+		w = make([]float64, nb)
+		for b := range w {
+			lo, hi := s.BlockRange(b)
+			for i := lo; i < hi; i++ {
+				w[b] += bs.draw.weight(i)
 			}
 		}
-		order = append(order, b)
-		lo, hi := s.BlockRange(b)
-		steps += hi - lo
+		total = sum(w)
+		if !(total > 0) {
+			f = 0
+		}
 	}
-	return order
+	rem := make([]float64, nb)
+	alloc := make([]int, nb)
+	fb := make([]float64, nb)
+	left := n
+	for b := range alloc {
+		lo, hi := s.BlockRange(b)
+		x := (1 - f) * float64(hi-lo)
+		if f > 0 {
+			nonUni := f * float64(n) * w[b] / total
+			x += nonUni
+			if x > 0 {
+				fb[b] = nonUni / x
+			}
+		}
+		alloc[b] = int(x)
+		rem[b] = x - float64(alloc[b])
+		left -= alloc[b]
+	}
+	// Largest remainders (ties: lower block) get the steps rounding left.
+	byRem := make([]int, nb)
+	for b := range byRem {
+		byRem[b] = b
+	}
+	sort.SliceStable(byRem, func(i, j int) bool { return rem[byRem[i]] > rem[byRem[j]] })
+	for k := 0; left > 0; k = (k + 1) % nb {
+		alloc[byRem[k]]++
+		left--
+	}
+	for _, b := range m.rng.Perm(nb) {
+		if alloc[b] > 0 {
+			order = append(order, b)
+			steps = append(steps, alloc[b])
+			share = append(share, fb[b])
+		}
+	}
+	return order, steps, share
 }
 
 // streamEpoch runs (or finishes) an epoch block by block.
@@ -69,7 +101,8 @@ func (m *SDCA) streamEpoch(ctx context.Context, s *StreamStore) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		m.order, m.bpos = m.drawBlocks(s), 0
+		m.order, m.bsteps, m.bshare = m.drawBlocks(s)
+		m.bpos = 0
 	}
 	between := func(int) error {
 		if err := ctx.Err(); err != nil {
@@ -80,11 +113,10 @@ func (m *SDCA) streamEpoch(ctx context.Context, s *StreamStore) error {
 		}
 		return nil
 	}
-	n := m.p.N()
 	err := s.Visit(m.order[m.bpos:], VisitOptions{Write: true}, func(_, b int) error {
 		lo, hi := s.BlockRange(b)
-		count := min(hi-lo, n-m.pos) // an epoch is n steps: the last block drawn may be cut short
-		m.blockSteps(lo, hi, count)
+		count := m.bsteps[m.bpos]
+		m.blockSteps(lo, hi, count, m.bshare[m.bpos])
 		m.bpos++
 		m.pos += count
 		return nil
@@ -92,20 +124,24 @@ func (m *SDCA) streamEpoch(ctx context.Context, s *StreamStore) error {
 	if err != nil {
 		return err
 	}
-	m.pos, m.next, m.bpos, m.order = 0, -1, 0, nil
+	m.pos, m.next, m.bpos, m.order, m.bsteps, m.bshare = 0, -1, 0, nil, nil, nil
 	m.epoch++
 	return nil
 }
 
 // blockSteps makes count steps on sentences lo..hi−1 with the sampler
-// restricted to them, as Epoch makes n on all.
-func (m *SDCA) blockSteps(lo, hi, count int) {
+// restricted to them, as Epoch makes n on all; f ≥ 0 is the restricted
+// sampler's non-uniform share (−1: the sampler's own).
+func (m *SDCA) blockSteps(lo, hi, count int, f float64) {
 	global := m.sampler
 	idx := make([]int, hi-lo)
 	for j := range idx {
 		idx[j] = lo + j
 	}
 	sub := global.(Splitter).Split(idx)
+	if bs, ok := sub.(*blockSampler); ok && f >= 0 && bs.draw != nil {
+		bs.f = f
+	}
 	m.sampler, m.sents = sub, idx
 	i := sub.Next(m.rng)
 	for k := 0; k < count; k++ {
@@ -179,10 +215,17 @@ func (m *SDCA) restoreDuals(c *Checkpoint) error {
 	case ss == nil:
 		return fmt.Errorf("resume %s: the snapshot's duals are in the streamed file %s; resume with the streamed store", c.Dir, st.Stream.Path)
 	}
-	for _, b := range st.BlockOrder {
-		if b < 0 || b >= ss.Blocks() {
-			return fmt.Errorf("resume %s: state.json: block %d of %d in the epoch's order", c.Dir, b, ss.Blocks())
+	done := 0
+	for k, b := range st.BlockOrder {
+		if b < 0 || b >= ss.Blocks() || st.BlockSteps[k] < 1 || !(st.BlockShare[k] >= -1 && st.BlockShare[k] <= 1) {
+			return fmt.Errorf("resume %s: state.json: block %d of %d with %d steps in the epoch's plan", c.Dir, b, ss.Blocks(), st.BlockSteps[k])
 		}
+		if k < st.BlockPos {
+			done += st.BlockSteps[k]
+		}
+	}
+	if done != st.Step {
+		return fmt.Errorf("resume %s: state.json: step %d, but the blocks done hold %d", c.Dir, st.Step, done)
 	}
 	if err := ss.Adopt(*st.Stream); err != nil {
 		return fmt.Errorf("resume %s: %w", c.Dir, err)

@@ -100,8 +100,8 @@ type StreamStore struct {
 	slotBytes int64
 	nslots    int
 
-	pool chan []float64 // free block buffers
-	bufs [][]float64
+	pool  chan []float64 // free block buffers
+	bufs  [][]float64
 	frees []func()
 
 	mu        sync.Mutex
@@ -652,7 +652,9 @@ func (s *StreamStore) Commit(save func(StreamState) error) error {
 // free.
 func (s *StreamStore) Adopt(st StreamState) error {
 	nb := s.Blocks()
-	bad := func(msg string) error { return &DualsFileError{Path: s.path, Msg: "committed state: " + msg, Err: ErrDualsFormat} }
+	bad := func(msg string) error {
+		return &DualsFileError{Path: s.path, Msg: "committed state: " + msg, Err: ErrDualsFormat}
+	}
 	if len(st.Slots) != nb || len(st.CRC) != nb {
 		return bad(fmt.Sprintf("%d slots and %d checksums for %d blocks", len(st.Slots), len(st.CRC), nb))
 	}
