@@ -51,6 +51,10 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	var est train.MemoryEstimate
 	switch r.place {
 	case dualsStream:
+		if workers > 1 {
+			return fmt.Errorf("--workers %d with streamed duals (--duals %s%s): the streamed store runs the sequential SDCA; use --workers 1, or --duals memory",
+				workers, o.Duals, map[bool]string{true: ", chosen as the run does not fit the memory budget", false: ""}[o.Duals == "auto"])
+		}
 		budget := o.MemoryBudget
 		if budget == 0 {
 			budget = autoLimit

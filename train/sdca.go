@@ -101,6 +101,9 @@ type SDCA struct {
 	bshare []float64 // the non-uniform share of each one's sampler
 	bpos   int
 	commit func() error
+	// streamRounds is the number of visits of every block per epoch (its
+	// steps shared among them); 0 means 1.
+	streamRounds int
 }
 
 // DefaultEpsilon is the uniform weight ε of the initial duals. Since

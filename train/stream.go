@@ -713,3 +713,6 @@ func (s *StreamStore) blockSums(gaps []float64) []float64 {
 }
 
 var _ DualStore = (*StreamStore)(nil)
+
+// SetStreamRounds is for experiments.
+func (m *SDCA) SetStreamRounds(r int) { m.streamRounds = r }
