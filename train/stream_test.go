@@ -271,3 +271,69 @@ func TestStreamCorrupt(t *testing.T) {
 		t.Fatalf("got %v, want ErrDualsMismatch", err)
 	}
 }
+
+// FuzzStreamFile: whatever the bytes of a streamed duals file and the slot
+// map of a committed state, opening, adopting and reading every block
+// either works or fails with an error naming the file — never a panic.
+func FuzzStreamFile(f *testing.F) {
+	d := lengthsDataset([]int{3, 1, 4, 2, 5}, 3)
+	o := StreamOptions{BlockBytes: 300, Spare: 2}
+	dir := f.TempDir()
+	good := filepath.Join(dir, "good")
+	s, err := CreateStreamStore(good, d, o)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var st StreamState
+	s.Visit(s.Sequential(), VisitOptions{Write: true, Fresh: true}, func(_, b int) error {
+		lo, hi := s.BlockRange(b)
+		for i := lo; i < hi; i++ {
+			for j := range s.Block(i) {
+				s.Block(i)[j] = float64(i + j)
+			}
+		}
+		return nil
+	}, nil)
+	if err := s.Commit(func(c StreamState) error { st = c; return nil }); err != nil {
+		f.Fatal(err)
+	}
+	s.Close()
+	b, _ := os.ReadFile(good)
+	slots := make([]byte, 0, 2*len(st.Slots))
+	for k, x := range st.Slots {
+		slots = append(slots, byte(x), byte(st.CRC[k]))
+	}
+	f.Add(b, slots)
+	f.Add(b[:streamAlign], slots)
+	f.Add(b, []byte{0, 0, 1})
+	f.Add([]byte("DUALSTRM"), []byte{})
+	f.Fuzz(func(t *testing.T, file, slots []byte) {
+		path := filepath.Join(t.TempDir(), "fuzzed")
+		if err := os.WriteFile(path, file, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		s, err := OpenStreamStore(path, d, o)
+		if err != nil {
+			if !strings.Contains(err.Error(), path) {
+				t.Fatalf("error without the file's name: %v", err)
+			}
+			return
+		}
+		defer s.Close()
+		var st StreamState
+		for k := 0; k+1 < len(slots); k += 2 {
+			st.Slots = append(st.Slots, int32(int8(slots[k])))
+			st.CRC = append(st.CRC, uint32(slots[k+1]))
+		}
+		if err := s.Adopt(st); err != nil {
+			if !strings.Contains(err.Error(), path) {
+				t.Fatalf("error without the file's name: %v", err)
+			}
+			return
+		}
+		err = s.Visit(s.Sequential(), VisitOptions{}, func(int, int) error { return nil }, nil)
+		if err != nil && !strings.Contains(err.Error(), path) {
+			t.Fatalf("error without the file's name: %v", err)
+		}
+	})
+}
