@@ -105,9 +105,6 @@ type SDCA struct {
 	// whatAt is the step count at which w was set to ŵ(μ) computed from
 	// the duals (Init), −1 if never.
 	whatAt int64
-	// streamRounds is the number of visits of every block per epoch (its
-	// steps shared among them); 0 means 1.
-	streamRounds int
 }
 
 // DefaultEpsilon is the uniform weight ε of the initial duals. Since

@@ -85,18 +85,11 @@ func (m *SDCA) drawBlocks(s *StreamStore) (order, steps []int, share []float64) 
 		alloc[byRem[k]]++
 		left--
 	}
-	R := max(1, m.streamRounds)
-	for r := 0; r < R; r++ {
-		for _, b := range m.rng.Perm(nb) {
-			k := alloc[b] / R
-			if r < alloc[b]%R {
-				k++
-			}
-			if k > 0 {
-				order = append(order, b)
-				steps = append(steps, k)
-				share = append(share, fb[b])
-			}
+	for _, b := range m.rng.Perm(nb) {
+		if alloc[b] > 0 {
+			order = append(order, b)
+			steps = append(steps, alloc[b])
+			share = append(share, fb[b])
 		}
 	}
 	return order, steps, share

@@ -713,6 +713,3 @@ func (s *StreamStore) blockSums(gaps []float64) []float64 {
 }
 
 var _ DualStore = (*StreamStore)(nil)
-
-// SetStreamRounds is for experiments.
-func (m *SDCA) SetStreamRounds(r int) { m.streamRounds = r }
