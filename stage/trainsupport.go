@@ -79,7 +79,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	case o.Solver == "lbfgs":
 		help = append(help, fmt.Sprintf("a smaller --lbfgs-store (its history takes %s)", ByteSize(est.LBFGS)))
 	case r.place == dualsMemory:
-		help = append(help, fmt.Sprintf("--duals auto or --duals stream (the duals take %s)", ByteSize(est.Duals)))
+		help = append(help, fmt.Sprintf("--duals stream or --duals auto (streamed from disk in blocks), or --duals PATH (the duals take %s)", ByteSize(est.Duals)))
 	}
 	if o.FeatureSpace == "full" {
 		help = append(help, "--feature-space observed")
