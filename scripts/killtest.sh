@@ -7,12 +7,16 @@
 #   scripts/killtest.sh [RUNS] [FEATURES]
 #
 # FEATURES defaults to a feature table made from the embedded CoNLL-2000 slice.
+# KILLTEST_TRAIN_ARGS adds train flags to every run, the reference's too, e.g.
+# KILLTEST_TRAIN_ARGS="--duals stream --memory-budget 80MiB" for streamed duals;
+# KILLTEST_TOL replaces the gap tolerance 1e-4 (streamed runs converge in more epochs).
 set -euo pipefail
 runs=${1:-5}
 cd "$(dirname "$0")/.."
 . scripts/testbed.sh "${2:-}"
-tol=1e-4
-"$bin" train -q --gap-tol $tol -o "$work/ref.arrow" "$features" 2>"$work/ref.log"
+tol=${KILLTEST_TOL:-1e-4}
+extra=(${KILLTEST_TRAIN_ARGS:-})
+"$bin" train -q --gap-tol $tol ${extra[@]+"${extra[@]}"} -o "$work/ref.arrow" "$features" 2>"$work/ref.log"
 echo "reference: $(tail -1 "$work/ref.log")"
 pass=0
 for run in $(seq 1 "$runs"); do
@@ -21,7 +25,7 @@ for run in $(seq 1 "$runs"); do
   midwrite=0
   # Kill up to three times at random moments, then let the run finish.
   while :; do
-    args=(train -q --gap-tol $tol --checkpoint "$ck" --checkpoint-every 1 -o "$work/m$run.arrow")
+    args=(train -q --gap-tol $tol ${extra[@]+"${extra[@]}"} --checkpoint "$ck" --checkpoint-every 1 -o "$work/m$run.arrow")
     [ -e "$ck/CURRENT" ] && args+=(--resume "$ck")
     "$bin" "${args[@]}" "$features" 2>"$work/run$run.log" &
     pid=$!

@@ -84,13 +84,17 @@ type TrainOptions struct {
 	ValidPath string
 	Stdin     io.Reader
 
-	// Duals is where SDCA keeps its dual variables: memory, a file path
-	// (memory-mapped), or auto (""): in memory unless they exceed
-	// MemoryBudget (default: half of physical memory), then in a file in
-	// the checkpoint directory or the system's temporary directory.
+	// Duals is where SDCA keeps its dual variables: memory; a file path
+	// (memory-mapped, paged by the kernel); stream or stream:PATH (streamed
+	// in blocks of consecutive sentences sized from MemoryBudget, from PATH,
+	// or duals.stream in the checkpoint directory, or an unlinked temporary
+	// file); or auto (""): in memory when the run's whole memory estimate
+	// fits MemoryBudget (default: half of physical memory), else streamed.
 	Duals string
 	// MemoryBudget, in bytes, is the most memory a run may be estimated to
-	// need; 0: physical memory. A run that needs more is refused.
+	// need; 0: physical memory. A run that needs more is refused. Streamed
+	// duals take what the rest of the run leaves of it (default: half of
+	// physical memory), in StreamBuffers blocks.
 	MemoryBudget int64
 
 	// Checkpoint is a directory (locked while training) where snapshots are
@@ -207,7 +211,7 @@ func (o TrainOptions) check(given bool) error {
 		{!zero(o.LBFGSStore == 0) && o.LBFGSStore < 1, fmt.Sprintf("--lbfgs-store %d: want at least 1 correction pair", o.LBFGSStore)},
 		{!zero(o.FeatureSpace == "") && o.FeatureSpace != "full" && o.FeatureSpace != "observed", fmt.Sprintf("--feature-space %q: want full or observed", o.FeatureSpace)},
 		{!zero(o.Transitions == "") && o.Transitions != "all" && o.Transitions != "observed", fmt.Sprintf("--transitions %q: want all or observed", o.Transitions)},
-		{given && o.Duals == "", "--duals \"\": want memory, auto or a file path"},
+		{given && o.Duals == "" || o.Duals == "stream:", fmt.Sprintf("--duals %q: want memory, auto, stream, stream:PATH or a file path", o.Duals)},
 		{o.MemoryBudget < 0, fmt.Sprintf("--memory-budget %d: want a positive size", o.MemoryBudget)},
 		{o.Solver != "" && o.Solver != "sdca" && ((o.Workers != 0 && o.Workers != 1) || (o.RoundSteps != 0 && o.RoundSteps != train.DefaultRoundSteps)),
 			"--workers and --round-steps apply to --solver sdca only (L-BFGS's and the certificates' passes use every core; OEG and SAG are sequential)"},
@@ -244,6 +248,12 @@ type trainer struct {
 	set    train.Settings
 	sd     *train.SDCA
 	resume *train.Checkpoint
+	// Where the duals go (checkMemory) and, when streamed, the store's
+	// options, block count and the store.
+	place        int
+	streamOpts   train.StreamOptions
+	streamBlocks int
+	stream       *train.StreamStore
 }
 
 // logf writes a line to the log.
@@ -261,8 +271,7 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 		return nil, err
 	}
 	r := &trainer{o: o.withDefaults(), name: name, t: t}
-	inMemory, err := r.setup()
-	if err != nil {
+	if err := r.setup(); err != nil {
 		return nil, err
 	}
 	unlock, err := lockDirs(r.o.Checkpoint, r.o.Resume)
@@ -271,6 +280,9 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 	}
 	defer unlock()
 	method, err := r.method()
+	if r.stream != nil {
+		defer r.stream.Close()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +297,7 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 			return nil, err
 		}
 	}
-	if r.sd != nil && !inMemory {
+	if r.sd != nil && r.place == dualsFile {
 		store, err := r.dualStore()
 		if err != nil {
 			return nil, err
@@ -297,23 +309,22 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 }
 
 // setup checks the table, makes the problem, reads the held-out table and
-// checks the memory the run needs; it returns whether the duals stay in
-// memory.
-func (r *trainer) setup() (bool, error) {
+// checks the memory the run needs, deciding where the duals go.
+func (r *trainer) setup() error {
 	d := r.t.Data
 	if !hasGold(d) {
-		return false, fmt.Errorf("%s: no token has a gold label (featurized with --no-labels?); train needs a labelled feature table", r.name)
+		return fmt.Errorf("%s: no token has a gold label (featurized with --no-labels?); train needs a labelled feature table", r.name)
 	}
 	feat, err := checkFeaturization(r.t.Metadata, r.name)
 	if err != nil {
-		return false, err
+		return err
 	}
 	lambda, err := ParseLambda(r.o.Lambda, d.Len())
 	if err != nil {
-		return false, err
+		return err
 	}
 	if r.p, err = train.NewProblem(d, lambda, r.o.NoBias); err != nil {
-		return false, fmt.Errorf("%s: %w", r.name, err)
+		return fmt.Errorf("%s: %w", r.name, err)
 	}
 	if r.o.FeatureSpace == "observed" {
 		r.p.Mask = train.ObservedMask(d)
@@ -324,7 +335,7 @@ func (r *trainer) setup() (bool, error) {
 	r.set = r.settings()
 	if r.o.Valid != nil || r.o.ValidPath != "" {
 		if r.set.Validate, err = r.validator(feat); err != nil {
-			return false, err
+			return err
 		}
 	}
 	dualBytes, what := int64(0), "duals %s (μ, float64)"
@@ -376,6 +387,13 @@ func (r *trainer) method() (train.Method, error) {
 	}
 	r.sd = &train.SDCA{Epsilon: o.Epsilon, SubPrecision: o.SubPrecision, Seed: o.Seed, Sampler: sampler,
 		Workers: o.Workers, RoundSteps: o.RoundSteps}
+	if r.place == dualsStream {
+		// Placed before the resume check: the block count is a run setting.
+		if r.stream, err = r.streamStore(); err != nil {
+			return nil, err
+		}
+		r.sd.Duals = r.stream
+	}
 	if o.Checkpoint != "" {
 		r.set.Checkpoint = r.saveCheckpoint
 	}

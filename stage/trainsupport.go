@@ -10,6 +10,7 @@ import (
 	iofs "io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -21,74 +22,151 @@ import (
 
 // checkMemory estimates what the run needs in memory and refuses it, with
 // the figure and the options that help, when that exceeds MemoryBudget
-// (default: physical memory). It returns whether the duals stay in memory:
-// with Duals auto, when they take at most MemoryBudget (default: half of
-// physical memory).
-func (r *trainer) checkMemory(dualBytes int64) (bool, error) {
+// (default: physical memory). It decides where SDCA's duals go (r.place):
+// with Duals auto, in memory when the whole estimate fits the budget
+// (default: half of physical memory), else streamed in blocks sized from
+// the budget (streamLayout).
+func (r *trainer) checkMemory(dualBytes int64) error {
 	o := r.o
-	limit, what, dualLimit := o.MemoryBudget, "--memory-budget", o.MemoryBudget
-	if limit == 0 {
-		phys, err := train.PhysicalMemory()
-		if err != nil {
-			return o.Duals == "memory" || o.Duals == "auto", nil // no figure to compare with
-		}
-		limit, what, dualLimit = phys, "physical memory", phys/2
+	limit, what, autoLimit := o.MemoryBudget, "--memory-budget", o.MemoryBudget
+	phys, perr := train.PhysicalMemory()
+	if limit == 0 && perr == nil {
+		limit, what, autoLimit = phys, "physical memory", phys/2
 	}
-	inMemory := o.Solver == "sdca" && (o.Duals == "memory" || (o.Duals == "auto" && dualBytes <= dualLimit))
 	workers := (&train.SDCA{Workers: o.Workers}).NumWorkers(r.p.N())
-	est := train.EstimateMemory(r.p, train.MemoryOptions{Solver: o.Solver, DualsInMemory: inMemory, LBFGSStore: o.LBFGSStore,
-		SDCAWorkers: workers})
-	if est.Total() <= limit {
-		return inMemory, nil
+	estimate := func(inMemory bool, stream int64) train.MemoryEstimate {
+		return train.EstimateMemory(r.p, train.MemoryOptions{Solver: o.Solver, DualsInMemory: inMemory, LBFGSStore: o.LBFGSStore,
+			SDCAWorkers: workers, StreamBytes: stream})
+	}
+	r.place = placeOf(o.Duals)
+	if o.Solver != "sdca" {
+		r.place = dualsMemory
+	}
+	if r.place == dualsAuto {
+		r.place = dualsStream
+		if autoLimit == 0 || estimate(true, 0).Total() <= autoLimit {
+			r.place = dualsMemory
+		}
+	}
+	var est train.MemoryEstimate
+	switch r.place {
+	case dualsStream:
+		if workers > 1 {
+			return fmt.Errorf("--workers %d with streamed duals (--duals %s%s): the streamed store runs the sequential SDCA; use --workers 1, or --duals memory",
+				workers, o.Duals, map[bool]string{true: ", chosen as the run does not fit the memory budget", false: ""}[o.Duals == "auto"])
+		}
+		budget := o.MemoryBudget
+		if budget == 0 {
+			budget = autoLimit
+		}
+		rest := estimate(false, 1).Total() - 1 // all but the block buffers
+		// Slots are blocks rounded up to 4096 bytes: round down here.
+		r.streamOpts = train.StreamOptions{BlockBytes: max((budget-rest)/train.StreamBuffers/4096*4096, minBlockBytes)}
+		if o.Checkpoint != "" {
+			r.streamOpts.Spare = train.DefaultStreamSpare
+		}
+		blocks, slot, _ := train.StreamLayout(r.t.Data, r.streamOpts)
+		r.streamBlocks = blocks
+		est = estimate(false, train.StreamBuffers*slot)
+	default:
+		est = estimate(r.place == dualsMemory && o.Solver == "sdca", 0)
+	}
+	if limit == 0 || est.Total() <= limit {
+		return nil
 	}
 	var help []string
 	switch {
 	case o.Solver == "lbfgs":
 		help = append(help, fmt.Sprintf("a smaller --lbfgs-store (its history takes %s)", ByteSize(est.LBFGS)))
-	case inMemory:
-		help = append(help, fmt.Sprintf("--duals PATH or --duals auto (the duals take %s)", ByteSize(est.Duals)))
+	case r.place == dualsMemory:
+		help = append(help, fmt.Sprintf("--duals stream or --duals auto (streamed from disk in blocks), or --duals PATH (the duals take %s)", ByteSize(est.Duals)))
 	}
 	if o.FeatureSpace == "full" {
 		help = append(help, "--feature-space observed")
 	}
 	help = append(help, "--memory-budget SIZE if more memory is available (e.g. swap)")
-	return false, fmt.Errorf("train: this run needs about %s in memory (%s), more than the %s %s; try %s",
+	return fmt.Errorf("train: this run needs about %s in memory (%s), more than the %s %s; try %s",
 		ByteSize(est.Total()), est, what, ByteSize(limit), strings.Join(help, ", or "))
 }
 
-// dualStore places SDCA's duals in a memory-mapped file (Duals PATH, or
-// auto beyond the memory budget: a temporary file, unlinked once mapped),
+// minBlockBytes is the smallest block a streamed store is given, however
+// small the budget: smaller blocks only add I/O requests.
+const minBlockBytes = 1 << 20
+
+// Where SDCA's duals go (TrainOptions.Duals).
+const (
+	dualsAuto   = iota // memory or streamed, by the budget
+	dualsMemory        // in memory
+	dualsFile          // a memory-mapped file (FileStore)
+	dualsStream        // streamed in blocks (StreamStore)
+)
+
+// placeOf reads TrainOptions.Duals (defaults applied).
+func placeOf(duals string) int {
+	switch {
+	case duals == "auto":
+		return dualsAuto
+	case duals == "memory":
+		return dualsMemory
+	case duals == "stream" || strings.HasPrefix(duals, "stream:"):
+		return dualsStream
+	}
+	return dualsFile
+}
+
+// dualStore places SDCA's duals in a memory-mapped file (Duals PATH),
 // announcing the choice.
 func (r *trainer) dualStore() (*train.FileStore, error) {
 	d := r.t.Data
-	path, temporary := r.o.Duals, false
-	if path == "auto" {
-		dir := r.o.Checkpoint
-		if dir == "" {
-			dir = os.TempDir()
-		}
-		tf, err := os.CreateTemp(dir, ".duals-*.tmp")
+	path := r.o.Duals
+	fs, err := train.CreateFileStore(path, d)
+	if err != nil && errors.Is(err, iofs.ErrExist) {
+		fs, err = train.OpenFileStore(path, d) // reuse a file of this dataset
+	}
+	return fs, err
+}
+
+// streamStore places SDCA's duals in a streamed file: PATH of stream:PATH,
+// else duals.stream in the checkpoint directory (kept: snapshots refer to
+// it), else a temporary file in the system's temporary directory (unlinked
+// once open). A resumed run opens the existing file.
+func (r *trainer) streamStore() (*train.StreamStore, error) {
+	d := r.t.Data
+	path, temporary := strings.TrimPrefix(r.o.Duals, "stream:"), false
+	switch {
+	case path != "stream" && path != "auto":
+	case r.o.Checkpoint != "":
+		path = filepath.Join(r.o.Checkpoint, "duals.stream")
+	default:
+		tf, err := os.CreateTemp("", ".duals-*.stream")
 		if err != nil {
 			return nil, err
 		}
 		path, temporary = tf.Name(), true
 		tf.Close()
-		os.Remove(path)
-		r.logf("train: duals %s exceed the memory budget: memory-mapping %s", ByteSize(train.DualBytes(d)), path)
 	}
-	fs, err := train.CreateFileStore(path, d)
-	if err != nil && !temporary && errors.Is(err, iofs.ErrExist) {
-		fs, err = train.OpenFileStore(path, d) // reuse a file of this dataset
+	var s *train.StreamStore
+	var err error
+	if r.o.Resume != "" {
+		s, err = train.OpenStreamStore(path, d, r.streamOpts)
+	} else {
+		s, err = train.CreateStreamStore(path, d, r.streamOpts)
+	}
+	if temporary {
+		os.Remove(path) // the open file keeps its data: nothing is left behind, even after kill -9
 	}
 	if err != nil {
 		return nil, err
 	}
-	if temporary {
-		// The mapping keeps the file alive: unlinked now, it leaves nothing
-		// behind whatever ends the process, even kill -9.
-		os.Remove(path)
+	direct := "O_DIRECT"
+	if !s.Direct() {
+		direct = "buffered, sequential advice"
 	}
-	return fs, nil
+	_, slot, size := train.StreamLayout(d, r.streamOpts)
+	r.logf("train: duals %s streamed from %s in %d blocks (slots of %s, %d spare; %s file; %s): %s of block buffers",
+		ByteSize(train.DualBytes(d)), path, s.Blocks(), ByteSize(slot), r.streamOpts.Spare, ByteSize(size), direct,
+		ByteSize(train.StreamBuffers*slot))
+	return s, nil
 }
 
 // lockDirs takes the lock of the checkpoint directory (creating it: an

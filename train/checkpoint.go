@@ -93,6 +93,16 @@ type CheckpointState struct {
 	// WorkerRNG their random states, in worker order.
 	Workers   int      `json:"workers,omitempty"`
 	WorkerRNG [][]byte `json:"worker_rng,omitempty"`
+	// Stream, for a run on a StreamStore, is its committed slot map and
+	// block checksums (the snapshot has no duals.bin: the duals stay in
+	// the streamed file); BlockOrder is the epoch's block order and
+	// BlockPos the blocks of it done (a snapshot is at a block boundary,
+	// Next −1).
+	Stream     *StreamState `json:"stream,omitempty"`
+	BlockOrder []int        `json:"block_order,omitempty"`
+	BlockSteps []int        `json:"block_steps,omitempty"`
+	BlockShare []float64    `json:"block_share,omitempty"`
+	BlockPos   int          `json:"block_pos,omitempty"`
 }
 
 // stateFile is state.json: the state and the SHA-256 of its exact bytes.
@@ -106,7 +116,7 @@ type Checkpoint struct {
 	Dir     string // the snapshot's directory
 	State   CheckpointState
 	Weights []float64
-	Duals   *FileStore // open; the caller closes it
+	Duals   *FileStore // open; the caller closes it; nil for a streamed run's (State.Stream)
 }
 
 // Progress returns the run's progress at the snapshot (its log shares
@@ -236,10 +246,27 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 		}
 	}()
 	d := m.p.Data
+	if ss := m.streamStore(); ss != nil {
+		// No copy of the duals: commit the streamed file and record its
+		// slot map in the snapshot.
+		err = ss.Commit(func(st StreamState) error {
+			path, err = m.writeSnapshot(dir, tmp, name, pr, 0, &st)
+			return err
+		})
+		return path, err
+	}
 	crc, err := writeDualsFile(filepath.Join(tmp, "duals.bin"), d, m.duals)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
+	return m.writeSnapshot(dir, tmp, name, pr, crc, nil)
+}
+
+// writeSnapshot writes the weights and state.json of m at pr into tmp
+// (which holds the duals, if any: their CRC crc, or the streamed store's
+// committed state stream), and renames it into place as dir/name.
+func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, stream *StreamState) (string, error) {
+	d := m.p.Data
 	wb := floatBytes(m.w) // little-endian: writeDualsFile checked the host
 	sum := sha256.Sum256(wb)
 	if err := writeSynced(filepath.Join(tmp, "weights.bin"), wb); err != nil {
@@ -262,6 +289,12 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 		Records: pr.Records, Settings: pr.Settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc}
 	if pr.Step > 0 && m.par == nil {
 		st.Next = m.next
+	}
+	if stream != nil {
+		st.Stream, st.Next = stream, -1
+		if pr.Step > 0 {
+			st.BlockOrder, st.BlockSteps, st.BlockShare, st.BlockPos = m.order, m.bsteps, m.bshare, m.bpos
+		}
 	}
 	js, err := EncodeState(st)
 	if err != nil {
@@ -368,7 +401,10 @@ func (st *CheckpointState) check(n, dim int) error {
 		return fmt.Errorf("pending record at step %d", st.Step)
 	case st.Workers < 0 || st.Workers == 1 || st.Workers > n || len(st.WorkerRNG) != st.Workers:
 		return fmt.Errorf("%d workers with %d random states", st.Workers, len(st.WorkerRNG))
-	case (st.Step == 0 || st.Workers > 1) && st.Next != -1, st.Step > 0 && st.Workers == 0 && (st.Next < 0 || st.Next >= n):
+	case st.Stream != nil && (st.Next != -1 || st.Workers != 0 || st.BlockPos < 0 || (st.Step > 0) != (st.BlockPos > 0) ||
+		len(st.BlockSteps) != len(st.BlockOrder) || len(st.BlockShare) != len(st.BlockOrder) || (st.Step > 0 && st.BlockPos >= len(st.BlockOrder))):
+		return fmt.Errorf("streamed run at step %d, block %d of %d, next sentence %d", st.Step, st.BlockPos, len(st.BlockOrder), st.Next)
+	case st.Stream == nil && ((st.Step == 0 || st.Workers > 1) && st.Next != -1 || st.Step > 0 && st.Workers == 0 && (st.Next < 0 || st.Next >= n)):
 		return fmt.Errorf("next sentence %d at step %d", st.Next, st.Step)
 	case st.Steps != int64(st.Epoch)*int64(n)+int64(st.Step):
 		return fmt.Errorf("%d steps done, but epoch %d step %d of %d sentences means %d",
@@ -516,6 +552,12 @@ func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
 	w, err := DecodeWeights(wb, st.Dim, st.WeightsHash)
 	if err != nil {
 		return nil, err
+	}
+	if st.Stream != nil {
+		// The duals are in the streamed file: SDCA.Resume adopts its slot
+		// map, checks each block's CRC as it reads it and the weights
+		// against ŵ(μ).
+		return &Checkpoint{Dir: snap, State: st, Weights: w}, nil
 	}
 	fs, err := OpenFileStore(filepath.Join(snap, "duals.bin"), p.Data)
 	if err != nil {

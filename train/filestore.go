@@ -349,9 +349,9 @@ func (s *FileStore) Sync() error {
 }
 
 // Close syncs, unmaps and closes the file (releasing its lock). Closing a
-// closed store does nothing.
+// closed (or nil) store does nothing.
 func (s *FileStore) Close() error {
-	if s.f == nil {
+	if s == nil || s.f == nil {
 		return nil
 	}
 	var errs []error

@@ -16,13 +16,16 @@ type MemoryOptions struct {
 	// ((*SDCA).NumWorkers); each has its own view of the weights and
 	// scratch. 0 or 1: the sequential SDCA.
 	SDCAWorkers int
+	// StreamBytes is the memory of a streamed store's block buffers
+	// (StreamBuffers × its slot size), when the duals are streamed.
+	StreamBytes int64
 }
 
 // MemoryEstimate is what a training run needs in memory, in bytes, by part.
 type MemoryEstimate struct {
 	Dataset int64 // the loaded feature table and SDCA's per-sentence indexes
 	Weights int64 // w, ŵ(μ), the gold features, masks, the result, parallel SDCA's views
-	Duals   int64 // μ, when in memory; OEG's potentials and cached sums; SAG's stored marginal sums
+	Duals   int64 // μ, when in memory, or the block buffers, when streamed; OEG's potentials and cached sums; SAG's stored marginal sums
 	LBFGS   int64 // L-BFGS's history (2·store vectors) and its other vectors
 	Scratch int64 // per-worker scratch of a certificate or gradient pass
 	// GC is the garbage collector's headroom: with GOGC=100 the Go heap
@@ -139,6 +142,9 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 		}
 		if o.DualsInMemory {
 			e.Duals = DualBytes(d)
+		} else if o.StreamBytes > 0 {
+			e.Duals = o.StreamBytes
+			e.Dataset += 8 * n // the sampler's gap state handed to the block draws
 		}
 	}
 	e.GC = e.Dataset + e.Weights + e.LBFGS + e.Scratch + heapDuals

@@ -436,11 +436,30 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	}
 	r.prog.Settings = settings
 	r.lastCkpt = r.prog.Training
+	r.installCommit()
 	res, err := r.loop()
 	if err != nil {
 		return r.interrupted(err)
 	}
 	return res, nil
+}
+
+// installCommit gives a method that must checkpoint within an epoch (SDCA
+// on a streamed store, whose spare slots bound the block writes between two
+// commits) the function that does it, when the run checkpoints.
+func (r *run) installCommit() {
+	cm, ok := r.m.(interface{ SetCommit(func() error) })
+	if !ok || r.s.Checkpoint == nil {
+		return
+	}
+	cm.SetCommit(func() error {
+		if st, ok := r.m.(interface{ EpochSteps() int }); ok {
+			r.prog.Step = st.EpochSteps()
+		}
+		err := r.checkpoint()
+		r.enter(PhaseEpoch, r.prog.Epoch+1)
+		return err
+	})
 }
 
 // hit notes the phase in which ctx was cancelled.

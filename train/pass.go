@@ -59,20 +59,32 @@ func (p *Problem) Pass(ctx context.Context, w []float64, duals DualStore, wantGr
 	if wantGrad {
 		g, err = p.expectedFeatures(ctx, w, loss)
 	} else {
-		err = crf.Parallel(ctx, n, 0, func() func(int) {
-			pw := &passWorker{lat: crf.NewLattice(K)}
-			return func(i int) {
-				var mu []float64
-				if duals != nil {
-					mu = duals.Block(i)
+		span := func(lo, hi int) error {
+			return crf.Parallel(ctx, hi-lo, 0, func() func(int) {
+				pw := &passWorker{lat: crf.NewLattice(K)}
+				return func(i int) {
+					i += lo
+					var mu []float64
+					if duals != nil {
+						mu = duals.Block(i)
+					}
+					l, h, gap := pw.sentence(p, w, d.Sentence(i), mu)
+					loss[i] = l
+					if duals != nil {
+						ent[i], gaps[i] = h, gap
+					}
 				}
-				l, h, gap := pw.sentence(p, w, d.Sentence(i), mu)
-				loss[i] = l
-				if duals != nil {
-					ent[i], gaps[i] = h, gap
-				}
-			}
-		})
+			})
+		}
+		if ss, ok := duals.(*StreamStore); ok {
+			// Block by block in file order, each on all cores; the sums
+			// below are over sentences in order, as in memory.
+			err = ss.Visit(ss.Sequential(), VisitOptions{}, func(_, b int) error {
+				return span(ss.BlockRange(b))
+			}, nil)
+		} else {
+			err = span(0, n)
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 
 	"github.com/dualcrf/dualcrf/crf"
@@ -93,6 +94,17 @@ type SDCA struct {
 	rowScale  []float64 // per packed row of the step's direction: its σ′
 	touched   []int32   // attributes whose rows this worker changed in the round
 	seen      []bool    // per attribute: in touched
+
+	// A streamed store's epoch (sdca_stream.go): its block order, the
+	// blocks of it done, and the commit hook.
+	order  []int     // blocks of the epoch, in order
+	bsteps []int     // steps on each
+	bshare []float64 // the non-uniform share of each one's sampler
+	bpos   int
+	commit func() error
+	// whatAt is the step count at which w was set to ŵ(μ) computed from
+	// the duals (Init), −1 if never.
+	whatAt int64
 }
 
 // DefaultEpsilon is the uniform weight ε of the initial duals. Since
@@ -239,6 +251,7 @@ func (m *SDCA) RunSettings(p *Problem) map[string]string {
 	}
 	// A sequential run records neither, so that its snapshots are those of
 	// the SDCA that had no workers.
+	streamSettings(rs, m.Duals)
 	if P := m.numWorkers(p.N()); P > 1 {
 		rs["workers"] = strconv.Itoa(P)
 		rs["round-steps"] = strconv.Itoa(m.roundSteps())
@@ -254,12 +267,22 @@ func (m *SDCA) Init(p *Problem) error {
 	d := p.Data
 	K := p.Layout.NumLabels
 	eps, _ := m.effective()
-	for i := 0; i < d.Len(); i++ {
-		s := d.Sentence(i)
-		mu := m.duals.Block(i)
-		initBlock(mu, s.Labels, K, eps)
+	if s := m.streamStore(); s != nil {
+		if err := m.streamInit(s, eps); err != nil {
+			return err
+		}
+	} else {
+		for i := 0; i < d.Len(); i++ {
+			s := d.Sentence(i)
+			mu := m.duals.Block(i)
+			initBlock(mu, s.Labels, K, eps)
+		}
 	}
-	m.w = p.What(m.duals)
+	var err error
+	if m.w, err = p.what(m.duals); err != nil {
+		return err
+	}
+	m.whatAt = m.steps
 	m.wsq = dot(m.w, m.w)
 	return m.startWorkers()
 }
@@ -303,11 +326,16 @@ func (m *SDCA) setup(p *Problem) error {
 	}
 	m.steps, m.lsIters, m.epoch = 0, 0, 0
 	m.pos, m.next = 0, -1
+	m.whatAt = -1
 	m.src = rand.NewPCG(m.Seed, 0x5dca)
 	m.rng = rand.New(m.src)
 	m.ws = newStepWork(p)
 	m.rows = newSentenceRows(d)
 	m.par = nil
+	m.order, m.bpos = nil, 0
+	if err := m.checkStream(d.Len()); err != nil {
+		return err
+	}
 	if P := m.numWorkers(d.Len()); P > 1 {
 		if _, ok := m.sampler.(Splitter); !ok {
 			return fmt.Errorf("%w: %d workers need a sampler that can be split (a Splitter, as NewSampler's are); %T is not: use Workers 1",
@@ -321,7 +349,9 @@ func (m *SDCA) setup(p *Problem) error {
 // restore continues from checkpoint c, at its exact position.
 func (m *SDCA) restore(c *Checkpoint) error {
 	st := c.State
-	c.CopyDuals(m.duals)
+	if err := m.restoreDuals(c); err != nil {
+		return err
+	}
 	m.w = append([]float64(nil), c.Weights...)
 	m.wsq = st.WSq
 	m.steps, m.lsIters, m.epoch = st.Steps, st.LineSearch, st.Epoch
@@ -331,6 +361,11 @@ func (m *SDCA) restore(c *Checkpoint) error {
 	}
 	if err := m.sampler.Restore(st.Sampler); err != nil {
 		return err
+	}
+	if st.Stream != nil && st.Step > 0 {
+		m.order, m.bpos = append([]int(nil), st.BlockOrder...), st.BlockPos
+		m.bsteps = append([]int(nil), st.BlockSteps...)
+		m.bshare = append([]float64(nil), st.BlockShare...)
 	}
 	if err := m.startWorkers(); err != nil {
 		return err
@@ -393,12 +428,23 @@ func newStepWork(p *Problem) *stepWork {
 }
 
 // What computes ŵ(μ) = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]) from scratch.
+// On a StreamStore it panics if a block cannot be read (SDCA's own calls
+// return that error instead).
 func (p *Problem) What(duals DualStore) []float64 {
+	w, err := p.what(duals)
+	if err != nil {
+		panic(err)
+	}
+	return w
+}
+
+// what is What with the error of a streamed store's I/O.
+func (p *Problem) what(duals DualStore) ([]float64, error) {
 	d := p.Data
 	K := p.Layout.NumLabels
 	w := p.GoldFeatures()
 	var node []float64
-	for i := 0; i < d.Len(); i++ {
+	add := func(i int) {
 		s := d.Sentence(i)
 		T := s.Len()
 		node = grow(node, T*K)
@@ -406,12 +452,28 @@ func (p *Problem) What(duals DualStore) []float64 {
 		crf.NodeFromBlock(mu, T, K, node)
 		crf.AddExpected(w, p.Layout, s, node, mu, -1)
 	}
+	if ss, ok := duals.(*StreamStore); ok {
+		// Block by block in file order: the same sum in the same order.
+		if err := ss.Visit(ss.Sequential(), VisitOptions{}, func(_, b int) error {
+			lo, hi := ss.BlockRange(b)
+			for i := lo; i < hi; i++ {
+				add(i)
+			}
+			return nil
+		}, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		for i := 0; i < d.Len(); i++ {
+			add(i)
+		}
+	}
 	p.applyMask(w)
 	c := 1 / (p.Lambda * float64(d.Len()))
 	for j := range w {
 		w[j] *= c
 	}
-	return w
+	return w, nil
 }
 
 // Weights returns the current weights (the method's own slice).
@@ -427,6 +489,9 @@ func (m *SDCA) Store() DualStore { return m.duals }
 func (m *SDCA) Epoch(ctx context.Context) error {
 	if m.par != nil {
 		return m.par.epoch(ctx)
+	}
+	if s := m.streamStore(); s != nil {
+		return m.streamEpoch(ctx, s)
 	}
 	n := m.p.N()
 	i := m.next
@@ -804,7 +869,14 @@ func (m *SDCA) Counters() Counters {
 // Certify computes P(ŵ(μ)), D(μ) and every block gap with a full pass and
 // checks the gap identity P − D = mean block gap (dualCertificate).
 func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
-	return dualCertificate(ctx, m.p, m.duals, nil)
+	// Streamed, where w was computed as ŵ(μ) by Init and no step has been
+	// made since, it is taken as it is: the same numbers, one read of the
+	// file fewer.
+	var w []float64
+	if m.streamStore() != nil && m.whatAt == m.steps {
+		w = slices.Clone(m.w)
+	}
+	return dualCertificate(ctx, m.p, m.duals, w)
 }
 
 // dualCertificate is the certificate of a dual method at duals μ: P(ŵ(μ)),
@@ -818,7 +890,10 @@ func dualCertificate(ctx context.Context, p *Problem, duals DualStore, w []float
 	// falls from ~1e-11 to ~1e-13. Training goes on with its own w, so
 	// certifying changes nothing in the run.
 	if w == nil {
-		w = p.What(duals)
+		var err error
+		if w, err = p.what(duals); err != nil {
+			return Certificate{}, err
+		}
 	}
 	r, err := p.Pass(ctx, w, duals, false)
 	if err != nil {

@@ -1,0 +1,246 @@
+package train
+
+// SDCA on a streamed dual store (stream.go): an epoch reads and writes
+// every block once, in a seeded random order, and on each makes the steps
+// the in-memory gap sampler would make there in expectation (drawBlocks),
+// drawing the sentences with the sampler restricted to the block
+// (Splitter.Split over the block's sentences, its estimates handed back
+// afterwards). The epoch's plan is made at its start, so the reader can
+// fetch ahead and a checkpoint records it. With one block the plan is
+// [0] with n steps (no random number is used) and the steps are exactly
+// those of the in-memory SDCA.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+)
+
+// streamStore returns the store as a *StreamStore, or nil.
+func (m *SDCA) streamStore() *StreamStore {
+	s, _ := m.duals.(*StreamStore)
+	return s
+}
+
+// drawBlocks plans the epoch: each block once, in a seeded random order,
+// blocks given no step left out; the steps of each, n in all, shared as the
+// in-memory sampler would share its draws in expectation; and the
+// non-uniform share of the block's own sampler, so that its draws follow
+// the in-memory sampler's distribution restricted to the block. With the
+// sampler's P(i) = (1−f)/n + f·W_i/W (W_i its draw weights, W their sum;
+// f = 0 for the uniform and max kinds), block b gets
+// s_b = n·P(b) = (1−f)·|b| + f·n·W_b/W steps (rounded by largest
+// remainders) and the non-uniform share f_b = f·(W_b/W)/P(b). One block is
+// planned without a random number and with the sampler's own f, so that
+// its steps are the in-memory SDCA's.
+func (m *SDCA) drawBlocks(s *StreamStore) (order, steps []int, share []float64) {
+	nb, n := s.Blocks(), m.p.N()
+	if nb == 1 {
+		return []int{0}, []int{n}, []float64{-1}
+	}
+	f := 0.0
+	var w []float64 // W_b
+	total := 0.0
+	if bs, ok := m.sampler.(*blockSampler); ok && bs.draw != nil {
+		f = bs.f
+		w = make([]float64, nb)
+		for b := range w {
+			lo, hi := s.BlockRange(b)
+			for i := lo; i < hi; i++ {
+				w[b] += bs.draw.weight(i)
+			}
+		}
+		total = sum(w)
+		if !(total > 0) {
+			f = 0
+		}
+	}
+	rem := make([]float64, nb)
+	alloc := make([]int, nb)
+	fb := make([]float64, nb)
+	left := n
+	for b := range alloc {
+		lo, hi := s.BlockRange(b)
+		x := (1 - f) * float64(hi-lo)
+		if f > 0 {
+			nonUni := f * float64(n) * w[b] / total
+			x += nonUni
+			if x > 0 {
+				fb[b] = nonUni / x
+			}
+		}
+		alloc[b] = int(x)
+		rem[b] = x - float64(alloc[b])
+		left -= alloc[b]
+	}
+	// Largest remainders (ties: lower block) get the steps rounding left.
+	byRem := make([]int, nb)
+	for b := range byRem {
+		byRem[b] = b
+	}
+	sort.SliceStable(byRem, func(i, j int) bool { return rem[byRem[i]] > rem[byRem[j]] })
+	for k := 0; left > 0; k = (k + 1) % nb {
+		alloc[byRem[k]]++
+		left--
+	}
+	for _, b := range m.rng.Perm(nb) {
+		if alloc[b] > 0 {
+			order = append(order, b)
+			steps = append(steps, alloc[b])
+			share = append(share, fb[b])
+		}
+	}
+	return order, steps, share
+}
+
+// streamEpoch runs (or finishes) an epoch block by block.
+func (m *SDCA) streamEpoch(ctx context.Context, s *StreamStore) error {
+	if m.pos == 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m.order, m.bsteps, m.bshare = m.drawBlocks(s)
+		m.bpos = 0
+	}
+	between := func(int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if m.commit != nil && s.NeedCommit() {
+			return m.commit()
+		}
+		return nil
+	}
+	err := s.Visit(m.order[m.bpos:], VisitOptions{Write: true}, func(_, b int) error {
+		lo, hi := s.BlockRange(b)
+		count := m.bsteps[m.bpos]
+		m.blockSteps(lo, hi, count, m.bshare[m.bpos])
+		m.bpos++
+		m.pos += count
+		return nil
+	}, between)
+	if err != nil {
+		return err
+	}
+	m.pos, m.next, m.bpos, m.order, m.bsteps, m.bshare = 0, -1, 0, nil, nil, nil
+	m.epoch++
+	return nil
+}
+
+// blockSteps makes count steps on sentences lo..hi−1 with the sampler
+// restricted to them, as Epoch makes n on all; f ≥ 0 is the restricted
+// sampler's non-uniform share (−1: the sampler's own).
+func (m *SDCA) blockSteps(lo, hi, count int, f float64) {
+	global := m.sampler
+	idx := make([]int, hi-lo)
+	for j := range idx {
+		idx[j] = lo + j
+	}
+	sub := global.(Splitter).Split(idx)
+	if bs, ok := sub.(*blockSampler); ok && f >= 0 && bs.draw != nil {
+		bs.f = f
+	}
+	m.sampler, m.sents = sub, idx
+	i := sub.Next(m.rng)
+	for k := 0; k < count; k++ {
+		if k == count-1 {
+			st, _ := m.step(i, false)
+			sub.Update(i, st.Gap)
+			break
+		}
+		_, i = m.step(i, true)
+	}
+	m.sampler, m.sents = global, nil
+	for j, g := range sub.State().Gaps {
+		global.Update(lo+j, g)
+	}
+}
+
+// streamInit writes μ⁰ into every block, in file order.
+func (m *SDCA) streamInit(s *StreamStore, eps float64) error {
+	d := m.p.Data
+	K := m.p.Layout.NumLabels
+	return s.Visit(s.Sequential(), VisitOptions{Write: true, Fresh: true}, func(_, b int) error {
+		lo, hi := s.BlockRange(b)
+		for i := lo; i < hi; i++ {
+			initBlock(s.Block(i), d.Sentence(i).Labels, K, eps)
+		}
+		return nil
+	}, nil)
+}
+
+// checkStream refuses what the streamed path does not do.
+func (m *SDCA) checkStream(n int) error {
+	if m.streamStore() == nil {
+		return nil
+	}
+	if P := m.numWorkers(n); P > 1 {
+		return fmt.Errorf("%w: %d workers on streamed duals: the streamed store runs the sequential SDCA (Workers 1)", ErrBadProblem, P)
+	}
+	if _, ok := m.sampler.(Splitter); !ok {
+		return fmt.Errorf("%w: streamed duals need a sampler that can be split (a Splitter, as NewSampler's are); %T is not", ErrBadProblem, m.sampler)
+	}
+	return nil
+}
+
+// streamSettings adds the block count of a streamed store to the run
+// settings: a resume must stream the same blocks.
+func streamSettings(rs map[string]string, d DualStore) {
+	if s, ok := d.(*StreamStore); ok {
+		rs["duals-blocks"] = strconv.Itoa(s.Blocks())
+	}
+}
+
+// SetCommit installs the function the streamed SDCA calls at a block
+// boundary when its store must commit (StreamStore.NeedCommit): it writes
+// a checkpoint of the run at that point (Train installs it when the run
+// checkpoints).
+func (m *SDCA) SetCommit(commit func() error) { m.commit = commit }
+
+// restoreDuals puts checkpoint c's duals into the store: a copy from its
+// duals.bin, or for a streamed snapshot the slot map adopted by the
+// streamed store (every block's CRC is checked as it is read), after which
+// the weights are checked against ŵ(μ) recomputed from the file.
+func (m *SDCA) restoreDuals(c *Checkpoint) error {
+	st := c.State
+	ss := m.streamStore()
+	switch {
+	case st.Stream == nil && ss == nil:
+		c.CopyDuals(m.duals)
+		return nil
+	case st.Stream == nil:
+		return fmt.Errorf("resume %s: the snapshot holds its duals in duals.bin, this run streams them (%s)", c.Dir, ss.Path())
+	case ss == nil:
+		return fmt.Errorf("resume %s: the snapshot's duals are in the streamed file %s; resume with the streamed store", c.Dir, st.Stream.Path)
+	}
+	done := 0
+	for k, b := range st.BlockOrder {
+		if b < 0 || b >= ss.Blocks() || st.BlockSteps[k] < 1 || !(st.BlockShare[k] >= -1 && st.BlockShare[k] <= 1) {
+			return fmt.Errorf("resume %s: state.json: block %d of %d with %d steps in the epoch's plan", c.Dir, b, ss.Blocks(), st.BlockSteps[k])
+		}
+		if k < st.BlockPos {
+			done += st.BlockSteps[k]
+		}
+	}
+	if done != st.Step {
+		return fmt.Errorf("resume %s: state.json: step %d, but the blocks done hold %d", c.Dir, st.Step, done)
+	}
+	if err := ss.Adopt(*st.Stream); err != nil {
+		return fmt.Errorf("resume %s: %w", c.Dir, err)
+	}
+	w, err := m.p.what(ss)
+	if err != nil {
+		return fmt.Errorf("resume %s: %w", c.Dir, err)
+	}
+	scale, diff := 1.0, 0.0
+	for j, v := range w {
+		scale = max(scale, math.Abs(v))
+		diff = max(diff, math.Abs(v-c.Weights[j]))
+	}
+	if diff > 1e-7*scale {
+		return fmt.Errorf("resume %s: weights differ from ŵ(μ) recomputed from %s by %.3g (scale %.3g)", c.Dir, ss.Path(), diff, scale)
+	}
+	return nil
+}

@@ -1,0 +1,715 @@
+package train
+
+// The streamed dual store (block minimization, Yu, Hsieh, Chang & Lin, KDD
+// 2010): the sentences are grouped into blocks of consecutive sentences,
+// each block's duals contiguous in one 4096-aligned slot of a file, and a
+// pass visits blocks in a given order with one block in memory for the
+// steps, the next one read ahead by a reader goroutine and the previous one
+// written back by a writer goroutine — sequential I/O, O_DIRECT on Linux
+// (aligned buffers; plain reads and writes elsewhere), three block buffers
+// in all, whatever n is.
+//
+// The file: one page of header, then slots of slotBytes each:
+//
+//	off  size  field
+//	  0     8  magic "DUALSTRM"
+//	  8     4  format version (1)
+//	 12     4  dtype code (1 = float64 little-endian)
+//	 16     8  K, labels
+//	 24     8  n, sentences
+//	 32     8  blocks
+//	 40     8  bytes per slot (a multiple of 4096)
+//	 48     8  slots
+//	 56    32  dataset fingerprint (Fingerprint)
+//	 88    32  SHA-256 of the block starts (int64 little-endian)
+//	120     4  CRC-32C of bytes 0–119
+//
+// Crash consistency without copying the duals (checkpoints): the file has
+// blocks + spare slots. Before the first commit a block is written back in
+// place. After it, a written-back block goes to a free slot — one that
+// neither the last committed state nor the current slot map references —
+// and the slot it leaves is freed only by the next commit. A commit flushes
+// the resident block, waits for the writes, fsyncs the file and hands the
+// slot map and per-block CRC-32C to the caller, who writes them in its state
+// file (write-temp, fsync, rename); only once that has succeeded are the
+// slots left since the previous commit reused. A crash anywhere therefore
+// leaves the blocks of the last committed state untouched. SDCA commits
+// whenever fewer than two slots are free (NeedCommit), so spare slots bound
+// the block writes between two commits.
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dualcrf/dualcrf/crf"
+)
+
+const (
+	streamMagic   = "DUALSTRM"
+	streamVersion = 1
+	streamAlign   = 4096
+	streamCRCAt   = 120
+	// DefaultStreamSpare is StreamOptions.Spare's default for a store
+	// whose runs checkpoint: spare slots, so at most DefaultStreamSpare−1
+	// block writes between two commits.
+	DefaultStreamSpare = 4
+	// StreamBuffers is the number of block buffers a streamed store holds:
+	// the block being stepped on, the next one being read and the previous
+	// one being written.
+	StreamBuffers = 3
+)
+
+// StreamOptions configure a StreamStore.
+type StreamOptions struct {
+	// BlockBytes is the most bytes of duals a block holds (a single
+	// sentence larger than that is a block of its own); ≤ 0 means one block
+	// of every sentence.
+	BlockBytes int64
+	// Spare is the number of slots beyond one per block, for crash-consistent
+	// write-back (runs that checkpoint); 0 means none: blocks are always
+	// written in place and Commit is refused.
+	Spare int
+}
+
+// StreamState is what a committed state records of a streamed store: the
+// slot of every block and the CRC-32C of its duals.
+type StreamState struct {
+	Path  string   `json:"path"`
+	Slots []int32  `json:"slots"`
+	CRC   []uint32 `json:"crc32c"`
+}
+
+// StreamStore keeps the duals in a file of block slots and holds at most
+// StreamBuffers blocks in memory. Visit is the way to go through it; Block
+// outside a Visit loads the sentence's block alone (for tests and
+// sequential readers). It is not safe for concurrent use but within Visit's
+// callback, where Block may be called from many goroutines for sentences of
+// the resident block.
+type StreamStore struct {
+	path      string
+	f         *os.File
+	direct    bool
+	off       []int64 // per sentence: offset of its duals (entries) in the flat order
+	start     []int   // block b holds sentences start[b] .. start[b+1]−1
+	slotBytes int64
+	nslots    int
+
+	pool  chan []float64 // free block buffers
+	bufs  [][]float64
+	frees []func()
+
+	mu        sync.Mutex
+	slotOf    []int32
+	crc       []uint32
+	known     []bool  // crc[b] describes the block on disk
+	committed []int32 // the last committed slot map; nil before the first commit
+	pending   []int32 // slots to free at the next commit
+	free      []int32
+	writing   map[int]chan struct{} // blocks being written
+	werr      error
+	wg        sync.WaitGroup
+
+	cur    int       // the resident block, −1 for none
+	curBuf []float64 // its duals
+	dirty  bool      // the resident block has changes not handed to the writer
+	loose  bool      // resident through Block outside Visit
+
+	read, written atomic.Int64 // bytes
+}
+
+// streamBlocks groups the sentences into blocks of at most blockBytes of
+// duals each.
+func streamBlocks(off []int64, blockBytes int64) []int {
+	n := len(off) - 1
+	start := []int{0}
+	for i := 0; i < n; i++ {
+		lo := start[len(start)-1]
+		if blockBytes > 0 && i > lo && 8*(off[i+1]-off[lo]) > blockBytes {
+			start = append(start, i)
+		}
+	}
+	return append(start, n)
+}
+
+// StreamLayout returns the number of blocks and the bytes per slot a
+// streamed store of d with these options has, and the file size.
+func StreamLayout(d *crf.Dataset, o StreamOptions) (blocks int, slotBytes, fileBytes int64) {
+	off := BlockOffsets(d)
+	start := streamBlocks(off, o.BlockBytes)
+	slotBytes = slotSize(off, start)
+	blocks = len(start) - 1
+	return blocks, slotBytes, streamAlign + int64(blocks+o.Spare)*slotBytes
+}
+
+func slotSize(off []int64, start []int) int64 {
+	m := int64(0)
+	for b := 0; b+1 < len(start); b++ {
+		m = max(m, 8*(off[start[b+1]]-off[start[b]]))
+	}
+	return max(streamAlign, (m+streamAlign-1)/streamAlign*streamAlign)
+}
+
+// CreateStreamStore creates (or truncates and reuses) the streamed duals
+// file at path for d, after checking that its file system has room for it.
+// Its blocks are all zero until written (SDCA.Init writes them all).
+func CreateStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamStore, error) {
+	if o.Spare < 0 {
+		return nil, fmt.Errorf("%w: %d spare slots", ErrBadProblem, o.Spare)
+	}
+	s := newStreamStore(path, d, o)
+	size := streamAlign + int64(s.nslots)*s.slotBytes
+	if avail, err := freeBytes(dirOf(path)); err == nil {
+		have := int64(0)
+		if st, err := os.Stat(path); err == nil {
+			have = st.Size()
+		}
+		if need := size - have; need > avail {
+			return nil, &DualsFileError{Path: path, Err: ErrDualsFormat, Msg: fmt.Sprintf(
+				"the streamed duals need %d bytes (%d blocks + %d spare slots of %d bytes), the file system has %d free",
+				size, len(s.start)-1, o.Spare, s.slotBytes, avail+have)}
+		}
+	}
+	f, direct, err := openStreamFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC)
+	if err != nil {
+		return nil, fmt.Errorf("streamed duals: %w", err)
+	}
+	s.f, s.direct = f, direct
+	if err := allocate(f, size); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, &DualsFileError{Path: path, Msg: "cannot reserve " + fmt.Sprint(size) + " bytes: " + err.Error(), Err: err}
+	}
+	if err := s.writeHeader(d); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	s.alloc()
+	return s, nil
+}
+
+// OpenStreamStore opens the existing streamed duals file at path for d,
+// made with the same options; Adopt then gives it the slot map of a
+// committed state.
+func OpenStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamStore, error) {
+	s := newStreamStore(path, d, o)
+	f, direct, err := openStreamFile(path, os.O_RDWR)
+	if err != nil {
+		return nil, fmt.Errorf("streamed duals: %w", err)
+	}
+	s.f, s.direct = f, direct
+	if err := s.checkHeader(d); err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.alloc()
+	return s, nil
+}
+
+func newStreamStore(path string, d *crf.Dataset, o StreamOptions) *StreamStore {
+	off := BlockOffsets(d)
+	start := streamBlocks(off, o.BlockBytes)
+	nb := len(start) - 1
+	s := &StreamStore{path: path, off: off, start: start, slotBytes: slotSize(off, start), nslots: nb + o.Spare,
+		slotOf: make([]int32, nb), crc: make([]uint32, nb), known: make([]bool, nb),
+		writing: map[int]chan struct{}{}, cur: -1}
+	for b := range s.slotOf {
+		s.slotOf[b] = int32(b)
+	}
+	for k := nb; k < s.nslots; k++ {
+		s.free = append(s.free, int32(k))
+	}
+	return s
+}
+
+// alloc makes the block buffers: page-aligned anonymous memory where the
+// system allows (O_DIRECT needs aligned buffers).
+func (s *StreamStore) alloc() {
+	s.pool = make(chan []float64, StreamBuffers)
+	for k := 0; k < StreamBuffers; k++ {
+		buf, free := allocFloats(int(s.slotBytes / 8))
+		s.bufs = append(s.bufs, buf)
+		if free != nil {
+			s.frees = append(s.frees, free)
+		}
+		s.pool <- buf
+	}
+}
+
+func (s *StreamStore) header(d *crf.Dataset) []byte {
+	h := make([]byte, streamAlign)
+	copy(h, streamMagic)
+	le := binary.LittleEndian
+	le.PutUint32(h[8:], streamVersion)
+	le.PutUint32(h[12:], dtypeFloat64)
+	le.PutUint64(h[16:], uint64(d.NumLabels))
+	le.PutUint64(h[24:], uint64(d.Len()))
+	le.PutUint64(h[32:], uint64(len(s.start)-1))
+	le.PutUint64(h[40:], uint64(s.slotBytes))
+	le.PutUint64(h[48:], uint64(s.nslots))
+	fp := Fingerprint(d)
+	copy(h[56:], fp[:])
+	hs := sha256.New()
+	var b [8]byte
+	for _, x := range s.start {
+		le.PutUint64(b[:], uint64(x))
+		hs.Write(b[:])
+	}
+	copy(h[88:], hs.Sum(nil))
+	le.PutUint32(h[streamCRCAt:], crc32.Checksum(h[:streamCRCAt], castagnoli))
+	return h
+}
+
+func (s *StreamStore) writeHeader(d *crf.Dataset) error {
+	buf, free := allocFloats(streamAlign / 8)
+	if free != nil {
+		defer free()
+	}
+	b := floatBytes(buf)
+	copy(b, s.header(d))
+	if _, err := s.f.WriteAt(b, 0); err != nil {
+		return &DualsFileError{Path: s.path, Msg: "writing the header: " + err.Error(), Err: err}
+	}
+	return nil
+}
+
+func (s *StreamStore) checkHeader(d *crf.Dataset) error {
+	buf, free := allocFloats(streamAlign / 8)
+	if free != nil {
+		defer free()
+	}
+	b := floatBytes(buf)
+	bad := func(msg string) error { return &DualsFileError{Path: s.path, Msg: msg, Err: ErrDualsFormat} }
+	if _, err := s.f.ReadAt(b, 0); err != nil {
+		return bad("cannot read the header: " + err.Error())
+	}
+	if string(b[:8]) != streamMagic {
+		return bad("not a streamed duals file (bad magic)")
+	}
+	le := binary.LittleEndian
+	if crc32.Checksum(b[:streamCRCAt], castagnoli) != le.Uint32(b[streamCRCAt:]) {
+		return bad("header checksum mismatch (corrupt)")
+	}
+	want := s.header(d)
+	if le.Uint32(b[8:]) != streamVersion {
+		return bad(fmt.Sprintf("format version %d, this build reads %d", le.Uint32(b[8:]), streamVersion))
+	}
+	if string(b[56:88]) != string(want[56:88]) || le.Uint64(b[16:]) != le.Uint64(want[16:]) || le.Uint64(b[24:]) != le.Uint64(want[24:]) {
+		return &DualsFileError{Path: s.path, Msg: "made for another dataset", Err: ErrDualsMismatch}
+	}
+	if string(b[32:streamCRCAt]) != string(want[32:streamCRCAt]) {
+		return bad(fmt.Sprintf("made with another block layout (%d blocks, %d slots of %d bytes; this run: %d blocks, %d slots of %d bytes): resume with the same --memory-budget",
+			le.Uint64(b[32:]), le.Uint64(b[48:]), le.Uint64(b[40:]), len(s.start)-1, s.nslots, s.slotBytes))
+	}
+	st, err := s.f.Stat()
+	if err != nil {
+		return bad(err.Error())
+	}
+	if size := streamAlign + int64(s.nslots)*s.slotBytes; st.Size() < size {
+		return bad(fmt.Sprintf("truncated: %d bytes, want %d", st.Size(), size))
+	}
+	return nil
+}
+
+// Path returns the file's path.
+func (s *StreamStore) Path() string { return s.path }
+
+// Len returns the number of sentences.
+func (s *StreamStore) Len() int { return len(s.off) - 1 }
+
+// Blocks returns the number of blocks.
+func (s *StreamStore) Blocks() int { return len(s.start) - 1 }
+
+// BlockRange returns the sentences lo..hi−1 of block b.
+func (s *StreamStore) BlockRange(b int) (lo, hi int) { return s.start[b], s.start[b+1] }
+
+// Direct reports whether the file is read and written with O_DIRECT.
+func (s *StreamStore) Direct() bool { return s.direct }
+
+// IO returns the bytes read from and written to the file so far.
+func (s *StreamStore) IO() (read, written int64) { return s.read.Load(), s.written.Load() }
+
+// Block returns μ_i: from the resident block within Visit; outside one, the
+// block holding i is loaded alone (the previous such block written back).
+func (s *StreamStore) Block(i int) []float64 {
+	if s.cur < 0 || i < s.start[s.cur] || i >= s.start[s.cur+1] {
+		if !s.loose && s.cur >= 0 {
+			panic(fmt.Sprintf("train: StreamStore.Block(%d) outside the resident block %d", i, s.cur))
+		}
+		if err := s.loadLoose(i); err != nil {
+			panic(err) // Block has no error result; Visit is the checked way
+		}
+	}
+	base := s.off[s.start[s.cur]]
+	return s.curBuf[s.off[i]-base : s.off[i+1]-base : s.off[i+1]-base]
+}
+
+// loadLoose makes the block holding sentence i resident outside Visit.
+func (s *StreamStore) loadLoose(i int) error {
+	if err := s.dropLoose(); err != nil {
+		return err
+	}
+	b := blockOfSentence(s.start, i)
+	buf := <-s.pool
+	if err := s.readBlock(b, buf); err != nil {
+		s.pool <- buf
+		return err
+	}
+	s.cur, s.curBuf, s.dirty, s.loose = b, buf, true, true
+	return nil
+}
+
+// dropLoose writes back a block made resident by Block.
+func (s *StreamStore) dropLoose() error {
+	if !s.loose {
+		return nil
+	}
+	b, buf := s.cur, s.curBuf
+	s.cur, s.curBuf, s.loose, s.dirty = -1, nil, false, false
+	s.writeAsync(b, buf)
+	return s.waitWrites()
+}
+
+func blockOfSentence(start []int, i int) int {
+	b, _ := slices.BinarySearch(start, i+1)
+	return b - 1
+}
+
+// bytesOf returns the bytes of block b's duals in buf.
+func (s *StreamStore) bytesOf(b int, buf []float64) []byte {
+	n := s.off[s.start[b+1]] - s.off[s.start[b]]
+	return floatBytes(buf[:n])
+}
+
+// ioLen is the bytes moved for block b: its duals rounded up to the alignment.
+func (s *StreamStore) ioLen(b int) int {
+	n := 8 * (s.off[s.start[b+1]] - s.off[s.start[b]])
+	return int((n + streamAlign - 1) / streamAlign * streamAlign)
+}
+
+// readBlock reads block b into buf, waiting for a write of it in flight,
+// and checks its CRC when known.
+func (s *StreamStore) readBlock(b int, buf []float64) error {
+	s.mu.Lock()
+	ch := s.writing[b]
+	s.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+	s.mu.Lock()
+	slot, want, known := s.slotOf[b], s.crc[b], s.known[b]
+	s.mu.Unlock()
+	raw := floatBytes(buf)[:s.ioLen(b)]
+	if _, err := s.f.ReadAt(raw, streamAlign+int64(slot)*s.slotBytes); err != nil {
+		return &DualsFileError{Path: s.path, Msg: fmt.Sprintf("reading block %d (slot %d): %v", b, slot, err), Err: err}
+	}
+	s.read.Add(int64(len(raw)))
+	if known {
+		if got := crc32.Checksum(s.bytesOf(b, buf), castagnoli); got != want {
+			return &DualsFileError{Path: s.path, Err: ErrDualsFormat,
+				Msg: fmt.Sprintf("block %d (slot %d): CRC-32C %08x, the state says %08x (corrupt)", b, slot, got, want)}
+		}
+	}
+	return nil
+}
+
+// writeAsync hands block b (in buf) to a writer goroutine, which returns
+// buf to the pool when done. The slot is chosen now.
+func (s *StreamStore) writeAsync(b int, buf []float64) {
+	s.mu.Lock()
+	slot := s.slotOf[b]
+	if s.committed != nil {
+		if len(s.free) == 0 {
+			s.mu.Unlock()
+			s.setErr(&DualsFileError{Path: s.path, Msg: "no free slot to write a block to: the run did not commit (checkpoint) in time", Err: ErrDualsFormat})
+			s.pool <- buf
+			return
+		}
+		slot = s.free[0]
+		s.free = s.free[1:]
+		if old := s.slotOf[b]; old == s.committed[b] {
+			s.pending = append(s.pending, old)
+		} else {
+			s.free = append(s.free, old)
+		}
+		s.slotOf[b] = slot
+	}
+	done := make(chan struct{})
+	s.writing[b] = done
+	s.known[b] = false
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		crc := crc32.Checksum(s.bytesOf(b, buf), castagnoli)
+		raw := floatBytes(buf)[:s.ioLen(b)]
+		clear(raw[len(s.bytesOf(b, buf)):]) // the padding: zero, deterministic
+		_, err := s.f.WriteAt(raw, streamAlign+int64(slot)*s.slotBytes)
+		s.written.Add(int64(len(raw)))
+		s.mu.Lock()
+		if err == nil {
+			s.crc[b], s.known[b] = crc, true
+		}
+		delete(s.writing, b)
+		s.mu.Unlock()
+		close(done)
+		if err != nil {
+			s.setErr(&DualsFileError{Path: s.path, Msg: fmt.Sprintf("writing block %d (slot %d): %v", b, slot, err), Err: err})
+		}
+		s.pool <- buf
+	}()
+}
+
+func (s *StreamStore) setErr(err error) {
+	s.mu.Lock()
+	if s.werr == nil {
+		s.werr = err
+	}
+	s.mu.Unlock()
+}
+
+// waitWrites waits for the writes in flight and returns the first write
+// error.
+func (s *StreamStore) waitWrites() error {
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.werr
+}
+
+// VisitOptions say what Visit does with the blocks.
+type VisitOptions struct {
+	Write bool // the callback changes the blocks: write them back
+	Fresh bool // do not read the blocks: they start zero (the callback fills them)
+}
+
+// Visit runs f(k, b) for every block b = order[k] with b resident (Block(i)
+// for its sentences), reading the next block while f runs and writing the
+// previous one back (with o.Write) while the next runs; a block that comes
+// twice in a row stays resident. After each f but the last it calls
+// between(k) (may be nil) at a block boundary, where Commit may be called.
+// An error from f or between, or from the I/O, stops the visit; every block
+// changed so far is written back before Visit returns, whatever the error.
+func (s *StreamStore) Visit(order []int, o VisitOptions, f func(k, b int) error, between func(k int) error) (err error) {
+	if err := s.dropLoose(); err != nil {
+		return err
+	}
+	type fetched struct {
+		buf []float64
+		err error
+	}
+	prefetch := func(b int) chan fetched {
+		ch := make(chan fetched, 1)
+		go func() {
+			buf := <-s.pool
+			if o.Fresh {
+				clear(buf)
+				ch <- fetched{buf, nil}
+				return
+			}
+			ch <- fetched{buf, s.readBlock(b, buf)}
+		}()
+		return ch
+	}
+	var next chan fetched
+	defer func() {
+		if s.cur >= 0 {
+			if s.dirty {
+				s.writeAsync(s.cur, s.curBuf)
+			} else {
+				s.pool <- s.curBuf
+			}
+		}
+		s.cur, s.curBuf, s.dirty = -1, nil, false
+		if next != nil {
+			r := <-next
+			s.pool <- r.buf
+		}
+		if werr := s.waitWrites(); err == nil {
+			err = werr
+		}
+	}()
+	for k, b := range order {
+		if b < 0 || b >= s.Blocks() {
+			return fmt.Errorf("train: block %d of %d", b, s.Blocks())
+		}
+		if s.cur != b {
+			if next == nil {
+				next = prefetch(b)
+			}
+			r := <-next
+			next = nil
+			if r.err != nil {
+				s.pool <- r.buf
+				return r.err
+			}
+			s.cur, s.curBuf, s.dirty = b, r.buf, false
+		}
+		last := k+1 == len(order)
+		if !last && order[k+1] != b {
+			next = prefetch(order[k+1])
+		}
+		s.dirty = s.dirty || o.Write
+		if err := f(k, b); err != nil {
+			return err
+		}
+		if last {
+			break
+		}
+		if order[k+1] != b {
+			if s.dirty {
+				s.writeAsync(b, s.curBuf)
+			} else {
+				s.pool <- s.curBuf
+			}
+			s.cur, s.curBuf, s.dirty = -1, nil, false
+		}
+		if between != nil {
+			if err := between(k); err != nil {
+				return err
+			}
+		}
+		s.mu.Lock()
+		werr := s.werr
+		s.mu.Unlock()
+		if werr != nil {
+			return werr
+		}
+	}
+	return nil
+}
+
+// Sequential returns the blocks in file order, 0..Blocks()−1.
+func (s *StreamStore) Sequential() []int {
+	order := make([]int, s.Blocks())
+	for b := range order {
+		order[b] = b
+	}
+	return order
+}
+
+// NeedCommit reports whether the store is short of free slots: the run
+// must Commit before its next block write.
+func (s *StreamStore) NeedCommit() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nslots > s.Blocks() && s.committed != nil && len(s.free) < 2
+}
+
+// CanCommit reports whether the store has spare slots for crash-consistent
+// commits.
+func (s *StreamStore) CanCommit() bool { return s.nslots > s.Blocks() }
+
+// Commit makes the file's current content a committed state: it writes
+// back the resident block if changed, waits for the writes, fsyncs the
+// file and calls save with the slot map and checksums, which must make
+// them durable (the state file); only if save succeeds are the slots the
+// previous committed state referenced reused. Called at a block boundary
+// (Visit's between) or outside Visit.
+func (s *StreamStore) Commit(save func(StreamState) error) error {
+	if !s.CanCommit() {
+		return &DualsFileError{Path: s.path, Msg: "no spare slots: this store cannot commit", Err: ErrDualsFormat}
+	}
+	if s.cur >= 0 && s.dirty {
+		// Keep the block resident: write a copy (a buffer from the pool).
+		buf := <-s.pool
+		copy(buf, s.curBuf)
+		s.writeAsync(s.cur, buf)
+		s.dirty = false
+		if s.loose {
+			s.dirty = true // Block's callers may still change it
+		}
+	}
+	if err := s.waitWrites(); err != nil {
+		return err
+	}
+	if err := s.f.Sync(); err != nil {
+		return &DualsFileError{Path: s.path, Msg: "fsync: " + err.Error(), Err: err}
+	}
+	s.mu.Lock()
+	st := StreamState{Path: s.path, Slots: slices.Clone(s.slotOf), CRC: slices.Clone(s.crc)}
+	s.mu.Unlock()
+	if err := save(st); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.committed = st.Slots
+	s.free = append(s.free, s.pending...)
+	slices.Sort(s.free)
+	s.pending = nil
+	s.mu.Unlock()
+	return nil
+}
+
+// Adopt takes the slot map and checksums of a committed state (resume):
+// its blocks are read from there, and the slots it does not reference are
+// free.
+func (s *StreamStore) Adopt(st StreamState) error {
+	nb := s.Blocks()
+	bad := func(msg string) error {
+		return &DualsFileError{Path: s.path, Msg: "committed state: " + msg, Err: ErrDualsFormat}
+	}
+	if len(st.Slots) != nb || len(st.CRC) != nb {
+		return bad(fmt.Sprintf("%d slots and %d checksums for %d blocks", len(st.Slots), len(st.CRC), nb))
+	}
+	used := make([]bool, s.nslots)
+	for b, k := range st.Slots {
+		if k < 0 || int(k) >= s.nslots || used[k] {
+			return bad(fmt.Sprintf("block %d in slot %d: out of range or shared", b, k))
+		}
+		used[k] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.slotOf = slices.Clone(st.Slots)
+	s.crc = slices.Clone(st.CRC)
+	for b := range s.known {
+		s.known[b] = true
+	}
+	s.committed = slices.Clone(st.Slots)
+	s.free, s.pending = s.free[:0], nil
+	for k, u := range used {
+		if !u {
+			s.free = append(s.free, int32(k))
+		}
+	}
+	return nil
+}
+
+// Close writes back a block loaded by Block, waits for the writes and
+// closes the file (which stays on disk: the caller removes a temporary one).
+func (s *StreamStore) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	err := s.dropLoose()
+	if werr := s.waitWrites(); err == nil {
+		err = werr
+	}
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	s.f = nil
+	for _, free := range s.frees {
+		free()
+	}
+	s.frees, s.bufs, s.pool = nil, nil, nil
+	return err
+}
+
+// blockSums returns the sum of gaps[i] over each block's sentences.
+func (s *StreamStore) blockSums(gaps []float64) []float64 {
+	sums := make([]float64, s.Blocks())
+	for b := range sums {
+		sums[b] = sum(gaps[s.start[b]:s.start[b+1]])
+	}
+	return sums
+}
+
+var _ DualStore = (*StreamStore)(nil)
