@@ -644,7 +644,10 @@ func (c *Checkpoint) verify(p *Problem) error {
 			}
 		}
 	}
-	w := p.What(sweeping{c.Duals, sweepBlocks(c.Duals)}) // What reads the blocks in order
+	w, err := p.What(sweeping{c.Duals, sweepBlocks(c.Duals)}) // What reads the blocks in order
+	if err != nil {
+		return fmt.Errorf("duals: %w", err)
+	}
 	scale, diff, wsq := 1.0, 0.0, 0.0
 	for j, v := range w {
 		scale = max(scale, math.Abs(v))

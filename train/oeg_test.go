@@ -74,14 +74,14 @@ func TestOEGInvariants(t *testing.T) {
 			defer m.Close()
 			ctx := context.Background()
 			duals := oegDuals{m}
-			prev, err := p.Pass(ctx, p.What(duals), duals, false)
+			prev, err := p.Pass(ctx, mustWhat(t, p, duals), duals, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			rng := rand.New(rand.NewPCG(5, 5))
 			for step := 0; step < 120; step++ {
 				m.step(rng.IntN(p.N()))
-				what := p.What(duals)
+				what := mustWhat(t, p, duals)
 				if w2 := m.what(); !closeVec(w2, what, 1e-12) {
 					t.Fatalf("step %d: ŵ(μ) from the cached sums differs from ŵ(μ) of the potentials' marginals", step)
 				}

@@ -77,7 +77,7 @@ func TestParallelKeepsWHat(t *testing.T) {
 		if err := m.Epoch(ctx); err != nil {
 			t.Fatal(err)
 		}
-		what := p.What(m.Store())
+		what := mustWhat(t, p, m.Store())
 		scale := 0.0
 		for _, x := range what {
 			scale = max(scale, math.Abs(x))

@@ -225,7 +225,7 @@ func TestResultIsCertifiedWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameBits(t, "result vs ŵ(μ)", p.What(m.Store()), res.Weights)
+	sameBits(t, "result vs ŵ(μ)", mustWhat(t, p, m.Store()), res.Weights)
 	r, err := p.Pass(context.Background(), res.Weights, m.Store(), false)
 	if err != nil {
 		t.Fatal(err)

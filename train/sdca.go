@@ -279,7 +279,7 @@ func (m *SDCA) Init(p *Problem) error {
 		}
 	}
 	var err error
-	if m.w, err = p.what(m.duals); err != nil {
+	if m.w, err = p.What(m.duals); err != nil {
 		return err
 	}
 	m.whatAt = m.steps
@@ -428,18 +428,8 @@ func newStepWork(p *Problem) *stepWork {
 }
 
 // What computes ŵ(μ) = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]) from scratch.
-// On a StreamStore it panics if a block cannot be read (SDCA's own calls
-// return that error instead).
-func (p *Problem) What(duals DualStore) []float64 {
-	w, err := p.what(duals)
-	if err != nil {
-		panic(err)
-	}
-	return w
-}
-
-// what is What with the error of a streamed store's I/O.
-func (p *Problem) what(duals DualStore) ([]float64, error) {
+// Its only error is a StreamStore's failure to read a block.
+func (p *Problem) What(duals DualStore) ([]float64, error) {
 	d := p.Data
 	K := p.Layout.NumLabels
 	w := p.GoldFeatures()
@@ -891,7 +881,7 @@ func dualCertificate(ctx context.Context, p *Problem, duals DualStore, w []float
 	// certifying changes nothing in the run.
 	if w == nil {
 		var err error
-		if w, err = p.what(duals); err != nil {
+		if w, err = p.What(duals); err != nil {
 			return Certificate{}, err
 		}
 	}

@@ -230,7 +230,7 @@ func (m *SDCA) restoreDuals(c *Checkpoint) error {
 	if err := ss.Adopt(*st.Stream); err != nil {
 		return fmt.Errorf("resume %s: %w", c.Dir, err)
 	}
-	w, err := m.p.what(ss)
+	w, err := m.p.What(ss)
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", c.Dir, err)
 	}

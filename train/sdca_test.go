@@ -89,7 +89,7 @@ func TestSDCAInvariants(t *testing.T) {
 				}
 				prev = r
 			}
-			what := p.What(m.Store())
+			what := mustWhat(t, p, m.Store())
 			for j, v := range what {
 				if math.Abs(v-m.w[j]) > 1e-10*max(1, math.Abs(v)) {
 					t.Fatalf("w[%d] = %.15g, ŵ(μ) = %.15g", j, m.w[j], v)
@@ -339,4 +339,14 @@ func TestSDCASamplerValue(t *testing.T) {
 	if _, err := Train(ctx, p, set, &SDCA{Sampler: wrong}); !errors.Is(err, ErrBadProblem) || !strings.Contains(err.Error(), "sized for 26") {
 		t.Fatalf("a sampler of 26 sentences for 25: %v", err)
 	}
+}
+
+// mustWhat is Problem.What for tests, failing t on a store's read error.
+func mustWhat(t testing.TB, p *Problem, duals DualStore) []float64 {
+	t.Helper()
+	w, err := p.What(duals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

@@ -20,7 +20,7 @@ func TestStreamKeepsWeightsOfDuals(t *testing.T) {
 		if err := m.Epoch(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		w := p.What(s)
+		w := mustWhat(t, p, s)
 		diff, scale := 0.0, 1.0
 		for j := range w {
 			diff = max(diff, math.Abs(w[j]-m.w[j]))

@@ -83,7 +83,7 @@ func TestStreamBlocksCertifyExactly(t *testing.T) {
 			for i := 0; i < p.N(); i++ {
 				copy(mem.Block(i), s.Block(i))
 			}
-			w := p.What(mem)
+			w := mustWhat(t, p, mem)
 			sameBits(t, "ŵ(μ) in memory vs the certified weights", w, res.Weights)
 			r, err := p.Pass(context.Background(), w, mem, false)
 			if err != nil {
