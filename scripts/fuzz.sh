@@ -28,6 +28,7 @@ fuzz featurize FuzzTreebankZip 10000 0s
 fuzz decode FuzzEvaluator 6000 10s
 # The readers of the tool's own files and their metadata.
 fuzz pipeline FuzzOpenRecordReader 3000 2s
+fuzz pipeline FuzzOpenParquet 3000 2s
 fuzz tables FuzzReadFeatureTable 15000 0s
 fuzz tables FuzzReadModel 4000 0s
 fuzz decode FuzzEvaluateReader 1500 0s
