@@ -31,7 +31,8 @@ or --vocab, which also supply the templates, so no flag needs repeating.
 				0, math.MaxInt, "0 and 1 keep every attribute"),
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
 			&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output); Parquet when the name ends .parquet"},
+			&cli.StringFlag{Name: "output-format", Value: "arrow", Usage: "output table: arrow (Arrow IPC, see --ipc) or parquet (default: by -o's name)"},
 		}, append(append(inputFlags(), limitFlags()...), writerFlags()...)...),
 		Action: runFeaturize,
 	}

@@ -31,7 +31,7 @@ certificate is about.
 With --checkpoint DIR, SIGINT or SIGTERM at any moment saves the exact point reached (exit 130 or
 143), and --resume DIR continues to the same model bytes as an uninterrupted run.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "model file to write"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "model file to write (Arrow IPC file; Parquet when the name ends .parquet)"},
 			&cli.StringFlag{Name: "lambda", Value: stage.DefaultLambda, Usage: "regularisation λ > 0: a number or \"c/n\""},
 			&cli.StringFlag{Name: "solver", Value: stage.DefaultSolver, Usage: "sdca or lbfgs"},
 			&cli.StringFlag{Name: "sampler", Value: train.DefaultSampler, Usage: "SDCA sampler: " + strings.Join(train.SamplerKinds(), ", ")},
@@ -51,7 +51,7 @@ With --checkpoint DIR, SIGINT or SIGTERM at any moment saves the exact point rea
 			&cli.BoolFlag{Name: "no-bias", Usage: "leave out the bias, start and end weights (CRFsuite's model)"},
 			&cli.IntFlag{Name: "lbfgs-store", Value: train.DefaultLBFGSStore, Usage: "L-BFGS correction pairs, ≥ 1"},
 			&cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates) scored after each certificate"},
-			&cli.StringFlag{Name: "log", Usage: "write the per-epoch training log (Arrow IPC file) here"},
+			&cli.StringFlag{Name: "log", Usage: "write the per-epoch training log here (Arrow IPC file; Parquet when the name ends .parquet)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no per-epoch lines on standard error"},
 			&cli.StringFlag{Name: "duals", Value: stage.DefaultDuals, Usage: "where SDCA keeps its dual variables: memory, a file PATH (memory-mapped), or auto (a file in the checkpoint directory or the system temp directory when they exceed --memory-budget)"},
 			&cli.StringFlag{Name: "memory-budget", Usage: "largest dual size kept in memory with --duals auto, e.g. 8GiB (default: half of physical memory); a run estimated to need more memory than this (default: physical memory) is refused"},
@@ -105,14 +105,15 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := trainFiles(c, in); err != nil {
+	modelFormat, logFormat, err := trainFiles(c, in)
+	if err != nil {
 		return err
 	}
 	t, err := stage.ReadFeatureTable(std(c).Source(in), true)
 	if err != nil {
 		return err
 	}
-	outs := &trainOutputs{c: c}
+	outs := &trainOutputs{c: c, modelFormat: modelFormat, logFormat: logFormat}
 	defer outs.close()
 	o.BeforeTraining = outs.open
 	ctx := installTestHook(c, &o)
@@ -126,9 +127,10 @@ func runTrain(c *cli.Context) error {
 // trainOutputs are train's output files: the model, the log and the
 // hidden CPU profile.
 type trainOutputs struct {
-	c           *cli.Context
-	model, log  *pipeline.Output
-	stopProfile func()
+	c                      *cli.Context
+	model, log             *pipeline.Output
+	modelFormat, logFormat pipeline.Format // pipeline.FormatFile or FormatParquet
+	stopProfile            func()
 }
 
 // open creates the outputs (and starts the CPU profile).
@@ -163,11 +165,11 @@ func (t *trainOutputs) open() error {
 // write writes the model and the log, then commits them.
 func (t *trainOutputs) write(res *stage.TrainResult) error {
 	t.closeProfile()
-	if err := tables.WriteModel(t.model, res.Model, pipeline.WriterOptions{Format: pipeline.FormatFile}); err != nil {
+	if err := tables.WriteModel(t.model, res.Model, pipeline.WriterOptions{Format: t.modelFormat}); err != nil {
 		return fmt.Errorf("write model %s: %w", t.model.Name(), err)
 	}
 	if t.log != nil {
-		if err := res.WriteLog(t.log); err != nil {
+		if err := res.WriteLogAs(t.log, pipeline.WriterOptions{Format: t.logFormat}); err != nil {
 			return fmt.Errorf("write training log %s: %w", t.log.Name(), err)
 		}
 	}
