@@ -25,6 +25,7 @@ fuzz featurize FuzzCRFsuite 15000 10s
 fuzz featurize FuzzParseTemplates 10000 10s
 fuzz featurize FuzzOpen 4000 10s
 fuzz featurize FuzzTreebankZip 10000 0s
+fuzz featurize FuzzTableReader 4000 2s
 fuzz decode FuzzEvaluator 6000 10s
 # The readers of the tool's own files and their metadata.
 fuzz pipeline FuzzOpenRecordReader 3000 2s
