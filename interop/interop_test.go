@@ -144,9 +144,13 @@ func lakeRoundTrip(t *testing.T, train, test string, trainArgs ...string) evalJS
 	db := duck(t)
 	ntrain := writeTokens(t, train, filepath.Join(dir, "train-tokens.parquet"), pipeline.FormatParquet, 1)
 	ntest := writeTokens(t, test, filepath.Join(dir, "test-tokens.parquet"), pipeline.FormatParquet, 1)
-	_, err := db.Exec(fmt.Sprintf(`COPY (
+	// DuckDB writes a partitioned COPY on all its threads, interleaving
+	// the rows of sentences (which featurize refuses, naming the row): one
+	// thread and an ORDER BY keep each sentence's rows together.
+	_, err := db.Exec(fmt.Sprintf(`SET threads = 1; COPY (
 		SELECT *, 'train' AS split FROM read_parquet('%[1]s/train-tokens.parquet')
 		UNION ALL SELECT *, 'test' AS split FROM read_parquet('%[1]s/test-tokens.parquet')
+		ORDER BY split, sentence, position
 	) TO '%[1]s/lake' (FORMAT parquet, PARTITION_BY (split))`, dir))
 	if err != nil {
 		t.Fatal(err)
