@@ -3,6 +3,7 @@ package featurize
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -223,7 +224,7 @@ func TestTableFeaturizeRun(t *testing.T) {
 		t.Errorf("from Parquet: %s, from text: %s", got, want)
 	}
 	data, _ := os.ReadFile(tp)
-	if got := run(pipeline.Source{Path: "-", Stdin: struct{ *bytes.Reader }{bytes.NewReader(data)}}); got != want {
+	if got := run(pipeline.Source{Path: "-", Stdin: io.MultiReader(bytes.NewReader(data))}); got != want {
 		t.Errorf("from a Parquet stream: %s, from text: %s", got, want)
 	}
 }
