@@ -18,12 +18,15 @@ import (
 func featurizeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "featurize",
-		Usage:     "turn CoNLL / CoNLL-U / Penn Treebank / CRFsuite text into an Arrow feature table",
+		Usage:     "turn CoNLL / CoNLL-U / Penn Treebank / CRFsuite text, or a token table, into a feature table",
 		ArgsUsage: "[INPUT|-]",
 		Description: `Reads INPUT (default: standard input; gzip and zstd are decompressed) and writes a feature
 table: one row per token with its attributes, labels and text. A training table learns its
 attribute vocabulary (with --min-count); test data takes the training vocabulary from --model
-or --vocab, which also supply the templates, so no flag needs repeating.
+or --vocab, which also supply the templates, so no flag needs repeating. INPUT may also be a
+token table — Parquet or Arrow IPC, told by its bytes, or a directory of them (hive key=value
+partitions) — with one row per token (--sentence-column, --position-column, --label-column NAME).
+-o x.parquet (or --output-format parquet) writes Parquet.
 
    dualcrf featurize --template chunking --min-count 3 -o train.arrow train.txt.gz
    dualcrf featurize --model model.arrow test.txt.gz > test.arrow`,
