@@ -23,7 +23,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
+	"math"
 	"io/fs"
 	"net/url"
 	"os"
@@ -137,7 +139,7 @@ type TableReader struct {
 	parts   []string // the current file's partition values
 
 	pending  *row // first row of the next sentence, read ahead
-	seen     map[string]int
+	seen     map[uint64]int32
 	cur      Sentence
 	buf      []row
 	err      error
@@ -156,7 +158,7 @@ func NewTableReader(path string, stdin io.Reader, opts InputOptions) (*TableRead
 	if pipeline.IsStdin(path) {
 		return newTableReaderOn(stdin, pipeline.StdinName, opts), nil
 	}
-	tr := &TableReader{opts: opts, seen: map[string]int{}}
+	tr := &TableReader{opts: opts, seen: map[uint64]int32{}}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -179,7 +181,7 @@ func NewTableReader(path string, stdin io.Reader, opts InputOptions) (*TableRead
 
 // newTableReaderOn reads the one table that r holds, named name.
 func newTableReaderOn(r io.Reader, name string, opts InputOptions) *TableReader {
-	tr := &TableReader{opts: opts, seen: map[string]int{}, files: []tableFile{{path: name}},
+	tr := &TableReader{opts: opts, seen: map[uint64]int32{}, files: []tableFile{{path: name}},
 		open: func(tableFile) (io.Reader, io.Closer, string, error) { return r, nopCloser{}, name, nil }}
 	if opts.Partitions {
 		tr.err = fmt.Errorf("%s: --partitions takes its columns from a directory's key=value names; give the dataset's directory, not one file", name)
@@ -264,13 +266,16 @@ func (tr *TableReader) Scan() bool {
 }
 
 // startSentence records that the sentence of r begins, refusing one whose
-// rows began before (non-contiguous rows).
+// rows began before (non-contiguous rows). Sentences are remembered by a
+// 64-bit hash of their file and id (about 20 bytes each), not their ids.
 func (tr *TableReader) startSentence(r row) error {
-	k := strconv.Itoa(r.file) + "\x00" + r.Key
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(strconv.Itoa(r.file) + "\x00" + r.Key))
+	k := h.Sum64()
 	if first, ok := tr.seen[k]; ok {
 		return fmt.Errorf("%s: row %d: sentence %s continues after other sentences (its rows began at row %d): a sentence's rows must be contiguous; sort the table by sentence", tr.name, r.Row, r.Key, first)
 	}
-	tr.seen[k] = r.Row
+	tr.seen[k] = int32(min(r.Row, math.MaxInt32))
 	return nil
 }
 
