@@ -234,3 +234,17 @@ func TestLakeRoundTrip(t *testing.T) {
 		t.Errorf("slice scores %+v", e)
 	}
 }
+
+// TestReadmeSQL: the queries TestLakeRoundTrip runs are the README's, word
+// for word (so that the README's SQL is the SQL that was run).
+func TestReadmeSQL(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{readmePredSQL, readmeScoresSQL} {
+		if !strings.Contains(string(b), q+";") {
+			t.Errorf("README.md lacks the query %q", q)
+		}
+	}
+}
