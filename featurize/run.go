@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -39,15 +40,38 @@ type InputOptions struct {
 	// in tables: they bound a run, not the meaning of its input.
 	MaxLineBytes      int `json:"-"`
 	MaxSentenceTokens int `json:"-"`
+
+	// Token tables (Parquet, Arrow IPC; see TableReader): the sentence id
+	// and position columns ("": the first of the default names found),
+	// the label column by name (LabelName) or 1-based index (LabelColumn),
+	// the text columns (Columns; default every string column but those),
+	// and whether hive partition keys become columns.
+	SentenceColumn string `json:"sentence_column,omitempty"`
+	PositionColumn string `json:"position_column,omitempty"`
+	LabelName      string `json:"label_name,omitempty"`
+	Partitions     bool   `json:"partitions,omitempty"`
 }
 
 // Formats lists the corpus formats OpenReader understands.
-func Formats() []string { return []string{"conll", "conllu", "ptb-mrg", "ptb-pos", "crfsuite"} }
+func Formats() []string {
+	return []string{"conll", "conllu", "ptb-mrg", "ptb-pos", "crfsuite", FormatTable}
+}
 
 // OpenReader opens src with pipeline.Source.Open as a Reader of the format
 // in opts; a file named *.zip with a ptb- format is read as the NLTK Penn
-// Treebank archive. The closer closes the input (never standard input).
+// Treebank archive. A directory, and an input whose bytes are Parquet or
+// Arrow IPC, is read as a token table (TableReader) whatever the format.
+// The closer closes the input (never standard input).
 func OpenReader(src pipeline.Source, opts InputOptions) (Reader, io.Closer, error) {
+	if !src.IsStdin() {
+		if st, err := os.Stat(src.Path); err == nil && st.IsDir() {
+			tr, err := NewTableReader(src.Path, nil, opts)
+			if err != nil {
+				return nil, nil, err
+			}
+			return tr, tr, nil
+		}
+	}
 	format := opts.Format
 	if format == "" {
 		format = "conll"
@@ -68,12 +92,28 @@ func OpenReader(src pipeline.Source, opts InputOptions) (Reader, io.Closer, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := newFormatReader(rc, name, opts)
+	r, err := newInputReader(rc, name, opts)
 	if err != nil {
 		rc.Close()
 		return nil, nil, err
 	}
 	return r, rc, nil
+}
+
+// newInputReader returns a TableReader when r's bytes are a table, else
+// the reader of opts.Format.
+func newInputReader(r io.Reader, name string, opts InputOptions) (Reader, error) {
+	r, isTable := peekTable(r)
+	if isTable {
+		return newTableReaderOn(r, name, opts), nil
+	}
+	if opts.Format == FormatTable {
+		return nil, fmt.Errorf("%s: not a Parquet or Arrow IPC table (--input-format table)", name)
+	}
+	if opts.LabelName != "" {
+		return nil, fmt.Errorf("%s: --label-column %q names a table column; in a text corpus the label column is a 1-based number", name, opts.LabelName)
+	}
+	return newFormatReader(r, name, opts)
 }
 
 // newFormatReader returns the reader of opts.Format (conll when empty) of

@@ -3,7 +3,6 @@ package featurize
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -49,9 +48,8 @@ func openSource(ctx context.Context, src pipeline.Source, display string, in Inp
 	switch {
 	case err != nil:
 		return nil, renamePathError(err, display)
-	case st.IsDir():
-		return nil, fmt.Errorf("%s: is a directory", display)
-	case st.Mode().IsRegular():
+	case st.IsDir(), st.Mode().IsRegular(): // a directory: a table dataset
+
 		return &source{path: src.Path}, nil
 	}
 	f, err := pipeline.OpenContext(ctx, src.Path)
@@ -138,11 +136,15 @@ func (s *source) open(display string, in InputOptions) (Reader, io.Closer, error
 	if s.ra != nil {
 		raw = io.NewSectionReader(s.ra, 0, s.size)
 	}
+	raw, isTable := peekTable(raw)
+	if isTable {
+		return newTableReaderOn(raw, display, in), nopCloser{}, nil
+	}
 	rc, err := pipeline.Decompress(raw, display)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := newFormatReader(rc, display, in)
+	r, err := newInputReader(rc, display, in)
 	if err != nil {
 		rc.Close()
 		return nil, nil, err

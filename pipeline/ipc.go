@@ -80,10 +80,19 @@ type RecordWriter interface {
 	Abort()
 }
 
-// NewRecordWriter returns a writer of schema to out. The stream format emits
+// NewRecordWriter returns a writer of schema to out: Arrow IPC, or Parquet
+// when opts.Format is FormatParquet (Compression is then ignored: Parquet
+// column chunks are zstd-compressed). The stream format emits
 // dictionary deltas when a dictionary grows by appending; the file format
 // rejects any dictionary change after the first batch.
 func NewRecordWriter(out io.Writer, schema *arrow.Schema, opts WriterOptions) (RecordWriter, error) {
+	if opts.Format == FormatParquet {
+		mem := opts.Mem
+		if mem == nil {
+			mem = memory.DefaultAllocator
+		}
+		return newParquetWriter(out, schema, mem)
+	}
 	format, err := ParseFormat(string(opts.Format))
 	if err != nil {
 		return nil, err
@@ -192,7 +201,9 @@ type ReaderOptions struct {
 }
 
 // OpenRecordReader reads Arrow IPC data from r, in the file format (detected
-// by its leading "ARROW1" magic) or the stream format. The file format needs
+// by its leading "ARROW1" magic) or the stream format, or a Parquet file
+// (detected by its leading "PAR1" magic; see parquet.go: a Parquet input
+// that is not a regular file is spooled to an unnamed temporary file). The file format needs
 // random access: a regular file (an *os.File, or what OpenInput returns for
 // one) is read in place, any other reader is first read into memory. name is
 // used in error messages. Input that is neither format, a stream that ends
@@ -220,6 +231,10 @@ func OpenRecordReader(r io.Reader, name string, opts ReaderOptions) (array.Recor
 		mem = memory.DefaultAllocator
 	}
 	mem = cappedAllocator{Allocator: mem, max: maxBufferSize}
+	r, isPQ := peekParquet(r)
+	if isPQ {
+		return openParquetInput(r, name, mem)
+	}
 	src := newPartSource(r, name, mem)
 	first, err := src.next(0, "")
 	if err != nil {

@@ -28,7 +28,7 @@ func testSchema() *arrow.Schema {
 
 // testBatch builds a batch of rows: n = first..first+len(tags)-1, tag and a
 // one-element bag from tags (a dictionary with the names given).
-func testBatch(t *testing.T, mem memory.Allocator, s *arrow.Schema, first int64, tags []int32, names []string) arrow.RecordBatch {
+func testBatch(t testing.TB, mem memory.Allocator, s *arrow.Schema, first int64, tags []int32, names []string) arrow.RecordBatch {
 	t.Helper()
 	sb := array.NewStringBuilder(mem)
 	defer sb.Release()
@@ -301,7 +301,7 @@ func TestOpenRecordReaderErrors(t *testing.T) {
 	}{
 		{"text", []byte("B-NP I-NP O\n"), "model.bin: not an Arrow IPC stream or file"},
 		{"empty", nil, "model.bin: empty input: not an Arrow IPC stream or file"},
-		{"parquet", []byte("PAR1\x15\x04"), "model.bin: not an Arrow IPC stream or file"},
+		{"parquet magic only", []byte("PAR1\x15\x04"), "model.bin: truncated Parquet file"},
 		{"stream cut at a message boundary", stream[:len(stream)-8], "end-of-stream marker"},
 		{"stream cut inside a message", stream[:len(stream)-20], "truncated stream: input ends inside a message body"},
 		{"stream cut in the schema", stream[:40], "model.bin: read Arrow IPC stream"},

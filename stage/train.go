@@ -133,8 +133,12 @@ type TrainResult struct {
 }
 
 // WriteLog writes the per-epoch training log as an Arrow IPC file.
-func (r *TrainResult) WriteLog(w io.Writer) error {
-	return tables.WriteLog(w, logRows(r.Train.Records), map[string]string{schemas.KeySolver: r.Solver}, pipeline.WriterOptions{})
+func (r *TrainResult) WriteLog(w io.Writer) error { return r.WriteLogAs(w, pipeline.WriterOptions{}) }
+
+// WriteLogAs writes the per-epoch training log with opts: the IPC file
+// format when opts.Format is empty, Parquet with pipeline.FormatParquet.
+func (r *TrainResult) WriteLogAs(w io.Writer, opts pipeline.WriterOptions) error {
+	return tables.WriteLog(w, logRows(r.Train.Records), map[string]string{schemas.KeySolver: r.Solver}, opts)
 }
 
 // ParseLambda reads λ written as "0.001", "1/n" or "c/n" for n sentences.

@@ -166,9 +166,12 @@ func NewFeatureWriter(w io.Writer, opts FeatureOptions) (*FeatureWriter, error) 
 	if err := checkNames(opts.LabelNames, "label", false); err != nil {
 		return nil, err
 	}
-	format, err := pipeline.ParseFormat(string(opts.Writer.Format))
-	if err != nil {
-		return nil, err
+	format := pipeline.FormatParquet
+	if opts.Writer.Format != pipeline.FormatParquet {
+		var err error
+		if format, err = pipeline.ParseFormat(string(opts.Writer.Format)); err != nil {
+			return nil, err
+		}
 	}
 	mem := opts.Mem
 	if mem == nil {

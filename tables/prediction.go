@@ -10,9 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/pipeline"
@@ -66,10 +63,8 @@ type PredictionWriter struct {
 
 	bw *bufio.Writer // CoNLL
 
-	b      *batcher // Arrow and Parquet
-	rw     pipeline.RecordWriter
-	pq     *pqarrow.FileWriter
-	pqOut  *gate // what pq writes to, shut on Abort
+	b      *batcher              // Arrow and Parquet
+	rw     pipeline.RecordWriter // Arrow IPC or Parquet
 	emitFn func(arrow.RecordBatch) error
 }
 
@@ -141,7 +136,7 @@ func (pw *PredictionWriter) Close() error {
 	if pw.b != nil {
 		pw.err = pw.b.flush(pw.emitFn)
 	}
-	if pw.err == nil && pw.rw == nil && pw.pq == nil {
+	if pw.err == nil && pw.rw == nil {
 		pw.err = errors.New("decode: no sentences to write")
 	}
 	if pw.err != nil {
@@ -150,11 +145,7 @@ func (pw *PredictionWriter) Close() error {
 	}
 	pw.closed = true
 	pw.b.release()
-	if pw.rw != nil {
-		pw.err = pw.rw.Close()
-	} else {
-		pw.err = pw.pq.Close()
-	}
+	pw.err = pw.rw.Close()
 	return pw.err
 }
 
@@ -170,11 +161,7 @@ func (pw *PredictionWriter) Abort() {
 		pw.b.release()
 	}
 	if pw.rw != nil {
-		pw.rw.Abort()
-	}
-	if pw.pq != nil {
-		pw.pqOut.shut = true // no footer: the output must not look complete
-		_ = pw.pq.Close()    // releases the writer's buffers
+		pw.rw.Abort() // no end marker or footer: the output must not look complete
 	}
 }
 
@@ -194,34 +181,15 @@ func (pw *PredictionWriter) emitArrow(rec arrow.RecordBatch) error {
 }
 
 func (pw *PredictionWriter) emitParquet(rec arrow.RecordBatch) error {
-	if pw.pq == nil {
-		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithAllocator(pw.opts.Mem))
-		arrowProps := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(pw.opts.Mem))
-		pw.pqOut = &gate{w: pw.w}
-		pq, err := pqarrow.NewFileWriter(rec.Schema(), pw.pqOut, props, arrowProps)
+	if pw.rw == nil {
+		rw, err := pipeline.NewRecordWriter(pw.w, rec.Schema(), pipeline.WriterOptions{Format: pipeline.FormatParquet, Mem: pw.opts.Mem})
 		if err != nil {
 			return err
 		}
-		pw.pq = pq
+		pw.rw = rw
 	}
-	return pw.pq.Write(rec) // one row group per batch
+	return pw.rw.Write(rec) // one row group per batch
 }
-
-// gate passes writes through until shut, then refuses them; its Close does
-// not close the caller's writer.
-type gate struct {
-	w    io.Writer
-	shut bool
-}
-
-func (g *gate) Write(p []byte) (int, error) {
-	if g.shut {
-		return 0, errors.New("decode: output aborted")
-	}
-	return g.w.Write(p)
-}
-
-func (g *gate) Close() error { return nil }
 
 // batcher builds prediction record batches across chunks.
 type batcher struct {

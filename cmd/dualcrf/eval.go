@@ -19,7 +19,7 @@ func evalCommand() *cli.Command {
 		Usage:     "score a prediction table: token accuracy, per-label and conlleval chunk precision/recall/F1",
 		ArgsUsage: "[PREDICTIONS|-]",
 		Description: `Prints conlleval's report on standard output (--json for machines; --arrow FILE writes the
-overall figures as a one-row Arrow table, the scores table). Precision, recall, F1 and accuracy are
+overall figures as a one-row Arrow table, the scores table; Parquet when FILE ends .parquet). Precision, recall, F1 and accuracy are
 fractions in [0, 1] in --json and --arrow; the report prints them as percentages, as conlleval does.
 Exits non-zero when there are no gold labels.
 
@@ -27,7 +27,7 @@ Exits non-zero when there are no gold labels.
    dualcrf eval --json predictions.arrow`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "write the scores as JSON"},
-			&cli.StringFlag{Name: "arrow", Usage: "also write the overall scores as a one-row Arrow IPC file"},
+			&cli.StringFlag{Name: "arrow", Aliases: []string{"scores"}, Usage: "also write the overall scores as a one-row table: an Arrow IPC file, or Parquet when the name ends .parquet"},
 			&cli.StringFlag{Name: "scheme", Value: stage.DefaultScheme, Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
 			&cli.BoolFlag{Name: "no-chunks", Usage: "token accuracy only (e.g. part-of-speech tags)"},
 		},
@@ -52,7 +52,8 @@ func runEval(c *cli.Context) error {
 	if in == "" {
 		in = "-"
 	}
-	if err := evalFiles(c, in); err != nil {
+	scoresFormat, err := evalFiles(c, in)
+	if err != nil {
 		return err
 	}
 	ev, err := stage.Eval(c.Context, std(c).Source(in), o)
@@ -61,7 +62,7 @@ func runEval(c *cli.Context) error {
 	}
 	if path := c.String("arrow"); path != "" {
 		err := withOutput(c, path, func(w io.Writer, _ string) error {
-			return tables.WriteScores(w, ev.Result().Row(), map[string]string{schemas.KeySource: in}, pipeline.WriterOptions{})
+			return tables.WriteScores(w, ev.Result().Row(), map[string]string{schemas.KeySource: in}, pipeline.WriterOptions{Format: scoresFormat})
 		})
 		if err != nil {
 			return err

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -16,12 +18,15 @@ import (
 func featurizeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "featurize",
-		Usage:     "turn CoNLL / CoNLL-U / Penn Treebank / CRFsuite text into an Arrow feature table",
+		Usage:     "turn CoNLL / CoNLL-U / Penn Treebank / CRFsuite text, or a token table, into a feature table",
 		ArgsUsage: "[INPUT|-]",
 		Description: `Reads INPUT (default: standard input; gzip and zstd are decompressed) and writes a feature
 table: one row per token with its attributes, labels and text. A training table learns its
 attribute vocabulary (with --min-count); test data takes the training vocabulary from --model
-or --vocab, which also supply the templates, so no flag needs repeating.
+or --vocab, which also supply the templates, so no flag needs repeating. INPUT may also be a
+token table — Parquet or Arrow IPC, told by its bytes, or a directory of them (hive key=value
+partitions) — with one row per token (--sentence-column, --position-column, --label-column NAME).
+-o x.parquet (or --output-format parquet) writes Parquet.
 
    dualcrf featurize --template chunking --min-count 3 -o train.arrow train.txt.gz
    dualcrf featurize --model model.arrow test.txt.gz > test.arrow`,
@@ -31,7 +36,8 @@ or --vocab, which also supply the templates, so no flag needs repeating.
 				0, math.MaxInt, "0 and 1 keep every attribute"),
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
 			&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output); Parquet when the name ends .parquet"},
+			&cli.StringFlag{Name: "output-format", Value: "arrow", Usage: "output table: arrow (Arrow IPC, see --ipc) or parquet (default: by -o's name)"},
 		}, append(append(inputFlags(), limitFlags()...), writerFlags()...)...),
 		Action: runFeaturize,
 	}
@@ -80,9 +86,11 @@ func inputFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "input-format", Aliases: []string{"f"}, Usage: "input format: " + strings.Join(featurize.Formats(), ", ") + " (default conll, or the model's)"},
 		&cli.StringFlag{Name: "format", Hidden: true, Usage: "refused: the input's format is --input-format"},
-		&cli.StringFlag{Name: "columns", Usage: "comma-separated names of the CoNLL token columns (default word,pos,chunk,…)"},
-		intIn(&cli.IntFlag{Name: "label-column", Usage: "1-based CoNLL label column (default: the last)"},
-			1, math.MaxInt, "columns count from 1; leave it unset for the last column, --no-labels for none"),
+		&cli.StringFlag{Name: "columns", Usage: "comma-separated names of the CoNLL token columns (default word,pos,chunk,…); of a token table, the text columns to read (default: its string columns)"},
+		labelColumnFlag(),
+		&cli.StringFlag{Name: "sentence-column", Usage: "token table: the sentence id column (default: sentence, sentence_id, sent_id or sid)"},
+		&cli.StringFlag{Name: "position-column", Usage: "token table: the token position column (default: position, token_id, token_index or tid; none: row order)"},
+		&cli.BoolFlag{Name: "partitions", Usage: "token table directory: its hive key=value directory names become text columns"},
 		&cli.BoolFlag{Name: "no-labels", Usage: "the input has no label column (text to tag)"},
 		&cli.BoolFlag{Name: "xpos", Usage: "CoNLL-U: label words with XPOS instead of UPOS"},
 		&cli.BoolFlag{Name: "keep-docstart", Usage: "CoNLL: keep -DOCSTART- lines as tokens"},
@@ -118,7 +126,21 @@ func applyInputFlags(c *cli.Context, in *featurize.InputOptions) {
 		in.Columns = strings.Split(c.String("columns"), ",")
 	}
 	if c.IsSet("label-column") {
-		in.LabelColumn = c.Int("label-column")
+		v := c.String("label-column")
+		if n, err := strconv.Atoi(v); err == nil {
+			in.LabelColumn, in.LabelName = n, ""
+		} else {
+			in.LabelColumn, in.LabelName = 0, v
+		}
+	}
+	if c.IsSet("sentence-column") {
+		in.SentenceColumn = c.String("sentence-column")
+	}
+	if c.IsSet("position-column") {
+		in.PositionColumn = c.String("position-column")
+	}
+	if c.IsSet("partitions") {
+		in.Partitions = c.Bool("partitions")
 	}
 	if c.Bool("no-labels") {
 		in.LabelColumn = -1
@@ -139,19 +161,41 @@ func checkInputFlags(c *cli.Context) error {
 	return nil
 }
 
-// checkFormatFlags refuses input flags that the input format (conll when
-// "") does not read, rather than ignore them.
+// checkFormatFlags refuses input flags that the input format does not
+// read, rather than ignore them. With no format given, the input is CoNLL
+// text or a token table (told by its bytes), so the flags of both apply.
 func checkFormatFlags(c *cli.Context, format string) error {
-	if format == "" {
-		format = "conll"
-	}
-	only := map[string]string{"columns": "conll", "label-column": "conll", "no-labels": "conll", "keep-docstart": "conll", "xpos": "conllu"}
-	for _, name := range []string{"columns", "label-column", "no-labels", "keep-docstart", "xpos"} {
-		if c.IsSet(name) && only[name] != format {
-			return fmt.Errorf("%s: --%s applies to --input-format %s, not to the input format %s", c.Command.Name, name, only[name], format)
+	only := map[string][]string{"columns": {"conll", "table"}, "label-column": {"conll", "table"}, "no-labels": {"conll", "table"},
+		"keep-docstart": {"conll"}, "xpos": {"conllu"},
+		"sentence-column": {"table"}, "position-column": {"table"}, "partitions": {"table"}}
+	for _, name := range []string{"columns", "label-column", "no-labels", "keep-docstart", "xpos", "sentence-column", "position-column", "partitions"} {
+		ok := only[name]
+		if !c.IsSet(name) || slices.Contains(ok, format) || (format == "" && (slices.Contains(ok, "conll") || slices.Contains(ok, "table"))) {
+			continue
 		}
+		shown := format
+		if shown == "" {
+			shown = "conll"
+		}
+		return fmt.Errorf("%s: --%s applies to --input-format %s, not to the input format %s", c.Command.Name, name, strings.Join(ok, " or "), shown)
 	}
 	return nil
+}
+
+// labelColumnFlag is --label-column: a 1-based column number (CoNLL, or a
+// table's column) or a token table's column name.
+func labelColumnFlag() cli.Flag {
+	f := &cli.StringFlag{Name: "label-column", Usage: "label column: 1-based number (CoNLL; default: the last) or a token table's column name (default: label, gold, or its last string column)"}
+	f.Action = func(c *cli.Context, v string) error {
+		if n, err := strconv.Atoi(v); err == nil && n < 1 {
+			return flagRangeError(c, f.Name, v, intRange(1, math.MaxInt), "columns count from 1; leave it unset for the last column, --no-labels for none")
+		}
+		if v == "" {
+			return fmt.Errorf("%s: --label-column: want a column number or name", c.Command.Name)
+		}
+		return nil
+	}
+	return f
 }
 
 // featurizeOptions maps featurize's flags to the stage's options.

@@ -27,16 +27,27 @@ func checkFiles(c *cli.Context, stage string, inputs, outputs []pipeline.Path) e
 	return nil
 }
 
-// arrowOutput resolves the Arrow output of a stage with --ipc and -o
-// (featurize, synth): the IPC format is --ipc's when given, else the
-// extension's (.feather: file, .arrows: stream), else stream.
-func arrowOutput(c *cli.Context, stage string) (pipeline.WriterOptions, error) {
+// arrowOutput resolves the table output of a stage with --ipc and -o
+// (featurize, synth): with parquet true (featurize), Parquet when
+// --output-format parquet or -o names a .parquet file; else Arrow IPC in
+// --ipc's format when given, else the extension's (.feather: file,
+// .arrows: stream), else stream.
+func arrowOutput(c *cli.Context, stage string, parquet bool) (pipeline.WriterOptions, error) {
 	wopts, err := writerOptions(c)
 	if err != nil {
 		return wopts, err
 	}
 	req := pipeline.OutputRequest{Flag: "-o", Path: c.String("output"), PathGiven: c.IsSet("output"),
 		Kinds: []pipeline.Kind{pipeline.KindArrow}}
+	if parquet {
+		req.Kinds = append(req.Kinds, pipeline.KindParquet)
+		if c.IsSet("output-format") {
+			req.Kind, req.KindFlag = pipeline.Kind(c.String("output-format")), "--output-format"
+			if req.Kind != pipeline.KindArrow && req.Kind != pipeline.KindParquet {
+				return wopts, fmt.Errorf("%s: --output-format %q: want arrow or parquet", stage, req.Kind)
+			}
+		}
+	}
 	if c.IsSet("ipc") {
 		req.IPC, req.IPCFlag = wopts.Format, "--ipc"
 	}
@@ -44,8 +55,38 @@ func arrowOutput(c *cli.Context, stage string) (pipeline.WriterOptions, error) {
 	if err != nil {
 		return wopts, fmt.Errorf("%s: %w", stage, err)
 	}
+	if of.Kind == pipeline.KindParquet {
+		return parquetOptions(c, stage)
+	}
 	wopts.Format = of.IPC
 	return wopts, nil
+}
+
+// parquetOptions are the writer options of a Parquet output; --ipc and
+// --compression, which choose an Arrow IPC output's layout, are refused.
+func parquetOptions(c *cli.Context, stage string) (pipeline.WriterOptions, error) {
+	if c.IsSet("ipc") {
+		return pipeline.WriterOptions{}, fmt.Errorf("%s: --ipc applies to Arrow IPC output, not Parquet", stage)
+	}
+	if c.IsSet("compression") {
+		return pipeline.WriterOptions{}, fmt.Errorf("%s: --compression applies to Arrow IPC output, not Parquet (always zstd-compressed)", stage)
+	}
+	return pipeline.WriterOptions{Format: pipeline.FormatParquet}, nil
+}
+
+// tableFileFormat resolves an output that holds one of the tool's tables
+// as a file (train's -o and --log, eval's --arrow): Parquet when its name
+// ends .parquet or .pq, else the Arrow IPC file format.
+func tableFileFormat(c *cli.Context, flag, path string) (pipeline.Format, error) {
+	of, err := std(c).ResolveOutput(pipeline.OutputRequest{Flag: flag, Path: path, PathGiven: true,
+		Kinds: []pipeline.Kind{pipeline.KindArrow, pipeline.KindParquet}, IPC: pipeline.FormatFile})
+	if err != nil {
+		return "", err
+	}
+	if of.Kind == pipeline.KindParquet {
+		return pipeline.FormatParquet, nil
+	}
+	return pipeline.FormatFile, nil
 }
 
 // featurizeFiles checks featurize's files and resolves its output.
@@ -56,7 +97,7 @@ func featurizeFiles(c *cli.Context, input string) (pipeline.WriterOptions, error
 	if err != nil {
 		return pipeline.WriterOptions{}, err
 	}
-	return arrowOutput(c, "featurize")
+	return arrowOutput(c, "featurize", true)
 }
 
 // decodeOutput checks decode's files and resolves its output: --format
@@ -101,23 +142,25 @@ func decodeOutput(c *cli.Context) (pipeline.Kind, pipeline.WriterOptions, error)
 }
 
 // evalFiles checks eval's files: the report goes to standard output, and
-// --arrow is an Arrow IPC file.
-func evalFiles(c *cli.Context, input string) error {
+// --arrow (--scores) is an Arrow IPC file, or Parquet by its name; it
+// returns the scores table's format.
+func evalFiles(c *cli.Context, input string) (pipeline.Format, error) {
 	outputs := []pipeline.Path{pathOf("report", "-")}
+	var format pipeline.Format
 	if path := c.String("arrow"); path != "" {
 		outputs = append(outputs, pathOf("--arrow", path))
-		_, err := std(c).ResolveOutput(pipeline.OutputRequest{Flag: "--arrow", Path: path, PathGiven: true,
-			Kinds: []pipeline.Kind{pipeline.KindArrow}, IPC: pipeline.FormatFile})
-		if err != nil {
-			return fmt.Errorf("eval: %w", err)
+		var err error
+		if format, err = tableFileFormat(c, "--arrow", path); err != nil {
+			return "", fmt.Errorf("eval: %w", err)
 		}
 	}
-	return checkFiles(c, "eval", []pipeline.Path{pathOf("", input)}, outputs)
+	return format, checkFiles(c, "eval", []pipeline.Path{pathOf("", input)}, outputs)
 }
 
 // trainFiles checks train's files: the model (-o) and log (--log) are
-// Arrow IPC files; --duals PATH is written too.
-func trainFiles(c *cli.Context, input string) error {
+// Arrow IPC files, or Parquet by their names (tableFileFormat); --duals
+// PATH is written too. It returns the formats of the model and the log.
+func trainFiles(c *cli.Context, input string) (model, log pipeline.Format, err error) {
 	outputs := []pipeline.Path{pathOf("-o", c.String("output")), pathOf("--log", c.String("log")),
 		pathOf("--cpuprofile", c.String("cpuprofile"))}
 	if d := c.String("duals"); d != "memory" && d != "auto" {
@@ -132,13 +175,17 @@ func trainFiles(c *cli.Context, input string) error {
 		if flag == "output" {
 			name = "-o"
 		}
-		_, err := std(c).ResolveOutput(pipeline.OutputRequest{Flag: name, Path: path, PathGiven: true,
-			Kinds: []pipeline.Kind{pipeline.KindArrow}, IPC: pipeline.FormatFile})
+		f, err := tableFileFormat(c, name, path)
 		if err != nil {
-			return fmt.Errorf("train: %w", err)
+			return "", "", fmt.Errorf("train: %w", err)
+		}
+		if flag == "output" {
+			model = f
+		} else {
+			log = f
 		}
 	}
-	return checkFiles(c, "train", []pipeline.Path{pathOf("", input), pathOf("--valid", c.String("valid"))}, outputs)
+	return model, log, checkFiles(c, "train", []pipeline.Path{pathOf("", input), pathOf("--valid", c.String("valid"))}, outputs)
 }
 
 // limitFlags bound what featurize holds of its input at once.

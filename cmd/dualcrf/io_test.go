@@ -213,7 +213,7 @@ func TestOutputIsInput(t *testing.T) {
 
 // TestOutputFormatByName: the extension of -o decides what is written when
 // no flag does, and contradictions are refused (on main -o x.parquet wrote
-// an Arrow stream).
+// an Arrow stream). featurize, train and eval write Parquet too.
 func TestOutputFormatByName(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
@@ -232,6 +232,10 @@ func TestOutputFormatByName(t *testing.T) {
 	if h := head("p.conll", 9); h != "Rockwell " {
 		t.Errorf("decode -o p.conll starts with %q", h)
 	}
+	mustRun(t, dir, "featurize", "--model", f.model, "-o", "t.parquet", f.testText)
+	if h := head("t.parquet", 4); h != "PAR1" {
+		t.Errorf("featurize -o t.parquet starts with %q, want PAR1", h)
+	}
 	mustRun(t, dir, "featurize", "--model", f.model, "-o", "t.feather", f.testText)
 	if h := head("t.feather", 6); h != "ARROW1" {
 		t.Errorf("featurize -o t.feather starts with %q, want ARROW1", h)
@@ -241,9 +245,11 @@ func TestOutputFormatByName(t *testing.T) {
 		want string
 	}{
 		{[]string{"decode", "-m", f.model, "--format", "arrow", "-o", "q.parquet", f.test}, "-o q.parquet names Parquet by its extension, but --format arrow asks for Arrow IPC"},
-		{[]string{"featurize", "--model", f.model, "-o", "q.parquet", f.testText}, "-o q.parquet names Parquet by its extension, but this stage writes Arrow IPC there"},
+		{[]string{"featurize", "--model", f.model, "--output-format", "arrow", "-o", "q.parquet", f.testText}, "-o q.parquet names Parquet by its extension, but --output-format arrow asks for Arrow IPC"},
+		{[]string{"featurize", "--model", f.model, "--ipc", "file", "-o", "q.parquet", f.testText}, "featurize: --ipc applies to Arrow IPC output, not Parquet"},
 		{[]string{"featurize", "--model", f.model, "--ipc", "stream", "-o", "q.feather", f.testText}, "--ipc stream asks for an IPC stream"},
-		{[]string{"train", "-q", "-o", "q.parquet", f.train}, "train: -o q.parquet names Parquet"},
+		{[]string{"train", "-q", "-o", "q.conll", f.train}, "train: -o q.conll names CoNLL text"},
+		{[]string{"train", "-q", "-o", "m.arrow", "--log", "q.txt", f.train}, "train: --log q.txt names CoNLL text"},
 		{[]string{"eval", "--arrow", "q.txt", f.pred}, "eval: --arrow q.txt names CoNLL text"},
 	} {
 		r := runBinary(t, dir, "", c.args...)
@@ -251,7 +257,7 @@ func TestOutputFormatByName(t *testing.T) {
 			t.Errorf("%v\nwant exit 1 and %q", r, c.want)
 		}
 	}
-	if names := dirEntries(t, dir); !reflect.DeepEqual(names, []string{"p.conll", "p.parquet", "t.feather"}) {
+	if names := dirEntries(t, dir); !reflect.DeepEqual(names, []string{"p.conll", "p.parquet", "t.feather", "t.parquet"}) {
 		t.Errorf("directory holds %v", names)
 	}
 }

@@ -47,7 +47,7 @@ func runSynth(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("synth: takes no arguments, got %q", c.Args().First())
 	}
-	wopts, err := arrowOutput(c, "synth")
+	wopts, err := arrowOutput(c, "synth", false)
 	if err != nil {
 		return err
 	}

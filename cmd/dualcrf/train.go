@@ -36,7 +36,7 @@ certificate) and --solver sag (stochastic average gradient, Schmidt et al. 2015:
 nus, nus-star or uniform; certificate ‖∇P‖²/(2λ) from a full pass, as L-BFGS's). The log counts
 oracle calls (forward–backward passes over one sentence, certificates apart) and parameter updates.`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "model file to write"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "model file to write (Arrow IPC file; Parquet when the name ends .parquet)"},
 			&cli.StringFlag{Name: "lambda", Value: stage.DefaultLambda, Usage: "regularisation λ > 0: a number or \"c/n\""},
 			&cli.StringFlag{Name: "solver", Value: stage.DefaultSolver, Usage: strings.Join(stage.Solvers, ", ")},
 			&cli.StringFlag{Name: "sampler", Value: train.DefaultSampler, Usage: "SDCA sampler: " + strings.Join(train.SamplerKinds(), ", ")},
@@ -59,7 +59,7 @@ oracle calls (forward–backward passes over one sentence, certificates apart) a
 			&cli.Float64Flag{Name: "sag-initial-l", Value: train.DefaultSAGInitialL, Usage: "SAG: every sentence's Lipschitz estimate L_i before its first test, > 0"},
 			&cli.Float64Flag{Name: "oeg-eta", Value: train.DefaultOEGEta, Usage: "OEG: every sentence's initial step size η_i, in (0,1] (halved while the dual does not increase, ×1.05 after a kept step)"},
 			&cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates) scored after each certificate"},
-			&cli.StringFlag{Name: "log", Usage: "write the per-epoch training log (Arrow IPC file) here"},
+			&cli.StringFlag{Name: "log", Usage: "write the per-epoch training log here (Arrow IPC file; Parquet when the name ends .parquet)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no per-epoch lines on standard error"},
 			&cli.StringFlag{Name: "duals", Value: stage.DefaultDuals, Usage: "where SDCA keeps its dual variables: memory; auto (memory when the run fits --memory-budget, else stream); stream or stream:PATH (streamed from disk in blocks sized by --memory-budget: PATH, else duals.stream in the checkpoint directory, else a temporary file); or a file PATH (memory-mapped)"},
 			&cli.StringFlag{Name: "memory-budget", Usage: "memory the run may use, e.g. 8GiB: --duals auto keeps the duals in memory when the whole run fits it (default: half of physical memory), streamed duals get what the rest leaves in 3 block buffers; a run estimated to need more (default: physical memory) is refused"},
@@ -114,14 +114,15 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := trainFiles(c, in); err != nil {
+	modelFormat, logFormat, err := trainFiles(c, in)
+	if err != nil {
 		return err
 	}
 	t, err := stage.ReadFeatureTable(std(c).Source(in), true)
 	if err != nil {
 		return err
 	}
-	outs := &trainOutputs{c: c}
+	outs := &trainOutputs{c: c, modelFormat: modelFormat, logFormat: logFormat}
 	defer outs.close()
 	o.BeforeTraining = outs.open
 	ctx := installTestHook(c, &o)
@@ -135,9 +136,10 @@ func runTrain(c *cli.Context) error {
 // trainOutputs are train's output files: the model, the log and the
 // hidden CPU profile.
 type trainOutputs struct {
-	c           *cli.Context
-	model, log  *pipeline.Output
-	stopProfile func()
+	c                      *cli.Context
+	model, log             *pipeline.Output
+	modelFormat, logFormat pipeline.Format // pipeline.FormatFile or FormatParquet
+	stopProfile            func()
 }
 
 // open creates the outputs (and starts the CPU profile).
@@ -172,11 +174,11 @@ func (t *trainOutputs) open() error {
 // write writes the model and the log, then commits them.
 func (t *trainOutputs) write(res *stage.TrainResult) error {
 	t.closeProfile()
-	if err := tables.WriteModel(t.model, res.Model, pipeline.WriterOptions{Format: pipeline.FormatFile}); err != nil {
+	if err := tables.WriteModel(t.model, res.Model, pipeline.WriterOptions{Format: t.modelFormat}); err != nil {
 		return fmt.Errorf("write model %s: %w", t.model.Name(), err)
 	}
 	if t.log != nil {
-		if err := res.WriteLog(t.log); err != nil {
+		if err := res.WriteLogAs(t.log, pipeline.WriterOptions{Format: t.logFormat}); err != nil {
 			return fmt.Errorf("write training log %s: %w", t.log.Name(), err)
 		}
 	}

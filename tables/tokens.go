@@ -1,0 +1,324 @@
+package tables
+
+// Token tables: a corpus as a table of one row per token, as a data lake
+// keeps it (Parquet, Arrow IPC) — a sentence id, a position, text columns
+// and a label. TokenReader yields the rows of one table with its columns
+// resolved from the schema; package featurize groups them into sentences.
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/dualcrf/dualcrf/pipeline"
+)
+
+// The column names a token table's columns are looked for by, in order,
+// when TokenColumns does not name them. They fit the tables dualcrf writes
+// (a prediction table: sentence, position, the text columns, gold, pred; a
+// feature table: sentence, position, the text columns, label) and common
+// token-table layouts.
+var (
+	DefaultSentenceColumns = []string{"sentence", "sentence_id", "sent_id", "sid"}
+	DefaultPositionColumns = []string{"position", "token_id", "token_index", "tid"}
+	DefaultLabelColumns    = []string{"label", "gold"}
+	// notText are columns never taken as text or label by default: a
+	// prediction table's outputs.
+	notText = []string{"pred", "confidence", "logprob"}
+)
+
+// TokenColumns say which columns of a token table to read.
+type TokenColumns struct {
+	Sentence string   // the sentence id column; "": the first of DefaultSentenceColumns found
+	Position string   // the position column; "": the first of DefaultPositionColumns found, else row order
+	Label    string   // the label column by name
+	LabelAt  int      // or by 1-based index (0: by name, or the default)
+	NoLabel  bool     // the table has no label column
+	Text     []string // the text columns; nil: every string column but the others and pred
+}
+
+// TokenRow is one row of a token table.
+type TokenRow struct {
+	Key    string   // the sentence id, as text
+	Pos    int64    // the position (the row number when there is no position column)
+	Cells  []string // the text columns' values ("" for null)
+	Label  string   // the label ("" for null or none)
+	Row    int      // 1-based row number in the table
+	Stream int      // 0-based concatenated IPC stream (sentence ids restart in each)
+}
+
+// TokenReader reads the rows of one token table.
+type TokenReader struct {
+	rr    array.RecordReader
+	name  string
+	cols  tokenCols
+	rec   arrow.RecordBatch
+	i     int
+	rowNo int // rows before rec
+	err   error
+}
+
+type tokenCols struct {
+	sentence, position, label int // -1: absent
+	text                      []int
+	names                     []string
+}
+
+// OpenTokenReader reads the token table that r holds (Parquet, Arrow IPC,
+// chosen by its bytes); name names it in errors.
+func OpenTokenReader(r io.Reader, name string, c TokenColumns) (*TokenReader, error) {
+	rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
+	if err != nil {
+		return nil, err
+	}
+	cols, err := resolveTokenColumns(rr.Schema(), c)
+	if err != nil {
+		rr.Release()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &TokenReader{rr: rr, name: name, cols: cols, rowNo: 1}, nil
+}
+
+// Columns names the text columns, in the order of TokenRow.Cells.
+func (r *TokenReader) Columns() []string { return r.cols.names }
+
+// HasLabel reports whether the table has a label column.
+func (r *TokenReader) HasLabel() bool { return r.cols.label >= 0 }
+
+// LabelColumn names the label column ("" without).
+func (r *TokenReader) LabelColumn() string {
+	if r.cols.label < 0 {
+		return ""
+	}
+	return r.rr.Schema().Field(r.cols.label).Name
+}
+
+// HasPosition reports whether the table has a position column.
+func (r *TokenReader) HasPosition() bool { return r.cols.position >= 0 }
+
+// Err returns the first error met.
+func (r *TokenReader) Err() error { return r.err }
+
+// Release releases the table.
+func (r *TokenReader) Release() {
+	if r.rr != nil {
+		r.rr.Release()
+		r.rr = nil
+	}
+}
+
+// Next returns the next row; false at the end or on error (see Err).
+func (r *TokenReader) Next() (row TokenRow, ok bool) {
+	for r.err == nil {
+		if r.rec != nil && r.i < int(r.rec.NumRows()) {
+			row, r.err = r.read(r.i)
+			r.i++
+			return row, r.err == nil
+		}
+		if r.rec != nil {
+			r.rowNo += int(r.rec.NumRows())
+			r.rec = nil
+		}
+		if !r.rr.Next() {
+			r.err = r.rr.Err()
+			return row, false
+		}
+		r.rec, r.i = r.rr.RecordBatch(), 0
+	}
+	return row, false
+}
+
+// read copies row i of the current batch. A corrupt batch (an offset or a
+// dictionary index out of range, which arrow-go does not check) is an
+// error naming the input and the row.
+func (r *TokenReader) read(i int) (row TokenRow, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: row %d: corrupt table: %v", r.name, r.rowNo+i, p)
+		}
+	}()
+	return r.readRow(i)
+}
+
+// readRow is read without the recovery.
+func (r *TokenReader) readRow(i int) (TokenRow, error) {
+	rec, c := r.rec, r.cols
+	row := TokenRow{Row: r.rowNo + i, Stream: pipeline.StreamOf(r.rr), Cells: make([]string, len(c.text))}
+	sc := rec.Column(c.sentence)
+	if sc.IsNull(i) {
+		return row, fmt.Errorf("%s: row %d: null sentence id (column %s)", r.name, row.Row, rec.Schema().Field(c.sentence).Name)
+	}
+	row.Key = cellString(sc, i)
+	row.Pos = int64(row.Row)
+	if c.position >= 0 {
+		pc := rec.Column(c.position)
+		if pc.IsNull(i) {
+			return row, fmt.Errorf("%s: row %d: null position (column %s)", r.name, row.Row, rec.Schema().Field(c.position).Name)
+		}
+		row.Pos, _ = intValue(pc, i)
+	}
+	for j, k := range c.text {
+		if col := rec.Column(k); !col.IsNull(i) {
+			row.Cells[j] = cellString(col, i)
+		}
+	}
+	if c.label >= 0 {
+		if lc := rec.Column(c.label); !lc.IsNull(i) {
+			row.Label = cellString(lc, i)
+		}
+	}
+	return row, nil
+}
+
+// resolveTokenColumns finds the sentence, position, label and text columns
+// of schema s.
+func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) {
+	c := tokenCols{sentence: -1, position: -1, label: -1}
+	find := func(given string, defaults []string, what, flag string) (int, error) {
+		if given != "" {
+			if idx := s.FieldIndices(given); len(idx) > 0 {
+				return idx[0], nil
+			}
+			return -1, fmt.Errorf("no %s column %q (%s); the table has %s", what, given, flag, strings.Join(fieldNames(s), ", "))
+		}
+		for _, name := range defaults {
+			if idx := s.FieldIndices(name); len(idx) > 0 {
+				return idx[0], nil
+			}
+		}
+		return -1, nil
+	}
+	var err error
+	if c.sentence, err = find(opts.Sentence, DefaultSentenceColumns, "sentence", "--sentence-column"); err != nil {
+		return c, err
+	}
+	if c.sentence < 0 {
+		return c, fmt.Errorf("no sentence id column (looked for %s; name it with --sentence-column); the table has %s",
+			strings.Join(DefaultSentenceColumns, ", "), strings.Join(fieldNames(s), ", "))
+	}
+	if c.position, err = find(opts.Position, DefaultPositionColumns, "position", "--position-column"); err != nil {
+		return c, err
+	}
+	if c.position >= 0 && !arrow.IsInteger(s.Field(c.position).Type.ID()) {
+		return c, fmt.Errorf("position column %q is %s, want an integer type", s.Field(c.position).Name, s.Field(c.position).Type)
+	}
+	taken := func(i int) bool { return i == c.sentence || i == c.position }
+	switch {
+	case opts.NoLabel:
+	case opts.Label != "":
+		if c.label, err = find(opts.Label, nil, "label", "--label-column"); err != nil {
+			return c, err
+		}
+	case opts.LabelAt > 0:
+		if opts.LabelAt > s.NumFields() {
+			return c, fmt.Errorf("--label-column %d: the table has %d columns (%s)", opts.LabelAt, s.NumFields(), strings.Join(fieldNames(s), ", "))
+		}
+		c.label = opts.LabelAt - 1
+	default:
+		c.label, _ = find("", DefaultLabelColumns, "", "")
+		if c.label < 0 && len(opts.Text) == 0 {
+			for i := s.NumFields() - 1; i >= 0; i-- {
+				if !taken(i) && isTextType(s.Field(i).Type) && !slices.Contains(notText, s.Field(i).Name) {
+					c.label = i
+					break
+				}
+			}
+		}
+	}
+	if c.label >= 0 && (taken(c.label) || !isTextType(s.Field(c.label).Type)) {
+		return c, fmt.Errorf("label column %q is %s: want a string column other than the sentence and position", s.Field(c.label).Name, s.Field(c.label).Type)
+	}
+	if len(opts.Text) > 0 {
+		for _, name := range opts.Text {
+			idx := s.FieldIndices(name)
+			if len(idx) == 0 {
+				return c, fmt.Errorf("no column %q (--columns); the table has %s", name, strings.Join(fieldNames(s), ", "))
+			}
+			c.text = append(c.text, idx[0])
+		}
+	} else {
+		for i := 0; i < s.NumFields(); i++ {
+			f := s.Field(i)
+			if !taken(i) && i != c.label && isTextType(f.Type) && !slices.Contains(notText, f.Name) &&
+				!slices.Contains(DefaultLabelColumns, f.Name) {
+				c.text = append(c.text, i)
+			}
+		}
+	}
+	for _, k := range c.text {
+		if k == c.label || taken(k) {
+			return c, fmt.Errorf("column %q is both a text column and the sentence, position or label", s.Field(k).Name)
+		}
+		c.names = append(c.names, s.Field(k).Name)
+	}
+	if len(c.text) == 0 {
+		return c, fmt.Errorf("no text column (name them with --columns); the table has %s", strings.Join(fieldNames(s), ", "))
+	}
+	return c, nil
+}
+
+func fieldNames(s *arrow.Schema) []string {
+	var names []string
+	for _, f := range s.Fields() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// isTextType reports whether t holds strings (plain, large, view or
+// dictionary encoded).
+func isTextType(t arrow.DataType) bool {
+	switch t := t.(type) {
+	case *arrow.StringType, *arrow.LargeStringType, *arrow.StringViewType:
+		return true
+	case *arrow.DictionaryType:
+		return isTextType(t.ValueType)
+	}
+	return false
+}
+
+// cellString returns value i of a as text.
+func cellString(a arrow.Array, i int) string {
+	switch a := a.(type) {
+	case *array.String:
+		return a.Value(i)
+	case *array.LargeString:
+		return a.Value(i)
+	case *array.StringView:
+		return a.Value(i)
+	case *array.Dictionary:
+		return cellString(a.Dictionary(), a.GetValueIndex(i))
+	}
+	if v, ok := intValue(a, i); ok {
+		return strconv.FormatInt(v, 10)
+	}
+	return a.ValueStr(i)
+}
+
+// intValue returns value i of an integer array.
+func intValue(a arrow.Array, i int) (int64, bool) {
+	switch a := a.(type) {
+	case *array.Int64:
+		return a.Value(i), true
+	case *array.Int32:
+		return int64(a.Value(i)), true
+	case *array.Int16:
+		return int64(a.Value(i)), true
+	case *array.Int8:
+		return int64(a.Value(i)), true
+	case *array.Uint64:
+		return int64(a.Value(i)), true
+	case *array.Uint32:
+		return int64(a.Value(i)), true
+	case *array.Uint16:
+		return int64(a.Value(i)), true
+	case *array.Uint8:
+		return int64(a.Value(i)), true
+	}
+	return 0, false
+}
