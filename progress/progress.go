@@ -81,7 +81,7 @@ type Reporter struct {
 	w     io.Writer
 	o     Options
 	mu    sync.Mutex // guards everything below and writes to w
-	task  *Task      // the task drawn, the latest started
+	tasks []*Task    // the tasks running, the latest (the one drawn) last
 	drawn bool       // a bar is on the terminal's last line
 	seq   int64
 	stop  chan struct{}
@@ -132,8 +132,8 @@ func (r *Reporter) loop() {
 			return
 		case <-t.C:
 			r.mu.Lock()
-			if r.task != nil && !r.task.ended {
-				r.draw(r.task, "progress")
+			if t := r.top(); t != nil {
+				r.draw(t, "progress")
 			}
 			r.mu.Unlock()
 		}
@@ -179,9 +179,30 @@ func (r *Reporter) Start(name, unit string, total int64) *Task {
 	t.total.Store(total)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.task = t
+	r.tasks = append(r.tasks, t)
 	r.draw(t, "start")
 	return t
+}
+
+// top returns the task drawn (the latest started), or nil; r.mu is held.
+func (r *Reporter) top() *Task {
+	if len(r.tasks) == 0 {
+		return nil
+	}
+	return r.tasks[len(r.tasks)-1]
+}
+
+// prefix is what the tasks under t show before t's bar: "run 2/5 │ ";
+// r.mu is held.
+func (r *Reporter) prefix(t *Task) string {
+	s := ""
+	for _, u := range r.tasks {
+		if u == t {
+			break
+		}
+		s += fmt.Sprintf("%s %d/%d │ ", u.name, u.count(), u.total.Load())
+	}
+	return s
 }
 
 // Add counts n more units done.
@@ -251,8 +272,14 @@ func (t *Task) End() {
 	t.ended = true
 	r.draw(t, "end")
 	r.clear()
-	if r.task == t {
-		r.task = nil
+	for i, u := range r.tasks {
+		if u == t {
+			r.tasks = append(r.tasks[:i], r.tasks[i+1:]...)
+			break
+		}
+	}
+	if u := r.top(); u != nil {
+		r.draw(u, "")
 	}
 }
 
@@ -307,8 +334,8 @@ func (lw *lineWriter) Write(p []byte) (int, error) {
 		}
 		r.clear()
 		fmt.Fprintln(r.w, line)
-		if r.task != nil && !r.task.ended {
-			r.draw(r.task, "")
+		if t := r.top(); t != nil {
+			r.draw(t, "")
 		}
 	}
 	return len(p), nil
@@ -354,7 +381,7 @@ func (r *Reporter) draw(t *Task, kind string) {
 		r.emit(e)
 		return
 	}
-	line := RenderBar(r.o.Width, t.name, t.unit, done, total, rate, eta, el, t.noteText())
+	line := RenderBar(r.o.Width, r.prefix(t)+t.name, t.unit, done, total, rate, eta, el, t.noteText())
 	fmt.Fprint(r.w, "\r"+line+"\x1b[K")
 	r.drawn = true
 }
