@@ -102,7 +102,11 @@ func Parse(path string, vars map[string]string, now time.Time) (*File, error) {
 	dec.KnownFields(true)
 	var f File
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, yamlError(err))
+		err = yamlError(err)
+		if bytes.Contains(data, []byte("${")) {
+			err = fmt.Errorf("%w (quote a value holding ${…} inside [ ] or { }: \"${x}\")", err)
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f.path, f.dir = path, filepath.Dir(path)
 	if err := f.check(); err != nil {

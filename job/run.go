@@ -170,14 +170,17 @@ func (r *runner) runSteps(ctx context.Context) error {
 			r.man.Stages = append(r.man.Stages, rep)
 			continue
 		}
+		task.Set(int64(i + 1)) // the stage in progress: "run 2/5"
 		task.Note(fmt.Sprintf("%s (%s)", s.Name, s.Run))
 		prefix := fmt.Sprintf("run: [%d/%d] %s (%s)", i+1, n, s.Name, s.Run)
 		if err := r.runStep(ctx, s, &rep, prefix); err != nil {
 			rep.Status, rep.Error = StatusFailed, err.Error()
 			r.man.FailedAt = s.Name
 			failed = fmt.Errorf("stage %s (%s) failed: %w", s.Name, s.Run, err)
+			if s.Run == "train" && ctx.Err() != nil {
+				failed = fmt.Errorf("%w\nrun: run the job again to resume the training from its checkpoint", failed)
+			}
 		}
-		task.Set(int64(i + 1))
 		r.man.Stages = append(r.man.Stages, rep)
 	}
 	return failed
