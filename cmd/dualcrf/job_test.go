@@ -178,3 +178,28 @@ func TestProgressJSON(t *testing.T) {
 		t.Errorf("progress on standard output: %q", r.stdout)
 	}
 }
+
+// TestDecodeProgressJSON: decode --progress json counts the sentences
+// decoded: its end event has all of them (test50.txt has 50) and the
+// tokens in its note.
+func TestDecodeProgressJSON(t *testing.T) {
+	f := fixtures(t)
+	r := runBinary(t, t.TempDir(), "", "decode", "--progress", "json", "-m", f.model, "-o", "p.arrow", f.test)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	var last progress.Event
+	sc := bufio.NewScanner(bytes.NewReader(r.stderr))
+	for sc.Scan() {
+		var e progress.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%q: %v", sc.Text(), err)
+		}
+		if e.Task == "decode" {
+			last = e
+		}
+	}
+	if last.Event != "end" || last.Done != 50 || last.Unit != "sentences" || !strings.HasSuffix(last.Note, " tokens") {
+		t.Errorf("last decode event %+v\n%s", last, r.stderr)
+	}
+}
