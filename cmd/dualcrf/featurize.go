@@ -32,6 +32,7 @@ or --vocab, which also supply the templates, so no flag needs repeating.
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
 			&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
+			progressFlag(),
 		}, append(append(inputFlags(), limitFlags()...), writerFlags()...)...),
 		Action: runFeaturize,
 	}
@@ -59,16 +60,20 @@ func runFeaturize(c *cli.Context) error {
 		return err
 	}
 	opts.Writer = wopts
+	var log io.Writer
+	var done func()
+	opts.Progress, log, done = stageProgress(c)
+	defer done()
 	return withOutput(c, c.String("output"), func(w io.Writer, name string) error {
 		sum, err := stage.Featurize(c.Context, std(c).Source(in), w, opts)
 		if err != nil {
 			return err
 		}
-		logf(c, "featurize: %d sentences, %d tokens, %d attributes, %d labels -> %s",
+		fmt.Fprintf(log, "featurize: %d sentences, %d tokens, %d attributes, %d labels -> %s\n",
 			sum.Sentences, sum.Tokens, sum.Attributes, len(sum.Labels), name)
 		if sum.Coverage != nil {
 			for _, w := range sum.Coverage.Warnings(opts.Like.Name) {
-				logf(c, "featurize: warning: %s", w)
+				fmt.Fprintf(log, "featurize: warning: %s\n", w)
 			}
 		}
 		return nil

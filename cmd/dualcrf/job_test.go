@@ -203,3 +203,38 @@ func TestDecodeProgressJSON(t *testing.T) {
 		t.Errorf("last decode event %+v\n%s", last, r.stderr)
 	}
 }
+
+// TestFeaturizeProgressJSON: featurize --progress json counts the input
+// file's bytes over both passes: its end event has read the file twice,
+// out of a total of twice its size; the table is the same bytes as
+// without progress.
+func TestFeaturizeProgressJSON(t *testing.T) {
+	f := fixtures(t)
+	st, err := os.Stat(f.trainText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r := runBinary(t, dir, "", "featurize", "--progress", "json", "-o", "p.arrow", f.trainText)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	var last progress.Event
+	sc := bufio.NewScanner(bytes.NewReader(r.stderr))
+	for sc.Scan() {
+		var e progress.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%q: %v", sc.Text(), err)
+		}
+		if e.Task == "featurize" {
+			last = e
+		}
+	}
+	if last.Event != "end" || last.Done != 2*st.Size() || last.Total != 2*st.Size() || last.Unit != "bytes" {
+		t.Errorf("last featurize event %+v, want 2×%d bytes\n%s", last, st.Size(), r.stderr)
+	}
+	if r := runBinary(t, dir, "", "featurize", "--progress", "none", "-o", "n.arrow", f.trainText); r.code != 0 {
+		t.Fatal(r)
+	}
+	sameFile(t, filepath.Join(dir, "p.arrow"), filepath.Join(dir, "n.arrow"))
+}
