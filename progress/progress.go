@@ -437,13 +437,21 @@ func RenderBar(width int, name, unit string, done, total int64, rate, eta, elaps
 	} else {
 		right += "  " + clock(elapsed)
 	}
-	if note != "" {
-		right += "  " + note
-	}
 	left := name
 	if total > 0 {
 		pct := min(100*float64(done)/float64(total), 100)
 		right = fmt.Sprintf(" %3.0f%%", pct) + right
+		if note != "" { // the note gives way to a bar of 10 columns
+			room := width - runeLen(left) - runeLen(right) - 1 - 10 - 2
+			if room < runeLen(note) && room >= 8 {
+				note = string([]rune(note)[:room-1]) + "…"
+			}
+		}
+	}
+	if note != "" {
+		right += "  " + note
+	}
+	if total > 0 {
 		if barW := width - runeLen(left) - runeLen(right) - 1; barW >= 10 {
 			fill := int(float64(barW) * min(float64(done)/float64(total), 1))
 			left += " " + strings.Repeat("█", fill) + strings.Repeat("░", barW-fill)

@@ -148,3 +148,13 @@ func TestModes(t *testing.T) {
 		t.Error("nil reporter")
 	}
 }
+
+// TestRenderBarLongNote: a note too long for the line is cut (with an
+// ellipsis) so that the bar keeps 10 columns.
+func TestRenderBarLongNote(t *testing.T) {
+	note := "epoch 3/100  gap 73.2 → 0.001 (est 0.361)  certs 1  checkpoint…"
+	got := RenderBar(90, "run 2/5 │ train", "steps", 8936, 8936, 1202, 0, 7, note)
+	if runeLen(got) > 90 || strings.Count(got, "█") != 10 || !strings.HasSuffix(got, "…") || !strings.Contains(got, "epoch 3/100") {
+		t.Errorf("%q", got)
+	}
+}

@@ -3,6 +3,7 @@ package stage
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/tables"
@@ -18,8 +19,12 @@ type trainProgress struct {
 	epochs int     // the epoch limit
 	tol    float64 // the gap target
 	gap    float64 // the last certified gap (NaN before the first)
+	est    float64 // the last epoch's gap estimate (NaN: none)
 	certs  int     // certificate passes so far
 	epoch  int
+	// stepping is set while SDCA steps; between the steps of two epochs
+	// (a certificate, a checkpoint) the bar shows the epoch full.
+	stepping atomic.Bool
 }
 
 // startProgress starts the train task when o.Progress is set and hooks it
@@ -28,7 +33,7 @@ func (r *trainer) startProgress() {
 	if r.o.Progress == nil {
 		return
 	}
-	tp := &trainProgress{epochs: r.set.MaxEpochs, tol: r.set.GapTol, gap: math.NaN()}
+	tp := &trainProgress{epochs: r.set.MaxEpochs, tol: r.set.GapTol, gap: math.NaN(), est: math.NaN()}
 	if tp.epochs == 0 {
 		tp.epochs = train.DefaultMaxEpochs
 	}
@@ -37,7 +42,13 @@ func (r *trainer) startProgress() {
 	}
 	if r.sd != nil {
 		tp.task = r.o.Progress.Start("train", "steps", int64(r.p.N()))
-		tp.task.Poll(func() int64 { return int64(r.sd.LiveSteps()) })
+		n := int64(r.p.N())
+		tp.task.Poll(func() int64 {
+			if !tp.stepping.Load() {
+				return n
+			}
+			return int64(r.sd.LiveSteps())
+		})
 	} else {
 		tp.task = r.o.Progress.Start("train", "iterations", int64(tp.epochs))
 	}
@@ -51,8 +62,9 @@ func (r *trainer) startProgress() {
 	r.set.Record = func(rec train.EpochRecord) error {
 		if rec.Certified {
 			tp.gap = rec.Gap
-			tp.task.Note(tp.note(""))
 		}
+		tp.est = rec.GapEstimate
+		tp.task.Note(tp.note(""))
 		if record != nil {
 			return record(rec)
 		}
@@ -63,6 +75,7 @@ func (r *trainer) startProgress() {
 
 // phase follows the driver into a phase of epoch.
 func (tp *trainProgress) phase(ph string, epoch int, lbfgs bool) {
+	tp.stepping.Store(ph == train.PhaseEpoch)
 	switch ph {
 	case train.PhaseEpoch:
 		tp.epoch = epoch
@@ -86,6 +99,9 @@ func (tp *trainProgress) note(doing string) string {
 	s := fmt.Sprintf("epoch %d/%d", tp.epoch, tp.epochs)
 	if !math.IsNaN(tp.gap) {
 		s += fmt.Sprintf("  gap %.3g → %.3g", tp.gap, tp.tol)
+	}
+	if !math.IsNaN(tp.est) {
+		s += fmt.Sprintf(" (est %.3g)", tp.est)
 	}
 	s += fmt.Sprintf("  certs %d", tp.certs)
 	if doing != "" {
