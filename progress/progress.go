@@ -329,7 +329,7 @@ func (lw *lineWriter) Write(p []byte) (int, error) {
 		line := string(lw.buf[:i])
 		lw.buf = lw.buf[i+1:]
 		if r.mode == JSON {
-			r.event(map[string]any{"event": "log", "msg": line})
+			r.logLine(line)
 			continue
 		}
 		r.clear()
@@ -386,26 +386,39 @@ func (r *Reporter) draw(t *Task, kind string) {
 	r.drawn = true
 }
 
-// event writes a free-form event (a log line); r.mu is held.
-func (r *Reporter) event(m map[string]any) {
-	e := Event{Event: m["event"].(string)}
-	if msg, ok := m["msg"].(string); ok {
-		e.Msg = msg
-	}
-	e.Elapsed = r.o.Now().Sub(r.start).Seconds()
-	r.emit(e)
+// logEvent is a message as a JSON event.
+type logEvent struct {
+	Seq     int64   `json:"seq"`
+	Time    float64 `json:"t"`
+	Event   string  `json:"event"` // "log"
+	Msg     string  `json:"msg"`
+	Elapsed float64 `json:"elapsed_s"`
 }
 
-// emit numbers and writes one JSON event; r.mu is held.
+// logLine writes a message as a "log" event; r.mu is held.
+func (r *Reporter) logLine(msg string) {
+	r.seq++
+	t := r.o.Now().Sub(r.start).Seconds()
+	r.write(logEvent{Seq: r.seq, Time: t, Event: "log", Msg: msg, Elapsed: t})
+}
+
+// emit numbers and writes one task event; r.mu is held.
 func (r *Reporter) emit(e Event) {
 	r.seq++
 	e.Seq = r.seq
 	e.Time = r.o.Now().Sub(r.start).Seconds()
-	b, err := json.Marshal(e)
-	if err != nil {
+	r.write(e)
+}
+
+// write writes v as one JSON line, '<' and '>' as they are; r.mu is held.
+func (r *Reporter) write(v any) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return // every field is JSON-safe; rates are finite
 	}
-	r.w.Write(append(b, '\n'))
+	io.WriteString(r.w, b.String())
 }
 
 // clear erases the bar, leaving the cursor at the start of its line; r.mu
