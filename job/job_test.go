@@ -342,3 +342,20 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestCorruptState: a damaged record of the last runs is an error naming
+// the file and what to do, never a panic nor a silent full re-run.
+func TestCorruptState(t *testing.T) {
+	dir, path := setup(t, testJob)
+	if _, err := runJob(t, path, &fakeExec{}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, ".dualcrf-job/t/state.json")
+	b, _ := os.ReadFile(state)
+	os.WriteFile(state, b[:len(b)/2], 0o644)
+	x := &fakeExec{}
+	_, err := runJob(t, path, x, Options{})
+	if err == nil || !strings.HasPrefix(err.Error(), state+": ") || !strings.Contains(err.Error(), "remove it to run every stage again") || len(x.runs) != 0 {
+		t.Errorf("%v, ran %q", err, x.runs)
+	}
+}
