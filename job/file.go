@@ -221,11 +221,10 @@ func (f *File) expand(over map[string]string, now time.Time) error {
 		}
 		vars[k] = v
 	}
-	for k, v := range over {
+	for k := range over {
 		if _, ok := vars[k]; !ok && k != "DATE" {
 			return fmt.Errorf("--var %s: the job has no variable %s", k, k)
 		}
-		_ = v
 	}
 	for k, v := range builtin {
 		vars[k] = v
@@ -288,7 +287,7 @@ func substitute(s string, vars map[string]string) (string, error) {
 	return out, err
 }
 
-// path resolves p against the job file's directory.
+// resolve resolves p against the job file's directory.
 func (f *File) resolve(p string) string {
 	if p == "" || filepath.IsAbs(p) {
 		return p
