@@ -359,3 +359,16 @@ func TestCorruptState(t *testing.T) {
 		t.Errorf("%v, ran %q", err, x.runs)
 	}
 }
+
+// TestLBFGSNoCheckpoint: train with solver: lbfgs gets no checkpoint
+// directory (L-BFGS refuses --checkpoint and --resume).
+func TestLBFGSNoCheckpoint(t *testing.T) {
+	_, path := setup(t, strings.Replace(testJob, "{gap-tol: 0.01, no-bias: true}", "{gap-tol: 0.01, solver: lbfgs}", 1))
+	x := &fakeExec{}
+	if _, err := runJob(t, path, x, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(x.runs[1], "--checkpoint") || !strings.Contains(x.runs[1], "--solver=lbfgs") {
+		t.Errorf("train ran %s", x.runs[1])
+	}
+}

@@ -256,7 +256,7 @@ func (r *runner) exec(ctx context.Context, s *step, inputs []FileHash, rep *Stag
 	}
 	args := s.args
 	var ckpt string
-	if s.Run == "train" {
+	if s.Run == "train" && s.checkpoints() {
 		var resume bool
 		var err error
 		ckpt, resume, err = r.checkpoint(s, inputs)
@@ -292,6 +292,13 @@ func (r *runner) exec(ctx context.Context, s *step, inputs []FileHash, rep *Stag
 		os.Remove(ckpt + ".key")
 	}
 	return nil
+}
+
+// checkpoints reports whether train checkpoints: SDCA does, L-BFGS
+// (solver: lbfgs) has nothing to resume from and refuses the flags.
+func (s *step) checkpoints() bool {
+	v, _ := optionValue(s.Options["solver"])
+	return v == "" || v == "sdca"
 }
 
 // checkpoint returns train's checkpoint directory and whether it holds a
