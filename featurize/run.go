@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -163,6 +164,9 @@ type RunOptions struct {
 	Writer pipeline.WriterOptions
 	// BatchTokens is the record-batch size in tokens (0: the default).
 	BatchTokens int
+	// Progress, when set, shows the input bytes read (every pass) with
+	// their rate and ETA; nil: nothing.
+	Progress *progress.Reporter
 }
 
 // Run featurizes the corpus src reads (a file, or standard input) into a
@@ -180,6 +184,11 @@ func Run(ctx context.Context, in pipeline.Source, out io.Writer, opts RunOptions
 		return tables.FeatureSummary{}, err
 	}
 	defer src.Close()
+	passes := 1
+	if twoPass {
+		passes = 2
+	}
+	defer src.track(opts.Progress, in, passes).End()
 	sum, err := run(ctx, src, display, out, opts, twoPass)
 	if err != nil && ctx.Err() != nil {
 		return tables.FeatureSummary{}, ctx.Err()

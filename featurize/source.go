@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/pipeline"
 )
@@ -29,7 +30,8 @@ type source struct {
 	size   int64
 	stream io.Reader
 	spool  *pipeline.Spool
-	file   *os.File // the opened stream file, closed by Close
+	file   *os.File      // the opened stream file, closed by Close
+	read   *atomic.Int64 // when set (track), counts the input bytes read
 }
 
 // openSource opens src for Run; display names it in messages; twoPass
@@ -129,12 +131,18 @@ func isTreebankZip(path string, in InputOptions) bool {
 
 // open returns a reader of the next pass.
 func (s *source) open(display string, in InputOptions) (Reader, io.Closer, error) {
-	if s.path != "" {
+	if s.path != "" && (s.read == nil || isTreebankZip(s.path, in) || isDir(s.path)) {
 		return OpenReader(pipeline.Source{Path: s.path}, in)
+	}
+	if s.path != "" {
+		return s.openCounted(display, in)
 	}
 	raw := s.stream
 	if s.ra != nil {
 		raw = io.NewSectionReader(s.ra, 0, s.size)
+	}
+	if s.read != nil {
+		raw = countingReader{raw, s.read}
 	}
 	raw, isTable := peekTable(raw)
 	if isTable {
@@ -176,4 +184,10 @@ func (s *source) Close() error {
 		errs = append(errs, s.file.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// isDir reports whether path names a directory (a partitioned table).
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }

@@ -22,6 +22,11 @@ func Table(ctx context.Context, in pipeline.Source, opts RunOptions) (*tables.Fe
 		return nil, tables.FeatureSummary{}, err
 	}
 	defer src.Close()
+	passes := 1
+	if opts.Vocab == nil {
+		passes = 2
+	}
+	defer src.track(opts.Progress, in, passes).End()
 	t, err := table(ctx, src, display, opts)
 	if err != nil && ctx.Err() != nil {
 		err = ctx.Err()

@@ -23,6 +23,7 @@ fuzz featurize FuzzTreebankPOS 8000 10s
 fuzz featurize FuzzTreebankMRG 8000 10s
 fuzz featurize FuzzCRFsuite 15000 10s
 fuzz featurize FuzzParseTemplates 10000 10s
+fuzz job FuzzParse 5000 10s
 fuzz featurize FuzzOpen 4000 10s
 fuzz featurize FuzzTreebankZip 10000 0s
 fuzz featurize FuzzTableReader 4000 2s

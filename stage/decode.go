@@ -9,6 +9,7 @@ import (
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -42,6 +43,9 @@ type DecodeOptions struct {
 	// Log receives warnings (the input fits the model poorly); nil:
 	// discarded.
 	Log io.Writer
+	// Progress, when set, shows the sentences and tokens decoded; nil:
+	// nothing.
+	Progress *progress.Reporter
 }
 
 // DecodeInput is an opened input of Decode.
@@ -147,7 +151,9 @@ func DecodeFrom(ctx context.Context, m *crf.Model, in *DecodeInput, out io.Write
 	if err != nil {
 		return tables.Coverage{}, err
 	}
-	cov, err := decode.Stream(ctx, m, in.src, decode.Options{Marginals: o.Marginals, Workers: o.Workers}, pw.Write)
+	write, endProgress := decodeProgress(o.Progress, pw.Write)
+	cov, err := decode.Stream(ctx, m, in.src, decode.Options{Marginals: o.Marginals, Workers: o.Workers}, write)
+	endProgress()
 	if err == nil {
 		if err = cov.Mismatch(in.name, o.modelName()); err != nil {
 			err = fmt.Errorf("decode: %w", err)

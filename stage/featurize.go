@@ -11,6 +11,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -39,6 +40,9 @@ type FeaturizeOptions struct {
 	Input *featurize.InputOptions
 	// Writer chooses the IPC format and compression of Featurize's output.
 	Writer pipeline.WriterOptions
+	// Progress, when set, shows the input bytes read with their rate and
+	// ETA; nil: nothing.
+	Progress *progress.Reporter
 }
 
 // Featurization is how a model or a training table's features were made:
@@ -107,6 +111,7 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 		r.Input = *o.Input
 	}
 	r.Writer = o.Writer
+	r.Progress = o.Progress
 	if !in.IsStdin() && strings.HasSuffix(in.Path, ".zip") && !strings.HasPrefix(r.Input.Format, "ptb-") {
 		return r, fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --input-format ptb-mrg or ptb-pos", in.Path)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
@@ -118,6 +119,10 @@ type TrainOptions struct {
 	BeforeTraining func() error
 	// Phase, when set, is train.Settings.Phase.
 	Phase func(phase string, epoch int)
+	// Progress, when set, shows the steps of each epoch with their rate
+	// and ETA, the certified gap against the target and the certificate
+	// passes; nil: nothing (the per-epoch lines go to Log as always).
+	Progress *progress.Reporter
 }
 
 // TrainResult is what Train returns.
@@ -245,13 +250,14 @@ func isSampler(kind string) bool {
 // trainer is one run of Train: the options with defaults, the problem and
 // what the run holds open.
 type trainer struct {
-	o      TrainOptions
-	name   string
-	t      *tables.FeatureTable
-	p      *train.Problem
-	set    train.Settings
-	sd     *train.SDCA
-	resume *train.Checkpoint
+	o        TrainOptions
+	name     string
+	t        *tables.FeatureTable
+	p        *train.Problem
+	set      train.Settings
+	sd       *train.SDCA
+	resume   *train.Checkpoint
+	progress *trainProgress
 	// Where the duals go (checkMemory) and, when streamed, the store's
 	// options, block count and the store.
 	place        int
@@ -430,7 +436,9 @@ func (r *trainer) saveCheckpoint(pr train.Progress) (string, error) {
 // run trains and makes the model.
 func (r *trainer) run(ctx context.Context, method train.Method) (*TrainResult, error) {
 	t0 := time.Now()
+	r.startProgress()
 	res, err := train.Train(ctx, r.p, r.set, method)
+	r.progress.end()
 	if err != nil {
 		return nil, r.trainError(err)
 	}

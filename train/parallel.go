@@ -237,8 +237,10 @@ func (par *parallel) epoch(ctx context.Context) error {
 		par.runRound()
 		par.round++
 		m.pos = par.stepsBefore(par.round)
+		m.live.Store(int64(m.pos))
 	}
 	par.round, m.pos = 0, 0
+	m.live.Store(0)
 	m.epoch++
 	return nil
 }

@@ -27,6 +27,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
 )
@@ -79,9 +80,10 @@ type SDCA struct {
 	rows    *sentenceRows
 	steps   int64
 	lsIters int64
-	epoch   int // completed epochs
-	pos     int // steps done in the epoch in progress
-	next    int // the sentence drawn for step pos (when pos > 0 and sequential)
+	epoch   int          // completed epochs
+	pos     int          // steps done in the epoch in progress
+	live    atomic.Int64 // pos, published every 256 steps for LiveSteps
+	next    int          // the sentence drawn for step pos (when pos > 0 and sequential)
 
 	par *parallel // the workers, when there are more than one
 	// A worker of a parallel SDCA is an SDCA too, on its partition: its
@@ -497,9 +499,12 @@ func (m *SDCA) Epoch(ctx context.Context) error {
 	// — so that the next sentence's weight rows are fetched while this step
 	// finishes.
 	for k := m.pos; k < n; k++ {
-		if k&255 == 0 && k > 0 && ctx.Err() != nil {
-			m.pos, m.next = k, i
-			return ctx.Err()
+		if k&255 == 0 && k > 0 {
+			m.live.Store(int64(k))
+			if ctx.Err() != nil {
+				m.pos, m.next = k, i
+				return ctx.Err()
+			}
 		}
 		if k == n-1 {
 			st, _ := m.step(i, false)
@@ -509,6 +514,7 @@ func (m *SDCA) Epoch(ctx context.Context) error {
 		_, i = m.step(i, true)
 	}
 	m.pos, m.next = 0, -1
+	m.live.Store(0)
 	m.epoch++
 	return nil
 }
@@ -529,6 +535,11 @@ func (m *SDCA) Refresh(ctx context.Context) error {
 // EpochSteps returns the number of steps done in the epoch in progress (0
 // between epochs).
 func (m *SDCA) EpochSteps() int { return m.pos }
+
+// LiveSteps returns the steps done in the epoch in progress, to within 256
+// steps (a round with several workers). Unlike EpochSteps it may be called
+// from another goroutine while an epoch runs: progress displays poll it.
+func (m *SDCA) LiveSteps() int { return int(m.live.Load()) }
 
 // Step performs one SDCA step on sentence i and returns what it did. With
 // more than one worker it is a sequential step on the weights all the

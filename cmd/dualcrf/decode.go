@@ -43,6 +43,7 @@ unknown to the model, or gold labels it cannot predict, are warnings with counts
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
 			&cli.StringFlag{Name: "input-format", Usage: "with --text: corpus format (default: the model's)"},
 			&cli.BoolFlag{Name: "no-labels", Usage: "with --text: the corpus has no label column"},
+			progressFlag(),
 		}, writerFlags()...),
 		Action: runDecode,
 	}
@@ -78,6 +79,9 @@ func runDecode(c *cli.Context) error {
 		return err
 	}
 	defer in.Close()
+	var done func()
+	o.Progress, o.Log, done = stageProgress(c)
+	defer done()
 	return withOutput(c, c.String("output"), func(w io.Writer, _ string) error {
 		_, err := stage.DecodeFrom(c.Context, m, in, w, o)
 		return err

@@ -38,6 +38,7 @@ partitions) — with one row per token (--sentence-column, --position-column, --
 			&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output); Parquet when the name ends .parquet"},
 			&cli.StringFlag{Name: "output-format", Value: "arrow", Usage: "output table: arrow (Arrow IPC, see --ipc) or parquet (default: by -o's name)"},
+			progressFlag(),
 		}, append(append(inputFlags(), limitFlags()...), writerFlags()...)...),
 		Action: runFeaturize,
 	}
@@ -65,16 +66,20 @@ func runFeaturize(c *cli.Context) error {
 		return err
 	}
 	opts.Writer = wopts
+	var log io.Writer
+	var done func()
+	opts.Progress, log, done = stageProgress(c)
+	defer done()
 	return withOutput(c, c.String("output"), func(w io.Writer, name string) error {
 		sum, err := stage.Featurize(c.Context, std(c).Source(in), w, opts)
 		if err != nil {
 			return err
 		}
-		logf(c, "featurize: %d sentences, %d tokens, %d attributes, %d labels -> %s",
+		fmt.Fprintf(log, "featurize: %d sentences, %d tokens, %d attributes, %d labels -> %s\n",
 			sum.Sentences, sum.Tokens, sum.Attributes, len(sum.Labels), name)
 		if sum.Coverage != nil {
 			for _, w := range sum.Coverage.Warnings(opts.Like.Name) {
-				logf(c, "featurize: warning: %s", w)
+				fmt.Fprintf(log, "featurize: warning: %s\n", w)
 			}
 		}
 		return nil

@@ -20,8 +20,9 @@ import (
 // the repository whose parent holds shared/data (so the README's
 // ../shared/data resolves), with the dualcrf that `go install ./cmd/dualcrf`
 // puts on PATH. Blocks marked ```sh dev (commands for the repository
-// itself, such as go test) and blocks in other languages (Python, SQL, Go: stage's Example runs that one) are
-// not run. It takes minutes (CoNLL-2000 is trained twice), so it runs only
+// itself, such as go test), ```sh root (installing system files), ```crontab
+// and blocks in other languages (Python, SQL, Go: stage's Example runs that one) are
+// not run. It takes minutes (CoNLL-2000 is trained three times), so it runs only
 // with -readme (.ci/run passes it):
 //
 //	go test ./cmd/dualcrf -run TestREADME -readme -v
@@ -74,7 +75,7 @@ func readmeRunnable(info string) (run, known bool) {
 	switch info {
 	case "sh":
 		return true, true
-	case "sh dev", "python", "sql", "go":
+	case "sh dev", "sh root", "crontab", "python", "sql", "go":
 		return false, true
 	}
 	return false, false
@@ -102,7 +103,7 @@ func TestREADMEBlocks(t *testing.T) {
 	for _, b := range blocks {
 		run, known := readmeRunnable(b.info)
 		if !known {
-			t.Errorf("README.md:%d: block marked %q: mark it sh (run by TestREADME), sh dev, python, sql or go", b.line, b.info)
+			t.Errorf("README.md:%d: block marked %q: mark it sh (run by TestREADME), sh dev, sh root, crontab, python, sql or go", b.line, b.info)
 		}
 		if !run {
 			continue

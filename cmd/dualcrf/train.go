@@ -67,6 +67,7 @@ oracle calls (forward–backward passes over one sentence, certificates apart) a
 			&cli.IntFlag{Name: "checkpoint-every", Value: stage.DefaultCheckpointEvery, Usage: "epochs between checkpoints (0: only by --checkpoint-interval and on interrupt)"},
 			&cli.DurationFlag{Name: "checkpoint-interval", Usage: "training time between checkpoints, e.g. 10m (0: none)"},
 			&cli.StringFlag{Name: "resume", Usage: "continue from the newest valid snapshot in this directory (same data and settings); checkpoints go on there unless --checkpoint says otherwise"},
+			progressFlag(),
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the training loop here", Hidden: true},
 		},
 		Action: runTrain,
@@ -124,6 +125,9 @@ func runTrain(c *cli.Context) error {
 	}
 	outs := &trainOutputs{c: c, modelFormat: modelFormat, logFormat: logFormat}
 	defer outs.close()
+	var done func()
+	o.Progress, o.Log, done = stageProgress(c)
+	defer done()
 	o.BeforeTraining = outs.open
 	ctx := installTestHook(c, &o)
 	res, err := stage.Train(ctx, t, in, o)

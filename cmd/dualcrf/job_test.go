@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/job"
+	"github.com/dualcrf/dualcrf/progress"
+)
+
+// jobFile is a job of the four stages on the small corpora; train runs
+// three epochs, certifying every second one.
+const jobFile = `name: small
+vars:
+  text: ""
+stages:
+  - name: features
+    run: featurize
+    inputs: ["${text}/train150.txt"]
+    options: {template: chunking}
+    output: out/train.arrow
+  - run: train
+    inputs: [out/train.arrow]
+    options: {max-epochs: 3, gap-every: 2, gap-tol: 1e-9, quiet: true}
+    output: out/model.arrow
+  - name: test-features
+    run: featurize
+    inputs: ["${text}/test50.txt"]
+    options: {model: out/model.arrow}
+    output: out/test.arrow
+  - run: decode
+    inputs: [out/test.arrow]
+    options: {model: out/model.arrow}
+    output: out/pred.arrow
+  - run: eval
+    inputs: [out/pred.arrow]
+    output: out/scores.json
+`
+
+// readManifest reads a job's manifest.
+func readManifest(t *testing.T, path string) job.Manifest {
+	t.Helper()
+	var m job.Manifest
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		t.Fatalf("manifest %s: %v\n%s", path, err, b)
+	}
+	return m
+}
+
+// stageStatuses lists a manifest's stage statuses.
+func stageStatuses(m job.Manifest) string {
+	var s []string
+	for _, st := range m.Stages {
+		s = append(s, st.Status)
+	}
+	return strings.Join(s, " ")
+}
+
+// TestJobRun: `dualcrf run` on the four stages: a first run runs them all
+// and records eval's scores; a second skips them all; a run interrupted by
+// SIGTERM in training exits 143 naming the stage, and the next run
+// resumes it to the model bytes of the uninterrupted run; a run while
+// another holds the job's lock is refused with exit 1, naming its pid.
+func TestJobRun(t *testing.T) {
+	fixtures(t)
+	text, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	jobPath := filepath.Join(dir, "job.yaml")
+	if err := os.WriteFile(jobPath, []byte(jobFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(dir, ".dualcrf-job/small/manifest.json")
+	runJob := func(env ...string) result {
+		cmd := command(dir, "run", "--var", "text="+text, "job.yaml")
+		cmd.Env = append(cmd.Env, env...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		r := result{args: cmd.Args}
+		finish(&r, cmd, cmd.Run())
+		r.stdout, r.stderr = stdout.Bytes(), stderr.Bytes()
+		return r
+	}
+
+	if r := runJob(); r.code != 0 {
+		t.Fatalf("first run: %v", r)
+	}
+	m := readManifest(t, manifest)
+	if got := stageStatuses(m); got != "ran ran ran ran ran" || m.Stages[4].Metrics["f1"] == nil || m.Stages[1].Metrics["epochs"] != 3.0 {
+		t.Fatalf("first run: %s %v %v", got, m.Stages[4].Metrics, m.Stages[1].Metrics)
+	}
+	full, err := os.ReadFile(filepath.Join(dir, "out/model.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := runJob(); r.code != 0 || stageStatuses(readManifest(t, manifest)) != "skipped skipped skipped skipped skipped" {
+		t.Fatalf("second run: %v %s", r, stageStatuses(readManifest(t, manifest)))
+	}
+
+	os.Remove(filepath.Join(dir, "out/model.arrow"))
+	r := runJob(testHookEnv + "=epoch:2:2:TERM")
+	if r.code != 143 || !strings.Contains(string(r.stderr), "stage train (train) failed: train: interrupted during the certificate pass of epoch 2") ||
+		!strings.Contains(string(r.stderr), "run the job again to resume") {
+		t.Fatalf("interrupted run: %v", r)
+	}
+	if failed := readManifest(t, filepath.Join(dir, ".dualcrf-job/small/manifest.failed.json")); failed.Status != "interrupted" || failed.FailedAt != "train" {
+		t.Errorf("failed manifest: %+v", failed)
+	}
+	if r := runJob(); r.code != 0 || !strings.Contains(string(r.stderr), "train: resuming from") {
+		t.Fatalf("resumed run: %v", r)
+	}
+	m = readManifest(t, manifest)
+	if got := stageStatuses(m); got != "skipped ran skipped skipped skipped" || !m.Stages[1].Resumed {
+		t.Errorf("resumed run: %s, resumed %v", got, m.Stages[1].Resumed)
+	}
+	if resumed, _ := os.ReadFile(filepath.Join(dir, "out/model.arrow")); !bytes.Equal(resumed, full) {
+		t.Error("the resumed training made other model bytes")
+	}
+
+	lock, err := osfile.OpenFile(filepath.Join(dir, ".dualcrf-job/small/lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := osfile.TryLock(lock); err != nil {
+		t.Fatal(err)
+	}
+	lock.WriteAt([]byte(fmt.Sprintf("%d\n", os.Getpid())), 0)
+	r = runJob()
+	if want := fmt.Sprintf("dualcrf: job small is running already (pid %d holds .dualcrf-job/small/lock); not starting a second run\n", os.Getpid()); r.code != 1 || string(r.stderr) != want {
+		t.Errorf("concurrent run: %v\nwant %q", r, want)
+	}
+}
+
+// TestProgressJSON: train --progress json writes only JSON objects on
+// standard error, numbered in order: the train task's start, progress
+// and end, and every message as a log event.
+func TestProgressJSON(t *testing.T) {
+	f := fixtures(t)
+	r := runBinary(t, t.TempDir(), "", "train", "--progress", "json", "--max-epochs", "3", "--gap-tol", "1e-9", "-o", "m.arrow", f.train)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	var kinds []string
+	var logs int
+	sc := bufio.NewScanner(bytes.NewReader(r.stderr))
+	for i := int64(1); sc.Scan(); i++ {
+		var e progress.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("line %d %q: %v", i, sc.Text(), err)
+		}
+		if e.Seq != i {
+			t.Errorf("line %d has seq %d", i, e.Seq)
+		}
+		if e.Event == "log" {
+			logs++
+		} else if e.Task == "train" && (len(kinds) == 0 || kinds[len(kinds)-1] != e.Event) {
+			kinds = append(kinds, e.Event)
+		}
+	}
+	if k := strings.Join(kinds, " "); !strings.HasPrefix(k, "start") || !strings.HasSuffix(k, "end") || !strings.Contains(k, "restart") {
+		t.Errorf("train events %s", k)
+	}
+	if logs < 5 { // the summary, 4 epoch lines (0–3), the stop line
+		t.Errorf("%d log events:\n%s", logs, r.stderr)
+	}
+	if len(r.stdout) != 0 {
+		t.Errorf("progress on standard output: %q", r.stdout)
+	}
+}
+
+// TestDecodeProgressJSON: decode --progress json counts the sentences
+// decoded: its end event has all of them (test50.txt has 50) and the
+// tokens in its note.
+func TestDecodeProgressJSON(t *testing.T) {
+	f := fixtures(t)
+	r := runBinary(t, t.TempDir(), "", "decode", "--progress", "json", "-m", f.model, "-o", "p.arrow", f.test)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	var last progress.Event
+	sc := bufio.NewScanner(bytes.NewReader(r.stderr))
+	for sc.Scan() {
+		var e progress.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%q: %v", sc.Text(), err)
+		}
+		if e.Task == "decode" {
+			last = e
+		}
+	}
+	if last.Event != "end" || last.Done != 50 || last.Unit != "sentences" || !strings.HasSuffix(last.Note, " tokens") {
+		t.Errorf("last decode event %+v\n%s", last, r.stderr)
+	}
+}
+
+// TestFeaturizeProgressJSON: featurize --progress json counts the input
+// file's bytes over both passes: its end event has read the file twice,
+// out of a total of twice its size; the table is the same bytes as
+// without progress.
+func TestFeaturizeProgressJSON(t *testing.T) {
+	f := fixtures(t)
+	st, err := os.Stat(f.trainText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r := runBinary(t, dir, "", "featurize", "--progress", "json", "-o", "p.arrow", f.trainText)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	var last progress.Event
+	sc := bufio.NewScanner(bytes.NewReader(r.stderr))
+	for sc.Scan() {
+		var e progress.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%q: %v", sc.Text(), err)
+		}
+		if e.Task == "featurize" {
+			last = e
+		}
+	}
+	if last.Event != "end" || last.Done != 2*st.Size() || last.Total != 2*st.Size() || last.Unit != "bytes" {
+		t.Errorf("last featurize event %+v, want 2×%d bytes\n%s", last, st.Size(), r.stderr)
+	}
+	if r := runBinary(t, dir, "", "featurize", "--progress", "none", "-o", "n.arrow", f.trainText); r.code != 0 {
+		t.Fatal(r)
+	}
+	sameFile(t, filepath.Join(dir, "p.arrow"), filepath.Join(dir, "n.arrow"))
+}

@@ -1,0 +1,206 @@
+package job
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// step is a stage made concrete: its command line and its files.
+type step struct {
+	Stage
+	index   int
+	args    []string // the command's arguments (without train's checkpoint flags)
+	inputs  []string // every file read: arguments and file options
+	outputs []string // every file written
+	stdout  string   // eval's report goes to this file ("" : the run's standard output)
+}
+
+// steps makes every stage concrete: globs expanded, paths resolved, the
+// options written as flags in name order.
+func (f *File) steps() ([]*step, error) {
+	var out []*step
+	for i, s := range f.Stages {
+		st := &step{Stage: s, index: i}
+		if err := f.makeStep(st); err != nil {
+			return nil, fmt.Errorf("%s: stage %s: %w", f.path, s.Name, err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// makeStep fills in st's arguments and files.
+func (f *File) makeStep(st *step) error {
+	files := fileOptions[st.Run]
+	st.args = []string{st.Run}
+	keys := make([]string, 0, len(st.Options))
+	for k := range st.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, _ := optionValue(st.Options[k]) // checked by Parse
+		switch {
+		case slices.Contains(files.in, k):
+			v = f.resolve(v)
+			st.inputs = append(st.inputs, v)
+		case slices.Contains(files.out, k):
+			v = f.resolve(v)
+			st.outputs = append(st.outputs, v)
+		}
+		st.args = append(st.args, "--"+k+"="+v)
+	}
+	if st.Run == "eval" {
+		st.args = append(st.args, "--json")
+		if st.Output != "" {
+			st.stdout = f.resolve(st.Output)
+			st.outputs = append(st.outputs, st.stdout)
+		}
+	} else {
+		out := f.resolve(st.Output)
+		st.args = append(st.args, "--output="+out)
+		st.outputs = append(st.outputs, out)
+	}
+	var args []string
+	for _, pat := range st.Inputs {
+		if pat == "-" || pat == "" {
+			return fmt.Errorf("input %q: a job reads files, not standard input", pat)
+		}
+		p := f.resolve(pat)
+		if !strings.ContainsAny(pat, "*?[") {
+			args = append(args, p)
+			continue
+		}
+		m, err := filepath.Glob(p)
+		if err != nil {
+			return fmt.Errorf("input %q: %w", pat, err)
+		}
+		if len(m) == 0 {
+			return fmt.Errorf("input %q matches no file", pat)
+		}
+		args = append(args, m...) // sorted by Glob
+	}
+	if len(args) > 0 {
+		st.args = append(st.args, "--")
+		st.args = append(st.args, args...)
+	}
+	st.inputs = append(st.inputs, args...)
+	for _, o := range st.outputs {
+		if slices.Contains(st.inputs, o) {
+			return fmt.Errorf("%s is both an input and an output", o)
+		}
+	}
+	return nil
+}
+
+// FileHash is a file's path and the SHA-256 of its content (a directory's:
+// of its files' relative paths and contents, in path order).
+type FileHash struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// hashFiles hashes each path.
+func hashFiles(paths []string) ([]FileHash, error) {
+	out := make([]FileHash, 0, len(paths))
+	for _, p := range paths {
+		h, err := hashPath(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// hashPath hashes a file, or a directory's regular files.
+func hashPath(path string) (FileHash, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return FileHash{}, err
+	}
+	h := sha256.New()
+	var n int64
+	if !st.IsDir() {
+		if n, err = hashFile(h, path); err != nil {
+			return FileHash{}, err
+		}
+		return FileHash{Path: path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: n}, nil
+	}
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, _ := filepath.Rel(path, p)
+		fmt.Fprintf(h, "%s\x00", filepath.ToSlash(rel))
+		m, err := hashFile(h, p)
+		n += m
+		return err
+	})
+	if err != nil {
+		return FileHash{}, err
+	}
+	return FileHash{Path: path, SHA256: hex.EncodeToString(h.Sum(nil)), Bytes: n}, nil
+}
+
+// hashFile feeds the file at path to w.
+func hashFile(w io.Writer, path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n, err := io.Copy(w, f)
+	if err != nil {
+		return n, fmt.Errorf("%s: %w", path, err)
+	}
+	return n, nil
+}
+
+// Record is what the job remembers of a stage's last successful run, to
+// skip it when nothing changed.
+type Record struct {
+	Args    []string       `json:"args"`
+	Inputs  []FileHash     `json:"inputs"`
+	Outputs []FileHash     `json:"outputs"`
+	Seconds float64        `json:"seconds"`
+	Metrics map[string]any `json:"metrics,omitempty"`
+}
+
+// whyRun says why st must run given its last record and the hashes of its
+// inputs now; "" means it may be skipped.
+func whyRun(st *step, rec *Record, inputs []FileHash) string {
+	switch {
+	case rec == nil:
+		return "no previous run"
+	case !slices.Equal(rec.Args, st.args):
+		return "options or files changed"
+	}
+	if len(rec.Inputs) != len(inputs) {
+		return "inputs changed"
+	}
+	for i, h := range inputs {
+		if rec.Inputs[i].SHA256 != h.SHA256 {
+			return "input " + h.Path + " changed"
+		}
+	}
+	for _, o := range rec.Outputs {
+		h, err := hashPath(o.Path)
+		switch {
+		case err != nil:
+			return "output " + o.Path + " is missing"
+		case h.SHA256 != o.SHA256:
+			return "output " + o.Path + " changed since"
+		}
+	}
+	return ""
+}

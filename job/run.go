@@ -1,0 +1,478 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/progress"
+	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/stage"
+)
+
+// Exec runs the command's stages: the job hands it a stage's command line
+// (the command name, then flags, "--" and the inputs).
+type Exec interface {
+	// Check parses args and refuses bad options as the command would,
+	// reading and writing nothing.
+	Check(args []string) error
+	// Run runs the stage; its standard output goes to stdout and its
+	// messages to stderr.
+	Run(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// Options configure Run.
+type Options struct {
+	// DryRun prints the plan (what would run, what would be skipped and
+	// why) to Log and touches nothing.
+	DryRun bool
+	// Log receives the job's lines and the stages' messages; nil: discarded.
+	Log io.Writer
+	// Stdout receives the report of an eval stage without an output.
+	Stdout io.Writer
+	// Progress, when set, counts the stages (the stages' own bars nest
+	// under it).
+	Progress *progress.Reporter
+}
+
+// The statuses of a stage in the manifest.
+const (
+	StatusRan     = "ran"
+	StatusSkipped = "skipped"
+	StatusFailed  = "failed"
+	StatusNotRun  = "not run"
+	StatusPlanned = "would run"
+)
+
+// StageReport is a stage's entry in the manifest.
+type StageReport struct {
+	Name    string         `json:"name"`
+	Run     string         `json:"run"`
+	Status  string         `json:"status"`
+	Reason  string         `json:"reason,omitempty"` // why it ran, or why it failed
+	Args    []string       `json:"args"`
+	Options map[string]any `json:"options,omitempty"`
+	Inputs  []FileHash     `json:"inputs,omitempty"`
+	Outputs []FileHash     `json:"outputs,omitempty"`
+	Resumed bool           `json:"resumed,omitempty"` // train continued from its checkpoint
+	Seconds float64        `json:"seconds"`
+	Metrics map[string]any `json:"metrics,omitempty"`
+	Error   string         `json:"error,omitempty"`
+}
+
+// Manifest is the record of one run of a job.
+type Manifest struct {
+	Job      string        `json:"job"`
+	File     string        `json:"file"`
+	Status   string        `json:"status"` // ok, failed, interrupted
+	Started  time.Time     `json:"started"`
+	Seconds  float64       `json:"seconds"`
+	PID      int           `json:"pid"`
+	Stages   []StageReport `json:"stages"`
+	FailedAt string        `json:"failed_stage,omitempty"`
+	Error    string        `json:"error,omitempty"`
+}
+
+// state is the job's memory: each stage's last successful run.
+type state struct {
+	Stages map[string]*Record `json:"stages"`
+}
+
+// runner is one run of a job.
+type runner struct {
+	f     *File
+	x     Exec
+	o     Options
+	steps []*step
+	st    state
+	made  map[string]string // output path → the stage planned to make it (dry run)
+	man   Manifest
+}
+
+// Run runs the job f: every stage whose inputs, options or outputs changed
+// since its last successful run, in order, under the job's lock. It
+// returns the run's manifest, also written (atomically) to
+// f.ManifestPath() on success and to f.FailedManifestPath() on failure,
+// which leaves the previous run's manifest and the failed stage's
+// outputs as they were. The error names the stage that failed.
+func Run(ctx context.Context, f *File, x Exec, o Options) (*Manifest, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	steps, err := f.steps()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range steps {
+		if err := x.Check(s.args); err != nil {
+			return nil, fmt.Errorf("%s: stage %s (%s): %w", f.path, s.Name, s.Run, err)
+		}
+	}
+	r := &runner{f: f, x: x, o: o, steps: steps, made: map[string]string{},
+		man: Manifest{Job: f.Name, File: f.path, Started: time.Now().UTC(), PID: os.Getpid()}}
+	if !o.DryRun {
+		unlock, err := lockJob(f)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
+	if err := r.readState(); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	err = r.runSteps(ctx)
+	r.man.Seconds = time.Since(t0).Seconds()
+	if o.DryRun {
+		return &r.man, err
+	}
+	path := f.ManifestPath()
+	r.man.Status = "ok"
+	if err != nil {
+		path = f.FailedManifestPath()
+		r.man.Status, r.man.Error = "failed", err.Error()
+		if ctx.Err() != nil {
+			r.man.Status = "interrupted"
+		}
+	}
+	if werr := writeJSON(path, &r.man); werr != nil && err == nil {
+		err = werr
+	}
+	return &r.man, err
+}
+
+// runSteps runs (or plans) the stages in order; after a failure the rest
+// are marked not run.
+func (r *runner) runSteps(ctx context.Context) error {
+	n := len(r.steps)
+	task := r.o.Progress.Start("run", "stages", int64(n))
+	defer task.End()
+	var failed error
+	for i, s := range r.steps {
+		rep := StageReport{Name: s.Name, Run: s.Run, Args: s.args, Options: s.Options}
+		if failed != nil {
+			rep.Status = StatusNotRun
+			r.man.Stages = append(r.man.Stages, rep)
+			continue
+		}
+		task.Set(int64(i + 1)) // the stage in progress: "run 2/5"
+		task.Note(fmt.Sprintf("%s (%s)", s.Name, s.Run))
+		prefix := fmt.Sprintf("run: [%d/%d] %s (%s)", i+1, n, s.Name, s.Run)
+		if err := r.runStep(ctx, s, &rep, prefix); err != nil {
+			rep.Status, rep.Error = StatusFailed, err.Error()
+			r.man.FailedAt = s.Name
+			failed = fmt.Errorf("stage %s (%s) failed: %w", s.Name, s.Run, err)
+			if s.Run == "train" && ctx.Err() != nil {
+				failed = fmt.Errorf("%w\nrun: run the job again to resume the training from its checkpoint", failed)
+			}
+		}
+		r.man.Stages = append(r.man.Stages, rep)
+	}
+	return failed
+}
+
+// runStep runs one stage, or skips it, filling in its report.
+func (r *runner) runStep(ctx context.Context, s *step, rep *StageReport, prefix string) error {
+	t0 := time.Now()
+	rec := r.st.Stages[s.Name]
+	inputs, why, err := r.inputsAndReason(s, rec)
+	if err != nil {
+		return err
+	}
+	rep.Inputs = inputs
+	if why == "" {
+		rep.Status, rep.Reason, rep.Outputs, rep.Metrics = StatusSkipped, "unchanged", rec.Outputs, rec.Metrics
+		rep.Seconds = time.Since(t0).Seconds() // hashing the files
+		fmt.Fprintf(r.o.Log, "%s: skipped in %.2fs: its inputs, options and outputs are as recorded\n", prefix, rep.Seconds)
+		return nil
+	}
+	rep.Reason = why
+	if r.o.DryRun {
+		rep.Status = StatusPlanned
+		for _, o := range s.outputs {
+			r.made[o] = s.Name
+		}
+		fmt.Fprintf(r.o.Log, "%s: would run: %s\n", prefix, why)
+		return nil
+	}
+	fmt.Fprintf(r.o.Log, "%s: running: %s\n", prefix, why)
+	t0 = time.Now()
+	if err := r.exec(ctx, s, inputs, rep); err != nil {
+		rep.Seconds = time.Since(t0).Seconds()
+		return err
+	}
+	rep.Seconds = time.Since(t0).Seconds()
+	outs, err := hashFiles(s.outputs)
+	if err != nil {
+		return fmt.Errorf("its output: %w", err)
+	}
+	rep.Status, rep.Outputs = StatusRan, outs
+	rep.Metrics = metrics(s)
+	fmt.Fprintf(r.o.Log, "%s: done in %.2fs%s\n", prefix, rep.Seconds, describeMetrics(rep.Metrics))
+	r.st.Stages[s.Name] = &Record{Args: s.args, Inputs: inputs, Outputs: outs, Seconds: rep.Seconds, Metrics: rep.Metrics}
+	return writeJSON(r.statePath(), &r.st)
+}
+
+// inputsAndReason hashes s's inputs and says why it must run ("": it need
+// not). In a dry run an input an earlier stage would make is not hashed.
+func (r *runner) inputsAndReason(s *step, rec *Record) ([]FileHash, string, error) {
+	if r.o.DryRun {
+		for _, in := range s.inputs {
+			if by, ok := r.made[in]; ok {
+				return nil, fmt.Sprintf("its input %s is made by stage %s, which would run (it runs if that output changes)", in, by), nil
+			}
+		}
+	}
+	inputs, err := hashFiles(s.inputs)
+	if err != nil {
+		return nil, "", fmt.Errorf("input: %w", err)
+	}
+	return inputs, whyRun(s, rec, inputs), nil
+}
+
+// exec runs the stage's command; train gets a checkpoint directory of its
+// own, resumed from when an earlier run of the same stage (same command
+// line and inputs) was interrupted.
+func (r *runner) exec(ctx context.Context, s *step, inputs []FileHash, rep *StageReport) error {
+	for _, o := range s.outputs {
+		if err := os.MkdirAll(filepath.Dir(o), 0o755); err != nil {
+			return err
+		}
+	}
+	args := s.args
+	var ckpt string
+	if s.Run == "train" && s.checkpoints() {
+		var resume bool
+		var err error
+		ckpt, resume, err = r.checkpoint(s, inputs)
+		if err != nil {
+			return err
+		}
+		flag := "--checkpoint="
+		if resume {
+			flag = "--resume="
+			rep.Resumed = true
+		}
+		args = append([]string{args[0], flag + ckpt}, args[1:]...)
+	}
+	if s.stdout == "" {
+		if err := r.x.Run(ctx, args, r.o.Stdout, r.o.Log); err != nil {
+			return err
+		}
+	} else {
+		out, err := pipeline.CreateOutput(s.stdout)
+		if err != nil {
+			return err
+		}
+		defer out.Close()
+		if err := r.x.Run(ctx, args, out, r.o.Log); err != nil {
+			return err
+		}
+		if err := out.Commit(); err != nil {
+			return err
+		}
+	}
+	if ckpt != "" {
+		os.RemoveAll(ckpt) // the model is written: the snapshots are spent
+		os.Remove(ckpt + ".key")
+	}
+	return nil
+}
+
+// checkpoints reports whether train checkpoints: SDCA does, L-BFGS
+// (solver: lbfgs) has nothing to resume from and refuses the flags.
+func (s *step) checkpoints() bool {
+	v, _ := optionValue(s.Options["solver"])
+	return v == "" || v == "sdca"
+}
+
+// checkpoint returns train's checkpoint directory and whether it holds a
+// snapshot of an interrupted run of this very stage to resume; a directory
+// left by other inputs or options is cleared.
+func (r *runner) checkpoint(s *step, inputs []FileHash) (string, bool, error) {
+	dir := filepath.Join(r.f.StateDir(), "checkpoints", s.Name)
+	h := sha256.New()
+	json.NewEncoder(h).Encode(struct {
+		Args   []string
+		Inputs []FileHash
+	}{s.args, inputs})
+	key := hex.EncodeToString(h.Sum(nil))
+	old, _ := os.ReadFile(dir + ".key")
+	if strings.TrimSpace(string(old)) == key {
+		if _, err := os.Stat(filepath.Join(dir, "CURRENT")); err == nil {
+			return dir, true, nil
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return "", false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", false, err
+	}
+	return dir, false, os.WriteFile(dir+".key", []byte(key+"\n"), 0o644)
+}
+
+// statePath is the file of the job's records.
+func (r *runner) statePath() string { return filepath.Join(r.f.StateDir(), "state.json") }
+
+// readState reads the records of the last runs (none on a first run).
+func (r *runner) readState() error {
+	r.st.Stages = map[string]*Record{}
+	b, err := os.ReadFile(r.statePath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &r.st); err != nil {
+		return fmt.Errorf("%s: %w (remove it to run every stage again)", r.statePath(), err)
+	}
+	if r.st.Stages == nil {
+		r.st.Stages = map[string]*Record{}
+	}
+	return nil
+}
+
+// writeJSON writes v as indented JSON to path atomically.
+func writeJSON(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	out, err := pipeline.CreateOutput(path)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if _, err := out.Write(append(b, '\n')); err != nil {
+		return err
+	}
+	return out.Commit()
+}
+
+// LockedError is the refusal of a second run of a job.
+type LockedError struct {
+	Job  string
+	Lock string
+	PID  int // 0: unknown
+}
+
+func (e *LockedError) Error() string {
+	who := "another run"
+	if e.PID > 0 {
+		who = "pid " + strconv.Itoa(e.PID)
+	}
+	return fmt.Sprintf("job %s is running already (%s holds %s); not starting a second run", e.Job, who, e.Lock)
+}
+
+// lockJob takes the job's lock (flock on STATE/lock, which names the
+// holder's pid) or refuses at once.
+func lockJob(f *File) (func(), error) {
+	dir := f.StateDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "lock")
+	lf, err := osfile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := osfile.TryLock(lf); err != nil {
+		lf.Close()
+		if osfile.IsLocked(err) {
+			b, _ := os.ReadFile(path)
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return nil, &LockedError{Job: f.Name, Lock: path, PID: pid}
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := lf.Truncate(0); err == nil {
+		lf.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return func() {
+		lf.Truncate(0)
+		lf.Close()
+	}, nil
+}
+
+// metrics reads what a finished stage measured: train's epochs, certified
+// gap and stop reason from the model; eval's scores from its report.
+func metrics(s *step) map[string]any {
+	switch {
+	case s.Run == "train":
+		m, err := stage.ReadModel(pipeline.Source{Path: s.outputs[len(s.outputs)-1]})
+		if err != nil {
+			return nil
+		}
+		var facts map[string]any
+		if json.Unmarshal([]byte(m.Meta[schemas.KeyTraining]), &facts) != nil {
+			return nil
+		}
+		out := map[string]any{}
+		for _, k := range []string{"epochs", "gap", "gap_tol", "stopped", "target_met", "primal"} {
+			if v, ok := facts[k]; ok {
+				out[k] = v
+			}
+		}
+		return out
+	case s.Run == "eval" && s.stdout != "":
+		b, err := os.ReadFile(s.stdout)
+		if err != nil {
+			return nil
+		}
+		var sc struct {
+			Accuracy float64 `json:"accuracy"`
+			Chunks   *struct {
+				Precision float64 `json:"precision"`
+				Recall    float64 `json:"recall"`
+				F1        float64 `json:"f1"`
+			} `json:"chunks"`
+		}
+		if json.NewDecoder(bytes.NewReader(b)).Decode(&sc) != nil {
+			return nil
+		}
+		out := map[string]any{"accuracy": sc.Accuracy}
+		if sc.Chunks != nil {
+			out["precision"], out["recall"], out["f1"] = sc.Chunks.Precision, sc.Chunks.Recall, sc.Chunks.F1
+		}
+		return out
+	}
+	return nil
+}
+
+// describeMetrics writes the metrics shown on a stage's "done" line.
+func describeMetrics(m map[string]any) string {
+	var parts []string
+	for _, k := range []string{"epochs", "gap", "stopped", "accuracy", "f1"} {
+		if v, ok := m[k]; ok {
+			if f, isF := v.(float64); isF && k != "epochs" {
+				parts = append(parts, fmt.Sprintf("%s %.4g", k, f))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s %v", k, v))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}

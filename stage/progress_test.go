@@ -1,0 +1,82 @@
+package stage_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/progress"
+	"github.com/dualcrf/dualcrf/stage"
+)
+
+// lockedBuffer is a buffer the reporter's goroutine may write to.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// TestProgressHooks: with Progress set, featurize, train (SDCA, whose
+// steps are polled from another goroutine: run with -race) and decode
+// each report a task from start to end, and the model is the one trained
+// without progress.
+func TestProgressHooks(t *testing.T) {
+	ctx := context.Background()
+	var buf lockedBuffer
+	p := progress.New(&buf, progress.JSON, progress.Options{Interval: 1})
+	src := pipeline.Source{Path: "../cmd/dualcrf/testdata/train150.txt"}
+	tab, _, err := stage.FeaturizeTable(ctx, src, stage.FeaturizeOptions{Progress: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := stage.TrainOptions{MaxEpochs: 3, GapTol: 1e-9, Seed: stage.DefaultSeed}
+	plain, err := stage.Train(ctx, tab, "train150", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Progress = p
+	res, err := stage.Train(ctx, tab, "train150", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pred bytes.Buffer
+	if _, err := stage.Decode(ctx, res.Model, src, &pred, stage.DecodeOptions{Text: true, Progress: p}); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	for i, w := range plain.Model.Weights {
+		if res.Model.Weights[i] != w {
+			t.Fatalf("weight %d: %g with progress, %g without", i, res.Model.Weights[i], w)
+		}
+	}
+	ends := map[string]progress.Event{}
+	sc := bufio.NewScanner(strings.NewReader(buf.b.String()))
+	for sc.Scan() {
+		var e progress.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%q: %v", sc.Text(), err)
+		}
+		if e.Event == "end" {
+			ends[e.Task] = e
+		}
+	}
+	if f := ends["featurize"]; f.Done == 0 || f.Done != f.Total {
+		t.Errorf("featurize end %+v", f)
+	}
+	if tr := ends["train"]; tr.Total != 150 || !strings.Contains(tr.Note, "epoch 3/3") || !strings.Contains(tr.Note, "certs 2") {
+		t.Errorf("train end %+v", tr)
+	}
+	if d := ends["decode"]; d.Done != 150 {
+		t.Errorf("decode end %+v", d)
+	}
+}
