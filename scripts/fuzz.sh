@@ -22,6 +22,7 @@ fuzz featurize FuzzConllu 8000 10s
 fuzz featurize FuzzTreebankPOS 8000 10s
 fuzz featurize FuzzTreebankMRG 8000 10s
 fuzz featurize FuzzCRFsuite 15000 10s
+fuzz featurize FuzzOCR 8000 10s
 fuzz featurize FuzzParseTemplates 10000 10s
 fuzz featurize FuzzOpen 4000 10s
 fuzz featurize FuzzTreebankZip 10000 0s

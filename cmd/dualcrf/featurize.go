@@ -16,7 +16,7 @@ import (
 func featurizeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "featurize",
-		Usage:     "turn CoNLL / CoNLL-U / Penn Treebank / CRFsuite text into an Arrow feature table",
+		Usage:     "turn CoNLL / CoNLL-U / Penn Treebank / CRFsuite / OCR text into an Arrow feature table",
 		ArgsUsage: "[INPUT|-]",
 		Description: `Reads INPUT (default: standard input; gzip and zstd are decompressed) and writes a feature
 table: one row per token with its attributes, labels and text. A training table learns its
@@ -24,7 +24,8 @@ attribute vocabulary (with --min-count); test data takes the training vocabulary
 or --vocab, which also supply the templates, so no flag needs repeating.
 
    dualcrf featurize --template chunking --min-count 3 -o train.arrow train.txt.gz
-   dualcrf featurize --model model.arrow test.txt.gz > test.arrow`,
+   dualcrf featurize --model model.arrow test.txt.gz > test.arrow
+   dualcrf featurize -f ocr --folds 0-8 -o ocr-train.arrow letter.data.gz`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file; default by format"},
 			intIn(&cli.IntFlag{Name: "min-count", Value: stage.DefaultMinCount, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
@@ -86,6 +87,7 @@ func inputFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-labels", Usage: "the input has no label column (text to tag)"},
 		&cli.BoolFlag{Name: "xpos", Usage: "CoNLL-U: label words with XPOS instead of UPOS"},
 		&cli.BoolFlag{Name: "keep-docstart", Usage: "CoNLL: keep -DOCSTART- lines as tokens"},
+		&cli.StringFlag{Name: "folds", Usage: "OCR: read only these folds, e.g. 0-8 (train) or 9 (test); comma-separated folds and ranges in 0-9 (default: all)"},
 	}
 }
 
@@ -129,6 +131,9 @@ func applyInputFlags(c *cli.Context, in *featurize.InputOptions) {
 	if c.IsSet("keep-docstart") {
 		in.KeepDocstart = c.Bool("keep-docstart")
 	}
+	if c.IsSet("folds") {
+		in.Folds = c.String("folds")
+	}
 }
 
 // checkInputFlags refuses input flags that contradict each other.
@@ -145,8 +150,8 @@ func checkFormatFlags(c *cli.Context, format string) error {
 	if format == "" {
 		format = "conll"
 	}
-	only := map[string]string{"columns": "conll", "label-column": "conll", "no-labels": "conll", "keep-docstart": "conll", "xpos": "conllu"}
-	for _, name := range []string{"columns", "label-column", "no-labels", "keep-docstart", "xpos"} {
+	only := map[string]string{"columns": "conll", "label-column": "conll", "no-labels": "conll", "keep-docstart": "conll", "xpos": "conllu", "folds": "ocr"}
+	for _, name := range []string{"columns", "label-column", "no-labels", "keep-docstart", "xpos", "folds"} {
 		if c.IsSet(name) && only[name] != format {
 			return fmt.Errorf("%s: --%s applies to --input-format %s, not to the input format %s", c.Command.Name, name, only[name], format)
 		}
@@ -171,6 +176,9 @@ func featurizeOptions(c *cli.Context) (stage.FeaturizeOptions, error) {
 	applyInputFlags(c, &in)
 	if err := checkFormatFlags(c, in.Format); err != nil {
 		return o, err
+	}
+	if _, err := featurize.ParseFolds(in.Folds); err != nil {
+		return o, fmt.Errorf("featurize: --%w", err)
 	}
 	if o.Like == nil {
 		o.MinCount = c.Int("min-count")
