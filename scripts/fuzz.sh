@@ -32,6 +32,7 @@ fuzz pipeline FuzzOpenRecordReader 3000 2s
 fuzz tables FuzzReadFeatureTable 15000 0s
 fuzz tables FuzzReadModel 4000 0s
 fuzz decode FuzzEvaluateReader 1500 0s
+fuzz plots FuzzReadRun 1500 0s
 fuzz featurize FuzzParseInputOptions 30000 0s
 fuzz schemas FuzzParseLabels 100000 0s
 fuzz schemas FuzzParseTrainingFacts 100000 0s

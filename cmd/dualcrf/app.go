@@ -19,6 +19,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		evalCommand(),
 		demoCommand(),
 		synthCommand(),
+		plotCommand(),
 	}
 	for _, c := range commands {
 		c.OnUsageError = usageError

@@ -119,7 +119,7 @@ func evalFiles(c *cli.Context, input string) error {
 // Arrow IPC files; --duals PATH is written too.
 func trainFiles(c *cli.Context, input string) error {
 	outputs := []pipeline.Path{pathOf("-o", c.String("output")), pathOf("--log", c.String("log")),
-		pathOf("--cpuprofile", c.String("cpuprofile"))}
+		pathOf("--plot", c.String("plot")), pathOf("--cpuprofile", c.String("cpuprofile"))}
 	if d := c.String("duals"); d != "memory" && d != "auto" {
 		outputs = append(outputs, pathOf("--duals", d))
 	}

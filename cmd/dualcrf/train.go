@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/plots"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
@@ -52,6 +54,7 @@ With --checkpoint DIR, SIGINT or SIGTERM at any moment saves the exact point rea
 			&cli.IntFlag{Name: "lbfgs-store", Value: train.DefaultLBFGSStore, Usage: "L-BFGS correction pairs, ≥ 1"},
 			&cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates) scored after each certificate"},
 			&cli.StringFlag{Name: "log", Usage: "write the per-epoch training log (Arrow IPC file) here"},
+			&cli.StringFlag{Name: "plot", Usage: "draw the certified gap and the primal against seconds and epochs here (.svg or .png)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no per-epoch lines on standard error"},
 			&cli.StringFlag{Name: "duals", Value: stage.DefaultDuals, Usage: "where SDCA keeps its dual variables: memory, a file PATH (memory-mapped), or auto (a file in the checkpoint directory or the system temp directory when they exceed --memory-budget)"},
 			&cli.StringFlag{Name: "memory-budget", Usage: "largest dual size kept in memory with --duals auto, e.g. 8GiB (default: half of physical memory); a run estimated to need more memory than this (default: physical memory) is refused"},
@@ -86,6 +89,11 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 			return o, fmt.Errorf("--memory-budget %q: want a positive size such as 8GiB", b)
 		}
 		o.MemoryBudget = v
+	}
+	if path := c.String("plot"); path != "" {
+		if _, err := plots.FormatOf(path); err != nil {
+			return o, fmt.Errorf("train: --plot %w", err)
+		}
 	}
 	if o.Solver != "sdca" && c.IsSet("duals") {
 		return o, stage.ErrSDCAOnly
@@ -128,6 +136,7 @@ func runTrain(c *cli.Context) error {
 type trainOutputs struct {
 	c           *cli.Context
 	model, log  *pipeline.Output
+	plot        *pipeline.Output
 	stopProfile func()
 }
 
@@ -140,6 +149,11 @@ func (t *trainOutputs) open() error {
 	}
 	if path := c.String("log"); path != "" {
 		if t.log, err = std(c).CreateOutput(path); err != nil {
+			return err
+		}
+	}
+	if path := c.String("plot"); path != "" {
+		if t.plot, err = std(c).CreateOutput(path); err != nil {
 			return err
 		}
 	}
@@ -171,11 +185,22 @@ func (t *trainOutputs) write(res *stage.TrainResult) error {
 			return fmt.Errorf("write training log %s: %w", t.log.Name(), err)
 		}
 	}
+	if t.plot != nil {
+		format, _ := plots.FormatOf(t.c.String("plot")) // checked by trainOptions
+		fig := plots.LogFigure(filepath.Base(t.c.Args().First()), []plots.Run{{Name: res.Solver, Rows: res.LogRows()}})
+		if err := fig.Write(t.plot, format); err != nil {
+			return fmt.Errorf("write plot %s: %w", t.plot.Name(), err)
+		}
+	}
 	if err := t.model.Commit(); err != nil {
 		return err
 	}
-	if t.log != nil {
-		return t.log.Commit()
+	for _, out := range []*pipeline.Output{t.log, t.plot} {
+		if out != nil {
+			if err := out.Commit(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -191,7 +216,7 @@ func (t *trainOutputs) closeProfile() {
 // close removes the outputs not committed.
 func (t *trainOutputs) close() {
 	t.closeProfile()
-	for _, out := range []*pipeline.Output{t.model, t.log} {
+	for _, out := range []*pipeline.Output{t.model, t.log, t.plot} {
 		if out != nil {
 			out.Close()
 		}
