@@ -79,14 +79,14 @@ type dataset struct {
 func datasets() []dataset {
 	return []dataset{
 		{Name: "ocr", Title: "OCR", Train: "ocr/letter.data.gz", Test: "ocr/letter.data.gz",
-			Input: featurize.InputOptions{Format: "ocr"}, TrainFolds: "0-8", TestFolds: "9", Epochs: 40, Iters: 100},
+			Input: featurize.InputOptions{Format: "ocr"}, TrainFolds: "0-8", TestFolds: "9", Epochs: 25, Iters: 60},
 		{Name: "conll2000", Title: "CoNLL-2000", Train: "conll2000/train.txt.gz", Test: "conll2000/test.txt.gz",
-			Template: "chunking", MinCount: 3, Epochs: 12, Iters: 80},
+			Template: "chunking", MinCount: 3, Epochs: 8, Iters: 50},
 		{Name: "ner", Title: "NER (CoNLL-2002 Dutch)", Train: "conll2002/ned.train.gz", Test: "conll2002/ned.testb.gz",
-			Template: "ner", Epochs: 12, Iters: 80},
+			Template: "ner", Epochs: 8, Iters: 50},
 		{Name: "pos", Title: "POS (UD English EWT)", Train: "ud_english_ewt/en_ewt-ud-train.conllu.gz",
 			Test: "ud_english_ewt/en_ewt-ud-test.conllu.gz", Input: featurize.InputOptions{Format: "conllu"},
-			Template: "pos", Epochs: 12, Iters: 80},
+			Template: "pos", Epochs: 8, Iters: 50},
 	}
 }
 
