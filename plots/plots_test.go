@@ -156,3 +156,31 @@ func TestCurveSkipsUncertifiedRows(t *testing.T) {
 		t.Errorf("x = %v", s.X)
 	}
 }
+
+func TestLog10Ticks(t *testing.T) {
+	var labels []string
+	for _, tk := range (log10Ticks{}).Ticks(-10.3, 6.2) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	// 16 decades from −10 to 6: labels every 2, on even powers.
+	if want := []string{"-10", "-8", "-6", "-4", "-2", "0", "2", "4", "6"}; fmt.Sprint(labels) != fmt.Sprint(want) {
+		t.Errorf("labels %q, want %q", labels, want)
+	}
+	if n := len((log10Ticks{}).Ticks(-10.3, 6.2)); n != 17 {
+		t.Errorf("%d ticks, want one per power of ten (17)", n)
+	}
+}
+
+// TestSeriesDropsUnplottable: on a log axis, y ≤ 0 and NaN have no point.
+func TestSeriesDropsUnplottable(t *testing.T) {
+	s := Series{X: []float64{0, 1, 2, 3, math.NaN()}, Y: []float64{1, math.NaN(), 0.01, 0, 5}}
+	xys := s.points(true)
+	if len(xys) != 2 || xys[0].X != 0 || xys[1].X != 2 || math.Abs(xys[0].Y) > 1e-12 || math.Abs(xys[1].Y+2) > 1e-12 {
+		t.Errorf("points = %v, want x 0 and 2 with log10 values 0 and −2", xys)
+	}
+	if n := len(s.points(false)); n != 3 {
+		t.Errorf("%d linear points, want 3 (the NaNs dropped)", n)
+	}
+}
