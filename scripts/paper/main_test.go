@@ -40,7 +40,7 @@ func TestFigure2Smoke(t *testing.T) {
 	if err := xml.Unmarshal(svg, new(struct{})); err != nil {
 		t.Fatalf("figure is not XML: %v", err)
 	}
-	notes, err := os.ReadFile(filepath.Join(out, "results.md"))
+	notes, err := os.ReadFile(filepath.Join(out, "results-fig2.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
