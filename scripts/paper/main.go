@@ -123,7 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.Data, "data", "", "data directory (default $DUALCRF_DATA or ../shared/data)")
 	fs.StringVar(&cfg.Out, "out", "docs/paper", "output directory: figures, logs/, results.md")
 	fs.StringVar(&figs, "figures", "2,3,4", "figures to draw: 2, 3, 4 (4 also draws 7 and 9)")
-	fs.StringVar(&sets, "sets", "ocr,conll2000,ner,pos", "Figure 4's data sets")
+	fs.StringVar(&sets, "sets", defaultSets, "Figure 4's data sets (a subset names the outputs after them: fig4-solvers-ocr-ner.svg, …)")
 	fs.StringVar(&solv, "solvers", "sdca,sdca-gap,lbfgs", "Figure 4's solvers: sdca, sdca-gap, lbfgs (and oeg, sag, sag-star with the peers' solvers)")
 	fs.Float64Var(&cfg.Scale, "scale", 1, "multiply every epoch and iteration cap by this (> 0)")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "random seed of every SDCA run")
@@ -184,6 +184,18 @@ func findSet(name string) (dataset, error) {
 	return dataset{}, fmt.Errorf("unknown data set %q (ocr, conll2000, ner, pos)", name)
 }
 
+// suffix tells apart the outputs of Figure 4 on a subset of the sets:
+// "" for the default sets, else "-" and the sets' names.
+func (cfg config) suffix() string {
+	if slices.Equal(cfg.Sets, split(defaultSets)) {
+		return ""
+	}
+	return "-" + strings.Join(cfg.Sets, "-")
+}
+
+// defaultSets are Figure 4's data sets.
+const defaultSets = "ocr,conll2000,ner,pos"
+
 // epochs scales an epoch cap, at least 1.
 func (cfg config) epochs(n int) int { return max(1, int(math.Round(float64(n)*cfg.Scale))) }
 
@@ -213,7 +225,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 	}
 	h.notef("\nThese runs: %.0f s of wall time.", time.Since(start).Seconds())
-	return h.flush("results-fig" + strings.Join(cfg.Figures, "-") + ".md")
+	return h.flush("results-fig" + strings.Join(cfg.Figures, "-") + cfg.suffix() + ".md")
 }
 
 // flush writes the notes to name under the output directory and starts
@@ -498,7 +510,7 @@ func (h *harness) figure4(ctx context.Context) error {
 		name string
 		rows [][]plots.Panel
 	}{{"fig4-solvers", fig4}, {"fig7-test-error", grid2(fig7)}, {"fig9-gap-estimate", grid2(fig9)}} {
-		if err := plots.WriteFile(filepath.Join(h.cfg.Out, f.name+"."+h.cfg.Ext), plots.Figure{Rows: f.rows}); err != nil {
+		if err := plots.WriteFile(filepath.Join(h.cfg.Out, f.name+h.cfg.suffix()+"."+h.cfg.Ext), plots.Figure{Rows: f.rows}); err != nil {
 			return err
 		}
 	}
