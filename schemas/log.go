@@ -19,6 +19,12 @@ import "github.com/apache/arrow-go/v18/arrow"
 //	line_search        int64    line-search evaluations in the epoch
 //	valid_accuracy     float64  held-out token accuracy, a fraction in [0, 1]
 //	valid_f1           float64  held-out chunk F1, a fraction in [0, 1]
+//	oracle_calls       int64    oracle calls so far (forward–backward passes over one sentence), certificates excluded
+//	cert_oracle_calls  int64    oracle calls of the certificate passes so far
+//	updates            int64    parameter updates so far (SDCA, OEG, SAG: sentence steps; L-BFGS: iterations)
+//
+// The last three columns (LogOptional) were added within version 2: logs
+// written before them lack them and still read, with the counts null.
 //
 // Version 2: valid_f1 became a fraction (it was a percentage), and columns
 // carry their units in field metadata (KeyUnit).
@@ -45,7 +51,20 @@ func LogFields() []arrow.Field {
 		{Name: "line_search", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "valid_accuracy", Type: f64, Nullable: true, Metadata: frac},
 		{Name: "valid_f1", Type: f64, Nullable: true, Metadata: frac},
+		{Name: "oracle_calls", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "cert_oracle_calls", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "updates", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 	}
+}
+
+// LogOptional reports whether a training-log column may be absent: the
+// counters added within version 2 (older logs lack them).
+func LogOptional(name string) bool {
+	switch name {
+	case "oracle_calls", "cert_oracle_calls", "updates":
+		return true
+	}
+	return false
 }
 
 // LogSchema returns the training-log schema with the free metadata md.
@@ -65,6 +84,9 @@ func ValidateLogSchema(s *arrow.Schema) error {
 		return p.err()
 	}
 	for _, f := range LogFields() {
+		if LogOptional(f.Name) && len(s.FieldIndices(f.Name)) == 0 {
+			continue
+		}
 		checkColumn(p, s, f.Name, isType(f.Type.ID(), f.Type.String()))
 	}
 	return p.err()

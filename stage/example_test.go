@@ -67,7 +67,7 @@ func ExampleTrainOptions_Check() {
 	fmt.Println(stage.TrainOptions{Solver: "lbfgs", Checkpoint: "ck"}.Check())
 	// Output:
 	// <nil>
-	// --solver "newton": want sdca or lbfgs
+	// --solver "newton": want one of sdca, lbfgs, oeg, sag
 	// --checkpoint, --resume and --duals apply to --solver sdca only
 }
 

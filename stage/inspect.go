@@ -210,11 +210,18 @@ func printLog(out *bytes.Buffer, rr array.RecordReader, name string) error {
 		}
 		return strconv.FormatFloat(v, 'g', 7, 64)
 	}
+	count := func(v int64) string {
+		if v < 0 {
+			return "-" // null
+		}
+		return strconv.FormatInt(v, 10)
+	}
 	rows := make([][]string, len(log.Rows))
 	for i, r := range log.Rows {
 		rows[i] = []string{strconv.Itoa(r.Epoch), strconv.FormatInt(r.Steps, 10), num(r.Seconds), num(r.TotalSeconds),
 			num(r.CertSeconds), num(r.Primal), num(r.Dual), num(r.Gap), num(r.IdentityResidual), num(r.GapEstimate),
-			strconv.FormatInt(r.LineSearch, 10), num(r.ValidAccuracy), num(r.ValidF1)}
+			strconv.FormatInt(r.LineSearch, 10), num(r.ValidAccuracy), num(r.ValidF1),
+			count(r.OracleCalls), count(r.CertOracleCalls), count(r.Updates)}
 	}
 	md := log.Metadata
 	fmt.Fprintf(out, "training log %s (format version %s)\n", name, md[schemas.KeyVersion])

@@ -39,6 +39,8 @@ func TestPipelineInMemory(t *testing.T) {
 	}{
 		{"sdca", stage.TrainOptions{GapTol: 1e-3}, true, 0.93},
 		{"lbfgs-short", stage.TrainOptions{Solver: "lbfgs", MaxEpochs: 5}, false, 0.5},
+		{"oeg-short", stage.TrainOptions{Solver: "oeg", MaxEpochs: 3}, false, 0.8},
+		{"sag-short", stage.TrainOptions{Solver: "sag", MaxEpochs: 3}, false, 0.8},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var log bytes.Buffer
@@ -54,7 +56,11 @@ func TestPipelineInMemory(t *testing.T) {
 			if warned := strings.Contains(log.String(), "the target was not reached"); warned == c.targetMet {
 				t.Errorf("missed-target warning %v with target met %v; log:\n%s", warned, c.targetMet, log.String())
 			}
+			if last := r.Records[len(r.Records)-1]; last.OracleCalls <= 0 || last.Updates <= 0 || last.Updates > last.OracleCalls {
+				t.Errorf("last record: %d oracle calls, %d updates", last.OracleCalls, last.Updates)
+			}
 			acc := decodeAndScore(t, res)
+			t.Logf("token accuracy %.4f", acc)
 			if acc < c.minAcc || acc > 1 {
 				t.Errorf("token accuracy %g, want ≥ %g", acc, c.minAcc)
 			}
@@ -129,6 +135,13 @@ func TestTrainOptionsCheck(t *testing.T) {
 		{stage.TrainOptions{Solver: "lbfgs", Checkpoint: "dir"}, "apply to --solver sdca only"},
 		{stage.TrainOptions{Solver: "lbfgs", Workers: 2}, "--workers and --round-steps apply to --solver sdca only"},
 		{stage.TrainOptions{Solver: "lbfgs", RoundSteps: 8}, "--workers and --round-steps apply to --solver sdca only"},
+		{stage.TrainOptions{Solver: "sag", SAGVariant: "saga"}, `--sag-variant "saga"`},
+		{stage.TrainOptions{Solver: "sag", SAGInitialL: -1}, "--sag-initial-l -1"},
+		{stage.TrainOptions{Solver: "oeg", OEGEta: 2}, "--oeg-eta 2"},
+		{stage.TrainOptions{SAGVariant: "uniform"}, "apply to --solver sag only"},
+		{stage.TrainOptions{Solver: "lbfgs", OEGEta: 0.1}, "--oeg-eta applies to --solver oeg only"},
+		{stage.TrainOptions{Solver: "oeg", Resume: "dir"}, "apply to --solver sdca only"},
+		{stage.TrainOptions{Solver: "sag", Workers: 2}, "--workers and --round-steps apply to --solver sdca only"},
 	} {
 		if err := c.o.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: error %v, want %q", c.o, err, c.want)
@@ -136,7 +149,7 @@ func TestTrainOptionsCheck(t *testing.T) {
 	}
 	given := stage.TrainOptions{Lambda: "1/n", Solver: "sdca", FeatureSpace: "full", Transitions: "all", Sampler: "gap",
 		NonUniform: 0.8, Epsilon: 1e-9, SubPrecision: 1e-3, GapTol: 1e-3, MaxEpochs: 100, LBFGSStore: 10, Duals: "auto",
-		Workers: 1, RoundSteps: 64}
+		Workers: 1, RoundSteps: 64, SAGVariant: "nus", SAGInitialL: 1, OEGEta: 0.5}
 	if err := given.CheckGiven(); err != nil {
 		t.Fatalf("the command's defaults: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,8 +33,14 @@ const (
 	DefaultCheckpointEvery = 1 // the command's --checkpoint-every
 )
 
-// ErrSDCAOnly refuses checkpoints and dual stores to L-BFGS.
+// ErrSDCAOnly refuses checkpoints and dual stores to the solvers other
+// than SDCA (L-BFGS, OEG, SAG: none can resume from a checkpoint).
 var ErrSDCAOnly = errors.New("--checkpoint, --resume and --duals apply to --solver sdca only")
+
+// Solvers are the --solver values: SDCA, L-BFGS, and the paper's peers OEG
+// (online exponentiated gradient) and SAG (stochastic average gradient,
+// with --sag-variant).
+var Solvers = []string{"sdca", "lbfgs", "oeg", "sag"}
 
 // TrainOptions configure Train. A zero field is its default (the command's
 // flag of the same name shows it), except where a zero means zero as the
@@ -41,7 +48,7 @@ var ErrSDCAOnly = errors.New("--checkpoint, --resume and --duals apply to --solv
 // CheckpointInterval.
 type TrainOptions struct {
 	Lambda       string // λ > 0: a number or "c/n" (c divided by the number of sentences); "": 1/n
-	Solver       string // sdca or lbfgs; "": sdca
+	Solver       string // sdca, lbfgs, oeg or sag (Solvers); "": sdca
 	NoBias       bool   // leave out the bias, start and end weights (CRFsuite's model)
 	FeatureSpace string // full or observed; "": full
 	Transitions  string // all or observed; "": all
@@ -53,6 +60,9 @@ type TrainOptions struct {
 	Seed         uint64  // random seed; the command's default is DefaultSeed
 	RefreshEvery int     // recompute every gap estimate every k epochs; 0: never
 	LBFGSStore   int     // L-BFGS correction pairs; 0: train.DefaultLBFGSStore
+	SAGVariant   string  // SAG's variant: nus, nus-star or uniform; "": train.DefaultSAGVariant
+	SAGInitialL  float64 // SAG's initial Lipschitz estimate of every sentence, > 0; 0: train.DefaultSAGInitialL
+	OEGEta       float64 // OEG's initial step size of every sentence, in (0,1]; 0: train.DefaultOEGEta
 	// Workers is the number of SDCA workers (train.SDCA.Workers): 0:
 	// train.DefaultWorkers, the sequential SDCA; train.AllWorkers (-1): one
 	// per core. RoundSteps is the steps each worker makes between two
@@ -144,7 +154,7 @@ func (o TrainOptions) withDefaults() TrainOptions {
 	for _, f := range []struct {
 		p   *string
 		def string
-	}{{&o.Lambda, DefaultLambda}, {&o.Solver, DefaultSolver}, {&o.FeatureSpace, DefaultFeatureSpace},
+	}{{&o.Lambda, DefaultLambda}, {&o.Solver, DefaultSolver}, {&o.SAGVariant, train.DefaultSAGVariant}, {&o.FeatureSpace, DefaultFeatureSpace},
 		{&o.Transitions, DefaultTransitions}, {&o.Duals, DefaultDuals}, {&o.Sampler, train.DefaultSampler}} {
 		if *f.p == "" {
 			*f.p = f.def
@@ -177,7 +187,13 @@ func (o TrainOptions) check(given bool) error {
 		bad bool
 		msg string
 	}{
-		{!zero(o.Solver == "") && o.Solver != "sdca" && o.Solver != "lbfgs", fmt.Sprintf("--solver %q: want sdca or lbfgs", o.Solver)},
+		{!zero(o.Solver == "") && !slices.Contains(Solvers, o.Solver), fmt.Sprintf("--solver %q: want one of %s", o.Solver, strings.Join(Solvers, ", "))},
+		{!zero(o.SAGVariant == "") && !slices.Contains(sagVariants, o.SAGVariant), fmt.Sprintf("--sag-variant %q: want one of %s", o.SAGVariant, strings.Join(sagVariants, ", "))},
+		{!zero(o.SAGInitialL == 0) && !(o.SAGInitialL > 0 && !math.IsInf(o.SAGInitialL, 0)), fmt.Sprintf("--sag-initial-l %g: want a finite L > 0", o.SAGInitialL)},
+		{!zero(o.OEGEta == 0) && !(o.OEGEta > 0 && o.OEGEta <= 1), fmt.Sprintf("--oeg-eta %g: want a step size in (0,1]", o.OEGEta)},
+		{o.Solver != "sag" && ((o.SAGVariant != "" && o.SAGVariant != train.DefaultSAGVariant) || (o.SAGInitialL != 0 && o.SAGInitialL != train.DefaultSAGInitialL)),
+			"--sag-variant and --sag-initial-l apply to --solver sag only"},
+		{o.Solver != "oeg" && o.OEGEta != 0 && o.OEGEta != train.DefaultOEGEta, "--oeg-eta applies to --solver oeg only"},
 		{!zero(o.Sampler == "") && !isSampler(o.Sampler), fmt.Sprintf("--sampler %q: want one of %s", o.Sampler, strings.Join(train.SamplerKinds(), ", "))},
 		{!zero(o.NonUniform == 0) && !(o.NonUniform > 0 && o.NonUniform <= 1), fmt.Sprintf("--nonuniform %g: want a probability in (0,1]", o.NonUniform)},
 		{!zero(o.Epsilon == 0) && !(o.Epsilon > 0 && o.Epsilon <= 1), fmt.Sprintf("--epsilon %g: want a weight in (0,1]", o.Epsilon)},
@@ -196,9 +212,9 @@ func (o TrainOptions) check(given bool) error {
 		{!zero(o.Transitions == "") && o.Transitions != "all" && o.Transitions != "observed", fmt.Sprintf("--transitions %q: want all or observed", o.Transitions)},
 		{given && o.Duals == "", "--duals \"\": want memory, auto or a file path"},
 		{o.MemoryBudget < 0, fmt.Sprintf("--memory-budget %d: want a positive size", o.MemoryBudget)},
-		{o.Solver == "lbfgs" && ((o.Workers != 0 && o.Workers != 1) || (o.RoundSteps != 0 && o.RoundSteps != train.DefaultRoundSteps)),
-			"--workers and --round-steps apply to --solver sdca only (L-BFGS's passes use every core)"},
-		{o.Solver == "lbfgs" && (o.Checkpoint != "" || o.Resume != "" || (o.Duals != "" && o.Duals != DefaultDuals)), ErrSDCAOnly.Error()},
+		{o.Solver != "" && o.Solver != "sdca" && ((o.Workers != 0 && o.Workers != 1) || (o.RoundSteps != 0 && o.RoundSteps != train.DefaultRoundSteps)),
+			"--workers and --round-steps apply to --solver sdca only (L-BFGS's and the certificates' passes use every core; OEG and SAG are sequential)"},
+		{o.Solver != "" && o.Solver != "sdca" && (o.Checkpoint != "" || o.Resume != "" || (o.Duals != "" && o.Duals != DefaultDuals)), ErrSDCAOnly.Error()},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -207,6 +223,9 @@ func (o TrainOptions) check(given bool) error {
 	}
 	return nil
 }
+
+// sagVariants are the --sag-variant values.
+var sagVariants = []string{train.SAGNUS, train.SAGNUSStar, train.SAGUniform}
 
 // isSampler reports whether kind is a sampler kind.
 func isSampler(kind string) bool {
@@ -258,6 +277,9 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 	if err != nil {
 		return nil, err
 	}
+	if c, ok := method.(io.Closer); ok {
+		defer c.Close() // OEG's potentials
+	}
 	if r.resume != nil {
 		defer r.resume.Duals.Close()
 	}
@@ -308,11 +330,16 @@ func (r *trainer) setup() (bool, error) {
 			return false, err
 		}
 	}
-	dualBytes := int64(0)
-	if r.o.Solver == "sdca" {
+	dualBytes, what := int64(0), "duals %s (μ, float64)"
+	switch r.o.Solver {
+	case "sdca":
 		dualBytes = train.DualBytes(d)
+	case "oeg":
+		dualBytes, what = train.OEGBytes(d), "potentials θ̃ and marginal sums %s (float64)"
+	case "sag":
+		dualBytes, what = train.SAGBytes(d), "stored marginal sums %s (float64)"
 	}
-	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d), λ = %.6g; duals %s (μ, float64)",
+	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d), λ = %.6g; "+what,
 		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dim(), lambda, ByteSize(dualBytes))
 	return r.checkMemory(dualBytes)
 }
@@ -323,7 +350,7 @@ func (r *trainer) settings() train.Settings {
 	s := train.Settings{MaxEpochs: o.MaxEpochs, MaxTime: o.MaxTime, GapTol: o.GapTol, GapEvery: o.GapEvery,
 		RefreshEvery: o.RefreshEvery, CheckpointEvery: o.CheckpointEvery, CheckpointInterval: o.CheckpointInterval, Phase: o.Phase}
 	if o.Solver != "sdca" {
-		s.RefreshEvery = 0 // L-BFGS has no gap estimates: the option has never applied to it
+		s.RefreshEvery = 0 // only SDCA has gap estimates to refresh: the option has never applied to the others
 	}
 	if !o.Quiet {
 		s.Record = func(rec train.EpochRecord) error {
@@ -334,12 +361,17 @@ func (r *trainer) settings() train.Settings {
 	return s
 }
 
-// method makes the solver: SDCA with its sampler, resuming when asked, or
-// L-BFGS.
+// method makes the solver: SDCA with its sampler, resuming when asked,
+// L-BFGS, OEG or SAG.
 func (r *trainer) method() (train.Method, error) {
 	o := r.o
-	if o.Solver != "sdca" {
+	switch o.Solver {
+	case "lbfgs":
 		return &train.LBFGS{Store: o.LBFGSStore}, nil
+	case "oeg":
+		return &train.OEG{Eta: o.OEGEta, Seed: o.Seed}, nil
+	case "sag":
+		return &train.SAG{Variant: o.SAGVariant, InitialL: o.SAGInitialL, Seed: o.Seed}, nil
 	}
 	sampler, err := train.NewSampler(o.Sampler, r.p.N(), train.SamplerOptions{NonUniform: o.NonUniform, Smoothness: r.p.Smoothness()})
 	if err != nil {
@@ -446,6 +478,12 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 	facts := map[string]any{"epochs": res.Epochs, "stopped": res.Stopped.String(), "primal": jsonNumber(res.Last.Primal),
 		"dual": jsonNumber(res.Last.Dual), "gap": jsonNumber(res.Last.Gap), "gap_tol": res.GapTol,
 		"target_met": res.TargetMet(), "source": r.name, "transitions": p.TransitionSpace()}
+	switch r.o.Solver {
+	case "oeg":
+		facts["seed"] = r.o.Seed
+	case "sag":
+		facts["seed"], facts["sag_variant"] = r.o.Seed, r.o.SAGVariant
+	}
 	if r.sd != nil {
 		facts["sampler"], facts["seed"] = r.o.Sampler, r.o.Seed
 		if w := r.sd.NumWorkers(p.N()); w > 1 {
@@ -487,7 +525,8 @@ func logRows(recs []train.EpochRecord) []tables.LogRow {
 		nan := math.NaN()
 		row := tables.LogRow{Epoch: r.Epoch, Steps: r.Steps, Seconds: r.Seconds, TotalSeconds: r.Total,
 			CertSeconds: r.CertSeconds, Primal: nan, Dual: nan, Gap: nan, IdentityResidual: nan,
-			GapEstimate: r.GapEstimate, LineSearch: r.LineSearch, ValidAccuracy: nan, ValidF1: nan}
+			GapEstimate: r.GapEstimate, LineSearch: r.LineSearch, ValidAccuracy: nan, ValidF1: nan,
+			OracleCalls: r.OracleCalls, CertOracleCalls: r.CertOracleCalls, Updates: r.Updates}
 		if r.Certified {
 			row.Primal, row.Dual, row.Gap, row.IdentityResidual = r.Primal, r.Dual, r.Gap, r.Residual
 		}

@@ -33,6 +33,11 @@ type LogRow struct {
 	LineSearch int64 // line-search evaluations in the epoch
 
 	ValidAccuracy, ValidF1 float64 // held-out token accuracy and chunk F1, fractions in [0, 1]; NaN: none
+
+	// Oracle calls so far (certificates excluded), oracle calls of the
+	// certificate passes so far, and parameter updates so far; -1: null
+	// (a log written before these columns, or a count not kept).
+	OracleCalls, CertOracleCalls, Updates int64
 }
 
 // The columns of the training log, in schema order (schemas.LogSchema).
@@ -50,8 +55,16 @@ const (
 	logLineSearch
 	logValidAccuracy
 	logValidF1
+	logOracleCalls
+	logCertOracleCalls
+	logUpdates
 	logColumns
 )
+
+// counts returns the optional int64 cells of r by column index.
+func (r *LogRow) counts() map[int]*int64 {
+	return map[int]*int64{logOracleCalls: &r.OracleCalls, logCertOracleCalls: &r.CertOracleCalls, logUpdates: &r.Updates}
+}
 
 // floats returns the float64 cells of r by column index; nullable says
 // which may be null (NaN).
@@ -85,6 +98,13 @@ func LogRecord(mem memory.Allocator, rows []LogRow, md map[string]string) (arrow
 		b.Field(logEpoch).(*array.Int32Builder).Append(int32(r.Epoch))
 		b.Field(logSteps).(*array.Int64Builder).Append(r.Steps)
 		b.Field(logLineSearch).(*array.Int64Builder).Append(r.LineSearch)
+		for c, v := range r.counts() {
+			if ib := b.Field(c).(*array.Int64Builder); *v < 0 {
+				ib.AppendNull()
+			} else {
+				ib.Append(*v)
+			}
+		}
 		cells, nullable := r.floats()
 		for c, v := range cells {
 			if v == nil {
@@ -136,7 +156,10 @@ func ReadLog(rr array.RecordReader, name string) (log TrainingLog, err error) {
 	log.Metadata = schemas.MetadataMap(schema)
 	var cols [logColumns]int
 	for i, f := range schemas.LogFields() {
-		cols[i] = schema.FieldIndices(f.Name)[0]
+		cols[i] = -1 // an optional column the log lacks
+		if idx := schema.FieldIndices(f.Name); len(idx) > 0 {
+			cols[i] = idx[0]
+		}
 	}
 	for batch := 0; rr.Next(); batch++ {
 		rec := rr.RecordBatch()
@@ -166,6 +189,9 @@ func logRow(rec arrow.RecordBatch, cols [logColumns]int, j int) (LogRow, error) 
 	var r LogRow
 	fields := schemas.LogFields()
 	for c, col := range cols {
+		if col < 0 {
+			continue
+		}
 		if a := rec.Column(col); a.IsNull(j) && !fields[c].Nullable {
 			return r, fmt.Errorf("%s is null", fields[c].Name)
 		}
@@ -173,6 +199,14 @@ func logRow(rec arrow.RecordBatch, cols [logColumns]int, j int) (LogRow, error) 
 	r.Epoch = int(rec.Column(cols[logEpoch]).(*array.Int32).Value(j))
 	r.Steps = rec.Column(cols[logSteps]).(*array.Int64).Value(j)
 	r.LineSearch = rec.Column(cols[logLineSearch]).(*array.Int64).Value(j)
+	for c, v := range r.counts() {
+		*v = -1
+		if col := cols[c]; col >= 0 && !rec.Column(col).IsNull(j) {
+			if *v = rec.Column(col).(*array.Int64).Value(j); *v < 0 {
+				return r, fmt.Errorf("%s is %d, a negative count", fields[c].Name, *v)
+			}
+		}
+	}
 	cells, _ := r.floats()
 	for c, v := range cells {
 		if v == nil {

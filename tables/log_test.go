@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -21,11 +23,12 @@ func sampleLog() []LogRow {
 	nan := math.NaN()
 	return []LogRow{
 		{Epoch: 0, Seconds: 0.5, TotalSeconds: 0.5, CertSeconds: 0.25, Primal: 70, Dual: 1e-7, Gap: 70, IdentityResidual: 1e-11,
-			GapEstimate: 100, ValidAccuracy: nan, ValidF1: nan},
+			GapEstimate: 100, ValidAccuracy: nan, ValidF1: nan, OracleCalls: 0, CertOracleCalls: 1000, Updates: 0},
 		{Epoch: 1, Steps: 1000, Seconds: 0.75, TotalSeconds: 1.25, Primal: nan, Dual: nan, Gap: nan, IdentityResidual: nan,
-			GapEstimate: nan, LineSearch: 3217, ValidAccuracy: nan, ValidF1: nan},
+			GapEstimate: nan, LineSearch: 3217, ValidAccuracy: nan, ValidF1: nan, OracleCalls: 1000, CertOracleCalls: 1000, Updates: 1000},
 		{Epoch: 2, Steps: 2000, Seconds: 0.5, TotalSeconds: 1.75, CertSeconds: 0.5, Primal: 2, Dual: 1.5, Gap: 0.5,
-			IdentityResidual: nan, GapEstimate: 0.4, LineSearch: 2545, ValidAccuracy: 0.9, ValidF1: 0.8},
+			IdentityResidual: nan, GapEstimate: 0.4, LineSearch: 2545, ValidAccuracy: 0.9, ValidF1: 0.8,
+			OracleCalls: -1, CertOracleCalls: -1, Updates: -1},
 	}
 }
 
@@ -86,7 +89,8 @@ func TestLogRoundTrip(t *testing.T) {
 	}
 	rr.Release()
 	if w := map[string]int{"primal": 1, "dual": 1, "gap": 1, "identity_residual": 2, "gap_estimate": 1, "valid_accuracy": 2,
-		"valid_f1": 2, "epoch": 0, "seconds": 0, "cert_seconds": 0}; !reflect.DeepEqual(nulls, mergeCounts(w, nulls)) {
+		"valid_f1": 2, "epoch": 0, "seconds": 0, "cert_seconds": 0, "oracle_calls": 1, "cert_oracle_calls": 1,
+		"updates": 1}; !reflect.DeepEqual(nulls, mergeCounts(w, nulls)) {
 		t.Errorf("null counts %v, want %v", nulls, w)
 	}
 	got, err := readLogBytes(t, data, mem)
@@ -147,7 +151,7 @@ func TestReadLogRefuses(t *testing.T) {
 				set(fb)
 			case i == logEpoch:
 				fb.(*array.Int32Builder).Append(epoch)
-			case i == logSteps || i == logLineSearch:
+			case i == logSteps || i == logLineSearch || i == logOracleCalls || i == logCertOracleCalls || i == logUpdates:
 				fb.(*array.Int64Builder).Append(1)
 			default:
 				fb.(*array.Float64Builder).Append(1)
@@ -169,6 +173,9 @@ func TestReadLogRefuses(t *testing.T) {
 		{"null seconds", write(nil, func(b *array.RecordBuilder) {
 			row(b, 0, logSeconds, func(fb array.Builder) { fb.AppendNull() })
 		}), "log.arrow: row 0: seconds is null"},
+		{"negative count", write(nil, func(b *array.RecordBuilder) {
+			row(b, 0, logUpdates, func(fb array.Builder) { fb.(*array.Int64Builder).Append(-2) })
+		}), "log.arrow: row 0: updates is -2, a negative count"},
 		{"NaN gap", write(nil, func(b *array.RecordBuilder) {
 			row(b, 0, -1, nil)
 			row(b, 1, logGap, func(fb array.Builder) { fb.(*array.Float64Builder).Append(math.NaN()) })
@@ -185,4 +192,84 @@ func TestReadLogRefuses(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
 	}
+}
+
+// TestReadLogWithoutCounters: a log written before the oracle-call and
+// update columns (version 2 without them) still reads, its counts null
+// (-1); one missing a column that is not optional is refused.
+func TestReadLogWithoutCounters(t *testing.T) {
+	old := func(drop ...string) []byte {
+		rec, err := LogRecord(nil, sampleLog(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rec.Release()
+		var fields []arrow.Field
+		var cols []arrow.Array
+		for i, f := range rec.Schema().Fields() {
+			if !slices.Contains(drop, f.Name) {
+				fields, cols = append(fields, f), append(cols, rec.Column(i))
+			}
+		}
+		md := rec.Schema().Metadata()
+		rec = array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rec.NumRows())
+		defer rec.Release()
+		var buf bytes.Buffer
+		if err := writeRecord(&buf, rec, pipeline.WriterOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	got, err := readLogBytes(t, old("oracle_calls", "cert_oracle_calls", "updates"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sampleLog()
+	for i := range want {
+		want[i].OracleCalls, want[i].CertOracleCalls, want[i].Updates = -1, -1, -1
+	}
+	if !sameRows(got.Rows, want) {
+		t.Errorf("read back\n%+v\nwant\n%+v", got.Rows, want)
+	}
+	if _, err := readLogBytes(t, old("line_search"), nil); err == nil || !strings.Contains(err.Error(), `missing column "line_search"`) {
+		t.Errorf("a log without line_search: error %v", err)
+	}
+}
+
+// FuzzReadLog feeds arbitrary bytes, seeded with training logs (with and
+// without the counter columns, file and stream), to ReadLog: an error naming
+// the file, or rows whose epochs increase and whose counts are -1 (null) or
+// ≥ 0 — never a panic.
+func FuzzReadLog(f *testing.F) {
+	for _, opts := range []pipeline.WriterOptions{{}, {Format: pipeline.FormatStream}} {
+		var buf bytes.Buffer
+		if err := WriteLog(&buf, sampleLog(), map[string]string{schemas.KeySolver: "sag"}, opts); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "log.arrow", pipeline.ReaderOptions{})
+		if err != nil {
+			return
+		}
+		defer rr.Release()
+		log, err := ReadLog(rr, "log.arrow")
+		if err != nil {
+			if !strings.Contains(err.Error(), "log.arrow") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		for i, r := range log.Rows {
+			if i > 0 && r.Epoch <= log.Rows[i-1].Epoch {
+				t.Fatalf("row %d: epoch %d after %d", i, r.Epoch, log.Rows[i-1].Epoch)
+			}
+			for _, c := range []int64{r.OracleCalls, r.CertOracleCalls, r.Updates} {
+				if c < -1 {
+					t.Fatalf("row %d: count %d", i, c)
+				}
+			}
+		}
+	})
 }

@@ -35,6 +35,7 @@ type LBFGS struct {
 	bestF float64
 	bestG []float64
 	evals int64
+	iters int64 // accepted iterations
 	// With a Mask, the vectors above are compact (freeSpace): fs lays them
 	// out, gold is the compact Σ_i F_i, w the dense weights Weights returns.
 	fs   *freeSpace
@@ -64,6 +65,7 @@ func (m *LBFGS) Init(p *Problem) error {
 		d = m.fs.dim
 		dir = freeLBFGS{LBFGS: dir.(*optimize.LBFGS), fs: m.fs}
 	}
+	m.evals, m.iters = 0, 0
 	m.ls = &optimize.LinesearchMethod{NextDirectioner: dir, Linesearcher: &optimize.MoreThuente{}}
 	m.loc = &optimize.Location{X: make([]float64, d), Gradient: make([]float64, d)}
 	if err := m.evaluate(context.Background()); err != nil {
@@ -134,6 +136,7 @@ func (m *LBFGS) Epoch(ctx context.Context) error {
 		}
 		m.op = op
 		if op == optimize.MajorIteration {
+			m.iters++
 			m.accept()
 			return nil
 		}
@@ -155,14 +158,13 @@ func (m *LBFGS) Weights() []float64 {
 }
 
 // Certify returns P(w) and the gap ‖∇P(w)‖²/(2λ) at the last accepted point,
-// both known from its evaluation; it has no gap identity to check, so its
-// residual is NaN.
+// both known from its evaluation (primalCertificate).
 func (m *LBFGS) Certify(ctx context.Context) (Certificate, error) {
-	var gap float64
+	var gsq float64
 	if m.fs != nil {
-		gap = m.fs.dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
+		gsq = m.fs.dot(m.bestG, m.bestG)
 	} else {
-		gap = dot(m.bestG, m.bestG) / (2 * m.p.Lambda)
+		gsq = dot(m.bestG, m.bestG)
 	}
 	var w []float64
 	if m.fs != nil {
@@ -171,13 +173,26 @@ func (m *LBFGS) Certify(ctx context.Context) (Certificate, error) {
 	} else {
 		w = append([]float64(nil), m.best...)
 	}
-	return Certificate{Primal: m.bestF, Dual: m.bestF - gap, Gap: gap, Residual: math.NaN(), Weights: w}, nil
+	return primalCertificate(m.p, m.bestF, gsq, w), nil
 }
 
-// Counters reports the number of full passes as steps (each is n oracle
-// calls) — LBFGS has no gap estimate.
+// primalCertificate is the certificate of a primal method at weights w
+// with P(w) = primal and ‖∇P(w)‖² = gsq: the gap P(w) − D(α̂(w)) =
+// ‖∇P(w)‖²/(2λ) (paper, eq. 7–8), which bounds P(w) − P*, and the dual
+// bound P(w) − gap. A primal method has no gap identity to check, so the
+// residual is NaN.
+func primalCertificate(p *Problem, primal, gsq float64, w []float64) Certificate {
+	gap := gsq / (2 * p.Lambda)
+	return Certificate{Primal: primal, Dual: primal - gap, Gap: gap, Residual: math.NaN(), Weights: w}
+}
+
+// Counters reports the oracle calls of the full passes (n each, the
+// initial evaluation included) as steps and oracle calls, and the accepted
+// iterations as updates; LBFGS has no gap estimate, and its certificate
+// reuses the last evaluation (no oracle call).
 func (m *LBFGS) Counters() Counters {
-	return Counters{Steps: m.evals * int64(m.p.N()), GapEstimate: nan()}
+	calls := m.evals * int64(m.p.N())
+	return Counters{Steps: calls, GapEstimate: nan(), OracleCalls: calls, Updates: m.iters}
 }
 
 var _ Method = (*LBFGS)(nil)

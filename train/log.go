@@ -20,11 +20,14 @@ func FormatRecord(r EpochRecord) string {
 	if r.Certified {
 		s += fmt.Sprintf("  primal %.10g  dual %.10g  gap %.4g", r.Primal, r.Dual, r.Gap)
 	}
-	if !math.IsNaN(r.GapEstimate) {
+	if !math.IsNaN(r.GapEstimate) && !math.IsInf(r.GapEstimate, 0) {
 		s += fmt.Sprintf("  est %.4g", r.GapEstimate)
 	}
 	if r.LineSearch > 0 {
 		s += fmt.Sprintf("  ls %d", r.LineSearch)
+	}
+	if r.OracleCalls > 0 || r.Updates > 0 {
+		s += fmt.Sprintf("  oracle %d  upd %d", r.OracleCalls, r.Updates)
 	}
 	if v, ok := r.Metrics[MetricAccuracy]; ok {
 		s += fmt.Sprintf("  acc %.2f%%", 100*v)
@@ -53,6 +56,9 @@ type recordJSON struct {
 	Residual    *float64           `json:"identity_residual,omitempty"`
 	GapEstimate *float64           `json:"gap_estimate,omitempty"`
 	LineSearch  int64              `json:"line_search"`
+	OracleCalls int64              `json:"oracle_calls,omitempty"`
+	CertCalls   int64              `json:"cert_oracle_calls,omitempty"`
+	Updates     int64              `json:"updates,omitempty"`
 	Metrics     map[string]float64 `json:"metrics,omitempty"`
 }
 
@@ -83,7 +89,8 @@ func (r EpochRecord) MarshalJSON() ([]byte, error) {
 	return json.Marshal(recordJSON{Epoch: r.Epoch, Steps: r.Steps, Seconds: r.Seconds, Total: r.Total,
 		CertSeconds: r.CertSeconds, Certified: r.Certified, Primal: optional(r.Primal), Dual: optional(r.Dual),
 		Gap: optional(r.Gap), Residual: optional(r.Residual), GapEstimate: optional(r.GapEstimate),
-		LineSearch: r.LineSearch, Metrics: metrics})
+		LineSearch: r.LineSearch, OracleCalls: r.OracleCalls, CertCalls: r.CertOracleCalls, Updates: r.Updates,
+		Metrics: metrics})
 }
 
 // UnmarshalJSON reads a record written by MarshalJSON; a certified record
@@ -100,7 +107,8 @@ func (r *EpochRecord) UnmarshalJSON(b []byte) error {
 	}
 	*r = EpochRecord{Epoch: j.Epoch, Steps: j.Steps, Seconds: j.Seconds, Total: j.Total, CertSeconds: j.CertSeconds,
 		Certified: j.Certified, Primal: orNaN(j.Primal), Dual: orNaN(j.Dual), Gap: orNaN(j.Gap),
-		Residual: orNaN(j.Residual), GapEstimate: orNaN(j.GapEstimate), LineSearch: j.LineSearch, Metrics: j.Metrics}
+		Residual: orNaN(j.Residual), GapEstimate: orNaN(j.GapEstimate), LineSearch: j.LineSearch,
+		OracleCalls: j.OracleCalls, CertOracleCalls: j.CertCalls, Updates: j.Updates, Metrics: j.Metrics}
 	if len(r.Metrics) == 0 {
 		r.Metrics = nil
 	}

@@ -8,7 +8,7 @@ import (
 
 // MemoryOptions describe a run for EstimateMemory.
 type MemoryOptions struct {
-	Solver        string // "sdca" or "lbfgs"
+	Solver        string // "sdca", "lbfgs", "oeg" or "sag"
 	DualsInMemory bool   // SDCA: μ in memory (else memory-mapped, paged by the kernel)
 	LBFGSStore    int    // L-BFGS correction pairs; 0: DefaultLBFGSStore
 	Workers       int    // goroutines of a full pass; 0: GOMAXPROCS
@@ -22,7 +22,7 @@ type MemoryOptions struct {
 type MemoryEstimate struct {
 	Dataset int64 // the loaded feature table and SDCA's per-sentence indexes
 	Weights int64 // w, ŵ(μ), the gold features, masks, the result, parallel SDCA's views
-	Duals   int64 // μ, when in memory
+	Duals   int64 // μ, when in memory; OEG's potentials and cached sums; SAG's stored marginal sums
 	LBFGS   int64 // L-BFGS's history (2·store vectors) and its other vectors
 	Scratch int64 // per-worker scratch of a certificate or gradient pass
 	// GC is the garbage collector's headroom: with GOGC=100 the Go heap
@@ -89,7 +89,26 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 	if int64(len(p.Mask)) > 0 {
 		e.Weights += int64(len(p.Mask))
 	}
+	heapDuals := int64(0) // state kept on the Go heap, counted in Duals
 	switch o.Solver {
+	case "oeg":
+		// w, the gold features it starts from, ŵ(μ) of a certificate, the
+		// result, the step's direction; the rows and slots; the potentials
+		// (off the heap, as SDCA's duals) and the cached marginal sums and
+		// entropies (on it).
+		e.Weights += 5 * dim * 8
+		e.Dataset += 8*occ + 48*n
+		heapDuals = OEGBytes(d) - DualBytes(d)
+		e.Duals = OEGBytes(d)
+	case "sag":
+		// v, d, the step's gradient, the weights asked for, a certificate's
+		// copy, the gold features; a gradient pass's total and per-worker
+		// sums; the rows and slots; the stored marginal sums (on the heap).
+		e.Weights += 6 * dim * 8
+		e.Scratch += (workers + 1) * dim * 8
+		e.Dataset += 8*occ + 48*n
+		heapDuals = SAGBytes(d)
+		e.Duals = heapDuals
 	case "lbfgs":
 		store := int64(o.LBFGSStore)
 		if store <= 0 {
@@ -122,9 +141,9 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 			e.Duals = DualBytes(d)
 		}
 	}
-	e.GC = e.Dataset + e.Weights + e.LBFGS + e.Scratch
+	e.GC = e.Dataset + e.Weights + e.LBFGS + e.Scratch + heapDuals
 	if !dualsOffHeap {
-		e.GC += e.Duals
+		e.GC += e.Duals - heapDuals
 	}
 	return e
 }

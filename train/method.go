@@ -44,9 +44,24 @@ type Certificate struct {
 
 // Counters are a method's running totals.
 type Counters struct {
-	Steps       int64   // oracle calls made by updates
+	Steps       int64   // steps (SDCA, OEG, SAG: sentence steps; L-BFGS: oracle calls of its evaluations)
 	LineSearch  int64   // line-search evaluations
 	GapEstimate float64 // running estimate of the gap (SDCA), NaN if none
+	// OracleCalls is the number of oracle calls (forward–backward passes
+	// over one sentence) the method's epochs made: its steps' and its line
+	// searches' or Lipschitz tests' (OEG's trials, SAG's tests), L-BFGS's
+	// n per evaluation — certificates and refreshes excluded (Train adds
+	// the refreshes). It is the x-axis "oracle calls" of the paper's
+	// Figure 4.
+	OracleCalls int64
+	// Updates is the number of parameter updates: one per step that moves
+	// w (SDCA, OEG, SAG: per sentence step; L-BFGS: per accepted
+	// iteration), the x-axis "parameter updates" of the paper's Figure 4.
+	Updates int64
+	// CertifyCalls is the number of oracle calls one Certify makes (n for
+	// a full pass; 0 when the certificate reuses an evaluation, as
+	// L-BFGS's does).
+	CertifyCalls int64
 }
 
 // Resumer is a Method that can continue a run from a checkpoint
@@ -182,7 +197,14 @@ type EpochRecord struct {
 	Residual    float64
 	GapEstimate float64
 	LineSearch  int64 // line-search evaluations this epoch
-	Metrics     map[string]float64
+	// OracleCalls is the run's oracle calls so far, certificates excluded
+	// (Counters.OracleCalls plus the refresh passes); CertOracleCalls the
+	// oracle calls of the certificate passes so far, this epoch's included.
+	// Their sum is every forward–backward pass of the run.
+	OracleCalls     int64
+	CertOracleCalls int64
+	Updates         int64 // parameter updates so far (Counters.Updates)
+	Metrics         map[string]float64
 }
 
 // Status says why Train stopped.
@@ -347,6 +369,8 @@ type run struct {
 	prog      Progress
 	last      *Certificate // the certificate of the current point, if made in this run
 	lastCkpt  time.Duration
+	certCalls int64     // oracle calls of the certificate passes so far
+	n         int       // the problem's number of sentences
 	saved     *Position // the position of the last snapshot written
 	snapshot  string    // its name
 
@@ -370,7 +394,7 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	r := &run{ctx: ctx, s: s, m: m, maxEpochs: s.MaxEpochs, tol: s.GapTol, every: s.GapEvery, phase: PhaseSetup,
+	r := &run{ctx: ctx, s: s, m: m, n: p.N(), maxEpochs: s.MaxEpochs, tol: s.GapTol, every: s.GapEvery, phase: PhaseSetup,
 		hitDone: make(chan struct{})}
 	if r.maxEpochs == 0 {
 		r.maxEpochs = DefaultMaxEpochs
@@ -401,6 +425,9 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		r.prog.Records = append([]EpochRecord(nil), r.prog.Records...)
 		r.saved = &Position{}
 		*r.saved = r.prog.Position
+		if n := len(r.prog.Records); n > 0 {
+			r.certCalls = r.prog.Records[n-1].CertOracleCalls
+		}
 	} else {
 		if err := m.Init(p); err != nil {
 			return nil, err
@@ -503,6 +530,19 @@ func (r *run) refresh() error {
 	return r.m.(Refresher).Refresh(r.ctx)
 }
 
+// refreshCalls returns the oracle calls of the refresh passes made before
+// the pending epoch's record: one full pass at the start of every epoch
+// that follows epoch e > 0 with e a multiple of RefreshEvery (refresh) —
+// counted from the position alone, so that a resumed run counts as the
+// uninterrupted one.
+func (r *run) refreshCalls() int64 {
+	R, e := r.s.RefreshEvery, r.prog.Epoch-1 // the pending epoch is prog.Epoch: it started after epoch e
+	if R <= 0 || e < 1 {
+		return 0
+	}
+	return int64(e/R) * int64(r.n)
+}
+
 // finishEpoch makes the pending epoch's record — certifying it when due —
 // and writes the checkpoint when due.
 func (r *run) finishEpoch() error {
@@ -512,6 +552,7 @@ func (r *run) finishEpoch() error {
 	c := r.m.Counters()
 	rec := EpochRecord{Epoch: ep, Steps: c.Steps, Seconds: (r.prog.Training - r.prog.EpochTraining).Seconds(),
 		Total: r.prog.Training.Seconds(), GapEstimate: c.GapEstimate, LineSearch: c.LineSearch - r.prog.EpochLineSearch,
+		OracleCalls: c.OracleCalls + r.refreshCalls(), CertOracleCalls: r.certCalls, Updates: c.Updates,
 		Primal: math.NaN(), Dual: math.NaN(), Gap: math.NaN(), Residual: math.NaN()}
 	if certify {
 		if err := r.certify(&rec); err != nil {
@@ -563,6 +604,8 @@ func (r *run) certify(rec *EpochRecord) error {
 		return err
 	}
 	rec.CertSeconds += time.Since(tc).Seconds()
+	r.certCalls += r.m.Counters().CertifyCalls
+	rec.CertOracleCalls = r.certCalls
 	rec.Certified = true
 	rec.Primal, rec.Dual, rec.Gap, rec.Residual = cert.Primal, cert.Dual, cert.Gap, cert.Residual
 	r.last = &cert

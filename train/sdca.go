@@ -794,19 +794,33 @@ func (m *SDCA) Counters() Counters {
 	if m.par != nil {
 		est = m.par.estimate()
 	}
-	return Counters{Steps: m.steps, LineSearch: m.lsIters, GapEstimate: est}
+	// Every step is one oracle call and one update of w (a step of size 0
+	// included: it is the update the method chose); the line search needs
+	// no oracle.
+	return Counters{Steps: m.steps, LineSearch: m.lsIters, GapEstimate: est,
+		OracleCalls: m.steps, Updates: m.steps, CertifyCalls: int64(m.p.N())}
 }
 
 // Certify computes P(ŵ(μ)), D(μ) and every block gap with a full pass and
-// checks the gap identity P − D = mean block gap.
+// checks the gap identity P − D = mean block gap (dualCertificate).
 func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
+	return dualCertificate(ctx, m.p, m.duals, nil)
+}
+
+// dualCertificate is the certificate of a dual method at duals μ: P(ŵ(μ)),
+// D(μ) and every block gap with a full pass, and the check of the gap
+// identity P − D = mean block gap. w, when not nil, is ŵ(μ) recomputed
+// from scratch by the caller (a slice the certificate takes); nil: What.
+func dualCertificate(ctx context.Context, p *Problem, duals DualStore, w []float64) (Certificate, error) {
 	// The pass takes ŵ(μ) recomputed from the duals rather than the
 	// incrementally kept w (equal to ~1e-13): the certificate is then exactly
 	// about the pair (ŵ(μ), μ) the gap identity speaks of, and its residual
 	// falls from ~1e-11 to ~1e-13. Training goes on with its own w, so
 	// certifying changes nothing in the run.
-	w := m.p.What(m.duals)
-	r, err := m.p.Pass(ctx, w, m.duals, false)
+	if w == nil {
+		w = p.What(duals)
+	}
+	r, err := p.Pass(ctx, w, duals, false)
 	if err != nil {
 		return Certificate{}, err
 	}
@@ -814,7 +828,7 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	c.Residual = math.Abs(c.Gap - r.MeanGap)
 	if c.Residual > 1e-7*max(1, math.Abs(r.Primal)) {
 		return c, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g (corrupt duals, or float64 precision exhausted: is λ = %g too small for this data?)",
-			ErrIdentity, c.Gap, r.MeanGap, m.p.Lambda)
+			ErrIdentity, c.Gap, r.MeanGap, p.Lambda)
 	}
 	return c, nil
 }

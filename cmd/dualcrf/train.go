@@ -20,7 +20,7 @@ import (
 func trainCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "train",
-		Usage:     "fit a CRF to a feature table with SDCA-GAP (or L-BFGS), certifying the duality gap",
+		Usage:     "fit a CRF to a feature table with SDCA-GAP (or L-BFGS, OEG, SAG), certifying the duality gap",
 		ArgsUsage: "FEATURES|-",
 		Description: `Minimises λ/2‖w‖² + mean negative log-likelihood. SDCA certifies the duality gap P − D ≥ P − P*
 with a full pass every --gap-every epochs and stops when it is ≤ --gap-tol. One line per epoch
@@ -31,11 +31,16 @@ certificate is about.
    dualcrf featurize --template chunking --min-count 3 train.txt.gz | dualcrf train -o model.arrow -
 
 With --checkpoint DIR, SIGINT or SIGTERM at any moment saves the exact point reached (exit 130 or
-143), and --resume DIR continues to the same model bytes as an uninterrupted run.`,
+143), and --resume DIR continues to the same model bytes as an uninterrupted run (SDCA only).
+
+The paper's peers: --solver oeg (online exponentiated gradient, Collins et al. 2008; SDCA's dual
+certificate) and --solver sag (stochastic average gradient, Schmidt et al. 2015: --sag-variant
+nus, nus-star or uniform; certificate ‖∇P‖²/(2λ) from a full pass, as L-BFGS's). The log counts
+oracle calls (forward–backward passes over one sentence, certificates apart) and parameter updates.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "model file to write"},
 			&cli.StringFlag{Name: "lambda", Value: stage.DefaultLambda, Usage: "regularisation λ > 0: a number or \"c/n\""},
-			&cli.StringFlag{Name: "solver", Value: stage.DefaultSolver, Usage: "sdca or lbfgs"},
+			&cli.StringFlag{Name: "solver", Value: stage.DefaultSolver, Usage: strings.Join(stage.Solvers, ", ")},
 			&cli.StringFlag{Name: "sampler", Value: train.DefaultSampler, Usage: "SDCA sampler: " + strings.Join(train.SamplerKinds(), ", ")},
 			&cli.Float64Flag{Name: "nonuniform", Value: train.DefaultNonUniform, Usage: "probability in (0,1] of a non-uniform draw (gap, importance samplers)"},
 			&cli.Float64Flag{Name: "epsilon", Value: train.DefaultEpsilon, Usage: "weight in (0,1] of the uniform distribution in the initial duals (eq. 21)"},
@@ -52,6 +57,9 @@ With --checkpoint DIR, SIGINT or SIGTERM at any moment saves the exact point rea
 			&cli.StringFlag{Name: "transitions", Value: stage.DefaultTransitions, Usage: "all (every label pair) or observed (pairs seen in training, CRFsuite's default)"},
 			&cli.BoolFlag{Name: "no-bias", Usage: "leave out the bias, start and end weights (CRFsuite's model)"},
 			&cli.IntFlag{Name: "lbfgs-store", Value: train.DefaultLBFGSStore, Usage: "L-BFGS correction pairs, ≥ 1"},
+			&cli.StringFlag{Name: "sag-variant", Value: train.DefaultSAGVariant, Usage: "SAG: nus (SAG-NUS: draws ∝ L_i half of the time), nus-star (SAG-NUS*: skips the Lipschitz test of tiny gradients) or uniform"},
+			&cli.Float64Flag{Name: "sag-initial-l", Value: train.DefaultSAGInitialL, Usage: "SAG: every sentence's Lipschitz estimate L_i before its first test, > 0"},
+			&cli.Float64Flag{Name: "oeg-eta", Value: train.DefaultOEGEta, Usage: "OEG: every sentence's initial step size η_i, in (0,1] (halved while the dual does not increase, ×1.05 after a kept step)"},
 			&cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates) scored after each certificate"},
 			&cli.StringFlag{Name: "log", Usage: "write the per-epoch training log (Arrow IPC file) here"},
 			&cli.StringFlag{Name: "plot", Usage: "draw the certified gap and the primal against seconds and epochs here (.svg or .png)"},
@@ -75,6 +83,7 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 		FeatureSpace: c.String("feature-space"), Transitions: c.String("transitions"), Sampler: c.String("sampler"),
 		NonUniform: c.Float64("nonuniform"), Epsilon: c.Float64("epsilon"), SubPrecision: c.Float64("subprecision"),
 		Seed: c.Uint64("seed"), RefreshEvery: c.Int("refresh-every"), LBFGSStore: c.Int("lbfgs-store"),
+		SAGVariant: c.String("sag-variant"), SAGInitialL: c.Float64("sag-initial-l"), OEGEta: c.Float64("oeg-eta"),
 		Workers: workers(c.Int("workers")), RoundSteps: c.Int("round-steps"),
 		GapTol: c.Float64("gap-tol"), GapEvery: c.Int("gap-every"), MaxEpochs: c.Int("max-epochs"), MaxTime: c.Duration("max-time"),
 		ValidPath: c.String("valid"), Duals: c.String("duals"), Checkpoint: c.String("checkpoint"),
