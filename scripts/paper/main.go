@@ -39,6 +39,7 @@ import (
 	"github.com/dualcrf/dualcrf/plots"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 func main() {
@@ -101,17 +102,15 @@ type solver struct {
 	Iterative   bool // epochs are iterations over the whole set (L-BFGS): one update each
 }
 
-// solvers maps the -solvers names to training options. oeg, sag and
-// sag-star need the solvers of branch h/peers: on a build without them
-// stage.Train refuses the name.
+// solvers maps the -solvers names to training options.
 func solvers() map[string]solver {
 	return map[string]solver{
 		"sdca":     {Name: "sdca", Title: "SDCA", Opts: stage.TrainOptions{Sampler: "uniform"}},
 		"sdca-gap": {Name: "sdca-gap", Title: "SDCA-GAP", Opts: stage.TrainOptions{Sampler: "gap", NonUniform: 0.8}},
 		"lbfgs":    {Name: "lbfgs", Title: "L-BFGS", Opts: stage.TrainOptions{Solver: "lbfgs"}, Iterative: true},
 		"oeg":      {Name: "oeg", Title: "OEG", Opts: stage.TrainOptions{Solver: "oeg"}},
-		"sag":      {Name: "sag", Title: "SAG-NUS", Opts: stage.TrainOptions{Solver: "sag"}},
-		"sag-star": {Name: "sag-star", Title: "SAG-NUS*", Opts: stage.TrainOptions{Solver: "sag-star"}},
+		"sag":      {Name: "sag", Title: "SAG-NUS", Opts: stage.TrainOptions{Solver: "sag", SAGVariant: train.SAGNUS}},
+		"sag-star": {Name: "sag-star", Title: "SAG-NUS*", Opts: stage.TrainOptions{Solver: "sag", SAGVariant: train.SAGNUSStar}},
 	}
 }
 
@@ -468,7 +467,7 @@ func (h *harness) figure4(ctx context.Context) error {
 		for _, r := range res {
 			last := r.Rows[len(r.Rows)-1]
 			h.notef("| %s | %d | %.1f | %.1f | %.1f | %.3g | %.3g | %s | %s |", r.Title, last.Epoch,
-				float64(last.Steps)/float64(r.N), updates(r, last)/float64(r.N), last.TotalSeconds, last.Gap, last.Primal-lo,
+				oracleCalls(last)/float64(r.N), updates(r, last)/float64(r.N), last.TotalSeconds, last.Gap, last.Primal-lo,
 				pct(1-last.ValidAccuracy), at1e3(r.Rows))
 		}
 		sub := func(r tables.LogRow) float64 { return r.Primal - lo }
@@ -484,7 +483,7 @@ func (h *harness) figure4(ctx context.Context) error {
 			return p
 		}
 		fig4 = append(fig4, []plots.Panel{
-			panel("vs oracle calls", "oracle calls / n (certificates excluded)", func(r result, row tables.LogRow) float64 { return float64(row.Steps) / float64(r.N) }),
+			panel("vs oracle calls", "oracle calls / n (certificates excluded)", func(r result, row tables.LogRow) float64 { return oracleCalls(row) / float64(r.N) }),
 			panel("vs parameter updates", "parameter updates / n", func(r result, row tables.LogRow) float64 { return updates(r, row) / float64(r.N) }),
 			panel("vs time", plots.LabelSeconds, func(_ result, row tables.LogRow) float64 { return row.TotalSeconds }),
 		})
@@ -517,11 +516,26 @@ func (h *harness) figure4(ctx context.Context) error {
 	return nil
 }
 
-// updates is the number of parameter updates after row: SDCA's steps, one
-// per L-BFGS iteration (reported in units of n, as n steps make an epoch).
+// updates is the number of parameter updates after row, from the log's
+// counter (SDCA, OEG, SAG: sentence steps that move w; L-BFGS: one per
+// iteration), or, in a log without it, SDCA's steps or L-BFGS's
+// iterations.
 func updates(r result, row tables.LogRow) float64 {
-	if r.Iterative {
+	switch {
+	case row.Updates >= 0:
+		return float64(row.Updates)
+	case r.Iterative:
 		return float64(row.Epoch)
+	}
+	return float64(row.Steps)
+}
+
+// oracleCalls is the number of oracle calls (forward–backward passes over
+// one sentence, certificates excluded) after row, from the log's counter,
+// or its steps in a log without it.
+func oracleCalls(row tables.LogRow) float64 {
+	if row.OracleCalls >= 0 {
+		return float64(row.OracleCalls)
 	}
 	return float64(row.Steps)
 }
