@@ -21,7 +21,8 @@ const KeyInput = "dualcrf.input"
 
 // InputOptions say how to read a corpus.
 type InputOptions struct {
-	// Format is conll (the default), conllu, ptb-mrg, ptb-pos or crfsuite.
+	// Format is conll (the default), conllu, ptb-mrg, ptb-pos, crfsuite or
+	// ocr.
 	// A path ending in .zip is read as the NLTK Penn Treebank archive.
 	Format string `json:"format"`
 	// Columns names the token columns of a CoNLL file (see ConllOptions).
@@ -33,6 +34,11 @@ type InputOptions struct {
 	KeepDocstart bool `json:"keep_docstart,omitempty"`
 	// XPOS labels CoNLL-U words with XPOS instead of UPOS.
 	XPOS bool `json:"xpos,omitempty"`
+
+	// Folds selects the folds of an OCR input (ParseFolds: "0-8", "9",
+	// "0,2,4-6"); "" reads all. It selects data rather than saying how to
+	// read it, so it is not recorded in tables either.
+	Folds string `json:"-"`
 
 	// MaxLineBytes caps the length of a line of the input, and
 	// MaxSentenceTokens the tokens of a sentence (0: DefaultMaxLineBytes,
@@ -55,7 +61,7 @@ type InputOptions struct {
 
 // Formats lists the corpus formats OpenReader understands.
 func Formats() []string {
-	return []string{"conll", "conllu", "ptb-mrg", "ptb-pos", "crfsuite", FormatTable}
+	return []string{"conll", "conllu", "ptb-mrg", "ptb-pos", "crfsuite", "ocr", FormatTable}
 }
 
 // OpenReader opens src with pipeline.Source.Open as a Reader of the format
@@ -121,6 +127,9 @@ func newInputReader(r io.Reader, name string, opts InputOptions) (Reader, error)
 // the decompressed input r, with the limits of opts.
 func newFormatReader(r io.Reader, name string, opts InputOptions) (Reader, error) {
 	var lr interface{ lineSource() *lineReader }
+	if opts.Folds != "" && opts.Format != "ocr" {
+		return nil, fmt.Errorf("folds %q: only the ocr input format has folds", opts.Folds)
+	}
 	switch opts.Format {
 	case "conll", "":
 		co := ConllOptions{Columns: opts.Columns, LabelColumn: opts.LabelColumn - 1, KeepDocstart: opts.KeepDocstart}
@@ -139,6 +148,12 @@ func newFormatReader(r io.Reader, name string, opts InputOptions) (Reader, error
 		lr = NewTreebankReader(r, name, TreebankPOS)
 	case "crfsuite":
 		lr = NewCRFsuiteReader(r, name)
+	case "ocr":
+		folds, err := ParseFolds(opts.Folds)
+		if err != nil {
+			return nil, err
+		}
+		lr = NewOCRReader(r, name, folds)
 	default:
 		return nil, fmt.Errorf("unknown input format %q (want one of %s)", opts.Format, strings.Join(Formats(), ", "))
 	}
@@ -177,6 +192,8 @@ type RunOptions struct {
 // unnamed temporary file as the first pass reads it, and the second pass
 // reads that. Reads of such an input end when ctx does, with ctx's error.
 func Run(ctx context.Context, in pipeline.Source, out io.Writer, opts RunOptions) (tables.FeatureSummary, error) {
+	fixed := opts.Vocab != nil
+	opts = withFormatVocabulary(opts)
 	twoPass := opts.Vocab == nil || opts.Writer.Format == pipeline.FormatFile
 	display := in.Name()
 	src, err := openSource(ctx, in, display, opts.Input, twoPass)
@@ -189,7 +206,7 @@ func Run(ctx context.Context, in pipeline.Source, out io.Writer, opts RunOptions
 		passes = 2
 	}
 	defer src.track(opts.Progress, in, passes).End()
-	sum, err := run(ctx, src, display, out, opts, twoPass)
+	sum, err := run(ctx, src, display, out, opts, twoPass, fixed)
 	if err != nil && ctx.Err() != nil {
 		return tables.FeatureSummary{}, ctx.Err()
 	}
@@ -197,7 +214,7 @@ func Run(ctx context.Context, in pipeline.Source, out io.Writer, opts RunOptions
 }
 
 // run is Run on an opened source.
-func run(ctx context.Context, src *source, display string, out io.Writer, opts RunOptions, twoPass bool) (tables.FeatureSummary, error) {
+func run(ctx context.Context, src *source, display string, out io.Writer, opts RunOptions, twoPass, fixed bool) (tables.FeatureSummary, error) {
 	set := opts.Templates
 	if set == nil {
 		set = &TemplateSet{}
@@ -223,7 +240,7 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	var ids [][]int32
 	var vals [][]float64
 	var cov *tables.Coverage // with a fixed vocabulary: what it does not cover
-	if opts.Vocab != nil {
+	if fixed {
 		cov = &tables.Coverage{}
 	}
 	knownLabel := make(map[string]bool, len(opts.Labels))
@@ -258,6 +275,34 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	sum := tw.Summary()
 	sum.Coverage = cov
 	return sum, nil
+}
+
+// withFormatVocabulary gives opts the fixed vocabulary and labels of an
+// input format that has them (ocr: the 128 pixels, the letters a–z), unless
+// opts.Vocab is already set: every table of such a format then has the
+// same attribute and label ids, whichever part of the data it holds.
+func withFormatVocabulary(opts RunOptions) RunOptions {
+	if opts.Vocab != nil || opts.Input.Format != "ocr" {
+		return opts
+	}
+	names := OCRAttrNames()
+	v := &Vocabulary{names: names, ids: make(map[string]int32, len(names))}
+	for i, n := range names {
+		v.ids[n] = int32(i)
+	}
+	opts.Vocab = v
+	labels := append([]string(nil), opts.Labels...)
+	have := make(map[string]bool, len(labels))
+	for _, l := range labels {
+		have[l] = true
+	}
+	for _, l := range OCRLabels() {
+		if !have[l] {
+			labels = append(labels, l)
+		}
+	}
+	opts.Labels = labels
+	return opts
 }
 
 // firstPass reads the whole input once for its labels (opts.Labels first,

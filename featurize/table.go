@@ -17,6 +17,8 @@ import (
 // summary's Coverage says how much of the input the vocabulary covers.
 func Table(ctx context.Context, in pipeline.Source, opts RunOptions) (*tables.FeatureTable, tables.FeatureSummary, error) {
 	display := in.Name()
+	fixed := opts.Vocab != nil
+	opts = withFormatVocabulary(opts)
 	src, err := openSource(ctx, in, display, opts.Input, opts.Vocab == nil)
 	if err != nil {
 		return nil, tables.FeatureSummary{}, err
@@ -35,7 +37,7 @@ func Table(ctx context.Context, in pipeline.Source, opts RunOptions) (*tables.Fe
 		return nil, tables.FeatureSummary{}, err
 	}
 	sum := t.Summary()
-	if opts.Vocab != nil {
+	if fixed {
 		sum.Coverage = coverage(t, len(opts.Labels))
 	}
 	return t, sum, nil

@@ -22,6 +22,7 @@ fuzz featurize FuzzConllu 8000 10s
 fuzz featurize FuzzTreebankPOS 8000 10s
 fuzz featurize FuzzTreebankMRG 8000 10s
 fuzz featurize FuzzCRFsuite 15000 10s
+fuzz featurize FuzzOCR 8000 10s
 fuzz featurize FuzzParseTemplates 10000 10s
 fuzz job FuzzParse 5000 10s
 fuzz featurize FuzzOpen 4000 10s
@@ -35,6 +36,7 @@ fuzz tables FuzzReadFeatureTable 15000 0s
 fuzz tables FuzzReadModel 4000 0s
 fuzz tables FuzzReadLog 4000 0s
 fuzz decode FuzzEvaluateReader 1500 0s
+fuzz plots FuzzReadRun 1500 0s
 fuzz featurize FuzzParseInputOptions 30000 0s
 fuzz schemas FuzzParseLabels 100000 0s
 fuzz schemas FuzzParseTrainingFacts 100000 0s

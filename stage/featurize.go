@@ -84,10 +84,10 @@ func newFeaturization(md map[string]string, attrs, labels []string, name string)
 
 // DefaultTemplate names the built-in template set used for an input
 // format when none is given: "" (the input's own attributes) for
-// crfsuite, pos for the part-of-speech corpora, chunking otherwise.
+// crfsuite and ocr, pos for the part-of-speech corpora, chunking otherwise.
 func DefaultTemplate(format string) string {
 	switch format {
-	case "crfsuite":
+	case "crfsuite", "ocr":
 		return ""
 	case "conllu", "ptb-mrg", "ptb-pos":
 		return "pos"

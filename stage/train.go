@@ -146,6 +146,9 @@ func (r *TrainResult) WriteLogAs(w io.Writer, opts pipeline.WriterOptions) error
 	return tables.WriteLog(w, logRows(r.Train.Records), map[string]string{schemas.KeySolver: r.Solver}, opts)
 }
 
+// LogRows returns the per-epoch training-log rows, as WriteLog writes them.
+func (r *TrainResult) LogRows() []tables.LogRow { return logRows(r.Train.Records) }
+
 // ParseLambda reads λ written as "0.001", "1/n" or "c/n" for n sentences.
 func ParseLambda(s string, n int) (float64, error) {
 	c, perN := strings.CutSuffix(s, "/n")

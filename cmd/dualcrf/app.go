@@ -20,6 +20,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		demoCommand(),
 		synthCommand(),
 		runCommand(),
+		plotCommand(),
 	}
 	for _, c := range commands {
 		c.OnUsageError = usageError

@@ -18,7 +18,7 @@ import (
 func featurizeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "featurize",
-		Usage:     "turn CoNLL / CoNLL-U / Penn Treebank / CRFsuite text, or a token table, into a feature table",
+		Usage:     "turn CoNLL / CoNLL-U / Penn Treebank / CRFsuite / OCR text, or a token table, into a feature table",
 		ArgsUsage: "[INPUT|-]",
 		Description: `Reads INPUT (default: standard input; gzip and zstd are decompressed) and writes a feature
 table: one row per token with its attributes, labels and text. A training table learns its
@@ -29,7 +29,8 @@ partitions) — with one row per token (--sentence-column, --position-column, --
 -o x.parquet (or --output-format parquet) writes Parquet.
 
    dualcrf featurize --template chunking --min-count 3 -o train.arrow train.txt.gz
-   dualcrf featurize --model model.arrow test.txt.gz > test.arrow`,
+   dualcrf featurize --model model.arrow test.txt.gz > test.arrow
+   dualcrf featurize -f ocr --folds 0-8 -o ocr-train.arrow letter.data.gz`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file; default by format"},
 			intIn(&cli.IntFlag{Name: "min-count", Value: stage.DefaultMinCount, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
@@ -99,6 +100,7 @@ func inputFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-labels", Usage: "the input has no label column (text to tag)"},
 		&cli.BoolFlag{Name: "xpos", Usage: "CoNLL-U: label words with XPOS instead of UPOS"},
 		&cli.BoolFlag{Name: "keep-docstart", Usage: "CoNLL: keep -DOCSTART- lines as tokens"},
+		&cli.StringFlag{Name: "folds", Usage: "OCR: read only these folds, e.g. 0-8 (train) or 9 (test); comma-separated folds and ranges in 0-9 (default: all)"},
 	}
 }
 
@@ -156,6 +158,9 @@ func applyInputFlags(c *cli.Context, in *featurize.InputOptions) {
 	if c.IsSet("keep-docstart") {
 		in.KeepDocstart = c.Bool("keep-docstart")
 	}
+	if c.IsSet("folds") {
+		in.Folds = c.String("folds")
+	}
 }
 
 // checkInputFlags refuses input flags that contradict each other.
@@ -171,9 +176,9 @@ func checkInputFlags(c *cli.Context) error {
 // text or a token table (told by its bytes), so the flags of both apply.
 func checkFormatFlags(c *cli.Context, format string) error {
 	only := map[string][]string{"columns": {"conll", "table"}, "label-column": {"conll", "table"}, "no-labels": {"conll", "table"},
-		"keep-docstart": {"conll"}, "xpos": {"conllu"},
+		"keep-docstart": {"conll"}, "xpos": {"conllu"}, "folds": {"ocr"},
 		"sentence-column": {"table"}, "position-column": {"table"}, "partitions": {"table"}}
-	for _, name := range []string{"columns", "label-column", "no-labels", "keep-docstart", "xpos", "sentence-column", "position-column", "partitions"} {
+	for _, name := range []string{"columns", "label-column", "no-labels", "keep-docstart", "xpos", "folds", "sentence-column", "position-column", "partitions"} {
 		ok := only[name]
 		if !c.IsSet(name) || slices.Contains(ok, format) || (format == "" && (slices.Contains(ok, "conll") || slices.Contains(ok, "table"))) {
 			continue
@@ -220,6 +225,9 @@ func featurizeOptions(c *cli.Context) (stage.FeaturizeOptions, error) {
 	applyInputFlags(c, &in)
 	if err := checkFormatFlags(c, in.Format); err != nil {
 		return o, err
+	}
+	if _, err := featurize.ParseFolds(in.Folds); err != nil {
+		return o, fmt.Errorf("featurize: --%w", err)
 	}
 	if o.Like == nil {
 		o.MinCount = c.Int("min-count")

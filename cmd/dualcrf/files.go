@@ -162,7 +162,7 @@ func evalFiles(c *cli.Context, input string) (pipeline.Format, error) {
 // PATH is written too. It returns the formats of the model and the log.
 func trainFiles(c *cli.Context, input string) (model, log pipeline.Format, err error) {
 	outputs := []pipeline.Path{pathOf("-o", c.String("output")), pathOf("--log", c.String("log")),
-		pathOf("--cpuprofile", c.String("cpuprofile"))}
+		pathOf("--plot", c.String("plot")), pathOf("--cpuprofile", c.String("cpuprofile"))}
 	if d := c.String("duals"); d != "memory" && d != "auto" {
 		outputs = append(outputs, pathOf("--duals", d))
 	}

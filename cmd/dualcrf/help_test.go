@@ -11,7 +11,7 @@ import (
 )
 
 // stages are the dualcrf stages the help must list.
-var stages = []string{"featurize", "inspect", "train", "decode", "eval", "demo", "synth", "run"}
+var stages = []string{"featurize", "inspect", "train", "decode", "eval", "demo", "synth", "run", "plot"}
 
 // TestHelp checks that `dualcrf --help` (and `dualcrf`, `dualcrf help`)
 // lists every stage with a one-line purpose on standard output.

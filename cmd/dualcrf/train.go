@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/plots"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
@@ -60,6 +62,7 @@ oracle calls (forward–backward passes over one sentence, certificates apart) a
 			&cli.Float64Flag{Name: "oeg-eta", Value: train.DefaultOEGEta, Usage: "OEG: every sentence's initial step size η_i, in (0,1] (halved while the dual does not increase, ×1.05 after a kept step)"},
 			&cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates) scored after each certificate"},
 			&cli.StringFlag{Name: "log", Usage: "write the per-epoch training log here (Arrow IPC file; Parquet when the name ends .parquet)"},
+			&cli.StringFlag{Name: "plot", Usage: "draw the certified gap and the primal against seconds and epochs here (.svg or .png)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no per-epoch lines on standard error"},
 			&cli.StringFlag{Name: "duals", Value: stage.DefaultDuals, Usage: "where SDCA keeps its dual variables: memory; auto (memory when the run fits --memory-budget, else stream); stream or stream:PATH (streamed from disk in blocks sized by --memory-budget: PATH, else duals.stream in the checkpoint directory, else a temporary file); or a file PATH (memory-mapped)"},
 			&cli.StringFlag{Name: "memory-budget", Usage: "memory the run may use, e.g. 8GiB: --duals auto keeps the duals in memory when the whole run fits it (default: half of physical memory), streamed duals get what the rest leaves in 3 block buffers; a run estimated to need more (default: physical memory) is refused"},
@@ -96,6 +99,11 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 			return o, fmt.Errorf("--memory-budget %q: want a positive size such as 8GiB", b)
 		}
 		o.MemoryBudget = v
+	}
+	if path := c.String("plot"); path != "" {
+		if _, err := plots.FormatOf(path); err != nil {
+			return o, fmt.Errorf("train: --plot %w", err)
+		}
 	}
 	if o.Solver != "sdca" && c.IsSet("duals") {
 		return o, stage.ErrSDCAOnly
@@ -143,6 +151,7 @@ type trainOutputs struct {
 	c                      *cli.Context
 	model, log             *pipeline.Output
 	modelFormat, logFormat pipeline.Format // pipeline.FormatFile or FormatParquet
+	plot                   *pipeline.Output
 	stopProfile            func()
 }
 
@@ -155,6 +164,11 @@ func (t *trainOutputs) open() error {
 	}
 	if path := c.String("log"); path != "" {
 		if t.log, err = std(c).CreateOutput(path); err != nil {
+			return err
+		}
+	}
+	if path := c.String("plot"); path != "" {
+		if t.plot, err = std(c).CreateOutput(path); err != nil {
 			return err
 		}
 	}
@@ -186,11 +200,22 @@ func (t *trainOutputs) write(res *stage.TrainResult) error {
 			return fmt.Errorf("write training log %s: %w", t.log.Name(), err)
 		}
 	}
+	if t.plot != nil {
+		format, _ := plots.FormatOf(t.c.String("plot")) // checked by trainOptions
+		fig := plots.LogFigure(filepath.Base(t.c.Args().First()), []plots.Run{{Name: res.Solver, Rows: res.LogRows()}})
+		if err := fig.Write(t.plot, format); err != nil {
+			return fmt.Errorf("write plot %s: %w", t.plot.Name(), err)
+		}
+	}
 	if err := t.model.Commit(); err != nil {
 		return err
 	}
-	if t.log != nil {
-		return t.log.Commit()
+	for _, out := range []*pipeline.Output{t.log, t.plot} {
+		if out != nil {
+			if err := out.Commit(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -206,7 +231,7 @@ func (t *trainOutputs) closeProfile() {
 // close removes the outputs not committed.
 func (t *trainOutputs) close() {
 	t.closeProfile()
-	for _, out := range []*pipeline.Output{t.model, t.log} {
+	for _, out := range []*pipeline.Output{t.model, t.log, t.plot} {
 		if out != nil {
 			out.Close()
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/plots"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -281,7 +282,7 @@ func TestWritePlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantW := int(math.Round(2 * panelW.Dots(pngDPI)))
+	wantW := int(math.Round(2 * panelW.Dots(plots.PNGDPI)))
 	if w := img.Bounds().Dx(); w != wantW {
 		t.Errorf("PNG is %d px wide, want %d", w, wantW)
 	}
@@ -296,15 +297,6 @@ func TestWritePlots(t *testing.T) {
 	}
 	if bytes.Contains(svg, []byte("SDCA-uniform")) {
 		t.Error("SVG has a legend entry for the failed run, which has no points")
-	}
-}
-
-func TestSeriesDropsUnplottable(t *testing.T) {
-	rows := synthLog(3, 1, 1, 0, 1)
-	rows[3].Primal = 0 // suboptimality 0 has no logarithm
-	xys := series(rows, func(r logRow) float64 { return float64(r.Epoch) }, suboptOf(0))
-	if len(xys) != 2 || xys[0].X != 0 || xys[1].X != 2 || math.Abs(xys[0].Y) > 1e-12 || math.Abs(xys[1].Y+2) > 1e-12 {
-		t.Errorf("series = %v, want epochs 0 and 2 with log10 values 0 and −2", xys)
 	}
 }
 
@@ -350,21 +342,5 @@ func TestFmtG(t *testing.T) {
 		if got := fmtG(v); got != want {
 			t.Errorf("fmtG(%g) = %q, want %q", v, got, want)
 		}
-	}
-}
-
-func TestLog10Ticks(t *testing.T) {
-	var labels []string
-	for _, tk := range (log10Ticks{}).Ticks(-10.3, 6.2) {
-		if tk.Label != "" {
-			labels = append(labels, tk.Label)
-		}
-	}
-	// 16 decades from −10 to 6: labels every 2, on even powers.
-	if want := []string{"-10", "-8", "-6", "-4", "-2", "0", "2", "4", "6"}; !slices.Equal(labels, want) {
-		t.Errorf("labels %q, want %q", labels, want)
-	}
-	if n := len((log10Ticks{}).Ticks(-10.3, 6.2)); n != 17 {
-		t.Errorf("%d ticks, want one per power of ten (17)", n)
 	}
 }

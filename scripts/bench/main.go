@@ -28,7 +28,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"os"
@@ -45,15 +44,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/plots"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -946,7 +940,6 @@ func appendFloat(b array.Builder, v float64) {
 const (
 	panelW = 13 * vg.Centimeter
 	panelH = 9 * vg.Centimeter
-	pngDPI = 150
 )
 
 // panel is one convergence panel: y (gap or suboptimality) against x.
@@ -970,132 +963,37 @@ func panels(pStar float64) [2][2]panel {
 	}
 }
 
-// series returns (x, log10 y) over the certified rows with finite positive y.
-func series(rows []logRow, x, y func(logRow) float64) plotter.XYs {
-	var xys plotter.XYs
-	for _, r := range rows {
-		v := y(r)
-		if !r.certified() || !(v > 0) || math.IsInf(v, 0) || math.IsNaN(x(r)) {
-			continue
-		}
-		xys = append(xys, plotter.XY{X: x(r), Y: math.Log10(v)})
-	}
-	return xys
-}
-
-// convergencePlots builds the 2×2 grid for one set; solvers fixes each
-// solver's colour and marker so they match across sets.
-func convergencePlots(t setTable, solvers []string) ([][]*plot.Plot, error) {
+// convergenceFigure is the 2×2 figure for one set; solvers fixes each
+// solver's colour and dashes so they match across sets.
+func convergenceFigure(t setTable, solvers []string) plots.Figure {
 	spec := panels(t.PStar)
-	grid := make([][]*plot.Plot, 2)
+	fig := plots.Figure{PanelWidth: panelW, PanelHeight: panelH}
 	for i := range spec {
-		grid[i] = make([]*plot.Plot, 2)
-		for j, pn := range spec[i] {
-			p, err := panelPlot(t, pn, solvers)
-			if err != nil {
-				return nil, err
+		var row []plots.Panel
+		for _, pn := range spec[i] {
+			p := plots.Panel{Title: t.Set.Title + ": " + pn.Title, XLabel: pn.XLabel, YLabel: pn.YLabel, Log10Y: true}
+			for _, r := range t.Runs {
+				s := plots.Series{Name: solverTitle(r.Solver), Style: max(slices.Index(solvers, r.Solver), 0)}
+				for _, lr := range r.Rows {
+					if lr.certified() {
+						s.X, s.Y = append(s.X, pn.X(lr)), append(s.Y, pn.Y(lr))
+					}
+				}
+				p.Series = append(p.Series, s)
 			}
-			grid[i][j] = p
+			row = append(row, p)
 		}
+		fig.Rows = append(fig.Rows, row)
 	}
-	return grid, nil
-}
-
-// panelPlot draws one panel with one line per solver.
-func panelPlot(t setTable, pn panel, solvers []string) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = t.Set.Title + ": " + pn.Title
-	p.X.Label.Text, p.Y.Label.Text = pn.XLabel, pn.YLabel
-	p.Legend.Left = true // curves fall from the top left: the bottom left stays empty longest
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(4), vg.Points(4)
-	p.Y.Tick.Marker = log10Ticks{}
-	p.Add(plotter.NewGrid())
-	for _, r := range t.Runs {
-		xys := series(r.Rows, pn.X, pn.Y)
-		if len(xys) == 0 {
-			continue
-		}
-		line, points, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return nil, fmt.Errorf("plot %s %s: %w", t.Set.Name, r.Solver, err)
-		}
-		k := max(slices.Index(solvers, r.Solver), 0)
-		c := plotutil.Color(k)
-		line.Color, line.Dashes, line.Width = c, plotutil.Dashes(k), vg.Points(1.5)
-		points.Color, points.Shape, points.Radius = c, plotutil.Shape(k), vg.Points(2.5)
-		p.Add(line, points)
-		p.Legend.Add(solverTitle(r.Solver), line, points)
-	}
-	return p, nil
-}
-
-// log10Ticks marks whole numbers on a log10 axis (every power of ten),
-// falling back to the default ticks on ranges of less than two decades.
-type log10Ticks struct{}
-
-// Ticks implements plot.Ticker.
-func (log10Ticks) Ticks(lo, hi float64) []plot.Tick {
-	first, last := math.Ceil(lo), math.Floor(hi)
-	if last-first < 2 {
-		return plot.DefaultTicks{}.Ticks(lo, hi)
-	}
-	step := math.Ceil((last - first) / 8) // at most about 8 labels
-	var ticks []plot.Tick
-	for v := first; v <= last; v++ {
-		t := plot.Tick{Value: v}
-		if math.Mod(v, step) == 0 {
-			t.Label = strconv.Itoa(int(v))
-		}
-		ticks = append(ticks, t)
-	}
-	return ticks
-}
-
-// drawGrid draws the plot grid onto a canvas of the grid's size.
-func drawGrid(grid [][]*plot.Plot, c vg.CanvasSizer) {
-	dc := draw.New(c)
-	tiles := draw.Tiles{Rows: len(grid), Cols: len(grid[0]),
-		PadX: vg.Centimeter, PadY: vg.Centimeter,
-		PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(6)}
-	canvases := plot.Align(grid, tiles, dc)
-	for i := range grid {
-		for j := range grid[i] {
-			grid[i][j].Draw(canvases[i][j])
-		}
-	}
+	return fig
 }
 
 // writePlots writes conv_SET.png and conv_SET.svg into dir.
 func writePlots(dir string, t setTable, solvers []string) error {
-	grid, err := convergencePlots(t, solvers)
-	if err != nil {
-		return err
-	}
-	w, h := 2*panelW, 2*panelH
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI), vgimg.UseBackgroundColor(color.White))
-	drawGrid(grid, img)
+	fig := convergenceFigure(t, solvers)
 	base := filepath.Join(dir, "conv_"+t.Set.Name)
-	if err := writeTo(base+".png", vgimg.PngCanvas{Canvas: img}); err != nil {
+	if err := plots.WriteFile(base+".png", fig); err != nil {
 		return err
 	}
-	grid, err = convergencePlots(t, solvers) // a plot is drawn once per canvas
-	if err != nil {
-		return err
-	}
-	svg := vgsvg.New(w, h)
-	drawGrid(grid, svg)
-	return writeTo(base+".svg", svg)
-}
-
-// writeTo writes wt to path atomically.
-func writeTo(path string, wt io.WriterTo) error {
-	out, err := pipeline.CreateOutput(path)
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-	if _, err := wt.WriteTo(out); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return out.Commit()
+	return plots.WriteFile(base+".svg", fig)
 }
