@@ -31,6 +31,12 @@ type EvalConfig struct {
 	NoChunks bool
 }
 
+// Check checks c's scheme and options.
+func (c EvalConfig) Check() error {
+	_, err := c.options()
+	return err
+}
+
 // options returns c's evaluator options, checked.
 func (c EvalConfig) options() (decode.EvalOptions, error) {
 	if c.NoChunks && c.Scheme != "" {

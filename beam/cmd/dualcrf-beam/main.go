@@ -20,7 +20,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
-
 )
 
 func main() {
@@ -172,6 +171,12 @@ func (f *stageFlags) parse(args []string) ([]string, error) {
 	f.own = map[string]bool{}
 	f.VisitAll(func(fl *flag.Flag) { f.own[fl.Name] = true })
 	flag.CommandLine.VisitAll(func(fl *flag.Flag) {
+		// Beam's options are globals: start every run from the runner's
+		// defaults (Prism records its endpoint and environment in them).
+		switch fl.Name {
+		case "runner", "endpoint", "environment_type":
+			_ = fl.Value.Set(fl.DefValue)
+		}
 		if f.Lookup(fl.Name) == nil {
 			f.Var(fl.Value, fl.Name, fl.Usage)
 		}

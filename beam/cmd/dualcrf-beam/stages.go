@@ -150,10 +150,14 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *format != dualcrfbeam.ReportText && *format != dualcrfbeam.ReportJSON {
 		return fmt.Errorf("eval: --format %q: want text or json", *format)
 	}
-	shards, err := dualcrfbeam.Shards(globs)
-	if err != nil {
+	cfg := dualcrfbeam.EvalConfig{Scheme: *scheme, NoChunks: *noChunks}
+	if err := cfg.Check(); err != nil {
+		return err
+	}
+	if cfg.Shards, err = dualcrfbeam.Shards(globs); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
+	shards := cfg.Shards
 	if err := f.start(); err != nil {
 		return err
 	}
@@ -170,7 +174,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		path = filepath.Join(dir, "report")
 	}
 	p, s := beam.NewPipelineWithRoot()
-	counts, err := dualcrfbeam.Eval(s, dualcrfbeam.EvalConfig{Shards: shards, Scheme: *scheme, NoChunks: *noChunks})
+	counts, err := dualcrfbeam.Eval(s, cfg)
 	if err != nil {
 		return err
 	}
