@@ -108,11 +108,12 @@ func readTable(t testing.TB, path string) *tables.FeatureTable {
 
 // equalTables checks that the tables parts, read in order, hold the rows
 // of whole with its vocabulary, labels and featurization metadata.
-func equalTables(t testing.TB, whole *tables.FeatureTable, parts []*tables.FeatureTable) {
+func equalTables(t testing.TB, whole *tables.FeatureTable, parts []string) {
 	t.Helper()
 	w := whole.Data
 	tok, sent := 0, 0
-	for i, p := range parts {
+	for i, path := range parts {
+		p := readTable(t, path) // one at a time: a scale run's tables are large
 		d := p.Data
 		if !reflect.DeepEqual(d.AttrNames, w.AttrNames) {
 			t.Fatalf("part %d: %d attributes, the CLI's table %d (or in another order)", i, len(d.AttrNames), len(w.AttrNames))
@@ -238,12 +239,10 @@ func featurizeBoth(t testing.TB, dir, glob, whole string, minCount int) (string,
 		return err
 	})
 	var parts []string
-	var tabs []*tables.FeatureTable
 	for i := range shards {
 		parts = append(parts, OutputPath(outDir, i, "arrow"))
-		tabs = append(tabs, readTable(t, parts[i]))
 	}
-	equalTables(t, readTable(t, cliPath), tabs)
+	equalTables(t, readTable(t, cliPath), parts)
 	return cliPath, parts
 }
 
@@ -341,6 +340,32 @@ func TestSliceEqualsCLI(t *testing.T) {
 	decodeAndEval(t, filepath.Join(dir, "text"), model, whole, []string{glob}, true)
 }
 
-var scale = flag.String("beam.scale", "", "run TestScaleEqualsCLI on this CoNLL corpus, repeated -beam.repeat times with perturbed words (see scripts/beam-scale.sh)")
-var repeat = flag.Int("beam.repeat", 1, "copies of the -beam.scale corpus, every copy after the first with perturbed words")
+// TestScaleEqualsCLI is TestSliceEqualsCLI on a large corpus, run by
+// scripts/beam-scale.sh: the corpus -beam.scale, cut into -beam.shards
+// shards, featurized by both; then decoded as raw text with a model
+// trained on the CI slice, and scored, by both.
+func TestScaleEqualsCLI(t *testing.T) {
+	if *scale == "" {
+		t.Skip("a scale run: give -beam.scale CORPUS (scripts/beam-scale.sh)")
+	}
+	dir := *scaleDir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	glob, whole := splitCoNLL(t, *scale, *scaleShards, dir)
+	featurizeBoth(t, dir, glob, whole, *scaleMinCount)
+	sliceDir := filepath.Join(dir, "slice")
+	sliceTable := filepath.Join(sliceDir, "slice.arrow")
+	writeFile(t, sliceTable, func(out *pipeline.Output) error {
+		_, err := stage.Featurize(context.Background(), pipeline.Source{Path: slice}, out, stage.FeaturizeOptions{})
+		return err
+	})
+	model := trainModel(t, sliceDir, sliceTable)
+	report := decodeAndEval(t, filepath.Join(dir, "decode"), model, whole, []string{glob}, true)
+	t.Logf("equal on %s in %d shards; report:\n%s", *scale, *scaleShards, report)
+}
+
+var scaleDir = flag.String("beam.dir", "", "working directory of TestScaleEqualsCLI (default: a temporary one)")
+var scaleMinCount = flag.Int("beam.mincount", 2, "min-count of TestScaleEqualsCLI's featurize")
+var scale = flag.String("beam.scale", "", "run TestScaleEqualsCLI on this CoNLL corpus (scripts/beam-scale.sh)")
 var scaleShards = flag.Int("beam.shards", 8, "shards of the -beam.scale corpus")
