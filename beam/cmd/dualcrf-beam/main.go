@@ -221,9 +221,9 @@ func (f *stageFlags) start() error {
 	if !beam.Initialized() {
 		beam.Init()
 	}
-	// Prism and Beam log through slog (beam.Init set it up): warnings and
-	// errors only, unless --verbose.
-	level := slog.LevelWarn
+	// Prism and Beam log through slog (beam.Init set it up): nothing,
+	// unless --verbose.
+	level := slog.LevelError + 4 // none: run prints the job's error itself
 	if f.verbose {
 		level = slog.LevelInfo
 	}

@@ -130,6 +130,9 @@ func writeModel(t *testing.T, path string, res *stage.TrainResult) {
 func TestRefusals(t *testing.T) {
 	dir := t.TempDir()
 	glob, _ := shardSlice(t, dir)
+	if err := os.WriteFile(filepath.Join(dir, "part-00000.arrow"), []byte("x"), 0o666); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want string
@@ -157,6 +160,8 @@ func TestRefusals(t *testing.T) {
 		{[]string{"eval", "--scheme", "bio9", glob}, "bio9"},
 		{[]string{"eval", "--scheme", "iob2", "--no-chunks", glob}, "no-chunks"},
 		{[]string{"eval", "--runner", "universal", "--endpoint", "localhost:1", glob}, "cannot write to this terminal"},
+		{[]string{"eval", "-o", filepath.Join(dir, "sharda.txt"), glob}, "is the input"},
+		{[]string{"featurize", "-o", dir, filepath.Join(dir, "part-00000.arrow")}, "is the input"},
 	}
 	for _, c := range cases {
 		code, _, errs := runCLI(t, c.args...)
@@ -185,6 +190,14 @@ func TestCorruptShards(t *testing.T) {
 	code, _, errs = runCLI(t, "featurize", "-o", filepath.Join(dir, "f"), badText)
 	if code != 1 || !strings.Contains(errs, "bad.txt") {
 		t.Errorf("featurize of ragged CoNLL: exit %d, stderr %q", code, errs)
+	}
+	empty := filepath.Join(dir, "empty.txt")
+	if err := os.WriteFile(empty, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, "featurize", "-o", filepath.Join(dir, "f"), empty)
+	if code != 1 || errs != "dualcrf-beam: featurize: "+empty+": no sentences\n" {
+		t.Errorf("featurize of an empty shard: exit %d, stderr %q", code, errs)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
@@ -72,6 +73,9 @@ func runFeaturize(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fmt.Errorf("featurize: %w", err)
 	}
+	if err := checkOutputs("featurize", shards, partPaths(*out, shards, "arrow")); err != nil {
+		return err
+	}
 	if err := f.start(); err != nil {
 		return err
 	}
@@ -80,7 +84,7 @@ func runFeaturize(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if _, err := dualcrfbeam.Featurize(s, cfg); err != nil {
 		return err
 	}
-	if err := dualcrfbeam.Run(ctx, p); err != nil {
+	if err := f.run(ctx, p); err != nil {
 		return fmt.Errorf("featurize: %w", err)
 	}
 	fmt.Fprintf(stderr, "featurize: %d shards -> %s\n", len(shards), filepath.Join(*out, "part-*.arrow"))
@@ -120,6 +124,9 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
+	if err := checkOutputs("decode", append(shards, dualcrfbeam.Shard{Path: *model}), partPaths(*out, shards, "parquet")); err != nil {
+		return err
+	}
 	if err := f.start(); err != nil {
 		return err
 	}
@@ -129,7 +136,7 @@ func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := dualcrfbeam.Decode(s, cfg); err != nil {
 		return err
 	}
-	if err := dualcrfbeam.Run(ctx, p); err != nil {
+	if err := f.run(ctx, p); err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
 	fmt.Fprintf(stderr, "decode: %d shards -> %s\n", len(shards), filepath.Join(*out, "part-*.parquet"))
@@ -158,6 +165,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("eval: %w", err)
 	}
 	shards := cfg.Shards
+	if err := checkOutputs("eval", shards, []string{*out}); err != nil {
+		return err
+	}
 	if err := f.start(); err != nil {
 		return err
 	}
@@ -181,7 +191,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := dualcrfbeam.WriteReport(s, counts, shards, *format, path); err != nil {
 		return err
 	}
-	if err := dualcrfbeam.Run(ctx, p); err != nil {
+	if err := f.run(ctx, p); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	if path == *out {
@@ -210,4 +220,63 @@ func checkFormatFlags(f *stageFlags, format string) error {
 		}
 	})
 	return err
+}
+
+// run runs the pipeline p. A job that fails is reported by the error of
+// the stage that failed it (the file and the problem), without the
+// runner's plan around it unless --verbose.
+func (f *stageFlags) run(ctx context.Context, p *beam.Pipeline) error {
+	err := dualcrfbeam.Run(ctx, p)
+	if err == nil || f.verbose {
+		return err
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return errors.New(rootCause(err.Error()))
+}
+
+// rootCause returns the message of the DoFn that failed a Beam job, the
+// text after the last "DoFn[…] failed:" of the job's error, or msg.
+func rootCause(msg string) string {
+	i := strings.LastIndex(msg, "DoFn[")
+	if i < 0 {
+		return msg
+	}
+	const mark = "failed:\n"
+	j := strings.Index(msg[i:], mark)
+	if j < 0 {
+		return msg
+	}
+	return strings.TrimSpace(msg[i+j+len(mark):])
+}
+
+// checkOutputs refuses outputs that are inputs: any of outs that names the
+// same file as a shard (an existing output would be overwritten).
+func checkOutputs(stage string, shards []dualcrfbeam.Shard, outs []string) error {
+	ins := make([]os.FileInfo, len(shards))
+	for i, sh := range shards {
+		ins[i], _ = os.Stat(sh.Path)
+	}
+	for _, out := range outs {
+		st, err := os.Stat(out)
+		if err != nil {
+			continue // not there yet: not an input
+		}
+		for i, in := range ins {
+			if in != nil && os.SameFile(st, in) {
+				return fmt.Errorf("%s: the output %s is the input %s", stage, out, shards[i].Path)
+			}
+		}
+	}
+	return nil
+}
+
+// partPaths returns the outputs of the shards in dir.
+func partPaths(dir string, shards []dualcrfbeam.Shard, ext string) []string {
+	out := make([]string, len(shards))
+	for i := range shards {
+		out[i] = dualcrfbeam.OutputPath(dir, i, ext)
+	}
+	return out
 }
