@@ -1,43 +1,18 @@
 package pipeline
 
 import (
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/dualcrf/dualcrf/internal/ptytest"
 )
-
-// openPTY opens a pseudo-terminal pair: the controlling side and the
-// terminal a program would have as its standard output.
-func openPTY(t *testing.T) (ptmx, tty *os.File) {
-	t.Helper()
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ptmx.Close() })
-	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tty.Close() })
-	return ptmx, tty
-}
 
 // TestBinaryToTerminal: binary output to a terminal is refused unless "-"
 // was given explicitly; text is not (on main 7.4 MB of Arrow went to the
 // terminal without a word).
 func TestBinaryToTerminal(t *testing.T) {
-	_, tty := openPTY(t)
+	_, tty := ptytest.Open(t)
 	if !isTerminal(tty) {
 		t.Fatal("a pseudo-terminal is not a terminal")
 	}

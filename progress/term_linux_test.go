@@ -2,41 +2,17 @@ package progress
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/internal/ptytest"
 	"golang.org/x/sys/unix"
 )
-
-// openPTY opens a pseudo-terminal: the controlling side and the terminal
-// (the pattern of cmd/dualcrf's tty_linux_test.go).
-func openPTY(t *testing.T) (ptmx, tty *os.File) {
-	t.Helper()
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ptmx.Close() })
-	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tty.Close() })
-	return ptmx, tty
-}
 
 // TestTerminal: a pty is a terminal of the width it was given; a file, a
 // pipe and a buffer are not.
 func TestTerminal(t *testing.T) {
-	_, tty := openPTY(t)
+	_, tty := ptytest.Open(t)
 	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 97}); err != nil {
 		t.Fatal(err)
 	}

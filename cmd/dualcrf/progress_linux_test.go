@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/internal/ptytest"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,7 +21,7 @@ func TestProgressOnTerminal(t *testing.T) {
 		mode string
 		bar  bool
 	}{{"auto", true}, {"none", false}} {
-		ptmx, tty := openPTY(t)
+		ptmx, tty := ptytest.Open(t)
 		if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 100}); err != nil {
 			t.Fatal(err)
 		}
