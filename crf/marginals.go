@@ -88,11 +88,10 @@ func KL(mu, nu, logNu []float64, T, K int, muNode, nuNode []float64) float64 {
 	return max(d, 0)
 }
 
-// AddExpected adds scale·E_μ[F(x,·)] to the weight-shaped vector g, given the
-// node marginals (T×K) and the block of clique marginals of sentence s (the
-// edges are ignored for T = 1). Only the rows of s's attributes, B, bias,
-// start and end are touched.
-func AddExpected(g []float64, lay Layout, s Sentence, node, block []float64, scale float64) {
+// AddExpectedNodes adds the part of scale·E_μ[F(x,·)] that the node
+// marginals (T×K) give: the rows of s's attributes, bias, start and end —
+// all of AddExpected but the transitions.
+func AddExpectedNodes(g []float64, lay Layout, s Sentence, node []float64, scale float64) {
 	K := lay.NumLabels
 	T := s.Len()
 	for t := 0; t < T; t++ {
@@ -125,6 +124,16 @@ func AddExpected(g []float64, lay Layout, s Sentence, node, block []float64, sca
 			en[y] += scale * pv
 		}
 	}
+}
+
+// AddExpected adds scale·E_μ[F(x,·)] to the weight-shaped vector g, given the
+// node marginals (T×K) and the block of clique marginals of sentence s (the
+// edges are ignored for T = 1). Only the rows of s's attributes, B, bias,
+// start and end are touched.
+func AddExpected(g []float64, lay Layout, s Sentence, node, block []float64, scale float64) {
+	AddExpectedNodes(g, lay, s, node, scale)
+	K := lay.NumLabels
+	T := s.Len()
 	if T < 2 {
 		return
 	}

@@ -462,35 +462,9 @@ func (m *SAG) estimate() float64 {
 // its edge marginals summed over the positions (K×K; ignored for T = 1):
 // what crf.AddExpected adds, with the edges already summed.
 func addExpectedSum(g []float64, lay crf.Layout, s crf.Sentence, node, sum []float64, scale float64) {
+	crf.AddExpectedNodes(g, lay, s, node, scale)
 	K := lay.NumLabels
 	T := s.Len()
-	for t := 0; t < T; t++ {
-		p := node[t*K : (t+1)*K]
-		for j := s.AttrStart[t]; j < s.AttrStart[t+1]; j++ {
-			off := lay.Row(s.Attrs[j])
-			u := g[off : off+K]
-			c := scale
-			if s.Values != nil {
-				c *= s.Values[j]
-			}
-			for y, pv := range p {
-				u[y] += c * pv
-			}
-		}
-	}
-	if !lay.NoBias {
-		b := g[lay.Bias() : lay.Bias()+K]
-		for t := 0; t < T; t++ {
-			for y, pv := range node[t*K : (t+1)*K] {
-				b[y] += scale * pv
-			}
-		}
-		st, en := g[lay.Start():lay.Start()+K], g[lay.End():lay.End()+K]
-		for y := 0; y < K; y++ {
-			st[y] += scale * node[y]
-			en[y] += scale * node[(T-1)*K+y]
-		}
-	}
 	if T < 2 {
 		return
 	}
