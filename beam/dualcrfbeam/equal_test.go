@@ -369,3 +369,23 @@ var scaleDir = flag.String("beam.dir", "", "working directory of TestScaleEquals
 var scaleMinCount = flag.Int("beam.mincount", 2, "min-count of TestScaleEqualsCLI's featurize")
 var scale = flag.String("beam.scale", "", "run TestScaleEqualsCLI on this CoNLL corpus (scripts/beam-scale.sh)")
 var scaleShards = flag.Int("beam.shards", 8, "shards of the -beam.scale corpus")
+
+// TestParquetShardsEqualCLI: Parquet token shards — here the prediction
+// tables Beam's decode writes, one row per token with its text columns and
+// gold label — featurized by Beam give the vocabulary, labels and rows the
+// CLI's featurize gives on their directory.
+func TestParquetShardsEqualCLI(t *testing.T) {
+	dir := t.TempDir()
+	glob, whole := splitCoNLL(t, slice, 3, dir)
+	cliTable, _ := featurizeBoth(t, dir, glob, whole, 0)
+	model := trainModel(t, dir, cliTable)
+	decodeAndEval(t, filepath.Join(dir, "text"), model, whole, []string{glob}, true)
+	lake := filepath.Join(dir, "text", "pred")
+	out := filepath.Join(dir, "lake")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, minCount := range []int{0, 2} {
+		featurizeBoth(t, filepath.Join(out, fmt.Sprint(minCount)), filepath.Join(lake, "part-*.parquet"), lake, minCount)
+	}
+}
