@@ -256,10 +256,10 @@ func (l *Lattice) logForwardBackward() {
 			for y := 0; y < K; y++ {
 				l.tmp[y] = prev[y] + l.trans[y*K+y2]
 			}
-			cur[y2] = logSumExp(l.tmp[:K]) + l.theta[t*K+y2]
+			cur[y2] = LogSumExp(l.tmp[:K]) + l.theta[t*K+y2]
 		}
 	}
-	l.logZ = logSumExp(l.alpha[(T-1)*kp : (T-1)*kp+K])
+	l.logZ = LogSumExp(l.alpha[(T-1)*kp : (T-1)*kp+K])
 	clear(l.beta[(T-1)*kp : T*kp])
 	for t := T - 2; t >= 0; t-- {
 		next := l.beta[(t+1)*kp : (t+1)*kp+K]
@@ -268,12 +268,14 @@ func (l *Lattice) logForwardBackward() {
 			for y2 := 0; y2 < K; y2++ {
 				l.tmp[y2] = l.trans[y*K+y2] + l.theta[(t+1)*K+y2] + next[y2]
 			}
-			cur[y] = logSumExp(l.tmp[:K])
+			cur[y] = LogSumExp(l.tmp[:K])
 		}
 	}
 }
 
-func logSumExp(v []float64) float64 {
+// LogSumExp returns log Σ exp(v) without overflow (−Inf for an empty v or
+// one of −Inf only).
+func LogSumExp(v []float64) float64 {
 	m := math.Inf(-1)
 	for _, x := range v {
 		m = max(m, x)

@@ -453,10 +453,10 @@ func (f *chainFB) runLog(E []float64, T, K int, mu []float64) float64 {
 			for y := 0; y < K; y++ {
 				tmp[y] = f.a[t*K+y] + e[y*K+y2]
 			}
-			f.a[(t+1)*K+y2] = logSumExp(tmp)
+			f.a[(t+1)*K+y2] = crf.LogSumExp(tmp)
 		}
 	}
-	logZ := logSumExp(f.a[(T-1)*K : T*K])
+	logZ := crf.LogSumExp(f.a[(T-1)*K : T*K])
 	clear(f.b[(T-1)*K : T*K])
 	for t := T - 2; t >= 0; t-- {
 		e := E[t*K*K : (t+1)*K*K]
@@ -464,7 +464,7 @@ func (f *chainFB) runLog(E []float64, T, K int, mu []float64) float64 {
 			for y2 := 0; y2 < K; y2++ {
 				tmp[y2] = e[y*K+y2] + f.b[(t+1)*K+y2]
 			}
-			f.b[t*K+y] = logSumExp(tmp)
+			f.b[t*K+y] = crf.LogSumExp(tmp)
 		}
 	}
 	h := logZ
@@ -481,22 +481,6 @@ func (f *chainFB) runLog(E []float64, T, K int, mu []float64) float64 {
 		}
 	}
 	return h
-}
-
-// logSumExp returns log Σ exp(v).
-func logSumExp(v []float64) float64 {
-	mx := math.Inf(-1)
-	for _, x := range v {
-		mx = max(mx, x)
-	}
-	if math.IsInf(mx, -1) {
-		return mx
-	}
-	s := 0.0
-	for _, x := range v {
-		s += math.Exp(x - mx)
-	}
-	return mx + math.Log(s)
 }
 
 // Weights returns the current weights (the method's own slice).
