@@ -188,17 +188,7 @@ func TestDecodeProgressJSON(t *testing.T) {
 	if r.code != 0 {
 		t.Fatal(r)
 	}
-	var last progress.Event
-	sc := bufio.NewScanner(bytes.NewReader(r.stderr))
-	for sc.Scan() {
-		var e progress.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("%q: %v", sc.Text(), err)
-		}
-		if e.Task == "decode" {
-			last = e
-		}
-	}
+	last := lastEvent(t, r.stderr, "decode")
 	if last.Event != "end" || last.Done != 50 || last.Unit != "sentences" || !strings.HasSuffix(last.Note, " tokens") {
 		t.Errorf("last decode event %+v\n%s", last, r.stderr)
 	}
@@ -219,17 +209,7 @@ func TestFeaturizeProgressJSON(t *testing.T) {
 	if r.code != 0 {
 		t.Fatal(r)
 	}
-	var last progress.Event
-	sc := bufio.NewScanner(bytes.NewReader(r.stderr))
-	for sc.Scan() {
-		var e progress.Event
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("%q: %v", sc.Text(), err)
-		}
-		if e.Task == "featurize" {
-			last = e
-		}
-	}
+	last := lastEvent(t, r.stderr, "featurize")
 	if last.Event != "end" || last.Done != 2*st.Size() || last.Total != 2*st.Size() || last.Unit != "bytes" {
 		t.Errorf("last featurize event %+v, want 2×%d bytes\n%s", last, st.Size(), r.stderr)
 	}
@@ -237,4 +217,63 @@ func TestFeaturizeProgressJSON(t *testing.T) {
 		t.Fatal(r)
 	}
 	sameFile(t, filepath.Join(dir, "p.arrow"), filepath.Join(dir, "n.arrow"))
+}
+
+// lastEvent parses every line of a --progress json stderr as an event and
+// returns the last one of task.
+func lastEvent(t *testing.T, stderr []byte, task string) progress.Event {
+	t.Helper()
+	var last progress.Event
+	sc := bufio.NewScanner(bytes.NewReader(stderr))
+	for sc.Scan() {
+		var e progress.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%q: %v", sc.Text(), err)
+		}
+		if e.Task == task {
+			last = e
+		}
+	}
+	return last
+}
+
+// TestFeaturizeProgressTable: featurize --progress json reads a Parquet
+// token table (decode's predictions) as a table, not as text — a file,
+// counting its bytes over both passes, and a directory of them — and
+// writes the same table as without progress.
+func TestFeaturizeProgressTable(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	if r := runBinary(t, dir, "", "decode", "-m", f.model, "-o", "pred.parquet", f.test); r.code != 0 {
+		t.Fatal(r)
+	}
+	lake := filepath.Join(dir, "lake", "part=1")
+	if err := os.MkdirAll(lake, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	pred := filepath.Join(dir, "pred.parquet")
+	data, err := os.ReadFile(pred)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lake, "x.parquet"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{"pred.parquet", "lake"} {
+		r := runBinary(t, dir, "", "featurize", "--progress", "json", "--template", "chunking", "-o", in+".p.arrow", in)
+		if r.code != 0 {
+			t.Fatal(r)
+		}
+		last := lastEvent(t, r.stderr, "featurize")
+		if last.Event != "end" {
+			t.Errorf("%s: last featurize event %+v\n%s", in, last, r.stderr)
+		}
+		if in == "pred.parquet" && (last.Done != 2*int64(len(data)) || last.Total != 2*int64(len(data))) {
+			t.Errorf("%s: last featurize event %+v, want 2×%d bytes", in, last, len(data))
+		}
+		if r := runBinary(t, dir, "", "featurize", "--progress", "none", "--template", "chunking", "-o", in+".n.arrow", in); r.code != 0 {
+			t.Fatal(r)
+		}
+		sameFile(t, filepath.Join(dir, in+".p.arrow"), filepath.Join(dir, in+".n.arrow"))
+	}
 }
