@@ -8,7 +8,7 @@ import (
 )
 
 // TestCheckRefusesNonFinite: Check names the row, label and value of a
-// weight that is NaN or infinite (issue 10, defect 10).
+// weight that is NaN or infinite.
 func TestCheckRefusesNonFinite(t *testing.T) {
 	lay := Layout{NumAttrs: 2, NumLabels: 2}
 	for _, c := range []struct {

@@ -130,7 +130,7 @@ func TestEvaluateReaderRows(t *testing.T) {
 
 // TestEvaluateReaderCorrupt damages prediction tables (stream and file,
 // with and without marginals) at random: EvaluateReader returns an error
-// naming the file or scores, and never panics (issue 10, defect 15).
+// naming the file or scores, and never panics.
 func TestEvaluateReaderCorrupt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {

@@ -9,7 +9,7 @@ import (
 
 // TestScoresAreFractions: precision, recall and F1 are fractions in [0, 1]
 // in Scores and its JSON, like the accuracy, while conlleval's report still
-// prints percentages (issue 10, defect 22).
+// prints percentages.
 func TestScoresAreFractions(t *testing.T) {
 	// Gold NP[1-2] VP[3]; predicted NP[1] NP[2] VP[3]: 2 gold chunks, 3
 	// found, 1 correct (VP); tokens 3 of 3 have the right type, 2 of 3 the

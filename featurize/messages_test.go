@@ -12,7 +12,7 @@ import (
 	"github.com/dualcrf/dualcrf/pipeline"
 )
 
-// TestReaderMessages pins the errors of the text readers that issue 10
+// TestReaderMessages pins the errors of the text readers that were once
 // found wrong or missing: each names the file, the line and the problem.
 func TestReaderMessages(t *testing.T) {
 	for _, tc := range []struct {

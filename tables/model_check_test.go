@@ -1,7 +1,7 @@
 package tables
 
 // Regression tests of the model reader against damaged and tampered files
-// (issue 10, defects 10 and 15) and its fuzz target.
+// and its fuzz target.
 
 import (
 	"bytes"

@@ -33,7 +33,7 @@ func readFeatureTable(t *testing.T, path string) *tables.FeatureTable {
 // over and over) into decode and checks that predictions come out while the
 // table goes in: decode is never more than about three chunks of 65,536
 // tokens (and its buffers) behind its input, so its memory does not grow
-// with the input (issue 10, defect 17). A decode that reads its whole input
+// with the input. A decode that reads its whole input
 // first is the whole input behind when its first line comes out.
 func TestDecodeStreams(t *testing.T) {
 	const total = 500_000
@@ -149,7 +149,7 @@ func TestDecodeChunkSizes(t *testing.T) {
 }
 
 // TestDecodeMismatch checks that decode says when the model and the data
-// do not fit (issue 10, defect 11): nothing shared is an error naming both
+// do not fit: nothing shared is an error naming both
 // files, a partial fit a warning with counts; and that featurize --model
 // keeps a label the model does not know, with a warning.
 func TestDecodeMismatch(t *testing.T) {

@@ -1,6 +1,6 @@
 package main
 
-// End-to-end tests of what a stage reads and writes (issue 10): concatenated
+// End-to-end tests of what a stage reads and writes: concatenated
 // Arrow input, outputs that would overwrite an input, output formats named
 // by the file, kills in the middle of a write, FIFOs and unbounded lines.
 

@@ -1,7 +1,7 @@
 package main
 
-// Regression tests of the readers and the units of issue 10 (defects 10,
-// 22 and 23) through the binary.
+// Regression tests of the readers and the units (error messages, units,
+// write errors) through the binary.
 
 import (
 	"bytes"
@@ -59,7 +59,7 @@ func readColumn(t *testing.T, path, name string) ([]float64, arrow.Field) {
 }
 
 // TestLogScoresAreFractions: the training log's held-out F1 is a fraction
-// like its accuracy, and the log states the unit (issue 10, defect 22).
+// like its accuracy, and the log states the unit.
 func TestLogScoresAreFractions(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
@@ -90,7 +90,7 @@ func TestLogScoresAreFractions(t *testing.T) {
 
 // TestEvalArrowScoresTable: eval --arrow writes a scores table that says
 // what it is (dualcrf.format, dualcrf.version), with the JSON's figures as
-// fractions (issue 10, defects 22 and 23).
+// fractions.
 func TestEvalArrowScoresTable(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
@@ -122,7 +122,7 @@ func TestEvalArrowScoresTable(t *testing.T) {
 }
 
 // TestInspectEveryTable: inspect reads and summarises every table the tool
-// writes (issue 10, defect 23).
+// writes.
 func TestInspectEveryTable(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
@@ -148,7 +148,7 @@ func TestInspectEveryTable(t *testing.T) {
 }
 
 // TestInspectWriteError: inspect fails when its summary cannot be written
-// (issue 10, defect 23: it exited 0 on /dev/full).
+// (it once exited 0 on /dev/full).
 func TestInspectWriteError(t *testing.T) {
 	f := fixtures(t)
 	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)

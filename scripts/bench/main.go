@@ -1,4 +1,4 @@
-// Command bench runs the side-by-side benchmark of issue 5: on each data set
+// Command bench runs the side-by-side benchmark: on each data set
 // it featurizes once, trains SDCA-GAP, SDCA-uniform and L-BFGS one after the
 // other as child processes of a dualcrf binary (so they never compete for
 // cores), and reports per solver the median seconds per epoch, the training
