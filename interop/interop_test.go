@@ -126,7 +126,7 @@ func parseEval(t *testing.T, b []byte) evalJSON {
 	return e
 }
 
-// ReadmeSQL is the README's query over a prediction table and a scores
+// ReadmeSQL is docs/lake.md's query over a prediction table and a scores
 // table (docs/lake.md): per predicted label, its tokens and accuracy; the
 // overall scores.
 const (
@@ -183,7 +183,7 @@ func lakeRoundTrip(t *testing.T, train, test string, trainArgs ...string) evalJS
 		t.Errorf("eval scored %d tokens, the lake holds %d test tokens", lake.Tokens, ntest)
 	}
 
-	// The README's SQL, in DuckDB, agrees with eval.
+	// docs/lake.md's SQL, in DuckDB, agrees with eval.
 	if _, err := db.Exec(fmt.Sprintf("SET file_search_path = '%s'", dir)); err != nil {
 		t.Fatal(err)
 	}
@@ -204,13 +204,13 @@ func lakeRoundTrip(t *testing.T, train, test string, trainArgs ...string) evalJS
 	}
 	rows.Close()
 	if int(tokens) != lake.Tokens || math.Abs(correct-float64(lake.CorrectTokens)) > 1e-6 {
-		t.Errorf("README SQL over pred.parquet: %v tokens, %v correct; eval: %d, %d", tokens, correct, lake.Tokens, lake.CorrectTokens)
+		t.Errorf("docs/lake.md SQL over pred.parquet: %v tokens, %v correct; eval: %d, %d", tokens, correct, lake.Tokens, lake.CorrectTokens)
 	}
 	var st int
 	var acc, p, r, f1 float64
 	query1(t, db, readmeScoresSQL, &st, &acc, &p, &r, &f1)
 	if st != lake.Tokens || acc != lake.Accuracy || p != lake.Chunks.Precision || r != lake.Chunks.Recall || f1 != lake.Chunks.F1 {
-		t.Errorf("README SQL over scores.parquet: %d %v %v %v %v; eval %+v", st, acc, p, r, f1, lake)
+		t.Errorf("docs/lake.md SQL over scores.parquet: %d %v %v %v %v; eval %+v", st, acc, p, r, f1, lake)
 	}
 	t.Logf("lake round trip: %d train, %d test tokens; accuracy %.6f, precision %.6f, recall %.6f, F1 %.6f (text path identical)",
 		ntrain, ntest, lake.Accuracy, lake.Chunks.Precision, lake.Chunks.Recall, lake.Chunks.F1)
@@ -235,16 +235,16 @@ func TestLakeRoundTrip(t *testing.T) {
 	}
 }
 
-// TestReadmeSQL: the queries TestLakeRoundTrip runs are the README's, word
-// for word (so that the README's SQL is the SQL that was run).
+// TestReadmeSQL: the queries TestLakeRoundTrip runs are docs/lake.md's, word
+// for word (so that the documented SQL is the SQL that was run).
 func TestReadmeSQL(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(repoRoot(), "README.md"))
+	b, err := os.ReadFile(filepath.Join(repoRoot(), "docs", "lake.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{readmePredSQL, readmeScoresSQL} {
 		if !strings.Contains(string(b), q+";") {
-			t.Errorf("README.md lacks the query %q", q)
+			t.Errorf("docs/lake.md lacks the query %q", q)
 		}
 	}
 }

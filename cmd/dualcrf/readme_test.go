@@ -16,16 +16,22 @@ import (
 )
 
 // The README's examples are run as a user would run them: every ```sh block
-// of README.md, in order, in one shell, from the root of a fresh copy of
-// the repository whose parent holds shared/data (so the README's
-// ../shared/data resolves), with the dualcrf that `go install ./cmd/dualcrf`
-// puts on PATH. Blocks marked ```sh dev (commands for the repository
-// itself, such as go test), ```sh root (installing system files), ```crontab
-// and blocks in other languages (Python, SQL, Go: stage's Example runs that one) are
-// not run. It takes minutes (CoNLL-2000 is trained three times), so it runs only
-// with -readme (.ci/run passes it):
+// of README.md and then of the docs pages that continue it (readmeDocs), in
+// order, in one shell, from the root of a fresh copy of the repository whose
+// parent holds shared/data (so the default data directory resolves), with the
+// dualcrf that `go install ./cmd/dualcrf` puts on PATH. Blocks marked ```sh dev
+// (commands for the repository itself, such as go test, or transcripts),
+// ```sh root (installing system files), ```crontab and blocks in other
+// languages (Python, SQL, Go: stage's Example runs that one) are not run. It
+// takes minutes (CoNLL-2000 is trained several times), so it runs only with
+// -readme (.ci/run passes it):
 //
 //	go test ./cmd/dualcrf -run TestREADME -readme -v
+
+// readmeDocs are the pages whose sh blocks TestREADME runs, in this order:
+// the README first, then the docs pages whose examples use the files the
+// README's examples made.
+var readmeDocs = []string{"README.md", "docs/corpora.md", "docs/long-runs.md", "docs/run.md", "docs/lake.md"}
 
 // readme enables TestREADME.
 var readme = flag.Bool("readme", false, "run README.md's sh blocks in a fresh copy of the repository (TestREADME; minutes)")
@@ -75,46 +81,78 @@ func readmeRunnable(info string) (run, known bool) {
 	switch info {
 	case "sh":
 		return true, true
-	case "sh dev", "sh root", "crontab", "python", "sql", "go":
+	case "", "sh dev", "sh root", "crontab", "python", "sql", "go", "yaml", "json", "text":
 		return false, true
 	}
 	return false, false
 }
 
-// readmeText reads the repository's README.md.
-func readmeText(t *testing.T) string {
+// readmeText reads a Markdown page of the repository (a path relative to
+// its root, with slashes).
+func readmeText(t *testing.T, page string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(page)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(b)
 }
 
-// TestREADMEBlocks checks, quickly, what TestREADME relies on: the README's
+// repoPages lists the Markdown pages of the repository: README.md and every
+// .md file under docs/ and data/.
+func repoPages(t *testing.T) []string {
+	t.Helper()
+	pages := []string{"README.md"}
+	for _, dir := range []string{"docs", "data"} {
+		err := filepath.WalkDir(filepath.Join("..", "..", dir), func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".md") {
+				return err
+			}
+			rel, err := filepath.Rel(filepath.Join("..", ".."), path)
+			pages = append(pages, filepath.ToSlash(rel))
+			return err
+		})
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	return pages
+}
+
+// TestREADMEBlocks checks, quickly, what TestREADME relies on: every page's
 // fences pair up, every block is marked as run (sh) or as not run (sh dev,
-// python, sql), and the run blocks call dualcrf and not the test suite.
+// python, sql, …), only the pages of readmeDocs have blocks to run, and the
+// run blocks call dualcrf and not the test suite.
 func TestREADMEBlocks(t *testing.T) {
-	blocks, err := readmeBlocks(readmeText(t))
-	if err != nil {
-		t.Fatalf("README.md: %v", err)
+	listed := map[string]bool{}
+	for _, p := range readmeDocs {
+		listed[p] = true
 	}
 	runs := 0
-	for _, b := range blocks {
-		run, known := readmeRunnable(b.info)
-		if !known {
-			t.Errorf("README.md:%d: block marked %q: mark it sh (run by TestREADME), sh dev, sh root, crontab, python, sql or go", b.line, b.info)
+	for _, page := range repoPages(t) {
+		blocks, err := readmeBlocks(readmeText(t, page))
+		if err != nil {
+			t.Fatalf("%s: %v", page, err)
 		}
-		if !run {
-			continue
-		}
-		runs++
-		if strings.Contains(b.text, "go test") || strings.Contains(b.text, ".ci/run") {
-			t.Errorf("README.md:%d: a run block calls the test suite; mark it sh dev", b.line)
+		for _, b := range blocks {
+			run, known := readmeRunnable(b.info)
+			if !known {
+				t.Errorf("%s:%d: block marked %q: mark it sh (run by TestREADME), sh dev, sh root, crontab, python, sql, go, yaml, json or text", page, b.line, b.info)
+			}
+			if !run {
+				continue
+			}
+			runs++
+			if !listed[page] {
+				t.Errorf("%s:%d: a block to run on a page TestREADME does not run: add the page to readmeDocs or mark the block sh dev", page, b.line)
+			}
+			if strings.Contains(b.text, "go test") || strings.Contains(b.text, ".ci/run") {
+				t.Errorf("%s:%d: a run block calls the test suite; mark it sh dev", page, b.line)
+			}
 		}
 	}
-	if runs < 3 {
-		t.Errorf("README.md has %d sh blocks to run; want the pipeline, CRFsuite and long-job examples", runs)
+	if runs < 5 {
+		t.Errorf("%d sh blocks to run; want the quickstart, plain text, own data, long-run and job examples", runs)
 	}
 }
 
@@ -122,10 +160,6 @@ func TestREADMEBlocks(t *testing.T) {
 func TestREADME(t *testing.T) {
 	if !*readme {
 		t.Skip("runs with -readme: go test ./cmd/dualcrf -run TestREADME -readme (minutes)")
-	}
-	blocks, err := readmeBlocks(readmeText(t))
-	if err != nil {
-		t.Fatalf("README.md: %v", err)
 	}
 	data := datatest.Dir(t) // the README's examples read the shared data
 	tmp := t.TempDir()
@@ -146,15 +180,22 @@ func TestREADME(t *testing.T) {
 	}
 
 	var script strings.Builder
-	script.WriteString("set -Eeuo pipefail\nreadme_line=0\n")
+	script.WriteString("set -Eeuo pipefail\nreadme_at=README.md:0\n")
 	script.WriteString(`trap '{ rc=$? cmd=$BASH_COMMAND; set +x; } 2>/dev/null; ` +
-		`echo "README.md:$readme_line: the sh block starting there failed: \"$cmd\" exited with status $rc" >&2' ERR` + "\n")
-	script.WriteString("PS4='+ README.md:$readme_line: '\nset -x\n")
+		`echo "$readme_at: the sh block starting there failed: \"$cmd\" exited with status $rc" >&2' ERR` + "\n")
+	script.WriteString("PS4='+ $readme_at: '\nset -x\n")
 	n := 0
-	for _, b := range blocks {
-		if run, _ := readmeRunnable(b.info); run {
-			fmt.Fprintf(&script, "readme_line=%d\n%s", b.line, b.text)
-			n++
+	for _, page := range readmeDocs {
+		blocks, err := readmeBlocks(readmeText(t, page))
+		if err != nil {
+			t.Fatalf("%s: %v", page, err)
+		}
+		for _, b := range blocks {
+			if run, _ := readmeRunnable(b.info); run {
+				// Each block starts at the clone's root, as its page says.
+				fmt.Fprintf(&script, "readme_at=%s:%d\ncd %q\n%s", page, b.line, clone, b.text)
+				n++
+			}
 		}
 	}
 	scriptPath := filepath.Join(tmp, "readme.sh")
@@ -171,7 +212,7 @@ func TestREADME(t *testing.T) {
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = clone, env, log, log
 	t0 := time.Now()
 	err = cmd.Run()
-	t.Logf("%d sh blocks of README.md ran in %.0f s", n, time.Since(t0).Seconds())
+	t.Logf("%d sh blocks of %s ran in %.0f s", n, strings.Join(readmeDocs, ", "), time.Since(t0).Seconds())
 	out, _ := os.ReadFile(logPath)
 	if err != nil {
 		failed := ""
