@@ -297,3 +297,55 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// docLink matches a Markdown link or image target: [text](target) or
+// ![alt](target).
+var docLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestDocLinks: every relative link of README.md and the docs pages names
+// a file or directory of the repository, and an anchor-only link (#x) a
+// heading of its own page, so that a reader who follows one lands somewhere.
+func TestDocLinks(t *testing.T) {
+	root := filepath.Join("..", "..")
+	for _, page := range repoPages(t) {
+		text := readmeText(t, page)
+		anchors := map[string]bool{}
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, "#") {
+				anchors[headingAnchor(strings.TrimLeft(l, "# "))] = true
+			}
+		}
+		for _, m := range docLink.FindAllStringSubmatch(text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			if strings.HasPrefix(target, "#") {
+				if !anchors[target[1:]] {
+					t.Errorf("%s: link %s: no such heading on the page", page, target)
+				}
+				continue
+			}
+			target, _, _ = strings.Cut(target, "#")
+			p := filepath.Join(root, filepath.Dir(filepath.FromSlash(page)), filepath.FromSlash(target))
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("%s: link %s: %v", page, m[1], err)
+			}
+		}
+	}
+}
+
+// headingAnchor is the anchor GitHub gives a heading: lower case, spaces
+// to hyphens, punctuation other than hyphens and underscores dropped.
+func headingAnchor(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r > 127:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
