@@ -35,11 +35,13 @@ they were.
 
    dualcrf run --dry-run chunking.yaml       # what would run, what would be skipped, and why
    dualcrf run --var DATE=2026-11-23 chunking.yaml`,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print what would run and what would be skipped, and why; touch nothing"},
-			&cli.StringSliceFlag{Name: "var", Usage: "set a job variable, KEY=VALUE (repeatable; DATE overrides today's date)"},
-			progressFlag(),
-		},
+		Flags: flagGroups(
+			category(catJob,
+				&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print what would run and what would be skipped, and why; touch nothing"},
+				&cli.StringSliceFlag{Name: "var", Usage: "set a job variable, KEY=VALUE (repeatable; DATE overrides today's date)"},
+			),
+			category(catProgress, progressFlag()),
+		),
 		Action: runJob,
 	}
 }
