@@ -67,9 +67,9 @@ type ConllReader struct {
 	// a first line that looks like a comment.
 	first     string
 	firstLine int
-	sent   Sentence
-	nsent  int
-	err    error
+	sent      Sentence
+	nsent     int
+	err       error
 }
 
 var _ Reader = (*ConllReader)(nil)
