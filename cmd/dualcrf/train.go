@@ -126,6 +126,12 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 	if o.Solver != "sdca" && c.IsSet("duals") {
 		return o, stage.ErrSDCAOnly
 	}
+	if o.Checkpoint != "" && o.Resume == "" {
+		// Before the table is read; Train checks again, holding the lock.
+		if err := train.CheckFresh(o.Checkpoint); err != nil {
+			return o, fmt.Errorf("train: %w", err)
+		}
+	}
 	return o, nil
 }
 
