@@ -3,6 +3,7 @@ package featurize
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Values of ConllOptions.LabelColumn with a special meaning.
@@ -61,9 +62,14 @@ type ConllReader struct {
 	cells  []string // token cells, row-major, ncols-1 or ncols per token
 	labels []string
 	lines  []int // line of each token
-	sent   Sentence
-	nsent  int
-	err    error
+	// first is the text of the file's first token line and firstLine its
+	// number, until a second token line is read: a mismatch there blames
+	// a first line that looks like a comment.
+	first     string
+	firstLine int
+	sent      Sentence
+	nsent     int
+	err       error
 }
 
 var _ Reader = (*ConllReader)(nil)
@@ -118,6 +124,14 @@ func (r *ConllReader) addToken() error {
 		if err := r.setup(len(r.fields)); err != nil {
 			return err
 		}
+		r.first, r.firstLine = strings.Join(r.fields, " "), r.lr.line
+	} else if r.firstLine > 0 {
+		if len(r.fields) != r.ncols && strings.HasPrefix(r.first, "#") {
+			return &SyntaxError{File: r.lr.name, Line: r.firstLine, Msg: fmt.Sprintf(
+				"%.60q looks like a comment, but CoNLL files have none: it was read as a token line of %d columns, and the next token line (line %d) has %d; remove it",
+				r.first, r.ncols, r.lr.line, len(r.fields))}
+		}
+		r.first, r.firstLine = "", 0
 	}
 	if len(r.fields) != r.ncols {
 		return r.lr.syntaxError("expected %d columns, found %d", r.ncols, len(r.fields))

@@ -485,6 +485,11 @@ func TestReadersBadInput(t *testing.T) {
 	}{
 		{"conll", "a B C\nb C\n", "bad.txt:2: expected 3 columns, found 2"},
 		{"conll", "a B C\n\nx Y Z\ny Z W V\n", "bad.txt:4: expected 3 columns, found 4"},
+		// A comment first line is the line at fault, not the token line after it.
+		{"conll", "# comment\na B C\n", `bad.txt:1: "# comment" looks like a comment, but CoNLL files have none: it was read as a token line of 2 columns, and the next token line (line 2) has 3; remove it`},
+		{"conll", "# a comment line\n\na B C\n", `bad.txt:1: "# a comment line" looks like a comment, but CoNLL files have none: it was read as a token line of 4 columns, and the next token line (line 3) has 3; remove it`},
+		// A pound sign is a token (CoNLL-2000 has "# # B-NP"): a later line is at fault.
+		{"conll", "# # B-NP\na B C\nb C\n", "bad.txt:3: expected 3 columns, found 2"},
 		{"conll", "word\nother\n", "bad.txt:1: missing label column: found 1 column, expected token columns and a label column (read unlabelled text without a label column)"},
 		{"conll", "a B C\nb \xffC D\n", "bad.txt:2: invalid UTF-8: byte 0xff at byte 3 of the line"},
 		{"conll", "", "bad.txt: no sentences"},

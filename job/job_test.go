@@ -138,7 +138,8 @@ func TestRunSkipsUnchanged(t *testing.T) {
 	if x.runs[0] != want {
 		t.Errorf("featurize ran\n%s\nwant\n%s", x.runs[0], want)
 	}
-	if !strings.Contains(x.runs[1], "train --checkpoint="+filepath.Join(dir, ".dualcrf-job/t/checkpoints/train")+" --gap-tol=0.01 --no-bias=true") {
+	if !strings.Contains(x.runs[1], "train --checkpoint="+filepath.Join(dir, ".dualcrf-job/t/checkpoints/train")+
+		" --checkpoint-every=0 --checkpoint-interval=5m0s --gap-tol=0.01 --no-bias=true") {
 		t.Errorf("train ran %s", x.runs[1])
 	}
 	if f1 := m.Stages[2].Metrics["f1"]; f1 != 0.25 {
@@ -370,5 +371,25 @@ func TestLBFGSNoCheckpoint(t *testing.T) {
 	}
 	if strings.Contains(x.runs[1], "--checkpoint") || !strings.Contains(x.runs[1], "--solver=lbfgs") {
 		t.Errorf("train ran %s", x.runs[1])
+	}
+}
+
+// TestCheckpointCadence: train snapshots by time (CheckpointInterval), not
+// every epoch, unless the stage's options set a cadence, which the job
+// then passes on alone.
+func TestCheckpointCadence(t *testing.T) {
+	for _, c := range []struct{ options, want, not string }{
+		{"{gap-tol: 0.01}", "--checkpoint-every=0 --checkpoint-interval=" + CheckpointInterval.String() + " ", ""},
+		{"{gap-tol: 0.01, checkpoint-every: 1}", "--checkpoint-every=1", "--checkpoint-interval"},
+		{"{gap-tol: 0.01, checkpoint-interval: 1m}", "--checkpoint-interval=1m", "--checkpoint-every"},
+	} {
+		_, path := setup(t, strings.Replace(testJob, "{gap-tol: 0.01, no-bias: true}", c.options, 1))
+		x := &fakeExec{}
+		if _, err := runJob(t, path, x, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(x.runs[1], c.want) || (c.not != "" && strings.Contains(x.runs[1], c.not)) {
+			t.Errorf("options %s: train ran %s; want %q and not %q", c.options, x.runs[1], c.want, c.not)
+		}
 	}
 }

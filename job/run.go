@@ -268,7 +268,13 @@ func (r *runner) exec(ctx context.Context, s *step, inputs []FileHash, rep *Stag
 			flag = "--resume="
 			rep.Resumed = true
 		}
-		args = append([]string{args[0], flag + ckpt}, args[1:]...)
+		ckArgs := []string{flag + ckpt}
+		if _, set := s.Options["checkpoint-every"]; !set {
+			if _, set := s.Options["checkpoint-interval"]; !set {
+				ckArgs = append(ckArgs, "--checkpoint-every=0", "--checkpoint-interval="+CheckpointInterval.String())
+			}
+		}
+		args = append(append([]string{args[0]}, ckArgs...), args[1:]...)
 	}
 	if s.stdout == "" {
 		if err := r.x.Run(ctx, args, r.o.Stdout, r.o.Log); err != nil {
@@ -293,6 +299,15 @@ func (r *runner) exec(ctx context.Context, s *step, inputs []FileHash, rep *Stag
 	}
 	return nil
 }
+
+// CheckpointInterval is the training time between two snapshots of a
+// job's train stage unless its options set checkpoint-every or
+// checkpoint-interval. A snapshot of in-memory duals copies them to disk
+// (about 1.6 s for CoNLL-2000's 750 MiB, as long as two epochs), so a
+// snapshot every epoch would double the training's wall time; one every
+// 5 minutes costs at most a tenth of it while a snapshot takes under 30 s.
+// SIGINT and SIGTERM always save the point reached.
+const CheckpointInterval = 5 * time.Minute
 
 // checkpoints reports whether train checkpoints: SDCA does, L-BFGS
 // (solver: lbfgs) has nothing to resume from and refuses the flags.

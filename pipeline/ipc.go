@@ -259,11 +259,16 @@ func sniff(head []byte) Format {
 	return ""
 }
 
+// ErrNotArrow is wrapped by the error of a reader given input that is
+// neither Arrow IPC nor Parquet (text, say), but not empty.
+var ErrNotArrow = errors.New("not an Arrow IPC stream or file")
+
+// notArrow is the error for input (starting with head) that is not Arrow.
 func notArrow(head []byte, name string) error {
 	if len(head) == 0 {
 		return fmt.Errorf("%s: empty input: not an Arrow IPC stream or file", name)
 	}
-	return fmt.Errorf("%s: not an Arrow IPC stream or file", name)
+	return fmt.Errorf("%s: %w", name, ErrNotArrow)
 }
 
 func openFile(r *io.SectionReader, name string, mem memory.Allocator) (rr array.RecordReader, err error) {

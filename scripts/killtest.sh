@@ -26,7 +26,9 @@ for run in $(seq 1 "$runs"); do
   # Kill up to three times at random moments, then let the run finish.
   while :; do
     args=(train -q --gap-tol $tol ${extra[@]+"${extra[@]}"} --checkpoint "$ck" --checkpoint-every 1 -o "$work/m$run.arrow")
-    [ -e "$ck/CURRENT" ] && args+=(--resume "$ck")
+    # Snapshots (a kill may leave one renamed into place before CURRENT names it): resume them; a
+    # fresh run on them is refused.
+    if [ -e "$ck/CURRENT" ] || compgen -G "$ck/ckpt-*" >/dev/null; then args+=(--resume "$ck"); fi
     "$bin" "${args[@]}" "$features" 2>"$work/run$run.log" &
     pid=$!
     if [ $kills -lt 3 ]; then
@@ -44,7 +46,7 @@ for run in $(seq 1 "$runs"); do
     break
   done
   refused=$(grep -c "refusing snapshot" "$work/run$run.log" || true)
-  last=$(tail -1 "$work/run$run.log")
+  last=$(grep 'certified gap' "$work/run$run.log" | tail -1 || true)   # the run's summary, before "removed the snapshots"
   gap=$(sed -n 's/.*certified gap \([0-9.e+-]*\).*/\1/p' <<<"$last")
   ok=$(awk -v g="$gap" -v t=$tol 'BEGIN{print (g != "" && g <= t) ? "yes" : "no"}')
   bytes=identical

@@ -52,7 +52,7 @@ for sig in INT TERM; do
     esac
     kinds[$kind]=$(( ${kinds[$kind]:-0} + 1 ))
     resume=()
-    [ -e "$ck/CURRENT" ] && resume=(--resume "$ck")
+    if [ -e "$ck/CURRENT" ] || compgen -G "$ck/ckpt-*" >/dev/null; then resume=(--resume "$ck"); fi
     "$bin" "${args[@]}" --checkpoint "$ck" "${resume[@]}" -o "$work/m.arrow" "$features" 2>"$work/res.log" || {
       echo "SIG$sig run $run: resume failed:"; cat "$work/res.log"; }
     verdict=DIFFERENT

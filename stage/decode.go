@@ -2,6 +2,7 @@ package stage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -89,6 +90,9 @@ func OpenDecodeInput(m *crf.Model, in pipeline.Source, o DecodeOptions) (*Decode
 	rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
 	if err != nil {
 		r.Close()
+		if errors.Is(err, pipeline.ErrNotArrow) {
+			err = notFeatureTable(err, name, o.modelName())
+		}
 		return nil, err
 	}
 	closeAll := func() {
@@ -172,4 +176,16 @@ func DecodeFrom(ctx context.Context, m *crf.Model, in *DecodeInput, out io.Write
 		}
 	}
 	return cov, nil
+}
+
+// notFeatureTable explains input that is not a table (a CoNLL file, say):
+// decode reads what featurize writes, or raw text with --text.
+func notFeatureTable(err error, name, model string) error {
+	file := name
+	if file == "<stdin>" {
+		file = "FILE"
+	}
+	return fmt.Errorf("decode: %w; decode reads a feature table: featurize the text first "+
+		"(dualcrf featurize --model %s %s | dualcrf decode -m %s), or decode raw text with --text %s",
+		err, model, file, model, file)
 }

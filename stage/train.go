@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,7 +107,14 @@ type TrainOptions struct {
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
 	// Resume continues from the newest valid snapshot in this directory.
+	// Without it, a Checkpoint directory that holds snapshots is refused
+	// (train.ErrCheckpointExists) before any work.
 	Resume string
+	// KeepCheckpoints keeps the snapshots of a run that ends well; by
+	// default they are removed (with the streamed duals file in the
+	// checkpoint directory) once AfterTraining has succeeded. A failed or
+	// interrupted run always keeps them, for Resume.
+	KeepCheckpoints bool
 
 	// Log receives the summary lines and warnings (and, unless Quiet, one
 	// line per epoch and per checkpoint); nil: discarded.
@@ -117,6 +125,11 @@ type TrainOptions struct {
 	// training starts: the command opens its outputs there, so that a path
 	// it cannot write fails before any work.
 	BeforeTraining func() error
+	// AfterTraining, when set, is called with the result of a run that
+	// ended well, while the checkpoint directory is still locked: the
+	// command writes and commits its outputs there. If it fails, Train
+	// returns its error and the snapshots stay.
+	AfterTraining func(*TrainResult) error
 	// Phase, when set, is train.Settings.Phase.
 	Phase func(phase string, epoch int)
 	// Progress, when set, shows the steps of each epoch with their rate
@@ -292,9 +305,14 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 		return nil, err
 	}
 	defer unlock()
+	if r.o.Checkpoint != "" && !sameDir(r.o.Checkpoint, r.o.Resume) {
+		if err := train.CheckFresh(r.o.Checkpoint); err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+	}
 	method, err := r.method()
 	if r.stream != nil {
-		defer r.stream.Close()
+		defer r.stream.Close() // closing twice does nothing
 	}
 	if err != nil {
 		return nil, err
@@ -318,7 +336,40 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 		defer store.Close()
 		r.sd.Duals = store
 	}
-	return r.run(ctx, method)
+	res, err := r.run(ctx, method)
+	if err != nil {
+		return nil, err
+	}
+	if r.o.AfterTraining != nil {
+		if err := r.o.AfterTraining(res); err != nil {
+			return nil, err
+		}
+	}
+	r.removeSnapshots()
+	return res, nil
+}
+
+// removeSnapshots removes the snapshots of a run that ended well, unless
+// KeepCheckpoints: with the model made, they only take disk (a copy of the
+// duals each). The streamed duals file goes too when it lives in the
+// checkpoint directory (duals.stream, not a stream:PATH the user named).
+func (r *trainer) removeSnapshots() {
+	dir := r.o.Checkpoint
+	if dir == "" || r.o.KeepCheckpoints || r.sd == nil {
+		return
+	}
+	streamed := ""
+	if r.stream != nil {
+		if p := r.stream.Path(); p == filepath.Join(dir, "duals.stream") {
+			streamed = p
+		}
+		r.stream.Close() // before its file is removed (Windows cannot remove an open file)
+	}
+	if err := train.RemoveSnapshots(dir, streamed); err != nil {
+		r.logf("train: warning: %v", err)
+		return
+	}
+	r.logf("train: removed the snapshots in %s (--keep-checkpoints keeps them)", dir)
 }
 
 // setup checks the table, makes the problem, reads the held-out table and

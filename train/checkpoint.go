@@ -716,3 +716,63 @@ func writeSyncedRename(path string, b []byte) error {
 	}
 	return osfile.SyncDir(filepath.Dir(path))
 }
+
+// ErrCheckpointExists refuses to start a run afresh in a checkpoint
+// directory that holds another run's snapshots (CheckFresh's errors wrap
+// it).
+var ErrCheckpointExists = errors.New("checkpoint directory holds snapshots")
+
+// freshError is CheckFresh's refusal.
+type freshError struct{ dir, newest string }
+
+func (e *freshError) Error() string {
+	return fmt.Sprintf("--checkpoint %s holds the snapshots of an earlier run (newest %s): continue it with --resume %s, or remove %s to start afresh",
+		e.dir, e.newest, e.dir, e.dir)
+}
+
+func (e *freshError) Unwrap() error { return ErrCheckpointExists }
+
+// Snapshots lists the snapshots in dir, newest first; a directory that
+// does not exist has none.
+func Snapshots(dir string) []string { return snapshotNames(dir) }
+
+// CheckFresh refuses a checkpoint directory that holds snapshots (or a
+// CURRENT naming one) when a run is to start from the beginning there: its
+// snapshots would be mixed with the earlier run's, and a streamed run
+// would overwrite the duals they refer to.
+func CheckFresh(dir string) error {
+	if names := snapshotNames(dir); len(names) > 0 {
+		return &freshError{dir, names[0]}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "CURRENT")); err == nil {
+		return &freshError{dir, fmt.Sprintf("%.40q", strings.TrimSpace(string(b)))}
+	}
+	return nil
+}
+
+// RemoveSnapshots removes what a finished run leaves in its checkpoint
+// directory dir (which the caller has locked): the snapshots, CURRENT and,
+// when streamed is not "", the streamed duals file they refer to. The
+// directory itself and its LOCK stay.
+func RemoveSnapshots(dir, streamed string) error {
+	var errs []error
+	// CURRENT first: a crash midway leaves no name pointing at a removed
+	// snapshot, only older snapshots that a resume would still verify.
+	if err := os.Remove(filepath.Join(dir, "CURRENT")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, err)
+	}
+	for _, n := range snapshotNames(dir) {
+		if err := os.RemoveAll(filepath.Join(dir, n)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if streamed != "" {
+		if err := os.Remove(streamed); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("remove the snapshots in %s: %w", dir, err)
+	}
+	return nil
+}

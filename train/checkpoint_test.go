@@ -209,3 +209,46 @@ func TestResumeWithRefresh(t *testing.T) {
 		t.Fatalf("a snapshot without the run's settings: %v", err)
 	}
 }
+
+// TestCheckFreshAndRemoveSnapshots: a directory is fresh when it is
+// missing or holds no snapshot and no CURRENT; RemoveSnapshots removes
+// the snapshots, CURRENT and the streamed duals named, and nothing else.
+func TestCheckFreshAndRemoveSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckFresh(filepath.Join(dir, "missing")); err != nil {
+		t.Errorf("missing directory: %v", err)
+	}
+	if err := CheckFresh(dir); err != nil {
+		t.Errorf("empty directory: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "LOCK"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
+	os.WriteFile(filepath.Join(dir, "CURRENT"), []byte("ckpt-000002\n"), 0o644)
+	err := CheckFresh(dir)
+	if !errors.Is(err, ErrCheckpointExists) || !strings.Contains(err.Error(), "--resume "+dir) {
+		t.Errorf("CURRENT alone: %v", err)
+	}
+	for _, n := range []string{"ckpt-000001", "ckpt-000002"} {
+		os.Mkdir(filepath.Join(dir, n), 0o755)
+		os.WriteFile(filepath.Join(dir, n, "state.json"), []byte("{}"), 0o644)
+	}
+	if err := CheckFresh(dir); err == nil || !strings.Contains(err.Error(), "newest ckpt-000002") {
+		t.Errorf("two snapshots: %v", err)
+	}
+	stream := filepath.Join(dir, "duals.stream")
+	os.WriteFile(stream, []byte("μ"), 0o644)
+	if err := RemoveSnapshots(dir, stream); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	var left []string
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, " ") != "LOCK notes.txt" {
+		t.Errorf("left %v, want LOCK and notes.txt", left)
+	}
+	if err := CheckFresh(dir); err != nil {
+		t.Errorf("after RemoveSnapshots: %v", err)
+	}
+}

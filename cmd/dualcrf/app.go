@@ -24,6 +24,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 	for _, c := range commands {
 		c.OnUsageError = usageError
+		c.CustomHelpTemplate = stageHelpTemplate()
 	}
 	return &cli.App{
 		Name:    "dualcrf",

@@ -29,12 +29,12 @@ slice embedded in the binary. Files go to --dir (default: a temporary directory,
 
    dualcrf demo
    dualcrf demo --dir out --gap-tol 1e-4`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "dir", Usage: "keep the tables and the model in this directory"},
-			positiveFloatString(&cli.StringFlag{Name: "gap-tol", Value: strconv.FormatFloat(train.DefaultGapTol, 'g', -1, 64),
-				Usage: "certified gap to train to (> 0)"}, ""),
-			&cli.BoolFlag{Name: "embedded", Usage: "use the embedded slice even when the full corpus is present"},
-		},
+		Flags: flagGroups(
+			category(catInput, &cli.BoolFlag{Name: "embedded", Usage: "use the embedded slice even when the full corpus is present"}),
+			category(catStopping, positiveFloatString(&cli.StringFlag{Name: "gap-tol", Value: strconv.FormatFloat(train.DefaultGapTol, 'g', -1, 64),
+				Usage: "certified gap to train to (> 0)"}, "")),
+			category(catOutput, &cli.StringFlag{Name: "dir", DefaultText: "a temporary directory, removed after", Usage: "keep the tables and the model in this directory"}),
+		),
 		Action: runDemo,
 	}
 }

@@ -25,12 +25,16 @@ Exits non-zero when there are no gold labels.
 
    dualcrf decode -m model.arrow test.arrow | dualcrf eval
    dualcrf eval --json predictions.arrow`,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "write the scores as JSON"},
-			&cli.StringFlag{Name: "arrow", Aliases: []string{"scores"}, Usage: "also write the overall scores as a one-row table: an Arrow IPC file, or Parquet when the name ends .parquet"},
-			&cli.StringFlag{Name: "scheme", Value: stage.DefaultScheme, Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
-			&cli.BoolFlag{Name: "no-chunks", Usage: "token accuracy only (e.g. part-of-speech tags)"},
-		},
+		Flags: flagGroups(
+			category(catScoring,
+				&cli.StringFlag{Name: "scheme", Value: stage.DefaultScheme, Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
+				&cli.BoolFlag{Name: "no-chunks", Usage: "token accuracy only (e.g. part-of-speech tags)"},
+			),
+			category(catOutput,
+				&cli.BoolFlag{Name: "json", Usage: "write the scores as JSON"},
+				&cli.StringFlag{Name: "arrow", Aliases: []string{"scores"}, Usage: "also write the overall scores as a one-row table: an Arrow IPC file, or Parquet when the name ends .parquet"},
+			),
+		),
 		Action: runEval,
 	}
 }

@@ -31,16 +31,23 @@ partitions) — with one row per token (--sentence-column, --position-column, --
    dualcrf featurize --template chunking --min-count 3 -o train.arrow train.txt.gz
    dualcrf featurize --model model.arrow test.txt.gz > test.arrow
    dualcrf featurize -f ocr --folds 0-8 -o ocr-train.arrow letter.data.gz`,
-		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "template", Aliases: []string{"t"}, Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file; default by format"},
-			intIn(&cli.IntFlag{Name: "min-count", Value: stage.DefaultMinCount, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
-				0, math.MaxInt, "0 and 1 keep every attribute"),
-			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
-			&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output); Parquet when the name ends .parquet"},
-			&cli.StringFlag{Name: "output-format", Value: "arrow", Usage: "output table: arrow (Arrow IPC, see --ipc) or parquet (default: by -o's name)"},
-			progressFlag(),
-		}, append(append(inputFlags(), limitFlags()...), writerFlags()...)...),
+		Flags: flagGroups(
+			category(catInput, inputFlags()...),
+			category(catInput, limitFlags()...),
+			category(catFeatures,
+				&cli.StringFlag{Name: "template", Aliases: []string{"t"}, DefaultText: "the input format's", Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file"},
+				intIn(&cli.IntFlag{Name: "min-count", Value: stage.DefaultMinCount, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
+					0, math.MaxInt, "0 and 1 keep every attribute"),
+				&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
+				&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
+			),
+			category(catOutput,
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output); Parquet when the name ends .parquet"},
+				&cli.StringFlag{Name: "output-format", DefaultText: "by -o's name, else arrow", Usage: "output table: arrow (Arrow IPC, see --ipc) or parquet"},
+			),
+			category(catOutput, writerFlags()...),
+			category(catProgress, progressFlag()),
+		),
 		Action: runFeaturize,
 	}
 }
@@ -90,17 +97,17 @@ func runFeaturize(c *cli.Context) error {
 // inputFlags say how to read a corpus.
 func inputFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "input-format", Aliases: []string{"f"}, Usage: "input format: " + strings.Join(featurize.Formats(), ", ") + " (default conll, or the model's)"},
+		&cli.StringFlag{Name: "input-format", Aliases: []string{"f"}, DefaultText: "conll, or the model's", Usage: "input format: " + strings.Join(featurize.Formats(), ", ")},
 		&cli.StringFlag{Name: "format", Hidden: true, Usage: "refused: the input's format is --input-format"},
-		&cli.StringFlag{Name: "columns", Usage: "comma-separated names of the CoNLL token columns (default word,pos,chunk,…); of a token table, the text columns to read (default: its string columns)"},
+		&cli.StringFlag{Name: "columns", DefaultText: "word,pos,chunk,…; a token table's string columns", Usage: "comma-separated names of the CoNLL token columns; of a token table, the text columns to read"},
 		labelColumnFlag(),
-		&cli.StringFlag{Name: "sentence-column", Usage: "token table: the sentence id column (default: sentence, sentence_id, sent_id or sid)"},
-		&cli.StringFlag{Name: "position-column", Usage: "token table: the token position column (default: position, token_id, token_index or tid; none: row order)"},
+		&cli.StringFlag{Name: "sentence-column", DefaultText: "sentence, sentence_id, sent_id or sid", Usage: "token table: the sentence id column"},
+		&cli.StringFlag{Name: "position-column", DefaultText: "position, token_id, token_index or tid", Usage: "token table: the token position column (none: row order)"},
 		&cli.BoolFlag{Name: "partitions", Usage: "token table directory: its hive key=value directory names become text columns"},
 		&cli.BoolFlag{Name: "no-labels", Usage: "the input has no label column (text to tag)"},
 		&cli.BoolFlag{Name: "xpos", Usage: "CoNLL-U: label words with XPOS instead of UPOS"},
 		&cli.BoolFlag{Name: "keep-docstart", Usage: "CoNLL: keep -DOCSTART- lines as tokens"},
-		&cli.StringFlag{Name: "folds", Usage: "OCR: read only these folds, e.g. 0-8 (train) or 9 (test); comma-separated folds and ranges in 0-9 (default: all)"},
+		&cli.StringFlag{Name: "folds", DefaultText: "all", Usage: "OCR: read only these folds, e.g. 0-8 (train) or 9 (test); comma-separated folds and ranges in 0-9"},
 	}
 }
 
@@ -195,7 +202,7 @@ func checkFormatFlags(c *cli.Context, format string) error {
 // labelColumnFlag is --label-column: a 1-based column number (CoNLL, or a
 // table's column) or a token table's column name.
 func labelColumnFlag() cli.Flag {
-	f := &cli.StringFlag{Name: "label-column", Usage: "label column: 1-based number (CoNLL; default: the last) or a token table's column name (default: label, gold, or its last string column)"}
+	f := &cli.StringFlag{Name: "label-column", DefaultText: "the last column; a token table's label, gold or last string column", Usage: "label column: 1-based number (CoNLL) or a token table's column name"}
 	f.Action = func(c *cli.Context, v string) error {
 		if n, err := strconv.Atoi(v); err == nil && n < 1 {
 			return flagRangeError(c, f.Name, v, intRange(1, math.MaxInt), "columns count from 1; leave it unset for the last column, --no-labels for none")

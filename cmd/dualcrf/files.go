@@ -78,7 +78,10 @@ func parquetOptions(c *cli.Context, stage string) (pipeline.WriterOptions, error
 // as a file (train's -o and --log, eval's --arrow): Parquet when its name
 // ends .parquet or .pq, else the Arrow IPC file format.
 func tableFileFormat(c *cli.Context, flag, path string) (pipeline.Format, error) {
-	of, err := std(c).ResolveOutput(pipeline.OutputRequest{Flag: flag, Path: path, PathGiven: true,
+	// Only train's -o has a default, standard output: binary output to a
+	// terminal is refused there unless -o - is given explicitly.
+	given := flag != "-o" || c.IsSet("output")
+	of, err := std(c).ResolveOutput(pipeline.OutputRequest{Flag: flag, Path: path, PathGiven: given,
 		Kinds: []pipeline.Kind{pipeline.KindArrow, pipeline.KindParquet}, IPC: pipeline.FormatFile})
 	if err != nil {
 		return "", err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -67,7 +68,7 @@ func checkPositive(c *cli.Context, name, shown string, v float64, note string) e
 // workersFlag is the --workers flag of a stage that runs goroutines: unset
 // means one per core; an explicit value must be at least 1.
 func workersFlag(what string) *cli.IntFlag {
-	return intIn(&cli.IntFlag{Name: "workers", Usage: what + " goroutines, ≥ 1 (default: one per core)"},
+	return intIn(&cli.IntFlag{Name: "workers", DefaultText: "one per core", Usage: what + " goroutines, ≥ 1"},
 		1, math.MaxInt, "unset: one per core")
 }
 
@@ -82,4 +83,86 @@ func flagRangeError(c *cli.Context, name, value, want, note string) error {
 		note = " (" + note + ")"
 	}
 	return fmt.Errorf("%s: --%s %s: want %s%s", stage, name, value, want, note)
+}
+
+// The flag categories, which group a stage's flags in its help, in the
+// order the help shows them (categoryOrder).
+const (
+	catInput       = "input"
+	catFeatures    = "features"
+	catSolver      = "solver"
+	catStopping    = "stopping"
+	catDecoding    = "decoding"
+	catScoring     = "scoring"
+	catJob         = "job"
+	catOutput      = "output"
+	catCheckpoints = "checkpoints"
+	catProgress    = "progress"
+)
+
+// categoryOrder returns the categories in the order of the help.
+func categoryOrder() []string {
+	return []string{catInput, catFeatures, catSolver, catStopping, catDecoding, catScoring, catJob, catOutput,
+		catCheckpoints, catProgress}
+}
+
+// category puts each flag in the category name and returns them.
+func category(name string, flags ...cli.Flag) []cli.Flag {
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.Category = name
+		case *cli.IntFlag:
+			f.Category = name
+		case *cli.Uint64Flag:
+			f.Category = name
+		case *cli.Float64Flag:
+			f.Category = name
+		case *cli.BoolFlag:
+			f.Category = name
+		case *cli.DurationFlag:
+			f.Category = name
+		case *cli.StringSliceFlag:
+			f.Category = name
+		default:
+			panic(fmt.Sprintf("category: flag type %T", f))
+		}
+	}
+	return flags
+}
+
+// flagGroups joins the flags of several categories.
+func flagGroups(groups ...[]cli.Flag) []cli.Flag {
+	var all []cli.Flag
+	for _, g := range groups {
+		all = append(all, g...)
+	}
+	return all
+}
+
+// stageHelpTemplate is the help of a stage: urfave/cli's, with the flags
+// under their categories in categoryOrder (its own order is alphabetical)
+// and long lines wrapped.
+func stageHelpTemplate() string {
+	var b strings.Builder
+	b.WriteString(`NAME:
+   {{template "helpNameTemplate" .}}
+
+USAGE:
+   {{template "usageTemplate" .}}{{if .Description}}
+
+DESCRIPTION:
+   {{template "descriptionTemplate" .}}{{end}}
+
+OPTIONS:`)
+	for _, name := range categoryOrder() {
+		fmt.Fprintf(&b, `{{range .VisibleFlagCategories}}{{if eq .Name %q}}
+   %s:{{range .Flags}}
+     {{wrap .String 9}}{{end}}
+{{end}}{{end}}`, name, name)
+	}
+	b.WriteString(`
+   --help, -h  show help
+`)
+	return b.String()
 }

@@ -5,9 +5,12 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 )
 
 // stages are the dualcrf stages the help must list.
@@ -59,6 +62,57 @@ func TestStageHelp(t *testing.T) {
 			if !found {
 				t.Errorf("dualcrf %s: no example line starting with \"dualcrf %s\":\n%s", strings.Join(args, " "), s, r.stdout)
 			}
+		}
+	}
+}
+
+// TestFlagHelp checks every stage's flags in its help: each visible flag is
+// in one of the categories (input, solver, output…) under which the help
+// groups them, in their order; no flag shows two defaults; and no text
+// cites the paper's equation numbers, which a user does not have at hand.
+func TestFlagHelp(t *testing.T) {
+	dir := t.TempDir()
+	order := categoryOrder()
+	eq := regexp.MustCompile(`(?i)\beq(uation)?s?\.?\s*\(?[0-9]`)
+	for _, cmd := range newApp(nil, io.Discard, io.Discard).Commands {
+		var cats []string
+		for _, f := range cmd.Flags {
+			cf, ok := f.(cli.CategorizableFlag)
+			if !ok || !cf.IsVisible() {
+				continue
+			}
+			if c := cf.GetCategory(); !slices.Contains(order, c) {
+				t.Errorf("%s --%s: category %q, want one of %v", cmd.Name, f.Names()[0], c, order)
+			} else if !slices.Contains(cats, c) {
+				cats = append(cats, c)
+			}
+		}
+		help := string(mustRun(t, dir, cmd.Name, "--help").stdout)
+		if eq.MatchString(help) {
+			t.Errorf("%s --help cites an equation number: %q", cmd.Name, eq.FindString(help))
+		}
+		_, opts, _ := strings.Cut(help, "\nOPTIONS:\n")
+		at := -1
+		for _, c := range order {
+			if !slices.Contains(cats, c) {
+				continue
+			}
+			i := strings.Index(opts, "\n   "+c+":\n")
+			if i < 0 && strings.HasPrefix(opts, "   "+c+":\n") {
+				i = 0
+			}
+			if i <= at {
+				t.Errorf("%s --help: category %s missing or out of order:\n%s", cmd.Name, c, opts)
+			}
+			at = i
+		}
+		for _, line := range strings.Split(opts, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "-") && strings.Count(line, "(default:") > 1 {
+				t.Errorf("%s --help: a flag with two defaults: %s", cmd.Name, strings.TrimSpace(line))
+			}
+		}
+		if !strings.Contains(opts, "--help, -h") {
+			t.Errorf("%s --help does not list --help:\n%s", cmd.Name, opts)
 		}
 	}
 }

@@ -28,18 +28,21 @@ the job's vars), their options (the stage's flags, by name) and their outputs:
      - {run: train, inputs: [train.arrow], options: {gap-tol: 0.001}, output: model.arrow}
 
 A stage whose inputs (SHA-256), options and outputs are as its last successful run left them is
-skipped; an interrupted train resumes from its checkpoint; a second run of the same job while one
-holds its lock is refused; the run's manifest (JSON) records each stage's files, hashes, seconds
-and metrics. The error names the stage that failed; its outputs and the last manifest stay as
+skipped; an interrupted train resumes from its checkpoint (a snapshot every 5 minutes of training
+and on SIGINT/SIGTERM, unless the stage's options set checkpoint-every or checkpoint-interval); a
+second run of the same job while one holds its lock is refused; the run's manifest (JSON) records
+each stage's files, hashes, seconds and metrics. The error names the stage that failed; its outputs and the last manifest stay as
 they were.
 
    dualcrf run --dry-run chunking.yaml       # what would run, what would be skipped, and why
    dualcrf run --var DATE=2026-11-23 chunking.yaml`,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print what would run and what would be skipped, and why; touch nothing"},
-			&cli.StringSliceFlag{Name: "var", Usage: "set a job variable, KEY=VALUE (repeatable; DATE overrides today's date)"},
-			progressFlag(),
-		},
+		Flags: flagGroups(
+			category(catJob,
+				&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print what would run and what would be skipped, and why; touch nothing"},
+				&cli.StringSliceFlag{Name: "var", Usage: "set a job variable, KEY=VALUE (repeatable; DATE overrides today's date)"},
+			),
+			category(catProgress, progressFlag()),
+		),
 		Action: runJob,
 	}
 }

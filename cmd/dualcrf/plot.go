@@ -21,11 +21,11 @@ func plotCommand() *cli.Command {
 primal against training seconds and against epochs, as SVG or PNG by the extension of -o.
 
    dualcrf plot -o runs.svg --names sdca,lbfgs sdca.log.arrow lbfgs.log.arrow`,
-		Flags: []cli.Flag{
+		Flags: flagGroups(category(catOutput,
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "figure file to write: .svg or .png (required)"},
-			&cli.StringFlag{Name: "names", Usage: "comma-separated legend names, one per log (default: the logs' file names)"},
+			&cli.StringFlag{Name: "names", DefaultText: "the logs' file names", Usage: "comma-separated legend names, one per log"},
 			&cli.StringFlag{Name: "title", Usage: "title heading each panel"},
-		},
+		)),
 		Action: runPlot,
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"io/fs"
+	"maps"
 	mathrand "math/rand/v2"
 	"os"
 	"path/filepath"
@@ -26,7 +29,7 @@ func TestCheckpointResume(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
-	common := []string{"train", "-q", "--gap-tol", "1e-9"}
+	common := []string{"train", "-q", "--gap-tol", "1e-9", "--keep-checkpoints"}
 	full := runBinary(t, dir, "", append(common, "--max-epochs", "4", "-o", "full.arrow", f.train)...)
 	if full.code != 0 {
 		t.Fatalf("uninterrupted run: %v", full)
@@ -176,7 +179,7 @@ func TestResumeAtMaxEpochsKeepsCertificate(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
-	if r := runBinary(t, dir, "", "train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9", "--checkpoint", ck, "-o", "a.arrow", f.train); r.code != 0 {
+	if r := runBinary(t, dir, "", "train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9", "--checkpoint", ck, "--keep-checkpoints", "-o", "a.arrow", f.train); r.code != 0 {
 		t.Fatal(r)
 	}
 	r := runBinary(t, dir, "", "train", "--max-epochs", "2", "--gap-tol", "1e-9", "--resume", ck, "-o", "b.arrow", f.train)
@@ -199,7 +202,7 @@ func TestResumeOfFinishedRun(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
-	args := []string{"train", "--gap-tol", "0.05", "--checkpoint", ck}
+	args := []string{"train", "--gap-tol", "0.05", "--checkpoint", ck, "--keep-checkpoints"}
 	if r := runBinary(t, dir, "", append(args, "-o", "a.arrow", f.train)...); r.code != 0 {
 		t.Fatal(r)
 	}
@@ -252,7 +255,7 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
-	base := []string{"train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9"}
+	base := []string{"train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9", "--keep-checkpoints"}
 	if r := runBinary(t, dir, "", append(base, "--checkpoint", ck, "-o", "a.arrow", f.train)...); r.code != 0 {
 		t.Fatal(r)
 	}
@@ -285,7 +288,7 @@ func TestResumeCorruptSnapshot(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
-	args := []string{"train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9", "--checkpoint", ck}
+	args := []string{"train", "-q", "--max-epochs", "3", "--gap-tol", "1e-9", "--checkpoint", ck, "--keep-checkpoints"}
 	if r := runBinary(t, dir, "", append(args, "-o", "a.arrow", f.train)...); r.code != 0 {
 		t.Fatal(r)
 	}
@@ -340,7 +343,7 @@ func TestUncertifiedCheckpoints(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
 	ck := filepath.Join(dir, "ck")
-	r := runBinary(t, dir, "", "train", "-q", "--gap-every", "2", "--checkpoint", ck, "--max-epochs", "3", "-o", "m.arrow", f.train)
+	r := runBinary(t, dir, "", "train", "-q", "--gap-every", "2", "--checkpoint", ck, "--keep-checkpoints", "--max-epochs", "3", "-o", "m.arrow", f.train)
 	if r.code != 0 || strings.Contains(string(r.stderr), "NaN") {
 		t.Fatalf("--gap-every 2 with checkpoints: %v", r)
 	}
@@ -348,4 +351,97 @@ func TestUncertifiedCheckpoints(t *testing.T) {
 	if err != nil || bytes.Contains(b, []byte("NaN")) || !bytes.Contains(b, []byte(`"certified":false`)) {
 		t.Fatalf("state.json (%v): %.300s", err, b)
 	}
+}
+
+// TestCheckpointDirectoryInUse: a run without --resume on a checkpoint
+// directory holding snapshots is refused before any work, naming --resume
+// and how to start afresh, and leaves the snapshots (in memory or the
+// streamed duals they refer to) as they were, so that --resume still
+// gives the uninterrupted run's model.
+func TestCheckpointDirectoryInUse(t *testing.T) {
+	f := fixtures(t)
+	for _, duals := range []string{"memory", "stream"} {
+		t.Run(duals, func(t *testing.T) {
+			dir := t.TempDir()
+			ck := filepath.Join(dir, "ck")
+			common := []string{"train", "-q", "--gap-tol", "1e-9", "--duals", duals}
+			if r := runBinary(t, dir, "", append(common, "--max-epochs", "4", "-o", "full.arrow", f.train)...); r.code != 0 {
+				t.Fatalf("uninterrupted run: %v", r)
+			}
+			if r := runBinary(t, dir, "", append(common, "--max-epochs", "2", "--checkpoint", ck, "--keep-checkpoints", "-o", "first.arrow", f.train)...); r.code != 0 {
+				t.Fatalf("first half: %v", r)
+			}
+			before := dirSizes(t, ck)
+			r := runBinary(t, dir, "", append(common, "--max-epochs", "4", "--checkpoint", ck, "-o", "again.arrow", f.train)...)
+			want := "--checkpoint " + ck + " holds the snapshots of an earlier run (newest ckpt-000002): continue it with --resume " + ck + ", or remove " + ck + " to start afresh"
+			if r.code != 1 || !strings.Contains(string(r.stderr), want) || strings.Contains(string(r.stderr), "epoch") {
+				t.Fatalf("fresh run on a directory with snapshots: %v\nwant %q", r, want)
+			}
+			if after := dirSizes(t, ck); !maps.Equal(before, after) {
+				t.Errorf("the refused run changed the checkpoint directory: %v, was %v", after, before)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "again.arrow")); err == nil {
+				t.Errorf("the refused run wrote its model")
+			}
+			r = runBinary(t, dir, "", append(common, "--max-epochs", "4", "--resume", ck, "-o", "resumed.arrow", f.train)...)
+			if r.code != 0 {
+				t.Fatalf("resume: %v", r)
+			}
+			sameFile(t, filepath.Join(dir, "full.arrow"), filepath.Join(dir, "resumed.arrow"))
+		})
+	}
+}
+
+// TestFinishedRunRemovesSnapshots: a run that ends well removes its
+// snapshots, CURRENT and the streamed duals it kept in the checkpoint
+// directory (so the directory can be used afresh), unless
+// --keep-checkpoints; an interrupted run keeps them.
+func TestFinishedRunRemovesSnapshots(t *testing.T) {
+	f := fixtures(t)
+	for _, duals := range []string{"memory", "stream"} {
+		t.Run(duals, func(t *testing.T) {
+			dir := t.TempDir()
+			ck := filepath.Join(dir, "ck")
+			args := []string{"train", "--max-epochs", "3", "--gap-tol", "1e-9", "--duals", duals, "--checkpoint", ck}
+			r := runBinary(t, dir, "", append(args, "-o", "a.arrow", f.train)...)
+			if r.code != 0 || !strings.Contains(string(r.stderr), "checkpoint: "+filepath.Join(ck, "ckpt-000003")) ||
+				!strings.Contains(string(r.stderr), "train: removed the snapshots in "+ck) {
+				t.Fatalf("run: %v", r)
+			}
+			if left := dirEntries(t, ck); len(left) != 1 || left[0] != "LOCK" {
+				t.Errorf("a finished run left %v in %s, want only LOCK", left, ck)
+			}
+			r = runBinary(t, dir, "", append(args, "--keep-checkpoints", "-o", "b.arrow", f.train)...)
+			if r.code != 0 || strings.Contains(string(r.stderr), "removed the snapshots") {
+				t.Fatalf("the same directory again, --keep-checkpoints: %v", r)
+			}
+			if snaps := train.Snapshots(ck); len(snaps) != 2 || snaps[0] != "ckpt-000003" {
+				t.Errorf("--keep-checkpoints kept %v", snaps)
+			}
+			if _, err := os.Stat(filepath.Join(ck, "duals.stream")); (err == nil) != (duals == "stream") {
+				t.Errorf("--duals %s --keep-checkpoints: duals.stream: %v", duals, err)
+			}
+		})
+	}
+}
+
+// dirSizes maps each file under dir to its size and modification time.
+func dirSizes(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "LOCK" {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		m[path] = fmt.Sprint(info.Size(), info.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -25,7 +25,7 @@ weights' Viterbi accuracy on held-out sentences, a ceiling for learners.
 
    dualcrf synth --sentences 46000 --labels 45 --min-len 20 --max-len 30 -o big.arrow
    dualcrf synth --sentences 2000 --first 46000 --labels 45 --min-len 20 --max-len 30 -o test.arrow`,
-		Flags: append([]cli.Flag{
+		Flags: flagGroups(category(catFeatures,
 			&cli.IntFlag{Name: "sentences", Aliases: []string{"n"}, Value: 1000, Usage: "number of sentences"},
 			intIn(&cli.IntFlag{Name: "min-len", Value: 20, Usage: "shortest sentence, in tokens (≥ 1)"}, 1, math.MaxInt, ""),
 			intIn(&cli.IntFlag{Name: "max-len", Value: 30, Usage: "longest sentence, in tokens (≥ --min-len)"}, 1, math.MaxInt, ""),
@@ -37,8 +37,10 @@ weights' Viterbi accuracy on held-out sentences, a ceiling for learners.
 			&cli.BoolFlag{Name: "real", Usage: "real-valued attributes (values in [0.25, 1.75)) instead of binary"},
 			&cli.IntFlag{Name: "first", Usage: "index of the first sentence in the seed's sequence"},
 			workersFlag("generating (the output does not depend on it)"),
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
-		}, writerFlags()...),
+		),
+			category(catOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"}),
+			category(catOutput, writerFlags()...),
+		),
 		Action: runSynth,
 	}
 }

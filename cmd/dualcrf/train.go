@@ -28,51 +28,69 @@ goes to standard error; --log writes the per-epoch table. The model holds the we
 certificate is about.
 
    dualcrf train --lambda 1/n --sampler gap --gap-tol 1e-3 -o model.arrow train.arrow
-   dualcrf featurize --template chunking --min-count 3 train.txt.gz | dualcrf train -o model.arrow -
+   dualcrf featurize --template chunking --min-count 3 train.txt.gz | dualcrf train - > model.arrow
 
 With --checkpoint DIR, SIGINT or SIGTERM at any moment saves the exact point reached (exit 130 or
 143), and --resume DIR continues to the same model bytes as an uninterrupted run (SDCA only).
+A run that ends well removes its snapshots (--keep-checkpoints keeps them).
 
 The paper's peers: --solver oeg (online exponentiated gradient, Collins et al. 2008; SDCA's dual
 certificate) and --solver sag (stochastic average gradient, Schmidt et al. 2015: --sag-variant
 nus, nus-star or uniform; certificate ‖∇P‖²/(2λ) from a full pass, as L-BFGS's). The log counts
 oracle calls (forward–backward passes over one sentence, certificates apart) and parameter updates.`,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "model file to write (Arrow IPC file; Parquet when the name ends .parquet)"},
-			&cli.StringFlag{Name: "lambda", Value: stage.DefaultLambda, Usage: "regularisation λ > 0: a number or \"c/n\""},
-			&cli.StringFlag{Name: "solver", Value: stage.DefaultSolver, Usage: strings.Join(stage.Solvers, ", ")},
-			&cli.StringFlag{Name: "sampler", Value: train.DefaultSampler, Usage: "SDCA sampler: " + strings.Join(train.SamplerKinds(), ", ")},
-			&cli.Float64Flag{Name: "nonuniform", Value: train.DefaultNonUniform, Usage: "probability in (0,1] of a non-uniform draw (gap, importance samplers)"},
-			&cli.Float64Flag{Name: "epsilon", Value: train.DefaultEpsilon, Usage: "weight in (0,1] of the uniform distribution in the initial duals (eq. 21)"},
-			&cli.Float64Flag{Name: "subprecision", Value: train.DefaultSubPrecision, Usage: "line-search stopping step length, in (0,1)"},
-			&cli.IntFlag{Name: "refresh-every", Usage: "recompute every gap estimate exactly every k ≥ 1 epochs (0: never)"},
-			&cli.Uint64Flag{Name: "seed", Value: stage.DefaultSeed, Usage: "random seed; the same seed gives the same model"},
-			&cli.Float64Flag{Name: "gap-tol", Value: train.DefaultGapTol, Usage: "stop when the certified duality gap is at most this (> 0)"},
-			&cli.IntFlag{Name: "gap-every", Value: stage.DefaultGapEvery, Usage: "certificate passes: 0 certifies the initial point, each epoch whose gap estimate is ≤ 2·--gap-tol and the last epoch; N ≥ 1 also every N epochs"},
-			intIn(&cli.IntFlag{Name: "workers", Value: train.DefaultWorkers, Usage: "SDCA workers (deterministic parallel SDCA; the same seed and workers give the same model); 0: one per core"}, 0, math.MaxInt, ""),
-			&cli.IntFlag{Name: "round-steps", Value: train.DefaultRoundSteps, Usage: "steps each SDCA worker makes between two aggregations, ≥ 1 (with --workers ≠ 1)"},
-			&cli.IntFlag{Name: "max-epochs", Value: train.DefaultMaxEpochs, Usage: "stop after this many epochs, ≥ 1 (L-BFGS: iterations)"},
-			&cli.DurationFlag{Name: "max-time", Usage: "stop after this much training time (e.g. 10m; 0: no limit)"},
-			&cli.StringFlag{Name: "feature-space", Value: stage.DefaultFeatureSpace, Usage: "full (every attribute × label) or observed (pairs seen in training, CRFsuite's)"},
-			&cli.StringFlag{Name: "transitions", Value: stage.DefaultTransitions, Usage: "all (every label pair) or observed (pairs seen in training, CRFsuite's default)"},
-			&cli.BoolFlag{Name: "no-bias", Usage: "leave out the bias, start and end weights (CRFsuite's model)"},
-			&cli.IntFlag{Name: "lbfgs-store", Value: train.DefaultLBFGSStore, Usage: "L-BFGS correction pairs, ≥ 1"},
-			&cli.StringFlag{Name: "sag-variant", Value: train.DefaultSAGVariant, Usage: "SAG: nus (SAG-NUS: draws ∝ L_i half of the time), nus-star (SAG-NUS*: skips the Lipschitz test of tiny gradients) or uniform"},
-			&cli.Float64Flag{Name: "sag-initial-l", Value: train.DefaultSAGInitialL, Usage: "SAG: every sentence's Lipschitz estimate L_i before its first test, > 0"},
-			&cli.Float64Flag{Name: "oeg-eta", Value: train.DefaultOEGEta, Usage: "OEG: every sentence's initial step size η_i, in (0,1] (halved while the dual does not increase, ×1.05 after a kept step)"},
-			&cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates) scored after each certificate"},
-			&cli.StringFlag{Name: "log", Usage: "write the per-epoch training log here (Arrow IPC file; Parquet when the name ends .parquet)"},
-			&cli.StringFlag{Name: "plot", Usage: "draw the certified gap and the primal against seconds and epochs here (.svg or .png)"},
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no per-epoch lines on standard error"},
-			&cli.StringFlag{Name: "duals", Value: stage.DefaultDuals, Usage: "where SDCA keeps its dual variables: memory; auto (memory when the run fits --memory-budget, else stream); stream or stream:PATH (streamed from disk in blocks sized by --memory-budget: PATH, else duals.stream in the checkpoint directory, else a temporary file); or a file PATH (memory-mapped)"},
-			&cli.StringFlag{Name: "memory-budget", Usage: "memory the run may use, e.g. 8GiB: --duals auto keeps the duals in memory when the whole run fits it (default: half of physical memory), streamed duals get what the rest leaves in 3 block buffers; a run estimated to need more (default: physical memory) is refused"},
-			&cli.StringFlag{Name: "checkpoint", Usage: "directory for checkpoints (locked; written atomically; also on SIGINT/SIGTERM)"},
-			&cli.IntFlag{Name: "checkpoint-every", Value: stage.DefaultCheckpointEvery, Usage: "epochs between checkpoints (0: only by --checkpoint-interval and on interrupt)"},
-			&cli.DurationFlag{Name: "checkpoint-interval", Usage: "training time between checkpoints, e.g. 10m (0: none)"},
-			&cli.StringFlag{Name: "resume", Usage: "continue from the newest valid snapshot in this directory (same data and settings); checkpoints go on there unless --checkpoint says otherwise"},
-			progressFlag(),
-			&cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the training loop here", Hidden: true},
-		},
+		Flags: flagGroups(
+			category(catInput,
+				&cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates), scored after each certificate"},
+				&cli.StringFlag{Name: "memory-budget", DefaultText: "physical memory", Usage: "memory the run may use, e.g. 8GiB; a run estimated to need more is refused. " +
+					"--duals auto keeps the duals in memory when the whole run fits in it (unset: in half of physical memory); streamed duals get what the rest of the run leaves, in 3 block buffers"},
+				&cli.StringFlag{Name: "duals", Value: stage.DefaultDuals, Usage: "where SDCA keeps its dual variables: memory; auto (memory when the run fits --memory-budget, else stream); " +
+					"stream or stream:PATH (streamed from disk in blocks sized by --memory-budget: PATH, else duals.stream in the checkpoint directory, else a temporary file); or a file PATH (memory-mapped)"},
+			),
+			category(catFeatures,
+				&cli.StringFlag{Name: "feature-space", Value: stage.DefaultFeatureSpace, Usage: "full (every attribute × label) or observed (pairs seen in training, CRFsuite's)"},
+				&cli.StringFlag{Name: "transitions", Value: stage.DefaultTransitions, Usage: "all (every label pair) or observed (pairs seen in training, CRFsuite's default)"},
+				&cli.BoolFlag{Name: "no-bias", Usage: "leave out the bias, start and end weights (CRFsuite's model)"},
+			),
+			category(catSolver,
+				&cli.StringFlag{Name: "lambda", Value: stage.DefaultLambda, Usage: "regularisation λ > 0: a number, or c/n for c divided by the number of sentences"},
+				&cli.StringFlag{Name: "solver", Value: stage.DefaultSolver, Usage: strings.Join(stage.Solvers, ", ")},
+				&cli.StringFlag{Name: "sampler", Value: train.DefaultSampler, Usage: "SDCA's choice of the next sentence: " + strings.Join(train.SamplerKinds(), ", ")},
+				&cli.Float64Flag{Name: "nonuniform", Value: train.DefaultNonUniform, Usage: "probability in (0,1] that a draw follows the gap or importance sampler rather than the uniform one"},
+				&cli.Float64Flag{Name: "epsilon", Value: train.DefaultEpsilon, Usage: "share in (0,1] of the uniform distribution in the initial duals, the rest on each sentence's gold labelling"},
+				&cli.Float64Flag{Name: "subprecision", Value: train.DefaultSubPrecision, Usage: "SDCA's line search stops when its step is shorter than this, in (0,1)"},
+				&cli.IntFlag{Name: "refresh-every", DefaultText: "never", Usage: "recompute every sentence's gap estimate exactly every k ≥ 1 epochs (0: never)"},
+				&cli.Uint64Flag{Name: "seed", Value: stage.DefaultSeed, Usage: "random seed; the same seed gives the same model"},
+				intIn(&cli.IntFlag{Name: "workers", Value: train.DefaultWorkers, Usage: "SDCA workers (deterministic parallel SDCA: the same seed and workers give the same model); 0: one per core"}, 0, math.MaxInt, ""),
+				&cli.IntFlag{Name: "round-steps", Value: train.DefaultRoundSteps, Usage: "steps each SDCA worker makes between two aggregations, ≥ 1 (with --workers ≠ 1)"},
+				&cli.IntFlag{Name: "lbfgs-store", Value: train.DefaultLBFGSStore, Usage: "L-BFGS: correction pairs kept, ≥ 1"},
+				&cli.StringFlag{Name: "sag-variant", Value: train.DefaultSAGVariant, Usage: "SAG: nus (SAG-NUS: draws ∝ L_i half of the time), nus-star (SAG-NUS*: skips the Lipschitz test of tiny gradients) or uniform"},
+				&cli.Float64Flag{Name: "sag-initial-l", Value: train.DefaultSAGInitialL, Usage: "SAG: every sentence's Lipschitz estimate L_i before its first test, > 0"},
+				&cli.Float64Flag{Name: "oeg-eta", Value: train.DefaultOEGEta, Usage: "OEG: every sentence's initial step size η_i, in (0,1] (halved while the dual does not increase, ×1.05 after a kept step)"},
+			),
+			category(catStopping,
+				&cli.Float64Flag{Name: "gap-tol", Value: train.DefaultGapTol, Usage: "stop when the certified duality gap is at most this (> 0)"},
+				&cli.IntFlag{Name: "gap-every", Value: stage.DefaultGapEvery, Usage: "epochs between certificate passes: 0 certifies the initial point, each epoch whose gap estimate is ≤ 2·--gap-tol and the last epoch; N ≥ 1 also every N epochs"},
+				&cli.IntFlag{Name: "max-epochs", Value: train.DefaultMaxEpochs, Usage: "stop after this many epochs, ≥ 1 (L-BFGS: iterations)"},
+				&cli.DurationFlag{Name: "max-time", DefaultText: "no limit", Usage: "stop after this much training time, e.g. 10m or 1h30m"},
+			),
+			category(catOutput,
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "model file (Arrow IPC file; Parquet when the name ends .parquet); - = standard output"},
+				&cli.StringFlag{Name: "log", Usage: "write the per-epoch training log here (Arrow IPC file; Parquet when the name ends .parquet)"},
+				&cli.StringFlag{Name: "plot", Usage: "draw the certified gap and the primal against seconds and epochs here (.svg or .png)"},
+				&cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the training loop here", Hidden: true},
+			),
+			category(catCheckpoints,
+				&cli.StringFlag{Name: "checkpoint", Usage: "directory for snapshots (locked; written atomically; also on SIGINT/SIGTERM); refused when it holds an earlier run's snapshots, unless --resume"},
+				&cli.IntFlag{Name: "checkpoint-every", Value: stage.DefaultCheckpointEvery, Usage: "epochs between snapshots (0: only by --checkpoint-interval and on interrupt)"},
+				&cli.DurationFlag{Name: "checkpoint-interval", DefaultText: "none", Usage: "training time between snapshots, e.g. 10m"},
+				&cli.StringFlag{Name: "resume", Usage: "continue from the newest valid snapshot in this directory (same data and settings); snapshots go on there unless --checkpoint says otherwise"},
+				&cli.BoolFlag{Name: "keep-checkpoints", Usage: "keep the snapshots when the run ends well (by default they are removed once the model is written)"},
+			),
+			category(catProgress,
+				&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no per-epoch lines on standard error"},
+				progressFlag(),
+			),
+		),
 		Action: runTrain,
 	}
 }
@@ -89,7 +107,7 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 		GapTol: c.Float64("gap-tol"), GapEvery: c.Int("gap-every"), MaxEpochs: c.Int("max-epochs"), MaxTime: c.Duration("max-time"),
 		ValidPath: c.String("valid"), Duals: c.String("duals"), Checkpoint: c.String("checkpoint"),
 		CheckpointEvery: c.Int("checkpoint-every"), CheckpointInterval: c.Duration("checkpoint-interval"), Resume: c.String("resume"),
-		Stdin: c.App.Reader, Log: c.App.ErrWriter, Quiet: c.Bool("quiet")}
+		KeepCheckpoints: c.Bool("keep-checkpoints"), Stdin: c.App.Reader, Log: c.App.ErrWriter, Quiet: c.Bool("quiet")}
 	if err := o.CheckGiven(); err != nil {
 		return o, err
 	}
@@ -108,12 +126,18 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 	if o.Solver != "sdca" && c.IsSet("duals") {
 		return o, stage.ErrSDCAOnly
 	}
+	if o.Checkpoint != "" && o.Resume == "" {
+		// Before the table is read; Train checks again, holding the lock.
+		if err := train.CheckFresh(o.Checkpoint); err != nil {
+			return o, fmt.Errorf("train: %w", err)
+		}
+	}
 	return o, nil
 }
 
 // runTrain reads the feature table, trains, and writes the model and the
 // log; their files are created before training starts and committed only
-// when everything succeeds.
+// when everything succeeds, before the snapshots are removed.
 func runTrain(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return fmt.Errorf("train: want one feature table (or -), got %d arguments", c.NArg())
@@ -136,13 +160,10 @@ func runTrain(c *cli.Context) error {
 	var done func()
 	o.Progress, o.Log, done = stageProgress(c)
 	defer done()
-	o.BeforeTraining = outs.open
+	o.BeforeTraining, o.AfterTraining = outs.open, outs.write
 	ctx := installTestHook(c, &o)
-	res, err := stage.Train(ctx, t, in, o)
-	if err != nil {
-		return err
-	}
-	return outs.write(res)
+	_, err = stage.Train(ctx, t, in, o)
+	return err
 }
 
 // trainOutputs are train's output files: the model, the log and the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -234,5 +235,30 @@ func TestTrainSynthTable(t *testing.T) {
 		if r := runBinary(t, dir, "", args...); r.code != 0 {
 			t.Fatalf("%v", r)
 		}
+	}
+}
+
+// TestTrainModelToStdout: without -o, train writes the model to standard
+// output, as the other stages write their tables: the same bytes as -o
+// FILE, and nothing else there.
+func TestTrainModelToStdout(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	if r := runBinary(t, dir, "", "train", "-q", "--max-epochs", "2", "-o", "a.arrow", f.train); r.code != 0 {
+		t.Fatal(r)
+	}
+	r := runBinary(t, dir, "", "train", "-q", "--max-epochs", "2", f.train)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "a.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(r.stdout, want) {
+		t.Errorf("train without -o wrote %d bytes to standard output, -o a.arrow %d bytes; want the same bytes", len(r.stdout), len(want))
+	}
+	if left := dirEntries(t, dir); len(left) != 1 {
+		t.Errorf("train without -o left %v", left)
 	}
 }

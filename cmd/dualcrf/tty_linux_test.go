@@ -22,6 +22,8 @@ func TestBinaryToTerminal(t *testing.T) {
 		{[]string{"synth", "-n", "2"}, false},
 		{[]string{"decode", "-m", f.model, "-o", "-", f.test}, true},
 		{[]string{"decode", "-m", f.model, "--format", "conll", f.test}, true},
+		{[]string{"train", "-q", "--max-epochs", "1", f.train}, false},
+		{[]string{"train", "-q", "--max-epochs", "1", "-o", "-", f.train}, true},
 	} {
 		ptmx, tty := ptytest.Open(t)
 		go io.Copy(io.Discard, ptmx) // what reaches the terminal
