@@ -139,8 +139,20 @@ func openParquet(ra io.ReaderAt, size int64, name string, mem memory.Allocator, 
 	if _, err := ra.ReadAt(tail[:], size-4); err != nil || !IsParquet(tail[:]) {
 		return nil, fmt.Errorf("%s: truncated or corrupt Parquet file: no PAR1 magic at its end", name)
 	}
-	pf, err := file.NewParquetReader(io.NewSectionReader(ra, 0, size), file.WithReadProps(parquet.NewReaderProperties(mem)))
+	footer, err := checkParquetFooter(ra, size)
 	if err != nil {
+		return nil, fmt.Errorf("%s: corrupt Parquet file: %w", name, err)
+	}
+	props := parquet.NewReaderProperties(mem)
+	// A page is no larger than the file (arrow-go allocates the size a page
+	// header claims before reading it).
+	props.MaxCompressedPageSize = min(props.GetMaxCompressedPageSize(), size)
+	pf, err := file.NewParquetReader(io.NewSectionReader(ra, 0, size), file.WithReadProps(props))
+	if err != nil {
+		return nil, fmt.Errorf("%s: corrupt Parquet file: %w", name, err)
+	}
+	if err := checkParquetMetadata(pf.MetaData(), size-8-footer); err != nil {
+		pf.Close()
 		return nil, fmt.Errorf("%s: corrupt Parquet file: %w", name, err)
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, mem)
