@@ -189,6 +189,10 @@ type parquetReader struct {
 }
 
 func (r *parquetReader) Retain()               { r.refs.Add(1) }
+
+// NumRows returns the rows of the file, as its footer says (and
+// checkParquetMetadata checked).
+func (r *parquetReader) NumRows() int64 { return r.pf.NumRows() }
 func (r *parquetReader) Schema() *arrow.Schema { return r.schema }
 
 // RecordBatch returns the current batch, valid until the next call to Next.
@@ -242,6 +246,15 @@ func (r *parquetReader) Release() {
 			_ = r.closer.Close()
 		}
 	}
+}
+
+// NumRows returns the number of rows rr will yield when it is known before
+// reading them (a Parquet file's footer says it); ok is false otherwise.
+func NumRows(rr array.RecordReader) (n int64, ok bool) {
+	if c, ok := rr.(interface{ NumRows() int64 }); ok {
+		return c.NumRows(), true
+	}
+	return 0, false
 }
 
 // peekParquet reports whether r starts with the Parquet magic, returning a
