@@ -54,6 +54,10 @@ type InputOptions struct {
 	// the text columns (Columns; default every string column but those),
 	// and whether hive partition keys become columns.
 	SentenceColumn string `json:"sentence_column,omitempty"`
+	// FormatGiven says Format was chosen by the user (a flag), not taken
+	// from a model or the default: a text format is then read as text even
+	// when the input's first bytes look like a table's ("PAR1", "ARROW1").
+	FormatGiven    bool   `json:"-"`
 	PositionColumn string `json:"position_column,omitempty"`
 	LabelName      string `json:"label_name,omitempty"`
 	Partitions     bool   `json:"partitions,omitempty"`
@@ -111,7 +115,7 @@ func OpenReader(src pipeline.Source, opts InputOptions) (Reader, io.Closer, erro
 // the reader of opts.Format.
 func newInputReader(r io.Reader, name string, opts InputOptions) (Reader, error) {
 	r, isTable := peekTable(r)
-	if isTable {
+	if isTable && !textGiven(opts) {
 		return newTableReaderOn(r, name, opts), nil
 	}
 	if opts.Format == FormatTable {
@@ -121,6 +125,12 @@ func newInputReader(r io.Reader, name string, opts InputOptions) (Reader, error)
 		return nil, fmt.Errorf("%s: --label-column %q names a table column; in a text corpus the label column is a 1-based number", name, opts.LabelName)
 	}
 	return newFormatReader(r, name, opts)
+}
+
+// textGiven reports whether the user chose a text format in opts, which
+// then wins over an input's bytes that look like a table.
+func textGiven(opts InputOptions) bool {
+	return opts.FormatGiven && opts.Format != "" && opts.Format != FormatTable
 }
 
 // newFormatReader returns the reader of opts.Format (conll when empty) of
@@ -401,7 +411,7 @@ func scan(ctx context.Context, src *source, display string, in InputOptions, set
 			return ctx.Err()
 		}
 		if x == nil {
-			if x, err = set.Compile(r.Columns()); err != nil {
+			if x, err = compileFor(set, r); err != nil {
 				return fmt.Errorf("%s: %w", display, err)
 			}
 			x.Source = display

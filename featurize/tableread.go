@@ -34,6 +34,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
@@ -136,7 +139,8 @@ type TableReader struct {
 	columns []string // the sentence columns, partition keys last
 	label   string   // the label column of the first file ("" without)
 	hasPos  bool
-	parts   []string // the current file's partition values
+	parts   []string                    // the current file's partition values
+	skipped func(string) arrow.DataType // the current file's columns not read for their type
 
 	pending  *row // first row of the next sentence, read ahead
 	seen     map[uint64]int32
@@ -175,6 +179,15 @@ func NewTableReader(path string, stdin io.Reader, opts InputOptions) (*TableRead
 	}
 	if opts.Partitions && len(tr.files[0].parts) == 0 {
 		return nil, fmt.Errorf("%s: --partitions: no key=value directory names in it", path)
+	}
+	if opts.Partitions {
+		for _, f := range tr.files {
+			for _, p := range f.parts {
+				if !utf8.ValidString(p[0]) || !utf8.ValidString(p[1]) {
+					return nil, fmt.Errorf("%s: --partitions: directory name %q (decoded) is not valid UTF-8", f.path, p[0]+"="+p[1])
+				}
+			}
+		}
 	}
 	return tr, nil
 }
@@ -337,13 +350,17 @@ func (tr *TableReader) openFile(f tableFile) error {
 	}
 	in := tr.opts
 	c := tables.TokenColumns{Sentence: in.SentenceColumn, Position: in.PositionColumn, Label: in.LabelName,
-		LabelAt: max(in.LabelColumn, 0), NoLabel: in.LabelColumn < 0, Text: in.Columns}
+		LabelAt: max(in.LabelColumn, 0), NoLabel: in.LabelColumn < 0, Text: in.Columns,
+		MaxRowBytes: DefaultMaxLineBytes, LimitName: "--max-line-bytes"}
+	if in.MaxLineBytes > 0 {
+		c.MaxRowBytes = in.MaxLineBytes
+	}
 	t, err := tables.OpenTokenReader(r, name, c)
 	if err != nil {
 		closer.Close()
 		return err
 	}
-	tr.tr, tr.closer, tr.name = t, closer, name
+	tr.tr, tr.closer, tr.name, tr.skipped = t, closer, name, t.SkippedType
 	names := slices.Clone(t.Columns())
 	tr.parts = nil
 	if tr.opts.Partitions {
@@ -357,6 +374,44 @@ func (tr *TableReader) openFile(f tableFile) error {
 	}
 	tr.columns, tr.label, tr.hasPos = names, t.LabelColumn(), t.HasPosition()
 	return nil
+}
+
+// columnType returns the type of a column of the table being read that is
+// not read for its type ("": none such).
+func (tr *TableReader) columnType(name string) string {
+	if tr.skipped == nil {
+		return ""
+	}
+	if t := tr.skipped(name); t != nil {
+		return t.String()
+	}
+	return ""
+}
+
+// compileFor compiles set for reader r's columns; a template naming a
+// column that a token table has, but of a type not read as text, is an
+// error that says so.
+func compileFor(set *TemplateSet, r Reader) (*Extractor, error) {
+	x, err := set.Compile(r.Columns())
+	var se *SyntaxError
+	if tr, ok := r.(*TableReader); ok && errors.As(err, &se) {
+		for _, t := range set.templates {
+			for _, it := range t.items {
+				if _, ok := tmplResolveColumn(it, r.Columns()); ok || t.optional || t.input {
+					continue
+				}
+				for _, name := range append([]string{it.column}, tmplAliases[it.column]...) {
+					if typ := tr.columnType(name); typ != "" {
+						return nil, &SyntaxError{File: se.File, Line: se.Line, Msg: fmt.Sprintf(
+							"template %q: the table's column %q is %s, not text (a text column holds strings; name an integer column with --columns to read it as decimal text)",
+							t.name, name, typ)}
+					}
+				}
+				return x, err
+			}
+		}
+	}
+	return x, err
 }
 
 // peekTable reports whether r starts a table, returning a reader that still

@@ -188,11 +188,11 @@ type parquetReader struct {
 	err    error
 }
 
-func (r *parquetReader) Retain()               { r.refs.Add(1) }
+func (r *parquetReader) Retain() { r.refs.Add(1) }
 
 // NumRows returns the rows of the file, as its footer says (and
 // checkParquetMetadata checked).
-func (r *parquetReader) NumRows() int64 { return r.pf.NumRows() }
+func (r *parquetReader) NumRows() int64        { return r.pf.NumRows() }
 func (r *parquetReader) Schema() *arrow.Schema { return r.schema }
 
 // RecordBatch returns the current batch, valid until the next call to Next.
