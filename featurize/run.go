@@ -54,13 +54,14 @@ type InputOptions struct {
 	// the text columns (Columns; default every string column but those),
 	// and whether hive partition keys become columns.
 	SentenceColumn string `json:"sentence_column,omitempty"`
-	// FormatGiven says Format was chosen by the user (a flag), not taken
-	// from a model or the default: a text format is then read as text even
-	// when the input's first bytes look like a table's ("PAR1", "ARROW1").
-	FormatGiven    bool   `json:"-"`
 	PositionColumn string `json:"position_column,omitempty"`
 	LabelName      string `json:"label_name,omitempty"`
 	Partitions     bool   `json:"partitions,omitempty"`
+
+	// FormatGiven says Format was chosen by the user (a flag), not taken
+	// from a model or the default: a text format is then read as text even
+	// when the input's first bytes look like a table's ("PAR1", "ARROW1").
+	FormatGiven bool `json:"-"`
 }
 
 // Formats lists the corpus formats OpenReader understands.
@@ -71,7 +72,8 @@ func Formats() []string {
 // OpenReader opens src with pipeline.Source.Open as a Reader of the format
 // in opts; a file named *.zip with a ptb- format is read as the NLTK Penn
 // Treebank archive. A directory, and an input whose bytes are Parquet or
-// Arrow IPC, is read as a token table (TableReader) whatever the format.
+// Arrow IPC, is read as a token table (TableReader) whatever the format —
+// unless the user gave a text format (FormatGiven), which then wins.
 // The closer closes the input (never standard input).
 func OpenReader(src pipeline.Source, opts InputOptions) (Reader, io.Closer, error) {
 	if !src.IsStdin() {

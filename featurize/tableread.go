@@ -16,7 +16,13 @@ package featurize
 //     a new concatenated IPC stream, always starts a new sentence;
 //   - positions inside a sentence may come in any order (the sentence is
 //     sorted by them, being held whole anyway) but not twice;
-//   - sentence ids and positions are not null.
+//   - sentence ids and positions are not null, positions fit in a signed
+//     64-bit integer;
+//   - the text read (sentence ids, text cells, labels, and hive names read
+//     as columns) is valid UTF-8, and a row's text cells and label add up
+//     to at most InputOptions.MaxLineBytes, as a line of text must;
+//   - a text column holds strings; one named with Columns may also hold
+//     integers, read as decimal text.
 
 import (
 	"bufio"
@@ -43,8 +49,9 @@ import (
 )
 
 // FormatTable is the input format of token tables (Parquet, Arrow IPC). A
-// table input is also recognised by its bytes whatever the format says,
-// and a directory is always read as a table dataset.
+// table input is also recognised by its bytes when no text format was
+// given (InputOptions.FormatGiven), and a directory is always read as a
+// table dataset.
 const FormatTable = "table"
 
 // tableExts are the file names a table directory's files may have.
