@@ -232,3 +232,24 @@ func TestExplicitTextFormat(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParquetTokenTable: a damaged Parquet token table (the input is
+// given the Parquet magic when it lacks it) gives sentences or an error
+// naming the input, never a panic, with the row limits in force.
+func FuzzParquetTokenTable(f *testing.F) {
+	f.Add(tokenTable(f, pipeline.FormatParquet, twoSentences))
+	f.Add(tokenTable(f, pipeline.FormatParquet, twoSentences[:2], twoSentences[2:]))
+	f.Add(columnTable(f, pipeline.FormatParquet, uint64Col("sentence", 1, 1), uint64Col("position", 1<<63, 0), stringCol("word", "a", "b\xff"), stringCol("label", "O", "O")))
+	f.Add(columnTable(f, pipeline.FormatParquet, int64Col("sentence", 0, 0), binaryCol("word", "a", "b"), listCol("pos", "X", "Y"), stringCol("label", "O", "O")))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !pipeline.IsParquet(b) {
+			b = append([]byte("PAR1"), b...)
+		}
+		for _, opts := range []InputOptions{{MaxLineBytes: 64, MaxSentenceTokens: 64}, {Columns: []string{"word"}, MaxLineBytes: 64}} {
+			_, err := readSentences(newTableReaderOn(bytes.NewReader(b), "fuzz", opts))
+			if err != nil && !strings.HasPrefix(err.Error(), "fuzz") {
+				t.Fatalf("error %q does not name the input", err)
+			}
+		}
+	})
+}

@@ -157,3 +157,25 @@ func TestParquetFooterThrift(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParquetFooter: the fuzz input is the footer of a Parquet file whose
+// data pages are a good file's: whatever the footer claims, opening and
+// reading the file never panics, never allocates what the file cannot
+// hold, and errors name the input.
+func FuzzParquetFooter(f *testing.F) {
+	data := writeParquet(f, memory.DefaultAllocator)
+	n := binary.LittleEndian.Uint32(data[len(data)-8:])
+	f.Add(bytes.Clone(data[len(data)-8-int(n) : len(data)-8]))
+	f.Add(thriftFooter(3))
+	f.Add(thriftFooter(maxFieldDepth + 1))
+	f.Fuzz(func(t *testing.T, foot []byte) {
+		rr, err := OpenRecordReader(bytes.NewReader(parquetWithFooter(data, foot)), "fuzz", ReaderOptions{})
+		if err == nil {
+			_, err = drain(rr)
+			rr.Release()
+		}
+		if err != nil && !strings.HasPrefix(err.Error(), "fuzz: ") {
+			t.Fatalf("error %q does not name the input", err)
+		}
+	})
+}
