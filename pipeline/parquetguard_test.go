@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"strings"
 	"testing"
@@ -91,6 +92,14 @@ func TestParquetFooterClaims(t *testing.T) {
 		},
 		"rows disagree": func(md *metadata.FileMetaData) {
 			md.NumRows = 1 << 50
+		},
+		"stored Arrow schema runs past its end": func(md *metadata.FileMetaData) {
+			for _, kv := range md.FileMetaData.KeyValueMetadata {
+				if kv.Key == "ARROW:schema" {
+					v := base64.StdEncoding.EncodeToString([]byte("\xff\xff\xff\xff\x00\x00\x01\x00"))
+					kv.Value = &v
+				}
+			}
 		},
 	}
 	for name, edit := range cases {
