@@ -57,6 +57,11 @@ type InputOptions struct {
 	PositionColumn string `json:"position_column,omitempty"`
 	LabelName      string `json:"label_name,omitempty"`
 	Partitions     bool   `json:"partitions,omitempty"`
+
+	// FormatGiven says Format was chosen by the user (a flag), not taken
+	// from a model or the default: a text format is then read as text even
+	// when the input's first bytes look like a table's ("PAR1", "ARROW1").
+	FormatGiven bool `json:"-"`
 }
 
 // Formats lists the corpus formats OpenReader understands.
@@ -67,7 +72,8 @@ func Formats() []string {
 // OpenReader opens src with pipeline.Source.Open as a Reader of the format
 // in opts; a file named *.zip with a ptb- format is read as the NLTK Penn
 // Treebank archive. A directory, and an input whose bytes are Parquet or
-// Arrow IPC, is read as a token table (TableReader) whatever the format.
+// Arrow IPC, is read as a token table (TableReader) whatever the format —
+// unless the user gave a text format (FormatGiven), which then wins.
 // The closer closes the input (never standard input).
 func OpenReader(src pipeline.Source, opts InputOptions) (Reader, io.Closer, error) {
 	if !src.IsStdin() {
@@ -111,7 +117,7 @@ func OpenReader(src pipeline.Source, opts InputOptions) (Reader, io.Closer, erro
 // the reader of opts.Format.
 func newInputReader(r io.Reader, name string, opts InputOptions) (Reader, error) {
 	r, isTable := peekTable(r)
-	if isTable {
+	if isTable && !textGiven(opts) {
 		return newTableReaderOn(r, name, opts), nil
 	}
 	if opts.Format == FormatTable {
@@ -121,6 +127,12 @@ func newInputReader(r io.Reader, name string, opts InputOptions) (Reader, error)
 		return nil, fmt.Errorf("%s: --label-column %q names a table column; in a text corpus the label column is a 1-based number", name, opts.LabelName)
 	}
 	return newFormatReader(r, name, opts)
+}
+
+// textGiven reports whether the user chose a text format in opts, which
+// then wins over an input's bytes that look like a table.
+func textGiven(opts InputOptions) bool {
+	return opts.FormatGiven && opts.Format != "" && opts.Format != FormatTable
 }
 
 // newFormatReader returns the reader of opts.Format (conll when empty) of
@@ -401,7 +413,7 @@ func scan(ctx context.Context, src *source, display string, in InputOptions, set
 			return ctx.Err()
 		}
 		if x == nil {
-			if x, err = set.Compile(r.Columns()); err != nil {
+			if x, err = compileFor(set, r); err != nil {
 				return fmt.Errorf("%s: %w", display, err)
 			}
 			x.Source = display

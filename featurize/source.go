@@ -145,7 +145,7 @@ func (s *source) open(display string, in InputOptions) (Reader, io.Closer, error
 		raw = countingReader{raw, s.read}
 	}
 	raw, isTable := peekTable(raw)
-	if isTable {
+	if isTable && !textGiven(in) {
 		return newTableReaderOn(raw, display, in), nopCloser{}, nil
 	}
 	rc, err := pipeline.Decompress(raw, display)

@@ -16,7 +16,13 @@ package featurize
 //     a new concatenated IPC stream, always starts a new sentence;
 //   - positions inside a sentence may come in any order (the sentence is
 //     sorted by them, being held whole anyway) but not twice;
-//   - sentence ids and positions are not null.
+//   - sentence ids and positions are not null, positions fit in a signed
+//     64-bit integer;
+//   - the text read (sentence ids, text cells, labels, and hive names read
+//     as columns) is valid UTF-8, and a row's text cells and label add up
+//     to at most InputOptions.MaxLineBytes, as a line of text must;
+//   - a text column holds strings; one named with Columns may also hold
+//     integers, read as decimal text.
 
 import (
 	"bufio"
@@ -34,14 +40,18 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
 // FormatTable is the input format of token tables (Parquet, Arrow IPC). A
-// table input is also recognised by its bytes whatever the format says,
-// and a directory is always read as a table dataset.
+// table input is also recognised by its bytes when no text format was
+// given (InputOptions.FormatGiven), and a directory is always read as a
+// table dataset.
 const FormatTable = "table"
 
 // tableExts are the file names a table directory's files may have.
@@ -136,7 +146,8 @@ type TableReader struct {
 	columns []string // the sentence columns, partition keys last
 	label   string   // the label column of the first file ("" without)
 	hasPos  bool
-	parts   []string // the current file's partition values
+	parts   []string                    // the current file's partition values
+	skipped func(string) arrow.DataType // the current file's columns not read for their type
 
 	pending  *row // first row of the next sentence, read ahead
 	seen     map[uint64]int32
@@ -175,6 +186,15 @@ func NewTableReader(path string, stdin io.Reader, opts InputOptions) (*TableRead
 	}
 	if opts.Partitions && len(tr.files[0].parts) == 0 {
 		return nil, fmt.Errorf("%s: --partitions: no key=value directory names in it", path)
+	}
+	if opts.Partitions {
+		for _, f := range tr.files {
+			for _, p := range f.parts {
+				if !utf8.ValidString(p[0]) || !utf8.ValidString(p[1]) {
+					return nil, fmt.Errorf("%s: --partitions: directory name %q (decoded) is not valid UTF-8", f.path, p[0]+"="+p[1])
+				}
+			}
+		}
 	}
 	return tr, nil
 }
@@ -337,13 +357,17 @@ func (tr *TableReader) openFile(f tableFile) error {
 	}
 	in := tr.opts
 	c := tables.TokenColumns{Sentence: in.SentenceColumn, Position: in.PositionColumn, Label: in.LabelName,
-		LabelAt: max(in.LabelColumn, 0), NoLabel: in.LabelColumn < 0, Text: in.Columns}
+		LabelAt: max(in.LabelColumn, 0), NoLabel: in.LabelColumn < 0, Text: in.Columns,
+		MaxRowBytes: DefaultMaxLineBytes, LimitName: "--max-line-bytes"}
+	if in.MaxLineBytes > 0 {
+		c.MaxRowBytes = in.MaxLineBytes
+	}
 	t, err := tables.OpenTokenReader(r, name, c)
 	if err != nil {
 		closer.Close()
 		return err
 	}
-	tr.tr, tr.closer, tr.name = t, closer, name
+	tr.tr, tr.closer, tr.name, tr.skipped = t, closer, name, t.SkippedType
 	names := slices.Clone(t.Columns())
 	tr.parts = nil
 	if tr.opts.Partitions {
@@ -357,6 +381,44 @@ func (tr *TableReader) openFile(f tableFile) error {
 	}
 	tr.columns, tr.label, tr.hasPos = names, t.LabelColumn(), t.HasPosition()
 	return nil
+}
+
+// columnType returns the type of a column of the table being read that is
+// not read for its type ("": none such).
+func (tr *TableReader) columnType(name string) string {
+	if tr.skipped == nil {
+		return ""
+	}
+	if t := tr.skipped(name); t != nil {
+		return t.String()
+	}
+	return ""
+}
+
+// compileFor compiles set for reader r's columns; a template naming a
+// column that a token table has, but of a type not read as text, is an
+// error that says so.
+func compileFor(set *TemplateSet, r Reader) (*Extractor, error) {
+	x, err := set.Compile(r.Columns())
+	var se *SyntaxError
+	if tr, ok := r.(*TableReader); ok && errors.As(err, &se) {
+		for _, t := range set.templates {
+			for _, it := range t.items {
+				if _, ok := tmplResolveColumn(it, r.Columns()); ok || t.optional || t.input {
+					continue
+				}
+				for _, name := range append([]string{it.column}, tmplAliases[it.column]...) {
+					if typ := tr.columnType(name); typ != "" {
+						return nil, &SyntaxError{File: se.File, Line: se.Line, Msg: fmt.Sprintf(
+							"template %q: the table's column %q is %s, not text (a text column holds strings; name an integer column with --columns to read it as decimal text)",
+							t.name, name, typ)}
+					}
+				}
+				return x, err
+			}
+		}
+	}
+	return x, err
 }
 
 // peekTable reports whether r starts a table, returning a reader that still

@@ -151,7 +151,7 @@ func (tr *TextReader) read() (*tables.FeatureTable, error) {
 		}
 		s := tr.r.Sentence()
 		if tr.x == nil {
-			x, err := tr.set.Compile(tr.r.Columns())
+			x, err := compileFor(tr.set, tr.r)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", tr.display, err)
 			}

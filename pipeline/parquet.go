@@ -139,8 +139,20 @@ func openParquet(ra io.ReaderAt, size int64, name string, mem memory.Allocator, 
 	if _, err := ra.ReadAt(tail[:], size-4); err != nil || !IsParquet(tail[:]) {
 		return nil, fmt.Errorf("%s: truncated or corrupt Parquet file: no PAR1 magic at its end", name)
 	}
-	pf, err := file.NewParquetReader(io.NewSectionReader(ra, 0, size), file.WithReadProps(parquet.NewReaderProperties(mem)))
+	footer, err := checkParquetFooter(ra, size)
 	if err != nil {
+		return nil, fmt.Errorf("%s: corrupt Parquet file: %w", name, err)
+	}
+	props := parquet.NewReaderProperties(mem)
+	// A page is no larger than the file (arrow-go allocates the size a page
+	// header claims before reading it).
+	props.MaxCompressedPageSize = min(props.GetMaxCompressedPageSize(), size)
+	pf, err := file.NewParquetReader(io.NewSectionReader(ra, 0, size), file.WithReadProps(props))
+	if err != nil {
+		return nil, fmt.Errorf("%s: corrupt Parquet file: %w", name, err)
+	}
+	if err := checkParquetMetadata(pf.MetaData(), size-8-footer); err != nil {
+		pf.Close()
 		return nil, fmt.Errorf("%s: corrupt Parquet file: %w", name, err)
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, mem)
@@ -176,7 +188,11 @@ type parquetReader struct {
 	err    error
 }
 
-func (r *parquetReader) Retain()               { r.refs.Add(1) }
+func (r *parquetReader) Retain() { r.refs.Add(1) }
+
+// NumRows returns the rows of the file, as its footer says (and
+// checkParquetMetadata checked).
+func (r *parquetReader) NumRows() int64        { return r.pf.NumRows() }
 func (r *parquetReader) Schema() *arrow.Schema { return r.schema }
 
 // RecordBatch returns the current batch, valid until the next call to Next.
@@ -230,6 +246,15 @@ func (r *parquetReader) Release() {
 			_ = r.closer.Close()
 		}
 	}
+}
+
+// NumRows returns the number of rows rr will yield when it is known before
+// reading them (a Parquet file's footer says it); ok is false otherwise.
+func NumRows(rr array.RecordReader) (n int64, ok bool) {
+	if c, ok := rr.(interface{ NumRows() int64 }); ok {
+		return c.NumRows(), true
+	}
+	return 0, false
 }
 
 // peekParquet reports whether r starts with the Parquet magic, returning a

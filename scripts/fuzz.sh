@@ -28,10 +28,12 @@ fuzz job FuzzParse 5000 10s
 fuzz featurize FuzzOpen 4000 10s
 fuzz featurize FuzzTreebankZip 10000 0s
 fuzz featurize FuzzTableReader 4000 2s
+fuzz featurize FuzzParquetTokenTable 3000 2s
 fuzz decode FuzzEvaluator 6000 10s
 # The readers of the tool's own files and their metadata.
 fuzz pipeline FuzzOpenRecordReader 3000 2s
 fuzz pipeline FuzzOpenParquet 3000 2s
+fuzz pipeline FuzzParquetFooter 5000 2s
 fuzz tables FuzzReadFeatureTable 15000 0s
 fuzz tables FuzzReadModel 4000 0s
 fuzz tables FuzzReadLog 4000 0s

@@ -122,7 +122,7 @@ func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
 	}
 	in := f.Input
 	if o.InputFormat != "" {
-		in.Format = o.InputFormat
+		in.Format, in.FormatGiven = o.InputFormat, true
 	}
 	if o.NoLabels {
 		in.LabelColumn = -1

@@ -19,6 +19,13 @@ import (
 // modelBatchRows is the number of rows per model record batch.
 const modelBatchRows = 1 << 14
 
+// MaxModelLabels bounds the labels of a model read: a model of K labels
+// holds K transition rows of K weights, so a file claiming a million labels
+// would need 8 TB for them, and is refused before a row is read. (A linear
+// chain's training and decoding time grows with K², so no model near the
+// limit is practical anyway.)
+const MaxModelLabels = 1 << 14
+
 // WriteModel writes m as an Arrow IPC file (schemas.ModelSchema) to out,
 // with its checksum (schemas.ModelHash) in the metadata. opts chooses the
 // IPC format (the file format when empty), the compression and the
@@ -153,6 +160,9 @@ func ReadModel(r io.Reader, name string, opts pipeline.ReaderOptions) (m *crf.Mo
 	if err != nil {
 		return nil, err
 	}
+	if rows, ok := pipeline.NumRows(rr); ok && rows < int64(mr.K) {
+		return nil, fmt.Errorf("%s: model has %d rows, fewer than the %d transition rows of its %d labels", name, rows, mr.K, mr.K)
+	}
 	for batch := 0; rr.Next(); batch++ {
 		if err := mr.addBatch(rr.RecordBatch(), batch); err != nil {
 			return nil, err
@@ -187,6 +197,11 @@ func newModelReader(schema *arrow.Schema, name string) (*modelReader, error) {
 	if err := schemas.ValidateModelSchema(schema); err != nil {
 		return nil, fmt.Errorf("%s: not a dualcrf model: %w", name, err)
 	}
+	wt := schema.Field(schema.FieldIndices(schemas.ModelWeights)[0]).Type.(*arrow.FixedSizeListType)
+	if wt.Len() > MaxModelLabels {
+		return nil, fmt.Errorf("%s: model has %d weights per row: more labels than the %d a model may have (its transition rows alone would take %d bytes)",
+			name, wt.Len(), MaxModelLabels, 8*int64(wt.Len())*int64(wt.Len()))
+	}
 	md := schemas.MetadataMap(schema)
 	mr := &modelReader{name: name, m: &crf.Model{Meta: md}, hash: schemas.NewModelHash(md),
 		attrSeen: make(map[string]int)}
@@ -196,7 +211,6 @@ func newModelReader(schema *arrow.Schema, name string) (*modelReader, error) {
 	}
 	mr.m.LabelNames = labels
 	mr.K = len(mr.m.LabelNames)
-	wt := schema.Field(schema.FieldIndices(schemas.ModelWeights)[0]).Type.(*arrow.FixedSizeListType)
 	if int(wt.Len()) != mr.K || mr.K < 1 {
 		return nil, fmt.Errorf("%s: model has %d labels but %d weights per row", name, mr.K, wt.Len())
 	}

@@ -8,9 +8,11 @@ package tables
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -40,6 +42,11 @@ type TokenColumns struct {
 	LabelAt  int      // or by 1-based index (0: by name, or the default)
 	NoLabel  bool     // the table has no label column
 	Text     []string // the text columns; nil: every string column but the others and pred
+	// MaxRowBytes bounds the text of a row (its text cells and label, what
+	// a line of a text corpus holds); 0: no limit. LimitName names the
+	// limit in errors (a flag, say).
+	MaxRowBytes int
+	LimitName   string
 }
 
 // TokenRow is one row of a token table.
@@ -67,6 +74,9 @@ type tokenCols struct {
 	sentence, position, label int // -1: absent
 	text                      []int
 	names                     []string
+	skipped                   map[string]arrow.DataType // columns not read for their type
+	maxRow                    int
+	limitName                 string
 }
 
 // OpenTokenReader reads the token table that r holds (Parquet, Arrow IPC,
@@ -81,8 +91,13 @@ func OpenTokenReader(r io.Reader, name string, c TokenColumns) (*TokenReader, er
 		rr.Release()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	cols.maxRow, cols.limitName = c.MaxRowBytes, c.LimitName
 	return &TokenReader{rr: rr, name: name, cols: cols, rowNo: 1}, nil
 }
+
+// SkippedType returns the type of column name when the table has it but
+// it is not read for its type (not a string), else nil.
+func (r *TokenReader) SkippedType(name string) arrow.DataType { return r.cols.skipped[name] }
 
 // Columns names the text columns, in the order of TokenRow.Cells.
 func (r *TokenReader) Columns() []string { return r.cols.names }
@@ -145,34 +160,87 @@ func (r *TokenReader) read(i int) (row TokenRow, err error) {
 	return r.readRow(i)
 }
 
-// readRow is read without the recovery.
+// readRow is read without the recovery. The text read (sentence id, text
+// cells, label) must be valid UTF-8, as a text corpus must, and a row's
+// cells and label at most MaxRowBytes long.
 func (r *TokenReader) readRow(i int) (TokenRow, error) {
 	rec, c := r.rec, r.cols
 	row := TokenRow{Row: r.rowNo + i, Stream: pipeline.StreamOf(r.rr), Cells: make([]string, len(c.text))}
+	name := func(k int) string { return rec.Schema().Field(k).Name }
+	text := func(k int) (string, error) {
+		v := cellString(rec.Column(k), i)
+		if !utf8.ValidString(v) {
+			return "", fmt.Errorf("%s: row %d: column %s: invalid UTF-8 (%s)", r.name, row.Row, name(k), invalidAt(v))
+		}
+		return v, nil
+	}
 	sc := rec.Column(c.sentence)
 	if sc.IsNull(i) {
-		return row, fmt.Errorf("%s: row %d: null sentence id (column %s)", r.name, row.Row, rec.Schema().Field(c.sentence).Name)
+		return row, fmt.Errorf("%s: row %d: null sentence id (column %s)", r.name, row.Row, name(c.sentence))
 	}
-	row.Key = cellString(sc, i)
+	var err error
+	if row.Key, err = text(c.sentence); err != nil {
+		return row, err
+	}
 	row.Pos = int64(row.Row)
 	if c.position >= 0 {
 		pc := rec.Column(c.position)
 		if pc.IsNull(i) {
-			return row, fmt.Errorf("%s: row %d: null position (column %s)", r.name, row.Row, rec.Schema().Field(c.position).Name)
+			return row, fmt.Errorf("%s: row %d: null position (column %s)", r.name, row.Row, name(c.position))
+		}
+		if u, ok := pc.(*array.Uint64); ok && u.Value(i) > math.MaxInt64 {
+			return row, fmt.Errorf("%s: row %d: position %d (column %s) is beyond %d", r.name, row.Row, u.Value(i), name(c.position), int64(math.MaxInt64))
 		}
 		row.Pos, _ = intValue(pc, i)
 	}
+	n := 0
 	for j, k := range c.text {
-		if col := rec.Column(k); !col.IsNull(i) {
-			row.Cells[j] = cellString(col, i)
+		if !rec.Column(k).IsNull(i) {
+			if row.Cells[j], err = text(k); err != nil {
+				return row, err
+			}
+			n += len(row.Cells[j])
 		}
 	}
-	if c.label >= 0 {
-		if lc := rec.Column(c.label); !lc.IsNull(i) {
-			row.Label = cellString(lc, i)
+	if c.label >= 0 && !rec.Column(c.label).IsNull(i) {
+		if row.Label, err = text(c.label); err != nil {
+			return row, err
 		}
+		n += len(row.Label)
+	}
+	if c.maxRow > 0 && n > c.maxRow {
+		big, at := 0, 0
+		for j, v := range row.Cells {
+			if len(v) > big {
+				big, at = len(v), j
+			}
+		}
+		where := fmt.Sprintf("its longest cell, column %s, has %d", c.names[at], big)
+		if len(row.Label) > big {
+			where = fmt.Sprintf("its label, column %s, has %d", name(c.label), len(row.Label))
+		}
+		return row, fmt.Errorf("%s: row %d: %d bytes of text, more than %d (the limit%s; %s)", r.name, row.Row, n, c.maxRow, c.limitSuffix(), where)
 	}
 	return row, nil
+}
+
+func (c tokenCols) limitSuffix() string {
+	if c.limitName == "" {
+		return ""
+	}
+	return ", " + c.limitName
+}
+
+// invalidAt describes the first invalid byte of s.
+func invalidAt(s string) string {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return fmt.Sprintf("byte %#02x at byte %d of the cell", s[i], i+1)
+		}
+		i += n
+	}
+	return "no invalid byte"
 }
 
 // resolveTokenColumns finds the sentence, position, label and text columns
@@ -239,14 +307,24 @@ func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) 
 			if len(idx) == 0 {
 				return c, fmt.Errorf("no column %q (--columns); the table has %s", name, strings.Join(fieldNames(s), ", "))
 			}
+			if t := s.Field(idx[0]).Type; !isTextType(t) && !arrow.IsInteger(t.ID()) {
+				return c, fmt.Errorf("column %q (--columns) is %s: a text column must hold strings (or integers, read as decimal text)", name, t)
+			}
 			c.text = append(c.text, idx[0])
 		}
 	} else {
 		for i := 0; i < s.NumFields(); i++ {
 			f := s.Field(i)
-			if !taken(i) && i != c.label && isTextType(f.Type) && !slices.Contains(notText, f.Name) &&
-				!slices.Contains(DefaultLabelColumns, f.Name) {
+			if taken(i) || i == c.label || slices.Contains(notText, f.Name) || slices.Contains(DefaultLabelColumns, f.Name) {
+				continue
+			}
+			if isTextType(f.Type) {
 				c.text = append(c.text, i)
+			} else {
+				if c.skipped == nil {
+					c.skipped = map[string]arrow.DataType{}
+				}
+				c.skipped[f.Name] = f.Type
 			}
 		}
 	}
@@ -257,7 +335,11 @@ func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) 
 		c.names = append(c.names, s.Field(k).Name)
 	}
 	if len(c.text) == 0 {
-		return c, fmt.Errorf("no text column (name them with --columns); the table has %s", strings.Join(fieldNames(s), ", "))
+		var cols []string
+		for _, f := range s.Fields() {
+			cols = append(cols, f.Name+" ("+f.Type.String()+")")
+		}
+		return c, fmt.Errorf("no text column (a text column holds strings; name text columns with --columns, integer ones included); the table has %s", strings.Join(cols, ", "))
 	}
 	return c, nil
 }
@@ -285,6 +367,8 @@ func isTextType(t arrow.DataType) bool {
 // cellString returns value i of a as text.
 func cellString(a arrow.Array, i int) string {
 	switch a := a.(type) {
+	case *array.Uint64:
+		return strconv.FormatUint(a.Value(i), 10)
 	case *array.String:
 		return a.Value(i)
 	case *array.LargeString:

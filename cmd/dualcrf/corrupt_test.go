@@ -95,6 +95,15 @@ func corruptFixtures(t *testing.T, dir string) []corruptType {
 		{"decode", "-m", p("model.arrow"), "--marginals", "-o", p("pred-other.arrow"), p("test.arrow")},
 		{"eval", "--arrow", p("scores.arrow"), p("pred.arrow")},
 		{"eval", "--no-chunks", "--arrow", p("scores-other.arrow"), p("pred.arrow")},
+		// The same kinds as Parquet.
+		{"featurize", "--min-count", "2", "-o", p("feat.parquet"), p("train.txt")},
+		{"featurize", "--min-count", "2", "-o", p("feat-other.parquet"), test},
+		{"train", "-q", "--gap-tol", "1e-2", "--log", p("log.parquet"), "-o", p("model.parquet"), p("feat.arrow")},
+		{"train", "-q", "--max-epochs", "3", "--no-bias", "--log", p("log-other.parquet"), "-o", p("model-other.parquet"), p("feat.arrow")},
+		{"decode", "-m", p("model.arrow"), "-o", p("pred.parquet"), p("test.arrow")},
+		{"decode", "-m", p("model.arrow"), "--marginals", "-o", p("pred-other.parquet"), p("test.arrow")},
+		{"eval", "--arrow", p("scores.parquet"), p("pred.arrow")},
+		{"eval", "--no-chunks", "--arrow", p("scores-other.parquet"), p("pred.arrow")},
 	}
 	for _, args := range steps {
 		if code, _, stderr, pv := inProcess(args...); code != 0 || pv != nil {
@@ -116,22 +125,38 @@ func corruptFixtures(t *testing.T, dir string) []corruptType {
 			stages: featureStages,
 		})
 	}
-	return append(types,
-		corruptType{name: "model", good: p("model.arrow"), other: p("model-other.arrow"), identical: true,
-			stages: []corruptStage{
-				{"decode -m", func(f, o string) []string { return []string{"decode", "-m", f, "-o", o, p("test.arrow")} }},
-				{"featurize --model", func(f, o string) []string { return []string{"featurize", "--model", f, "-o", o, test} }},
-				{"decode --text -m", func(f, o string) []string { return []string{"decode", "--text", test, "-m", f, "-o", o} }},
-				inspect,
-			}},
-		corruptType{name: "prediction table", good: p("pred.arrow"), other: p("pred-other.arrow"),
-			stages: []corruptStage{
-				{"eval", func(f, _ string) []string { return []string{"eval", f} }},
-				inspect,
-			}},
-		corruptType{name: "training log", good: p("log.arrow"), other: p("log-other.arrow"), stages: []corruptStage{inspect}},
-		corruptType{name: "scores table", good: p("scores.arrow"), other: p("scores-other.arrow"), stages: []corruptStage{inspect}},
-	)
+	modelStages := []corruptStage{
+		{"decode -m", func(f, o string) []string { return []string{"decode", "-m", f, "-o", o, p("test.arrow")} }},
+		{"featurize --model", func(f, o string) []string { return []string{"featurize", "--model", f, "-o", o, test} }},
+		{"decode --text -m", func(f, o string) []string { return []string{"decode", "--text", test, "-m", f, "-o", o} }},
+		inspect,
+	}
+	predStages := []corruptStage{
+		{"eval", func(f, _ string) []string { return []string{"eval", f} }},
+		inspect,
+	}
+	for _, ext := range []string{".arrow", ".parquet"} {
+		kind := ""
+		if ext == ".parquet" {
+			kind = " parquet"
+			types = append(types, corruptType{name: "feature table parquet", good: p("feat.parquet"), other: p("feat-other.parquet"), stages: featureStages})
+		}
+		types = append(types,
+			corruptType{name: "model" + kind, good: p("model" + ext), other: p("model-other" + ext), identical: true, stages: modelStages},
+			corruptType{name: "prediction table" + kind, good: p("pred" + ext), other: p("pred-other" + ext), stages: predStages},
+			corruptType{name: "training log" + kind, good: p("log" + ext), other: p("log-other" + ext), stages: []corruptStage{inspect}},
+			corruptType{name: "scores table" + kind, good: p("scores" + ext), other: p("scores-other" + ext), stages: []corruptStage{inspect}},
+		)
+	}
+	// Parquet token tables, read by featurize: one from a data lake and
+	// the lake's training part.
+	return append(types, corruptType{name: "token table parquet",
+		good:  abs(t, "testdata/cases/941-featurize-token-table-stdin/tokens.parquet"),
+		other: abs(t, "testdata/cases/940-featurize-token-table-lake/lake/split=train/part-0.parquet"),
+		stages: []corruptStage{
+			{"featurize", func(f, o string) []string { return []string{"featurize", "--template", "chunking", "-o", o, f} }},
+			{"featurize --model", func(f, o string) []string { return []string{"featurize", "--model", p("model.arrow"), "-o", o, f} }},
+		}})
 }
 
 // writeFirstSentences copies the first n blank-line-separated sentences of

@@ -134,7 +134,7 @@ func writerOptions(c *cli.Context) (pipeline.WriterOptions, error) {
 // applyInputFlags overrides in with the flags the user gave.
 func applyInputFlags(c *cli.Context, in *featurize.InputOptions) {
 	if c.IsSet("input-format") {
-		in.Format = c.String("input-format")
+		in.Format, in.FormatGiven = c.String("input-format"), true
 	}
 	if c.IsSet("columns") {
 		in.Columns = strings.Split(c.String("columns"), ",")

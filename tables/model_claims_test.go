@@ -1,0 +1,76 @@
+package tables
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/schemas"
+)
+
+// claimingModel writes a model file whose schema claims K labels (all
+// named in its metadata) but whose rows are only trans transition rows of
+// zeros, in format.
+func claimingModel(t *testing.T, K, trans int, format pipeline.Format) []byte {
+	t.Helper()
+	labels := make([]string, K)
+	for i := range labels {
+		labels[i] = fmt.Sprint("L", i)
+	}
+	lj, err := json.Marshal(labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := schemas.ModelSchema(K, map[string]string{schemas.KeyLabels: string(lj), schemas.KeyBias: "false", schemas.KeyChecksum: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := pipeline.NewRecordWriter(&buf, s, pipeline.WriterOptions{Format: format, Compression: pipeline.Compression("zstd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, s)
+	defer b.Release()
+	for i := range trans {
+		b.Field(0).(*array.StringBuilder).Append(schemas.KindTrans)
+		b.Field(1).(*array.StringBuilder).Append(labels[i])
+		b.Field(2).(*array.FixedSizeListBuilder).Append(true)
+		b.Field(2).(*array.FixedSizeListBuilder).ValueBuilder().(*array.Float64Builder).AppendValues(make([]float64, K), nil)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestReadModelLabelClaims: a model claiming more labels than a model may
+// have is refused from its schema, before any row is read (a million
+// labels with a few compressed rows made every reader of models allocate
+// gigabytes first); a Parquet model with fewer rows than its labels'
+// transition rows is refused from its footer's row count.
+func TestReadModelLabelClaims(t *testing.T) {
+	for _, f := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatParquet} {
+		data := claimingModel(t, MaxModelLabels+1, 2, f)
+		_, err := ReadModel(bytes.NewReader(data), "big.model", pipeline.ReaderOptions{})
+		if want := fmt.Sprintf("big.model: model has %d weights per row: more labels than the %d a model may have", MaxModelLabels+1, MaxModelLabels); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", f, err, want)
+		}
+	}
+	data := claimingModel(t, 100, 2, pipeline.FormatParquet)
+	_, err := ReadModel(bytes.NewReader(data), "few.model", pipeline.ReaderOptions{})
+	if want := "few.model: model has 2 rows, fewer than the 100 transition rows of its 100 labels"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
