@@ -174,7 +174,9 @@ func TestMainLine(t *testing.T) {
 		return
 	}
 	fakeRepo(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestMainLine$")
+	// -test.v: Main writes to the terminal only when not verbose, and this
+	// run's line is for the test, not for whoever watches the terminal.
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMainLine$", "-test.v")
 	cmd.Env = append(os.Environ(), "DATATEST_HELPER=1")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
