@@ -206,18 +206,28 @@ func readersLabelNames(m map[string]int) []string {
 	return names
 }
 
-// Figures from /work/shared/data/SOURCES.md.
+// TestConll2000 counts the corpus as the data's documentation does (the
+// full files' figures are published with the data, see data/README.md),
+// and the slice the repository carries (its first 1,000 and 300
+// sentences, counted with awk).
 func TestConll2000(t *testing.T) {
 	for _, tc := range []struct {
-		file              string
+		name, file        string
+		carried           bool
 		sentences, tokens int
 		labels            int
 	}{
-		{"train.txt.gz", 8936, 211727, 22},
-		{"test.txt.gz", 2012, 47377, 19},
+		{"slice/train", "train.txt.gz", true, 1000, 23719, 20},
+		{"slice/test", "test.txt.gz", true, 300, 7222, 16},
+		{"train", "train.txt.gz", false, 8936, 211727, 22},
+		{"test", "test.txt.gz", false, 2012, 47377, 19},
 	} {
-		t.Run(tc.file, func(t *testing.T) {
-			rc, name := readersOpen(t, datatest.Path(t, "conll2000", tc.file))
+		t.Run(tc.name, func(t *testing.T) {
+			path := conll2000Slice(t, tc.file)
+			if !tc.carried {
+				path = datatest.Path(t, "conll2000", tc.file)
+			}
+			rc, name := readersOpen(t, path)
 			r := NewConllReader(rc, name, DefaultConllOptions())
 			st := readersCount(t, r)
 			if st.sentences != tc.sentences || st.tokens != tc.tokens || len(st.labels) != tc.labels {
@@ -227,11 +237,17 @@ func TestConll2000(t *testing.T) {
 			if got := strings.Join(r.Columns(), ","); got != "word,pos" {
 				t.Errorf("columns %s, want word,pos", got)
 			}
-			if tc.file == "test.txt.gz" && st.labels["I-LST"] != 2 {
+			if tc.name == "test" && st.labels["I-LST"] != 2 {
 				t.Errorf("I-LST occurs %d times in test, want 2", st.labels["I-LST"])
 			}
 		})
 	}
+}
+
+// conll2000Slice returns the path of the CoNLL-2000 slice the repository
+// carries (the demo's: the first 1,000 training and 300 test sentences).
+func conll2000Slice(t testing.TB, file string) string {
+	return datatest.Carried(t, "cmd", "dualcrf", "demodata", file)
 }
 
 func TestConll2002(t *testing.T) {
@@ -263,6 +279,8 @@ func TestConll2002(t *testing.T) {
 	}
 }
 
+// TestConlluEWT counts UD English EWT r2.16 against its published figures;
+// the development file is carried by the repository (testdata/corpora).
 func TestConlluEWT(t *testing.T) {
 	for _, tc := range []struct {
 		file             string
@@ -273,7 +291,12 @@ func TestConlluEWT(t *testing.T) {
 		{"en_ewt-ud-test.conllu.gz", 2077, 25094},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			path := datatest.Path(t, "ud_english_ewt", tc.file)
+			var path string
+			if tc.file == "en_ewt-ud-dev.conllu.gz" { // carried by the repository
+				path = datatest.Carried(t, "testdata", "corpora", "ud_english_ewt", tc.file)
+			} else {
+				path = datatest.Path(t, "ud_english_ewt", tc.file)
+			}
 			rc, name := readersOpen(t, path)
 			st := readersCount(t, NewConlluReader(rc, name, ConlluOptions{}))
 			if st.sentences != tc.sentences || st.tokens != tc.words || len(st.labels) != 17 {
@@ -567,7 +590,7 @@ func TestReadersCRLF(t *testing.T) {
 			cases[in] = b
 		}
 	}
-	rc, _, err := pipeline.OpenInput(datatest.Path(t, "conll2000", "test.txt.gz"))
+	rc, _, err := pipeline.OpenInput(conll2000Slice(t, "test.txt.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

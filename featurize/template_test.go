@@ -18,7 +18,13 @@ import (
 // blank line between sentences): columns "word", "pos"; label = chunk.
 func templateTestReadConll2000(tb testing.TB, name string) []Sentence {
 	tb.Helper()
-	path := datatest.Path(tb, "conll2000", name)
+	return templateTestReadConllFile(tb, datatest.Path(tb, "conll2000", name))
+}
+
+// templateTestReadConllFile reads a gzipped CoNLL-2000 file as
+// templateTestReadConll2000 does.
+func templateTestReadConllFile(tb testing.TB, path string) []Sentence {
+	tb.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		tb.Fatal(err)
@@ -463,10 +469,19 @@ func TestChunkingAttributeCount(t *testing.T) {
 
 // TestTestSetWithTrainVocabulary featurizes CoNLL-2000 test with the
 // training vocabulary: exactly the attributes seen ≥ 3 times in train are
-// kept, counted here with a plain map.
+// kept, counted here with a plain map. It runs on the slice the repository
+// carries (300 test sentences, 7,222 tokens) and on the full corpus.
 func TestTestSetWithTrainVocabulary(t *testing.T) {
-	train := templateTestReadConll2000(t, "train.txt.gz")
-	test := templateTestReadConll2000(t, "test.txt.gz")
+	t.Run("slice", func(t *testing.T) {
+		testSetWithTrainVocabulary(t, templateTestReadConllFile(t, conll2000Slice(t, "train.txt.gz")),
+			templateTestReadConllFile(t, conll2000Slice(t, "test.txt.gz")), 7222)
+	})
+	t.Run("full", func(t *testing.T) {
+		testSetWithTrainVocabulary(t, templateTestReadConll2000(t, "train.txt.gz"), templateTestReadConll2000(t, "test.txt.gz"), 47377)
+	})
+}
+
+func testSetWithTrainVocabulary(t *testing.T, train, test []Sentence, testTokens int) {
 	set, _ := Builtin("chunking")
 	b, _, _ := tmplConllCount(t, set, train)
 	vocab := b.Build(3)
@@ -509,8 +524,8 @@ func TestTestSetWithTrainVocabulary(t *testing.T) {
 			}
 		}
 	}
-	if kept+dropped != 47377*19 || dropped == 0 {
-		t.Errorf("kept %d + dropped %d, want 19 × 47,377 tokens in all", kept, dropped)
+	if kept+dropped != testTokens*19 || dropped == 0 {
+		t.Errorf("kept %d + dropped %d, want 19 × %d tokens in all", kept, dropped, testTokens)
 	}
 	t.Logf("test set: %d attribute occurrences kept, %d dropped as unknown", kept, dropped)
 }

@@ -642,9 +642,20 @@ func tableReadConll(t *testing.T, path string) []FeatureSentence {
 
 // TestTableConll2000 writes the CoNLL-2000 training set with simple
 // word/POS attributes and checks the read-back table against the corpus
-// figures published in SOURCES.md.
+// figures published with the data (data/README.md), and likewise the slice
+// the repository carries (its first 1,000 sentences, counted with awk).
 func TestTableConll2000(t *testing.T) {
-	sents := tableReadConll(t, datatest.Path(t, "conll2000", "train.txt.gz"))
+	t.Run("slice", func(t *testing.T) {
+		tableConll2000(t, datatest.Carried(t, "cmd", "dualcrf", "demodata", "train.txt.gz"), 1000, 23719, 20, 42)
+	})
+	t.Run("full", func(t *testing.T) {
+		// 8,936 sentences, 211,727 tokens, 22 chunk labels, 44 POS tags.
+		tableConll2000(t, datatest.Path(t, "conll2000", "train.txt.gz"), 8936, 211727, 22, 44)
+	})
+}
+
+func tableConll2000(t *testing.T, path string, sentences, tokens, labels, tags int) {
+	sents := tableReadConll(t, path)
 	vocab := map[string]int32{}
 	var names []string
 	id := func(name string) int32 {
@@ -685,8 +696,7 @@ func TestTableConll2000(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := tab.Summary()
-	// SOURCES.md: 8,936 sentences, 211,727 tokens, 22 chunk labels, 44 POS tags.
-	if s.Sentences != 8936 || s.Tokens != 211727 || len(s.Labels) != 22 || s.Unlabelled != 0 {
+	if s.Sentences != sentences || s.Tokens != tokens || len(s.Labels) != labels || s.Unlabelled != 0 {
 		t.Fatalf("sentences %d tokens %d labels %d unlabelled %d", s.Sentences, s.Tokens, len(s.Labels), s.Unlabelled)
 	}
 	pos := 0
@@ -695,7 +705,7 @@ func TestTableConll2000(t *testing.T) {
 			pos++
 		}
 	}
-	if pos != 44 || s.AttrOccurrences != 2*211727 {
+	if pos != tags || s.AttrOccurrences != 2*tokens {
 		t.Fatalf("%d POS attributes, %d occurrences", pos, s.AttrOccurrences)
 	}
 	if tab.Text[0][0] != "Confidence" || tab.Data.LabelNames[tab.Data.Labels[0]] != "B-NP" {

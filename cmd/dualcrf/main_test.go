@@ -18,12 +18,16 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/internal/datatest"
 )
 
 // bin is the dualcrf binary built by TestMain; binDir holds it and the
 // shared fixtures.
 var bin, binDir string
 
+// TestMain builds the binary; datatest.Main runs the tests and says how many
+// corpus tests were skipped for want of the corpora.
 func TestMain(m *testing.M) {
 	os.Exit(testMain(m))
 }
@@ -42,7 +46,7 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "go build ./cmd/dualcrf:", err)
 		return 1
 	}
-	return m.Run()
+	return datatest.Main(m)
 }
 
 // result is what one run of the binary produced.

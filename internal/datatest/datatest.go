@@ -1,8 +1,16 @@
-// Package datatest finds the shared corpora that tests and benchmarks read:
-// $DUALCRF_DATA when set, else ../shared/data beside the repository's root
-// (the directory holding go.mod). When the data is absent a test that needs
-// it fails, naming DUALCRF_DATA and the place it looked: a missing corpus
-// must not turn into a quietly skipped test.
+// Package datatest finds the corpora that tests and benchmarks read, and
+// the small slices of them that the repository carries.
+//
+// The data directory is $DUALCRF_DATA when set; else data/ under the
+// repository's root (the directory holding go.mod) when it holds a corpus,
+// which is where `go run ./scripts/getdata -o data` puts them; else
+// ../shared/data beside the root when it exists.
+//
+// When none is found, a test that needs the full corpora is skipped, with a
+// message saying how to get them, and Main prints how many were skipped.
+// When CI or DUALCRF_REQUIRE_DATA is true, or $DUALCRF_DATA names a
+// directory that does not exist, a missing corpus is a failure instead: it
+// must not turn into a quietly skipped test where the data is meant to be.
 package datatest
 
 import (
@@ -10,41 +18,86 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 )
 
 // EnvVar is the environment variable that names the data directory.
 const EnvVar = "DUALCRF_DATA"
 
-// Find returns the data directory as an absolute path, and an error when
-// it does not exist; it looks for the repository's root from the working
-// directory up.
+// RequireVar is the environment variable that, when true, makes missing
+// data a failure rather than a skip (as does CI=true).
+const RequireVar = "DUALCRF_REQUIRE_DATA"
+
+// FetchCommand is the command, run from the repository's root, that
+// downloads the corpora into data/.
+const FetchCommand = "go run ./scripts/getdata -o data"
+
+// corpora are the subdirectories of a data directory; a default candidate
+// counts as the data directory when it holds one of them.
+var corpora = []string{"conll2000", "conll2002", "ud_english_ewt", "treebank", "ocr"}
+
+// ErrNoData is wrapped by Find's error when no data directory was found
+// and none was named by $DUALCRF_DATA.
+var ErrNoData = errors.New("no corpus data")
+
+// skipped counts the tests of this test binary skipped for want of data;
+// Main reports it.
+var skipped atomic.Int64
+
+// Find returns the data directory as an absolute path. The error wraps
+// ErrNoData when $DUALCRF_DATA is unset and no default directory holds the
+// corpora; it does not when $DUALCRF_DATA names a missing directory or a
+// file, which is a mistake to report rather than a reason to skip.
 func Find() (string, error) {
-	dir := os.Getenv(EnvVar)
-	if dir == "" {
-		root, err := repoRoot()
+	if dir := os.Getenv(EnvVar); dir != "" {
+		abs, err := filepath.Abs(dir)
 		if err != nil {
-			return "", fmt.Errorf("%s is not set and %w", EnvVar, err)
+			return dir, err
 		}
-		dir = filepath.Join(root, "..", "shared", "data")
+		st, err := os.Stat(abs)
+		switch {
+		case err != nil:
+			return abs, fmt.Errorf("no data directory %s (from %s): %w", abs, EnvVar, err)
+		case !st.IsDir():
+			return abs, fmt.Errorf("data directory %s (from %s) is not a directory", abs, EnvVar)
+		}
+		return abs, nil
 	}
-	abs, err := filepath.Abs(dir)
+	root, err := RepoRoot()
 	if err != nil {
-		return dir, err
+		return "", fmt.Errorf("%w: %s is not set and %v", ErrNoData, EnvVar, err)
 	}
-	st, err := os.Stat(abs)
-	switch {
-	case err != nil:
-		return abs, fmt.Errorf("no data directory %s (set %s): %w", abs, EnvVar, err)
-	case !st.IsDir():
-		return abs, fmt.Errorf("data directory %s (set %s) is not a directory", abs, EnvVar)
+	cands := Candidates(root)
+	for _, dir := range cands {
+		if holdsCorpus(dir) {
+			return dir, nil
+		}
 	}
-	return abs, nil
+	return "", fmt.Errorf("%w: %s is not set and neither %s holds a corpus", ErrNoData, EnvVar, strings.Join(cands, " nor "))
 }
 
-// repoRoot returns the nearest directory holding go.mod, from the working
+// Candidates returns the default data directories looked at, in order,
+// for the repository rooted at root: data/ under it, then ../shared/data.
+func Candidates(root string) []string {
+	return []string{filepath.Join(root, "data"), filepath.Join(filepath.Dir(root), "shared", "data")}
+}
+
+// holdsCorpus reports whether dir has one of the corpora's subdirectories.
+func holdsCorpus(dir string) bool {
+	for _, c := range corpora {
+		if st, err := os.Stat(filepath.Join(dir, c)); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// RepoRoot returns the nearest directory holding go.mod, from the working
 // directory up.
-func repoRoot() (string, error) {
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
@@ -61,25 +114,93 @@ func repoRoot() (string, error) {
 	}
 }
 
-// Dir returns the data directory as an absolute path; the test fails when
-// it is absent.
+// Required reports whether missing data must fail the tests: CI or
+// DUALCRF_REQUIRE_DATA set to a true value (1, t, true, …).
+func Required() bool {
+	for _, v := range []string{"CI", RequireVar} {
+		if b, err := strconv.ParseBool(os.Getenv(v)); err == nil && b {
+			return true
+		}
+	}
+	return false
+}
+
+// Dir returns the data directory as an absolute path. When there is none,
+// the test is skipped (and counted for Main), or fails when Required or
+// when $DUALCRF_DATA names a missing directory.
 func Dir(t testing.TB) string {
 	t.Helper()
 	dir, err := Find()
-	if err != nil {
-		t.Fatalf("the shared data is missing: %v", err)
+	if err == nil {
+		return dir
 	}
-	return dir
+	if !errors.Is(err, ErrNoData) {
+		t.Fatalf("the corpus data is missing: %v", err)
+	}
+	if Required() {
+		t.Fatalf("the corpus data is missing and required (CI or %s is set): %v; set %s to its directory, or fetch it: %s",
+			RequireVar, err, EnvVar, FetchCommand)
+	}
+	skipped.Add(1)
+	t.Skipf("needs the full corpora: set %s to their directory, or fetch them: %s", EnvVar, FetchCommand)
+	return ""
 }
 
 // Path returns the path of a file under the data directory (rel joined
-// with filepath.Join); the test fails when the file is absent.
+// with filepath.Join). Without a data directory it acts as Dir; a data
+// directory that lacks the file fails the test.
 func Path(t testing.TB, rel ...string) string {
 	t.Helper()
 	dir := Dir(t)
 	p := filepath.Join(append([]string{dir}, rel...)...)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("the shared data is incomplete: %v (data directory %s; set %s)", err, dir, EnvVar)
+		t.Fatalf("the corpus data is incomplete: %v (data directory %s; fetch the corpora again: %s)", err, dir, FetchCommand)
 	}
 	return p
+}
+
+// Carried returns the absolute path of a file the repository carries, rel
+// being relative to the repository's root (cmd/dualcrf/demodata/…,
+// testdata/corpora/…); the test fails when it is absent.
+func Carried(t testing.TB, rel ...string) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(append([]string{root}, rel...)...)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("a file the repository carries is missing: %v", err)
+	}
+	return p
+}
+
+// Main runs the tests (call it from TestMain: os.Exit(datatest.Main(m)))
+// and returns their exit code. When tests were skipped for want of the
+// corpora it says so in one line on standard error, which `go test ./...`
+// shows only for failing packages, and on the terminal (/dev/tty) when
+// there is one and the run is not verbose, so that the line is seen.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if n := skipped.Load(); n > 0 {
+		line := SkipLine(filepath.Base(os.Args[0]), n)
+		fmt.Fprintln(os.Stderr, line)
+		if !testing.Verbose() {
+			if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+				fmt.Fprintln(tty, line)
+				tty.Close()
+			}
+		}
+	}
+	return code
+}
+
+// SkipLine is Main's line for n tests of the test binary bin skipped.
+func SkipLine(bin string, n int64) string {
+	pkg := strings.TrimSuffix(strings.TrimSuffix(bin, ".exe"), ".test")
+	tests := "tests"
+	if n == 1 {
+		tests = "test"
+	}
+	return fmt.Sprintf("%s: %d corpus %s skipped, no corpus data: fetch it with `%s` (or set %s)", pkg, n, tests, FetchCommand, EnvVar)
 }

@@ -119,7 +119,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	var cfg config
 	var figs, sets, solv string
-	fs.StringVar(&cfg.Data, "data", "", "data directory (default $DUALCRF_DATA or ../shared/data)")
+	fs.StringVar(&cfg.Data, "data", "", "data directory (default $DUALCRF_DATA, else data/ when it holds the corpora, else ../shared/data)")
 	fs.StringVar(&cfg.Out, "out", "docs/paper", "output directory: figures, logs/, results.md")
 	fs.StringVar(&figs, "figures", "2,3,4", "figures to draw: 2, 3, 4 (4 also draws 7 and 9)")
 	fs.StringVar(&sets, "sets", defaultSets, "Figure 4's data sets (a subset names the outputs after them: fig4-solvers-ocr-ner.svg, …)")
@@ -160,6 +160,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.Data == "" {
 		cfg.Data = "../shared/data"
+		if st, err := os.Stat(filepath.Join("data", "ocr")); err == nil && st.IsDir() { // go run ./scripts/getdata -o data
+			cfg.Data = "data"
+		}
 	}
 	return cfg, nil
 }
