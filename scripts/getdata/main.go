@@ -105,6 +105,11 @@ type Options struct {
 	Corpora []string // the corpora to fetch; nil for all
 	Client  *http.Client
 	Log     io.Writer // one line per file
+	// MakeMirror, when set, is a directory to lay out as a mirror of the
+	// sources from the corpora in Out (each checked first) instead of
+	// fetching: a machine without the internet then fetches from a copy of
+	// it with -mirror.
+	MakeMirror string
 }
 
 func main() {
@@ -121,6 +126,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opts.Log = stdout
+	if opts.MakeMirror != "" {
+		return MakeMirror(opts, Manifest)
+	}
 	return Fetch(ctx, opts, Manifest)
 }
 
@@ -135,10 +143,13 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		mirror = DefaultBase
 	}
 	fs.StringVar(&opts.Base, "mirror", mirror, "base URL or directory replacing "+DefaultBase+" (default $"+MirrorEnv+")")
+	fs.StringVar(&opts.MakeMirror, "make-mirror", "", "instead of fetching, lay out a mirror of the sources in this directory from the corpora in -o (checked first), for machines without the internet")
 	corpora := fs.String("corpora", "", "comma-separated corpora to fetch (default all): "+strings.Join(corpusNames(Manifest), ","))
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: go run ./scripts/getdata [-o dir] [-mirror url] [-corpora list]\n\n"+
-			"Downloads the corpora (data/README.md: sources, terms, sha256) into dir, checking each file.\n\n")
+		fmt.Fprintf(stderr, "usage: go run ./scripts/getdata [-o dir] [-mirror url] [-corpora list]\n"+
+			"       go run ./scripts/getdata [-o dir] [-corpora list] -make-mirror mirrordir\n\n"+
+			"Downloads the corpora (data/README.md: sources, terms, sha256) into dir, checking each file;\n"+
+			"or lays out a mirror of their sources from dir, for -mirror on another machine.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -235,6 +246,87 @@ func Fetch(ctx context.Context, opts Options, files []File) error {
 		fmt.Fprintf(opts.Log, "%s: fetched from %s, sha256 checks\n", dest, from)
 	}
 	return errors.Join(errs...)
+}
+
+// MakeMirror lays out opts.MakeMirror as the server holds the sources of
+// files (of opts.Corpora, when set), from the corpora in opts.Out: each
+// file's content is checked against its sha256 first, a source that is a
+// zip is rebuilt holding the members the files take from it (the zip's
+// own bytes differ from the published one; Fetch checks members by their
+// content), and every file is written atomically. Fetch with -mirror
+// pointing at the directory then gives files equal to those in opts.Out.
+func MakeMirror(opts Options, files []File) error {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	zips := map[string]map[string][]byte{} // Source → member → content
+	var order []string
+	for _, f := range files {
+		if opts.Corpora != nil && !slices.Contains(opts.Corpora, f.Corpus()) {
+			continue
+		}
+		from := filepath.Join(opts.Out, filepath.FromSlash(f.Dest))
+		content, err := contentOf(from, f.Raw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", from, err)
+		}
+		if got := sum(content); got != f.SHA256 {
+			return fmt.Errorf("%s has sha256 %s, expected %s: not mirrored", from, got, f.SHA256)
+		}
+		if f.Member == "" {
+			if err := writeAtomic(filepath.Join(opts.MakeMirror, filepath.FromSlash(f.Source)), content, true); err != nil {
+				return err
+			}
+			continue
+		}
+		if zips[f.Source] == nil {
+			zips[f.Source] = map[string][]byte{}
+			order = append(order, f.Source)
+		}
+		zips[f.Source][f.Member] = content
+	}
+	for _, src := range order {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		members := zips[src]
+		names := make([]string, 0, len(members))
+		for n := range members {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			w, err := zw.Create(n)
+			if err == nil {
+				_, err = w.Write(members[n])
+			}
+			if err != nil {
+				return fmt.Errorf("mirror %s: %w", src, err)
+			}
+		}
+		if err := zw.Close(); err != nil {
+			return fmt.Errorf("mirror %s: %w", src, err)
+		}
+		if err := writeAtomic(filepath.Join(opts.MakeMirror, filepath.FromSlash(src)), buf.Bytes(), true); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(opts.Log, "mirror of %s laid out in %s: fetch from it with -mirror %s\n", opts.Out, opts.MakeMirror, opts.MakeMirror)
+	return nil
+}
+
+// contentOf returns the content of the file at p: as stored when raw,
+// else gzip-decompressed.
+func contentOf(p string, raw bool) ([]byte, error) {
+	b, err := os.ReadFile(p)
+	if err != nil || raw {
+		return b, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("not gzip: %w", err)
+	}
+	defer zr.Close()
+	return io.ReadAll(zr)
 }
 
 // join returns the location of rel under base, a URL or a directory.

@@ -381,3 +381,45 @@ func TestParseFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestMakeMirror: a mirror laid out from fetched corpora serves a fetch
+// into an empty directory that ends with the same files; a damaged corpus
+// file is not mirrored.
+func TestMakeMirror(t *testing.T) {
+	m := makeMirror(t, "", true)
+	out := filepath.Join(t.TempDir(), "data")
+	if err := Fetch(context.Background(), Options{Out: out, Base: m.dir}, m.files); err != nil {
+		t.Fatal(err)
+	}
+	mirrorDir := filepath.Join(t.TempDir(), "mirror")
+	if err := MakeMirror(Options{Out: out, MakeMirror: mirrorDir}, m.files); err != nil {
+		t.Fatal(err)
+	}
+	again := filepath.Join(t.TempDir(), "data")
+	if err := Fetch(context.Background(), Options{Out: again, Base: "file://" + filepath.ToSlash(mirrorDir)}, m.files); err != nil {
+		t.Fatal(err)
+	}
+	checkOut(t, m, again)
+
+	// One byte of a fetched file changed: the mirror is refused, naming it.
+	f := m.files[0]
+	p := filepath.Join(out, filepath.FromSlash(f.Dest))
+	writeFile(t, p, gzipBytes(t, append([]byte("x"), m.content[f.Dest]...)))
+	err := MakeMirror(Options{Out: out, MakeMirror: filepath.Join(t.TempDir(), "m2")}, m.files)
+	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "not mirrored") {
+		t.Fatalf("MakeMirror over a damaged file: %v", err)
+	}
+}
+
+func gzipBytes(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
