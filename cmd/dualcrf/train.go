@@ -202,7 +202,8 @@ func (t *trainOutputs) write(res *stage.TrainResult) error {
 	}
 	if t.plot != nil {
 		format, _ := plots.FormatOf(t.c.String("plot")) // checked by trainOptions
-		fig := plots.LogFigure(filepath.Base(t.c.Args().First()), []plots.Run{{Name: res.Solver, Rows: res.LogRows()}})
+		fig := plots.LogFigure([]plots.Run{{Name: runName(t.c, res.Solver), Rows: res.LogRows()}},
+			plots.LogOptions{Title: filepath.Base(t.c.Args().First()), Ref: math.NaN(), GapTol: res.Train.GapTol})
 		if err := fig.Write(t.plot, format); err != nil {
 			return fmt.Errorf("write plot %s: %w", t.plot.Name(), err)
 		}
@@ -244,4 +245,18 @@ func workers(n int) int {
 		return train.AllWorkers
 	}
 	return n
+}
+
+// runName names a run in train --plot's legend: the solver, with SDCA's
+// sampler.
+func runName(c *cli.Context, solver string) string {
+	switch solver {
+	case "sdca":
+		return "SDCA, " + c.String("sampler") + " sampler"
+	case "lbfgs":
+		return "L-BFGS"
+	case "sag":
+		return "SAG (" + c.String("sag-variant") + ")"
+	}
+	return strings.ToUpper(solver)
 }
