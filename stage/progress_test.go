@@ -60,6 +60,7 @@ func TestProgressHooks(t *testing.T) {
 		}
 	}
 	ends := map[string]progress.Event{}
+	var phases []string // train's phases, in the order they started
 	sc := bufio.NewScanner(strings.NewReader(buf.b.String()))
 	for sc.Scan() {
 		var e progress.Event
@@ -69,11 +70,31 @@ func TestProgressHooks(t *testing.T) {
 		if e.Event == "end" {
 			ends[e.Task] = e
 		}
+		if e.Task != "train" || e.Event == "start" {
+			continue
+		}
+		if e.Phase == "" {
+			t.Errorf("train event without its phase: %q", sc.Text())
+		}
+		if e.Event == "phase" {
+			phases = append(phases, e.Phase)
+		}
+		if strings.HasPrefix(e.Phase, "certify") && (e.Unit != "sentences" || e.Total != 150 || e.Done > 150) {
+			t.Errorf("certificate pass counted as %d/%d %s: %q", e.Done, e.Total, e.Unit, sc.Text())
+		}
+		if strings.HasPrefix(e.Phase, "epoch") && (e.Unit != "steps" || e.Total != 150) {
+			t.Errorf("epoch counted as %d/%d %s", e.Done, e.Total, e.Unit)
+		}
+	}
+	// MaxEpochs 3 and the default policy: the initial point and the last
+	// epoch are certified.
+	if got, want := strings.Join(phases, "|"), "init|certify epoch 0|epoch 1/3|epoch 2/3|epoch 3/3|certify epoch 3"; got != want {
+		t.Errorf("train's phases %q, want %q", got, want)
 	}
 	if f := ends["featurize"]; f.Done == 0 || f.Done != f.Total {
 		t.Errorf("featurize end %+v", f)
 	}
-	if tr := ends["train"]; tr.Total != 150 || !strings.Contains(tr.Note, "epoch 3/3") || !strings.Contains(tr.Note, "certs 2") {
+	if tr := ends["train"]; tr.Total != 150 || tr.Done != 150 || !strings.Contains(tr.Note, " @3 → 1e-09") || !strings.Contains(tr.Note, "certs 2") {
 		t.Errorf("train end %+v", tr)
 	}
 	if d := ends["decode"]; d.Done != 150 {

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
 )
@@ -39,6 +40,11 @@ type Problem struct {
 	// label pairs it marks (TransMask[y·K+y']) in the same way. Bias, start
 	// and end are never masked.
 	TransMask []bool
+	// Meter, when not nil, counts the sentences done by the full pass
+	// under way — ŵ(μ) from the duals (What) and the forward–backward
+	// passes (Pass, and L-BFGS's gradients) — from 0 at the start of each:
+	// a progress display polls it from another goroutine.
+	Meter *atomic.Int64
 }
 
 // Bounds on the inputs, beyond which float64 training cannot be trusted.

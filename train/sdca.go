@@ -436,6 +436,7 @@ func (p *Problem) What(duals DualStore) ([]float64, error) {
 	K := p.Layout.NumLabels
 	w := p.GoldFeatures()
 	var node []float64
+	p.meterStart()
 	add := func(i int) {
 		s := d.Sentence(i)
 		T := s.Len()
@@ -443,6 +444,7 @@ func (p *Problem) What(duals DualStore) ([]float64, error) {
 		mu := duals.Block(i)
 		crf.NodeFromBlock(mu, T, K, node)
 		crf.AddExpected(w, p.Layout, s, node, mu, -1)
+		p.meterAdd(1)
 	}
 	if ss, ok := duals.(*StreamStore); ok {
 		// Block by block in file order: the same sum in the same order.
