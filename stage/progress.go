@@ -22,7 +22,7 @@ import (
 type trainProgress struct {
 	task   *progress.Task
 	n      int64         // sentences
-	meter  *atomic.Int64 // the sentences of the full pass under way
+	meter  *atomic.Int64 // the sentences of full passes so far (train.Problem.Meter)
 	live   func() int64  // SDCA's steps in the epoch under way; nil for the other solvers
 	epochs int           // the epoch limit
 	tol    float64       // the gap target
@@ -30,6 +30,21 @@ type trainProgress struct {
 	gapEp  int           // the epoch it certifies
 	est    float64       // the last epoch's gap estimate (NaN: none)
 	certs  int           // certificate passes so far
+	// certTotal is the sentences a certificate counts on the meter.
+	certTotal int64
+}
+
+// counter returns the poll function of a phase that starts now and
+// counts sentences on the meter, at most total when it is known.
+func (tp *trainProgress) counter(total int64) func() int64 {
+	base := tp.meter.Load()
+	return func() int64 {
+		n := tp.meter.Load() - base
+		if total > 0 {
+			n = min(n, total)
+		}
+		return n
+	}
 }
 
 // startProgress starts the train task when o.Progress is set, in its
@@ -47,22 +62,29 @@ func (r *trainer) startProgress() {
 		tp.tol = train.DefaultGapTol
 	}
 	r.p.Meter = tp.meter
-	// The init phase counts the pass it makes: ŵ(μ⁰) for SDCA, the first
-	// gradient for L-BFGS; OEG and SAG make none (an unknown total).
-	initTotal := int64(0)
-	if r.sd != nil {
+	// The init phase counts the passes it makes: SDCA's μ⁰ (in memory)
+	// and ŵ(μ⁰), L-BFGS's first gradient; OEG and SAG count none (an
+	// unknown total). A certificate is SDCA's ŵ(μ) and a forward–backward
+	// pass, OEG's and SAG's a pass, L-BFGS's none (its last gradient's).
+	initTotal, certTotal := int64(0), tp.n
+	switch {
+	case r.sd != nil:
 		sd := r.sd
 		tp.live = func() int64 { return int64(sd.LiveSteps()) }
-		initTotal = tp.n
-	} else if r.o.Solver == "lbfgs" {
-		initTotal = tp.n
+		initTotal, certTotal = 2*tp.n, 2*tp.n
+		if r.place == dualsStream {
+			initTotal = tp.n
+		}
+	case r.o.Solver == "lbfgs":
+		initTotal, certTotal = tp.n, 0
 	}
+	tp.certTotal = certTotal
 	tp.task = r.o.Progress.Start("train", "sentences", tp.n)
 	tp.task.Note(tp.note())
 	if r.resume != nil {
 		tp.task.Phase("resume", "", 0, nil)
 	} else {
-		tp.task.Phase("init", "sentences", initTotal, tp.meter.Load)
+		tp.task.Phase("init", "sentences", initTotal, tp.counter(initTotal))
 	}
 	phase, record := r.set.Phase, r.set.Record
 	r.set.Phase = func(ph string, epoch int) {
@@ -99,7 +121,7 @@ func (tp *trainProgress) phase(ph string, epoch int) {
 	case train.PhaseCertificate:
 		tp.certs++
 		tp.task.Note(tp.note())
-		tp.task.Phase(fmt.Sprintf("certify epoch %d", epoch), "sentences", tp.n, tp.meter.Load)
+		tp.task.Phase(fmt.Sprintf("certify epoch %d", epoch), "sentences", tp.certTotal, tp.counter(tp.certTotal))
 	case train.PhaseCheckpoint:
 		tp.task.Phase(fmt.Sprintf("checkpoint epoch %d", epoch), "", 0, nil)
 	}

@@ -196,7 +196,6 @@ func (p *Problem) freeGradient(ctx context.Context, fs *freeSpace, x, gold, g []
 	for _, fw := range fs.ws[:workers] {
 		clear(fw.stamp)
 	}
-	p.meterStart()
 	err := inChunkOrder(ctx, n, workers, func(k, c, lo, hi int) {
 		defer p.meterAdd(hi - lo)
 		fw := fs.ws[k]

@@ -56,7 +56,6 @@ func (p *Problem) Pass(ctx context.Context, w []float64, duals DualStore, wantGr
 	}
 	var g []float64
 	var err error
-	p.meterStart()
 	if wantGrad {
 		g, err = p.expectedFeatures(ctx, w, loss)
 	} else {
@@ -158,14 +157,7 @@ func (p *Problem) expectedFeatures(ctx context.Context, w, loss []float64) ([]fl
 	return total, nil
 }
 
-// meterStart restarts Meter's count for a new pass.
-func (p *Problem) meterStart() {
-	if p.Meter != nil {
-		p.Meter.Store(0)
-	}
-}
-
-// meterAdd counts k more sentences of the pass under way on Meter.
+// meterAdd counts k more sentences of a full pass on Meter.
 func (p *Problem) meterAdd(k int) {
 	if p.Meter != nil {
 		p.Meter.Add(int64(k))

@@ -278,6 +278,7 @@ func (m *SDCA) Init(p *Problem) error {
 			s := d.Sentence(i)
 			mu := m.duals.Block(i)
 			initBlock(mu, s.Labels, K, eps)
+			p.meterAdd(1)
 		}
 	}
 	var err error
@@ -436,7 +437,6 @@ func (p *Problem) What(duals DualStore) ([]float64, error) {
 	K := p.Layout.NumLabels
 	w := p.GoldFeatures()
 	var node []float64
-	p.meterStart()
 	add := func(i int) {
 		s := d.Sentence(i)
 		T := s.Len()
