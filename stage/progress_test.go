@@ -60,7 +60,7 @@ func TestProgressHooks(t *testing.T) {
 		}
 	}
 	ends := map[string]progress.Event{}
-	var phases []string // train's phases, in the order they started
+	var phases []string                 // train's phases, in the order they started
 	last := map[string]progress.Event{} // each phase's last event
 	sc := bufio.NewScanner(strings.NewReader(buf.b.String()))
 	for sc.Scan() {
