@@ -46,12 +46,12 @@ func ReadRun(path, name string) (Run, error) {
 func Curve(run Run, style int, x, y func(tables.LogRow) float64) Series {
 	s := Series{Name: run.Name, Style: style}
 	prev := 0
-	for i, r := range run.Rows {
+	for _, r := range run.Rows {
 		if r.Gap != r.Gap { // NaN: no certificate this epoch
 			continue
 		}
 		s.X, s.Y = append(s.X, x(r)), append(s.Y, y(r))
-		s.Dotted = append(s.Dotted, len(s.X) > 1 && r.Epoch != prev+1 && i > 0)
+		s.Dotted = append(s.Dotted, len(s.X) > 1 && r.Epoch != prev+1)
 		prev = r.Epoch
 	}
 	return s
