@@ -2,6 +2,7 @@ package plots
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,7 @@ func FuzzReadRun(f *testing.F) {
 			return
 		}
 		var out bytes.Buffer
-		if err := LogFigure("", []Run{run}).Write(&out, SVG); err != nil {
+		if err := LogFigure([]Run{run}, LogOptions{Ref: math.NaN()}).Write(&out, SVG); err != nil {
 			t.Fatalf("a log that reads does not draw: %v", err)
 		}
 	})

@@ -160,7 +160,8 @@ func (r *Reporter) Close() error {
 type Task struct {
 	r     *Reporter
 	name  string
-	unit  string
+	unit  string // guarded by r.mu
+	phase string // guarded by r.mu; "" when the task has no phases
 	done  atomic.Int64
 	total atomic.Int64
 	poll  func() int64 // when set, the count, polled at each redraw
@@ -200,7 +201,11 @@ func (r *Reporter) prefix(t *Task) string {
 		if u == t {
 			break
 		}
-		s += fmt.Sprintf("%s %d/%d │ ", u.name, u.count(), u.total.Load())
+		name := u.name
+		if u.phase != "" {
+			name += " " + u.phase
+		}
+		s += fmt.Sprintf("%s %d/%d │ ", name, u.count(), u.total.Load())
 	}
 	return s
 }
@@ -248,6 +253,24 @@ func (t *Task) Restart(note string) {
 	t.start = t.r.o.Now()
 	t.note.Store(&note)
 	t.r.draw(t, "restart")
+}
+
+// Phase starts a phase of the task (e.g. "init", "certify epoch 12"):
+// the count restarts from 0 out of total (0: unknown) in unit, read from
+// poll at each redraw when poll is not nil; the clock restarts; the bar
+// shows the phase after the task's name, and every JSON event carries it
+// (a "phase" event marks the start).
+func (t *Task) Phase(phase, unit string, total int64, poll func() int64) {
+	if t == nil {
+		return
+	}
+	t.r.mu.Lock()
+	defer t.r.mu.Unlock()
+	t.phase, t.unit, t.poll = phase, unit, poll
+	t.done.Store(0)
+	t.total.Store(total)
+	t.start = t.r.o.Now()
+	t.r.draw(t, "phase")
 }
 
 // Note sets the text shown after the counts (and in JSON events).
@@ -347,6 +370,7 @@ type Event struct {
 	Time    float64 `json:"t"` // seconds since the reporter started
 	Event   string  `json:"event"`
 	Task    string  `json:"task,omitempty"`
+	Phase   string  `json:"phase,omitempty"` // the task's phase (Task.Phase), when it has phases
 	Unit    string  `json:"unit,omitempty"`
 	Done    int64   `json:"done"`
 	Total   int64   `json:"total,omitempty"`
@@ -374,14 +398,18 @@ func (r *Reporter) draw(t *Task, kind string) {
 		if kind == "" {
 			return
 		}
-		e := Event{Event: kind, Task: t.name, Unit: t.unit, Done: done, Total: total, Rate: rate, Elapsed: el, Note: t.noteText()}
+		e := Event{Event: kind, Task: t.name, Phase: t.phase, Unit: t.unit, Done: done, Total: total, Rate: rate, Elapsed: el, Note: t.noteText()}
 		if eta >= 0 {
 			e.ETA = eta
 		}
 		r.emit(e)
 		return
 	}
-	line := RenderBar(r.o.Width, r.prefix(t)+t.name, t.unit, done, total, rate, eta, el, t.noteText())
+	name := t.name
+	if t.phase != "" {
+		name += " " + t.phase
+	}
+	line := RenderBar(r.o.Width, r.prefix(t)+name, t.unit, done, total, rate, eta, el, t.noteText())
 	fmt.Fprint(r.w, "\r"+line+"\x1b[K")
 	r.drawn = true
 }
@@ -435,8 +463,16 @@ func (r *Reporter) clear() {
 //	train  ███████░░░░░░  61%  5.3k/8.9k steps  12.1k steps/s  ETA 0:03  gap 2.1e-3 → 1e-3
 //
 // The bar takes what the text leaves (at least 10 columns, else none); an
-// unknown total (0) shows the count and rate only.
+// unknown total (0) shows the count and rate only; no unit ("": nothing
+// counted) the elapsed time only.
 func RenderBar(width int, name, unit string, done, total int64, rate, eta, elapsed float64, note string) string {
+	if unit == "" { // nothing counted: the time it has taken
+		s := name + "  " + clock(elapsed)
+		if note != "" {
+			s += "  " + note
+		}
+		return truncate(s, width)
+	}
 	counts := amount(done, unit)
 	if total > 0 {
 		counts = amount(done, unit) + "/" + amount(total, unit)

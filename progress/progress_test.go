@@ -158,3 +158,61 @@ func TestRenderBarLongNote(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// TestTaskPhases: a phase restarts the count out of its own total and
+// unit, read from its poll function; every JSON event names the phase; the
+// bar shows it after the task's name; a phase that counts nothing shows
+// its time only.
+func TestTaskPhases(t *testing.T) {
+	var buf syncBuffer
+	r := New(&buf, JSON, Options{Interval: time.Hour}) // events only at phase changes and the end
+	task := r.Start("train", "steps", 100)
+	task.Set(100)
+	var passed int64 = 40
+	task.Phase("certify epoch 12", "sentences", 80, func() int64 { return passed })
+	task.Phase("checkpoint epoch 12", "", 0, nil)
+	task.Phase("epoch 13/20", "steps", 100, nil)
+	task.Add(7)
+	task.End()
+	r.Close()
+	var events []Event
+	sc := bufio.NewScanner(strings.NewReader(buf.String()))
+	for sc.Scan() {
+		var e Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		events = append(events, e)
+	}
+	want := []Event{
+		{Event: "start", Task: "train", Unit: "steps", Done: 0, Total: 100},
+		{Event: "phase", Task: "train", Phase: "certify epoch 12", Unit: "sentences", Done: 40, Total: 80},
+		{Event: "phase", Task: "train", Phase: "checkpoint epoch 12"},
+		{Event: "phase", Task: "train", Phase: "epoch 13/20", Unit: "steps", Done: 0, Total: 100},
+		{Event: "end", Task: "train", Phase: "epoch 13/20", Unit: "steps", Done: 7, Total: 100},
+	}
+	if len(events) != len(want) {
+		t.Fatalf("%d events, want %d:\n%s", len(events), len(want), buf.String())
+	}
+	for i, e := range events {
+		w := want[i]
+		if e.Event != w.Event || e.Phase != w.Phase || e.Unit != w.Unit || e.Done != w.Done || e.Total != w.Total {
+			t.Errorf("event %d: %+v, want %+v", i, e, w)
+		}
+	}
+
+	var bar syncBuffer
+	rb := New(&bar, Bar, Options{Width: 100, Interval: time.Hour})
+	tb := rb.Start("train", "steps", 100)
+	tb.Note("gap 2.1e-3 @12 → 1e-3")
+	tb.Phase("certify epoch 12", "sentences", 80, func() int64 { return 48 })
+	if out := bar.String(); !strings.Contains(out, "train certify epoch 12 █") || !strings.Contains(out, " 60%  48/80 sentences") || !strings.Contains(out, "gap 2.1e-3 @12") {
+		t.Errorf("certificate bar %q", out)
+	}
+	tb.Phase("checkpoint epoch 12", "", 0, nil)
+	tb.End()
+	rb.Close()
+	if got := RenderBar(80, "train checkpoint epoch 12", "", 0, 0, 0, -1, 65, "gap 2.1e-3 @12"); got != "train checkpoint epoch 12  1:05  gap 2.1e-3 @12" {
+		t.Errorf("uncounted phase: %q", got)
+	}
+}

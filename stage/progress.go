@@ -10,61 +10,95 @@ import (
 	"github.com/dualcrf/dualcrf/train"
 )
 
-// trainProgress is train's task on the options' Progress reporter: the
-// steps of the epoch in progress (polled from SDCA, which publishes them
-// every 256 steps; L-BFGS counts iterations), and a note with the epoch,
-// the last certified gap against the target and the certificate passes.
+// trainProgress is train's task on the options' Progress reporter, in
+// phases: "init" (the initial point: SDCA's ŵ(μ⁰), L-BFGS's first
+// gradient; "resume" when resuming), "epoch e/max" (SDCA: its steps,
+// polled from SDCA, which publishes them every 256 steps; the other
+// solvers: the epochs done out of max), "certify epoch e" (the sentences
+// of the certificate's full pass, polled from the problem's Meter) and
+// "checkpoint epoch e". The note tells the last certified gap and the
+// epoch it is from, against the target, the latest gap estimate and the
+// certificate passes so far.
 type trainProgress struct {
 	task   *progress.Task
-	epochs int     // the epoch limit
-	tol    float64 // the gap target
-	gap    float64 // the last certified gap (NaN before the first)
-	est    float64 // the last epoch's gap estimate (NaN: none)
-	certs  int     // certificate passes so far
-	epoch  int
-	// stepping is set while SDCA steps; between the steps of two epochs
-	// (a certificate, a checkpoint) the bar shows the epoch full.
-	stepping atomic.Bool
+	n      int64         // sentences
+	meter  *atomic.Int64 // the sentences of full passes so far (train.Problem.Meter)
+	live   func() int64  // SDCA's steps in the epoch under way; nil for the other solvers
+	epochs int           // the epoch limit
+	tol    float64       // the gap target
+	gap    float64       // the last certified gap (NaN before the first)
+	gapEp  int           // the epoch it certifies
+	est    float64       // the last epoch's gap estimate (NaN: none)
+	certs  int           // certificate passes so far
+	// certTotal is the sentences a certificate counts on the meter.
+	certTotal int64
 }
 
-// startProgress starts the train task when o.Progress is set and hooks it
-// to the driver's Phase and Record callbacks.
+// counter returns the poll function of a phase that starts now and
+// counts sentences on the meter, at most total when it is known.
+func (tp *trainProgress) counter(total int64) func() int64 {
+	base := tp.meter.Load()
+	return func() int64 {
+		n := tp.meter.Load() - base
+		if total > 0 {
+			n = min(n, total)
+		}
+		return n
+	}
+}
+
+// startProgress starts the train task when o.Progress is set, in its
+// init phase, and hooks it to the driver's Phase and Record callbacks.
 func (r *trainer) startProgress() {
 	if r.o.Progress == nil {
 		return
 	}
-	tp := &trainProgress{epochs: r.set.MaxEpochs, tol: r.set.GapTol, gap: math.NaN(), est: math.NaN()}
+	tp := &trainProgress{n: int64(r.p.N()), meter: new(atomic.Int64), epochs: r.set.MaxEpochs, tol: r.set.GapTol,
+		gap: math.NaN(), est: math.NaN()}
 	if tp.epochs == 0 {
 		tp.epochs = train.DefaultMaxEpochs
 	}
 	if tp.tol == 0 {
 		tp.tol = train.DefaultGapTol
 	}
-	if r.sd != nil {
-		tp.task = r.o.Progress.Start("train", "steps", int64(r.p.N()))
-		n := int64(r.p.N())
-		tp.task.Poll(func() int64 {
-			if !tp.stepping.Load() {
-				return n
-			}
-			return int64(r.sd.LiveSteps())
-		})
+	r.p.Meter = tp.meter
+	// The init phase counts the passes it makes: SDCA's μ⁰ (in memory)
+	// and ŵ(μ⁰), L-BFGS's first gradient; OEG and SAG count none (an
+	// unknown total). A certificate is SDCA's ŵ(μ) and a forward–backward
+	// pass, OEG's and SAG's a pass, L-BFGS's none (its last gradient's).
+	initTotal, certTotal := int64(0), tp.n
+	switch {
+	case r.sd != nil:
+		sd := r.sd
+		tp.live = func() int64 { return int64(sd.LiveSteps()) }
+		initTotal, certTotal = 2*tp.n, 2*tp.n
+		if r.place == dualsStream {
+			initTotal = tp.n
+		}
+	case r.o.Solver == "lbfgs":
+		initTotal, certTotal = tp.n, 0
+	}
+	tp.certTotal = certTotal
+	tp.task = r.o.Progress.Start("train", "sentences", tp.n)
+	tp.task.Note(tp.note())
+	if r.resume != nil {
+		tp.task.Phase("resume", "", 0, nil)
 	} else {
-		tp.task = r.o.Progress.Start("train", "iterations", int64(tp.epochs))
+		tp.task.Phase("init", "sentences", initTotal, tp.counter(initTotal))
 	}
 	phase, record := r.set.Phase, r.set.Record
 	r.set.Phase = func(ph string, epoch int) {
-		tp.phase(ph, epoch, r.sd == nil)
+		tp.phase(ph, epoch)
 		if phase != nil {
 			phase(ph, epoch)
 		}
 	}
 	r.set.Record = func(rec train.EpochRecord) error {
 		if rec.Certified {
-			tp.gap = rec.Gap
+			tp.gap, tp.gapEp = rec.Gap, rec.Epoch
 		}
 		tp.est = rec.GapEstimate
-		tp.task.Note(tp.note(""))
+		tp.task.Note(tp.note())
 		if record != nil {
 			return record(rec)
 		}
@@ -74,40 +108,38 @@ func (r *trainer) startProgress() {
 }
 
 // phase follows the driver into a phase of epoch.
-func (tp *trainProgress) phase(ph string, epoch int, lbfgs bool) {
-	tp.stepping.Store(ph == train.PhaseEpoch)
+func (tp *trainProgress) phase(ph string, epoch int) {
 	switch ph {
 	case train.PhaseEpoch:
-		tp.epoch = epoch
-		if lbfgs {
-			tp.task.Set(int64(epoch - 1))
-			tp.task.Note(tp.note(""))
+		name := fmt.Sprintf("epoch %d/%d", epoch, tp.epochs)
+		if tp.live != nil {
+			tp.task.Phase(name, "steps", tp.n, tp.live)
 		} else {
-			tp.task.Restart(tp.note(""))
+			done := int64(epoch - 1)
+			tp.task.Phase(name, "epochs", int64(tp.epochs), func() int64 { return done })
 		}
 	case train.PhaseCertificate:
 		tp.certs++
-		tp.task.Note(tp.note("certifying"))
+		tp.task.Note(tp.note())
+		tp.task.Phase(fmt.Sprintf("certify epoch %d", epoch), "sentences", tp.certTotal, tp.counter(tp.certTotal))
 	case train.PhaseCheckpoint:
-		tp.task.Note(tp.note("checkpoint"))
+		tp.task.Phase(fmt.Sprintf("checkpoint epoch %d", epoch), "", 0, nil)
 	}
 }
 
-// note is the text after the bar: epoch e/max, the certified gap → the
-// target, the certificate passes, and what is happening when not stepping.
-func (tp *trainProgress) note(doing string) string {
-	s := fmt.Sprintf("epoch %d/%d", tp.epoch, tp.epochs)
+// note is the text after the bar: the last certified gap "@" its epoch →
+// the target, the latest estimate, the certificate passes.
+func (tp *trainProgress) note() string {
+	s := ""
 	if !math.IsNaN(tp.gap) {
-		s += fmt.Sprintf("  gap %.3g → %.3g", tp.gap, tp.tol)
+		s = fmt.Sprintf("gap %.3g @%d → %.3g", tp.gap, tp.gapEp, tp.tol)
+	} else {
+		s = fmt.Sprintf("gap ? → %.3g", tp.tol)
 	}
-	if !math.IsNaN(tp.est) {
+	if !math.IsNaN(tp.est) && !math.IsInf(tp.est, 0) {
 		s += fmt.Sprintf(" (est %.3g)", tp.est)
 	}
-	s += fmt.Sprintf("  certs %d", tp.certs)
-	if doing != "" {
-		s += "  " + doing + "…"
-	}
-	return s
+	return s + fmt.Sprintf("  certs %d", tp.certs)
 }
 
 // end ends the task.

@@ -197,6 +197,7 @@ func (p *Problem) freeGradient(ctx context.Context, fs *freeSpace, x, gold, g []
 		clear(fw.stamp)
 	}
 	err := inChunkOrder(ctx, n, workers, func(k, c, lo, hi int) {
+		defer p.meterAdd(hi - lo)
 		fw := fs.ws[k]
 		lays[k] = fw.pack(p, fs, x, lo, hi, uint32(c)+1)
 		for i := lo; i < hi; i++ {

@@ -69,6 +69,7 @@ func (p *Problem) Pass(ctx context.Context, w []float64, duals DualStore, wantGr
 						mu = duals.Block(i)
 					}
 					l, h, gap := pw.sentence(p, w, d.Sentence(i), mu)
+					p.meterAdd(1)
 					loss[i] = l
 					if duals != nil {
 						ent[i], gaps[i] = h, gap
@@ -129,6 +130,7 @@ func (p *Problem) expectedFeatures(ctx context.Context, w, loss []float64) ([]fl
 		pws[k] = &passWorker{lat: crf.NewLattice(K), grad: make([]float64, dim), stamp: make([]uint32, d.NumAttrs)}
 	}
 	err := inChunkOrder(ctx, n, workers, func(k, c, lo, hi int) {
+		defer p.meterAdd(hi - lo)
 		pw := pws[k]
 		pw.touched = pw.touched[:0]
 		for i := lo; i < hi; i++ {
@@ -153,6 +155,13 @@ func (p *Problem) expectedFeatures(ctx context.Context, w, loss []float64) ([]fl
 		return nil, err
 	}
 	return total, nil
+}
+
+// meterAdd counts k more sentences of a full pass on Meter.
+func (p *Problem) meterAdd(k int) {
+	if p.Meter != nil {
+		p.Meter.Add(int64(k))
+	}
 }
 
 // chunkWorkers is the number of goroutines inChunkOrder runs for n

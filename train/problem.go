@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
 )
@@ -39,6 +40,12 @@ type Problem struct {
 	// label pairs it marks (TransMask[y·K+y']) in the same way. Bias, start
 	// and end are never masked.
 	TransMask []bool
+	// Meter, when not nil, counts the sentences done by full passes over
+	// the data — SDCA's initial duals, ŵ(μ) from the duals (What), the
+	// forward–backward passes (Pass, and L-BFGS's gradients) — adding to
+	// it as they go: a progress display polls it from another goroutine
+	// and counts a phase from the value at its start.
+	Meter *atomic.Int64
 }
 
 // Bounds on the inputs, beyond which float64 training cannot be trusted.

@@ -278,6 +278,7 @@ func (m *SDCA) Init(p *Problem) error {
 			s := d.Sentence(i)
 			mu := m.duals.Block(i)
 			initBlock(mu, s.Labels, K, eps)
+			p.meterAdd(1)
 		}
 	}
 	var err error
@@ -443,6 +444,7 @@ func (p *Problem) What(duals DualStore) ([]float64, error) {
 		mu := duals.Block(i)
 		crf.NodeFromBlock(mu, T, K, node)
 		crf.AddExpected(w, p.Layout, s, node, mu, -1)
+		p.meterAdd(1)
 	}
 	if ss, ok := duals.(*StreamStore); ok {
 		// Block by block in file order: the same sum in the same order.

@@ -143,15 +143,16 @@ func TestJobRun(t *testing.T) {
 }
 
 // TestProgressJSON: train --progress json writes only JSON objects on
-// standard error, numbered in order: the train task's start, progress
-// and end, and every message as a log event.
+// standard error, numbered in order: the train task's start, its phases
+// (each event naming its phase: init, the epochs, the certificates) and
+// end, and every message as a log event.
 func TestProgressJSON(t *testing.T) {
 	f := fixtures(t)
 	r := runBinary(t, t.TempDir(), "", "train", "--progress", "json", "--max-epochs", "3", "--gap-tol", "1e-9", "-o", "m.arrow", f.train)
 	if r.code != 0 {
 		t.Fatal(r)
 	}
-	var kinds []string
+	var kinds, phases []string
 	var logs int
 	sc := bufio.NewScanner(bytes.NewReader(r.stderr))
 	for i := int64(1); sc.Scan(); i++ {
@@ -167,9 +168,18 @@ func TestProgressJSON(t *testing.T) {
 		} else if e.Task == "train" && (len(kinds) == 0 || kinds[len(kinds)-1] != e.Event) {
 			kinds = append(kinds, e.Event)
 		}
+		if e.Task == "train" && e.Event == "phase" {
+			phases = append(phases, e.Phase)
+		}
+		if e.Task == "train" && e.Event != "start" && e.Phase == "" {
+			t.Errorf("line %d: a train event without its phase: %q", i, sc.Text())
+		}
 	}
-	if k := strings.Join(kinds, " "); !strings.HasPrefix(k, "start") || !strings.HasSuffix(k, "end") || !strings.Contains(k, "restart") {
+	if k := strings.Join(kinds, " "); !strings.HasPrefix(k, "start") || !strings.HasSuffix(k, "end") || !strings.Contains(k, "phase") {
 		t.Errorf("train events %s", k)
+	}
+	if got, want := strings.Join(phases, "|"), "init|certify epoch 0|epoch 1/3|epoch 2/3|epoch 3/3|certify epoch 3"; got != want {
+		t.Errorf("train phases %q, want %q", got, want)
 	}
 	if logs < 5 { // the summary, 4 epoch lines (0–3), the stop line
 		t.Errorf("%d log events:\n%s", logs, r.stderr)

@@ -46,5 +46,14 @@ func TestProgressOnTerminal(t *testing.T) {
 		if drawn != c.bar || !strings.Contains(out, "epoch   4") || stdout.Len() != 0 {
 			t.Errorf("--progress %s: bar drawn %v, want %v; stdout %q; terminal:\n%q", c.mode, drawn, c.bar, stdout.String(), out)
 		}
+		// The initialisation and the certificates are phases of their own,
+		// counting sentences; the note tells the last certified gap's epoch.
+		if c.bar {
+			for _, want := range []string{"\rtrain init ", "\rtrain certify epoch 0 ", "\rtrain epoch 1/4 ", "\rtrain certify epoch 4 ", "sentences", " @0 → 1e-09"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("--progress %s: no %q on the terminal:\n%q", c.mode, want, out)
+				}
+			}
+		}
 	}
 }

@@ -367,7 +367,7 @@ func (h *harness) figure2(ctx context.Context) error {
 		h.notef("| %s | %s | %d |", s, gapsAt(r.Rows, 1, 5, 10, -1), r.Rows[len(r.Rows)-1].Epoch)
 	}
 	fig := plots.Figure{Rows: [][]plots.Panel{{{
-		Title: "Figure 2 — OCR: samplers", XLabel: "epochs", YLabel: plots.LabelGap, Log10Y: true,
+		Title: "Figure 2 — OCR: samplers", XLabel: "epochs", YLabel: plots.LabelGap, LogY: true,
 		Series: curves(runs, plots.Epochs, plots.Gap),
 	}}}}
 	return plots.WriteFile(filepath.Join(h.cfg.Out, "fig2-ocr-samplers."+h.cfg.Ext), fig)
@@ -397,7 +397,7 @@ func (h *harness) figure3(ctx context.Context) error {
 		h.notef("| %s | %s | %d |", name, gapsAt(r.Rows, 1, 5, 10, -1), r.Rows[len(r.Rows)-1].Epoch)
 	}
 	fig := plots.Figure{Rows: [][]plots.Panel{{{
-		Title: "Figure 3 — NER: fraction of gap sampling", XLabel: "epochs", YLabel: plots.LabelGap, Log10Y: true,
+		Title: "Figure 3 — NER: fraction of gap sampling", XLabel: "epochs", YLabel: plots.LabelGap, LogY: true,
 		Series: curves(runs, plots.Epochs, plots.Gap),
 	}}}}
 	return plots.WriteFile(filepath.Join(h.cfg.Out, "fig3-ner-fraction."+h.cfg.Ext), fig)
@@ -491,7 +491,7 @@ func (h *harness) figure4(ctx context.Context) error {
 			panel("vs time", plots.LabelSeconds, func(_ result, row tables.LogRow) float64 { return row.TotalSeconds }),
 		})
 		p7 := plots.Panel{Title: ds.Title + ": test error", XLabel: "epochs (L-BFGS: iterations)", YLabel: "test error (1 − token accuracy)"}
-		p9 := plots.Panel{Title: ds.Title + ": gap estimate vs certified gap", XLabel: "epochs", YLabel: plots.LabelGap, Log10Y: true}
+		p9 := plots.Panel{Title: ds.Title + ": gap estimate vs certified gap", XLabel: "epochs", YLabel: plots.LabelGap, LogY: true}
 		for k, r := range res {
 			run := plots.Run{Name: r.Title, Rows: r.Rows}
 			st := styleOf(h.cfg.Solvers, r.Name, k)
