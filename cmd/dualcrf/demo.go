@@ -24,8 +24,9 @@ func demoCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
 		Usage: "run featurize → train → decode → eval on CoNLL-2000, printing each stage's command",
-		Description: `Uses $DUALCRF_DATA/conll2000 (default ../shared/data) when present, else a 1,000-sentence
-slice embedded in the binary. Files go to --dir (default: a temporary directory, removed after).
+		Description: `Uses CoNLL-2000 from $DUALCRF_DATA/conll2000 when set, else from data/conll2000 (where
+go run ./scripts/getdata puts it) or ../shared/data/conll2000, else a 1,000-sentence slice embedded
+in the binary. Files go to --dir (default: a temporary directory, removed after).
 
    dualcrf demo
    dualcrf demo --dir out --gap-tol 1e-4`,
@@ -42,13 +43,16 @@ slice embedded in the binary. Files go to --dir (default: a temporary directory,
 // demoCorpus returns the training and test files to use, writing the
 // embedded slice into dir when the full corpus is absent.
 func demoCorpus(dir string, embedded bool) (train, test, what string, err error) {
-	root := os.Getenv("DUALCRF_DATA")
-	if root == "" {
-		root = filepath.Join("..", "shared", "data")
+	roots := []string{os.Getenv("DUALCRF_DATA")}
+	if roots[0] == "" {
+		roots = []string{"data", filepath.Join("..", "shared", "data")}
 	}
-	train = filepath.Join(root, "conll2000", "train.txt.gz")
-	test = filepath.Join(root, "conll2000", "test.txt.gz")
-	if !embedded {
+	for _, root := range roots {
+		if embedded {
+			break
+		}
+		train = filepath.Join(root, "conll2000", "train.txt.gz")
+		test = filepath.Join(root, "conll2000", "test.txt.gz")
 		if _, e1 := os.Stat(train); e1 == nil {
 			if _, e2 := os.Stat(test); e2 == nil {
 				return train, test, "CoNLL-2000 from " + root, nil
