@@ -19,10 +19,59 @@ import (
 // the table was read with, so a model can featurize new text the same way.
 const KeyInput = "dualcrf.input"
 
+// KeyColumns is the feature-table metadata key holding the names of the
+// input's token columns (a JSON array), so that a model knows the layout
+// of the text it was trained on: text to tag with more columns than that
+// is likely running text read as CoNLL columns.
+const KeyColumns = "dualcrf.columns"
+
+// columnsJSON is the KeyColumns value of columns.
+func columnsJSON(columns []string) string {
+	if columns == nil {
+		columns = []string{}
+	}
+	b, err := json.Marshal(columns)
+	if err != nil {
+		panic(err) // strings always marshal
+	}
+	return string(b)
+}
+
+// ParseColumns parses a KeyColumns value.
+func ParseColumns(text string) ([]string, error) {
+	var cols []string
+	if err := json.Unmarshal([]byte(text), &cols); err != nil {
+		return nil, fmt.Errorf("want a JSON array of column names: %w", err)
+	}
+	return cols, nil
+}
+
+// checkColumns warns through opts.Warn when a CoNLL input (r) has more
+// token columns than the text the model was trained on
+// (opts.TrainedColumns): a line of words separated by spaces is one token
+// whose columns are the words, which is what running text read as CoNLL
+// columns looks like.
+func checkColumns(r Reader, display string, opts RunOptions) {
+	if opts.Warn == nil || opts.TrainedColumns == nil {
+		return
+	}
+	if _, ok := r.(*ConllReader); !ok {
+		return
+	}
+	cols := r.Columns()
+	if len(cols) <= len(opts.TrainedColumns) {
+		return
+	}
+	opts.Warn(fmt.Sprintf("%s: %d token columns (%s), but the model was trained on text of %d (%s): CoNLL text has one token a line, its columns separated by spaces; if this is running text, one sentence a line, read it with --input-format plain (or one token a line: --input-format tokens)",
+		display, len(cols), strings.Join(cols, " "), len(opts.TrainedColumns), strings.Join(opts.TrainedColumns, " ")))
+}
+
 // InputOptions say how to read a corpus.
 type InputOptions struct {
-	// Format is conll (the default), conllu, ptb-mrg, ptb-pos, crfsuite or
-	// ocr.
+	// Format is conll (the default), conllu, ptb-mrg, ptb-pos, crfsuite,
+	// ocr, plain (running text, one sentence a line, tokenized by package
+	// tokenize) or tokens (one token a line, a blank line after each
+	// sentence); plain and tokens have no labels and one column, "word".
 	// A path ending in .zip is read as the NLTK Penn Treebank archive.
 	Format string `json:"format"`
 	// Columns names the token columns of a CoNLL file (see ConllOptions).
@@ -57,11 +106,21 @@ type InputOptions struct {
 	PositionColumn string `json:"position_column,omitempty"`
 	LabelName      string `json:"label_name,omitempty"`
 	Partitions     bool   `json:"partitions,omitempty"`
+
+	// ColumnMap reads more token-table columns under other names: each
+	// entry is {name, source}, the table column source read as the text
+	// column name (--column pos=pred). Need lists the columns the
+	// templates require as they write them (Run and TextReader set it):
+	// without ColumnMap, a prediction table's pred column is read as the
+	// one of them that its other columns lack, when exactly one is
+	// missing. Neither is recorded in tables: they are about one input.
+	ColumnMap [][2]string `json:"-"`
+	Need      []string    `json:"-"`
 }
 
 // Formats lists the corpus formats OpenReader understands.
 func Formats() []string {
-	return []string{"conll", "conllu", "ptb-mrg", "ptb-pos", "crfsuite", "ocr", FormatTable}
+	return []string{"conll", "conllu", "ptb-mrg", "ptb-pos", "crfsuite", "ocr", FormatPlain, FormatTokens, FormatTable}
 }
 
 // OpenReader opens src with pipeline.Source.Open as a Reader of the format
@@ -148,6 +207,10 @@ func newFormatReader(r io.Reader, name string, opts InputOptions) (Reader, error
 		lr = NewTreebankReader(r, name, TreebankPOS)
 	case "crfsuite":
 		lr = NewCRFsuiteReader(r, name)
+	case FormatPlain:
+		lr = NewPlainReader(r, name)
+	case FormatTokens:
+		lr = NewTokensReader(r, name)
 	case "ocr":
 		folds, err := ParseFolds(opts.Folds)
 		if err != nil {
@@ -182,6 +245,12 @@ type RunOptions struct {
 	// Progress, when set, shows the input bytes read (every pass) with
 	// their rate and ETA; nil: nothing.
 	Progress *progress.Reporter
+	// TrainedColumns, when set, are the token columns of the text the
+	// model was trained on (KeyColumns): a CoNLL input with more columns
+	// gets a warning through Warn, as running text read as columns.
+	TrainedColumns []string
+	// Warn receives warnings; nil: none are made.
+	Warn func(msg string)
 }
 
 // Run featurizes the corpus src reads (a file, or standard input) into a
@@ -192,6 +261,7 @@ type RunOptions struct {
 // unnamed temporary file as the first pass reads it, and the second pass
 // reads that. Reads of such an input end when ctx does, with ctx's error.
 func Run(ctx context.Context, in pipeline.Source, out io.Writer, opts RunOptions) (tables.FeatureSummary, error) {
+	opts.Input.Need = opts.Templates.requiredColumns()
 	fixed := opts.Vocab != nil
 	opts = withFormatVocabulary(opts)
 	twoPass := opts.Vocab == nil || opts.Writer.Format == pipeline.FormatFile
@@ -247,8 +317,9 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	for _, l := range opts.Labels {
 		knownLabel[l] = true
 	}
-	err = scan(ctx, src, display, opts.Input, set, func(columns []string, s *Sentence, feats [][]Feature) error {
+	err = scan(ctx, src, display, opts, !twoPass, set, func(columns []string, s *Sentence, feats [][]Feature) error {
 		if tw == nil {
+			md[KeyColumns] = columnsJSON(columns)
 			var err error
 			tw, err = tables.NewFeatureWriter(out, tables.FeatureOptions{Columns: columns, AttrNames: vocab.Names(), LabelNames: labels,
 				Metadata: md, BatchTokens: opts.BatchTokens, Writer: opts.Writer})
@@ -316,7 +387,7 @@ func firstPass(ctx context.Context, src *source, display string, opts RunOptions
 	for _, l := range labels {
 		known[l] = true
 	}
-	err := scan(ctx, src, display, opts.Input, set, func(_ []string, s *Sentence, feats [][]Feature) error {
+	err := scan(ctx, src, display, opts, true, set, func(_ []string, s *Sentence, feats [][]Feature) error {
 		if vocab == nil {
 			vb.AddSentence(feats)
 		}
@@ -386,9 +457,10 @@ func toIDs(v *Vocabulary, feats [][]Feature, ids [][]int32, vals [][]float64) ([
 }
 
 // scan reads every sentence of the input, extracts its features and calls fn
-// with the reader's columns.
-func scan(ctx context.Context, src *source, display string, in InputOptions, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) error {
-	r, c, err := src.open(display, in)
+// with the reader's columns; warn says whether to check the input's columns
+// (checkColumns) at its first sentence.
+func scan(ctx context.Context, src *source, display string, opts RunOptions, warn bool, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) error {
+	r, c, err := src.open(display, opts.Input)
 	if err != nil {
 		return err
 	}
@@ -405,6 +477,10 @@ func scan(ctx context.Context, src *source, display string, in InputOptions, set
 				return fmt.Errorf("%s: %w", display, err)
 			}
 			x.Source = display
+			if warn {
+				checkColumns(r, display, opts)
+				warn = false
+			}
 		}
 		s := r.Sentence()
 		if feats, err = x.Extract(s, feats); err != nil {

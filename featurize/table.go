@@ -17,6 +17,7 @@ import (
 // summary's Coverage says how much of the input the vocabulary covers.
 func Table(ctx context.Context, in pipeline.Source, opts RunOptions) (*tables.FeatureTable, tables.FeatureSummary, error) {
 	display := in.Name()
+	opts.Input.Need = opts.Templates.requiredColumns()
 	fixed := opts.Vocab != nil
 	opts = withFormatVocabulary(opts)
 	src, err := openSource(ctx, in, display, opts.Input, opts.Vocab == nil)
