@@ -251,6 +251,31 @@ type RunOptions struct {
 	TrainedColumns []string
 	// Warn receives warnings; nil: none are made.
 	Warn func(msg string)
+	// TemplatesFor, when set and Templates is nil, chooses the templates
+	// from the input's columns at its first sentence (DefaultTemplates);
+	// Note, when set, is told which. Only with a vocabulary to learn.
+	TemplatesFor func(columns []string) (*TemplateSet, string, error)
+	Note         func(msg string)
+}
+
+// DefaultTemplates chooses the built-in template set for an input of
+// these token columns: chunking when it has a part-of-speech column (pos
+// or tag) besides the words, ner (words, spelling, context) when it has
+// words only. It fails, listing the built-in sets, when the columns have
+// no words (word, form or token, or a first column).
+func DefaultTemplates(columns []string) (*TemplateSet, string, error) {
+	name := ""
+	switch {
+	case len(missingColumns([]string{"w"}, columns)) > 0:
+		return nil, "", fmt.Errorf("no built-in template set fits the input's columns [%s] (they have no word column: word, form or token); choose one with --template (%s) or write a template file (docs/own-data.md)",
+			strings.Join(columns, " "), strings.Join(BuiltinNames(), ", "))
+	case len(missingColumns([]string{"pos"}, columns)) == 0:
+		name = "chunking"
+	default:
+		name = "ner"
+	}
+	set, err := Builtin(name)
+	return set, name, err
 }
 
 // Run featurizes the corpus src reads (a file, or standard input) into a
@@ -286,13 +311,13 @@ func Run(ctx context.Context, in pipeline.Source, out io.Writer, opts RunOptions
 // run is Run on an opened source.
 func run(ctx context.Context, src *source, display string, out io.Writer, opts RunOptions, twoPass, fixed bool) (tables.FeatureSummary, error) {
 	set := opts.Templates
-	if set == nil {
+	if set == nil && (opts.TemplatesFor == nil || !twoPass) {
 		set = &TemplateSet{}
 	}
 	vocab, labels := opts.Vocab, append([]string(nil), opts.Labels...)
 	if twoPass {
 		var err error
-		if vocab, labels, err = firstPass(ctx, src, display, opts, set); err != nil {
+		if vocab, labels, set, err = firstPass(ctx, src, display, opts, set); err != nil {
 			return tables.FeatureSummary{}, err
 		}
 	}
@@ -378,8 +403,9 @@ func withFormatVocabulary(opts RunOptions) RunOptions {
 
 // firstPass reads the whole input once for its labels (opts.Labels first,
 // then the others as met) and, unless opts.Vocab is set, its vocabulary,
-// then rewinds it.
-func firstPass(ctx context.Context, src *source, display string, opts RunOptions, set *TemplateSet) (*Vocabulary, []string, error) {
+// then rewinds it; it returns the template set used (set, or the one
+// opts.TemplatesFor chose when set is nil).
+func firstPass(ctx context.Context, src *source, display string, opts RunOptions, set *TemplateSet) (*Vocabulary, []string, *TemplateSet, error) {
 	vocab := opts.Vocab
 	labels := append([]string(nil), opts.Labels...)
 	vb := NewVocabBuilder()
@@ -387,7 +413,7 @@ func firstPass(ctx context.Context, src *source, display string, opts RunOptions
 	for _, l := range labels {
 		known[l] = true
 	}
-	err := scan(ctx, src, display, opts, true, set, func(_ []string, s *Sentence, feats [][]Feature) error {
+	set, err := scanChoose(ctx, src, display, opts, true, set, func(_ []string, s *Sentence, feats [][]Feature) error {
 		if vocab == nil {
 			vb.AddSentence(feats)
 		}
@@ -400,15 +426,15 @@ func firstPass(ctx context.Context, src *source, display string, opts RunOptions
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := src.rewind(); err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", display, err)
+		return nil, nil, nil, fmt.Errorf("read %s: %w", display, err)
 	}
 	if vocab == nil {
 		vocab = vb.Build(opts.MinCount)
 	}
-	return vocab, labels, nil
+	return vocab, labels, set, nil
 }
 
 // addCoverage counts in c a sentence featurized with a fixed vocabulary:
@@ -460,9 +486,16 @@ func toIDs(v *Vocabulary, feats [][]Feature, ids [][]int32, vals [][]float64) ([
 // with the reader's columns; warn says whether to check the input's columns
 // (checkColumns) at its first sentence.
 func scan(ctx context.Context, src *source, display string, opts RunOptions, warn bool, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) error {
+	_, err := scanChoose(ctx, src, display, opts, warn, set, fn)
+	return err
+}
+
+// scanChoose is scan, choosing the templates with opts.TemplatesFor when
+// set is nil; it returns the set used.
+func scanChoose(ctx context.Context, src *source, display string, opts RunOptions, warn bool, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) (*TemplateSet, error) {
 	r, c, err := src.open(display, opts.Input)
 	if err != nil {
-		return err
+		return set, err
 	}
 	defer c.Close()
 	var x *Extractor // compiled at the first sentence: readers learn their columns from it
@@ -470,11 +503,23 @@ func scan(ctx context.Context, src *source, display string, opts RunOptions, war
 	n := 0
 	for r.Scan() {
 		if n++; n&1023 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+			return set, ctx.Err()
 		}
 		if x == nil {
+			if set == nil && opts.TemplatesFor != nil {
+				var name string
+				if set, name, err = opts.TemplatesFor(r.Columns()); err != nil {
+					return set, fmt.Errorf("%s: %w", display, err)
+				}
+				if opts.Note != nil {
+					opts.Note(fmt.Sprintf("template %s, chosen from the input's columns [%s] (--template chooses another)", name, strings.Join(r.Columns(), " ")))
+				}
+			}
+			if set == nil {
+				set = &TemplateSet{}
+			}
 			if x, err = set.Compile(r.Columns()); err != nil {
-				return fmt.Errorf("%s: %w", display, err)
+				return set, fmt.Errorf("%s: %w", display, err)
 			}
 			x.Source = display
 			if warn {
@@ -484,11 +529,11 @@ func scan(ctx context.Context, src *source, display string, opts RunOptions, war
 		}
 		s := r.Sentence()
 		if feats, err = x.Extract(s, feats); err != nil {
-			return err
+			return set, err
 		}
 		if err := fn(r.Columns(), s, feats); err != nil {
-			return err
+			return set, err
 		}
 	}
-	return r.Err()
+	return set, r.Err()
 }

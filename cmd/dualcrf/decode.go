@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -41,10 +43,8 @@ unknown to the model, or gold labels it cannot predict, are warnings with counts
 			intIn(&cli.IntFlag{Name: "chunk-tokens", Value: tables.DefaultChunkTokens, Usage: "tokens per chunk read, decoded and written at a time (memory bound)"},
 				1, math.MaxInt, ""),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
-			&cli.StringFlag{Name: "input-format", Usage: "with --text: corpus format (default: the model's)"},
-			&cli.BoolFlag{Name: "no-labels", Usage: "with --text: the corpus has no label column"},
 			progressFlag(),
-		}, writerFlags()...),
+		}, append(decodeInputFlags(), writerFlags()...)...),
 		Action: runDecode,
 	}
 }
@@ -53,8 +53,8 @@ unknown to the model, or gold labels it cannot predict, are warnings with counts
 // into the output.
 func runDecode(c *cli.Context) error {
 	if c.String("text") == "" {
-		for _, name := range []string{"input-format", "no-labels"} {
-			if c.IsSet(name) {
+		for _, f := range decodeInputFlags() {
+			if name := f.Names()[0]; c.IsSet(name) {
 				return fmt.Errorf("decode: --%s applies to --text input only", name)
 			}
 		}
@@ -72,8 +72,12 @@ func runDecode(c *cli.Context) error {
 		return err
 	}
 	o := stage.DecodeOptions{Format: string(kind), IPC: wopts, Marginals: c.Bool("marginals"), Workers: c.Int("workers"),
-		ChunkTokens: c.Int("chunk-tokens"), Text: c.String("text") != "", InputFormat: c.String("input-format"),
-		NoLabels: c.Bool("no-labels"), ModelName: modelPath, Log: c.App.ErrWriter}
+		ChunkTokens: c.Int("chunk-tokens"), Text: c.String("text") != "", ModelName: modelPath, Log: c.App.ErrWriter}
+	if o.Text {
+		if o.Input, err = decodeInputOptions(c, m, modelPath); err != nil {
+			return err
+		}
+	}
 	in, err := openDecodeInput(c, m, o)
 	if err != nil {
 		return err
@@ -116,4 +120,44 @@ func checkOutputFlags(c *cli.Context, format string) error {
 		}
 	}
 	return nil
+}
+
+// decodeInputFlags are featurize's input flags, which decode --text takes
+// to read its corpus (decode's --format names its output).
+func decodeInputFlags() []cli.Flag {
+	var flags []cli.Flag
+	for _, f := range inputFlags() {
+		if f.Names()[0] == "format" {
+			continue
+		}
+		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "input-format" {
+			sf.Usage = "with --text: corpus format: " + strings.Join(featurize.Formats(), ", ") + " (default: the model's; plain: running text, one sentence a line)"
+		}
+		flags = append(flags, f)
+	}
+	return flags
+}
+
+// decodeInputOptions says how decode --text reads its corpus: the model's
+// input settings with the input flags applied.
+func decodeInputOptions(c *cli.Context, m *crf.Model, modelPath string) (*featurize.InputOptions, error) {
+	if err := checkInputFlags(c); err != nil {
+		return nil, err
+	}
+	var in featurize.InputOptions
+	if f, err := stage.ModelFeaturization(m, modelPath); err == nil {
+		in = f.Input
+	}
+	applyInputFlags(c, &in)
+	if err := checkFormatFlags(c, in.Format); err != nil {
+		return nil, err
+	}
+	if _, err := featurize.ParseFolds(in.Folds); err != nil {
+		return nil, fmt.Errorf("decode: --%w", err)
+	}
+	var err error
+	if in.ColumnMap, err = parseColumnMap(c); err != nil {
+		return nil, err
+	}
+	return &in, nil
 }
