@@ -253,9 +253,10 @@ type RunOptions struct {
 	Warn func(msg string)
 	// TemplatesFor, when set and Templates is nil, chooses the templates
 	// from the input's columns at its first sentence (DefaultTemplates);
-	// Note, when set, is told which. Only with a vocabulary to learn.
+	// Chosen, when set, is told which set and columns. Only with a
+	// vocabulary to learn.
 	TemplatesFor func(columns []string) (*TemplateSet, string, error)
-	Note         func(msg string)
+	Chosen       func(name string, columns []string)
 }
 
 // DefaultTemplates chooses the built-in template set for an input of
@@ -511,8 +512,8 @@ func scanChoose(ctx context.Context, src *source, display string, opts RunOption
 				if set, name, err = opts.TemplatesFor(r.Columns()); err != nil {
 					return set, fmt.Errorf("%s: %w", display, err)
 				}
-				if opts.Note != nil {
-					opts.Note(fmt.Sprintf("template %s, chosen from the input's columns [%s] (--template chooses another)", name, strings.Join(r.Columns(), " ")))
+				if opts.Chosen != nil {
+					opts.Chosen(name, r.Columns())
 				}
 			}
 			if set == nil {

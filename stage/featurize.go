@@ -43,9 +43,9 @@ type FeaturizeOptions struct {
 	// Progress, when set, shows the input bytes read with their rate and
 	// ETA; nil: nothing.
 	Progress *progress.Reporter
-	// Note, when set, is told which templates were chosen from the
-	// input's columns (DefaultTemplate) and given warnings: text with more
-	// columns than Like's training text.
+	// Note, when set, is told when templates other than chunking were
+	// chosen from the input's columns (DefaultTemplate), and given
+	// warnings: text with more columns than Like's training text.
 	Note func(msg string)
 }
 
@@ -137,7 +137,13 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 	}
 	if o.Like == nil && r.Templates == nil && DefaultTemplate(r.Input.Format) == "columns" {
 		r.TemplatesFor = featurize.DefaultTemplates
-		r.Note = o.Note
+		if o.Note != nil {
+			r.Chosen = func(name string, columns []string) {
+				if name != "chunking" { // chunking is the default of CoNLL text with POS tags
+					o.Note(fmt.Sprintf("template %s, chosen from the input's columns [%s], which have no part-of-speech column (--template chooses another)", name, strings.Join(columns, " ")))
+				}
+			}
+		}
 	} else if o.Like == nil && r.Templates == nil {
 		if name := DefaultTemplate(r.Input.Format); name != "" {
 			set, err := featurize.LoadTemplates(name)
@@ -271,6 +277,6 @@ func explainMissingColumn(err error, stage, whose, model, input string) error {
 	default:
 		how = fmt.Sprintf("give input with that column (--columns names CoNLL columns; --column %s=SOURCE reads a table column under that name; docs/own-data.md)", col)
 	}
-	return fmt.Errorf("%s: %s read column %s%s, which %s lacks (its columns: %s; %s:%d: %s): %s",
-		stage, whose, col, what, input, strings.Join(me.Columns, " "), me.File, me.Line, me.Template, how)
+	return fmt.Errorf("%s: %s read column %s%s, which %s lacks (its columns: %s; template %s): %s",
+		stage, whose, col, what, input, strings.Join(me.Columns, " "), me.Template, how)
 }
