@@ -52,8 +52,8 @@ func ParseColumns(text string) ([]string, error) {
 // whose columns are the words, which is what running text read as CoNLL
 // columns looks like.
 func checkColumns(r Reader, display string, opts RunOptions) {
-	if opts.Warn == nil || opts.TrainedColumns == nil {
-		return
+	if opts.Warn == nil || opts.TrainedColumns == nil || opts.Input.Columns != nil {
+		return // the columns are named (--columns): the layout is the user's
 	}
 	if _, ok := r.(*ConllReader); !ok {
 		return
