@@ -32,8 +32,14 @@ The input must fit the model: no shared attribute (a table featurized for anothe
 other templates) or no shared gold label is an error; more than half of the attribute occurrences
 unknown to the model, or gold labels it cannot predict, are warnings with counts on stderr.
 
+--text reads a corpus with featurize's input flags (default: the model's format): --input-format
+plain reads running text, one sentence a line, tokenized; a prediction table given to --text feeds
+its pred column to the column the model's templates lack (or as --column NAME=pred says), so one
+model's tags feed the next (docs/own-data.md).
+
    dualcrf featurize --model model.arrow test.txt.gz | dualcrf decode -m model.arrow | dualcrf eval
-   dualcrf decode -m model.arrow --text test.txt.gz --format conll`,
+   dualcrf decode -m model.arrow --text test.txt.gz --format conll
+   dualcrf decode -m pos.arrow --input-format plain --text raw.txt | dualcrf decode -m chunk.arrow --text -`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Required: true, Usage: "model file"},
 			&cli.StringFlag{Name: "text", Usage: "featurize this raw corpus with the model's own templates instead of reading a feature table"},
