@@ -21,11 +21,14 @@ import (
 const DefaultMinCount = 1
 
 // FeaturizeOptions configure Featurize and FeaturizeTable. The zero value
-// featurizes CoNLL text with the chunking templates, keeping every
+// featurizes CoNLL text with the templates its columns call for (chunking
+// with a pos column, ner for words only), keeping every
 // attribute, into an Arrow IPC stream.
 type FeaturizeOptions struct {
-	// Templates are the feature templates; nil: the input format's default
-	// set (DefaultTemplate). Not with Like, which has its own.
+	// Templates are the feature templates; nil: chosen from the input's
+	// columns for the column formats (TemplatesByColumns), else the input
+	// format's default set (DefaultTemplate). Not with Like, which has its
+	// own.
 	Templates *featurize.TemplateSet
 	// MinCount drops attributes seen fewer times in the input (per template
 	// and value); 0 and 1 keep all. Not with Like.
@@ -96,11 +99,10 @@ func newFeaturization(md map[string]string, attrs, labels []string, name string)
 }
 
 // DefaultTemplate names the built-in template set used for an input
-// format when none is given: "" (the input's own attributes) for
-// crfsuite and ocr, pos for the part-of-speech corpora, and "columns" for
-// the column formats (conll, plain, tokens, token tables), whose set is
-// chosen from the input's columns by featurize.DefaultTemplates: chunking
-// when they include part-of-speech tags (pos), ner for words only.
+// format when none is given and the input's columns are not known: ""
+// (the input's own attributes) for crfsuite and ocr, pos for the
+// part-of-speech corpora, chunking otherwise. Featurize chooses the set of
+// the column formats from the input's columns instead (TemplatesByColumns).
 func DefaultTemplate(format string) string {
 	switch format {
 	case "crfsuite", "ocr":
@@ -108,7 +110,19 @@ func DefaultTemplate(format string) string {
 	case "conllu", "ptb-mrg", "ptb-pos":
 		return "pos"
 	}
-	return "columns"
+	return "chunking"
+}
+
+// TemplatesByColumns reports whether Featurize, given no templates,
+// chooses them from the input's columns (featurize.DefaultTemplates:
+// chunking when they include part-of-speech tags, ner for words only):
+// for the column formats conll, plain, tokens and token tables.
+func TemplatesByColumns(format string) bool {
+	switch format {
+	case "", "conll", featurize.FormatPlain, featurize.FormatTokens, featurize.FormatTable:
+		return true
+	}
+	return false
 }
 
 // runOptions turns o into featurize's options for the input in.
@@ -135,7 +149,7 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 	if !in.IsStdin() && strings.HasSuffix(in.Path, ".zip") && !strings.HasPrefix(r.Input.Format, "ptb-") {
 		return r, fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --input-format ptb-mrg or ptb-pos", in.Path)
 	}
-	if o.Like == nil && r.Templates == nil && DefaultTemplate(r.Input.Format) == "columns" {
+	if o.Like == nil && r.Templates == nil && TemplatesByColumns(r.Input.Format) {
 		r.TemplatesFor = featurize.DefaultTemplates
 		if o.Note != nil {
 			r.Chosen = func(name string, columns []string) {
