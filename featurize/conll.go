@@ -121,7 +121,7 @@ func (r *ConllReader) addToken() error {
 	}
 	if len(r.fields) != r.ncols {
 		hint := ""
-		if max(r.ncols, len(r.fields)) >= 4 {
+		if max(r.ncols, len(r.fields)) >= 5 { // more columns than CoNLL files have: words
 			hint = " (CoNLL text has one token a line, its columns separated by spaces; running text, one sentence a line, is --input-format plain)"
 		}
 		return r.lr.syntaxError("expected %d columns, found %d%s", r.ncols, len(r.fields), hint)
