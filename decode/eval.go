@@ -113,6 +113,20 @@ type EvalOptions struct {
 	// compared as whole strings, no chunk is looked for and Scheme is
 	// ignored. Scores.Chunks is then nil.
 	NoChunks bool
+	// AutoNoChunks scores tokens only, as NoChunks, when no gold or
+	// predicted label has a chunk prefix (no "O", no "B-", "I-", "E-",
+	// "S-", "L-" or "U-" label): a tag set such as part-of-speech tags,
+	// where chunk scores do not apply. Scores.Note then says so.
+	AutoNoChunks bool
+}
+
+// NoChunkPrefixNote is Scores.Note when AutoNoChunks found no chunk prefix.
+const NoChunkPrefixNote = "labels have no chunk prefixes (B-, I-): reporting token accuracy; chunk scores do not apply (--no-chunks says so)"
+
+// hasChunkPrefix reports whether label is a chunk tag: "O", or a prefix
+// B, I, E, S, L or U followed by '-'.
+func hasChunkPrefix(label string) bool {
+	return label == "O" || len(label) >= 2 && label[1] == '-' && strings.IndexByte("BIESLU", label[0]) >= 0
 }
 
 // tag is a chunk tag split as conlleval splits it.
@@ -446,8 +460,12 @@ type Scores struct {
 	Accuracy      float64 `json:"accuracy"` // CorrectTokens / Tokens, in [0, 1]; 0 without tokens
 	// Labels are token-level scores per label (whole tag strings), sorted.
 	Labels []LabelScore `json:"labels"`
-	// Chunks is nil when the evaluator was built with NoChunks.
+	// Chunks is nil when the evaluator was built with NoChunks, or with
+	// AutoNoChunks when no label has a chunk prefix.
 	Chunks *ChunkScores `json:"chunks,omitempty"`
+	// Note says why chunks were not scored when AutoNoChunks left them
+	// out (NoChunkPrefixNote); "" otherwise.
+	Note string `json:"note,omitempty"`
 }
 
 // Result returns the scores so far. It does not change the evaluator:
@@ -470,8 +488,23 @@ func (e *Evaluator) Result() Scores {
 		s.Scheme = "none"
 		return s
 	}
+	if e.opts.AutoNoChunks && e.tokens > 0 && !e.anyChunkPrefix() {
+		s.Scheme, s.Note = "none", NoChunkPrefixNote
+		return s
+	}
 	s.Chunks = e.chunkScores()
 	return s
+}
+
+// anyChunkPrefix reports whether a gold or predicted label seen has a
+// chunk prefix.
+func (e *Evaluator) anyChunkPrefix() bool {
+	for l := range e.labels {
+		if hasChunkPrefix(l) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Evaluator) labelScores() []LabelScore {
@@ -550,12 +583,17 @@ func (s *Scores) WriteJSON(w io.Writer) error {
 //
 //	processed 47377 tokens.
 //	accuracy:  96.05%
+//
+// followed, when AutoNoChunks left the chunks out, by "note: " and Note.
 func (s *Scores) WriteConlleval(w io.Writer) error {
 	var b bytes.Buffer
 	if s.Chunks == nil {
 		fmt.Fprintf(&b, "processed %d tokens.\n", s.Tokens)
 		if s.Tokens > 0 {
 			fmt.Fprintf(&b, "accuracy: %6.2f%%\n", float64(100*s.CorrectTokens)/float64(s.Tokens))
+		}
+		if s.Note != "" {
+			fmt.Fprintf(&b, "note: %s\n", s.Note)
 		}
 	} else {
 		writeChunkReport(&b, s)

@@ -910,3 +910,39 @@ func checkInvariants(t *testing.T, s Scores, wellFormed bool) {
 		}
 	}
 }
+
+// TestAutoNoChunks: with AutoNoChunks, labels without any chunk prefix
+// are scored by token accuracy with a note; one chunk tag among them keeps
+// the chunk scores; without AutoNoChunks nothing changes.
+func TestAutoNoChunks(t *testing.T) {
+	pos := [2][]string{{"DT", "NN", "VBD", "."}, {"DT", "NN", "VBN", "."}}
+	ev := NewEvaluator(EvalOptions{AutoNoChunks: true})
+	if err := ev.Add(pos[0], pos[1]); err != nil {
+		t.Fatal(err)
+	}
+	s := ev.Result()
+	if s.Chunks != nil || s.Note != NoChunkPrefixNote || s.Scheme != "none" || s.Accuracy != 0.75 {
+		t.Errorf("POS tags: %+v, want token accuracy 0.75 and the note", s)
+	}
+	var b strings.Builder
+	if err := s.WriteConlleval(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "processed 4 tokens.\naccuracy:  75.00%\nnote: " + NoChunkPrefixNote + "\n"; b.String() != want {
+		t.Errorf("report %q, want %q", b.String(), want)
+	}
+	iob := NewEvaluator(EvalOptions{AutoNoChunks: true})
+	if err := iob.Add([]string{"B-NP", "I-NP", "O"}, []string{"B-NP", "B-NP", "O"}); err != nil {
+		t.Fatal(err)
+	}
+	if s := iob.Result(); s.Chunks == nil || s.Note != "" {
+		t.Errorf("IOB tags: %+v, want chunk scores and no note", s)
+	}
+	plain := NewEvaluator(EvalOptions{})
+	if err := plain.Add(pos[0], pos[1]); err != nil {
+		t.Fatal(err)
+	}
+	if s := plain.Result(); s.Chunks == nil || s.Note != "" {
+		t.Errorf("POS tags without AutoNoChunks: %+v, want chunk scores as before", s)
+	}
+}

@@ -19,10 +19,59 @@ import (
 // the table was read with, so a model can featurize new text the same way.
 const KeyInput = "dualcrf.input"
 
+// KeyColumns is the feature-table metadata key holding the names of the
+// input's token columns (a JSON array), so that a model knows the layout
+// of the text it was trained on: text to tag with more columns than that
+// is likely running text read as CoNLL columns.
+const KeyColumns = "dualcrf.columns"
+
+// columnsJSON is the KeyColumns value of columns.
+func columnsJSON(columns []string) string {
+	if columns == nil {
+		columns = []string{}
+	}
+	b, err := json.Marshal(columns)
+	if err != nil {
+		panic(err) // strings always marshal
+	}
+	return string(b)
+}
+
+// ParseColumns parses a KeyColumns value.
+func ParseColumns(text string) ([]string, error) {
+	var cols []string
+	if err := json.Unmarshal([]byte(text), &cols); err != nil {
+		return nil, fmt.Errorf("want a JSON array of column names: %w", err)
+	}
+	return cols, nil
+}
+
+// checkColumns warns through opts.Warn when a CoNLL input (r) has more
+// token columns than the text the model was trained on
+// (opts.TrainedColumns): a line of words separated by spaces is one token
+// whose columns are the words, which is what running text read as CoNLL
+// columns looks like.
+func checkColumns(r Reader, display string, opts RunOptions) {
+	if opts.Warn == nil || opts.TrainedColumns == nil || opts.Input.Columns != nil {
+		return // the columns are named (--columns): the layout is the user's
+	}
+	if _, ok := r.(*ConllReader); !ok {
+		return
+	}
+	cols := r.Columns()
+	if len(cols) <= len(opts.TrainedColumns) {
+		return
+	}
+	opts.Warn(fmt.Sprintf("%s: %d token columns (%s), but the model was trained on text of %d (%s): CoNLL text has one token a line, its columns separated by spaces; if this is running text, one sentence a line, read it with --input-format plain (or one token a line: --input-format tokens)",
+		display, len(cols), strings.Join(cols, " "), len(opts.TrainedColumns), strings.Join(opts.TrainedColumns, " ")))
+}
+
 // InputOptions say how to read a corpus.
 type InputOptions struct {
-	// Format is conll (the default), conllu, ptb-mrg, ptb-pos, crfsuite or
-	// ocr.
+	// Format is conll (the default), conllu, ptb-mrg, ptb-pos, crfsuite,
+	// ocr, plain (running text, one sentence a line, tokenized by package
+	// tokenize) or tokens (one token a line, a blank line after each
+	// sentence); plain and tokens have no labels and one column, "word".
 	// A path ending in .zip is read as the NLTK Penn Treebank archive.
 	Format string `json:"format"`
 	// Columns names the token columns of a CoNLL file (see ConllOptions).
@@ -62,11 +111,20 @@ type InputOptions struct {
 	// from a model or the default: a text format is then read as text even
 	// when the input's first bytes look like a table's ("PAR1", "ARROW1").
 	FormatGiven bool `json:"-"`
+	// ColumnMap reads more token-table columns under other names: each
+	// entry is {name, source}, the table column source read as the text
+	// column name (--column pos=pred). Need lists the columns the
+	// templates require as they write them (Run and TextReader set it):
+	// without ColumnMap, a prediction table's pred column is read as the
+	// one of them that its other columns lack, when exactly one is
+	// missing. Neither is recorded in tables: they are about one input.
+	ColumnMap [][2]string `json:"-"`
+	Need      []string    `json:"-"`
 }
 
 // Formats lists the corpus formats OpenReader understands.
 func Formats() []string {
-	return []string{"conll", "conllu", "ptb-mrg", "ptb-pos", "crfsuite", "ocr", FormatTable}
+	return []string{"conll", "conllu", "ptb-mrg", "ptb-pos", "crfsuite", "ocr", FormatPlain, FormatTokens, FormatTable}
 }
 
 // OpenReader opens src with pipeline.Source.Open as a Reader of the format
@@ -160,6 +218,10 @@ func newFormatReader(r io.Reader, name string, opts InputOptions) (Reader, error
 		lr = NewTreebankReader(r, name, TreebankPOS)
 	case "crfsuite":
 		lr = NewCRFsuiteReader(r, name)
+	case FormatPlain:
+		lr = NewPlainReader(r, name)
+	case FormatTokens:
+		lr = NewTokensReader(r, name)
 	case "ocr":
 		folds, err := ParseFolds(opts.Folds)
 		if err != nil {
@@ -194,6 +256,38 @@ type RunOptions struct {
 	// Progress, when set, shows the input bytes read (every pass) with
 	// their rate and ETA; nil: nothing.
 	Progress *progress.Reporter
+	// TrainedColumns, when set, are the token columns of the text the
+	// model was trained on (KeyColumns): a CoNLL input with more columns
+	// gets a warning through Warn, as running text read as columns.
+	TrainedColumns []string
+	// Warn receives warnings; nil: none are made.
+	Warn func(msg string)
+	// TemplatesFor, when set and Templates is nil, chooses the templates
+	// from the input's columns at its first sentence (DefaultTemplates);
+	// Chosen, when set, is told which set and columns. Only with a
+	// vocabulary to learn.
+	TemplatesFor func(columns []string) (*TemplateSet, string, error)
+	Chosen       func(name string, columns []string)
+}
+
+// DefaultTemplates chooses the built-in template set for an input of
+// these token columns: chunking when it has a part-of-speech column (pos
+// or tag) besides the words, ner (words, spelling, context) when it has
+// words only. It fails, listing the built-in sets, when the columns have
+// no words (word, form or token, or a first column).
+func DefaultTemplates(columns []string) (*TemplateSet, string, error) {
+	name := ""
+	switch {
+	case len(missingColumns([]string{"w"}, columns)) > 0:
+		return nil, "", fmt.Errorf("no built-in template set fits the input's columns [%s] (they have no word column: word, form or token); choose one with --template (%s) or write a template file (docs/own-data.md)",
+			strings.Join(columns, " "), strings.Join(BuiltinNames(), ", "))
+	case len(missingColumns([]string{"pos"}, columns)) == 0:
+		name = "chunking"
+	default:
+		name = "ner"
+	}
+	set, err := Builtin(name)
+	return set, name, err
 }
 
 // Run featurizes the corpus src reads (a file, or standard input) into a
@@ -204,6 +298,7 @@ type RunOptions struct {
 // unnamed temporary file as the first pass reads it, and the second pass
 // reads that. Reads of such an input end when ctx does, with ctx's error.
 func Run(ctx context.Context, in pipeline.Source, out io.Writer, opts RunOptions) (tables.FeatureSummary, error) {
+	opts.Input.Need = opts.Templates.requiredColumns()
 	fixed := opts.Vocab != nil
 	opts = withFormatVocabulary(opts)
 	twoPass := opts.Vocab == nil || opts.Writer.Format == pipeline.FormatFile
@@ -228,13 +323,13 @@ func Run(ctx context.Context, in pipeline.Source, out io.Writer, opts RunOptions
 // run is Run on an opened source.
 func run(ctx context.Context, src *source, display string, out io.Writer, opts RunOptions, twoPass, fixed bool) (tables.FeatureSummary, error) {
 	set := opts.Templates
-	if set == nil {
+	if set == nil && (opts.TemplatesFor == nil || !twoPass) {
 		set = &TemplateSet{}
 	}
 	vocab, labels := opts.Vocab, append([]string(nil), opts.Labels...)
 	if twoPass {
 		var err error
-		if vocab, labels, err = firstPass(ctx, src, display, opts, set); err != nil {
+		if vocab, labels, set, err = firstPass(ctx, src, display, opts, set); err != nil {
 			return tables.FeatureSummary{}, err
 		}
 	}
@@ -259,8 +354,9 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	for _, l := range opts.Labels {
 		knownLabel[l] = true
 	}
-	err = scan(ctx, src, display, opts.Input, set, func(columns []string, s *Sentence, feats [][]Feature) error {
+	err = scan(ctx, src, display, opts, !twoPass, set, func(columns []string, s *Sentence, feats [][]Feature) error {
 		if tw == nil {
+			md[KeyColumns] = columnsJSON(columns)
 			var err error
 			tw, err = tables.NewFeatureWriter(out, tables.FeatureOptions{Columns: columns, AttrNames: vocab.Names(), LabelNames: labels,
 				Metadata: md, BatchTokens: opts.BatchTokens, Writer: opts.Writer})
@@ -319,8 +415,9 @@ func withFormatVocabulary(opts RunOptions) RunOptions {
 
 // firstPass reads the whole input once for its labels (opts.Labels first,
 // then the others as met) and, unless opts.Vocab is set, its vocabulary,
-// then rewinds it.
-func firstPass(ctx context.Context, src *source, display string, opts RunOptions, set *TemplateSet) (*Vocabulary, []string, error) {
+// then rewinds it; it returns the template set used (set, or the one
+// opts.TemplatesFor chose when set is nil).
+func firstPass(ctx context.Context, src *source, display string, opts RunOptions, set *TemplateSet) (*Vocabulary, []string, *TemplateSet, error) {
 	vocab := opts.Vocab
 	labels := append([]string(nil), opts.Labels...)
 	vb := NewVocabBuilder()
@@ -328,7 +425,7 @@ func firstPass(ctx context.Context, src *source, display string, opts RunOptions
 	for _, l := range labels {
 		known[l] = true
 	}
-	err := scan(ctx, src, display, opts.Input, set, func(_ []string, s *Sentence, feats [][]Feature) error {
+	set, err := scanChoose(ctx, src, display, opts, true, set, func(_ []string, s *Sentence, feats [][]Feature) error {
 		if vocab == nil {
 			vb.AddSentence(feats)
 		}
@@ -341,15 +438,15 @@ func firstPass(ctx context.Context, src *source, display string, opts RunOptions
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := src.rewind(); err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", display, err)
+		return nil, nil, nil, fmt.Errorf("read %s: %w", display, err)
 	}
 	if vocab == nil {
 		vocab = vb.Build(opts.MinCount)
 	}
-	return vocab, labels, nil
+	return vocab, labels, set, nil
 }
 
 // addCoverage counts in c a sentence featurized with a fixed vocabulary:
@@ -398,11 +495,19 @@ func toIDs(v *Vocabulary, feats [][]Feature, ids [][]int32, vals [][]float64) ([
 }
 
 // scan reads every sentence of the input, extracts its features and calls fn
-// with the reader's columns.
-func scan(ctx context.Context, src *source, display string, in InputOptions, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) error {
-	r, c, err := src.open(display, in)
+// with the reader's columns; warn says whether to check the input's columns
+// (checkColumns) at its first sentence.
+func scan(ctx context.Context, src *source, display string, opts RunOptions, warn bool, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) error {
+	_, err := scanChoose(ctx, src, display, opts, warn, set, fn)
+	return err
+}
+
+// scanChoose is scan, choosing the templates with opts.TemplatesFor when
+// set is nil; it returns the set used.
+func scanChoose(ctx context.Context, src *source, display string, opts RunOptions, warn bool, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) (*TemplateSet, error) {
+	r, c, err := src.open(display, opts.Input)
 	if err != nil {
-		return err
+		return set, err
 	}
 	defer c.Close()
 	var x *Extractor // compiled at the first sentence: readers learn their columns from it
@@ -410,21 +515,37 @@ func scan(ctx context.Context, src *source, display string, in InputOptions, set
 	n := 0
 	for r.Scan() {
 		if n++; n&1023 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+			return set, ctx.Err()
 		}
 		if x == nil {
+			if set == nil && opts.TemplatesFor != nil {
+				var name string
+				if set, name, err = opts.TemplatesFor(r.Columns()); err != nil {
+					return set, fmt.Errorf("%s: %w", display, err)
+				}
+				if opts.Chosen != nil {
+					opts.Chosen(name, r.Columns())
+				}
+			}
+			if set == nil {
+				set = &TemplateSet{}
+			}
 			if x, err = compileFor(set, r); err != nil {
-				return fmt.Errorf("%s: %w", display, err)
+				return set, fmt.Errorf("%s: %w", display, err)
 			}
 			x.Source = display
+			if warn {
+				checkColumns(r, display, opts)
+				warn = false
+			}
 		}
 		s := r.Sentence()
 		if feats, err = x.Extract(s, feats); err != nil {
-			return err
+			return set, err
 		}
 		if err := fn(r.Columns(), s, feats); err != nil {
-			return err
+			return set, err
 		}
 	}
-	return r.Err()
+	return set, r.Err()
 }

@@ -23,7 +23,7 @@ func ScanFeatures(ctx context.Context, in pipeline.Source, opts InputOptions, se
 		return err
 	}
 	defer src.Close()
-	err = scan(ctx, src, display, opts, set, fn)
+	err = scan(ctx, src, display, RunOptions{Input: opts}, false, set, fn)
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -17,6 +17,7 @@ import (
 // summary's Coverage says how much of the input the vocabulary covers.
 func Table(ctx context.Context, in pipeline.Source, opts RunOptions) (*tables.FeatureTable, tables.FeatureSummary, error) {
 	display := in.Name()
+	opts.Input.Need = opts.Templates.requiredColumns()
 	fixed := opts.Vocab != nil
 	opts = withFormatVocabulary(opts)
 	src, err := openSource(ctx, in, display, opts.Input, opts.Vocab == nil)
@@ -47,15 +48,15 @@ func Table(ctx context.Context, in pipeline.Source, opts RunOptions) (*tables.Fe
 // labels, then a TextReader whose one chunk is the whole corpus.
 func table(ctx context.Context, src *source, display string, opts RunOptions) (*tables.FeatureTable, error) {
 	set := opts.Templates
-	if set == nil {
+	if set == nil && (opts.TemplatesFor == nil || opts.Vocab != nil) {
 		set = &TemplateSet{}
 	}
 	if opts.Vocab == nil {
-		vocab, labels, err := firstPass(ctx, src, display, opts, set)
+		vocab, labels, set, err := firstPass(ctx, src, display, opts, set)
 		if err != nil {
 			return nil, err
 		}
-		opts.Vocab, opts.Labels = vocab, labels
+		opts.Vocab, opts.Labels, opts.Templates = vocab, labels, set
 	}
 	r, c, err := src.open(display, opts.Input)
 	if err != nil {

@@ -357,10 +357,18 @@ func (tr *TableReader) openFile(f tableFile) error {
 	}
 	in := tr.opts
 	c := tables.TokenColumns{Sentence: in.SentenceColumn, Position: in.PositionColumn, Label: in.LabelName,
-		LabelAt: max(in.LabelColumn, 0), NoLabel: in.LabelColumn < 0, Text: in.Columns,
+		LabelAt: max(in.LabelColumn, 0), NoLabel: in.LabelColumn < 0, Text: in.Columns, As: in.ColumnMap,
 		MaxRowBytes: DefaultMaxLineBytes, LimitName: "--max-line-bytes"}
 	if in.MaxLineBytes > 0 {
 		c.MaxRowBytes = in.MaxLineBytes
+	}
+	if len(in.Need) > 0 {
+		c.Fill = func(names []string) string {
+			if m := missingColumns(in.Need, names); len(m) == 1 && !strings.HasPrefix(m[0], "%") {
+				return m[0]
+			}
+			return ""
+		}
 	}
 	t, err := tables.OpenTokenReader(r, name, c)
 	if err != nil {

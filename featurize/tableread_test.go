@@ -242,3 +242,30 @@ func FuzzTableReader(f *testing.F) {
 		}
 	})
 }
+
+// TestTableReaderColumnMap: --column NAME=SOURCE renames a text column or
+// adds one; an unknown source or two columns of one name are errors.
+func TestTableReaderColumnMap(t *testing.T) {
+	data := tokenTable(t, pipeline.FormatStream, twoSentences)
+	for _, c := range []struct {
+		m       [][2]string
+		cols    string
+		wantErr string
+	}{
+		{[][2]string{{"tag", "pos"}}, "word tag", ""},
+		{[][2]string{{"x", "nosuch"}}, "", `no column "nosuch" (--column x=nosuch)`},
+		{[][2]string{{"word", "pos"}}, "", `two text columns named "word"`},
+		{[][2]string{{"c", "chunk"}}, "", `column "chunk" (--column c=chunk) is`},
+	} {
+		r := newTableReaderOn(bytes.NewReader(data), "tokens", InputOptions{LabelName: "chunk", ColumnMap: c.m})
+		_, err := readSentences(r)
+		switch {
+		case c.wantErr == "" && err != nil:
+			t.Errorf("%q: %v", c.m, err)
+		case c.wantErr == "" && strings.Join(r.Columns(), " ") != c.cols:
+			t.Errorf("%q: columns %q, want %s", c.m, r.Columns(), c.cols)
+		case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+			t.Errorf("%q: error %v, want %q", c.m, err, c.wantErr)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -558,9 +559,7 @@ func (s *TemplateSet) compileOne(t tmplTemplate, columns []string) (tmplCompiled
 		if !ok && t.optional {
 			c.disabled = true
 		} else if !ok {
-			return c, &SyntaxError{File: t.file, Line: t.line, Msg: fmt.Sprintf(
-				"template %q: column %q is not among the input's columns [%s]",
-				t.name, it.column, strings.Join(columns, " "))}
+			return c, &MissingColumnError{File: t.file, Line: t.line, Template: t.name, Column: it.column, Columns: columns}
 		}
 		c.cols = append(c.cols, col)
 		text = text || (!it.fn.boolean() && it.fn != tmplNum)
@@ -569,6 +568,70 @@ func (s *TemplateSet) compileOne(t tmplTemplate, columns []string) (tmplCompiled
 		c.prefix += "="
 	}
 	return c, nil
+}
+
+// MissingColumnError is Compile's error when a template that is not
+// optional reads a column the input does not have.
+type MissingColumnError struct {
+	File     string   // the template file ("builtin:NAME", "<template>")
+	Line     int      // the template's line
+	Template string   // the template, as canonical text
+	Column   string   // the column it reads, as written ("pos", "w", "%2")
+	Columns  []string // the input's columns
+}
+
+func (e *MissingColumnError) Error() string {
+	return (&SyntaxError{File: e.File, Line: e.Line, Msg: fmt.Sprintf("template %q: column %q is not among the input's columns [%s]",
+		e.Template, e.Column, strings.Join(e.Columns, " "))}).Error()
+}
+
+// RequiredColumns returns the columns, as written ("w", "pos"), that the
+// set's templates which are not optional read, each once, in order.
+func (s *TemplateSet) RequiredColumns() []string {
+	var cols []string
+	for _, t := range s.templates {
+		if t.input || t.optional {
+			continue
+		}
+		for _, it := range t.items {
+			if !slices.Contains(cols, it.column) {
+				cols = append(cols, it.column)
+			}
+		}
+	}
+	return cols
+}
+
+// requiredColumns is RequiredColumns, nil for a nil set.
+func (s *TemplateSet) requiredColumns() []string {
+	if s == nil {
+		return nil
+	}
+	return s.RequiredColumns()
+}
+
+// MissingColumns returns those of RequiredColumns that columns lacks
+// (aliases count: w is found as word, form or token).
+func (s *TemplateSet) MissingColumns(columns []string) []string {
+	return missingColumns(s.RequiredColumns(), columns)
+}
+
+// missingColumns returns those of need (columns as templates write them)
+// that columns lacks.
+func missingColumns(need, columns []string) []string {
+	var missing []string
+	for _, c := range need {
+		it := tmplItem{column: c, index: -1}
+		if strings.HasPrefix(c, "%") {
+			if n, err := strconv.Atoi(c[1:]); err == nil {
+				it.index = n
+			}
+		}
+		if _, ok := tmplResolveColumn(it, columns); !ok {
+			missing = append(missing, c)
+		}
+	}
+	return missing
 }
 
 // Set returns the template set the extractor was compiled from.

@@ -36,6 +36,7 @@ type TextReader struct {
 	vocab       *Vocabulary
 	chunkTokens int
 	metadata    map[string]string
+	opts        RunOptions // for checkColumns
 
 	labels     []string
 	labelIndex map[string]int32
@@ -58,6 +59,7 @@ func NewTextReader(src pipeline.Source, opts RunOptions, chunkTokens int) (*Text
 		return nil, fmt.Errorf("featurize: a TextReader needs a fixed vocabulary")
 	}
 	display := src.Name()
+	opts.Input.Need = opts.Templates.requiredColumns()
 	r, c, err := OpenReader(src, opts.Input)
 	if err != nil {
 		return nil, err
@@ -97,6 +99,7 @@ func newTextReader(r Reader, c io.Closer, display string, opts RunOptions, chunk
 			schemas.KeySource:    display,
 			KeyInput:             string(inputJSON),
 		},
+		opts:       opts,
 		labels:     append([]string(nil), opts.Labels...),
 		labelIndex: make(map[string]int32, len(opts.Labels)),
 	}
@@ -157,6 +160,8 @@ func (tr *TextReader) read() (*tables.FeatureTable, error) {
 			}
 			x.Source = tr.display
 			tr.x = x
+			tr.metadata[KeyColumns] = columnsJSON(tr.r.Columns())
+			checkColumns(tr.r, tr.display, tr.opts)
 		}
 		if t == nil {
 			t = tr.newChunk()

@@ -38,6 +38,9 @@ type DecodeOptions struct {
 	Text        bool
 	InputFormat string
 	NoLabels    bool
+	// Input, when set with Text, says how to read the corpus instead of
+	// the model's input settings (InputFormat and NoLabels still apply).
+	Input *featurize.InputOptions
 	// ModelName names the model in messages and in the predictions'
 	// source metadata; "": "model".
 	ModelName string
@@ -121,13 +124,27 @@ func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
 		return featurize.RunOptions{}, err
 	}
 	in := f.Input
+	if o.Input != nil {
+		in = *o.Input
+	}
+	if o.InputFormat != "" && o.InputFormat != in.Format {
+		// The model's layout (columns, label column) is that of its own
+		// format; another format starts from none.
+		in = featurize.InputOptions{Format: o.InputFormat, MaxLineBytes: in.MaxLineBytes, MaxSentenceTokens: in.MaxSentenceTokens,
+			ColumnMap: in.ColumnMap}
+	}
 	if o.InputFormat != "" {
-		in.Format, in.FormatGiven = o.InputFormat, true
+		in.FormatGiven = true
 	}
 	if o.NoLabels {
 		in.LabelColumn = -1
 	}
-	return featurize.RunOptions{Input: in, Templates: f.Templates, MinCount: f.MinCount, Vocab: f.Vocab, Labels: f.Labels}, nil
+	r := featurize.RunOptions{Input: in, Templates: f.Templates, MinCount: f.MinCount, Vocab: f.Vocab, Labels: f.Labels,
+		TrainedColumns: f.Columns}
+	if o.Log != nil {
+		r.Warn = func(msg string) { fmt.Fprintf(o.Log, "decode: warning: %s\n", msg) }
+	}
+	return r, nil
 }
 
 // Decode labels the input in with model m (Viterbi, in chunks of whole
@@ -158,6 +175,7 @@ func DecodeFrom(ctx context.Context, m *crf.Model, in *DecodeInput, out io.Write
 	write, endProgress := decodeProgress(o.Progress, pw.Write)
 	cov, err := decode.Stream(ctx, m, in.src, decode.Options{Marginals: o.Marginals, Workers: o.Workers}, write)
 	endProgress()
+	err = explainMissingColumn(err, "decode", "model "+o.modelName()+"'s templates", o.modelName(), in.name)
 	if err == nil {
 		if err = cov.Mismatch(in.name, o.modelName()); err != nil {
 			err = fmt.Errorf("decode: %w", err)

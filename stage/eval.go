@@ -19,6 +19,9 @@ type EvalOptions struct {
 	// NoChunks scores token accuracy only (part-of-speech tags); not with
 	// Scheme.
 	NoChunks bool
+	// AutoNoChunks scores token accuracy only when no label has a chunk
+	// prefix, saying so (decode.EvalOptions.AutoNoChunks).
+	AutoNoChunks bool
 }
 
 // Eval scores the prediction table in against its gold labels: token
@@ -56,5 +59,5 @@ func (o EvalOptions) evaluator() (*decode.Evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decode.NewEvaluator(decode.EvalOptions{Scheme: scheme, NoChunks: o.NoChunks}), nil
+	return decode.NewEvaluator(decode.EvalOptions{Scheme: scheme, NoChunks: o.NoChunks, AutoNoChunks: o.AutoNoChunks}), nil
 }

@@ -21,11 +21,14 @@ import (
 const DefaultMinCount = 1
 
 // FeaturizeOptions configure Featurize and FeaturizeTable. The zero value
-// featurizes CoNLL text with the chunking templates, keeping every
+// featurizes CoNLL text with the templates its columns call for (chunking
+// with a pos column, ner for words only), keeping every
 // attribute, into an Arrow IPC stream.
 type FeaturizeOptions struct {
-	// Templates are the feature templates; nil: the input format's default
-	// set (DefaultTemplate). Not with Like, which has its own.
+	// Templates are the feature templates; nil: chosen from the input's
+	// columns for the column formats (TemplatesByColumns), else the input
+	// format's default set (DefaultTemplate). Not with Like, which has its
+	// own.
 	Templates *featurize.TemplateSet
 	// MinCount drops attributes seen fewer times in the input (per template
 	// and value); 0 and 1 keep all. Not with Like.
@@ -43,6 +46,10 @@ type FeaturizeOptions struct {
 	// Progress, when set, shows the input bytes read with their rate and
 	// ETA; nil: nothing.
 	Progress *progress.Reporter
+	// Note, when set, is told when templates other than chunking were
+	// chosen from the input's columns (DefaultTemplate), and given
+	// warnings: text with more columns than Like's training text.
+	Note func(msg string)
 }
 
 // Featurization is how a model or a training table's features were made:
@@ -54,6 +61,9 @@ type Featurization struct {
 	Input     featurize.InputOptions
 	Vocab     *featurize.Vocabulary // the attribute vocabulary, fixed
 	Labels    []string              // the known labels, in id order
+	// Columns are the token columns of the text it was made from
+	// (featurize.KeyColumns); nil when it does not record them.
+	Columns []string
 }
 
 // ModelFeaturization returns the featurization model m (read from name)
@@ -79,12 +89,20 @@ func newFeaturization(md map[string]string, attrs, labels []string, name string)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &Featurization{Name: name, Templates: s.templates, MinCount: s.minCount, Input: s.input, Vocab: vocab, Labels: labels}, nil
+	f := &Featurization{Name: name, Templates: s.templates, MinCount: s.minCount, Input: s.input, Vocab: vocab, Labels: labels}
+	if v, ok := md[featurize.KeyColumns]; ok {
+		if f.Columns, err = featurize.ParseColumns(v); err != nil {
+			return nil, fmt.Errorf("%s: metadata %s: %w", name, featurize.KeyColumns, err)
+		}
+	}
+	return f, nil
 }
 
 // DefaultTemplate names the built-in template set used for an input
-// format when none is given: "" (the input's own attributes) for
-// crfsuite and ocr, pos for the part-of-speech corpora, chunking otherwise.
+// format when none is given and the input's columns are not known: ""
+// (the input's own attributes) for crfsuite and ocr, pos for the
+// part-of-speech corpora, chunking otherwise. Featurize chooses the set of
+// the column formats from the input's columns instead (TemplatesByColumns).
 func DefaultTemplate(format string) string {
 	switch format {
 	case "crfsuite", "ocr":
@@ -95,6 +113,18 @@ func DefaultTemplate(format string) string {
 	return "chunking"
 }
 
+// TemplatesByColumns reports whether Featurize, given no templates,
+// chooses them from the input's columns (featurize.DefaultTemplates:
+// chunking when they include part-of-speech tags, ner for words only):
+// for the column formats conll, plain, tokens and token tables.
+func TemplatesByColumns(format string) bool {
+	switch format {
+	case "", "conll", featurize.FormatPlain, featurize.FormatTokens, featurize.FormatTable:
+		return true
+	}
+	return false
+}
+
 // runOptions turns o into featurize's options for the input in.
 func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, error) {
 	var r featurize.RunOptions
@@ -103,7 +133,11 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 	}
 	if o.Like != nil {
 		l := o.Like
-		r = featurize.RunOptions{Templates: l.Templates, MinCount: l.MinCount, Input: l.Input, Vocab: l.Vocab, Labels: l.Labels}
+		r = featurize.RunOptions{Templates: l.Templates, MinCount: l.MinCount, Input: l.Input, Vocab: l.Vocab, Labels: l.Labels,
+			TrainedColumns: l.Columns}
+		if o.Note != nil {
+			r.Warn = func(msg string) { o.Note("warning: " + msg) }
+		}
 	} else {
 		r.Templates, r.MinCount = o.Templates, o.MinCount
 	}
@@ -115,7 +149,16 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 	if !in.IsStdin() && strings.HasSuffix(in.Path, ".zip") && !strings.HasPrefix(r.Input.Format, "ptb-") {
 		return r, fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --input-format ptb-mrg or ptb-pos", in.Path)
 	}
-	if o.Like == nil && r.Templates == nil {
+	if o.Like == nil && r.Templates == nil && TemplatesByColumns(r.Input.Format) {
+		r.TemplatesFor = featurize.DefaultTemplates
+		if o.Note != nil {
+			r.Chosen = func(name string, columns []string) {
+				if name != "chunking" { // chunking is the default of CoNLL text with POS tags
+					o.Note(fmt.Sprintf("template %s, chosen from the input's columns [%s], which have no part-of-speech column (--template chooses another)", name, strings.Join(columns, " ")))
+				}
+			}
+		}
+	} else if o.Like == nil && r.Templates == nil {
 		if name := DefaultTemplate(r.Input.Format); name != "" {
 			set, err := featurize.LoadTemplates(name)
 			if err != nil {
@@ -136,7 +179,17 @@ func Featurize(ctx context.Context, in pipeline.Source, out io.Writer, o Featuri
 	if err != nil {
 		return tables.FeatureSummary{}, err
 	}
-	return featurize.Run(ctx, in, out, r)
+	sum, err := featurize.Run(ctx, in, out, r)
+	return sum, o.explain(err, in.Name())
+}
+
+// explain adds to a missing-column error what the column holds and how to
+// supply it.
+func (o FeaturizeOptions) explain(err error, input string) error {
+	if o.Like != nil {
+		return explainMissingColumn(err, "featurize", o.Like.Name+"'s templates", o.Like.Name, input)
+	}
+	return explainMissingColumn(err, "featurize", "the templates", "", input)
 }
 
 // FeaturizeTable is Featurize handing the table back in memory, text
@@ -148,7 +201,8 @@ func FeaturizeTable(ctx context.Context, in pipeline.Source, o FeaturizeOptions)
 	if err != nil {
 		return nil, tables.FeatureSummary{}, err
 	}
-	return featurize.Table(ctx, in, r)
+	t, sum, err := featurize.Table(ctx, in, r)
+	return t, sum, o.explain(err, in.Name())
 }
 
 // featureSettings are what a model or a training table records about how
@@ -204,4 +258,39 @@ func ReadFeatureTable(src pipeline.Source, skipText bool) (*tables.FeatureTable,
 	}
 	defer r.Close()
 	return tables.ReadFeatureTable(r, name, tables.FeatureReadOptions{SkipText: skipText})
+}
+
+// columnMeanings say what the columns templates commonly read hold.
+var columnMeanings = map[string]string{"w": "the words", "word": "the words", "pos": "part-of-speech tags", "tag": "part-of-speech tags",
+	"chunk": "chunk tags", "lemma": "lemmas"}
+
+// explainMissingColumn rewrites a *featurize.MissingColumnError in err as
+// a refusal that names the column, what it holds and how to supply it;
+// stage names the command, whose the templates' owner ("model m.arrow's
+// templates"), model the model ("" without one) and input the input.
+// Other errors are returned as they are.
+func explainMissingColumn(err error, stage, whose, model, input string) error {
+	var me *featurize.MissingColumnError
+	if err == nil || !errors.As(err, &me) {
+		return err
+	}
+	col := me.Column
+	what := ""
+	if m, ok := columnMeanings[col]; ok {
+		what = " (" + m + ")"
+	}
+	var how string
+	switch {
+	case columnMeanings[col] == "part-of-speech tags" && model != "":
+		how = fmt.Sprintf("give CoNLL text with a POS column (a token a line: word POS), or tag the words with a part-of-speech model first and chain: dualcrf decode -m POS-MODEL --input-format plain --text %s | dualcrf %s -m %s --text - (docs/own-data.md)", input, stage, model)
+		if stage == "featurize" {
+			how = fmt.Sprintf("give CoNLL text with a POS column (a token a line: word POS), or tag the words with a part-of-speech model first: dualcrf decode -m POS-MODEL --text %s -o tagged.arrow; dualcrf featurize --model %s tagged.arrow (docs/own-data.md)", input, model)
+		}
+	case columnMeanings[col] == "part-of-speech tags":
+		how = "give CoNLL text with a POS column (a token a line: word POS label), or choose templates that read the words only (--template ner or pos; docs/own-data.md)"
+	default:
+		how = fmt.Sprintf("give input with that column (--columns names CoNLL columns; --column %s=SOURCE reads a table column under that name; docs/own-data.md)", col)
+	}
+	return fmt.Errorf("%s: %s read column %s%s, which %s lacks (its columns: %s; template %s): %s",
+		stage, whose, col, what, input, strings.Join(me.Columns, " "), me.Template, how)
 }

@@ -47,6 +47,15 @@ type TokenColumns struct {
 	// limit in errors (a flag, say).
 	MaxRowBytes int
 	LimitName   string
+	// As reads more columns as text columns under other names: As[i] is
+	// {name, source}, the table column source read as the text column
+	// name (appended after the others, or renaming source when it is one).
+	As [][2]string
+	// Fill, when set and As is empty, is asked about a table that has a
+	// pred column (a prediction table) with the names of the other text
+	// columns: a non-empty answer is the name under which pred is read as
+	// one more text column (the column a model's templates need).
+	Fill func(names []string) string
 }
 
 // TokenRow is one row of a token table.
@@ -289,7 +298,9 @@ func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) 
 		c.label = opts.LabelAt - 1
 	default:
 		c.label, _ = find("", DefaultLabelColumns, "", "")
-		if c.label < 0 && len(opts.Text) == 0 {
+		// A prediction table (it has pred) without gold has no label: its
+		// last string column is text, not a label.
+		if c.label < 0 && len(opts.Text) == 0 && len(s.FieldIndices("pred")) == 0 {
 			for i := s.NumFields() - 1; i >= 0; i-- {
 				if !taken(i) && isTextType(s.Field(i).Type) && !slices.Contains(notText, s.Field(i).Name) {
 					c.label = i
@@ -333,6 +344,36 @@ func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) 
 			return c, fmt.Errorf("column %q is both a text column and the sentence, position or label", s.Field(k).Name)
 		}
 		c.names = append(c.names, s.Field(k).Name)
+	}
+	as := opts.As
+	if len(as) == 0 && opts.Fill != nil {
+		if idx := s.FieldIndices("pred"); len(idx) > 0 && idx[0] != c.label && !slices.Contains(c.text, idx[0]) {
+			if name := opts.Fill(slices.Clone(c.names)); name != "" {
+				as = [][2]string{{name, "pred"}}
+			}
+		}
+	}
+	for _, a := range as {
+		name, src := a[0], a[1]
+		idx := s.FieldIndices(src)
+		if len(idx) == 0 {
+			return c, fmt.Errorf("no column %q (--column %s=%s); the table has %s", src, name, src, strings.Join(fieldNames(s), ", "))
+		}
+		k := idx[0]
+		if k == c.label || taken(k) || !isTextType(s.Field(k).Type) {
+			return c, fmt.Errorf("column %q (--column %s=%s) is %s: want a string column other than the sentence, position and label", src, name, src, s.Field(k).Type)
+		}
+		if i := slices.Index(c.text, k); i >= 0 {
+			c.names[i] = name
+		} else {
+			c.text = append(c.text, k)
+			c.names = append(c.names, name)
+		}
+	}
+	for i, n := range c.names {
+		if slices.Contains(c.names[:i], n) {
+			return c, fmt.Errorf("two text columns named %q (--column); the table has %s", n, strings.Join(fieldNames(s), ", "))
+		}
 	}
 	if len(c.text) == 0 {
 		var cols []string

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -30,15 +32,20 @@ The input must fit the model: no shared attribute (a table featurized for anothe
 other templates) or no shared gold label is an error; more than half of the attribute occurrences
 unknown to the model, or gold labels it cannot predict, are warnings with counts on stderr.
 
+--text reads a corpus with featurize's input flags (default: the model's format): --input-format
+plain reads running text, one sentence a line, tokenized; a prediction table given to --text feeds
+its pred column to the column the model's templates lack (or as --column NAME=pred says), so one
+model's tags feed the next (docs/own-data.md).
+
    dualcrf featurize --model model.arrow test.txt.gz | dualcrf decode -m model.arrow | dualcrf eval
-   dualcrf decode -m model.arrow --text test.txt.gz --format conll`,
+   dualcrf decode -m model.arrow --text test.txt.gz --format conll
+   dualcrf decode -m pos.arrow --input-format plain --text raw.txt | dualcrf decode -m chunk.arrow --text -`,
 		Flags: flagGroups(
 			category(catInput,
 				&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Required: true, Usage: "model file"},
-				&cli.StringFlag{Name: "text", Usage: "featurize this raw corpus with the model's own templates instead of reading a feature table"},
-				&cli.StringFlag{Name: "input-format", DefaultText: "the model's", Usage: "with --text: corpus format"},
-				&cli.BoolFlag{Name: "no-labels", Usage: "with --text: the corpus has no label column"},
+				&cli.StringFlag{Name: "text", Usage: "featurize this raw corpus (or a token or prediction table) with the model's own templates instead of reading a feature table"},
 			),
+			category(catInput, decodeInputFlags()...),
 			category(catDecoding,
 				&cli.BoolFlag{Name: "marginals", Usage: "add each predicted label's marginal probability and the sentence log-probability"},
 				workersFlag("decoding"),
@@ -60,8 +67,8 @@ unknown to the model, or gold labels it cannot predict, are warnings with counts
 // into the output.
 func runDecode(c *cli.Context) error {
 	if c.String("text") == "" {
-		for _, name := range []string{"input-format", "no-labels"} {
-			if c.IsSet(name) {
+		for _, f := range decodeInputFlags() {
+			if name := f.Names()[0]; c.IsSet(name) {
 				return fmt.Errorf("decode: --%s applies to --text input only", name)
 			}
 		}
@@ -79,8 +86,12 @@ func runDecode(c *cli.Context) error {
 		return err
 	}
 	o := stage.DecodeOptions{Format: string(kind), IPC: wopts, Marginals: c.Bool("marginals"), Workers: c.Int("workers"),
-		ChunkTokens: c.Int("chunk-tokens"), Text: c.String("text") != "", InputFormat: c.String("input-format"),
-		NoLabels: c.Bool("no-labels"), ModelName: modelPath, Log: c.App.ErrWriter}
+		ChunkTokens: c.Int("chunk-tokens"), Text: c.String("text") != "", ModelName: modelPath, Log: c.App.ErrWriter}
+	if o.Text {
+		if o.Input, err = decodeInputOptions(c, m, modelPath); err != nil {
+			return err
+		}
+	}
 	in, err := openDecodeInput(c, m, o)
 	if err != nil {
 		return err
@@ -123,4 +134,44 @@ func checkOutputFlags(c *cli.Context, format string) error {
 		}
 	}
 	return nil
+}
+
+// decodeInputFlags are featurize's input flags, which decode --text takes
+// to read its corpus (decode's --format names its output).
+func decodeInputFlags() []cli.Flag {
+	var flags []cli.Flag
+	for _, f := range inputFlags() {
+		if f.Names()[0] == "format" {
+			continue
+		}
+		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "input-format" {
+			sf.Usage = "with --text: corpus format: " + strings.Join(featurize.Formats(), ", ") + " (default: the model's; plain: running text, one sentence a line)"
+		}
+		flags = append(flags, f)
+	}
+	return flags
+}
+
+// decodeInputOptions says how decode --text reads its corpus: the model's
+// input settings with the input flags applied.
+func decodeInputOptions(c *cli.Context, m *crf.Model, modelPath string) (*featurize.InputOptions, error) {
+	if err := checkInputFlags(c); err != nil {
+		return nil, err
+	}
+	var in featurize.InputOptions
+	if f, err := stage.ModelFeaturization(m, modelPath); err == nil {
+		in = f.Input
+	}
+	applyInputFlags(c, &in)
+	if err := checkFormatFlags(c, in.Format); err != nil {
+		return nil, err
+	}
+	if _, err := featurize.ParseFolds(in.Folds); err != nil {
+		return nil, fmt.Errorf("decode: --%w", err)
+	}
+	var err error
+	if in.ColumnMap, err = parseColumnMap(c); err != nil {
+		return nil, err
+	}
+	return &in, nil
 }

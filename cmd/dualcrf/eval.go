@@ -21,6 +21,8 @@ func evalCommand() *cli.Command {
 		Description: `Prints conlleval's report on standard output (--json for machines; --arrow FILE writes the
 overall figures as a one-row Arrow table, the scores table; Parquet when FILE ends .parquet). Precision, recall, F1 and accuracy are
 fractions in [0, 1] in --json and --arrow; the report prints them as percentages, as conlleval does.
+Labels without chunk prefixes (no O, B-, I-, E-, S- on any label, e.g. part-of-speech tags) are
+scored by token accuracy only, with a note saying so (as --no-chunks; --scheme forces chunk scores).
 Exits non-zero when there are no gold labels.
 
    dualcrf decode -m model.arrow test.arrow | dualcrf eval
@@ -48,7 +50,9 @@ func runEval(c *cli.Context) error {
 	if c.Bool("no-chunks") && c.IsSet("scheme") {
 		return fmt.Errorf("eval: --scheme and --no-chunks exclude each other (--no-chunks scores tokens only)")
 	}
-	o := stage.EvalOptions{Scheme: c.String("scheme"), NoChunks: c.Bool("no-chunks")}
+	// Without --scheme, a tag set without chunk prefixes (POS tags) is
+	// scored by token accuracy, saying why.
+	o := stage.EvalOptions{Scheme: c.String("scheme"), NoChunks: c.Bool("no-chunks"), AutoNoChunks: !c.IsSet("scheme")}
 	if _, err := decode.ParseScheme(o.Scheme); err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ partitions) — with one row per token (--sentence-column, --position-column, --
 			category(catInput, inputFlags()...),
 			category(catInput, limitFlags()...),
 			category(catFeatures,
-				&cli.StringFlag{Name: "template", Aliases: []string{"t"}, DefaultText: "the input format's", Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file"},
+				&cli.StringFlag{Name: "template", Aliases: []string{"t"}, DefaultText: "by the input's format and columns: chunking with a pos column, ner for words only", Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file"},
 				intIn(&cli.IntFlag{Name: "min-count", Value: stage.DefaultMinCount, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
 					0, math.MaxInt, "0 and 1 keep every attribute"),
 				&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
@@ -78,6 +78,7 @@ func runFeaturize(c *cli.Context) error {
 	var done func()
 	opts.Progress, log, done = stageProgress(c)
 	defer done()
+	opts.Note = func(msg string) { fmt.Fprintf(log, "featurize: %s\n", msg) }
 	return withOutput(c, c.String("output"), func(w io.Writer, name string) error {
 		sum, err := stage.Featurize(c.Context, std(c).Source(in), w, opts)
 		if err != nil {
@@ -108,7 +109,21 @@ func inputFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "xpos", Usage: "CoNLL-U: label words with XPOS instead of UPOS"},
 		&cli.BoolFlag{Name: "keep-docstart", Usage: "CoNLL: keep -DOCSTART- lines as tokens"},
 		&cli.StringFlag{Name: "folds", DefaultText: "all", Usage: "OCR: read only these folds, e.g. 0-8 (train) or 9 (test); comma-separated folds and ranges in 0-9"},
+		&cli.StringSliceFlag{Name: "column", Usage: "token table: read its column SOURCE as the text column NAME, given as NAME=SOURCE (repeatable; pos=pred reads a prediction table's predicted tags as pos). Default: a prediction table's pred column is read as the one column the templates need that the table lacks"},
 	}
+}
+
+// parseColumnMap parses --column's NAME=SOURCE entries.
+func parseColumnMap(c *cli.Context) ([][2]string, error) {
+	var m [][2]string
+	for _, v := range c.StringSlice("column") {
+		name, src, ok := strings.Cut(v, "=")
+		if !ok || name == "" || src == "" {
+			return nil, fmt.Errorf("%s: --column %q: want NAME=SOURCE, e.g. pos=pred (the table column SOURCE read as the text column NAME)", c.Command.Name, v)
+		}
+		m = append(m, [2]string{name, src})
+	}
+	return m, nil
 }
 
 // writerFlags choose the Arrow IPC output.
@@ -133,8 +148,13 @@ func writerOptions(c *cli.Context) (pipeline.WriterOptions, error) {
 
 // applyInputFlags overrides in with the flags the user gave.
 func applyInputFlags(c *cli.Context, in *featurize.InputOptions) {
+	if c.IsSet("input-format") && c.String("input-format") != in.Format {
+		// A model's or table's layout (columns, label column) is that of
+		// its own format: another format starts from none.
+		*in = featurize.InputOptions{Format: c.String("input-format"), MaxLineBytes: in.MaxLineBytes, MaxSentenceTokens: in.MaxSentenceTokens}
+	}
 	if c.IsSet("input-format") {
-		in.Format, in.FormatGiven = c.String("input-format"), true
+		in.FormatGiven = true
 	}
 	if c.IsSet("columns") {
 		in.Columns = strings.Split(c.String("columns"), ",")
@@ -182,10 +202,10 @@ func checkInputFlags(c *cli.Context) error {
 // read, rather than ignore them. With no format given, the input is CoNLL
 // text or a token table (told by its bytes), so the flags of both apply.
 func checkFormatFlags(c *cli.Context, format string) error {
-	only := map[string][]string{"columns": {"conll", "table"}, "label-column": {"conll", "table"}, "no-labels": {"conll", "table"},
+	only := map[string][]string{"columns": {"conll", "table"}, "label-column": {"conll", "table"}, "no-labels": {"conll", "table", "plain", "tokens"},
 		"keep-docstart": {"conll"}, "xpos": {"conllu"}, "folds": {"ocr"},
-		"sentence-column": {"table"}, "position-column": {"table"}, "partitions": {"table"}}
-	for _, name := range []string{"columns", "label-column", "no-labels", "keep-docstart", "xpos", "folds", "sentence-column", "position-column", "partitions"} {
+		"sentence-column": {"table"}, "position-column": {"table"}, "partitions": {"table"}, "column": {"conll", "table"}}
+	for _, name := range []string{"columns", "label-column", "no-labels", "keep-docstart", "xpos", "folds", "sentence-column", "position-column", "partitions", "column"} {
 		ok := only[name]
 		if !c.IsSet(name) || slices.Contains(ok, format) || (format == "" && (slices.Contains(ok, "conll") || slices.Contains(ok, "table"))) {
 			continue
@@ -231,6 +251,9 @@ func featurizeOptions(c *cli.Context) (stage.FeaturizeOptions, error) {
 	}
 	applyInputFlags(c, &in)
 	if err := checkFormatFlags(c, in.Format); err != nil {
+		return o, err
+	}
+	if in.ColumnMap, err = parseColumnMap(c); err != nil {
 		return o, err
 	}
 	if _, err := featurize.ParseFolds(in.Folds); err != nil {
