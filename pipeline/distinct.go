@@ -73,12 +73,14 @@ func (p Path) describe(std string) string {
 //   - when it is the same file as another output, or lies inside another
 //     output that is a Dir; an input inside a Dir output is refused too.
 //
-// Inputs are compared only with the outputs of their own or a later Step.
+// An input that does not exist yet (an earlier step makes it) is compared
+// with the outputs by its resolved directory and name. Inputs are compared
+// only with the outputs of their own or a later Step.
 // Two outputs may share a character device (/dev/null, a terminal);
 // sharing anything else — a regular file, a pipe such as standard output
 // into the next stage — is refused. Paths with an empty Name are ignored,
-// and so are inputs that cannot be examined (the stage reports those when
-// it opens them).
+// and so are inputs that cannot be examined for another reason than not
+// existing (the stage reports those when it opens them).
 func CheckDistinct(inputs, outputs []Path) error { return Std{}.CheckDistinct(inputs, outputs) }
 
 // CheckDistinct is the package's CheckDistinct with s's streams standing
@@ -95,7 +97,11 @@ func (s Std) CheckDistinct(inputs, outputs []Path) error {
 		}
 		id, ok := identify(p, s.stdin(), "standard input")
 		switch {
-		case !ok || id.info == nil:
+		case !ok:
+		case id.info == nil:
+			if id.key != "" {
+				ins = append(ins, id) // made by an earlier step, or missing
+			}
 		case id.info.Mode().IsRegular():
 			ins = append(ins, id)
 		case id.info.IsDir():
@@ -150,6 +156,10 @@ func clash(o, in fileID) error {
 					return fmt.Errorf("output %s matches input pattern %s: the next run would read it as an input", o.path, in.path)
 				}
 			}
+		}
+	case in.info == nil:
+		if o.key == in.key || o.real == in.key {
+			return fmt.Errorf("output %s is the same file as input %s: refusing to overwrite an input", o.path, in.path)
 		}
 	case in.info.IsDir():
 		if inside(o, in) {

@@ -145,6 +145,8 @@ func TestCheckDistinctDirsPatternsSteps(t *testing.T) {
 		{"written after every step", []Path{in(table, 7)}, []Path{out(table, LastStep)}, "is the same file as input"},
 		{"a later step writes into a directory read", []Path{in("lake", 1)}, []Path{out("lake/x.arrow", 2)}, "inside input directory lake"},
 		{"an earlier step writes into a directory read later", []Path{in("lake", 2)}, []Path{out("lake/x.arrow", 1)}, ""},
+		{"an input not made yet", []Path{in("new.arrow", 1)}, []Path{out("./new.arrow", 3)}, "output -o ./new.arrow is the same file as input new.arrow"},
+		{"an input made by an earlier step", []Path{in("new.arrow", 2)}, []Path{out("./new.arrow", 1)}, ""},
 		{"output in a cleared directory", nil, []Path{{Name: "ck", Dir: true, Owner: "stage train"}, out("ck/model.arrow", 0)},
 			"output -o ck/model.arrow is inside ck (stage train), a directory the run writes and clears"},
 		{"input in a cleared directory", []Path{in("lake/split=train/part-0.parquet", 0)}, []Path{{Name: "lake", Dir: true, Step: LastStep}},
