@@ -115,12 +115,13 @@ func placeOf(duals string) int {
 	return dualsFile
 }
 
-// DualsFile is the file SDCA's duals are written to for TrainOptions.Duals
-// duals ("": auto) and the checkpoint directory checkpoint (Resume's when
-// Checkpoint is ""): PATH of --duals PATH or stream:PATH, and for stream
-// or auto with a checkpoint directory its duals.stream; "" when the duals
-// stay in memory or in an unlinked temporary file. The command compares
-// it with its inputs and other outputs before anything is written.
+// DualsFile is the file SDCA's duals are written to, given
+// TrainOptions.Duals ("": auto) and the checkpoint directory (TrainOptions'
+// Checkpoint, else its Resume): PATH of a file path or stream:PATH, and
+// for stream or auto with a checkpoint directory its duals.stream; "" when
+// the duals stay in memory or in an unlinked temporary file. The command
+// compares it with its inputs and other outputs before anything is
+// written.
 func DualsFile(duals, checkpoint string) string {
 	switch placeOf(cmp.Or(duals, DefaultDuals)) {
 	case dualsMemory:
