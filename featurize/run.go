@@ -377,6 +377,9 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 		}
 		return tables.FeatureSummary{}, err
 	}
+	if tw == nil { // every reader refuses an input without sentences; this keeps a new one from a nil writer
+		return tables.FeatureSummary{}, readerNoSentences(display)
+	}
 	if err := tw.Close(); err != nil {
 		return tables.FeatureSummary{}, err
 	}

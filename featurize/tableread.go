@@ -139,7 +139,9 @@ type TableReader struct {
 	files []tableFile
 	open  func(tableFile) (io.Reader, io.Closer, string, error) // opens a file
 
-	fi      int // files opened
+	fi      int    // files opened
+	input   string // the input's name: the file, directory or standard input
+	sent    int    // sentences read
 	name    string
 	tr      *tables.TokenReader
 	closer  io.Closer
@@ -169,7 +171,7 @@ func NewTableReader(path string, stdin io.Reader, opts InputOptions) (*TableRead
 	if pipeline.IsStdin(path) {
 		return newTableReaderOn(stdin, pipeline.StdinName, opts), nil
 	}
-	tr := &TableReader{opts: opts, seen: map[uint64]int32{}}
+	tr := &TableReader{opts: opts, seen: map[uint64]int32{}, input: path}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -201,7 +203,7 @@ func NewTableReader(path string, stdin io.Reader, opts InputOptions) (*TableRead
 
 // newTableReaderOn reads the one table that r holds, named name.
 func newTableReaderOn(r io.Reader, name string, opts InputOptions) *TableReader {
-	tr := &TableReader{opts: opts, seen: map[uint64]int32{}, files: []tableFile{{path: name}},
+	tr := &TableReader{opts: opts, seen: map[uint64]int32{}, files: []tableFile{{path: name}}, input: name,
 		open: func(tableFile) (io.Reader, io.Closer, string, error) { return r, nopCloser{}, name, nil }}
 	if opts.Partitions {
 		tr.err = fmt.Errorf("%s: --partitions takes its columns from a directory's key=value names; give the dataset's directory, not one file", name)
@@ -280,8 +282,12 @@ func (tr *TableReader) Scan() bool {
 		tr.buf = append(tr.buf, r)
 	}
 	if len(tr.buf) == 0 {
+		if tr.sent == 0 {
+			tr.err = readerNoSentences(tr.input) // as every reader: a table without rows is no corpus
+		}
 		return false
 	}
+	tr.sent++
 	return tr.build()
 }
 

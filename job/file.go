@@ -70,11 +70,12 @@ var Commands = []string{"featurize", "train", "decode", "eval"}
 
 // fileOptions are the options of each command that name files: inputs
 // (hashed, like the arguments) and outputs.
+// (train's duals file, written but not recorded, is handled apart.)
 var fileOptions = map[string]struct{ in, out []string }{
-	"featurize": {in: []string{"model", "vocab"}},
-	"train":     {in: []string{"valid"}, out: []string{"log"}},
-	"decode":    {in: []string{"model", "text"}},
-	"eval":      {out: []string{"arrow"}},
+	"featurize": {in: []string{"model", "m", "vocab"}},
+	"train":     {in: []string{"valid"}, out: []string{"log", "plot", "cpuprofile"}},
+	"decode":    {in: []string{"model", "m", "text"}},
+	"eval":      {out: []string{"arrow", "scores"}},
 }
 
 // managed are the options the job sets itself, refused in a job file.
@@ -249,8 +250,12 @@ func (f *File) expand(over map[string]string, now time.Time) error {
 				return err
 			}
 		}
+		given := s.Output != ""
 		if err := sub(&s.Output, "stage "+s.Name+": output"); err != nil {
 			return err
+		}
+		if given && s.Output == "" {
+			return fmt.Errorf("stage %s: output: empty once its variables are substituted (a job's stages write files)", s.Name)
 		}
 		for k, v := range s.Options {
 			if str, ok := v.(string); ok {

@@ -11,6 +11,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/stage"
 )
 
 // step is a stage made concrete: its command line and its files.
@@ -21,6 +24,10 @@ type step struct {
 	inputs  []string // every file read: arguments and file options
 	outputs []string // every file written
 	stdout  string   // eval's report goes to this file ("" : the run's standard output)
+	// files are the stage's inputs (with the glob patterns they came from)
+	// and outputs (with the files written but not recorded, such as
+	// train's duals) as the job's file check names them.
+	files struct{ in, out []pipeline.Path }
 }
 
 // steps makes every stage concrete: globs expanded, paths resolved, the
@@ -40,6 +47,13 @@ func (f *File) steps() ([]*step, error) {
 // makeStep fills in st's arguments and files.
 func (f *File) makeStep(st *step) error {
 	files := fileOptions[st.Run]
+	owner := "stage " + st.Name
+	in := func(flag, name string) {
+		st.files.in = append(st.files.in, pipeline.Path{Flag: flag, Name: name, Owner: owner, Step: st.index + 1})
+	}
+	out := func(flag, name string) {
+		st.files.out = append(st.files.out, pipeline.Path{Flag: flag, Name: name, Owner: owner, Step: st.index + 1})
+	}
 	st.args = []string{st.Run}
 	keys := make([]string, 0, len(st.Options))
 	for k := range st.Options {
@@ -52,22 +66,38 @@ func (f *File) makeStep(st *step) error {
 		case slices.Contains(files.in, k):
 			v = f.resolve(v)
 			st.inputs = append(st.inputs, v)
+			in("--"+k, v)
 		case slices.Contains(files.out, k):
 			v = f.resolve(v)
 			st.outputs = append(st.outputs, v)
+			out("--"+k, v)
+		case st.Run == "train" && k == "duals":
+			// A duals file is written (not recorded: it is train's
+			// scratch); stream or auto in the checkpoint directory.
+			if p, ok := strings.CutPrefix(v, "stream:"); ok {
+				v = "stream:" + f.resolve(p)
+			} else if v != "memory" && v != "auto" && v != "stream" {
+				v = f.resolve(v)
+			}
+			out("--duals", stage.DualsFile(v, ""))
 		}
 		st.args = append(st.args, "--"+k+"="+v)
+	}
+	if st.Output == "-" {
+		return fmt.Errorf("output %q: a job's stages write files, not standard output", st.Output)
 	}
 	if st.Run == "eval" {
 		st.args = append(st.args, "--json")
 		if st.Output != "" {
 			st.stdout = f.resolve(st.Output)
 			st.outputs = append(st.outputs, st.stdout)
+			out("", st.stdout)
 		}
 	} else {
-		out := f.resolve(st.Output)
-		st.args = append(st.args, "--output="+out)
-		st.outputs = append(st.outputs, out)
+		o := f.resolve(st.Output)
+		st.args = append(st.args, "--output="+o)
+		st.outputs = append(st.outputs, o)
+		out("", o)
 	}
 	var args []string
 	for _, pat := range st.Inputs {
@@ -77,8 +107,10 @@ func (f *File) makeStep(st *step) error {
 		p := f.resolve(pat)
 		if !strings.ContainsAny(pat, "*?[") {
 			args = append(args, p)
+			in("", p)
 			continue
 		}
+		st.files.in = append(st.files.in, pipeline.Path{Name: p, Owner: owner, Step: st.index + 1, Pattern: true})
 		m, err := filepath.Glob(p)
 		if err != nil {
 			return fmt.Errorf("input %q: %w", pat, err)
@@ -87,16 +119,43 @@ func (f *File) makeStep(st *step) error {
 			return fmt.Errorf("input %q matches no file", pat)
 		}
 		args = append(args, m...) // sorted by Glob
+		for _, name := range m {
+			in("", name)
+		}
 	}
 	if len(args) > 0 {
 		st.args = append(st.args, "--")
 		st.args = append(st.args, args...)
 	}
 	st.inputs = append(st.inputs, args...)
-	for _, o := range st.outputs {
-		if slices.Contains(st.inputs, o) {
-			return fmt.Errorf("%s is both an input and an output", o)
+	return nil
+}
+
+// checkFiles refuses a job whose runs would lose a file, before anything
+// is written (pipeline.CheckDistinct): no output of a stage may be an
+// input of that stage or an earlier one (or lie inside such a directory
+// input, or match such a glob), the job file, or another output; the
+// manifests, the state file, the lock and train's checkpoint directories
+// may be no input and no stage's output.
+func (f *File) checkFiles(steps []*step) error {
+	ins := []pipeline.Path{{Name: f.path, Owner: "the job file"}}
+	outs := []pipeline.Path{
+		{Name: f.ManifestPath(), Owner: "the manifest", Step: pipeline.LastStep},
+		{Name: f.FailedManifestPath(), Owner: "the failed run's manifest", Step: pipeline.LastStep},
+		{Name: f.statePath(), Owner: "the job's state", Step: pipeline.LastStep},
+		{Name: f.lockPath(), Owner: "the job's lock", Step: pipeline.LastStep},
+	}
+	for _, s := range steps {
+		ins = append(ins, s.files.in...)
+		outs = append(outs, s.files.out...)
+		if s.Run == "train" && s.checkpoints() {
+			dir := f.checkpointDir(s)
+			outs = append(outs, pipeline.Path{Name: dir, Owner: "stage " + s.Name + "'s checkpoints", Step: pipeline.LastStep, Dir: true},
+				pipeline.Path{Name: dir + ".key", Owner: "stage " + s.Name + "'s checkpoints", Step: pipeline.LastStep})
 		}
+	}
+	if err := pipeline.CheckDistinct(ins, outs); err != nil {
+		return fmt.Errorf("%s: %w", f.path, err)
 	}
 	return nil
 }
@@ -193,7 +252,13 @@ func whyRun(st *step, rec *Record, inputs []FileHash) string {
 			return "input " + h.Path + " changed"
 		}
 	}
-	for _, o := range rec.Outputs {
+	if len(rec.Outputs) != len(st.outputs) {
+		return "outputs changed"
+	}
+	for i, o := range rec.Outputs {
+		if o.Path != st.outputs[i] {
+			return "output " + st.outputs[i] + " is not recorded"
+		}
 		h, err := hashPath(o.Path)
 		switch {
 		case err != nil:

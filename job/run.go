@@ -123,6 +123,9 @@ func Run(ctx context.Context, f *File, x Exec, o Options) (*Manifest, error) {
 			return nil, fmt.Errorf("%s: stage %s (%s): %w", f.path, s.Name, s.Run, err)
 		}
 	}
+	if err := f.checkFiles(steps); err != nil {
+		return nil, err
+	}
 	r := &runner{f: f, x: x, o: o, steps: steps, made: map[string]string{},
 		man: Manifest{Job: f.Name, File: f.path, Started: time.Now().UTC(), PID: os.Getpid()}}
 	if !o.DryRun {
@@ -320,7 +323,7 @@ func (s *step) checkpoints() bool {
 // snapshot of an interrupted run of this very stage to resume; a directory
 // left by other inputs or options is cleared.
 func (r *runner) checkpoint(s *step, inputs []FileHash) (string, bool, error) {
-	dir := filepath.Join(r.f.StateDir(), "checkpoints", s.Name)
+	dir := r.f.checkpointDir(s)
 	h := sha256.New()
 	json.NewEncoder(h).Encode(struct {
 		Args   []string
@@ -343,7 +346,18 @@ func (r *runner) checkpoint(s *step, inputs []FileHash) (string, bool, error) {
 }
 
 // statePath is the file of the job's records.
-func (r *runner) statePath() string { return filepath.Join(r.f.StateDir(), "state.json") }
+func (r *runner) statePath() string { return r.f.statePath() }
+
+// statePath is the file of the job's records.
+func (f *File) statePath() string { return filepath.Join(f.StateDir(), "state.json") }
+
+// lockPath is the job's lock file.
+func (f *File) lockPath() string { return filepath.Join(f.StateDir(), "lock") }
+
+// checkpointDir is train stage s's checkpoint directory.
+func (f *File) checkpointDir(s *step) string {
+	return filepath.Join(f.StateDir(), "checkpoints", s.Name)
+}
 
 // readState reads the records of the last runs (none on a first run).
 func (r *runner) readState() error {
@@ -402,11 +416,10 @@ func (e *LockedError) Error() string {
 // lockJob takes the job's lock (flock on STATE/lock, which names the
 // holder's pid) or refuses at once.
 func lockJob(f *File) (func(), error) {
-	dir := f.StateDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(f.StateDir(), 0o755); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, "lock")
+	path := f.lockPath()
 	lf, err := osfile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err

@@ -91,3 +91,76 @@ func TestCheckDistinct(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckDistinctDirsPatternsSteps: an output inside a directory input
+// (whatever names the directory), the same file as one of its files, one
+// an input pattern matches, or inside a directory the run clears is
+// refused; a later step may read what an earlier one wrote, but no step
+// may write what it or an earlier step reads.
+func TestCheckDistinctDirsPatternsSteps(t *testing.T) {
+	dir := t.TempDir()
+	lake := filepath.Join(dir, "lake")
+	part := filepath.Join(lake, "split=train")
+	if err := os.MkdirAll(part, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	table := filepath.Join(part, "part-0.parquet")
+	if err := os.WriteFile(table, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(lake, filepath.Join(dir, "lakelink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(table, filepath.Join(dir, "hard.parquet")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(part, "new.arrow"), filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	in := func(name string, step int) Path { return Path{Name: name, Step: step} }
+	out := func(name string, step int) Path { return Path{Flag: "-o", Name: name, Step: step} }
+	cases := []struct {
+		name    string
+		in, out []Path
+		want    string // "" = accepted
+	}{
+		{"new file in the directory", []Path{in("lake", 0)}, []Path{out("lake/features.parquet", 0)},
+			"output -o lake/features.parquet is inside input directory lake: refusing to write into a directory that is read"},
+		{"deep in the directory", []Path{in("lake", 0)}, []Path{out("lake/split=train/f.arrow", 0)}, "inside input directory lake"},
+		{"through a linked directory", []Path{in("lake", 0)}, []Path{out("lakelink/f.arrow", 0)}, "inside input directory lake"},
+		{"the linked directory read", []Path{in("lakelink/", 0)}, []Path{out("lake/f.arrow", 0)}, "inside input directory lakelink/"},
+		{"a hidden file in it", []Path{in("lake", 0)}, []Path{out("lake/.f.arrow", 0)}, "inside input directory lake"},
+		{"the directory itself", []Path{in("lake", 0)}, []Path{out("lake", 0)}, "inside input directory lake"},
+		{"a hard link to a member", []Path{in("lake", 0)}, []Path{out("hard.parquet", 0)},
+			"output -o hard.parquet is the same file as lake/split=train/part-0.parquet in input directory lake"},
+		{"a symbolic link into it", []Path{in("lake", 0)}, []Path{out("dangling", 0)}, "inside input directory lake"}, // a writer opening it creates lake/…/new.arrow
+		{"beside the directory", []Path{in("lake", 0)}, []Path{out("lake.arrow", 0)}, ""},
+		{"pattern match", []Path{{Name: "lake/split=train/*", Pattern: true}}, []Path{out("lake/split=train/out.arrow", 0)},
+			"output -o lake/split=train/out.arrow matches input pattern lake/split=train/*: the next run would read it as an input"},
+		{"pattern through a link", []Path{{Name: "lakelink/*/*.arrow", Pattern: true}}, []Path{out("lake/split=train/o.arrow", 0)}, "matches input pattern"},
+		{"pattern not matching", []Path{{Name: "lake/*/*.parquet", Pattern: true}}, []Path{out("lake/split=train/o.arrow", 0)}, ""},
+		{"a later step reads it", []Path{in("part-0.parquet", 2)}, []Path{out("part-0.parquet", 1)}, ""},
+		{"a later step writes an input", []Path{in(table, 1)}, []Path{out(table, 3)}, "is the same file as input"},
+		{"written after every step", []Path{in(table, 7)}, []Path{out(table, LastStep)}, "is the same file as input"},
+		{"a later step writes into a directory read", []Path{in("lake", 1)}, []Path{out("lake/x.arrow", 2)}, "inside input directory lake"},
+		{"an earlier step writes into a directory read later", []Path{in("lake", 2)}, []Path{out("lake/x.arrow", 1)}, ""},
+		{"an input not made yet", []Path{in("new.arrow", 1)}, []Path{out("./new.arrow", 3)}, "output -o ./new.arrow is the same file as input new.arrow"},
+		{"an input made by an earlier step", []Path{in("new.arrow", 2)}, []Path{out("./new.arrow", 1)}, ""},
+		{"output in a cleared directory", nil, []Path{{Name: "ck", Dir: true, Owner: "stage train"}, out("ck/model.arrow", 0)},
+			"output -o ck/model.arrow is inside ck (stage train), a directory the run writes and clears"},
+		{"input in a cleared directory", []Path{in("lake/split=train/part-0.parquet", 0)}, []Path{{Name: "lake", Dir: true, Step: LastStep}},
+			"input lake/split=train/part-0.parquet is inside lake, a directory the run writes and clears"},
+		{"owners named", []Path{{Name: table, Owner: "stage features"}}, []Path{{Name: table, Owner: "the manifest"}},
+			"output " + table + " (the manifest) is the same file as input " + table + " (stage features)"},
+	}
+	for _, c := range cases {
+		err := CheckDistinct(c.in, c.out)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+}

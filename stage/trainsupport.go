@@ -4,6 +4,7 @@ package stage
 // the duals, the checkpoint directories' locks, the held-out validator.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,6 +115,29 @@ func placeOf(duals string) int {
 	return dualsFile
 }
 
+// DualsFile is the file SDCA's duals are written to, given
+// TrainOptions.Duals ("": auto) and the checkpoint directory (TrainOptions'
+// Checkpoint, else its Resume): PATH of a file path or stream:PATH, and
+// for stream or auto with a checkpoint directory its duals.stream; "" when
+// the duals stay in memory or in an unlinked temporary file. The command
+// compares it with its inputs and other outputs before anything is
+// written.
+func DualsFile(duals, checkpoint string) string {
+	switch placeOf(cmp.Or(duals, DefaultDuals)) {
+	case dualsMemory:
+		return ""
+	case dualsFile:
+		return duals
+	}
+	if path, ok := strings.CutPrefix(duals, "stream:"); ok {
+		return path
+	}
+	if checkpoint != "" {
+		return filepath.Join(checkpoint, "duals.stream")
+	}
+	return ""
+}
+
 // dualStore places SDCA's duals in a memory-mapped file (Duals PATH),
 // announcing the choice.
 func (r *trainer) dualStore() (*train.FileStore, error) {
@@ -132,12 +156,8 @@ func (r *trainer) dualStore() (*train.FileStore, error) {
 // once open). A resumed run opens the existing file.
 func (r *trainer) streamStore() (*train.StreamStore, error) {
 	d := r.t.Data
-	path, temporary := strings.TrimPrefix(r.o.Duals, "stream:"), false
-	switch {
-	case path != "stream" && path != "auto":
-	case r.o.Checkpoint != "":
-		path = filepath.Join(r.o.Checkpoint, "duals.stream")
-	default:
+	path, temporary := DualsFile(r.o.Duals, r.o.Checkpoint), false
+	if path == "" {
 		tf, err := os.CreateTemp("", ".duals-*.stream")
 		if err != nil {
 			return nil, err

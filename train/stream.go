@@ -48,6 +48,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/osfile"
 )
 
 const (
@@ -157,6 +158,8 @@ func slotSize(off []int64, start []int) int64 {
 
 // CreateStreamStore creates (or truncates and reuses) the streamed duals
 // file at path for d, after checking that its file system has room for it.
+// The file is locked while the store is open (as a FileStore is): a file
+// another store holds is refused, untouched.
 // Its blocks are all zero until written (SDCA.Init writes them all).
 func CreateStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamStore, error) {
 	if o.Spare < 0 {
@@ -175,8 +178,18 @@ func CreateStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamSto
 				size, len(s.start)-1, o.Spare, s.slotBytes, avail+have)}
 		}
 	}
-	f, direct, err := openStreamFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC)
+	// Opened without O_TRUNC: the file is emptied only once its lock is
+	// held, so a file in use by another run is refused intact.
+	f, direct, err := openStreamFile(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
+		return nil, fmt.Errorf("streamed duals: %w", err)
+	}
+	if err := lockStream(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("streamed duals: %w", err)
 	}
 	s.f, s.direct = f, direct
@@ -195,13 +208,17 @@ func CreateStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamSto
 }
 
 // OpenStreamStore opens the existing streamed duals file at path for d,
-// made with the same options; Adopt then gives it the slot map of a
-// committed state.
+// made with the same options, and locks it; Adopt then gives it the slot
+// map of a committed state.
 func OpenStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamStore, error) {
 	s := newStreamStore(path, d, o)
 	f, direct, err := openStreamFile(path, os.O_RDWR)
 	if err != nil {
 		return nil, fmt.Errorf("streamed duals: %w", err)
+	}
+	if err := lockStream(f, path); err != nil {
+		f.Close()
+		return nil, err
 	}
 	s.f, s.direct = f, direct
 	if err := s.checkHeader(d); err != nil {
@@ -210,6 +227,19 @@ func OpenStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamStore
 	}
 	s.alloc()
 	return s, nil
+}
+
+// lockStream takes the streamed duals file's exclusive lock, so that two
+// runs never write (or truncate) the same duals.
+func lockStream(f *os.File, path string) error {
+	if err := osfile.TryLock(f); err != nil {
+		if osfile.IsLocked(err) {
+			return &DualsFileError{Path: path, Err: err,
+				Msg: "streamed duals in use by another training run (locked); wait for it to end, or give this run another --duals stream:PATH"}
+		}
+		return fmt.Errorf("lock streamed duals %s: %w", path, err)
+	}
+	return nil
 }
 
 func newStreamStore(path string, d *crf.Dataset, o StreamOptions) *StreamStore {

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -259,14 +260,17 @@ func TestStreamCorrupt(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "CRC") {
 		t.Fatalf("got %v, want a CRC error naming %s", err, path)
 	}
+	s.Close() // releases the file's lock
 	os.WriteFile(path, []byte("not a streamed duals file at all"), 0o666)
 	if _, err := OpenStreamStore(path, p.Data, o); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("got %v, want an error naming %s", err, path)
 	}
 	other := randomProblem(t, 75, 120, 6, 15, 3, true, 0)
-	if _, err := CreateStreamStore(path, other.Data, o); err != nil {
+	so, err := CreateStreamStore(path, other.Data, o)
+	if err != nil {
 		t.Fatal(err)
 	}
+	so.Close()
 	if _, err := OpenStreamStore(path, p.Data, o); !errors.Is(err, ErrDualsMismatch) {
 		t.Fatalf("got %v, want ErrDualsMismatch", err)
 	}
@@ -336,4 +340,54 @@ func FuzzStreamFile(f *testing.F) {
 			t.Fatalf("error without the file's name: %v", err)
 		}
 	})
+}
+
+// TestStreamLocked: a streamed duals file is locked while its store is
+// open; a second store, created or opened on it, is refused and leaves the
+// first run's file as it was (a second run re-initialising the file would
+// make the first fail on a CRC mismatch and its snapshots unusable).
+func TestStreamLocked(t *testing.T) {
+	p := randomProblem(t, 77, 40, 6, 15, 3, true, 0)
+	path := filepath.Join(t.TempDir(), "duals.stream")
+	o := StreamOptions{BlockBytes: DualBytes(p.Data) / 3}
+	s := newStream(t, p, path, o.BlockBytes, 0)
+	m := &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 5, Duals: s}
+	if _, err := Train(context.Background(), p, Settings{MaxEpochs: 1, GapTol: 1e-300, GapEvery: 1}, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.waitWrites(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, open := range map[string]func() (*StreamStore, error){
+		"create": func() (*StreamStore, error) { return CreateStreamStore(path, p.Data, o) },
+		"open":   func() (*StreamStore, error) { return OpenStreamStore(path, p.Data, o) },
+	} {
+		s2, err := open()
+		if err == nil {
+			s2.Close()
+			t.Fatalf("%s: a second store on a file in use was not refused", name)
+		}
+		if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "in use by another training run") {
+			t.Errorf("%s: %v, want the file named in use", name, err)
+		}
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Fatal("the refused store changed the file in use")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s3, err := OpenStreamStore(path, p.Data, o)
+	if err != nil {
+		t.Fatalf("after the first store closed: %v", err)
+	}
+	s3.Close()
 }

@@ -7,12 +7,15 @@ package main
 // of its action. Also here: featurize's limits on its input.
 
 import (
+	"cmp"
 	"fmt"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/stage"
 )
 
 // pathOf names a file by the flag that gives it ("" for the stage's
@@ -161,13 +164,19 @@ func evalFiles(c *cli.Context, input string) (pipeline.Format, error) {
 }
 
 // trainFiles checks train's files: the model (-o) and log (--log) are
-// Arrow IPC files, or Parquet by their names (tableFileFormat); --duals
-// PATH is written too. It returns the formats of the model and the log.
+// Arrow IPC files, or Parquet by their names (tableFileFormat); the duals
+// file (--duals PATH, stream:PATH, or duals.stream in the checkpoint
+// directory) and the checkpoint directory's LOCK and CURRENT are written
+// too. It returns the formats of the model and the log.
 func trainFiles(c *cli.Context, input string) (model, log pipeline.Format, err error) {
+	ckpt := cmp.Or(c.String("checkpoint"), c.String("resume"))
 	outputs := []pipeline.Path{pathOf("-o", c.String("output")), pathOf("--log", c.String("log")),
-		pathOf("--plot", c.String("plot")), pathOf("--cpuprofile", c.String("cpuprofile"))}
-	if d := c.String("duals"); d != "memory" && d != "auto" {
-		outputs = append(outputs, pathOf("--duals", d))
+		pathOf("--plot", c.String("plot")), pathOf("--cpuprofile", c.String("cpuprofile")),
+		pathOf("--duals", stage.DualsFile(c.String("duals"), ckpt))}
+	if ckpt != "" {
+		for _, name := range []string{"LOCK", "CURRENT"} {
+			outputs = append(outputs, pathOf("--checkpoint", filepath.Join(ckpt, name)))
+		}
 	}
 	for _, flag := range []string{"output", "log"} {
 		path := c.String(flag)
