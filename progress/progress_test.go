@@ -202,7 +202,7 @@ func TestTaskPhases(t *testing.T) {
 	}
 
 	var bar syncBuffer
-	rb := New(&bar, Bar, Options{Width: 100, Interval: time.Hour})
+	rb := New(&bar, Bar, Options{Width: 160, Interval: time.Hour}) // wide: the rate's digits vary with the clock
 	tb := rb.Start("train", "steps", 100)
 	tb.Note("gap 2.1e-3 @12 → 1e-3")
 	tb.Phase("certify epoch 12", "sentences", 80, func() int64 { return 48 })
