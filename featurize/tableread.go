@@ -415,7 +415,12 @@ func (tr *TableReader) columnType(name string) string {
 func compileFor(set *TemplateSet, r Reader) (*Extractor, error) {
 	x, err := set.Compile(r.Columns())
 	var se *SyntaxError
-	if tr, ok := r.(*TableReader); ok && errors.As(err, &se) {
+	if me := (*MissingColumnError)(nil); errors.As(err, &me) {
+		se = &SyntaxError{File: me.File, Line: me.Line}
+	} else if !errors.As(err, &se) {
+		se = nil
+	}
+	if tr, ok := r.(*TableReader); ok && se != nil {
 		for _, t := range set.templates {
 			for _, it := range t.items {
 				if _, ok := tmplResolveColumn(it, r.Columns()); ok || t.optional || t.input {

@@ -401,6 +401,18 @@ func checkParquetMetadata(md *metadata.FileMetaData, end int64) error {
 				start = min(start, cc.DictionaryPageOffset())
 			}
 			n := cc.TotalCompressedSize()
+			if cc.NumValues() == 0 && data == 0 {
+				// An empty chunk (a row group of no rows): arrow-go writes
+				// its dictionary page, if any, and leaves the data page
+				// offset 0. Place the chunk by its dictionary page.
+				if !cc.HasDictionaryPage() || cc.DictionaryPageOffset() <= 0 {
+					if n < 0 || n > end {
+						return fmt.Errorf("%s: %d bytes claimed, but the data ends at byte %d", where(), n, end)
+					}
+					continue
+				}
+				data, start = cc.DictionaryPageOffset(), cc.DictionaryPageOffset()
+			}
 			switch {
 			case start < 4 || start >= end:
 				return fmt.Errorf("%s: a page at byte %d, outside the data (bytes 4 to %d)", where(), start, end)

@@ -145,7 +145,10 @@ func decodeInputFlags() []cli.Flag {
 			continue
 		}
 		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "input-format" {
-			sf.Usage = "with --text: corpus format: " + strings.Join(featurize.Formats(), ", ") + " (default: the model's; plain: running text, one sentence a line)"
+			copied := *sf // inputFlags makes new flags each call, but keep featurize's untouched all the same
+			copied.DefaultText = "the model's"
+			copied.Usage = "with --text: corpus format: " + strings.Join(featurize.Formats(), ", ") + " (plain: running text, one sentence a line)"
+			f = &copied
 		}
 		flags = append(flags, f)
 	}
