@@ -76,6 +76,7 @@ func OpenReader(src pipeline.Source, opts InputOptions) (Reader, io.Closer, erro
 			if err != nil {
 				return nil, nil, err
 			}
+			tr.ctx = src.Ctx
 			return tr, tr, nil
 		}
 	}

@@ -21,6 +21,7 @@ package featurize
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -125,6 +126,7 @@ func partKeys(f tableFile) []string {
 // top of this file for the rules). It holds one record batch and the
 // sentence being built.
 type TableReader struct {
+	ctx   context.Context // ends the opens and reads of a directory's files; nil: never
 	opts  InputOptions
 	files []tableFile
 	open  func(tableFile) (io.Reader, io.Closer, string, error) // opens a file
@@ -170,7 +172,9 @@ func NewTableReader(path string, stdin io.Reader, opts InputOptions) (*TableRead
 		}
 	}
 	tr.open = func(f tableFile) (io.Reader, io.Closer, string, error) {
-		rc, name, err := pipeline.OpenInput(f.path)
+		// A file of the directory may be a FIFO: its open and reads end
+		// with tr.ctx.
+		rc, name, err := pipeline.Source{Path: f.path, Ctx: tr.ctx}.Open()
 		return rc, rc, name, err
 	}
 	if opts.Partitions && len(tr.files[0].parts) == 0 {
