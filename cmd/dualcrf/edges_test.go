@@ -1,0 +1,119 @@
+package main
+
+// Edges of the token-table and output surfaces: words CoNLL cannot hold,
+// flags a token table does not use, concatenated Parquet on standard
+// input, partitions that split sentences.
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/tables"
+)
+
+// tokenRow is a row of a test token table.
+type tokenRow struct {
+	sent, pos        int64
+	word, tag, label string
+}
+
+// writeTokenTable writes rows as a Parquet token table (sentence,
+// position, word, tag, label) at path, making its directory.
+func writeTokenTable(t *testing.T, path string, rows []tokenRow) {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "sentence", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "position", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "word", Type: arrow.BinaryTypes.String},
+		{Name: "tag", Type: arrow.BinaryTypes.String},
+		{Name: "label", Type: arrow.BinaryTypes.String},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for _, r := range rows {
+		b.Field(0).(*array.Int64Builder).Append(r.sent)
+		b.Field(1).(*array.Int64Builder).Append(r.pos)
+		b.Field(2).(*array.StringBuilder).Append(r.word)
+		b.Field(3).(*array.StringBuilder).Append(r.tag)
+		b.Field(4).(*array.StringBuilder).Append(r.label)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := pipeline.NewRecordWriter(f, schema, pipeline.WriterOptions{Format: pipeline.FormatParquet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// spacedRows are two sentences, the first with the word "New York".
+var spacedRows = []tokenRow{
+	{1, 0, "He", "PRP", "B-NP"}, {1, 1, "flew", "VBD", "B-VP"}, {1, 2, "to", "TO", "B-PP"},
+	{1, 3, "New York", "NNP", "B-NP"}, {1, 4, ".", ".", "O"},
+	{2, 0, "It", "PRP", "B-NP"}, {2, 1, "rains", "VBZ", "B-VP"}, {2, 2, ".", ".", "O"},
+}
+
+// TestCoNLLRefusesWhitespaceWords: decode --format conll of a token table
+// whose words hold a space or a tab is refused, naming the sentence and
+// token, and writes nothing (on main it wrote "New York NNP B-NP B-NP",
+// which reads back with a column too many); Parquet keeps such words
+// through decode and featurize.
+func TestCoNLLRefusesWhitespaceWords(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	tab := slices.Clone(spacedRows)
+	tab[3].word, tab[6].word = "York", "a\tb"
+	writeTokenTable(t, filepath.Join(dir, "space.parquet"), spacedRows)
+	writeTokenTable(t, filepath.Join(dir, "tab.parquet"), tab)
+	for _, c := range []struct{ in, want string }{
+		{"space.parquet", `sentence 1, token 4: column word "New York" holds whitespace`},
+		{"tab.parquet", `sentence 2, token 2: column word "a\tb" holds whitespace`},
+	} {
+		r := runInProcess(t, dir, "", "decode", "-m", f.model, "--text", c.in, "--format", "conll", "-o", "out.conll")
+		if r.code != 1 || !strings.Contains(string(r.stderr), c.want) || !strings.Contains(string(r.stderr), "--format parquet") {
+			t.Errorf("%s: want exit 1 and %q; got %v", c.in, c.want, r)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "out.conll")); err == nil {
+			t.Errorf("%s: a refused decode wrote out.conll", c.in)
+		}
+	}
+	// Parquet: the words come back whole.
+	for _, c := range []struct{ in, word string }{{"space.parquet", "New York"}, {"tab.parquet", "a\tb"}} {
+		mustRun(t, dir, "decode", "-m", f.model, "--text", c.in, "-o", "pred.parquet")
+		mustRun(t, dir, "featurize", "-m", f.model, "-o", "back.arrow", "pred.parquet")
+		rf, err := os.Open(filepath.Join(dir, "back.arrow"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ft, err := tables.ReadFeatureTable(rf, "back.arrow", tables.FeatureReadOptions{})
+		rf.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := slices.Index(ft.Columns, "word")
+		if w < 0 || !slices.Contains(ft.Text[w], c.word) {
+			t.Errorf("%s: words after decode and featurize through Parquet: columns %v, %v", c.in, ft.Columns, ft.Text)
+		}
+	}
+}
