@@ -187,10 +187,20 @@ func NewTableReader(path string, stdin io.Reader, opts InputOptions) (*TableRead
 func newTableReaderOn(r io.Reader, name string, opts InputOptions) *TableReader {
 	tr := &TableReader{opts: opts, seen: map[uint64]int32{}, files: []tableFile{{path: name}},
 		open: func(tableFile) (io.Reader, io.Closer, string, error) { return r, nopCloser{}, name, nil }}
-	if opts.Partitions {
+	tr.err = refuseTextFlags(name, opts)
+	if opts.Partitions && tr.err == nil {
 		tr.err = fmt.Errorf("%s: --partitions takes its columns from a directory's key=value names; give the dataset's directory, not one file", name)
 	}
 	return tr
+}
+
+// refuseTextFlags refuses the flags of opts.TextFlags for the token table
+// name: they say how to read text, which a table is not.
+func refuseTextFlags(name string, opts InputOptions) error {
+	if len(opts.TextFlags) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %s applies to text corpora, and this input is a token table (Parquet or Arrow IPC, told by its bytes or as a directory): leave it out", name, opts.TextFlags[0])
 }
 
 type nopCloser struct{}

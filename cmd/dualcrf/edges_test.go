@@ -117,3 +117,32 @@ func TestCoNLLRefusesWhitespaceWords(t *testing.T) {
 		}
 	}
 }
+
+// TestTableRefusesTextFlags: the flags only a text corpus reads are
+// refused on a token table — a file, a directory, standard input —
+// naming the flag and the input kind (on main -f ocr, --keep-docstart and
+// -f conllu were ignored and the run exited 0); -f conll and -f table,
+// which a table is read under, still work.
+func TestTableRefusesTextFlags(t *testing.T) {
+	dir := t.TempDir()
+	writeTokenTable(t, filepath.Join(dir, "lake", "split=train", "part-0.parquet"), spacedRows)
+	file := filepath.Join(dir, "lake", "split=train", "part-0.parquet")
+	for _, in := range []string{file, filepath.Join(dir, "lake"), "-"} {
+		stdin := ""
+		if in == "-" {
+			stdin = file
+		}
+		for _, flags := range [][]string{{"-f", "ocr"}, {"--input-format", "conllu"}, {"--keep-docstart"}, {"-f", "ocr", "--folds", "0"}, {"-f", "conllu", "--xpos"}} {
+			args := append(append([]string{"featurize"}, flags...), "-o", "out.arrow", in)
+			r := runInProcess(t, dir, stdin, args...)
+			if r.code != 1 || !strings.Contains(string(r.stderr), flags[0]) || !strings.Contains(string(r.stderr), "this input is a token table") {
+				t.Errorf("want a refusal naming %s and the token table; got %v", flags[0], r)
+			}
+		}
+		for _, format := range []string{"conll", "table"} {
+			if r := runInProcess(t, dir, stdin, "featurize", "-f", format, "-o", "out.arrow", in); r.code != 0 {
+				t.Errorf("-f %s: %v", format, r)
+			}
+		}
+	}
+}
