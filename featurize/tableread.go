@@ -140,8 +140,12 @@ type TableReader struct {
 	hasPos  bool
 	parts   []string // the current file's partition values
 
-	pending  *row // first row of the next sentence, read ahead
-	seen     map[uint64]int32
+	pending *row // first row of the next sentence, read ahead
+	seen    map[uint64]int32
+	// starts remembers, by a hash of its id, the file (index in files) and
+	// first position of each sentence of a directory with positions, to
+	// tell files that split sentences (see checkSplit).
+	starts   map[uint64]sentenceStart
 	cur      Sentence
 	buf      []row
 	err      error
@@ -315,8 +319,61 @@ func (tr *TableReader) build() bool {
 		}
 	}
 	s.Line = slices.Min(s.Lines)
+	if err := tr.checkSplit(rows); err != nil {
+		tr.err = err
+		return false
+	}
 	tr.cur = s
 	return true
+}
+
+// sentenceStart is where a sentence of a directory was first met.
+type sentenceStart struct {
+	file int32 // index in TableReader.files
+	pos  int64 // its lowest position
+}
+
+// checkSplit refuses the sentence of rows (sorted by position) when its id
+// was met in another file of the directory with another first position:
+// the files hold pieces of one sentence, as a hive partition on a
+// per-token column (a tag) makes, and reading each piece as a sentence
+// would quietly train on fragments. Files that each number their own
+// sentences from the same first position (part-0 and part-1, genre=news
+// and genre=web) are not refused; without a position column pieces cannot
+// be told from sentences, so nothing is checked.
+func (tr *TableReader) checkSplit(rows []row) error {
+	if len(tr.files) < 2 || !tr.hasPos {
+		return nil
+	}
+	r := rows[0]
+	fi := int32(r.file>>20) - 1
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(r.Key))
+	k := h.Sum64()
+	if tr.starts == nil {
+		tr.starts = map[uint64]sentenceStart{}
+	}
+	first, ok := tr.starts[k]
+	if !ok {
+		tr.starts[k] = sentenceStart{file: fi, pos: r.Pos}
+		return nil
+	}
+	if first.file == fi || first.pos == r.Pos {
+		return nil
+	}
+	here, there := tr.files[fi], tr.files[first.file]
+	var keys []string
+	for i, p := range here.parts {
+		if i < len(there.parts) && p[1] != there.parts[i][1] {
+			keys = append(keys, fmt.Sprintf("%s (%s here, %s there)", p[0], p[1], there.parts[i][1]))
+		}
+	}
+	why := "these files split sentences"
+	if len(keys) > 0 {
+		why = "the partition key " + strings.Join(keys, ", ") + " splits sentences"
+	}
+	return fmt.Errorf("%s: row %d: sentence %s continues a sentence of %s (positions from %d there, from %d here): %s; every file must hold whole sentences: partition by a per-sentence column (a split, a genre), not a per-token one",
+		here.path, r.Row, r.Key, there.path, first.pos, r.Pos, why)
 }
 
 // nextRow returns the next row of the input, opening files as needed.

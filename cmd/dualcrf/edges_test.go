@@ -146,3 +146,31 @@ func TestTableRefusesTextFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionSplittingSentences: a directory whose files hold pieces of
+// one sentence (a hive partition on a per-token column) is refused, naming
+// the key, both files and the row (on main each piece became a sentence:
+// 1000 sentences read as 21,417); files that each number their own
+// sentences from the same first position are read as before.
+func TestPartitionSplittingSentences(t *testing.T) {
+	dir := t.TempDir()
+	byTag := map[string][]tokenRow{}
+	for _, r := range spacedRows {
+		byTag[r.tag] = append(byTag[r.tag], r)
+	}
+	for tag, rows := range byTag {
+		writeTokenTable(t, filepath.Join(dir, "split", "pos="+strings.ReplaceAll(tag, ".", "dot"), "part-0.parquet"), rows)
+	}
+	r := runInProcess(t, dir, "", "featurize", "-o", "out.arrow", "split")
+	want := "split/pos=PRP/part-0.parquet: row 1: sentence 1 continues a sentence of split/pos=NNP/part-0.parquet (positions from 3 there, from 0 here): the partition key pos (PRP here, NNP there) splits sentences"
+	if r.code != 1 || !strings.Contains(string(r.stderr), want) {
+		t.Errorf("want exit 1 and %q; got %v", want, r)
+	}
+	writeTokenTable(t, filepath.Join(dir, "whole", "genre=news", "part-0.parquet"), spacedRows[:5])
+	writeTokenTable(t, filepath.Join(dir, "whole", "genre=news", "part-1.parquet"), spacedRows[:5])
+	writeTokenTable(t, filepath.Join(dir, "whole", "genre=web", "part-0.parquet"), spacedRows)
+	r = mustRun(t, dir, "featurize", "--partitions", "-o", "out.arrow", "whole")
+	if !strings.Contains(string(r.stderr), "featurize: 4 sentences, 18 tokens") {
+		t.Errorf("whole sentences per file: %s", r.stderr)
+	}
+}
