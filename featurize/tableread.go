@@ -419,6 +419,16 @@ func (tr *TableReader) openFile(f tableFile) error {
 	tr.parts = nil
 	if tr.opts.Partitions {
 		for _, p := range f.parts {
+			switch {
+			case slices.Contains(t.Columns(), p[0]):
+				t.Release()
+				closer.Close()
+				return fmt.Errorf("%s: the partition key %s (its directory %s=%s) is also a column of the table: rename the key in the directory names, or read without --partitions", name, p[0], p[0], p[1])
+			case slices.Contains(names[len(t.Columns()):], p[0]):
+				t.Release()
+				closer.Close()
+				return fmt.Errorf("%s: the partition key %s comes twice in its directory names: each key=value level needs its own key", name, p[0])
+			}
 			names = append(names, p[0])
 			tr.parts = append(tr.parts, p[1])
 		}

@@ -174,3 +174,41 @@ func TestPartitionSplittingSentences(t *testing.T) {
 		t.Errorf("whole sentences per file: %s", r.stderr)
 	}
 }
+
+// TestTableColumnEdges: --position-column none, which the help offers,
+// orders tokens by row even when the table has a position column (on main:
+// no position column "none"); a partition key met twice in a file's
+// directories, or that is also a column of the table, is refused naming
+// the file (on main: "feature schema: text column … given twice").
+func TestTableColumnEdges(t *testing.T) {
+	dir := t.TempDir()
+	rows := slices.Clone(spacedRows)
+	rows[0].pos, rows[1].pos = 1, 0 // "flew He …" by position, "He flew …" by row
+	writeTokenTable(t, filepath.Join(dir, "t.parquet"), rows)
+	for _, c := range []struct{ flag, first string }{{"position", "flew"}, {"none", "He"}} {
+		mustRun(t, dir, "featurize", "--position-column", c.flag, "-o", "f.arrow", "t.parquet")
+		rf, err := os.Open(filepath.Join(dir, "f.arrow"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ft, err := tables.ReadFeatureTable(rf, "f.arrow", tables.FeatureReadOptions{})
+		rf.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := slices.Index(ft.Columns, "word"); w < 0 || ft.Text[w][0] != c.first {
+			t.Errorf("--position-column %s: first word %v, want %s", c.flag, ft.Text, c.first)
+		}
+	}
+	writeTokenTable(t, filepath.Join(dir, "twice", "split=a", "split=b", "p.parquet"), spacedRows)
+	writeTokenTable(t, filepath.Join(dir, "column", "word=x", "p.parquet"), spacedRows)
+	for _, c := range []struct{ dir, want string }{
+		{"twice", "twice/split=a/split=b/p.parquet: the partition key split comes twice in its directory names"},
+		{"column", "column/word=x/p.parquet: the partition key word (its directory word=x) is also a column of the table"},
+	} {
+		r := runInProcess(t, dir, "", "featurize", "--partitions", "-o", "out.arrow", c.dir)
+		if r.code != 1 || !strings.Contains(string(r.stderr), c.want) {
+			t.Errorf("want %q; got %v", c.want, r)
+		}
+	}
+}
