@@ -84,6 +84,12 @@ type InputOptions struct {
 	// XPOS labels CoNLL-U words with XPOS instead of UPOS.
 	XPOS bool `json:"xpos,omitempty"`
 
+	// TextFlags names the flags given (e.g. "--keep-docstart",
+	// "--input-format ocr") that only a text corpus reads: a token table
+	// input refuses them, naming the first, rather than ignore them. It
+	// is not recorded in tables.
+	TextFlags []string `json:"-"`
+
 	// Folds selects the folds of an OCR input (ParseFolds: "0-8", "9",
 	// "0,2,4-6"); "" reads all. It selects data rather than saying how to
 	// read it, so it is not recorded in tables either.
@@ -136,10 +142,14 @@ func Formats() []string {
 func OpenReader(src pipeline.Source, opts InputOptions) (Reader, io.Closer, error) {
 	if !src.IsStdin() {
 		if st, err := os.Stat(src.Path); err == nil && st.IsDir() {
+			if err := refuseTextFlags(src.Path, opts); err != nil {
+				return nil, nil, err
+			}
 			tr, err := NewTableReader(src.Path, nil, opts)
 			if err != nil {
 				return nil, nil, err
 			}
+			tr.ctx = src.Ctx
 			return tr, tr, nil
 		}
 	}

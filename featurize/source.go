@@ -25,6 +25,7 @@ import (
 //
 // Reads of a stream give up when the context ends, even while blocked.
 type source struct {
+	ctx    context.Context // ends the opens and reads of a directory's files
 	path   string
 	ra     io.ReaderAt
 	size   int64
@@ -38,7 +39,7 @@ type source struct {
 // says whether it will be read twice.
 func openSource(ctx context.Context, src pipeline.Source, display string, in InputOptions, twoPass bool) (*source, error) {
 	if !src.IsStdin() && isTreebankZip(src.Path, in) {
-		return &source{path: src.Path}, nil
+		return &source{ctx: ctx, path: src.Path}, nil
 	}
 	if src.IsStdin() {
 		if f, ok := src.Reader().(*os.File); ok {
@@ -51,8 +52,7 @@ func openSource(ctx context.Context, src pipeline.Source, display string, in Inp
 	case err != nil:
 		return nil, renamePathError(err, display)
 	case st.IsDir(), st.Mode().IsRegular(): // a directory: a table dataset
-
-		return &source{path: src.Path}, nil
+		return &source{ctx: ctx, path: src.Path}, nil
 	}
 	f, err := pipeline.OpenContext(ctx, src.Path)
 	if err != nil {
@@ -132,7 +132,7 @@ func isTreebankZip(path string, in InputOptions) bool {
 // open returns a reader of the next pass.
 func (s *source) open(display string, in InputOptions) (Reader, io.Closer, error) {
 	if s.path != "" && (s.read == nil || isTreebankZip(s.path, in) || isDir(s.path)) {
-		return OpenReader(pipeline.Source{Path: s.path}, in)
+		return OpenReader(pipeline.Source{Path: s.path, Ctx: s.ctx}, in)
 	}
 	if s.path != "" {
 		return s.openCounted(display, in)

@@ -27,6 +27,7 @@ package featurize
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -135,6 +136,7 @@ func partKeys(f tableFile) []string {
 // top of this file for the rules). It holds one record batch and the
 // sentence being built.
 type TableReader struct {
+	ctx   context.Context // ends the opens and reads of a directory's files; nil: never
 	opts  InputOptions
 	files []tableFile
 	open  func(tableFile) (io.Reader, io.Closer, string, error) // opens a file
@@ -151,8 +153,12 @@ type TableReader struct {
 	parts   []string                    // the current file's partition values
 	skipped func(string) arrow.DataType // the current file's columns not read for their type
 
-	pending  *row // first row of the next sentence, read ahead
-	seen     map[uint64]int32
+	pending *row // first row of the next sentence, read ahead
+	seen    map[uint64]int32
+	// starts remembers, by a hash of its id, the file (index in files) and
+	// first position of each sentence of a directory with positions, to
+	// tell files that split sentences (see checkSplit).
+	starts   map[uint64]sentenceStart
 	cur      Sentence
 	buf      []row
 	err      error
@@ -183,7 +189,9 @@ func NewTableReader(path string, stdin io.Reader, opts InputOptions) (*TableRead
 		}
 	}
 	tr.open = func(f tableFile) (io.Reader, io.Closer, string, error) {
-		rc, name, err := pipeline.OpenInput(f.path)
+		// A file of the directory may be a FIFO: its open and reads end
+		// with tr.ctx.
+		rc, name, err := pipeline.Source{Path: f.path, Ctx: tr.ctx}.Open()
 		return rc, rc, name, err
 	}
 	if opts.Partitions && len(tr.files[0].parts) == 0 {
@@ -205,10 +213,20 @@ func NewTableReader(path string, stdin io.Reader, opts InputOptions) (*TableRead
 func newTableReaderOn(r io.Reader, name string, opts InputOptions) *TableReader {
 	tr := &TableReader{opts: opts, seen: map[uint64]int32{}, files: []tableFile{{path: name}}, input: name,
 		open: func(tableFile) (io.Reader, io.Closer, string, error) { return r, nopCloser{}, name, nil }}
-	if opts.Partitions {
+	tr.err = refuseTextFlags(name, opts)
+	if opts.Partitions && tr.err == nil {
 		tr.err = fmt.Errorf("%s: --partitions takes its columns from a directory's key=value names; give the dataset's directory, not one file", name)
 	}
 	return tr
+}
+
+// refuseTextFlags refuses the flags of opts.TextFlags for the token table
+// name: they say how to read text, which a table is not.
+func refuseTextFlags(name string, opts InputOptions) error {
+	if len(opts.TextFlags) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: %s applies to text corpora, and this input is a token table (Parquet or Arrow IPC, told by its bytes or as a directory): leave it out", name, opts.TextFlags[0])
 }
 
 type nopCloser struct{}
@@ -327,8 +345,61 @@ func (tr *TableReader) build() bool {
 		}
 	}
 	s.Line = slices.Min(s.Lines)
+	if err := tr.checkSplit(rows); err != nil {
+		tr.err = err
+		return false
+	}
 	tr.cur = s
 	return true
+}
+
+// sentenceStart is where a sentence of a directory was first met.
+type sentenceStart struct {
+	file int32 // index in TableReader.files
+	pos  int64 // its lowest position
+}
+
+// checkSplit refuses the sentence of rows (sorted by position) when its id
+// was met in another file of the directory with another first position:
+// the files hold pieces of one sentence, as a hive partition on a
+// per-token column (a tag) makes, and reading each piece as a sentence
+// would quietly train on fragments. Files that each number their own
+// sentences from the same first position (part-0 and part-1, genre=news
+// and genre=web) are not refused; without a position column pieces cannot
+// be told from sentences, so nothing is checked.
+func (tr *TableReader) checkSplit(rows []row) error {
+	if len(tr.files) < 2 || !tr.hasPos {
+		return nil
+	}
+	r := rows[0]
+	fi := int32(r.file>>20) - 1
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(r.Key))
+	k := h.Sum64()
+	if tr.starts == nil {
+		tr.starts = map[uint64]sentenceStart{}
+	}
+	first, ok := tr.starts[k]
+	if !ok {
+		tr.starts[k] = sentenceStart{file: fi, pos: r.Pos}
+		return nil
+	}
+	if first.file == fi || first.pos == r.Pos {
+		return nil
+	}
+	here, there := tr.files[fi], tr.files[first.file]
+	var keys []string
+	for i, p := range here.parts {
+		if i < len(there.parts) && p[1] != there.parts[i][1] {
+			keys = append(keys, fmt.Sprintf("%s (%s here, %s there)", p[0], p[1], there.parts[i][1]))
+		}
+	}
+	why := "these files split sentences"
+	if len(keys) > 0 {
+		why = "the partition key " + strings.Join(keys, ", ") + " splits sentences"
+	}
+	return fmt.Errorf("%s: row %d: sentence %s continues a sentence of %s (positions from %d there, from %d here): %s; every file must hold whole sentences: partition by a per-sentence column (a split, a genre), not a per-token one",
+		here.path, r.Row, r.Key, there.path, first.pos, r.Pos, why)
 }
 
 // nextRow returns the next row of the input, opening files as needed.
@@ -386,6 +457,16 @@ func (tr *TableReader) openFile(f tableFile) error {
 	tr.parts = nil
 	if tr.opts.Partitions {
 		for _, p := range f.parts {
+			switch {
+			case slices.Contains(t.Columns(), p[0]):
+				t.Release()
+				closer.Close()
+				return fmt.Errorf("%s: the partition key %s (its directory %s=%s) is also a column of the table: rename the key in the directory names, or read without --partitions", name, p[0], p[0], p[1])
+			case slices.Contains(names[len(t.Columns()):], p[0]):
+				t.Release()
+				closer.Close()
+				return fmt.Errorf("%s: the partition key %s comes twice in its directory names: each key=value level needs its own key", name, p[0])
+			}
 			names = append(names, p[0])
 			tr.parts = append(tr.parts, p[1])
 		}

@@ -119,3 +119,34 @@ func OpenContext(ctx context.Context, path string) (*os.File, error) {
 	}()
 	return nil, ctx.Err()
 }
+
+// ctxFile is a regular file whose reads fail with ctx's error once ctx is
+// done: a stage reading it in place (ReadAt) stops at its next read. It
+// closes the file only when owned.
+type ctxFile struct {
+	*os.File
+	ctx   context.Context
+	owned bool
+}
+
+func (f *ctxFile) Read(p []byte) (int, error) {
+	if err := f.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return f.File.Read(p)
+}
+
+func (f *ctxFile) ReadAt(p []byte, off int64) (int, error) {
+	if err := f.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return f.File.ReadAt(p, off)
+}
+
+// Close closes the file when it is the opener's (not standard input).
+func (f *ctxFile) Close() error {
+	if f.owned {
+		return f.File.Close()
+	}
+	return nil
+}

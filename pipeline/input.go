@@ -9,6 +9,7 @@ package pipeline
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -60,6 +61,13 @@ func OpenInput(path string) (io.ReadCloser, string, error) {
 // when owned. A regular file is peeked with ReadAt, so that it stays usable
 // as an io.ReaderAt when it is not compressed.
 func openInputFile(f *os.File, name string, owned bool) (io.ReadCloser, error) {
+	return openInputFileContext(nil, f, name, owned)
+}
+
+// openInputFileContext is openInputFile whose reads end with ctx (nil:
+// never): a regular file is handed over as a ctxFile, any other (a pipe, a
+// FIFO, a terminal) is read through ContextReader.
+func openInputFileContext(ctx context.Context, f *os.File, name string, owned bool) (io.ReadCloser, error) {
 	var closeFile func() error
 	if owned {
 		closeFile = f.Close
@@ -69,12 +77,21 @@ func openInputFile(f *os.File, name string, owned bool) (io.ReadCloser, error) {
 			var head [len(zstdMagic)]byte
 			n, _ := f.ReadAt(head[:], off)
 			if compression(head[:n]) == "" {
-				if owned {
+				switch {
+				case ctx != nil:
+					return &ctxFile{File: f, ctx: ctx, owned: owned}, nil
+				case owned:
 					return f, nil
 				}
 				return stdinFile{f}, nil
 			}
+			if ctx != nil {
+				return decompress(&ctxFile{File: f, ctx: ctx}, name, closeFile)
+			}
 		}
+	}
+	if ctx != nil {
+		return decompress(ContextReader(ctx, f), name, closeFile)
 	}
 	return decompress(f, name, closeFile)
 }

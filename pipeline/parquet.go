@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -151,6 +153,10 @@ func openParquet(ra io.ReaderAt, size int64, name string, mem memory.Allocator, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: corrupt Parquet file: %w", name, err)
 	}
+	if at := concatenatedAt(ra, size, pf.MetaData()); at > 0 {
+		pf.Close()
+		return nil, &ConcatenatedParquetError{Name: name, At: at}
+	}
 	if err := checkParquetMetadata(pf.MetaData(), size-8-footer); err != nil {
 		pf.Close()
 		return nil, fmt.Errorf("%s: corrupt Parquet file: %w", name, err)
@@ -269,4 +275,71 @@ func peekParquet(r io.Reader) (io.Reader, bool) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	head, _ := br.Peek(len(parquetMagic))
 	return br, IsParquet(head)
+}
+
+// ConcatenatedParquetError is an input that holds Parquet files one after
+// the other (`cat a.parquet b.parquet`). A Parquet file is read from its
+// footer, which indexes only the last file's row groups, at offsets
+// counted from that file's start: read as one file, it would give the rows
+// of the wrong bytes, or page-header errors.
+type ConcatenatedParquetError struct {
+	Name string // the input, as named in messages
+	At   int64  // the offset where the last file begins
+}
+
+func (e *ConcatenatedParquetError) Error() string {
+	return fmt.Sprintf("%s: concatenated Parquet files (one begins at byte %d, after another's end) are not supported: a Parquet file is read from its footer, which indexes only the last one; pass them as separate files (featurize reads a directory of them), or concatenate Arrow IPC streams instead", e.Name, e.At)
+}
+
+// concatenatedAt returns where the last of several concatenated Parquet
+// files begins in the size bytes of ra, or 0 when ra holds one file. The
+// footer's row groups give the bytes its file covers, counted from that
+// file's start: its column chunks (from offset 4, past the magic), page
+// indexes and bloom filters, then the footer. When they account for fewer
+// bytes than ra holds, the gap is where the file would begin, and the
+// "PAR1" that ends a file followed by the "PAR1" that starts one there
+// confirms it (a writer that leaves bytes the metadata does not name is
+// then not mistaken for a concatenation).
+func concatenatedAt(ra io.ReaderAt, size int64, md *metadata.FileMetaData) int64 {
+	var tail [8]byte
+	if _, err := ra.ReadAt(tail[:], size-8); err != nil {
+		return 0
+	}
+	footer := size - 8 - int64(binary.LittleEndian.Uint32(tail[:4]))
+	end := int64(len(parquetMagic))
+	cover := func(off, n int64) {
+		if off >= 0 && n > 0 {
+			end = max(end, off+n)
+		}
+	}
+	for i := 0; i < md.NumRowGroups(); i++ {
+		rg := md.RowGroup(i)
+		for j := 0; j < rg.NumColumns(); j++ {
+			cc, err := rg.ColumnChunk(j)
+			if err != nil {
+				return 0
+			}
+			start := cc.DataPageOffset()
+			if cc.HasDictionaryPage() && cc.DictionaryPageOffset() > 0 {
+				start = min(start, cc.DictionaryPageOffset())
+			}
+			cover(start, cc.TotalCompressedSize())
+			if l := cc.GetColumnIndexLocation(); l != nil {
+				cover(l.Offset, int64(l.Length))
+			}
+			if l := cc.GetOffsetIndexLocation(); l != nil {
+				cover(l.Offset, int64(l.Length))
+			}
+			cover(cc.BloomFilterOffset(), int64(cc.BloomFilterLength()))
+		}
+	}
+	at := footer - end // where the last file would begin
+	if at < 12 {
+		return 0
+	}
+	var seam [8]byte
+	if _, err := ra.ReadAt(seam[:], at-4); err != nil || string(seam[:]) != "PAR1PAR1" {
+		return 0
+	}
+	return at
 }

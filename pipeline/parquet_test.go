@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -140,4 +141,62 @@ func FuzzOpenParquet(f *testing.F) {
 			t.Fatalf("error %q does not name the input", err)
 		}
 	})
+}
+
+// TestConcatenatedParquetRefused: Parquet files concatenated on a pipe, or
+// in one file, are refused naming the input and where the last file
+// begins — the same file twice (on main: half the rows, read without a
+// word) and two different files (on main: page-header errors) — while
+// each file alone still reads.
+func TestConcatenatedParquetRefused(t *testing.T) {
+	mem := memory.DefaultAllocator
+	a := writeParquet(t, mem)
+	s := arrow.NewSchema(testSchema().Fields(), nil)
+	var buf bytes.Buffer
+	w, err := NewRecordWriter(&buf, s, WriterOptions{Format: FormatParquet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := testBatch(t, mem, s, 0, []int32{0}, []string{"X"})
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	for name, c := range map[string]struct {
+		data []byte
+		at   int
+	}{
+		"same file twice":     {append(bytes.Clone(a), a...), len(a)},
+		"two different files": {append(bytes.Clone(a), b...), len(a)},
+		"three files":         {append(append(bytes.Clone(b), a...), b...), len(a) + len(b)},
+	} {
+		for _, pipe := range []bool{false, true} {
+			var r io.Reader = bytes.NewReader(c.data)
+			if pipe {
+				r = io.MultiReader(r) // no ReadAt: spooled, as a pipe is
+			}
+			rr, err := OpenRecordReader(r, StdinName, ReaderOptions{})
+			if err == nil {
+				rr.Release()
+			}
+			var ce *ConcatenatedParquetError
+			if !errors.As(err, &ce) || ce.At != int64(c.at) || !strings.HasPrefix(err.Error(), StdinName+": concatenated Parquet files") {
+				t.Errorf("%s (pipe %v): %v, want a concatenation at byte %d", name, pipe, err, c.at)
+			}
+		}
+	}
+	for _, one := range [][]byte{a, b} {
+		rr, err := OpenRecordReader(io.MultiReader(bytes.NewReader(one)), StdinName, ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := drain(rr); err != nil {
+			t.Error(err)
+		}
+		rr.Release()
+	}
 }

@@ -7,6 +7,8 @@ package pipeline
 // Source for an input, Std for the command's checks and outputs.
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"os"
 )
@@ -18,6 +20,11 @@ import (
 type Source struct {
 	Path  string    // the file to read; "" or "-": standard input
 	Stdin io.Reader // standard input; nil: os.Stdin
+	// Ctx, when not nil, ends the reads of the input: once it is done,
+	// opening a FIFO that has no writer, a read blocked on a pipe, FIFO or
+	// terminal, and every later read (of a regular file too) give up with
+	// its error, so a stage stops at once on a signal.
+	Ctx context.Context
 }
 
 // IsStdin reports whether s reads standard input.
@@ -45,14 +52,40 @@ func (s Source) Reader() io.Reader {
 // one) is handed over with its ReadAt, Seek and Stat. Closing the reader
 // never closes standard input.
 func (s Source) Open() (io.ReadCloser, string, error) {
+	ctx := s.Ctx
+	if ctx != nil && ctx.Done() == nil {
+		ctx = nil // never done: nothing to watch
+	}
 	if !s.IsStdin() {
-		return OpenInput(s.Path)
+		if ctx == nil {
+			return OpenInput(s.Path)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, s.Path, fmt.Errorf("open %s: %w", s.Path, err)
+		}
+		f, err := OpenContext(ctx, s.Path)
+		if err != nil {
+			if ctx.Err() != nil {
+				err = fmt.Errorf("open %s: %w", s.Path, err)
+			}
+			return nil, s.Path, err
+		}
+		rc, err := openInputFileContext(ctx, f, s.Path, true)
+		if err != nil {
+			_ = f.Close()
+			return nil, s.Path, err
+		}
+		return rc, s.Path, nil
 	}
 	if f, ok := s.Reader().(*os.File); ok {
-		rc, err := openInputFile(f, StdinName, false)
+		rc, err := openInputFileContext(ctx, f, StdinName, false)
 		return rc, StdinName, err
 	}
-	rc, err := decompress(s.Reader(), StdinName, nil)
+	r := s.Reader()
+	if ctx != nil {
+		r = ContextReader(ctx, r)
+	}
+	rc, err := decompress(r, StdinName, nil)
 	return rc, StdinName, err
 }
 
@@ -64,10 +97,14 @@ func (s Source) Open() (io.ReadCloser, string, error) {
 type Std struct {
 	In  io.Reader
 	Out io.Writer
+	// Ctx, when not nil, is the Ctx of the Sources that Source returns: it
+	// ends their reads (see Source).
+	Ctx context.Context
 }
 
-// Source returns the input at path, standard input being s.In.
-func (s Std) Source(path string) Source { return Source{Path: path, Stdin: s.In} }
+// Source returns the input at path, standard input being s.In, its reads
+// ending with s.Ctx.
+func (s Std) Source(path string) Source { return Source{Path: path, Stdin: s.In, Ctx: s.Ctx} }
 
 // stdout returns the standard output writer.
 func (s Std) stdout() io.Writer {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -330,6 +331,9 @@ func WriteCoNLL(w io.Writer, t *FeatureTable, m *crf.Model, p *Predictions) erro
 func writeCoNLL(bw *bufio.Writer, t *FeatureTable, m *crf.Model, p *Predictions) error {
 	d := t.Data
 	for i := 0; i < d.Len(); i++ {
+		if err := checkCoNLLSentence(t, m, p, i); err != nil {
+			return err
+		}
 		for tok := d.SentStart[i]; tok < d.SentStart[i+1]; tok++ {
 			if t.Text != nil {
 				for c := range t.Columns {
@@ -351,4 +355,45 @@ func writeCoNLL(bw *bufio.Writer, t *FeatureTable, m *crf.Model, p *Predictions)
 		}
 	}
 	return nil
+}
+
+// checkCoNLLSentence refuses sentence i of t when one of the cells CoNLL
+// would write holds whitespace or is empty: CoNLL separates columns by
+// whitespace and sentences by blank lines, so such a cell (a token table's
+// "New York") would write a file that reads back with other columns. There
+// is no standard escape for it in CoNLL; Arrow and Parquet keep any text.
+func checkCoNLLSentence(t *FeatureTable, m *crf.Model, p *Predictions, i int) error {
+	d := t.Data
+	bad := func(tok int, what, v string) error {
+		problem := "holds whitespace"
+		if v == "" {
+			problem = "is empty"
+		}
+		return fmt.Errorf("decode --format conll: sentence %d, token %d: %s %q %s, which CoNLL cannot hold (it separates columns by whitespace and sentences by blank lines, so the file would not read back); write --format parquet or arrow, which keep any text",
+			t.FirstSentence+i+1, tok-d.SentStart[i]+1, what, v, problem)
+	}
+	for tok := d.SentStart[i]; tok < d.SentStart[i+1]; tok++ {
+		if t.Text != nil {
+			for c, col := range t.Columns {
+				if v := t.Text[c][tok]; !conllCell(v) {
+					return bad(tok, "column "+col, v)
+				}
+			}
+		}
+		if y := d.Labels[tok]; y >= 0 && !conllCell(d.LabelNames[y]) {
+			return bad(tok, "the gold label", d.LabelNames[y])
+		}
+		if v := m.LabelNames[p.Labels[tok]]; !conllCell(v) {
+			return bad(tok, "the predicted label", v)
+		}
+	}
+	return nil
+}
+
+// conllCell reports whether v can be a column of a CoNLL line: not empty,
+// and without the spaces and tabs that separate columns (what dualcrf's
+// CoNLL reader splits on; a no-break space belongs to its word) or the
+// line ends that separate tokens.
+func conllCell(v string) bool {
+	return v != "" && !strings.ContainsAny(v, " \t\n\r")
 }

@@ -34,10 +34,15 @@ var (
 	notText = []string{"pred", "confidence", "logprob"}
 )
 
+// PositionNone as TokenColumns.Position orders a sentence's tokens by
+// their rows, whatever position column the table has (unless it has a
+// column named "none").
+const PositionNone = "none"
+
 // TokenColumns say which columns of a token table to read.
 type TokenColumns struct {
 	Sentence string   // the sentence id column; "": the first of DefaultSentenceColumns found
-	Position string   // the position column; "": the first of DefaultPositionColumns found, else row order
+	Position string   // the position column; "": the first of DefaultPositionColumns found, else row order; PositionNone: row order
 	Label    string   // the label column by name
 	LabelAt  int      // or by 1-based index (0: by name, or the default)
 	NoLabel  bool     // the table has no label column
@@ -278,8 +283,13 @@ func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) 
 		return c, fmt.Errorf("no sentence id column (looked for %s; name it with --sentence-column); the table has %s",
 			strings.Join(DefaultSentenceColumns, ", "), strings.Join(fieldNames(s), ", "))
 	}
-	if c.position, err = find(opts.Position, DefaultPositionColumns, "position", "--position-column"); err != nil {
-		return c, err
+	switch {
+	case opts.Position == PositionNone && len(s.FieldIndices(PositionNone)) == 0:
+		// row order, whatever position columns the table has
+	default:
+		if c.position, err = find(opts.Position, DefaultPositionColumns, "position", "--position-column"); err != nil {
+			return c, err
+		}
 	}
 	if c.position >= 0 && !arrow.IsInteger(s.Field(c.position).Type.ID()) {
 		return c, fmt.Errorf("position column %q is %s, want an integer type", s.Field(c.position).Name, s.Field(c.position).Type)

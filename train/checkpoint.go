@@ -165,11 +165,29 @@ func (c *Checkpoint) CheckSettings(want map[string]string) error {
 			if !ok {
 				w = "(none)"
 			}
-			return fmt.Errorf("%w: %s was made with --%s %s, this run has --%s %s; resume with the same setting (or start afresh)",
-				ErrResumeSettings, c.Dir, k, got, k, w)
+			return fmt.Errorf("%w: %s was made with %s, this run has %s; resume with the same setting (or start afresh)",
+				ErrResumeSettings, c.Dir, describeSetting(k, got), describeSetting(k, w))
 		}
 	}
 	return nil
+}
+
+// describeSetting shows the run setting k = v as the user gives it: most
+// settings are the train flag of their name; the bias is --no-bias, and
+// the block count of streamed duals follows from the memory budget (it is
+// no flag).
+func describeSetting(k, v string) string {
+	switch {
+	case strings.HasPrefix(v, "("): // (not recorded), (none)
+		return k + " " + v
+	case k == "bias" && v == "false":
+		return "--no-bias"
+	case k == "bias":
+		return "the bias features (no --no-bias)"
+	case k == "duals-blocks":
+		return "streamed duals in " + v + " blocks (their size follows the memory budget, --memory-budget or half of physical memory, and the rest of the run)"
+	}
+	return "--" + k + " " + v
 }
 
 // snapshotName returns the name of the snapshot at pos.

@@ -334,7 +334,7 @@ func (s *StreamStore) checkHeader(d *crf.Dataset) error {
 		return &DualsFileError{Path: s.path, Msg: "made for another dataset", Err: ErrDualsMismatch}
 	}
 	if string(b[32:streamCRCAt]) != string(want[32:streamCRCAt]) {
-		return bad(fmt.Sprintf("made with another block layout (%d blocks, %d slots of %d bytes; this run: %d blocks, %d slots of %d bytes): resume with the same --memory-budget",
+		return bad(fmt.Sprintf("made with another block layout (%d blocks, %d slots of %d bytes; this run: %d blocks, %d slots of %d bytes): the layout follows the memory budget (--memory-budget, or half of physical memory) and the rest of the run (--checkpoint's spare slots); resume with the settings the run had",
 			le.Uint64(b[32:]), le.Uint64(b[48:]), le.Uint64(b[40:]), len(s.start)-1, s.nslots, s.slotBytes))
 	}
 	st, err := s.f.Stat()

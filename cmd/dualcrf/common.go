@@ -20,11 +20,19 @@ func withOutput(c *cli.Context, path string, fn func(w io.Writer, name string) e
 		out.Abort()
 		return err
 	}
+	// A signal that came while fn ran must leave no output, even when fn
+	// finished: the run was interrupted.
+	if err := c.Context.Err(); err != nil {
+		out.Abort()
+		return fmt.Errorf("%s: %w", out.Name(), err)
+	}
 	return out.Commit()
 }
 
 // std is the standard streams of the app: what "-" reads and writes.
-func std(c *cli.Context) pipeline.Std { return pipeline.Std{In: c.App.Reader, Out: c.App.Writer} }
+func std(c *cli.Context) pipeline.Std {
+	return pipeline.Std{In: c.App.Reader, Out: c.App.Writer, Ctx: c.Context}
+}
 
 // logf prints a progress or summary line on the app's standard error.
 func logf(c *cli.Context, format string, args ...any) {

@@ -65,6 +65,9 @@ func runEval(c *cli.Context) error {
 		return err
 	}
 	ev, err := stage.Eval(c.Context, std(c).Source(in), o)
+	if err == nil {
+		err = c.Context.Err() // a signal came: write nothing
+	}
 	if err != nil {
 		return err
 	}

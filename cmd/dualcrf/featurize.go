@@ -210,13 +210,29 @@ func checkFormatFlags(c *cli.Context, format string) error {
 		if !c.IsSet(name) || slices.Contains(ok, format) || (format == "" && (slices.Contains(ok, "conll") || slices.Contains(ok, "table"))) {
 			continue
 		}
-		shown := format
-		if shown == "" {
-			shown = "conll"
+		if format == "" {
+			return fmt.Errorf("%s: --%s applies to --input-format %s; without --input-format the input is read as CoNLL text or a token table", c.Command.Name, name, strings.Join(ok, " or "))
 		}
-		return fmt.Errorf("%s: --%s applies to --input-format %s, not to the input format %s", c.Command.Name, name, strings.Join(ok, " or "), shown)
+		return fmt.Errorf("%s: --%s applies to --input-format %s, not to the input format %s", c.Command.Name, name, strings.Join(ok, " or "), format)
 	}
 	return nil
+}
+
+// textOnlyFlags names the flags given that only a text corpus reads (a
+// token table input refuses them): --input-format of a text format other
+// than conll (conll is also what an unnamed format means, and a table is
+// read whatever it says), --keep-docstart, --xpos and --folds.
+func textOnlyFlags(c *cli.Context, format string) []string {
+	var flags []string
+	if c.IsSet("input-format") && format != "conll" && format != featurize.FormatTable {
+		flags = append(flags, "--input-format "+format)
+	}
+	for _, name := range []string{"keep-docstart", "xpos", "folds"} {
+		if c.IsSet(name) {
+			flags = append(flags, "--"+name)
+		}
+	}
+	return flags
 }
 
 // labelColumnFlag is --label-column: a 1-based column number (CoNLL, or a
@@ -256,6 +272,7 @@ func featurizeOptions(c *cli.Context) (stage.FeaturizeOptions, error) {
 	if in.ColumnMap, err = parseColumnMap(c); err != nil {
 		return o, err
 	}
+	in.TextFlags = textOnlyFlags(c, in.Format)
 	if _, err := featurize.ParseFolds(in.Folds); err != nil {
 		return o, fmt.Errorf("featurize: --%w", err)
 	}

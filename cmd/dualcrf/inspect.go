@@ -25,6 +25,9 @@ labels and metadata. Exits 1 with the reason when the table is damaged or not du
 				return fmt.Errorf("inspect: want one file (or -), got %d arguments", c.NArg())
 			}
 			summary, err := stage.Inspect(c.Context, std(c).Source(c.Args().First()))
+			if err == nil {
+				err = c.Context.Err() // a signal came: print nothing
+			}
 			if err != nil {
 				return err
 			}

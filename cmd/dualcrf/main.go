@@ -83,7 +83,9 @@ func exitCode(err, cause error, stderr io.Writer) int {
 		return 0
 	case pipeline.IsBrokenPipe(err):
 		return 0
-	case errors.Is(err, context.Canceled) && errors.As(cause, &se):
+	case errors.As(cause, &se):
+		// Interrupted: whatever failed after the signal (a read it ended,
+		// whatever wraps that) failed because of it.
 		fmt.Fprintf(stderr, "dualcrf: %s: %v\n", se, err)
 		return signalStatus(se.sig)
 	case errors.Is(err, context.Canceled):
