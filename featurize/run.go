@@ -185,7 +185,10 @@ func OpenReader(src pipeline.Source, opts InputOptions) (Reader, io.Closer, erro
 // the reader of opts.Format.
 func newInputReader(r io.Reader, name string, opts InputOptions) (Reader, error) {
 	r, isTable := peekTable(r)
-	if isTable && !textGiven(opts) {
+	if isTable && (!textGiven(opts) || wholeTable(r)) {
+		// A text format given for a real table is refused there, naming
+		// the flag (refuseTextFlags); text that only starts like a table
+		// ("PAR1 NN B-NP") is read as the text format says.
 		return newTableReaderOn(r, name, opts), nil
 	}
 	if opts.Format == FormatTable {

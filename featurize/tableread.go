@@ -64,6 +64,60 @@ func IsTable(head []byte) bool {
 	return pipeline.IsParquet(head) || bytes.HasPrefix(head, []byte("ARROW1")) || bytes.HasPrefix(head, []byte{0xff, 0xff, 0xff, 0xff})
 }
 
+// wholeTable reports whether r, whose first bytes look like a table's
+// (IsTable), is one beyond doubt: an Arrow IPC stream (its first bytes,
+// 0xFFFFFFFF, are not text), or a file that also ends with its format's
+// magic ("PAR1", "ARROW1"), or whose magic is followed by binary. Text
+// that merely starts with "PAR1" or "ARROW1" is not.
+func wholeTable(r io.Reader) bool {
+	ra, ok1 := r.(io.ReaderAt)
+	sk, ok2 := r.(io.Seeker)
+	var head [8]byte
+	var n int
+	if br, ok := r.(*bufio.Reader); ok {
+		h, _ := br.Peek(8)
+		n = copy(head[:], h)
+	} else if ok1 && ok2 {
+		if off, err := sk.Seek(0, io.SeekCurrent); err == nil {
+			n, _ = ra.ReadAt(head[:], off)
+		}
+	}
+	if bytes.HasPrefix(head[:n], []byte{0xff, 0xff, 0xff, 0xff}) {
+		return true
+	}
+	for _, magic := range [][]byte{[]byte("PAR1"), []byte("ARROW1")} {
+		// A table's magic is followed by binary (a Parquet page header's
+		// first byte, 0x15; an IPC file's padding, 0x00); text's by a
+		// separator or a letter.
+		if bytes.HasPrefix(head[:n], magic) && n > len(magic) {
+			if c := head[len(magic)]; c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+				return true
+			}
+		}
+	}
+	if !ok1 || !ok2 {
+		return false
+	}
+	off, err := sk.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return false
+	}
+	size, err := sk.Seek(0, io.SeekEnd)
+	if _, err2 := sk.Seek(off, io.SeekStart); err != nil || err2 != nil {
+		return false
+	}
+	for _, magic := range [][]byte{[]byte("PAR1"), []byte("ARROW1")} {
+		if !bytes.HasPrefix(head[:n], magic) || size-off < 2*int64(len(magic)) {
+			continue
+		}
+		tail := make([]byte, len(magic))
+		if k, _ := ra.ReadAt(tail, size-int64(len(magic))); k == len(magic) && bytes.Equal(tail, magic) {
+			return true
+		}
+	}
+	return false
+}
+
 // tableFile is one file of a table input, with its partition values.
 type tableFile struct {
 	path  string
