@@ -13,6 +13,8 @@
 #   DUALCRF   the dualcrf binary (default: dualcrf on PATH, else built from this checkout into OUTDIR)
 #   CRFSUITE_C2 (default 0.5), CRFPP_C (default 1), WAPITI_RHO1 (default 0), WAPITI_RHO2 (default 1):
 #             the peers' penalties; the defaults match dualcrf's λ = 1/n (docs/compare.md says why)
+#   CRFSUITE_MIN_COUNT  drop attributes seen fewer times in the training file (default 3, as featurize
+#             --min-count 3 and crf_learn -f 3; 0 keeps them all, as CRFsuite's example chunking.py does)
 # The peers are taken from PATH (crfsuite; crf_learn and crf_test; wapiti — the CRF toolkit, not Debian's web
 # scanner of the same name). This script never downloads or builds them, except that when crfsuite is missing and
 # PEERS_BUILD names CRFsuite's build script (it builds CRFsuite 0.12.2 from tarballs beside it), that script is run.
@@ -27,6 +29,7 @@ CRFSUITE_C2=${CRFSUITE_C2:-0.5}
 CRFPP_C=${CRFPP_C:-1}
 WAPITI_RHO1=${WAPITI_RHO1:-0}
 WAPITI_RHO2=${WAPITI_RHO2:-1}
+CRFSUITE_MIN_COUNT=${CRFSUITE_MIN_COUNT:-3}
 TRAIN=$DATA/conll2000/train.txt.gz
 TEST=$DATA/conll2000/test.txt.gz
 
@@ -67,6 +70,10 @@ row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RES"; }
 LOWER='gzip -dc "$1" | awk '"'"'{ if (NF) $1 = tolower($1); print }'"'"' >"$2"'
 lowercase() { bash -c "$LOWER" lowercase "$1" "$2"; }
 timed_lowercase() { timed "$1" bash -c "$LOWER" lowercase "$2" "$3"; }
+
+# cut MIN IN OUT: IN's attribute lines keeping only the attributes that occur at least MIN times in IN.
+CUT='awk -F"\t" -v m="$1" '"'"'NR == FNR { for (i = 2; i <= NF; i++) c[$i]++; next }
+  NF == 0 { print; next } { s = $1; for (i = 2; i <= NF; i++) if (c[$i] >= m) s = s "\t" $i; print s }'"'"' "$2" "$2" >"$3"'
 
 # The 19 templates of dualcrf's builtin "chunking" set, as CRF++ templates (column 0 the lower-cased word,
 # column 1 the POS tag) plus the label bigram; Wapiti reads the same file, its patterns being CRF++'s with
@@ -127,6 +134,10 @@ run_crfsuite() {
   "$CRFSUITE" learn -H 2>&1 | head -1 | sed 's/^/crfsuite: /' >>"$OUT/env.txt" || true
   timed_lowercase crfsuite.$r.lower "$TRAIN" "$w.train.lc.txt"
   timed crfsuite.$r.attrs "$OUT/bin/crfsuite-chunking" -o "$w.train.cs.txt" "$w.train.lc.txt"
+  if [ "$CRFSUITE_MIN_COUNT" -gt 1 ]; then
+    timed crfsuite.$r.cutoff bash -c "$CUT" cut "$CRFSUITE_MIN_COUNT" "$w.train.cs.txt" "$w.train.cut.txt"
+    mv "$w.train.cut.txt" "$w.train.cs.txt"
+  fi
   timed crfsuite.$r.learn "$CRFSUITE" learn -p c2="$CRFSUITE_C2" -m "$w.model" "$w.train.cs.txt" >"$w.learn.out"
   lowercase "$TEST" "$w.test.lc.txt"
   "$OUT/bin/crfsuite-chunking" -o "$w.test.cs.txt" "$w.test.lc.txt"
@@ -137,7 +148,7 @@ run_crfsuite() {
     "$(awk '/Total seconds required for training/ { print $NF }' "$w.learn.out")" \
     "$(rss_mib "$OUT"/crfsuite.$r.*.time)" "$(stat -c %s "$w.model")" \
     "$(awk '/^Number of features:/ { print $NF; exit }' "$w.learn.out")" "$(f1_of "$w.pred.txt")" \
-    "L-BFGS, $its iterations, c2=$CRFSUITE_C2"
+    "L-BFGS, $its iterations, c2=$CRFSUITE_C2, attribute min count $CRFSUITE_MIN_COUNT"
 }
 
 run_crfpp() {
