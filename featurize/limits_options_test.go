@@ -7,7 +7,7 @@ import (
 )
 
 // TestLineLimit: a line longer than the limit is an error naming the file
-// and line, in every format; a line at the limit is read (on main any line
+// and line, in every format; a line at the limit is read (formerly any line
 // was read whole, however long).
 func TestLineLimit(t *testing.T) {
 	// pad makes the line around a word 100 bytes long.

@@ -71,7 +71,7 @@ func gzipped(t testing.TB, data []byte) []byte {
 }
 
 // TestBombBounded: a gzip bomb (64 MiB of one line from 64 KiB) is refused
-// after the first MiB, allocating a few MiB (on main: the whole line, and
+// after the first MiB, allocating a few MiB (formerly: the whole line, and
 // more).
 func TestBombBounded(t *testing.T) {
 	dir := t.TempDir()
@@ -94,7 +94,7 @@ func TestBombBounded(t *testing.T) {
 const corpusText = "He PRP B-NP\nran VBD B-VP\n\nShe PRP B-NP\nsat VBD B-VP\n. . O\n\nIt PRP B-NP\n"
 
 // TestRunFIFO: a named FIFO is read once and spooled for the second pass
-// (on main the second pass opened the FIFO again and waited forever for a
+// (formerly the second pass opened the FIFO again and waited forever for a
 // writer; a process substitution read as "no sentences").
 func TestRunFIFO(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "in.fifo")
@@ -125,7 +125,7 @@ func TestRunFIFO(t *testing.T) {
 }
 
 // TestRunCancelBlocked: a featurize blocked on a FIFO ends when its context
-// does, whether the FIFO has no writer yet or an idle one (on main it
+// does, whether the FIFO has no writer yet or an idle one (formerly it
 // ignored SIGINT and SIGTERM).
 func TestRunCancelBlocked(t *testing.T) {
 	for _, writer := range []bool{false, true} {

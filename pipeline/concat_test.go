@@ -141,7 +141,7 @@ func rowsOf(first int) []string {
 
 // TestConcatenatedRefused: parts whose schemas differ, and bytes after the
 // end of a stream or of a file that start no further part, are errors
-// naming the part (on main: a's rows only, no error, or for files the last
+// naming the part (formerly: a's rows only, no error, or for files the last
 // footer read over the first file's bytes).
 func TestConcatenatedRefused(t *testing.T) {
 	mem := memory.DefaultAllocator

@@ -95,7 +95,7 @@ func TestOpenInput(t *testing.T) {
 }
 
 // TestOpenInputStdin: "" and "-" are standard input, named StdinName and
-// never closed by the reader's Close (on main, closing it closed standard
+// never closed by the reader's Close (formerly, closing it closed standard
 // input); redirected from a plain regular file it keeps ReadAt, and
 // compressed it is decompressed, as a named file is.
 func TestOpenInputStdin(t *testing.T) {
@@ -191,7 +191,7 @@ func TestOpenInputDamaged(t *testing.T) {
 
 // TestOpenInputArrow: an Arrow IPC stream or file compressed with gzip or
 // zstd reads as the plain one, from a named file and from standard input
-// (on main, OpenInput undid gzip only).
+// (formerly, OpenInput undid gzip only).
 func TestOpenInputArrow(t *testing.T) {
 	dir := t.TempDir()
 	read := func(path string) []string {

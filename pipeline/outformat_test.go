@@ -6,7 +6,7 @@ import (
 )
 
 // TestResolveOutput: the extension decides the kind when no flag does, and
-// a flag that contradicts the extension is refused (on main, -o x.parquet
+// a flag that contradicts the extension is refused (formerly, -o x.parquet
 // without --format parquet wrote an Arrow stream under a .parquet name).
 func TestResolveOutput(t *testing.T) {
 	decode := []Kind{KindArrow, KindCoNLL, KindParquet}

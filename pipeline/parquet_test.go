@@ -145,8 +145,8 @@ func FuzzOpenParquet(f *testing.F) {
 
 // TestConcatenatedParquetRefused: Parquet files concatenated on a pipe, or
 // in one file, are refused naming the input and where the last file
-// begins — the same file twice (on main: half the rows, read without a
-// word) and two different files (on main: page-header errors) — while
+// begins — the same file twice (formerly: half the rows, read without a
+// word) and two different files (formerly: page-header errors) — while
 // each file alone still reads.
 func TestConcatenatedParquetRefused(t *testing.T) {
 	mem := memory.DefaultAllocator

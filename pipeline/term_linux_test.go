@@ -9,7 +9,7 @@ import (
 )
 
 // TestBinaryToTerminal: binary output to a terminal is refused unless "-"
-// was given explicitly; text is not (on main 7.4 MB of Arrow went to the
+// was given explicitly; text is not (formerly 7.4 MB of Arrow went to the
 // terminal without a word).
 func TestBinaryToTerminal(t *testing.T) {
 	_, tty := ptytest.Open(t)

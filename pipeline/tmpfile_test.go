@@ -88,7 +88,7 @@ func sorted(names []string) []string {
 
 // TestKilledWriterLeavesNothing: a writer killed with SIGKILL in the middle
 // of its output leaves nothing behind once the same output is created again
-// (on main every kill left a ".NAME.tmp-*" file that nothing removed).
+// (formerly every kill left a ".NAME.tmp-*" file that nothing removed).
 // Where unnamed files exist, it leaves nothing even before that.
 func TestKilledWriterLeavesNothing(t *testing.T) {
 	for _, mode := range []string{"unnamed", "named", "window"} {

@@ -10,7 +10,7 @@ import (
 
 // TestReadTableConcatenated: a feature table read from concatenated
 // tables holds every sentence of each, in order, though each part numbers
-// its sentences from 0 (on main only the first part was read).
+// its sentences from 0 (formerly only the first part was read).
 func TestReadTableConcatenated(t *testing.T) {
 	stream, err := os.ReadFile(filepath.Join("testdata", "feature", "small.stream.arrow"))
 	if err != nil {

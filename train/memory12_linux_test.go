@@ -34,7 +34,7 @@ func rssFile(t *testing.T) int64 {
 
 // TestResumeLeavesSnapshotOnDisk: loading a snapshot (which verifies every
 // dual) and resuming from it must not leave the snapshot's duals file
-// resident beside the run's own duals — on main its mapped pages stayed,
+// resident beside the run's own duals — formerly its mapped pages stayed,
 // doubling a resumed run's memory. Saving must not map it either.
 func TestResumeLeavesSnapshotOnDisk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(88, 1))

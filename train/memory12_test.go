@@ -45,7 +45,7 @@ func TestLBFGSFreeMatchesDense(t *testing.T) {
 
 // TestLBFGSMaskedEpochAllocation: with a sparse Mask an L-BFGS iteration
 // allocates less than one dense weight vector — its vectors are the free
-// weights' and its gradient pass packs rows (on main a pass allocated the
+// weights' and its gradient pass packs rows (formerly a pass allocated the
 // dense gradient, the gold features and a dense buffer per worker).
 func TestLBFGSMaskedEpochAllocation(t *testing.T) {
 	p := maskedProblem(t, 86, 200, 20000, 0, true, true, true)

@@ -10,7 +10,7 @@ import (
 )
 
 // TestMemoryStoreOffHeap: a MemoryStore's duals are not on the Go heap, so
-// they do not double the garbage collector's target (on main they were).
+// they do not double the garbage collector's target (formerly they were).
 func TestMemoryStoreOffHeap(t *testing.T) {
 	const n = 4 << 20 // 32 MiB of duals in one block
 	d := &crf.Dataset{NumLabels: n, NumAttrs: 1, SentStart: []int{0, 1}, AttrStart: []int{0, 0}, Labels: []int32{0}}

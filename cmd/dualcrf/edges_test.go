@@ -76,7 +76,7 @@ var spacedRows = []tokenRow{
 
 // TestCoNLLRefusesWhitespaceWords: decode --format conll of a token table
 // whose words hold a space or a tab is refused, naming the sentence and
-// token, and writes nothing (on main it wrote "New York NNP B-NP B-NP",
+// token, and writes nothing (formerly it wrote "New York NNP B-NP B-NP",
 // which reads back with a column too many); Parquet keeps such words
 // through decode and featurize.
 func TestCoNLLRefusesWhitespaceWords(t *testing.T) {
@@ -120,7 +120,7 @@ func TestCoNLLRefusesWhitespaceWords(t *testing.T) {
 
 // TestTableRefusesTextFlags: the flags only a text corpus reads are
 // refused on a token table — a file, a directory, standard input —
-// naming the flag and the input kind (on main -f ocr, --keep-docstart and
+// naming the flag and the input kind (formerly -f ocr, --keep-docstart and
 // -f conllu were ignored and the run exited 0); -f conll and -f table,
 // which a table is read under, still work.
 func TestTableRefusesTextFlags(t *testing.T) {
@@ -149,7 +149,7 @@ func TestTableRefusesTextFlags(t *testing.T) {
 
 // TestPartitionSplittingSentences: a directory whose files hold pieces of
 // one sentence (a hive partition on a per-token column) is refused, naming
-// the key, both files and the row (on main each piece became a sentence:
+// the key, both files and the row (formerly each piece became a sentence:
 // 1000 sentences read as 21,417); files that each number their own
 // sentences from the same first position are read as before.
 func TestPartitionSplittingSentences(t *testing.T) {
@@ -179,7 +179,7 @@ func TestPartitionSplittingSentences(t *testing.T) {
 // orders tokens by row even when the table has a position column (on main:
 // no position column "none"); a partition key met twice in a file's
 // directories, or that is also a column of the table, is refused naming
-// the file (on main: "feature schema: text column … given twice").
+// the file (formerly: "feature schema: text column … given twice").
 func TestTableColumnEdges(t *testing.T) {
 	dir := t.TempDir()
 	rows := slices.Clone(spacedRows)

@@ -26,7 +26,7 @@ var flagRef = regexp.MustCompile(`(^|[^A-Za-z0-9_-])--([a-z][a-z0-9]*(?:-[a-z0-9
 
 // TestMessagesNameRealFlags: every --flag in a string of cmd/dualcrf,
 // stage, train, featurize, decode, pipeline and job (messages, usage, help)
-// is a flag of some dualcrf command (on main: --duals-blocks, which does
+// is a flag of some dualcrf command (formerly: --duals-blocks, which does
 // not exist, among others).
 func TestMessagesNameRealFlags(t *testing.T) {
 	flags := map[string]bool{"help": true, "version": true}

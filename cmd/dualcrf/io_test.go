@@ -77,7 +77,7 @@ func countRows(t *testing.T, data []byte) int {
 }
 
 // TestConcatenatedPipes: `cat a b | decode | eval` decodes and scores the
-// rows of both tables (on main: a's only, exit 0), and so does eval on
+// rows of both tables (formerly: a's only, exit 0), and so does eval on
 // concatenated prediction tables; a table followed by another kind of
 // table or by garbage is refused, naming the place.
 func TestConcatenatedPipes(t *testing.T) {
@@ -151,7 +151,7 @@ func digest(t *testing.T, path string) [32]byte {
 }
 
 // TestOutputIsInput: an output that is an input or another output is
-// refused before anything is written, whatever names it (on main each of
+// refused before anything is written, whatever names it (formerly each of
 // these destroyed a file).
 func TestOutputIsInput(t *testing.T) {
 	f := fixtures(t)
@@ -212,7 +212,7 @@ func TestOutputIsInput(t *testing.T) {
 }
 
 // TestOutputFormatByName: the extension of -o decides what is written when
-// no flag does, and contradictions are refused (on main -o x.parquet wrote
+// no flag does, and contradictions are refused (formerly -o x.parquet wrote
 // an Arrow stream). featurize, train and eval write Parquet too.
 func TestOutputFormatByName(t *testing.T) {
 	f := fixtures(t)
@@ -285,7 +285,7 @@ func waitForFDs(t *testing.T, pid int, dir string, n int) {
 
 // TestKillLeavesNothing: featurize killed with SIGKILL while writing its
 // output, or while spooling standard input, leaves nothing that a re-run of
-// the same command does not clean (on main: a .NAME.tmp-* file and a
+// the same command does not clean (formerly: a .NAME.tmp-* file and a
 // dualcrf-stdin-* spool that stayed for good).
 func TestKillLeavesNothing(t *testing.T) {
 	if _, err := os.Stat("/proc/self/fd"); err != nil {
@@ -352,8 +352,8 @@ func waitExit(t *testing.T, cmd *exec.Cmd, what string) error {
 }
 
 // TestFeaturizeStreams: featurize reads a process substitution and a named
-// FIFO whole (on main: "no sentences", and a hang), and a featurize
-// blocked on a FIFO or a pipe ends on SIGINT or SIGTERM (on main it hung).
+// FIFO whole (formerly: "no sentences", and a hang), and a featurize
+// blocked on a FIFO or a pipe ends on SIGINT or SIGTERM (formerly it hung).
 func TestFeaturizeStreams(t *testing.T) {
 	f := fixtures(t)
 	text, err := os.ReadFile(f.trainText)

@@ -58,7 +58,7 @@ func refusedIntact(t *testing.T, dir string, cases [][]string, wants []string) {
 // TestStreamDualsNotInput: train's streamed duals file (--duals
 // stream:PATH, or duals.stream in the checkpoint directory) is an output
 // like any other: naming an input, through any path, or another output is
-// refused before anything is written (on main the input was replaced by
+// refused before anything is written (formerly the input was replaced by
 // the duals file and train exited 0).
 func TestStreamDualsNotInput(t *testing.T) {
 	f := fixtures(t)

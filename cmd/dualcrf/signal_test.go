@@ -28,7 +28,7 @@ import (
 // on a pipe whose writer stays open and silent (`sleep 1000 | dualcrf eval
 // -`), and featurize on a directory holding a FIFO named x.parquet, then
 // sends one signal: each must exit 130 or 143 and leave its directory as
-// it was (on main all of them ignored the first signal).
+// it was (formerly all of them ignored the first signal).
 func TestBlockedStagesEndOnSignal(t *testing.T) {
 	f := fixtures(t)
 	for _, c := range []struct {
@@ -140,7 +140,7 @@ func (s *signalReader) Read(p []byte) (int, error) {
 
 // TestSignalMidRun: eval --scores and inspect signalled while they read a
 // table (a regular file, or standard input that keeps coming) exit 143
-// and write nothing (on main they finished and exited 0).
+// and write nothing (formerly they finished and exited 0).
 func TestSignalMidRun(t *testing.T) {
 	f := fixtures(t)
 	for _, c := range []struct {

@@ -10,7 +10,7 @@ import (
 )
 
 // TestBinaryToTerminal: a stage whose standard output is a terminal refuses
-// to write Arrow there unless told -o - (on main it wrote the bytes).
+// to write Arrow there unless told -o - (formerly it wrote the bytes).
 func TestBinaryToTerminal(t *testing.T) {
 	f := fixtures(t)
 	for _, c := range []struct {
