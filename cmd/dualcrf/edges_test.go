@@ -176,7 +176,7 @@ func TestPartitionSplittingSentences(t *testing.T) {
 }
 
 // TestTableColumnEdges: --position-column none, which the help offers,
-// orders tokens by row even when the table has a position column (on main:
+// orders tokens by row even when the table has a position column (formerly:
 // no position column "none"); a partition key met twice in a file's
 // directories, or that is also a column of the table, is refused naming
 // the file (formerly: "feature schema: text column … given twice").

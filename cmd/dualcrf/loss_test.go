@@ -90,7 +90,7 @@ func TestStreamDualsNotInput(t *testing.T) {
 }
 
 // TestFeaturizeIntoInputDirectory: featurize's output inside the
-// directory it reads is refused, whatever names the directory (on main
+// directory it reads is refused, whatever names the directory (formerly
 // the output was read back: 1000 sentences, then 2000).
 func TestFeaturizeIntoInputDirectory(t *testing.T) {
 	dir := t.TempDir()
@@ -144,7 +144,7 @@ func writeEmptyTokens(t *testing.T, path string) {
 }
 
 // TestJobNoRows: a job featurizing a lake without rows fails naming the
-// stage and "no sentences", and writes its failed manifest (on main
+// stage and "no sentences", and writes its failed manifest (formerly
 // featurize panicked: exit 2, no manifest).
 func TestJobNoRows(t *testing.T) {
 	dir := t.TempDir()
