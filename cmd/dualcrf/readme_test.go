@@ -352,3 +352,70 @@ func headingAnchor(h string) string {
 	}
 	return b.String()
 }
+
+// readmeGoImports are the imports the README's Go block may use.
+var readmeGoImports = []string{"bytes", "context", "fmt", "os",
+	"github.com/dualcrf/dualcrf/pipeline", "github.com/dualcrf/dualcrf/stage"}
+
+// TestREADMEGo builds the README's Go block as the body of a function
+// returning an error, and runs it on the embedded CoNLL-2000 slice (copied
+// as train.txt.gz and test.txt.gz, the names the block reads): the code a
+// reader copies compiles against today's API and does what it says.
+func TestREADMEGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program (-short)")
+	}
+	blocks, err := readmeBlocks(readmeText(t, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code string
+	for _, b := range blocks {
+		if b.info == "go" {
+			code = b.text
+		}
+	}
+	if code == "" {
+		t.Fatal("README.md has no go block")
+	}
+	root := abs(t, filepath.Join("..", ".."))
+	src, err := os.MkdirTemp(root, ".readme-go-") // inside the module, hidden from ./...
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(src) })
+	var prog strings.Builder
+	prog.WriteString("package main\n\nimport (\n")
+	for _, imp := range readmeGoImports {
+		fmt.Fprintf(&prog, "\t%q\n", imp)
+	}
+	prog.WriteString(")\n\nvar _ = bytes.MinRead\nvar _ = fmt.Sprint\n\n" +
+		"func main() {\n\tif err := run(); err != nil {\n\t\tfmt.Fprintln(os.Stderr, err)\n\t\tos.Exit(1)\n\t}\n}\n\n" +
+		"func run() error {\n" + code + "\treturn nil\n}\n")
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(prog.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	exe := filepath.Join(work, "readme-go")
+	build := exec.Command("go", "build", "-o", exe, "./"+filepath.Base(src))
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("the README's Go block does not build: %v\n%s\n%s", err, out, prog.String())
+	}
+	for _, name := range []string{"train.txt.gz", "test.txt.gz"} {
+		b, err := demoData.ReadFile("demodata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := exec.Command(exe)
+	run.Dir = work
+	out, err := run.CombinedOutput()
+	if err != nil || !regexp.MustCompile(`^gap \d\.\de-0[4-9] after \d+ epochs; accuracy 9\d\.\d\d%\n$`).Match(out) {
+		t.Fatalf("the README's Go block ran: %v\n%s", err, out)
+	}
+	t.Logf("the README's Go block printed: %s", out)
+}
