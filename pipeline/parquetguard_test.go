@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -187,4 +188,43 @@ func FuzzParquetFooter(f *testing.F) {
 			t.Fatalf("error %q does not name the input", err)
 		}
 	})
+}
+
+// TestParquetEmptyChunks: a row group of no rows — arrow-go writes its
+// chunks with a dictionary page and a data page offset of 0 — passes the
+// footer check and reads as no rows; such a chunk's size claim is still
+// held to the file.
+func TestParquetEmptyChunks(t *testing.T) {
+	s := testSchema()
+	var buf bytes.Buffer
+	w, err := NewRecordWriter(&buf, s, WriterOptions{Format: FormatParquet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, s)
+	rec := b.NewRecordBatch()
+	b.Release()
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	rr, err := OpenRecordReader(bytes.NewReader(data), "empty.parquet", ReaderOptions{})
+	if err != nil {
+		t.Fatalf("a zero-row file: %v", err)
+	}
+	n, err := drain(rr)
+	rr.Release()
+	if err != nil || n != 0 {
+		t.Fatalf("a zero-row file: %d rows, %v", n, err)
+	}
+	b2 := editFooter(t, data, func(md *metadata.FileMetaData) {
+		md.RowGroups[0].Columns[0].MetaData.TotalCompressedSize = 1 << 40
+	})
+	if _, err := OpenRecordReader(bytes.NewReader(b2), "empty.parquet", ReaderOptions{}); err == nil || !strings.Contains(err.Error(), "corrupt Parquet file") {
+		t.Fatalf("an empty chunk claiming 2^40 bytes: %v", err)
+	}
 }
