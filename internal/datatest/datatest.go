@@ -177,20 +177,24 @@ func Carried(t testing.TB, rel ...string) string {
 
 // Main runs the tests (call it from TestMain: os.Exit(datatest.Main(m)))
 // and returns their exit code. When tests were skipped for want of the
-// corpora it says so in one line on standard error, which `go test ./...`
-// shows only for failing packages, and on the terminal (/dev/tty) when
-// there is one and the run is not verbose, so that the line is seen.
+// corpora it says so in one line: on the terminal (/dev/tty) when the tests
+// passed, the run is not verbose and there is one — `go test ./...` hides
+// a passing package's output — else on standard error.
 func Main(m *testing.M) int {
 	code := m.Run()
 	if n := skipped.Load(); n > 0 {
 		line := SkipLine(filepath.Base(os.Args[0]), n)
-		fmt.Fprintln(os.Stderr, line)
-		if !testing.Verbose() {
+		// go test shows a package's output when it fails or runs -v, and
+		// hides it otherwise: then the terminal, when there is one, gets the
+		// line instead (once, not twice).
+		if code == 0 && !testing.Verbose() {
 			if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
 				fmt.Fprintln(tty, line)
 				tty.Close()
+				return code
 			}
 		}
+		fmt.Fprintln(os.Stderr, line)
 	}
 	return code
 }
