@@ -149,18 +149,7 @@ func makeMirror(t *testing.T, corrupt string, fromData bool) mirror {
 
 func readContent(t *testing.T, p string, raw bool) []byte {
 	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if raw {
-		return b
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("%s: %v", p, err)
-	}
-	c, err := io.ReadAll(zr)
+	c, err := contentOf(p, raw)
 	if err != nil {
 		t.Fatalf("%s: %v", p, err)
 	}
