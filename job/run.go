@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/internal/platform"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -420,13 +420,13 @@ func lockJob(f *File) (func(), error) {
 		return nil, err
 	}
 	path := f.lockPath()
-	lf, err := osfile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	lf, err := platform.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if err := osfile.TryLock(lf); err != nil {
+	if err := platform.TryLock(lf); err != nil {
 		lf.Close()
-		if osfile.IsLocked(err) {
+		if platform.IsLocked(err) {
 			b, _ := os.ReadFile(path)
 			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 			return nil, &LockedError{Job: f.Name, Lock: path, PID: pid}

@@ -18,7 +18,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // StdinName and StdoutName name the standard streams in messages.
@@ -143,7 +143,7 @@ func (o *Output) Commit() error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", o.name, err)
 	}
-	_ = osfile.SyncDir(filepath.Dir(o.path)) // a failure only weakens durability
+	_ = platform.SyncDir(filepath.Dir(o.path)) // a failure only weakens durability
 	return nil
 }
 

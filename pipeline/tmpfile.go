@@ -11,13 +11,13 @@ package pipeline
 // Elsewhere the temporary file has a name from the start.
 //
 // Every named temporary of output NAME is ".NAME.tmp-*" and is held under an
-// exclusive lock (osfile.TryLock: flock(2), or LockFileEx on Windows) by its
+// exclusive lock (platform.TryLock: flock(2), or LockFileEx on Windows) by its
 // writer for as long as the writer lives. Creating output NAME removes the
 // ".NAME.tmp-*" files that nobody holds: those whose writer died. A live
 // writer's file is never removed (its lock is held), and neither is any
 // other file. Spools (AnonymousFile) are unnamed, or unlinked the moment they
 // are created. On Windows, temporary files are opened shared for deletion
-// (osfile.CreateTemp), so that they can be renamed or unlinked while open.
+// (platform.CreateTemp), so that they can be renamed or unlinked while open.
 
 import (
 	"crypto/rand"
@@ -28,7 +28,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // tempPrefix is the name prefix of output base's temporary files.
@@ -45,11 +45,11 @@ func randomSuffix() string {
 // another open file holds it, and err is set when the file system cannot
 // lock at all.
 func lockFile(f *os.File) (ok bool, err error) {
-	err = osfile.TryLock(f)
+	err = platform.TryLock(f)
 	switch {
 	case err == nil:
 		return true, nil
-	case osfile.IsLocked(err):
+	case platform.IsLocked(err):
 		return false, nil
 	}
 	return false, err
@@ -96,7 +96,7 @@ func removeIfStale(path string) {
 // lock is abandoned for a new one.
 func createNamedTemp(dir, base string) (*os.File, error) {
 	for attempt := 0; ; attempt++ {
-		f, err := osfile.CreateTemp(dir, tempPrefix(base)+"*")
+		f, err := platform.CreateTemp(dir, tempPrefix(base)+"*")
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ func AnonymousFile(dir string) (*os.File, error) {
 	if !errors.Is(err, errNoUnnamed) {
 		return nil, fmt.Errorf("create a temporary file in %s: %w", dir, err)
 	}
-	f, err = osfile.CreateTemp(dir, "dualcrf-spool-*")
+	f, err = platform.CreateTemp(dir, "dualcrf-spool-*")
 	if err != nil {
 		return nil, err
 	}

@@ -5,12 +5,12 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // openToCheck opens path for reading to check its lock, shared for
 // deletion so that the file can be removed while open.
-func openToCheck(path string) (*os.File, error) { return osfile.OpenFile(path, os.O_RDONLY, 0) }
+func openToCheck(path string) (*os.File, error) { return platform.OpenFile(path, os.O_RDONLY, 0) }
 
 // freeSpace returns the bytes the caller may still write to the volume
 // holding dir (GetDiskFreeSpaceEx).

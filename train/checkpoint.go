@@ -46,7 +46,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // ErrNoCheckpoint is returned by LoadCheckpoint when DIR holds no usable
@@ -321,14 +321,14 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 	if err := writeSynced(filepath.Join(tmp, "state.json"), js); err != nil {
 		return "", err
 	}
-	if err := osfile.SyncDir(tmp); err != nil {
+	if err := platform.SyncDir(tmp); err != nil {
 		return "", err
 	}
 	final := filepath.Join(dir, name)
 	if err := renameReplacing(tmp, final); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	if err := osfile.SyncDir(dir); err != nil {
+	if err := platform.SyncDir(dir); err != nil {
 		return "", err
 	}
 	if err := writeSyncedRename(filepath.Join(dir, "CURRENT"), []byte(name+"\n")); err != nil {
@@ -732,7 +732,7 @@ func writeSyncedRename(path string, b []byte) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	return osfile.SyncDir(filepath.Dir(path))
+	return platform.SyncDir(filepath.Dir(path))
 }
 
 // ErrCheckpointExists refuses to start a run afresh in a checkpoint

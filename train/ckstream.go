@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // sweepDrop is how many bytes of a mapped duals file a sweep reads between
@@ -34,7 +34,7 @@ func writeDualsFile(path string, d *crf.Dataset, src DualStore) (crc uint32, err
 		return 0, fmt.Errorf("write duals file %s: %d blocks for %d sentences", path, src.Len(), d.Len())
 	}
 	h := headerFor(d, off)
-	f, err := osfile.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	f, err := platform.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return 0, fmt.Errorf("create duals file: %w", err)
 	}

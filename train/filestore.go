@@ -38,7 +38,7 @@ import (
 	"unsafe"
 
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 const (
@@ -113,7 +113,7 @@ func CreateFileStore(path string, d *crf.Dataset) (*FileStore, error) {
 	if h.size > math.MaxInt {
 		return nil, &DualsFileError{Path: path, Msg: fmt.Sprintf("%d bytes cannot be mapped on this host", h.size), Err: ErrDualsFormat}
 	}
-	f, err := osfile.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	f, err := platform.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("create duals file: %w (reuse it with OpenFileStore, or remove it)", err)
@@ -148,7 +148,7 @@ func initFile(f *os.File, path string, h fileHeader, off []int64) (*FileStore, e
 	if err := f.Sync(); err != nil {
 		return nil, fmt.Errorf("sync duals file %s: %w", path, err)
 	}
-	if err := osfile.SyncDir(filepath.Dir(path)); err != nil {
+	if err := platform.SyncDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	return mapFile(f, path, h, off)
@@ -160,7 +160,7 @@ func OpenFileStore(path string, d *crf.Dataset) (*FileStore, error) {
 	if err := checkHost(path); err != nil {
 		return nil, err
 	}
-	f, err := osfile.OpenFile(path, os.O_RDWR, 0)
+	f, err := platform.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open duals file: %w", err)
 	}
@@ -306,8 +306,8 @@ func float64View(b []byte) []float64 {
 // lock takes an exclusive advisory lock, so that two processes (or two
 // stores) never write the same duals.
 func lock(f *os.File, path string) error {
-	if err := osfile.TryLock(f); err != nil {
-		if osfile.IsLocked(err) {
+	if err := platform.TryLock(f); err != nil {
+		if platform.IsLocked(err) {
 			return &DualsFileError{Path: path, Msg: "in use by another duals store (locked)", Err: err}
 		}
 		return fmt.Errorf("lock duals file %s: %w", path, err)

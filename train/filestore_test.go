@@ -16,7 +16,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
-	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 func testDataset(seed uint64, K int) *crf.Dataset {
@@ -288,7 +288,7 @@ func TestFileStoreLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenFileStore(path, d); !osfile.IsLocked(err) || !strings.Contains(err.Error(), path) {
+	if _, err := OpenFileStore(path, d); !platform.IsLocked(err) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("second open of a store in use: %v", err)
 	}
 	if err := s.Close(); err != nil {

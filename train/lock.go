@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // DirLock is the exclusive lock of a checkpoint directory, held by the one
@@ -36,13 +36,13 @@ func LockDir(dir string) (*DirLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint directory %s is not writable: %w", dir, err)
 	}
-	if err := osfile.TryLock(f); err != nil {
+	if err := platform.TryLock(f); err != nil {
 		holder := ""
 		if b, rerr := os.ReadFile(path); rerr == nil && len(b) > 0 {
 			holder = " (process " + strings.TrimSpace(string(b)) + ")"
 		}
 		f.Close()
-		if osfile.IsLocked(err) {
+		if platform.IsLocked(err) {
 			return nil, fmt.Errorf("%w: %s is locked by another training run%s; wait for it to end, or use another --checkpoint directory",
 				ErrLocked, dir, holder)
 		}

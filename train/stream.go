@@ -48,7 +48,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 const (
@@ -232,8 +232,8 @@ func OpenStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamStore
 // lockStream takes the streamed duals file's exclusive lock, so that two
 // runs never write (or truncate) the same duals.
 func lockStream(f *os.File, path string) error {
-	if err := osfile.TryLock(f); err != nil {
-		if osfile.IsLocked(err) {
+	if err := platform.TryLock(f); err != nil {
+		if platform.IsLocked(err) {
 			return &DualsFileError{Path: path, Err: err,
 				Msg: "streamed duals in use by another training run (locked); wait for it to end, or give this run another --duals stream:PATH"}
 		}

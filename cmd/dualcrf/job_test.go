@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dualcrf/dualcrf/internal/osfile"
+	"github.com/dualcrf/dualcrf/internal/platform"
 	"github.com/dualcrf/dualcrf/job"
 	"github.com/dualcrf/dualcrf/progress"
 )
@@ -127,12 +127,12 @@ func TestJobRun(t *testing.T) {
 		t.Error("the resumed training made other model bytes")
 	}
 
-	lock, err := osfile.OpenFile(filepath.Join(dir, ".dualcrf-job/small/lock"), os.O_RDWR, 0)
+	lock, err := platform.OpenFile(filepath.Join(dir, ".dualcrf-job/small/lock"), os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lock.Close()
-	if err := osfile.TryLock(lock); err != nil {
+	if err := platform.TryLock(lock); err != nil {
 		t.Fatal(err)
 	}
 	lock.WriteAt([]byte(fmt.Sprintf("%d\n", os.Getpid())), 0)

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !windows
 
-package osfile
+package platform
 
 import (
 	"errors"

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package osfile
+package platform
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package osfile
+package platform
 
 import (
 	"os"

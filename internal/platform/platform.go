@@ -1,4 +1,4 @@
-// Package osfile holds the file operations whose system calls differ from
+// Package platform holds the operations whose system calls differ from
 // one operating system to another, so that the stages build and behave alike
 // on Linux, macOS and Windows:
 //
@@ -17,7 +17,7 @@
 // On Linux and macOS these are exactly os.OpenFile, os.CreateTemp and
 // flock(2). Elsewhere (neither Linux, macOS nor Windows) files have no locks
 // here: TryLock fails with an error that wraps errors.ErrUnsupported.
-package osfile
+package platform
 
 import (
 	"fmt"
