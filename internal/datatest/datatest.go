@@ -2,9 +2,10 @@
 // the small slices of them that the repository carries.
 //
 // The data directory is $DUALCRF_DATA when set; else data/ under the
-// repository's root (the directory holding its go.mod, not a nested module's) when it holds a corpus,
-// which is where `go run ./scripts/getdata -o data` puts them; else
-// ../shared/data beside the root when it exists.
+// repository's root (the directory holding its go.mod, not a nested
+// module's) when it holds a corpus, which is where
+// `go run ./scripts/getdata -o data` puts them; else ../shared/data beside
+// the root when it exists.
 //
 // When none is found, a test that needs the full corpora is skipped, with a
 // message saying how to get them, and Main prints how many were skipped.
