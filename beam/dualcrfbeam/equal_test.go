@@ -341,12 +341,12 @@ func TestSliceEqualsCLI(t *testing.T) {
 }
 
 // TestScaleEqualsCLI is TestSliceEqualsCLI on a large corpus, run by
-// scripts/beam-scale.sh: the corpus -beam.scale, cut into -beam.shards
+// experiments/beam-scale.sh: the corpus -beam.scale, cut into -beam.shards
 // shards, featurized by both; then decoded as raw text with a model
 // trained on the CI slice, and scored, by both.
 func TestScaleEqualsCLI(t *testing.T) {
 	if *scale == "" {
-		t.Skip("a scale run: give -beam.scale CORPUS (scripts/beam-scale.sh)")
+		t.Skip("a scale run: give -beam.scale CORPUS (experiments/beam-scale.sh)")
 	}
 	dir := *scaleDir
 	if dir == "" {
@@ -367,7 +367,7 @@ func TestScaleEqualsCLI(t *testing.T) {
 
 var scaleDir = flag.String("beam.dir", "", "working directory of TestScaleEqualsCLI (default: a temporary one)")
 var scaleMinCount = flag.Int("beam.mincount", 2, "min-count of TestScaleEqualsCLI's featurize")
-var scale = flag.String("beam.scale", "", "run TestScaleEqualsCLI on this CoNLL corpus (scripts/beam-scale.sh)")
+var scale = flag.String("beam.scale", "", "run TestScaleEqualsCLI on this CoNLL corpus (experiments/beam-scale.sh)")
 var scaleShards = flag.Int("beam.shards", 8, "shards of the -beam.scale corpus")
 
 // TestParquetShardsEqualCLI: Parquet token shards — here the prediction

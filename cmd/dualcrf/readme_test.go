@@ -102,11 +102,11 @@ func readmeText(t *testing.T, page string) string {
 }
 
 // repoPages lists the Markdown pages of the repository: README.md and every
-// .md file under docs/ and data/.
+// .md file under docs/, data/ and experiments/.
 func repoPages(t *testing.T) []string {
 	t.Helper()
 	pages := []string{"README.md"}
-	for _, dir := range []string{"docs", "data"} {
+	for _, dir := range []string{"docs", "data", "experiments"} {
 		err := filepath.WalkDir(filepath.Join("..", "..", dir), func(path string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".md") {
 				return err

@@ -2,9 +2,10 @@
 // the small slices of them that the repository carries.
 //
 // The data directory is $DUALCRF_DATA when set; else data/ under the
-// repository's root (the directory holding go.mod) when it holds a corpus,
-// which is where `go run ./scripts/getdata -o data` puts them; else
-// ../shared/data beside the root when it exists.
+// repository's root (the directory holding its go.mod, not a nested
+// module's) when it holds a corpus, which is where
+// `go run ./scripts/getdata -o data` puts them; else ../shared/data beside
+// the root when it exists.
 //
 // When none is found, a test that needs the full corpora is skipped, with a
 // message saying how to get them, and Main prints how many were skipped.
@@ -95,15 +96,21 @@ func holdsCorpus(dir string) bool {
 	return false
 }
 
+// nestedPrefix begins the module path of each module nested in the
+// repository (beam/, interop/, experiments/): their go.mod is not the root.
+const nestedPrefix = "github.com/dualcrf/dualcrf/"
+
 // RepoRoot returns the nearest directory holding go.mod, from the working
-// directory up.
+// directory up, passing over the repository's nested modules (a go.mod
+// whose module path begins with github.com/dualcrf/dualcrf/), so that a
+// test of experiments/ finds the corpora where the core's tests do.
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && !nested(mod) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
@@ -112,6 +119,17 @@ func RepoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// nested reports whether the go.mod text mod declares one of the
+// repository's nested modules.
+func nested(mod []byte) bool {
+	for _, line := range strings.Split(string(mod), "\n") {
+		if path, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.HasPrefix(strings.Trim(strings.TrimSpace(path), `"`), nestedPrefix)
+		}
+	}
+	return false
 }
 
 // Required reports whether missing data must fail the tests: CI or

@@ -114,6 +114,28 @@ func TestFindDefault(t *testing.T) {
 	}
 }
 
+// TestRepoRootPassesNestedModules: from inside one of the repository's
+// nested modules (experiments/, beam/, interop/), the root is the
+// repository's, where data/ is; another module's go.mod is a root.
+func TestRepoRootPassesNestedModules(t *testing.T) {
+	root := fakeRepo(t)
+	exp := filepath.Join(root, "experiments", "paper")
+	mkdir(t, exp)
+	if err := os.WriteFile(filepath.Join(root, "experiments", "go.mod"), []byte("module github.com/dualcrf/dualcrf/experiments\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(exp)
+	if got, err := RepoRoot(); err != nil || got != root {
+		t.Fatalf("RepoRoot() = %q, %v; want %q", got, err, root)
+	}
+	if err := os.WriteFile(filepath.Join(root, "experiments", "go.mod"), []byte("module example.com/other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := RepoRoot(); err != nil || got != filepath.Join(root, "experiments") {
+		t.Fatalf("RepoRoot() = %q, %v; want the other module's directory", got, err)
+	}
+}
+
 // TestDirSkipsOrFails: without data Dir skips, naming the variable and
 // the fetch command, and counts the skip; with CI=true or
 // DUALCRF_REQUIRE_DATA=1 it fails instead; a $DUALCRF_DATA that names

@@ -3,9 +3,11 @@
 # same L2 regularisation, and measures what docs/compare.md reports: wall time of everything a user waits for
 # to get a model (reading, feature extraction, training, writing the model), the training time the tool itself
 # reports, peak RSS and CPU time (/usr/bin/time -v), model size on disk, and chunk F1 on the test set, every
-# tool's predictions scored by the same evaluator (dualcrf eval's, through scripts/conllscore).
+# tool's predictions scored by the same evaluator (dualcrf eval's, through experiments/conllscore).
 #
-# Usage, from a clone root: scripts/compare.sh [OUTDIR]      (default OUTDIR: compare-out)
+# Usage, from a clone root: experiments/compare.sh [OUTDIR]      (default OUTDIR: compare-out)
+# (it builds its tools from the checkout it sits in, so it runs from any directory; OUTDIR and DATA are
+# relative to the working directory)
 # Environment:
 #   DATA      corpora directory holding conll2000/{train,test}.txt.gz (default: $DUALCRF_DATA, else data)
 #   ROUNDS    runs of each tool (default 2; the report takes the minimum wall time)
@@ -20,6 +22,8 @@
 # PEERS_BUILD names CRFsuite's build script (it builds CRFsuite 0.12.2 from tarballs beside it), that script is run.
 # A missing tool is skipped with a message saying so.
 set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd) # experiments/, the module of conllscore and crfsuite-chunking
+ROOT=$(dirname "$HERE")             # the repository's root, for ./cmd/dualcrf
 
 OUT=${1:-compare-out}
 DATA=${DATA:-${DUALCRF_DATA:-data}}
@@ -42,10 +46,10 @@ OUT=$(cd "$OUT" && pwd)
 RES=$OUT/results.tsv
 printf 'tool\tround\twall_s\tcpu_s\ttrain_s\tpeak_rss_mib\tmodel_bytes\tweights\tf1\tnote\n' >"$RES"
 
-go build -o "$OUT/bin/conllscore" ./scripts/conllscore
+go -C "$HERE" build -o "$OUT/bin/conllscore" ./conllscore
 if [ -z "${DUALCRF:-}" ]; then
   if command -v dualcrf >/dev/null; then DUALCRF=$(command -v dualcrf); else
-    go build -o "$OUT/bin/dualcrf" ./cmd/dualcrf && DUALCRF=$OUT/bin/dualcrf
+    go -C "$ROOT" build -o "$OUT/bin/dualcrf" ./cmd/dualcrf && DUALCRF=$OUT/bin/dualcrf
   fi
 fi
 
@@ -194,7 +198,7 @@ have() {
         export LD_LIBRARY_PATH=$OUT/crfsuite-build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
       fi
       [ -n "$CRFSUITE" ] || { echo "compare.sh: skipping CRFsuite: no crfsuite on PATH (and PEERS_BUILD not set)" >&2; return 1; }
-      go build -o "$OUT/bin/crfsuite-chunking" ./scripts/crfsuite-chunking ;;
+      go -C "$HERE" build -o "$OUT/bin/crfsuite-chunking" ./crfsuite-chunking ;;
     crfpp)
       command -v crf_learn >/dev/null && command -v crf_test >/dev/null ||
         { echo "compare.sh: skipping CRF++: crf_learn and crf_test are not both on PATH" >&2; return 1; } ;;

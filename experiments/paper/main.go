@@ -15,7 +15,9 @@
 // `dualcrf plot` and `dualcrf inspect`) and results.md into -out. Every
 // point plotted is certified: each epoch runs a certificate pass.
 //
-//	nice go run ./scripts/paper -out docs/paper
+// Run it from experiments/, the module's root:
+//
+//	nice go run ./paper -out paper
 package main
 
 import (
@@ -35,6 +37,7 @@ import (
 	"time"
 
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/plots"
 	"github.com/dualcrf/dualcrf/stage"
@@ -119,8 +122,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	var cfg config
 	var figs, sets, solv string
-	fs.StringVar(&cfg.Data, "data", "", "data directory (default $DUALCRF_DATA, else data/ when it holds the corpora, else ../shared/data)")
-	fs.StringVar(&cfg.Out, "out", "docs/paper", "output directory: figures, logs/, results.md")
+	fs.StringVar(&cfg.Data, "data", "", "data directory (default $DUALCRF_DATA, else data/ under the repository's root when it holds the corpora, else ../shared/data beside the root)")
+	fs.StringVar(&cfg.Out, "out", "paper", "output directory: figures, logs/, results.md (the default is this harness's directory, run from experiments/)")
 	fs.StringVar(&figs, "figures", "2,3,4", "figures to draw: 2, 3, 4 (4 also draws 7 and 9)")
 	fs.StringVar(&sets, "sets", defaultSets, "Figure 4's data sets (a subset names the outputs after them: fig4-solvers-ocr-ner.svg, …)")
 	fs.StringVar(&solv, "solvers", "sdca,sdca-gap,lbfgs", "Figure 4's solvers: sdca, sdca-gap, lbfgs (and oeg, sag, sag-star with the peers' solvers)")
@@ -156,13 +159,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		}
 	}
 	if cfg.Data == "" {
-		cfg.Data = os.Getenv("DUALCRF_DATA")
-	}
-	if cfg.Data == "" {
-		cfg.Data = "../shared/data"
-		if st, err := os.Stat(filepath.Join("data", "ocr")); err == nil && st.IsDir() { // go run ./scripts/getdata -o data
-			cfg.Data = "data"
+		dir, err := datatest.Find()
+		if err != nil {
+			return cfg, fmt.Errorf("no -data: %w", err)
 		}
+		cfg.Data = dir
 	}
 	return cfg, nil
 }

@@ -3,9 +3,10 @@
 // the streamed store's visiting order (each block of consecutive sentences in
 // turn, uniform draws within it, blocks in a random order per epoch): the
 // experiment that shows the streamed store's slower convergence comes from
-// the order of the steps, not from the store (docs/bench-stream.md).
+// the order of the steps, not from the store (docs/bench-stream.md in the
+// repository). From experiments/:
 //
-//	go run ./scripts/streamconv -blocks 9 -epochs 30 train.arrow
+//	go run ./streamconv -blocks 9 -epochs 30 train.arrow
 //
 // It prints one line per certified epoch: mode, epoch, gap.
 package main

@@ -4,10 +4,11 @@
 // a blank line between sentences, and takes the gold label from the
 // second-to-last column and the prediction from the last — the layout of
 // conlleval's input, of CRF++'s crf_test and of Wapiti's label --check output.
-// It lets other CRF tools' outputs be scored exactly as dualcrf's are:
+// It lets other CRF tools' outputs be scored exactly as dualcrf's are (from
+// experiments/, or build it once: go build -o conllscore ./conllscore):
 //
-//	crf_test -m model test.txt | go run ./scripts/conllscore
-//	go run ./scripts/conllscore -json predictions.txt
+//	crf_test -m model test.txt | go run ./conllscore
+//	go run ./conllscore -json predictions.txt
 //
 // With no argument or "-" it reads standard input; gzip or zstd is read
 // transparently.

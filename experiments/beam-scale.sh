@@ -4,18 +4,18 @@
 # module's TestScaleEqualsCLI, then wall times of the CLI and of Beam on Prism with 1 and 2 workers, and Beam's
 # fixed cost per job (a one-sentence job).
 #
-#   scripts/beam-scale.sh [REPEAT [SHARDS]]   REPEAT copies of CoNLL-2000's training file (default 20; 1: the
+#   experiments/beam-scale.sh [REPEAT [SHARDS]]   REPEAT copies of CoNLL-2000's training file (default 20; 1: the
 #                                             file itself), copies after the first with perturbed words; SHARDS
 #                                             shards (default 8)
 #
 # Needs DUALCRF_DATA (default ../shared/data). Work files go to a temporary directory, removed at the end
 # (REPEAT 20: about 1.5 GB at the peak).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." # the repository's root: the command and beam/ are built from it
 data="${DUALCRF_DATA:-../shared/data}"
 rep="${1:-20}"
 shards="${2:-8}"
-[[ "$rep" =~ ^[1-9][0-9]*$ && "$shards" =~ ^[1-9][0-9]*$ ]] || { echo "usage: scripts/beam-scale.sh [REPEAT [SHARDS]]" >&2; exit 2; }
+[[ "$rep" =~ ^[1-9][0-9]*$ && "$shards" =~ ^[1-9][0-9]*$ ]] || { echo "usage: experiments/beam-scale.sh [REPEAT [SHARDS]]" >&2; exit 2; }
 work="$(mktemp -d /tmp/beam-scale.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 

@@ -2,7 +2,7 @@
 # The 110,000-sentence streamed run of docs/bench-stream.md (duals 39.85 GiB: needs ~41 GB free in BIGDIR):
 # dd's direct-I/O bandwidth, then one epoch and two certificates with /proc/PID/io and VmHWM sampled every 5 s.
 #
-#   DUALCRF=./dualcrf BIGDIR=/tmp/bigstream scripts/bigstream.sh
+#   DUALCRF=./dualcrf BIGDIR=$HOME/bigstream experiments/bigstream.sh   (BIGDIR defaults to a directory under /tmp)
 set -euo pipefail
 dir=${BIGDIR:-/tmp/bigstream}
 bin=$(command -v "${DUALCRF:-dualcrf}")

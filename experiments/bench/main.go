@@ -18,8 +18,11 @@
 // --valid), so the wall time is what a user waits; -workers 1,2 runs each
 // SDCA solver with each worker count.
 //
-//	go run ./scripts/bench -sets conll2000 -solvers gap,lbfgs -max-epochs 3
-//	go run ./scripts/bench -sets conll2000 -solvers gap,uniform -workers 1,2 -certify default -gap-tol 1e-3
+// Run it from experiments/ (or through experiments/bench.sh); it builds the
+// repository's ./cmd/dualcrf unless -bin names a binary:
+//
+//	go run ./bench -sets conll2000 -solvers gap,lbfgs -max-epochs 3
+//	go run ./bench -sets conll2000 -solvers gap,uniform -workers 1,2 -certify default -gap-tol 1e-3
 package main
 
 import (
@@ -46,6 +49,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/plots"
 	"github.com/dualcrf/dualcrf/tables"
@@ -319,22 +323,15 @@ func selectSets(names []string) ([]dataset, error) {
 	return out, nil
 }
 
-// repoRoot walks up from the working directory to the directory holding go.mod.
+// repoRoot is the repository's root, where ./cmd/dualcrf and data/ are:
+// the nearest go.mod from the working directory up that is not one of the
+// repository's nested modules (this one, experiments/, is passed over).
 func repoRoot() (string, error) {
-	dir, err := os.Getwd()
+	root, err := datatest.RepoRoot()
 	if err != nil {
-		return "", fmt.Errorf("working directory: %w", err)
+		return "", fmt.Errorf("%w: run from the repository or pass -bin and -data", err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory: run from the repository or pass -bin and -data")
-		}
-		dir = parent
-	}
+	return root, nil
 }
 
 // defaultDataDir is $DUALCRF_DATA, else data/ under the repository root

@@ -2,9 +2,9 @@
 // CRFsuite's example/chunking.py makes from a CoNLL-2000 corpus (word,
 // part-of-speech tag and chunk label per line; gzip or zstd is read
 // transparently), so that dualcrf and crfsuite can be run on the very same
-// attributes:
+// attributes (from experiments/):
 //
-//	go run ./scripts/crfsuite-chunking ../shared/data/conll2000/train.txt.gz > train.crfsuite.txt
+//	go run ./crfsuite-chunking $DUALCRF_DATA/conll2000/train.txt.gz > train.crfsuite.txt
 //	dualcrf featurize --input-format crfsuite -o cs.arrow train.crfsuite.txt
 //	crfsuite learn -m cs.model train.crfsuite.txt
 //

@@ -1,9 +1,10 @@
 // Command memprofile trains like `dualcrf train` (SDCA or L-BFGS) and writes
 // a heap profile taken when the Go heap in use was largest, with the peak
-// figures of runtime.MemStats: what holds a training run's memory.
+// figures of runtime.MemStats: what holds a training run's memory. From
+// experiments/:
 //
-//	go run ./scripts/memprofile -o heap.pprof [-lbfgs -observed] [-max-epochs N] FEATURES
-//	go run ./scripts/memprofile -estimate [-lbfgs -observed] FEATURES
+//	go run ./memprofile -o heap.pprof [-lbfgs -observed] [-max-epochs N] FEATURES
+//	go run ./memprofile -estimate [-lbfgs -observed] FEATURES
 //	go tool pprof -top -sample_index=inuse_space heap.pprof
 package main
 
