@@ -18,6 +18,7 @@ import (
 	"runtime"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // Store holds the dual variables μ_i: for each sentence its clique
@@ -65,7 +66,7 @@ func NewMemory(d *crf.Dataset) *Memory {
 	off := BlockOffsets(d)
 	n := off[len(off)-1]
 	m := &Memory{off: off}
-	m.data, m.free = allocFloats(int(n))
+	m.data, m.free = platform.AllocFloats(int(n))
 	if m.free != nil {
 		m.cleanup = runtime.AddCleanup(m, func(free func()) { free() }, m.free)
 	}
@@ -88,5 +89,9 @@ func (m *Memory) Close() error {
 	m.data = nil
 	return nil
 }
+
+// OffHeap reports whether Memory keeps the duals outside the Go heap on
+// this system.
+const OffHeap = platform.AllocOffHeap
 
 var _ Store = (*Memory)(nil)

@@ -22,7 +22,7 @@ package duals
 // so a crash during creation leaves a file without the magic, which
 // OpenFile refuses. The whole file is mapped shared (MAP_SHARED; a
 // read-write file mapping on Windows): the kernel pages it, and writes
-// through Block reach the file. The system calls are in file_GOOS.go.
+// through Block reach the file (platform.MapShared).
 
 import (
 	"bufio"
@@ -80,8 +80,8 @@ func (e *FileError) Unwrap() error { return e.Err }
 type File struct {
 	path string
 	f    *os.File
-	mem  []byte  // the whole file
-	view mapView // what the system needs to unmap mem, besides mem
+	m    *platform.Mapping // the whole file
+	mem  []byte            // m's bytes
 	off  []int64
 	mu   []float64
 }
@@ -128,7 +128,7 @@ func initFile(f *os.File, path string, h fileHeader, off []int64) (*File, error)
 	if err := lock(f, path); err != nil {
 		return nil, err
 	}
-	if err := allocate(f, int64(h.size)); err != nil {
+	if err := platform.Allocate(f, int64(h.size)); err != nil {
 		return nil, fmt.Errorf("size duals file %s to %d bytes: %w", path, h.size, err)
 	}
 	// Size first, header second: the header must never describe space the
@@ -275,18 +275,31 @@ func (h fileHeader) matches(path string, want fileHeader) error {
 
 // mapFile maps the whole file read-write, shared, and views its arrays.
 func mapFile(f *os.File, path string, h fileHeader, off []int64) (*File, error) {
-	mem, view, err := mapShared(f, int(h.size))
+	m, err := platform.MapShared(f, int(h.size))
 	if err != nil {
 		return nil, fmt.Errorf("map duals file %s (%d bytes): %w", path, h.size, err)
 	}
-	s := &File{path: path, f: f, mem: mem, view: view, off: off}
+	mem := m.Bytes()
+	s := &File{path: path, f: f, m: m, mem: mem, off: off}
 	if err := s.advise(defaultAdvice); err != nil {
-		s.unmap()
+		m.Unmap()
 		return nil, err
 	}
 	n := int(h.entries)
 	s.mu = float64View(mem[h.muAt : h.muAt+8*h.entries])[:n:n]
 	return s, nil
+}
+
+// defaultAdvice is the access pattern the mapping is declared with (see
+// BenchmarkStoreSweep).
+const defaultAdvice = platform.AccessNormal
+
+// advise tells the kernel how the mapping will be accessed.
+func (s *File) advise(a platform.Advice) error {
+	if err := s.m.Advise(a); err != nil {
+		return fmt.Errorf("duals file %s: %w", s.path, err)
+	}
+	return nil
 }
 
 // float64View views b, 8-byte aligned, as float64s.
@@ -336,7 +349,7 @@ func (s *File) Sync() error {
 	if s.mem == nil {
 		return fmt.Errorf("sync duals file %s: store is closed", s.path)
 	}
-	if err := s.flush(); err != nil {
+	if err := s.m.Flush(); err != nil {
 		return fmt.Errorf("sync duals file %s: %w", s.path, err)
 	}
 	return nil
@@ -351,14 +364,14 @@ func (s *File) Close() error {
 	var errs []error
 	if s.mem != nil {
 		errs = append(errs, s.Sync())
-		if err := s.unmap(); err != nil {
+		if err := s.m.Unmap(); err != nil {
 			errs = append(errs, fmt.Errorf("unmap duals file %s: %w", s.path, err))
 		}
 	}
 	if err := s.f.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close duals file: %w", err))
 	}
-	s.f, s.mem, s.mu = nil, nil, nil
+	s.f, s.m, s.mem, s.mu = nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 

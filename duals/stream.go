@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -164,7 +165,7 @@ func CreateStream(path string, d *crf.Dataset, o StreamOptions) (*Stream, error)
 	}
 	s := newStreamStore(path, d, o)
 	size := streamAlign + int64(s.nslots)*s.slotBytes
-	if avail, err := freeBytes(dirOf(path)); err == nil {
+	if avail, err := platform.FreeBytes(filepath.Dir(path)); err == nil {
 		have := int64(0)
 		if st, err := os.Stat(path); err == nil {
 			have = st.Size()
@@ -177,7 +178,7 @@ func CreateStream(path string, d *crf.Dataset, o StreamOptions) (*Stream, error)
 	}
 	// Opened without O_TRUNC: the file is emptied only once its lock is
 	// held, so a file in use by another run is refused intact.
-	f, direct, err := openStreamFile(path, os.O_RDWR|os.O_CREATE)
+	f, direct, err := platform.OpenDirect(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, fmt.Errorf("streamed duals: %w", err)
 	}
@@ -190,7 +191,7 @@ func CreateStream(path string, d *crf.Dataset, o StreamOptions) (*Stream, error)
 		return nil, fmt.Errorf("streamed duals: %w", err)
 	}
 	s.f, s.direct = f, direct
-	if err := allocate(f, size); err != nil {
+	if err := platform.Allocate(f, size); err != nil {
 		f.Close()
 		os.Remove(path)
 		return nil, &FileError{Path: path, Msg: "cannot reserve " + fmt.Sprint(size) + " bytes: " + err.Error(), Err: err}
@@ -209,7 +210,7 @@ func CreateStream(path string, d *crf.Dataset, o StreamOptions) (*Stream, error)
 // map of a committed state.
 func OpenStream(path string, d *crf.Dataset, o StreamOptions) (*Stream, error) {
 	s := newStreamStore(path, d, o)
-	f, direct, err := openStreamFile(path, os.O_RDWR)
+	f, direct, err := platform.OpenDirect(path, os.O_RDWR)
 	if err != nil {
 		return nil, fmt.Errorf("streamed duals: %w", err)
 	}
@@ -260,7 +261,7 @@ func newStreamStore(path string, d *crf.Dataset, o StreamOptions) *Stream {
 func (s *Stream) alloc() {
 	s.pool = make(chan []float64, StreamBuffers)
 	for k := 0; k < StreamBuffers; k++ {
-		buf, free := allocFloats(int(s.slotBytes / 8))
+		buf, free := platform.AllocFloats(int(s.slotBytes / 8))
 		s.bufs = append(s.bufs, buf)
 		if free != nil {
 			s.frees = append(s.frees, free)
@@ -294,7 +295,7 @@ func (s *Stream) header(d *crf.Dataset) []byte {
 }
 
 func (s *Stream) writeHeader(d *crf.Dataset) error {
-	buf, free := allocFloats(streamAlign / 8)
+	buf, free := platform.AllocFloats(streamAlign / 8)
 	if free != nil {
 		defer free()
 	}
@@ -307,7 +308,7 @@ func (s *Stream) writeHeader(d *crf.Dataset) error {
 }
 
 func (s *Stream) checkHeader(d *crf.Dataset) error {
-	buf, free := allocFloats(streamAlign / 8)
+	buf, free := platform.AllocFloats(streamAlign / 8)
 	if free != nil {
 		defer free()
 	}

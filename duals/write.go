@@ -88,7 +88,7 @@ func Sweep(s Store) func(i int) []float64 {
 	return func(i int) []float64 {
 		// At the last block, what is left behind it goes too.
 		if at := fs.off[i]; 8*(at-dropped) >= sweepDrop || i == fs.Len()-1 {
-			fs.dropPages(headerSize+8*dropped, headerSize+8*at)
+			fs.m.DropPages(headerSize+8*dropped, headerSize+8*at)
 			dropped = at
 		}
 		return fs.Block(i)

@@ -18,6 +18,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/internal/platform"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/train"
 )
@@ -31,7 +32,7 @@ import (
 func (r *trainer) checkMemory(dualBytes int64) error {
 	o := r.o
 	limit, what, autoLimit := o.MemoryBudget, "--memory-budget", o.MemoryBudget
-	phys, perr := train.PhysicalMemory()
+	phys, perr := platform.PhysicalMemory()
 	if limit == 0 && perr == nil {
 		limit, what, autoLimit = phys, "physical memory", phys/2
 	}

@@ -341,14 +341,14 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 
 // renameReplacing renames the directory tmp to final; an existing final
 // (a snapshot of the same position, written again after a resume) is
-// exchanged with it atomically (where the system can: exchangeDirs) and then
+// exchanged with it atomically (where the system can: platform.ExchangeDirs) and then
 // removed, so final never vanishes.
 func renameReplacing(tmp, final string) error {
 	err := os.Rename(tmp, final)
-	if err == nil || !isDirInTheWay(err) {
+	if err == nil || !platform.IsDirInTheWay(err) {
 		return err
 	}
-	if err := exchangeDirs(tmp, final); err != nil {
+	if err := platform.ExchangeDirs(tmp, final); err != nil {
 		// No atomic exchange here: move the old one aside first.
 		old := tmp + ".old"
 		if err := os.Rename(final, old); err != nil {

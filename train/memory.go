@@ -178,9 +178,3 @@ func (e *MemoryEstimate) lbfgsFree(p *Problem, store, workers int64) {
 	}
 	e.Scratch += workers * (8*A + 2*8*K*(min(rows, A)+K+3) + 4*rows)
 }
-
-// PhysicalMemory returns the RAM this process may use: the machine's total
-// (sysinfo on Linux, sysctl hw.memsize on macOS, GlobalMemoryStatusEx on
-// Windows), or on Linux the cgroup v2 memory limit of the process when
-// lower. Where the system says neither, it returns an error.
-func PhysicalMemory() (int64, error) { return physicalMemory() }

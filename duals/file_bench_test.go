@@ -1,14 +1,13 @@
 package duals
 
 import (
+	"errors"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // benchLayout is a CoNLL-2000-sized layout: 8,936 sentences of 1–47 tokens
@@ -58,7 +57,7 @@ func BenchmarkStoreSweep(b *testing.B) {
 		}
 		report(b)
 	})
-	file := func(b *testing.B, advice int, cold, sync bool) {
+	file := func(b *testing.B, advice platform.Advice, cold, sync bool) {
 		path := filepath.Join(b.TempDir(), "duals.bin")
 		s, err := CreateFile(path, d)
 		if err != nil {
@@ -84,27 +83,24 @@ func BenchmarkStoreSweep(b *testing.B) {
 		}
 		report(b)
 	}
-	b.Run("file-warm", func(b *testing.B) { file(b, unix.MADV_NORMAL, false, false) })
-	b.Run("file-sync", func(b *testing.B) { file(b, unix.MADV_NORMAL, false, true) })
-	b.Run("file-cold-normal", func(b *testing.B) { file(b, unix.MADV_NORMAL, true, false) })
-	b.Run("file-cold-random", func(b *testing.B) { file(b, unix.MADV_RANDOM, true, false) })
+	b.Run("file-warm", func(b *testing.B) { file(b, platform.AccessNormal, false, false) })
+	b.Run("file-sync", func(b *testing.B) { file(b, platform.AccessNormal, false, true) })
+	b.Run("file-cold-normal", func(b *testing.B) { file(b, platform.AccessNormal, true, false) })
+	b.Run("file-cold-random", func(b *testing.B) { file(b, platform.AccessRandom, true, false) })
 }
 
 // dropCache closes s, evicts its file from the page cache and reopens it.
-func dropCache(b *testing.B, s *File, d *crf.Dataset, advice int) *File {
+func dropCache(b *testing.B, s *File, d *crf.Dataset, advice platform.Advice) *File {
 	path := s.Path()
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	if err := platform.DropCache(path); errors.Is(err, errors.ErrUnsupported) {
+		b.Skip(err)
+	} else if err != nil {
 		b.Fatal(err)
 	}
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
-	s, err = OpenFile(path, d)
+	s, err := OpenFile(path, d)
 	if err != nil {
 		b.Fatal(err)
 	}
