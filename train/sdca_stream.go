@@ -1,6 +1,6 @@
 package train
 
-// SDCA on a streamed dual store (stream.go): an epoch reads and writes
+// SDCA on a streamed dual store (duals.Stream): an epoch reads and writes
 // every block once, in a seeded random order, and on each makes the steps
 // the in-memory gap sampler would make there in expectation (drawBlocks),
 // drawing the sentences with the sampler restricted to the block
@@ -16,11 +16,13 @@ import (
 	"math"
 	"sort"
 	"strconv"
+
+	"github.com/dualcrf/dualcrf/duals"
 )
 
-// streamStore returns the store as a *StreamStore, or nil.
-func (m *SDCA) streamStore() *StreamStore {
-	s, _ := m.duals.(*StreamStore)
+// streamStore returns the store as a *duals.Stream, or nil.
+func (m *SDCA) streamStore() *duals.Stream {
+	s, _ := m.duals.(*duals.Stream)
 	return s
 }
 
@@ -35,7 +37,7 @@ func (m *SDCA) streamStore() *StreamStore {
 // remainders) and the non-uniform share f_b = f·(W_b/W)/P(b). One block is
 // planned without a random number and with the sampler's own f, so that
 // its steps are the in-memory SDCA's.
-func (m *SDCA) drawBlocks(s *StreamStore) (order, steps []int, share []float64) {
+func (m *SDCA) drawBlocks(s *duals.Stream) (order, steps []int, share []float64) {
 	nb, n := s.Blocks(), m.p.N()
 	if nb == 1 {
 		return []int{0}, []int{n}, []float64{-1}
@@ -96,7 +98,7 @@ func (m *SDCA) drawBlocks(s *StreamStore) (order, steps []int, share []float64) 
 }
 
 // streamEpoch runs (or finishes) an epoch block by block.
-func (m *SDCA) streamEpoch(ctx context.Context, s *StreamStore) error {
+func (m *SDCA) streamEpoch(ctx context.Context, s *duals.Stream) error {
 	if m.pos == 0 {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -113,7 +115,7 @@ func (m *SDCA) streamEpoch(ctx context.Context, s *StreamStore) error {
 		}
 		return nil
 	}
-	err := s.Visit(m.order[m.bpos:], VisitOptions{Write: true}, func(_, b int) error {
+	err := s.Visit(m.order[m.bpos:], duals.VisitOptions{Write: true}, func(_, b int) error {
 		lo, hi := s.BlockRange(b)
 		count := m.bsteps[m.bpos]
 		m.blockSteps(lo, hi, count, m.bshare[m.bpos])
@@ -159,10 +161,10 @@ func (m *SDCA) blockSteps(lo, hi, count int, f float64) {
 }
 
 // streamInit writes μ⁰ into every block, in file order.
-func (m *SDCA) streamInit(s *StreamStore, eps float64) error {
+func (m *SDCA) streamInit(s *duals.Stream, eps float64) error {
 	d := m.p.Data
 	K := m.p.Layout.NumLabels
-	return s.Visit(s.Sequential(), VisitOptions{Write: true, Fresh: true}, func(_, b int) error {
+	return s.Visit(s.Sequential(), duals.VisitOptions{Write: true, Fresh: true}, func(_, b int) error {
 		lo, hi := s.BlockRange(b)
 		for i := lo; i < hi; i++ {
 			initBlock(s.Block(i), d.Sentence(i).Labels, K, eps)
@@ -187,14 +189,14 @@ func (m *SDCA) checkStream(n int) error {
 
 // streamSettings adds the block count of a streamed store to the run
 // settings: a resume must stream the same blocks.
-func streamSettings(rs map[string]string, d DualStore) {
-	if s, ok := d.(*StreamStore); ok {
+func streamSettings(rs map[string]string, d duals.Store) {
+	if s, ok := d.(*duals.Stream); ok {
 		rs["duals-blocks"] = strconv.Itoa(s.Blocks())
 	}
 }
 
 // SetCommit installs the function the streamed SDCA calls at a block
-// boundary when its store must commit (StreamStore.NeedCommit): it writes
+// boundary when its store must commit (duals.Stream.NeedCommit): it writes
 // a checkpoint of the run at that point (Train installs it when the run
 // checkpoints).
 func (m *SDCA) SetCommit(commit func() error) { m.commit = commit }

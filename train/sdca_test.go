@@ -10,6 +10,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
+	"github.com/dualcrf/dualcrf/duals"
 )
 
 func randomProblem(t *testing.T, seed uint64, n, maxT, A, K int, real bool, lambda float64) *Problem {
@@ -342,7 +343,7 @@ func TestSDCASamplerValue(t *testing.T) {
 }
 
 // mustWhat is Problem.What for tests, failing t on a store's read error.
-func mustWhat(t testing.TB, p *Problem, duals DualStore) []float64 {
+func mustWhat(t testing.TB, p *Problem, duals duals.Store) []float64 {
 	t.Helper()
 	w, err := p.What(duals)
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dualcrf/dualcrf/internal/platform"
 	"github.com/dualcrf/dualcrf/synth"
-	"github.com/dualcrf/dualcrf/train"
 )
 
 func synthCommand() *cli.Command {
@@ -99,7 +99,7 @@ func gib(b int64) string {
 
 // memoryNote compares a dual size with the RAM this process may use.
 func memoryNote(b int64) string {
-	ram, err := train.PhysicalMemory()
+	ram, err := platform.PhysicalMemory()
 	if err != nil || ram <= 0 {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package train
+package platform
 
 import (
 	"errors"
@@ -7,13 +7,13 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// isDirInTheWay reports whether err, from renaming a directory, says that
+// IsDirInTheWay reports whether err, from renaming a directory, says that
 // the new name exists: MoveFileEx refuses to replace a directory with
 // ERROR_ACCESS_DENIED or ERROR_ALREADY_EXISTS.
-func isDirInTheWay(err error) bool {
+func IsDirInTheWay(err error) bool {
 	return errors.Is(err, fs.ErrExist) || errors.Is(err, windows.ERROR_ACCESS_DENIED)
 }
 
-// exchangeDirs fails: Windows cannot exchange two paths atomically, and the
+// ExchangeDirs fails with errors.ErrUnsupported: Windows cannot exchange two paths atomically, and the
 // caller moves the old directory aside instead.
-func exchangeDirs(a, b string) error { return errors.ErrUnsupported }
+func ExchangeDirs(a, b string) error { return errors.ErrUnsupported }

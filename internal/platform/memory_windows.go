@@ -1,4 +1,4 @@
-package train
+package platform
 
 import (
 	"fmt"
@@ -20,9 +20,9 @@ type memoryStatusEx struct {
 	availExtendedVirtual uint64
 }
 
-// physicalMemory is the machine's total (GlobalMemoryStatusEx, which
-// golang.org/x/sys/windows does not wrap).
-func physicalMemory() (int64, error) {
+// PhysicalMemory returns the RAM this process may use: the machine's total
+// (GlobalMemoryStatusEx, which golang.org/x/sys/windows does not wrap).
+func PhysicalMemory() (int64, error) {
 	proc := windows.NewLazySystemDLL("kernel32.dll").NewProc("GlobalMemoryStatusEx")
 	if err := proc.Find(); err != nil {
 		return 0, fmt.Errorf("physical memory: %w", err)

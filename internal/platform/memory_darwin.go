@@ -1,4 +1,4 @@
-package train
+package platform
 
 import (
 	"fmt"
@@ -6,8 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// physicalMemory is the machine's total (sysctl hw.memsize).
-func physicalMemory() (int64, error) {
+// PhysicalMemory returns the RAM this process may use: the machine's total
+// (sysctl hw.memsize).
+func PhysicalMemory() (int64, error) {
 	n, err := unix.SysctlUint64("hw.memsize")
 	if err != nil {
 		return 0, fmt.Errorf("physical memory: sysctl hw.memsize: %w", err)

@@ -1,4 +1,4 @@
-package train
+package platform
 
 import (
 	"errors"
@@ -7,11 +7,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// allocate reserves size bytes for f (fcntl F_PREALLOCATE, which macOS has
-// instead of fallocate), so that writes through the mapping cannot fail for
-// want of disk space (which would be a SIGBUS), then sets its size; file
-// systems that cannot preallocate get a sparse file.
-func allocate(f *os.File, size int64) error {
+// Allocate sets f's size to size bytes and reserves them (fcntl
+// F_PREALLOCATE, which macOS has instead of fallocate), so that writes
+// through a mapping of f cannot fail for want of disk space (which would be
+// a SIGBUS); file systems that cannot preallocate get a sparse file.
+func Allocate(f *os.File, size int64) error {
 	if size == 0 {
 		return nil
 	}

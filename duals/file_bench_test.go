@@ -1,14 +1,13 @@
-package train
+package duals
 
 import (
+	"errors"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // benchLayout is a CoNLL-2000-sized layout: 8,936 sentences of 1–47 tokens
@@ -28,7 +27,7 @@ func benchLayout(b *testing.B) *crf.Dataset {
 
 // sweep reads and writes every entry of every block, visiting the blocks in
 // a random order as SDCA does.
-func sweep(s DualStore, order []int) {
+func sweep(s Store, order []int) {
 	for _, i := range order {
 		mu := s.Block(i)
 		for j, x := range mu {
@@ -37,30 +36,30 @@ func sweep(s DualStore, order []int) {
 	}
 }
 
-// BenchmarkDualStoreSweep: ns per entry of a full read+write sweep in random
+// BenchmarkStoreSweep: ns per entry of a full read+write sweep in random
 // block order. memory; file-warm (steady state, pages mapped); file-sync
 // (the sweep plus msync, as after each checkpoint); file-cold (the page
 // cache is dropped before each sweep: duals larger than RAM) with
 // MADV_NORMAL and MADV_RANDOM.
-func BenchmarkDualStoreSweep(b *testing.B) {
+func BenchmarkStoreSweep(b *testing.B) {
 	d := benchLayout(b)
 	entries := BlockOffsets(d)[d.Len()]
 	order := rand.New(rand.NewPCG(1, 2)).Perm(d.Len())
 	report := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(entries), "ns/entry")
-		b.ReportMetric(float64(DualBytes(d))/1e9, "GB")
+		b.ReportMetric(float64(Bytes(d))/1e9, "GB")
 	}
 	b.Run("memory", func(b *testing.B) {
-		s := NewMemoryStore(d)
+		s := NewMemory(d)
 		sweep(s, order)
 		for b.Loop() {
 			sweep(s, order)
 		}
 		report(b)
 	})
-	file := func(b *testing.B, advice int, cold, sync bool) {
+	file := func(b *testing.B, advice platform.Advice, cold, sync bool) {
 		path := filepath.Join(b.TempDir(), "duals.bin")
-		s, err := CreateFileStore(path, d)
+		s, err := CreateFile(path, d)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -84,27 +83,24 @@ func BenchmarkDualStoreSweep(b *testing.B) {
 		}
 		report(b)
 	}
-	b.Run("file-warm", func(b *testing.B) { file(b, unix.MADV_NORMAL, false, false) })
-	b.Run("file-sync", func(b *testing.B) { file(b, unix.MADV_NORMAL, false, true) })
-	b.Run("file-cold-normal", func(b *testing.B) { file(b, unix.MADV_NORMAL, true, false) })
-	b.Run("file-cold-random", func(b *testing.B) { file(b, unix.MADV_RANDOM, true, false) })
+	b.Run("file-warm", func(b *testing.B) { file(b, platform.AccessNormal, false, false) })
+	b.Run("file-sync", func(b *testing.B) { file(b, platform.AccessNormal, false, true) })
+	b.Run("file-cold-normal", func(b *testing.B) { file(b, platform.AccessNormal, true, false) })
+	b.Run("file-cold-random", func(b *testing.B) { file(b, platform.AccessRandom, true, false) })
 }
 
 // dropCache closes s, evicts its file from the page cache and reopens it.
-func dropCache(b *testing.B, s *FileStore, d *crf.Dataset, advice int) *FileStore {
+func dropCache(b *testing.B, s *File, d *crf.Dataset, advice platform.Advice) *File {
 	path := s.Path()
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	if err := platform.DropCache(path); errors.Is(err, errors.ErrUnsupported) {
+		b.Skip(err)
+	} else if err != nil {
 		b.Fatal(err)
 	}
-	if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
-	s, err = OpenFileStore(path, d)
+	s, err := OpenFile(path, d)
 	if err != nil {
 		b.Fatal(err)
 	}

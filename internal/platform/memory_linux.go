@@ -1,4 +1,4 @@
-package train
+package platform
 
 import (
 	"bytes"
@@ -11,9 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// physicalMemory is the machine's total (sysinfo), or the cgroup v2 memory
-// limit of the process when lower.
-func physicalMemory() (int64, error) {
+// PhysicalMemory returns the RAM this process may use: the machine's total
+// (sysinfo), or the memory limit of the process's cgroup v2 when lower.
+func PhysicalMemory() (int64, error) {
 	var si unix.Sysinfo_t
 	if err := unix.Sysinfo(&si); err != nil {
 		return 0, fmt.Errorf("physical memory: sysinfo: %w", err)

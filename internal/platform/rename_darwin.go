@@ -1,4 +1,4 @@
-package train
+package platform
 
 import (
 	"errors"
@@ -6,14 +6,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// isDirInTheWay reports whether err, from renaming a directory, says that
+// IsDirInTheWay reports whether err, from renaming a directory, says that
 // the new name is an existing directory (EEXIST, ENOTEMPTY).
-func isDirInTheWay(err error) bool {
+func IsDirInTheWay(err error) bool {
 	return errors.Is(err, unix.EEXIST) || errors.Is(err, unix.ENOTEMPTY)
 }
 
-// exchangeDirs exchanges the paths a and b atomically (renameatx_np
+// ExchangeDirs exchanges the paths a and b atomically (renameatx_np
 // RENAME_SWAP; APFS has it, HFS+ does not).
-func exchangeDirs(a, b string) error {
+func ExchangeDirs(a, b string) error {
 	return unix.RenameatxNp(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_SWAP)
 }

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !windows
 
-package train
+package platform
 
 import (
 	"errors"
@@ -8,7 +8,8 @@ import (
 	"runtime"
 )
 
-// physicalMemory fails: the memory size is not known on this system.
-func physicalMemory() (int64, error) {
+// PhysicalMemory fails (the error wraps errors.ErrUnsupported): the memory
+// size is not known on this system.
+func PhysicalMemory() (int64, error) {
 	return 0, fmt.Errorf("physical memory: not known on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }

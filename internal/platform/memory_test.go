@@ -1,6 +1,6 @@
 //go:build linux || darwin || windows
 
-package train
+package platform
 
 import "testing"
 
