@@ -16,7 +16,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/dualcrf/dualcrf/internal/platform"
 )
@@ -82,9 +81,9 @@ func createOutput(path string, stdout io.Writer, unnamed bool) (*Output, error) 
 	}
 	removeStaleTemps(dir, base)
 	o := &Output{name: path, path: path, mode: mode}
-	tmp, err := (*os.File)(nil), errNoUnnamed
+	tmp, err := (*os.File)(nil), platform.ErrNoUnnamed
 	if unnamed {
-		tmp, err = openUnnamed(dir, 0o600)
+		tmp, err = platform.OpenUnnamed(dir, 0o600)
 	}
 	switch {
 	case err == nil:
@@ -92,7 +91,7 @@ func createOutput(path string, stdout io.Writer, unnamed bool) (*Output, error) 
 			tmp.Close()
 			return nil, fmt.Errorf("create output %s: lock: %w", path, err)
 		}
-	case errors.Is(err, errNoUnnamed):
+	case errors.Is(err, platform.ErrNoUnnamed):
 		if tmp, err = createNamedTemp(dir, base); err != nil {
 			return nil, fmt.Errorf("create output %s: %w", path, err)
 		}
@@ -180,14 +179,14 @@ func (o *Output) commitTemp() error {
 // does not exist (one atomic step), else a locked temporary name renamed
 // over the path.
 func (o *Output) linkUnnamed() error {
-	err := linkUnnamed(o.tmp, o.path)
+	err := platform.LinkUnnamed(o.tmp, o.path)
 	if err == nil || !errors.Is(err, os.ErrExist) {
 		return err
 	}
 	dir, base := filepath.Split(o.path)
 	for attempt := 0; ; attempt++ {
 		name := filepath.Join(dir, tempPrefix(base)+randomSuffix())
-		err = linkUnnamed(o.tmp, name)
+		err = platform.LinkUnnamed(o.tmp, name)
 		if err == nil {
 			o.tmpName = name
 			return os.Rename(name, o.path)
@@ -233,5 +232,5 @@ func (o *Output) Close() error { return o.Abort() }
 // has gone (EPIPE; on Windows ERROR_NO_DATA or ERROR_BROKEN_PIPE), so a stage
 // can end quietly when downstream stops early.
 func IsBrokenPipe(err error) bool {
-	return errors.Is(err, syscall.EPIPE) || isBrokenPipeOS(err)
+	return platform.IsBrokenPipe(err)
 }

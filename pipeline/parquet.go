@@ -27,6 +27,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // FormatParquet asks NewRecordWriter for a Parquet file instead of Arrow
@@ -77,7 +78,7 @@ func openParquetInput(r io.Reader, name string, mem memory.Allocator) (array.Rec
 	if ra, size, ok := readerAt(r); ok {
 		return openParquet(ra, size, name, mem, nil)
 	}
-	spool, err := NewSpool("", name)
+	spool, err := platform.NewSpool("", name)
 	if err != nil {
 		return nil, err
 	}

@@ -1,20 +1,18 @@
-package pipeline
+package platform
 
 import (
 	"os"
 
 	"golang.org/x/sys/windows"
-
-	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
-// openToCheck opens path for reading to check its lock, shared for
+// OpenToCheckLock opens path for reading to check its lock, shared for
 // deletion so that the file can be removed while open.
-func openToCheck(path string) (*os.File, error) { return platform.OpenFile(path, os.O_RDONLY, 0) }
+func OpenToCheckLock(path string) (*os.File, error) { return OpenFile(path, os.O_RDONLY, 0) }
 
-// freeSpace returns the bytes the caller may still write to the volume
+// FreeSpace returns the bytes the caller may still write to the volume
 // holding dir (GetDiskFreeSpaceEx).
-func freeSpace(dir string) (int64, error) {
+func FreeSpace(dir string) (int64, error) {
 	p, err := windows.UTF16PtrFromString(dir)
 	if err != nil {
 		return 0, err

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package pipeline
+package platform
 
 // isBrokenPipeOS reports false: EPIPE is the only such error here.
 func isBrokenPipeOS(err error) bool { return false }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/internal/platform"
 	"github.com/dualcrf/dualcrf/internal/ptytest"
 )
 
@@ -13,7 +14,7 @@ import (
 // terminal without a word).
 func TestBinaryToTerminal(t *testing.T) {
 	_, tty := ptytest.Open(t)
-	if !isTerminal(tty) {
+	if !platform.IsTerminal(tty) {
 		t.Fatal("a pseudo-terminal is not a terminal")
 	}
 	null, err := os.Open(os.DevNull)
@@ -21,7 +22,7 @@ func TestBinaryToTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer null.Close()
-	if isTerminal(null) {
+	if platform.IsTerminal(null) {
 		t.Fatal("/dev/null is a terminal")
 	}
 	old := os.Stdout
