@@ -150,7 +150,7 @@ func TestSignalsResumeToSameBytes(t *testing.T) {
 		t.Run(strings.ReplaceAll(c.hook, " ", "-"), func(t *testing.T) {
 			ck := filepath.Join(t.TempDir(), "ck")
 			cmd := command(dir, append(common, "--checkpoint", ck, "-o", "m.arrow", table)...)
-			cmd.Env = append(cmd.Env, testHookEnv+"="+c.hook)
+			withTestHook(t, cmd, c.hook)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			r := result{args: cmd.Args}
