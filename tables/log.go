@@ -79,11 +79,11 @@ func (r *LogRow) floats() (cells [logColumns]*float64, nullable [logColumns]bool
 	return cells, nullable
 }
 
-// LogRecord returns rows as a training-log record batch
+// logRecord returns rows as a training-log record batch
 // (schemas.LogSchema, md in its metadata, buffers from mem or
 // memory.DefaultAllocator when nil). A NaN in a nullable column is written
 // as null. The caller releases the record.
-func LogRecord(mem memory.Allocator, rows []LogRow, md map[string]string) (arrow.RecordBatch, error) {
+func logRecord(mem memory.Allocator, rows []LogRow, md map[string]string) (arrow.RecordBatch, error) {
 	schema, err := schemas.LogSchema(md)
 	if err != nil {
 		return nil, err
@@ -121,10 +121,10 @@ func LogRecord(mem memory.Allocator, rows []LogRow, md map[string]string) (arrow
 	return b.NewRecordBatch(), nil
 }
 
-// WriteLog writes rows as a training log (see LogRecord) to w, in the IPC
+// WriteLog writes rows as a training log (see logRecord) to w, in the IPC
 // file format unless opts says otherwise, with opts.Mem's buffers.
 func WriteLog(w io.Writer, rows []LogRow, md map[string]string, opts pipeline.WriterOptions) error {
-	rec, err := LogRecord(opts.Mem, rows, md)
+	rec, err := logRecord(opts.Mem, rows, md)
 	if err != nil {
 		return err
 	}

@@ -124,7 +124,7 @@ func mergeCounts(want, got map[string]int) map[string]int {
 // and the row.
 func TestReadLogRefuses(t *testing.T) {
 	write := func(rows []LogRow, edit func(b *array.RecordBuilder)) []byte {
-		rec, err := LogRecord(nil, rows, nil)
+		rec, err := logRecord(nil, rows, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestReadLogRefuses(t *testing.T) {
 // (-1); one missing a column that is not optional is refused.
 func TestReadLogWithoutCounters(t *testing.T) {
 	old := func(drop ...string) []byte {
-		rec, err := LogRecord(nil, sampleLog(), nil)
+		rec, err := logRecord(nil, sampleLog(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,12 +19,12 @@ import (
 // modelBatchRows is the number of rows per model record batch.
 const modelBatchRows = 1 << 14
 
-// MaxModelLabels bounds the labels of a model read: a model of K labels
+// maxModelLabels bounds the labels of a model read: a model of K labels
 // holds K transition rows of K weights, so a file claiming a million labels
 // would need 8 TB for them, and is refused before a row is read. (A linear
 // chain's training and decoding time grows with K², so no model near the
 // limit is practical anyway.)
-const MaxModelLabels = 1 << 14
+const maxModelLabels = 1 << 14
 
 // WriteModel writes m as an Arrow IPC file (schemas.ModelSchema) to out,
 // with its checksum (schemas.ModelHash) in the metadata. opts chooses the
@@ -198,9 +198,9 @@ func newModelReader(schema *arrow.Schema, name string) (*modelReader, error) {
 		return nil, fmt.Errorf("%s: not a dualcrf model: %w", name, err)
 	}
 	wt := schema.Field(schema.FieldIndices(schemas.ModelWeights)[0]).Type.(*arrow.FixedSizeListType)
-	if wt.Len() > MaxModelLabels {
+	if wt.Len() > maxModelLabels {
 		return nil, fmt.Errorf("%s: model has %d weights per row: more labels than the %d a model may have (its transition rows alone would take %d bytes)",
-			name, wt.Len(), MaxModelLabels, 8*int64(wt.Len())*int64(wt.Len()))
+			name, wt.Len(), maxModelLabels, 8*int64(wt.Len())*int64(wt.Len()))
 	}
 	md := schemas.MetadataMap(schema)
 	mr := &modelReader{name: name, m: &crf.Model{Meta: md}, hash: schemas.NewModelHash(md),

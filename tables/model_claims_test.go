@@ -62,9 +62,9 @@ func claimingModel(t *testing.T, K, trans int, format pipeline.Format) []byte {
 // transition rows is refused from its footer's row count.
 func TestReadModelLabelClaims(t *testing.T) {
 	for _, f := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatParquet} {
-		data := claimingModel(t, MaxModelLabels+1, 2, f)
+		data := claimingModel(t, maxModelLabels+1, 2, f)
 		_, err := ReadModel(bytes.NewReader(data), "big.model", pipeline.ReaderOptions{})
-		if want := fmt.Sprintf("big.model: model has %d weights per row: more labels than the %d a model may have", MaxModelLabels+1, MaxModelLabels); err == nil || !strings.HasPrefix(err.Error(), want) {
+		if want := fmt.Sprintf("big.model: model has %d weights per row: more labels than the %d a model may have", maxModelLabels+1, maxModelLabels); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", f, err, want)
 		}
 	}

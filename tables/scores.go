@@ -32,11 +32,11 @@ type ChunkFigures struct {
 	Precision, Recall, F1    float64 // Correct/Predicted, Correct/Gold and their harmonic mean
 }
 
-// ScoresRecord returns s as the one-row scores table (schemas.ScoresSchema),
+// scoresRecord returns s as the one-row scores table (schemas.ScoresSchema),
 // its buffers from mem (memory.DefaultAllocator when nil); md is added to
 // the schema metadata with the scheme (schemas.KeyScheme). The caller
 // releases the record.
-func ScoresRecord(mem memory.Allocator, s ScoresRow, md map[string]string) (arrow.RecordBatch, error) {
+func scoresRecord(mem memory.Allocator, s ScoresRow, md map[string]string) (arrow.RecordBatch, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
@@ -83,10 +83,10 @@ func ScoresRecord(mem memory.Allocator, s ScoresRow, md map[string]string) (arro
 	return b.NewRecordBatch(), nil
 }
 
-// WriteScores writes s as a scores table (see ScoresRecord) to w, in the
+// WriteScores writes s as a scores table (see scoresRecord) to w, in the
 // IPC file format unless opts says otherwise, with opts.Mem's buffers.
 func WriteScores(w io.Writer, s ScoresRow, md map[string]string, opts pipeline.WriterOptions) error {
-	rec, err := ScoresRecord(opts.Mem, s, md)
+	rec, err := scoresRecord(opts.Mem, s, md)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func writeRecord(w io.Writer, rec arrow.RecordBatch, opts pipeline.WriterOptions
 	return rw.Close()
 }
 
-// ReadScores reads a scores table written by ScoresRecord. name is used in
+// ReadScores reads a scores table written by scoresRecord. name is used in
 // errors. A damaged table, one with another number of rows than one,
 // inconsistent counts or a score outside [0, 1] is refused. The record
 // batches come from rr, with its allocator.
