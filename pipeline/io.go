@@ -2,11 +2,10 @@
 // pipeline: opening inputs ("-" = stdin, gzip and zstd undone on the fly;
 // reads that end with a context), atomic outputs ("-" = stdout; a file
 // appears only when its stage succeeds, and a killed stage leaves nothing
-// that the next run does not remove), checks that no output overwrites an
-// input and that an output's name matches its format, spools, and Arrow IPC
-// record writers and readers that handle both the stream and the file
-// format, with optional zstd or lz4 body compression, and concatenations of
-// both. The tables themselves are package tables' codecs.
+// that the next run does not remove), and checks that no output overwrites
+// an input and that an output's name matches its format. The tables' bytes
+// are package arrowio's (Arrow IPC and Parquet) and their meaning package
+// tables'.
 package pipeline
 
 import (

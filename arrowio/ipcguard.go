@@ -1,4 +1,4 @@
-package pipeline
+package arrowio
 
 // arrow-go trusts the lengths written in IPC metadata: a corrupt vector
 // length in a schema makes it allocate that many fields (hundreds of GiB, a

@@ -1,4 +1,4 @@
-package pipeline
+package arrowio
 
 import (
 	"bytes"
@@ -179,18 +179,18 @@ func TestConcatenatedParquetRefused(t *testing.T) {
 			if pipe {
 				r = io.MultiReader(r) // no ReadAt: spooled, as a pipe is
 			}
-			rr, err := OpenRecordReader(r, StdinName, ReaderOptions{})
+			rr, err := OpenRecordReader(r, stdinName, ReaderOptions{})
 			if err == nil {
 				rr.Release()
 			}
 			var ce *ConcatenatedParquetError
-			if !errors.As(err, &ce) || ce.At != int64(c.at) || !strings.HasPrefix(err.Error(), StdinName+": concatenated Parquet files") {
+			if !errors.As(err, &ce) || ce.At != int64(c.at) || !strings.HasPrefix(err.Error(), stdinName+": concatenated Parquet files") {
 				t.Errorf("%s (pipe %v): %v, want a concatenation at byte %d", name, pipe, err, c.at)
 			}
 		}
 	}
 	for _, one := range [][]byte{a, b} {
-		rr, err := OpenRecordReader(io.MultiReader(bytes.NewReader(one)), StdinName, ReaderOptions{})
+		rr, err := OpenRecordReader(io.MultiReader(bytes.NewReader(one)), stdinName, ReaderOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,3 +200,6 @@ func TestConcatenatedParquetRefused(t *testing.T) {
 		rr.Release()
 	}
 }
+
+// stdinName is how package pipeline names standard input.
+const stdinName = "<stdin>"

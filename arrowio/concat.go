@@ -1,4 +1,4 @@
-package pipeline
+package arrowio
 
 // Concatenated Arrow IPC input. `cat a.arrow b.arrow | dualcrf decode …` is
 // how a shell user joins tables, so an input is read as a sequence of parts,
@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync/atomic"
 
@@ -23,8 +24,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/dualcrf/dualcrf/schemas"
 )
 
 // Streamer is implemented by the reader OpenRecordReader returns: Stream
@@ -248,13 +247,12 @@ func fileTrailer(r io.ReaderAt, foot, limit int64) (int64, error) {
 // sameSchema checks that a later part's schema s matches the first part's:
 // the same fields in the same order, each with the same name, type (nested
 // and dictionary types included), nullability and field metadata, and the
-// same schema metadata except dualcrf.source and dualcrf.created_by. The
-// stages validate the first part's schema only, then read every batch by
-// column position and type, and take the table's meaning (its format and
-// version, templates, vocabulary settings, labels, training facts) from the
-// first part's metadata: a part that differs in any of these would be
-// misread. The source and the program that wrote a part rightly differ.
-func sameSchema(first, s *arrow.Schema) error {
+// same schema metadata except the keys in perPart. A reader validates the
+// first part's schema only, then reads every batch by column position and
+// type, and takes the table's meaning from the first part's metadata: a
+// part that differs in any of these would be misread. perPart names what
+// rightly differs from part to part (who wrote it, from what).
+func sameSchema(first, s *arrow.Schema, perPart []string) error {
 	if first.Endianness() != s.Endianness() {
 		return fmt.Errorf("byte order %v, stream 1's is %v", s.Endianness(), first.Endianness())
 	}
@@ -267,7 +265,7 @@ func sameSchema(first, s *arrow.Schema) error {
 			return fmt.Errorf("column %d is %s, stream 1's is %s", i+1, describeField(g), describeField(f))
 		}
 	}
-	a, b := schemas.MetadataMap(first), schemas.MetadataMap(s)
+	a, b := metadataMap(first), metadataMap(s)
 	keys := make([]string, 0, len(a)+len(b))
 	for k := range a {
 		keys = append(keys, k)
@@ -279,7 +277,7 @@ func sameSchema(first, s *arrow.Schema) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if k == schemas.KeySource || k == schemas.KeyCreatedBy {
+		if slices.Contains(perPart, k) {
 			continue
 		}
 		va, oka := a[k]
@@ -294,6 +292,16 @@ func sameSchema(first, s *arrow.Schema) error {
 		}
 	}
 	return nil
+}
+
+// metadataMap returns s's schema metadata as a map.
+func metadataMap(s *arrow.Schema) map[string]string {
+	md := s.Metadata()
+	m := make(map[string]string, md.Len())
+	for i, k := range md.Keys() {
+		m[k] = md.Values()[i]
+	}
+	return m
 }
 
 func describeField(f arrow.Field) string {
@@ -317,14 +325,15 @@ func clip(v string) string {
 
 // concatReader reads the parts of an input one after the other.
 type concatReader struct {
-	refs   atomic.Int64
-	src    *partSource
-	schema *arrow.Schema // the first part's
-	cur    array.RecordReader
-	kind   string // "stream" or "file": the current part's format
-	part   int
-	rec    arrow.RecordBatch
-	err    error
+	refs    atomic.Int64
+	src     *partSource
+	schema  *arrow.Schema // the first part's
+	perPart []string      // metadata keys that may differ between parts
+	cur     array.RecordReader
+	kind    string // "stream" or "file": the current part's format
+	part    int
+	rec     arrow.RecordBatch
+	err     error
 }
 
 var _ Streamer = (*concatReader)(nil)
@@ -376,7 +385,7 @@ func (c *concatReader) advance() {
 	}
 	c.part++
 	c.kind = partKind(rr)
-	if err := sameSchema(c.schema, rr.Schema()); err != nil {
+	if err := sameSchema(c.schema, rr.Schema(), c.perPart); err != nil {
 		rr.Release()
 		c.err = fmt.Errorf("%s: %s %d at byte %d does not match the first: %w", c.src.name, c.kind, c.part+1, at, err)
 		return

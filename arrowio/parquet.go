@@ -1,4 +1,4 @@
-package pipeline
+package arrowio
 
 // Parquet tables. Every table the tool writes can be Parquet (FormatParquet
 // in WriterOptions): zstd column chunks, a row group per record batch, the
@@ -117,18 +117,11 @@ func readerAt(r io.Reader) (io.ReaderAt, int64, bool) {
 	return nil, 0, false
 }
 
-// OpenParquet reads the Parquet file of size bytes in ra as record batches
+// openParquet reads the Parquet file of size bytes in ra as record batches
 // of about 64 Ki rows, streamed row group by row group. Its schema is the
 // stored Arrow schema with the file's key-value metadata. A corrupt file is
-// an error naming name, never a panic.
-func OpenParquet(ra io.ReaderAt, size int64, name string, mem memory.Allocator) (array.RecordReader, error) {
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	return openParquet(ra, size, name, cappedAllocator{Allocator: mem, max: maxBufferSize}, nil)
-}
-
-// openParquet is OpenParquet; closer (nil: none) is closed with the reader.
+// an error naming name, never a panic. closer (nil: none) is closed with
+// the reader.
 func openParquet(ra io.ReaderAt, size int64, name string, mem memory.Allocator, closer io.Closer) (rr array.RecordReader, err error) {
 	defer func() {
 		if p := recover(); p != nil {

@@ -1,4 +1,4 @@
-package pipeline
+package arrowio
 
 import (
 	"bytes"
@@ -90,13 +90,14 @@ func TestConcatenated(t *testing.T) {
 				want = append(want, rowsOf(10*i)...)
 				wantStreams = append(wantStreams, i)
 			}
+			perPart := ReaderOptions{Mem: mem, PerPartMetadata: []string{"dualcrf.source"}}
 			path := filepath.Join(t.TempDir(), "cat.arrow")
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			for _, src := range []string{"memory", "file", "pipe"} {
 				r, closeFn := openSource(t, src, path, data)
-				rr, err := OpenRecordReader(r, "cat.arrow", ReaderOptions{Mem: mem})
+				rr, err := OpenRecordReader(r, "cat.arrow", perPart)
 				if err != nil {
 					t.Fatalf("%s: %v", src, err)
 				}
@@ -107,7 +108,7 @@ func TestConcatenated(t *testing.T) {
 					t.Fatalf("%s: rows %v, %v; want %v", src, rows, err, want)
 				}
 				r, closeFn = openSource(t, src, path, data)
-				rr, err = OpenRecordReader(r, "cat.arrow", ReaderOptions{Mem: mem})
+				rr, err = OpenRecordReader(r, "cat.arrow", perPart)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -152,6 +153,7 @@ func TestConcatenatedRefused(t *testing.T) {
 	otherVersion := writeOne(t, mem, withMetadata("dualcrf.format", "t", "dualcrf.version", "2"), WriterOptions{}, 0)
 	otherTemplates := writeOne(t, mem, withMetadata(append(md, "dualcrf.templates", "U00:%x[0,0]")...), WriterOptions{}, 0)
 	renamed := writeOne(t, mem, withRenamed(base), WriterOptions{}, 0)
+	otherSource := writeOne(t, mem, withMetadata(append(md, "dualcrf.source", "b")...), WriterOptions{}, 0)
 	cases := []struct {
 		name string
 		data []byte
@@ -165,6 +167,7 @@ func TestConcatenatedRefused(t *testing.T) {
 		{"two streams then garbage", cat(stream, stream, []byte{1}), "after the end of stream 2"},
 		{"other version", cat(stream, otherVersion), `x.arrow: stream 2 at byte ` + strconv.Itoa(len(stream)) + ` does not match the first: schema metadata dualcrf.version is "2", stream 1's is "1"`},
 		{"other templates", cat(stream, otherTemplates), "schema metadata has dualcrf.templates, which stream 1 lacks"},
+		{"source not per part", cat(stream, otherSource), "schema metadata has dualcrf.source, which stream 1 lacks"},
 		{"file then renamed column", cat(file, renamed), `x.arrow: stream 2 at byte ` + strconv.Itoa(len(file)) + ` does not match the first: column 1 is "m" int64`},
 		{"renamed column", cat(stream, renamed), `column 1 is "m" int64, stream 1's is "n" int64`},
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package arrowio
 
 // arrow-go trusts the claims of a Parquet footer. A column chunk's
 // total_compressed_size is allocated in one piece before a byte is read

@@ -1,4 +1,4 @@
-package pipeline
+package arrowio
 
 import (
 	"bytes"
@@ -127,7 +127,7 @@ func NewRecordWriter(out io.Writer, schema *arrow.Schema, opts WriterOptions) (R
 }
 
 // errGateShut is what a shut gate returns to writes.
-var errGateShut = errors.New("pipeline: output aborted")
+var errGateShut = errors.New("arrowio: output aborted")
 
 // gate passes writes through until shut, then refuses them.
 type gate struct {
@@ -160,7 +160,7 @@ func (r *recordWriter) Write(rec arrow.RecordBatch) error {
 	case r.err != nil:
 		return r.err
 	case r.closed:
-		return errors.New("pipeline: write after close")
+		return errors.New("arrowio: write after close")
 	}
 	if err := r.w.Write(rec); err != nil {
 		r.err = err
@@ -198,6 +198,10 @@ func (r *recordWriter) Abort() {
 // ReaderOptions configure OpenRecordReader.
 type ReaderOptions struct {
 	Mem memory.Allocator // memory.DefaultAllocator when nil
+	// PerPartMetadata names the schema metadata keys whose values may
+	// differ from one part of a concatenated input to the next (who wrote
+	// a part, from what); every other key must be the same in every part.
+	PerPartMetadata []string
 }
 
 // OpenRecordReader reads Arrow IPC data from r, in the file format (detected
@@ -212,8 +216,8 @@ type ReaderOptions struct {
 //
 // Concatenated input (`cat a.arrow b.arrow`: streams or files back to back)
 // is read whole, part after part; each part must have the first one's
-// schema (same columns, types and schema metadata but for dualcrf.source
-// and dualcrf.created_by), or Next fails with an error naming the part and
+// schema (same columns, types and schema metadata but for the keys of
+// opts.PerPartMetadata), or Next fails with an error naming the part and
 // the difference. Bytes after a part that do not start another part are an
 // error. The reader returned implements Streamer: Stream() is the 0-based
 // index of the part the current batch came from.
@@ -240,7 +244,7 @@ func OpenRecordReader(r io.Reader, name string, opts ReaderOptions) (array.Recor
 	if err != nil {
 		return nil, err
 	}
-	c := &concatReader{src: src, schema: first.Schema(), cur: first, kind: partKind(first)}
+	c := &concatReader{src: src, schema: first.Schema(), perPart: opts.PerPartMetadata, cur: first, kind: partKind(first)}
 	c.refs.Store(1)
 	return c, nil
 }

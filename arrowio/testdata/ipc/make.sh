@@ -2,7 +2,7 @@
 # Regenerates the fuzz seeds of FuzzOpenRecordReader: small files of every
 # kind dualcrf writes, made by the tool itself from 2 sentences of
 # cmd/dualcrf/testdata/test50.txt with one template (so the model is small).
-#   pipeline/testdata/ipc/make.sh   (from the repository root)
+#   arrowio/testdata/ipc/make.sh   (from the repository root)
 set -euo pipefail
 cd "$(dirname "$0")"
 root=../../..
