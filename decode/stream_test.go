@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -263,7 +263,7 @@ func TestStreamTableReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(buf.Bytes()), "t.arrow", pipeline.ReaderOptions{})
+	rr, err := tables.OpenRecordReader(bytes.NewReader(buf.Bytes()), "t.arrow", arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

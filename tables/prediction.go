@@ -12,8 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -38,10 +38,10 @@ const (
 
 // PredictionOptions configure a PredictionWriter.
 type PredictionOptions struct {
-	Format   string                 // PredictionArrow when empty
-	IPC      pipeline.WriterOptions // with PredictionArrow: IPC format and compression
-	Metadata map[string]string      // schema metadata (Arrow, Parquet)
-	Mem      memory.Allocator       // memory.DefaultAllocator when nil
+	Format   string                // PredictionArrow when empty
+	IPC      arrowio.WriterOptions // with PredictionArrow: IPC format and compression
+	Metadata map[string]string     // schema metadata (Arrow, Parquet)
+	Mem      memory.Allocator      // memory.DefaultAllocator when nil
 }
 
 // PredictionWriter writes decoded chunks, in order, as one prediction
@@ -59,8 +59,8 @@ type PredictionWriter struct {
 
 	bw *bufio.Writer // CoNLL
 
-	b      *batcher              // Arrow and Parquet
-	rw     pipeline.RecordWriter // Arrow IPC or Parquet
+	b      *batcher             // Arrow and Parquet
+	rw     arrowio.RecordWriter // Arrow IPC or Parquet
 	emitFn func(arrow.RecordBatch) error
 }
 
@@ -167,7 +167,7 @@ func (pw *PredictionWriter) emitArrow(rec arrow.RecordBatch) error {
 		if ipcOpts.Mem == nil {
 			ipcOpts.Mem = pw.opts.Mem
 		}
-		rw, err := pipeline.NewRecordWriter(pw.w, rec.Schema(), ipcOpts)
+		rw, err := arrowio.NewRecordWriter(pw.w, rec.Schema(), ipcOpts)
 		if err != nil {
 			return err
 		}
@@ -178,7 +178,7 @@ func (pw *PredictionWriter) emitArrow(rec arrow.RecordBatch) error {
 
 func (pw *PredictionWriter) emitParquet(rec arrow.RecordBatch) error {
 	if pw.rw == nil {
-		rw, err := pipeline.NewRecordWriter(pw.w, rec.Schema(), pipeline.WriterOptions{Format: pipeline.FormatParquet, Mem: pw.opts.Mem})
+		rw, err := arrowio.NewRecordWriter(pw.w, rec.Schema(), arrowio.WriterOptions{Format: arrowio.FormatParquet, Mem: pw.opts.Mem})
 		if err != nil {
 			return err
 		}

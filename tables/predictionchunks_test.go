@@ -14,10 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -140,11 +140,11 @@ func TestPredictionWriterChunks(t *testing.T) {
 	}
 	md := map[string]string{"dualcrf.source": "m.arrow"}
 	var wantArrow bytes.Buffer
-	rw := (pipeline.RecordWriter)(nil)
+	rw := (arrowio.RecordWriter)(nil)
 	_, err = tables.PredictionBatches(whole, c.m, all, md, nil, func(rec arrow.RecordBatch) error {
 		if rw == nil {
 			var err error
-			if rw, err = pipeline.NewRecordWriter(&wantArrow, rec.Schema(), pipeline.WriterOptions{}); err != nil {
+			if rw, err = arrowio.NewRecordWriter(&wantArrow, rec.Schema(), arrowio.WriterOptions{}); err != nil {
 				return err
 			}
 		}

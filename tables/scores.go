@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -85,7 +85,7 @@ func scoresRecord(mem memory.Allocator, s ScoresRow, md map[string]string) (arro
 
 // WriteScores writes s as a scores table (see scoresRecord) to w, in the
 // IPC file format unless opts says otherwise, with opts.Mem's buffers.
-func WriteScores(w io.Writer, s ScoresRow, md map[string]string, opts pipeline.WriterOptions) error {
+func WriteScores(w io.Writer, s ScoresRow, md map[string]string, opts arrowio.WriterOptions) error {
 	rec, err := scoresRecord(opts.Mem, s, md)
 	if err != nil {
 		return err
@@ -96,11 +96,11 @@ func WriteScores(w io.Writer, s ScoresRow, md map[string]string, opts pipeline.W
 
 // writeRecord writes one record batch as a table, in the IPC file format
 // unless opts says otherwise.
-func writeRecord(w io.Writer, rec arrow.RecordBatch, opts pipeline.WriterOptions) error {
+func writeRecord(w io.Writer, rec arrow.RecordBatch, opts arrowio.WriterOptions) error {
 	if opts.Format == "" {
-		opts.Format = pipeline.FormatFile
+		opts.Format = arrowio.FormatFile
 	}
-	rw, err := pipeline.NewRecordWriter(w, rec.Schema(), opts)
+	rw, err := arrowio.NewRecordWriter(w, rec.Schema(), opts)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func ReadScores(rr array.RecordReader, name string) (s ScoresRow, err error) {
 	rows := 0
 	for batch := 0; rr.Next(); batch++ {
 		rec := rr.RecordBatch()
-		if err := pipeline.ValidateBatch(rec); err != nil {
+		if err := arrowio.ValidateBatch(rec); err != nil {
 			return s, fmt.Errorf("%s: batch %d: %w", name, batch, err)
 		}
 		if rows += int(rec.NumRows()); rows > 1 || rec.NumRows() == 0 {
