@@ -10,11 +10,11 @@ import (
 // here.
 var ErrNoUnnamed = errors.New("unnamed temporary files not supported")
 
-// AnonymousFile returns a new empty read-write file in dir (the system's
+// anonymousFile returns a new empty read-write file in dir (the system's
 // temporary directory when dir is "") that has no name, so it vanishes when
 // closed or when the process dies, however it dies. Where the kernel cannot
 // create unnamed files, the file is created and its name removed at once.
-func AnonymousFile(dir string) (*os.File, error) {
+func anonymousFile(dir string) (*os.File, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
@@ -36,7 +36,7 @@ func AnonymousFile(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// Spool is an unnamed temporary file (AnonymousFile) for a copy of an input
+// Spool is an unnamed temporary file (anonymousFile) for a copy of an input
 // that must be read twice. Its writes fail rather than fill the file
 // system: it may take all the space that was free when it was created but
 // a tenth of it, or but 1 GiB when that is less.
@@ -54,12 +54,12 @@ func NewSpool(dir, name string) (*Spool, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	f, err := AnonymousFile(dir)
+	f, err := anonymousFile(dir)
 	if err != nil {
 		return nil, fmt.Errorf("spool %s: %w", name, err)
 	}
 	s := &Spool{File: f, dir: dir, max: 1 << 62, name: name}
-	if free, err := FreeSpace(dir); err == nil {
+	if free, err := freeSpace(dir); err == nil {
 		s.max = free - min(free/10, 1<<30)
 	}
 	return s, nil

@@ -9,7 +9,7 @@ import (
 // TestAnonymousFile: a spool has no name in its directory.
 func TestAnonymousFile(t *testing.T) {
 	dir := t.TempDir()
-	f, err := AnonymousFile(dir)
+	f, err := anonymousFile(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestAnonymousFile(t *testing.T) {
 	if names := dirEntries(t, dir); len(names) != 0 {
 		t.Fatalf("directory holds %v", names)
 	}
-	if _, err := AnonymousFile(filepath.Join(dir, "missing")); err == nil {
+	if _, err := anonymousFile(filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("spool in a missing directory")
 	}
 }

@@ -10,6 +10,6 @@ import (
 // OpenToCheckLock opens path for reading to check its lock.
 func OpenToCheckLock(path string) (*os.File, error) { return os.Open(path) }
 
-// FreeSpace reports that the free space is not known here: spools are then
+// freeSpace reports that the free space is not known here: spools are then
 // bounded only by the file system.
-func FreeSpace(dir string) (int64, error) { return 0, errors.ErrUnsupported }
+func freeSpace(dir string) (int64, error) { return 0, errors.ErrUnsupported }

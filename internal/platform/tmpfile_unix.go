@@ -14,9 +14,9 @@ func OpenToCheckLock(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 }
 
-// FreeSpace returns the bytes an unprivileged process may still write to
+// freeSpace returns the bytes an unprivileged process may still write to
 // the file system holding dir (statfs).
-func FreeSpace(dir string) (int64, error) {
+func freeSpace(dir string) (int64, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
 		return 0, err

@@ -10,9 +10,9 @@ import (
 // deletion so that the file can be removed while open.
 func OpenToCheckLock(path string) (*os.File, error) { return OpenFile(path, os.O_RDONLY, 0) }
 
-// FreeSpace returns the bytes the caller may still write to the volume
+// freeSpace returns the bytes the caller may still write to the volume
 // holding dir (GetDiskFreeSpaceEx).
-func FreeSpace(dir string) (int64, error) {
+func freeSpace(dir string) (int64, error) {
 	p, err := windows.UTF16PtrFromString(dir)
 	if err != nil {
 		return 0, err
