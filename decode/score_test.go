@@ -151,7 +151,7 @@ func TestEvaluateReaderCorrupt(t *testing.T) {
 
 // streamReader is a RecordReader over several readers, one after the
 // other, that tells with Stream which one the current batch came from, as
-// the pipeline's reader does for concatenated IPC streams.
+// arrowio's reader does for concatenated IPC streams.
 type streamReader struct {
 	array.RecordReader
 	rest   []array.RecordReader

@@ -213,7 +213,7 @@ func TestTableReaderSplitSentences(t *testing.T) {
 }
 
 // streamsReader reads several IPC streams one after the other and says
-// which one the current batch came from, as pipeline's reader of
+// which one the current batch came from, as arrowio's reader of
 // concatenated streams does.
 type streamsReader struct {
 	array.RecordReader // the current stream
