@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/featurize"
@@ -106,7 +107,7 @@ func BenchmarkDecodeStage(b *testing.B) {
 
 // decodeStage is runDecode's work without the command line.
 func decodeStage(m *crf.Model, table []byte, workers int) error {
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(table), "test", pipeline.ReaderOptions{})
+	rr, err := tables.OpenRecordReader(bytes.NewReader(table), "test", arrowio.ReaderOptions{})
 	if err != nil {
 		return err
 	}

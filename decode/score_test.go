@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -37,7 +37,7 @@ func predRows(sents ...sentence) []predRow {
 
 // predTable writes rows as a prediction table (a word column, gold, pred
 // and with marginals confidence and logprob) in the given IPC format.
-func predTable(t testing.TB, rows []predRow, marginals bool, format pipeline.Format) []byte {
+func predTable(t testing.TB, rows []predRow, marginals bool, format arrowio.Format) []byte {
 	t.Helper()
 	schema, err := schemas.PredictionSchema([]string{"word"}, true, marginals, nil)
 	if err != nil {
@@ -63,7 +63,7 @@ func predTable(t testing.TB, rows []predRow, marginals bool, format pipeline.For
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	var buf bytes.Buffer
-	w, err := pipeline.NewRecordWriter(&buf, schema, pipeline.WriterOptions{Format: format})
+	w, err := arrowio.NewRecordWriter(&buf, schema, arrowio.WriterOptions{Format: format})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func evalBytes(t *testing.T, data []byte) (s Scores, err error) {
 			t.Fatalf("EvaluateReader panicked on %d bytes: %v", len(data), p)
 		}
 	}()
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "pred.arrow", pipeline.ReaderOptions{})
+	rr, err := tables.OpenRecordReader(bytes.NewReader(data), "pred.arrow", arrowio.ReaderOptions{})
 	if err != nil {
 		return s, err
 	}
@@ -108,7 +108,7 @@ var predSample = []sentence{
 // naming the file and the row.
 func TestEvaluateReaderRows(t *testing.T) {
 	good := predRows(predSample...)
-	if s, err := evalBytes(t, predTable(t, good, false, pipeline.FormatStream)); err != nil || s.Sentences != 3 || s.Tokens != 8 {
+	if s, err := evalBytes(t, predTable(t, good, false, arrowio.FormatStream)); err != nil || s.Sentences != 3 || s.Tokens != 8 {
 		t.Fatalf("intact table: %d sentences, %d tokens, error %v", s.Sentences, s.Tokens, err)
 	}
 	for _, c := range []struct {
@@ -121,7 +121,7 @@ func TestEvaluateReaderRows(t *testing.T) {
 		{"no gold", func(r []predRow) []predRow { r[5].gold = ""; return r }, "pred.arrow: row 5 (sentence 1 position 1): no gold label to score"},
 	} {
 		rows := c.edit(append([]predRow(nil), good...))
-		_, err := evalBytes(t, predTable(t, rows, false, pipeline.FormatFile))
+		_, err := evalBytes(t, predTable(t, rows, false, arrowio.FormatFile))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
@@ -133,7 +133,7 @@ func TestEvaluateReaderRows(t *testing.T) {
 // naming the file or scores, and never panics.
 func TestEvaluateReaderCorrupt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
+	for _, format := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
 		for _, marg := range []bool{false, true} {
 			data := predTable(t, predRows(predSample...), marg, format)
 			for i := 0; i < 1000; i++ {
@@ -151,7 +151,7 @@ func TestEvaluateReaderCorrupt(t *testing.T) {
 
 // streamReader is a RecordReader over several readers, one after the
 // other, that tells with Stream which one the current batch came from, as
-// the pipeline's reader does for concatenated IPC streams.
+// arrowio's reader does for concatenated IPC streams.
 type streamReader struct {
 	array.RecordReader
 	rest   []array.RecordReader
@@ -178,7 +178,7 @@ func (s *streamReader) Next() bool {
 func TestEvaluateReaderStreams(t *testing.T) {
 	var readers []array.RecordReader
 	for _, s := range []sentence{predSample[0], predSample[0]} {
-		rr, err := pipeline.OpenRecordReader(bytes.NewReader(predTable(t, predRows(s), false, pipeline.FormatStream)), "pred.arrow", pipeline.ReaderOptions{})
+		rr, err := tables.OpenRecordReader(bytes.NewReader(predTable(t, predRows(s), false, arrowio.FormatStream)), "pred.arrow", arrowio.ReaderOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func TestEvaluateReaderStreams(t *testing.T) {
 // in both IPC formats, to EvaluateReader: an error naming the file or
 // scores, never a panic.
 func FuzzEvaluateReader(f *testing.F) {
-	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
+	for _, format := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
 		for _, marg := range []bool{false, true} {
 			f.Add(predTable(f, predRows(predSample...), marg, format))
 		}

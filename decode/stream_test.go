@@ -10,14 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -198,96 +194,6 @@ func TestStreamErrors(t *testing.T) {
 	}
 }
 
-// TestPredictionWriterChunks writes predictions chunk by chunk and checks
-// the output against the whole-table writers: the same Arrow bytes (batches
-// cut across chunks at the same rows), the same CoNLL text, and a Parquet
-// file of every row.
-func TestPredictionWriterChunks(t *testing.T) {
-	c := newStreamCase(6, false)
-	// The chunks after decoding (model ids), and the whole table.
-	var chunks []*tables.FeatureTable
-	var preds []*tables.Predictions
-	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, decode.Options{Marginals: true},
-		func(tab *tables.FeatureTable, p *tables.Predictions) error {
-			chunks, preds = append(chunks, tab), append(preds, p)
-			return nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole := &tables.FeatureTable{Data: &crf.Dataset{SentStart: []int{0}, LabelNames: chunks[0].Data.LabelNames}}
-	all := &tables.Predictions{}
-	for k, tab := range chunks {
-		d := tab.Data
-		base := whole.Data.NumTokens()
-		for i := 1; i <= d.Len(); i++ {
-			whole.Data.SentStart = append(whole.Data.SentStart, base+d.SentStart[i])
-		}
-		whole.Data.Labels = append(whole.Data.Labels, d.Labels...)
-		all.Labels = append(all.Labels, preds[k].Labels...)
-		all.Confidence = append(all.Confidence, preds[k].Confidence...)
-		all.LogProb = append(all.LogProb, preds[k].LogProb...)
-	}
-	md := map[string]string{"dualcrf.source": "m.arrow"}
-	var wantArrow bytes.Buffer
-	rw := (pipeline.RecordWriter)(nil)
-	_, err = tables.PredictionBatches(whole, c.m, all, md, nil, func(rec arrow.RecordBatch) error {
-		if rw == nil {
-			var err error
-			if rw, err = pipeline.NewRecordWriter(&wantArrow, rec.Schema(), pipeline.WriterOptions{}); err != nil {
-				return err
-			}
-		}
-		return rw.Write(rec)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var wantCoNLL bytes.Buffer
-	if err := tables.WriteCoNLL(&wantCoNLL, whole, c.m, all); err != nil {
-		t.Fatal(err)
-	}
-	for _, format := range tables.PredictionFormats() {
-		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-		var got bytes.Buffer
-		pw, err := tables.NewPredictionWriter(&got, c.m, tables.PredictionOptions{Format: format, Metadata: md, Mem: mem})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k := range chunks {
-			if err := pw.Write(chunks[k], preds[k]); err != nil {
-				t.Fatalf("%s: %v", format, err)
-			}
-		}
-		if err := pw.Close(); err != nil {
-			t.Fatalf("%s: %v", format, err)
-		}
-		mem.AssertSize(t, 0)
-		switch format {
-		case tables.PredictionArrow:
-			if !bytes.Equal(got.Bytes(), wantArrow.Bytes()) {
-				t.Errorf("arrow: chunked output (%d bytes) differs from the whole table's (%d bytes)", got.Len(), wantArrow.Len())
-			}
-		case tables.PredictionCoNLL:
-			if got.String() != wantCoNLL.String() {
-				t.Errorf("conll: chunked output differs from the whole table's")
-			}
-		case tables.PredictionParquet:
-			pf, err := file.NewParquetReader(bytes.NewReader(got.Bytes()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := pf.NumRows(); n != int64(c.d.NumTokens()) {
-				t.Errorf("parquet: %d rows, want %d", n, c.d.NumTokens())
-			}
-			pf.Close()
-		}
-	}
-}
-
 // TestPredictionWriterLateGold checks that gold labels appearing after a
 // first chunk without any are an error, not a silently dropped column.
 func TestPredictionWriterLateGold(t *testing.T) {
@@ -357,7 +263,7 @@ func TestStreamTableReader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(buf.Bytes()), "t.arrow", pipeline.ReaderOptions{})
+	rr, err := tables.OpenRecordReader(bytes.NewReader(buf.Bytes()), "t.arrow", arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

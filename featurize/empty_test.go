@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/pipeline"
 )
 
@@ -24,14 +25,14 @@ func TestTableNoSentences(t *testing.T) {
 	var paths []string
 	for _, c := range []struct {
 		name    string
-		format  pipeline.Format
+		format  arrowio.Format
 		batches [][]tok
 	}{
-		{"none.parquet", pipeline.FormatParquet, nil},
-		{"empty.parquet", pipeline.FormatParquet, [][]tok{{}}},
-		{"none.arrow", pipeline.FormatFile, nil},
-		{"empty.arrow", pipeline.FormatFile, [][]tok{{}}},
-		{"none.arrows", pipeline.FormatStream, nil},
+		{"none.parquet", arrowio.FormatParquet, nil},
+		{"empty.parquet", arrowio.FormatParquet, [][]tok{{}}},
+		{"none.arrow", arrowio.FormatFile, nil},
+		{"empty.arrow", arrowio.FormatFile, [][]tok{{}}},
+		{"none.arrows", arrowio.FormatStream, nil},
 	} {
 		data := tokenTable(t, c.format, c.batches...)
 		p := filepath.Join(dir, c.name)
@@ -49,7 +50,7 @@ func TestTableNoSentences(t *testing.T) {
 		t.Fatal(err)
 	}
 	vocab := NewVocabBuilder().Build(1)
-	for _, opts := range []RunOptions{{}, {Vocab: vocab, Writer: pipeline.WriterOptions{Format: pipeline.FormatStream}}} {
+	for _, opts := range []RunOptions{{}, {Vocab: vocab, Writer: arrowio.WriterOptions{Format: arrowio.FormatStream}}} {
 		for _, p := range append(paths, "-") {
 			src := pipeline.Source{Path: p}
 			want := p + ": no sentences"

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -263,7 +264,7 @@ type RunOptions struct {
 	// With Vocab set, the returned summary's Coverage counts them.
 	Labels []string
 	// Writer chooses the IPC format and compression of the output.
-	Writer pipeline.WriterOptions
+	Writer arrowio.WriterOptions
 	// BatchTokens is the record-batch size in tokens (0: the default).
 	BatchTokens int
 	// Progress, when set, shows the input bytes read (every pass) with
@@ -314,7 +315,7 @@ func Run(ctx context.Context, in pipeline.Source, out io.Writer, opts RunOptions
 	opts.Input.Need = opts.Templates.requiredColumns()
 	fixed := opts.Vocab != nil
 	opts = withFormatVocabulary(opts)
-	twoPass := opts.Vocab == nil || opts.Writer.Format == pipeline.FormatFile
+	twoPass := opts.Vocab == nil || opts.Writer.Format == arrowio.FormatFile
 	display := in.Name()
 	src, err := openSource(ctx, in, display, opts.Input, twoPass)
 	if err != nil {

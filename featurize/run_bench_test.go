@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
@@ -24,7 +25,7 @@ func BenchmarkFeaturizeConll2000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, comp := range []pipeline.Compression{pipeline.CompressNone, pipeline.CompressZstd} {
+	for _, comp := range []arrowio.Compression{arrowio.CompressNone, arrowio.CompressZstd} {
 		b.Run(string(comp), func(b *testing.B) {
 			var w countingWriter
 			var sum tables.FeatureSummary
@@ -32,7 +33,7 @@ func BenchmarkFeaturizeConll2000(b *testing.B) {
 				w.n = 0
 				var err error
 				sum, err = Run(context.Background(), pipeline.Source{Path: path}, &w, RunOptions{Templates: set, MinCount: 3,
-					Writer: pipeline.WriterOptions{Compression: comp}})
+					Writer: arrowio.WriterOptions{Compression: comp}})
 				if err != nil {
 					b.Fatal(err)
 				}

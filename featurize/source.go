@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/dualcrf/dualcrf/internal/platform"
 	"github.com/dualcrf/dualcrf/pipeline"
 )
 
@@ -30,7 +31,7 @@ type source struct {
 	ra     io.ReaderAt
 	size   int64
 	stream io.Reader
-	spool  *pipeline.Spool
+	spool  *platform.Spool
 	file   *os.File      // the opened stream file, closed by Close
 	read   *atomic.Int64 // when set (track), counts the input bytes read
 }
@@ -104,7 +105,7 @@ func openReader(ctx context.Context, r io.Reader, display string, twoPass bool) 
 func (s *source) spoolStream(ctx context.Context, r io.Reader, display string, twoPass bool) (*source, error) {
 	s.stream = pipeline.ContextReader(ctx, r)
 	if twoPass {
-		spool, err := pipeline.NewSpool("", display)
+		spool, err := platform.NewSpool("", display)
 		if err != nil {
 			s.Close()
 			return nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/pipeline"
 )
 
@@ -26,7 +27,7 @@ type column struct {
 
 // columnTable writes the columns (of equal length) as one record batch in
 // format.
-func columnTable(t testing.TB, format pipeline.Format, cols ...column) []byte {
+func columnTable(t testing.TB, format arrowio.Format, cols ...column) []byte {
 	t.Helper()
 	var fields []arrow.Field
 	for _, c := range cols {
@@ -41,7 +42,7 @@ func columnTable(t testing.TB, format pipeline.Format, cols ...column) []byte {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	var buf bytes.Buffer
-	w, err := pipeline.NewRecordWriter(&buf, s, pipeline.WriterOptions{Format: format})
+	w, err := arrowio.NewRecordWriter(&buf, s, arrowio.WriterOptions{Format: format})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func readTable(data []byte, name string, opts InputOptions) (string, error) {
 // minutes, and was accepted).
 func TestTableRowBytes(t *testing.T) {
 	long := strings.Repeat("x", 2000)
-	data := columnTable(t, pipeline.FormatParquet, int64Col("sentence", 0, 0), stringCol("word", "a", long), stringCol("label", "O", "O"))
+	data := columnTable(t, arrowio.FormatParquet, int64Col("sentence", 0, 0), stringCol("word", "a", long), stringCol("label", "O", "O"))
 	_, err := readTable(data, "t.parquet", InputOptions{MaxLineBytes: 1000})
 	if want := "t.parquet: row 2: 2001 bytes of text, more than 1000 (the limit, --max-line-bytes; its longest cell, column word, has 2000)"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
@@ -104,11 +105,11 @@ func TestTableRowBytes(t *testing.T) {
 		t.Errorf("at the limit: %.40q, %v", got, err)
 	}
 	huge := strings.Repeat("y", DefaultMaxLineBytes)
-	data = columnTable(t, pipeline.FormatStream, int64Col("sentence", 0), stringCol("word", huge), stringCol("label", "O"))
+	data = columnTable(t, arrowio.FormatStream, int64Col("sentence", 0), stringCol("word", huge), stringCol("label", "O"))
 	if _, err := readTable(data, "t.arrows", InputOptions{}); err == nil || !strings.Contains(err.Error(), "more than 1048576 (the limit, --max-line-bytes") {
 		t.Errorf("the default limit: error %v", err)
 	}
-	data = columnTable(t, pipeline.FormatParquet, int64Col("sentence", 0, 0, 0), stringCol("word", "a", "b", "c"), stringCol("label", "O", "O", "O"))
+	data = columnTable(t, arrowio.FormatParquet, int64Col("sentence", 0, 0, 0), stringCol("word", "a", "b", "c"), stringCol("label", "O", "O", "O"))
 	if _, err := readTable(data, "t.parquet", InputOptions{MaxSentenceTokens: 2}); err == nil || !strings.Contains(err.Error(), "t.parquet: row 3: sentence 0 has more than 2 tokens") {
 		t.Errorf("--max-sentence-tokens: error %v", err)
 	}
@@ -119,7 +120,7 @@ func TestTableRowBytes(t *testing.T) {
 // as a column, is refused naming the file, row and column (it was
 // featurized into a table that dualcrf's own readers refused).
 func TestTableInvalidUTF8(t *testing.T) {
-	for _, f := range []pipeline.Format{pipeline.FormatParquet, pipeline.FormatStream, pipeline.FormatFile} {
+	for _, f := range []arrowio.Format{arrowio.FormatParquet, arrowio.FormatStream, arrowio.FormatFile} {
 		for name, cols := range map[string][]column{
 			"column word":     {int64Col("sentence", 0, 0), stringCol("word", "a", "b\xffc"), stringCol("label", "O", "O")},
 			"column label":    {int64Col("sentence", 0, 0), stringCol("word", "a", "b"), stringCol("label", "O", "\xc3")},
@@ -136,7 +137,7 @@ func TestTableInvalidUTF8(t *testing.T) {
 	if err := os.MkdirAll(part, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data := columnTable(t, pipeline.FormatParquet, int64Col("sentence", 0), stringCol("word", "a"), stringCol("label", "O"))
+	data := columnTable(t, arrowio.FormatParquet, int64Col("sentence", 0), stringCol("word", "a"), stringCol("label", "O"))
 	if err := os.WriteFile(filepath.Join(part, "p.parquet"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -150,17 +151,17 @@ func TestTableInvalidUTF8(t *testing.T) {
 // refused (they wrapped negative, sorting the last token first), and
 // unsigned sentence ids read as themselves.
 func TestTableUint64(t *testing.T) {
-	data := columnTable(t, pipeline.FormatParquet, int64Col("sentence", 0, 0), uint64Col("position", 1<<63, 0), stringCol("word", "b", "a"), stringCol("label", "O", "O"))
+	data := columnTable(t, arrowio.FormatParquet, int64Col("sentence", 0, 0), uint64Col("position", 1<<63, 0), stringCol("word", "b", "a"), stringCol("label", "O", "O"))
 	_, err := readTable(data, "t.parquet", InputOptions{})
 	if want := "t.parquet: row 1: position 9223372036854775808 (column position) is beyond 9223372036854775807"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
-	data = columnTable(t, pipeline.FormatParquet, uint64Col("sentence", math.MaxUint64, math.MaxUint64), uint64Col("position", 1, 1), stringCol("word", "b", "a"), stringCol("label", "O", "O"))
+	data = columnTable(t, arrowio.FormatParquet, uint64Col("sentence", math.MaxUint64, math.MaxUint64), uint64Col("position", 1, 1), stringCol("word", "b", "a"), stringCol("label", "O", "O"))
 	_, err = readTable(data, "t.parquet", InputOptions{})
 	if want := "t.parquet: row 2: sentence 18446744073709551615 has position 1 twice"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %v, want %q", err, want)
 	}
-	data = columnTable(t, pipeline.FormatParquet, int64Col("sentence", 0, 0), uint64Col("position", math.MaxInt64, 0), stringCol("word", "b", "a"), stringCol("label", "O", "P"))
+	data = columnTable(t, arrowio.FormatParquet, int64Col("sentence", 0, 0), uint64Col("position", math.MaxInt64, 0), stringCol("word", "b", "a"), stringCol("label", "O", "P"))
 	if got, err := readTable(data, "t.parquet", InputOptions{}); err != nil || got != "a/P b/O" {
 		t.Errorf("positions 2^63-1 and 0: %q, %v", got, err)
 	}
@@ -177,12 +178,12 @@ func TestTableColumnTypes(t *testing.T) {
 		`t.parquet: column "word" (--columns) is binary: a text column must hold strings (or integers, read as decimal text)`: binaryCol("word", "a", "b"),
 		`t.parquet: column "word" (--columns) is list<`:                                                                       listCol("word", "a", "b"),
 	} {
-		_, err := readTable(columnTable(t, pipeline.FormatParquet, append(base, c)...), "t.parquet", InputOptions{Columns: []string{"word"}})
+		_, err := readTable(columnTable(t, arrowio.FormatParquet, append(base, c)...), "t.parquet", InputOptions{Columns: []string{"word"}})
 		if err == nil || !strings.HasPrefix(err.Error(), name) {
 			t.Errorf("error %v, want %q", err, name)
 		}
 	}
-	data := columnTable(t, pipeline.FormatParquet, append(base, int64Col("word", 7, -3), stringCol("pos", "X", "Y"))...)
+	data := columnTable(t, arrowio.FormatParquet, append(base, int64Col("word", 7, -3), stringCol("pos", "X", "Y"))...)
 	if got, err := readTable(data, "t.parquet", InputOptions{Columns: []string{"word"}}); err != nil || got != "7/O -3/O" {
 		t.Errorf("an integer column: %q, %v", got, err)
 	}
@@ -237,12 +238,12 @@ func TestExplicitTextFormat(t *testing.T) {
 // given the Parquet magic when it lacks it) gives sentences or an error
 // naming the input, never a panic, with the row limits in force.
 func FuzzParquetTokenTable(f *testing.F) {
-	f.Add(tokenTable(f, pipeline.FormatParquet, twoSentences))
-	f.Add(tokenTable(f, pipeline.FormatParquet, twoSentences[:2], twoSentences[2:]))
-	f.Add(columnTable(f, pipeline.FormatParquet, uint64Col("sentence", 1, 1), uint64Col("position", 1<<63, 0), stringCol("word", "a", "b\xff"), stringCol("label", "O", "O")))
-	f.Add(columnTable(f, pipeline.FormatParquet, int64Col("sentence", 0, 0), binaryCol("word", "a", "b"), listCol("pos", "X", "Y"), stringCol("label", "O", "O")))
+	f.Add(tokenTable(f, arrowio.FormatParquet, twoSentences))
+	f.Add(tokenTable(f, arrowio.FormatParquet, twoSentences[:2], twoSentences[2:]))
+	f.Add(columnTable(f, arrowio.FormatParquet, uint64Col("sentence", 1, 1), uint64Col("position", 1<<63, 0), stringCol("word", "a", "b\xff"), stringCol("label", "O", "O")))
+	f.Add(columnTable(f, arrowio.FormatParquet, int64Col("sentence", 0, 0), binaryCol("word", "a", "b"), listCol("pos", "X", "Y"), stringCol("label", "O", "O")))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if !pipeline.IsParquet(b) {
+		if !arrowio.IsParquet(b) {
 			b = append([]byte("PAR1"), b...)
 		}
 		for _, opts := range []InputOptions{{MaxLineBytes: 64, MaxSentenceTokens: 64}, {Columns: []string{"word"}, MaxLineBytes: 64}} {

@@ -45,6 +45,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -61,7 +62,7 @@ var tableExts = []string{".parquet", ".pq", ".arrow", ".arrows", ".ipc", ".feath
 // IsTable reports whether head, an input's first bytes, starts a Parquet
 // file or an Arrow IPC file or stream.
 func IsTable(head []byte) bool {
-	return pipeline.IsParquet(head) || bytes.HasPrefix(head, []byte("ARROW1")) || bytes.HasPrefix(head, []byte{0xff, 0xff, 0xff, 0xff})
+	return arrowio.IsParquet(head) || bytes.HasPrefix(head, []byte("ARROW1")) || bytes.HasPrefix(head, []byte{0xff, 0xff, 0xff, 0xff})
 }
 
 // wholeTable reports whether r, whose first bytes look like a table's

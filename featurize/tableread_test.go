@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/pipeline"
 )
 
@@ -25,9 +26,9 @@ type tok struct {
 }
 
 // tokenTable writes rows as a token table (sentence, position, word, pos,
-// chunk as a dictionary) in format (pipeline.FormatParquet, FormatFile or
+// chunk as a dictionary) in format (arrowio.FormatParquet, FormatFile or
 // FormatStream), one record batch per batch given.
-func tokenTable(t testing.TB, format pipeline.Format, batches ...[]tok) []byte {
+func tokenTable(t testing.TB, format arrowio.Format, batches ...[]tok) []byte {
 	t.Helper()
 	dict := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 	s := arrow.NewSchema([]arrow.Field{
@@ -38,7 +39,7 @@ func tokenTable(t testing.TB, format pipeline.Format, batches ...[]tok) []byte {
 		{Name: "chunk", Type: dict, Nullable: true},
 	}, nil)
 	var buf bytes.Buffer
-	w, err := pipeline.NewRecordWriter(&buf, s, pipeline.WriterOptions{Format: format})
+	w, err := arrowio.NewRecordWriter(&buf, s, arrowio.WriterOptions{Format: format})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,9 +96,9 @@ var twoSentences = []tok{
 // sentences, positions sorted, the last string column taken as the label.
 func TestTableReaderFormats(t *testing.T) {
 	want := []string{"He/PRP/B-NP saw/VBD/B-VP it/PRP/B-NP", "Yes/UH/O"}
-	for _, f := range []pipeline.Format{pipeline.FormatParquet, pipeline.FormatFile, pipeline.FormatStream} {
+	for _, f := range []arrowio.Format{arrowio.FormatParquet, arrowio.FormatFile, arrowio.FormatStream} {
 		batches := [][]tok{twoSentences[:2], twoSentences[2:]}
-		if f == pipeline.FormatFile { // one dictionary per field in an IPC file
+		if f == arrowio.FormatFile { // one dictionary per field in an IPC file
 			batches = [][]tok{twoSentences}
 		}
 		data := tokenTable(t, f, batches...)
@@ -137,7 +138,7 @@ func TestTableReaderRules(t *testing.T) {
 			"He/B-NP saw/B-VP it/B-NP | Yes/O"},
 	}
 	for _, c := range cases {
-		data := tokenTable(t, pipeline.FormatParquet, c.rows)
+		data := tokenTable(t, arrowio.FormatParquet, c.rows)
 		got, err := readSentences(newTableReaderOn(bytes.NewReader(data), "t.parquet", c.opts))
 		res := strings.Join(got, " | ")
 		if err != nil {
@@ -163,9 +164,9 @@ func TestTableReaderDirectory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("genre=news/part-1.parquet", tokenTable(t, pipeline.FormatParquet, []tok{{0, 0, "B", "X", "O"}}))
-	write("genre=news/part-0.arrow", tokenTable(t, pipeline.FormatFile, []tok{{0, 0, "A", "X", "O"}}))
-	write("genre=web%20log/part-0.parquet", tokenTable(t, pipeline.FormatParquet, []tok{{0, 0, "C", "X", "O"}}))
+	write("genre=news/part-1.parquet", tokenTable(t, arrowio.FormatParquet, []tok{{0, 0, "B", "X", "O"}}))
+	write("genre=news/part-0.arrow", tokenTable(t, arrowio.FormatFile, []tok{{0, 0, "A", "X", "O"}}))
+	write("genre=web%20log/part-0.parquet", tokenTable(t, arrowio.FormatParquet, []tok{{0, 0, "C", "X", "O"}}))
 	write("genre=news/_SUCCESS", nil)
 	write("genre=news/.part-9.parquet", []byte("not a table"))
 	write("genre=news/README.txt", []byte("not a table"))
@@ -201,7 +202,7 @@ func TestTableFeaturizeRun(t *testing.T) {
 	text := "He PRP B-NP\nsaw VBD B-VP\n\nYes UH O\n"
 	dir := t.TempDir()
 	tp, cp := filepath.Join(dir, "t.parquet"), filepath.Join(dir, "t.txt")
-	if err := os.WriteFile(tp, tokenTable(t, pipeline.FormatParquet, rows), 0o644); err != nil {
+	if err := os.WriteFile(tp, tokenTable(t, arrowio.FormatParquet, rows), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(cp, []byte(text), 0o644); err != nil {
@@ -232,9 +233,9 @@ func TestTableFeaturizeRun(t *testing.T) {
 // FuzzTableReader: a damaged token table gives sentences or an error
 // naming the input, never a panic.
 func FuzzTableReader(f *testing.F) {
-	f.Add(tokenTable(f, pipeline.FormatParquet, twoSentences))
-	f.Add(tokenTable(f, pipeline.FormatStream, twoSentences[:2], twoSentences[2:]))
-	f.Add(tokenTable(f, pipeline.FormatFile, twoSentences))
+	f.Add(tokenTable(f, arrowio.FormatParquet, twoSentences))
+	f.Add(tokenTable(f, arrowio.FormatStream, twoSentences[:2], twoSentences[2:]))
+	f.Add(tokenTable(f, arrowio.FormatFile, twoSentences))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, err := readSentences(newTableReaderOn(bytes.NewReader(b), "fuzz", InputOptions{}))
 		if err != nil && !strings.HasPrefix(err.Error(), "fuzz") {
@@ -246,7 +247,7 @@ func FuzzTableReader(f *testing.F) {
 // TestTableReaderColumnMap: --column NAME=SOURCE renames a text column or
 // adds one; an unknown source or two columns of one name are errors.
 func TestTableReaderColumnMap(t *testing.T) {
-	data := tokenTable(t, pipeline.FormatStream, twoSentences)
+	data := tokenTable(t, arrowio.FormatStream, twoSentences)
 	for _, c := range []struct {
 		m       [][2]string
 		cols    string

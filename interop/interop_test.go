@@ -13,9 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	_ "github.com/duckdb/duckdb-go/v2"
-
-	"github.com/dualcrf/dualcrf/pipeline"
 )
 
 // bin is the dualcrf command built for these tests.
@@ -82,7 +81,7 @@ func query1(t *testing.T, db *sql.DB, q string, dest ...any) {
 }
 
 // writeTokens writes a CoNLL file as a token table.
-func writeTokens(t *testing.T, conll, path string, format pipeline.Format, repeat int) int {
+func writeTokens(t *testing.T, conll, path string, format arrowio.Format, repeat int) int {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -142,8 +141,8 @@ const (
 func lakeRoundTrip(t *testing.T, train, test string, trainArgs ...string) evalJSON {
 	dir := t.TempDir()
 	db := duck(t)
-	ntrain := writeTokens(t, train, filepath.Join(dir, "train-tokens.parquet"), pipeline.FormatParquet, 1)
-	ntest := writeTokens(t, test, filepath.Join(dir, "test-tokens.parquet"), pipeline.FormatParquet, 1)
+	ntrain := writeTokens(t, train, filepath.Join(dir, "train-tokens.parquet"), arrowio.FormatParquet, 1)
+	ntest := writeTokens(t, test, filepath.Join(dir, "test-tokens.parquet"), arrowio.FormatParquet, 1)
 	// DuckDB writes a partitioned COPY on all its threads, interleaving
 	// the rows of sentences (which featurize refuses, naming the row): one
 	// thread and an ORDER BY keep each sentence's rows together.

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 )
@@ -25,11 +26,11 @@ var TokenSchema = arrow.NewSchema([]arrow.Field{
 
 // WriteTokens reads the CoNLL-2000 file conll (word, POS, chunk; gzip is
 // undone) repeat times over and writes it to w as a token table in format
-// (pipeline.FormatParquet, FormatFile, FormatStream), 64 Ki rows a batch
+// (arrowio.FormatParquet, FormatFile, FormatStream), 64 Ki rows a batch
 // (a Parquet row group). Sentence ids number on across repetitions. It
 // returns the number of tokens written.
-func WriteTokens(conll string, w io.Writer, format pipeline.Format, repeat int) (int, error) {
-	out, err := pipeline.NewRecordWriter(w, TokenSchema, pipeline.WriterOptions{Format: format})
+func WriteTokens(conll string, w io.Writer, format arrowio.Format, repeat int) (int, error) {
+	out, err := arrowio.NewRecordWriter(w, TokenSchema, arrowio.WriterOptions{Format: format})
 	if err != nil {
 		return 0, err
 	}

@@ -413,33 +413,21 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("job %s is running already (%s holds %s); not starting a second run", e.Job, who, e.Lock)
 }
 
-// lockJob takes the job's lock (flock on STATE/lock, which names the
-// holder's pid) or refuses at once.
+// lockJob takes the job's lock (platform.LockDir on STATE/lock, which
+// names the holder's pid) or refuses at once.
 func lockJob(f *File) (func(), error) {
 	if err := os.MkdirAll(f.StateDir(), 0o755); err != nil {
 		return nil, err
 	}
-	path := f.lockPath()
-	lf, err := platform.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	l, err := platform.LockDir(f.StateDir(), filepath.Base(f.lockPath()))
+	var locked *platform.LockedError
+	if errors.As(err, &locked) {
+		return nil, &LockedError{Job: f.Name, Lock: f.lockPath(), PID: locked.PID}
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := platform.TryLock(lf); err != nil {
-		lf.Close()
-		if platform.IsLocked(err) {
-			b, _ := os.ReadFile(path)
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-			return nil, &LockedError{Job: f.Name, Lock: path, PID: pid}
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	if err := lf.Truncate(0); err == nil {
-		lf.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	return func() {
-		lf.Truncate(0)
-		lf.Close()
-	}, nil
+	return func() { l.Unlock() }, nil
 }
 
 // metrics reads what a finished stage measured: train's epochs, certified

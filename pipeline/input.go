@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 
@@ -102,13 +101,6 @@ type stdinFile struct{ *os.File }
 
 // Close does nothing: standard input is not the opener's to close.
 func (stdinFile) Close() error { return nil }
-
-// regularFile is what OpenInput returns for an uncompressed regular file.
-type regularFile interface {
-	io.ReaderAt
-	io.Seeker
-	Stat() (fs.FileInfo, error)
-}
 
 // compression names the compression that head (the input's first bytes)
 // announces: "gzip", "zstd", or "" for none.

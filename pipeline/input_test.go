@@ -5,13 +5,12 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -189,46 +188,10 @@ func TestOpenInputDamaged(t *testing.T) {
 	}
 }
 
-// TestOpenInputArrow: an Arrow IPC stream or file compressed with gzip or
-// zstd reads as the plain one, from a named file and from standard input
-// (formerly, OpenInput undid gzip only).
-func TestOpenInputArrow(t *testing.T) {
-	dir := t.TempDir()
-	read := func(path string) []string {
-		t.Helper()
-		rc, name, err := OpenInput(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rc.Close()
-		rr, err := OpenRecordReader(rc, name, ReaderOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rr.Release()
-		rows, err := readAll(rr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rows
-	}
-	for _, ipcFormat := range []Format{FormatStream, FormatFile} {
-		data := writeBatches(t, memory.DefaultAllocator, WriterOptions{Format: ipcFormat})
-		for _, format := range []string{"gzip", "zstd"} {
-			path := writeFile(t, dir, "t.arrow."+format, compressed(t, data, format))
-			if got := read(path); !slices.Equal(got, wantRows) {
-				t.Errorf("%s %s: rows %v, want %v", ipcFormat, format, got, wantRows)
-			}
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			withStdin(f, func() {
-				if got := read("-"); !slices.Equal(got, wantRows) {
-					t.Errorf("%s %s on standard input: rows %v, want %v", ipcFormat, format, got, wantRows)
-				}
-			})
-			f.Close()
-		}
-	}
+// regularFile is what package arrowio reads in place: what OpenInput
+// returns for an uncompressed regular file.
+type regularFile interface {
+	io.ReaderAt
+	io.Seeker
+	Stat() (fs.FileInfo, error)
 }

@@ -2,11 +2,10 @@
 // pipeline: opening inputs ("-" = stdin, gzip and zstd undone on the fly;
 // reads that end with a context), atomic outputs ("-" = stdout; a file
 // appears only when its stage succeeds, and a killed stage leaves nothing
-// that the next run does not remove), checks that no output overwrites an
-// input and that an output's name matches its format, spools, and Arrow IPC
-// record writers and readers that handle both the stream and the file
-// format, with optional zstd or lz4 body compression, and concatenations of
-// both. The tables themselves are package tables' codecs.
+// that the next run does not remove), and checks that no output overwrites
+// an input and that an output's name matches its format. The tables' bytes
+// are package arrowio's (Arrow IPC and Parquet) and their meaning package
+// tables'.
 package pipeline
 
 import (
@@ -16,7 +15,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/dualcrf/dualcrf/internal/platform"
 )
@@ -82,9 +80,9 @@ func createOutput(path string, stdout io.Writer, unnamed bool) (*Output, error) 
 	}
 	removeStaleTemps(dir, base)
 	o := &Output{name: path, path: path, mode: mode}
-	tmp, err := (*os.File)(nil), errNoUnnamed
+	tmp, err := (*os.File)(nil), platform.ErrNoUnnamed
 	if unnamed {
-		tmp, err = openUnnamed(dir, 0o600)
+		tmp, err = platform.OpenUnnamed(dir, 0o600)
 	}
 	switch {
 	case err == nil:
@@ -92,7 +90,7 @@ func createOutput(path string, stdout io.Writer, unnamed bool) (*Output, error) 
 			tmp.Close()
 			return nil, fmt.Errorf("create output %s: lock: %w", path, err)
 		}
-	case errors.Is(err, errNoUnnamed):
+	case errors.Is(err, platform.ErrNoUnnamed):
 		if tmp, err = createNamedTemp(dir, base); err != nil {
 			return nil, fmt.Errorf("create output %s: %w", path, err)
 		}
@@ -180,14 +178,14 @@ func (o *Output) commitTemp() error {
 // does not exist (one atomic step), else a locked temporary name renamed
 // over the path.
 func (o *Output) linkUnnamed() error {
-	err := linkUnnamed(o.tmp, o.path)
+	err := platform.LinkUnnamed(o.tmp, o.path)
 	if err == nil || !errors.Is(err, os.ErrExist) {
 		return err
 	}
 	dir, base := filepath.Split(o.path)
 	for attempt := 0; ; attempt++ {
 		name := filepath.Join(dir, tempPrefix(base)+randomSuffix())
-		err = linkUnnamed(o.tmp, name)
+		err = platform.LinkUnnamed(o.tmp, name)
 		if err == nil {
 			o.tmpName = name
 			return os.Rename(name, o.path)
@@ -233,5 +231,5 @@ func (o *Output) Close() error { return o.Abort() }
 // has gone (EPIPE; on Windows ERROR_NO_DATA or ERROR_BROKEN_PIPE), so a stage
 // can end quietly when downstream stops early.
 func IsBrokenPipe(err error) bool {
-	return errors.Is(err, syscall.EPIPE) || isBrokenPipeOS(err)
+	return platform.IsBrokenPipe(err)
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/dualcrf/dualcrf/arrowio"
 )
 
 // Kind is what an output file holds.
@@ -43,16 +45,16 @@ func (k Kind) describe() string {
 //	.conll, .txt           CoNLL text
 //
 // Other names tell nothing ("", "").
-func kindOfName(path string) (Kind, Format) {
+func kindOfName(path string) (Kind, arrowio.Format) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".parquet", ".pq":
 		return KindParquet, ""
 	case ".arrow", ".ipc":
 		return KindArrow, ""
 	case ".arrows":
-		return KindArrow, FormatStream
+		return KindArrow, arrowio.FormatStream
 	case ".feather":
-		return KindArrow, FormatFile
+		return KindArrow, arrowio.FormatFile
 	case ".conll", ".txt":
 		return KindCoNLL, ""
 	}
@@ -69,14 +71,14 @@ type OutputRequest struct {
 	Kind     Kind   // asked for with KindFlag; "" = from the extension, else Kinds[0]
 	KindFlag string // e.g. "--format"
 
-	IPC     Format // Arrow IPC format asked for with IPCFlag, or fixed by the stage when IPCFlag is ""; "" = from the extension, else stream
-	IPCFlag string // e.g. "--ipc"
+	IPC     arrowio.Format // Arrow IPC format asked for with IPCFlag, or fixed by the stage when IPCFlag is ""; "" = from the extension, else stream
+	IPCFlag string         // e.g. "--ipc"
 }
 
 // OutputFormat is what ResolveOutput decides.
 type OutputFormat struct {
 	Kind Kind
-	IPC  Format // for KindArrow: FormatStream or FormatFile
+	IPC  arrowio.Format // for KindArrow: arrowio.FormatStream or arrowio.FormatFile
 }
 
 // ResolveOutput decides what an output holds, so that a file's name never
@@ -93,7 +95,7 @@ func (s Std) ResolveOutput(r OutputRequest) (OutputFormat, error) {
 	if len(r.Kinds) == 0 {
 		return OutputFormat{}, fmt.Errorf("%s: no output kind", r.Flag)
 	}
-	extKind, extIPC := Kind(""), Format("")
+	extKind, extIPC := Kind(""), arrowio.Format("")
 	if !isStd(r.Path) {
 		extKind, extIPC = kindOfName(r.Path)
 	}
@@ -130,12 +132,12 @@ func (s Std) ResolveOutput(r OutputRequest) (OutputFormat, error) {
 }
 
 // resolveIPC decides the Arrow IPC format of an Arrow output.
-func resolveIPC(r OutputRequest, extIPC Format) (Format, error) {
+func resolveIPC(r OutputRequest, extIPC arrowio.Format) (arrowio.Format, error) {
 	if r.IPC == "" {
 		if extIPC != "" {
 			return extIPC, nil
 		}
-		return FormatStream, nil
+		return arrowio.FormatStream, nil
 	}
 	if extIPC != "" && extIPC != r.IPC {
 		if r.IPCFlag == "" {

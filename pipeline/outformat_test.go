@@ -3,6 +3,8 @@ package pipeline
 import (
 	"strings"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/arrowio"
 )
 
 // TestResolveOutput: the extension decides the kind when no flag does, and
@@ -20,23 +22,23 @@ func TestResolveOutput(t *testing.T) {
 		{"parquet by extension", OutputRequest{Path: "p.parquet", Kinds: decode}, OutputFormat{Kind: KindParquet}, ""},
 		{"PQ upper case", OutputRequest{Path: "p.PQ", Kinds: decode}, OutputFormat{Kind: KindParquet}, ""},
 		{"conll by extension", OutputRequest{Path: "p.txt", Kinds: decode}, OutputFormat{Kind: KindCoNLL}, ""},
-		{"arrow by extension", OutputRequest{Path: "p.arrow", Kinds: decode}, OutputFormat{Kind: KindArrow, IPC: FormatStream}, ""},
-		{"feather is a file", OutputRequest{Path: "p.feather", Kinds: arrowOnly}, OutputFormat{Kind: KindArrow, IPC: FormatFile}, ""},
-		{"arrows is a stream", OutputRequest{Path: "p.arrows", Kinds: arrowOnly}, OutputFormat{Kind: KindArrow, IPC: FormatStream}, ""},
-		{"unknown extension: default", OutputRequest{Path: "p.out", Kinds: decode}, OutputFormat{Kind: KindArrow, IPC: FormatStream}, ""},
-		{"standard output: default", OutputRequest{Path: "-", Kinds: decode}, OutputFormat{Kind: KindArrow, IPC: FormatStream}, ""},
+		{"arrow by extension", OutputRequest{Path: "p.arrow", Kinds: decode}, OutputFormat{Kind: KindArrow, IPC: arrowio.FormatStream}, ""},
+		{"feather is a file", OutputRequest{Path: "p.feather", Kinds: arrowOnly}, OutputFormat{Kind: KindArrow, IPC: arrowio.FormatFile}, ""},
+		{"arrows is a stream", OutputRequest{Path: "p.arrows", Kinds: arrowOnly}, OutputFormat{Kind: KindArrow, IPC: arrowio.FormatStream}, ""},
+		{"unknown extension: default", OutputRequest{Path: "p.out", Kinds: decode}, OutputFormat{Kind: KindArrow, IPC: arrowio.FormatStream}, ""},
+		{"standard output: default", OutputRequest{Path: "-", Kinds: decode}, OutputFormat{Kind: KindArrow, IPC: arrowio.FormatStream}, ""},
 		{"flag agrees", OutputRequest{Path: "p.parquet", Kinds: decode, Kind: KindParquet, KindFlag: "--format"}, OutputFormat{Kind: KindParquet}, ""},
 		{"flag on unknown extension", OutputRequest{Path: "p.bin", Kinds: decode, Kind: KindCoNLL, KindFlag: "--format"}, OutputFormat{Kind: KindCoNLL}, ""},
-		{"ipc flag", OutputRequest{Path: "p.arrow", Kinds: arrowOnly, IPC: FormatFile, IPCFlag: "--ipc"}, OutputFormat{Kind: KindArrow, IPC: FormatFile}, ""},
-		{"fixed ipc", OutputRequest{Path: "m.bin", Kinds: arrowOnly, IPC: FormatFile}, OutputFormat{Kind: KindArrow, IPC: FormatFile}, ""},
+		{"ipc flag", OutputRequest{Path: "p.arrow", Kinds: arrowOnly, IPC: arrowio.FormatFile, IPCFlag: "--ipc"}, OutputFormat{Kind: KindArrow, IPC: arrowio.FormatFile}, ""},
+		{"fixed ipc", OutputRequest{Path: "m.bin", Kinds: arrowOnly, IPC: arrowio.FormatFile}, OutputFormat{Kind: KindArrow, IPC: arrowio.FormatFile}, ""},
 		{"flag contradicts extension", OutputRequest{Flag: "-o", Path: "p.parquet", Kinds: decode, Kind: KindArrow, KindFlag: "--format"}, OutputFormat{},
 			"-o p.parquet names Parquet by its extension, but --format arrow asks for Arrow IPC: drop --format or rename the file"},
 		{"stage cannot write it", OutputRequest{Flag: "-o", Path: "t.parquet", Kinds: arrowOnly}, OutputFormat{},
 			"-o t.parquet names Parquet by its extension, but this stage writes Arrow IPC there"},
 		{"text for an arrow-only stage", OutputRequest{Flag: "--log", Path: "log.txt", Kinds: arrowOnly}, OutputFormat{}, "writes Arrow IPC there"},
-		{"ipc flag contradicts extension", OutputRequest{Flag: "-o", Path: "t.feather", Kinds: arrowOnly, IPC: FormatStream, IPCFlag: "--ipc"}, OutputFormat{},
+		{"ipc flag contradicts extension", OutputRequest{Flag: "-o", Path: "t.feather", Kinds: arrowOnly, IPC: arrowio.FormatStream, IPCFlag: "--ipc"}, OutputFormat{},
 			"-o t.feather names an Arrow IPC file by its extension, but --ipc stream asks for an IPC stream"},
-		{"fixed ipc contradicts extension", OutputRequest{Flag: "-o", Path: "m.arrows", Kinds: arrowOnly, IPC: FormatFile}, OutputFormat{},
+		{"fixed ipc contradicts extension", OutputRequest{Flag: "-o", Path: "m.arrows", Kinds: arrowOnly, IPC: arrowio.FormatFile}, OutputFormat{},
 			"-o m.arrows names an Arrow IPC stream by its extension, but this stage writes an IPC file there"},
 	}
 	for _, c := range cases {

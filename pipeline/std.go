@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // Source is a stage's input: the file at Path or, when Path is "" or "-",
@@ -125,5 +127,5 @@ func (s Std) stdin() io.Reader {
 // stdoutIsTerminal reports whether standard output is a terminal.
 func (s Std) stdoutIsTerminal() bool {
 	f, ok := s.stdout().(*os.File)
-	return ok && isTerminal(f)
+	return ok && platform.IsTerminal(f)
 }

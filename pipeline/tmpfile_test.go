@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // TestHelperWriter is not a test: run by startWriter in a child process,
@@ -34,7 +36,7 @@ func TestHelperWriter(t *testing.T) {
 	if mode == "window" {
 		// Stop where a kill is the worst: named, not yet renamed.
 		dir, base := filepath.Split(path)
-		if err := linkUnnamed(out.tmp, filepath.Join(dir, tempPrefix(base)+"window")); err != nil {
+		if err := platform.LinkUnnamed(out.tmp, filepath.Join(dir, tempPrefix(base)+"window")); err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
 		}
@@ -186,28 +188,5 @@ func TestStaleTempRule(t *testing.T) {
 	want := []string{".m.arrow.tmp", ".m.arrow.tmp-456", ".m.arrow.tmp-dir", ".m.arrow.tmp-link", ".m.arrowx.tmp-1", "m.arrow", "m.arrow.tmp-1"}
 	if got := sorted(dirEntries(t, dir)); !reflect.DeepEqual(got, want) {
 		t.Fatalf("directory holds\n %v\nwant\n %v", got, want)
-	}
-}
-
-// TestAnonymousFile: a spool has no name in its directory.
-func TestAnonymousFile(t *testing.T) {
-	dir := t.TempDir()
-	f, err := AnonymousFile(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString("spooled"); err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 7)
-	if _, err := f.ReadAt(b, 0); err != nil || string(b) != "spooled" {
-		t.Fatalf("read back %q, %v", b, err)
-	}
-	if names := dirEntries(t, dir); len(names) != 0 {
-		t.Fatalf("directory holds %v", names)
-	}
-	if _, err := AnonymousFile(filepath.Join(dir, "missing")); err == nil {
-		t.Fatal("spool in a missing directory")
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -16,7 +16,7 @@ import (
 // or an error naming the file; never a panic.
 func FuzzReadRun(f *testing.F) {
 	var buf bytes.Buffer
-	if err := tables.WriteLog(&buf, testRuns()[0].Rows, nil, pipeline.WriterOptions{}); err != nil {
+	if err := tables.WriteLog(&buf, testRuns()[0].Rows, nil, arrowio.WriterOptions{}); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())

@@ -6,7 +6,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -24,7 +24,7 @@ func ReadRun(path, name string) (Run, error) {
 		return Run{}, err
 	}
 	defer f.Close()
-	rr, err := pipeline.OpenRecordReader(f, path, pipeline.ReaderOptions{})
+	rr, err := tables.OpenRecordReader(f, path, arrowio.ReaderOptions{})
 	if err != nil {
 		return Run{}, err
 	}

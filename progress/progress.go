@@ -11,10 +11,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // Mode is how progress is shown.
@@ -558,6 +561,16 @@ func truncate(s string, width int) string {
 // ForStderr returns the reporter that mode (Auto resolved by whether
 // stderr is a terminal) asks for on stderr, or nil.
 func ForStderr(stderr io.Writer, mode Mode) *Reporter {
-	tty, width := Terminal(stderr)
+	tty, width := terminal(stderr)
 	return New(stderr, mode.Resolve(tty), Options{Width: width})
+}
+
+// terminal reports whether w is a terminal that can show a bar and, if so,
+// its width in columns (0 when the terminal does not say).
+func terminal(w io.Writer) (bool, int) {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false, 0
+	}
+	return platform.ANSITerminal(f)
 }

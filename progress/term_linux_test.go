@@ -2,6 +2,7 @@ package progress
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestTerminal(t *testing.T) {
 	if err := unix.IoctlSetWinsize(int(tty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 97}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, w := Terminal(tty); !ok || w != 97 {
+	if ok, w := terminal(tty); !ok || w != 97 {
 		t.Errorf("pty: %v, width %d", ok, w)
 	}
 	f, err := os.CreateTemp(t.TempDir(), "x")
@@ -30,8 +31,8 @@ func TestTerminal(t *testing.T) {
 	}
 	defer pr.Close()
 	defer pw.Close()
-	for _, w := range []any{f, pw, &bytes.Buffer{}} {
-		if ok, _ := Terminal(w); ok {
+	for _, w := range []io.Writer{f, pw, &bytes.Buffer{}} {
+		if ok, _ := terminal(w); ok {
 			t.Errorf("%T taken for a terminal", w)
 		}
 	}

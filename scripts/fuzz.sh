@@ -31,9 +31,9 @@ fuzz featurize FuzzTableReader 4000 2s
 fuzz featurize FuzzParquetTokenTable 3000 2s
 fuzz decode FuzzEvaluator 6000 10s
 # The readers of the tool's own files and their metadata.
-fuzz pipeline FuzzOpenRecordReader 3000 2s
-fuzz pipeline FuzzOpenParquet 3000 2s
-fuzz pipeline FuzzParquetFooter 5000 2s
+fuzz arrowio FuzzOpenRecordReader 3000 2s
+fuzz arrowio FuzzOpenParquet 3000 2s
+fuzz arrowio FuzzParquetFooter 5000 2s
 fuzz tables FuzzReadFeatureTable 15000 0s
 fuzz tables FuzzReadModel 4000 0s
 fuzz tables FuzzReadLog 4000 0s

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/featurize"
@@ -23,7 +24,7 @@ type DecodeOptions struct {
 	// PredictionParquet; IPC is the Arrow output's IPC format and
 	// compression.
 	Format string
-	IPC    pipeline.WriterOptions
+	IPC    arrowio.WriterOptions
 	// Marginals adds each predicted label's marginal probability and the
 	// sentence's log-probability (not with CoNLL output).
 	Marginals bool
@@ -90,10 +91,10 @@ func OpenDecodeInput(m *crf.Model, in pipeline.Source, o DecodeOptions) (*Decode
 	if err != nil {
 		return nil, err
 	}
-	rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
+	rr, err := tables.OpenRecordReader(r, name, arrowio.ReaderOptions{})
 	if err != nil {
 		r.Close()
-		if errors.Is(err, pipeline.ErrNotArrow) {
+		if errors.Is(err, arrowio.ErrNotArrow) {
 			err = notFeatureTable(err, name, o.modelName())
 		}
 		return nil, err

@@ -3,8 +3,10 @@ package stage
 import (
 	"context"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // DefaultScheme is the chunk rules Eval applies by default: conlleval's.
@@ -38,7 +40,7 @@ func Eval(ctx context.Context, in pipeline.Source, o EvalOptions) (*decode.Evalu
 		return nil, err
 	}
 	defer r.Close()
-	rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
+	rr, err := tables.OpenRecordReader(r, name, arrowio.ReaderOptions{})
 	if err != nil {
 		return nil, err
 	}

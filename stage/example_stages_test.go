@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/stage"
@@ -98,7 +99,7 @@ func ExampleInspect() {
 	ctx := context.Background()
 	m := model(ctx).Model
 	var file bytes.Buffer
-	if err := tables.WriteModel(&file, m, pipeline.WriterOptions{}); err != nil {
+	if err := tables.WriteModel(&file, m, arrowio.WriterOptions{}); err != nil {
 		panic(err)
 	}
 	summary, err := stage.Inspect(ctx, pipeline.Source{Stdin: &file})

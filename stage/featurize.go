@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
@@ -42,7 +43,7 @@ type FeaturizeOptions struct {
 	// featurize.InputOptions' zero value (CoNLL, labels in the last column).
 	Input *featurize.InputOptions
 	// Writer chooses the IPC format and compression of Featurize's output.
-	Writer pipeline.WriterOptions
+	Writer arrowio.WriterOptions
 	// Progress, when set, shows the input bytes read with their rate and
 	// ETA; nil: nothing.
 	Progress *progress.Reporter
@@ -246,7 +247,7 @@ func ReadModel(src pipeline.Source) (*crf.Model, error) {
 		return nil, err
 	}
 	defer r.Close()
-	return tables.ReadModel(r, name, pipeline.ReaderOptions{})
+	return tables.ReadModel(r, name, arrowio.ReaderOptions{})
 }
 
 // ReadFeatureTable reads a whole feature table from src, without its text

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -44,7 +45,7 @@ type opener func(fn func(r io.Reader, name string) error) error
 func inspect(out *bytes.Buffer, open opener) error {
 	var format string
 	err := open(func(r io.Reader, name string) error {
-		rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
+		rr, err := tables.OpenRecordReader(r, name, arrowio.ReaderOptions{})
 		if err != nil {
 			return err
 		}
@@ -58,7 +59,7 @@ func inspect(out *bytes.Buffer, open opener) error {
 	switch format {
 	case schemas.ModelFormat:
 		return open(func(r io.Reader, name string) error {
-			m, err := tables.ReadModel(r, name, pipeline.ReaderOptions{})
+			m, err := tables.ReadModel(r, name, arrowio.ReaderOptions{})
 			if err != nil {
 				return err
 			}
@@ -87,7 +88,7 @@ func inspect(out *bytes.Buffer, open opener) error {
 		})
 	}
 	return open(func(r io.Reader, name string) error {
-		rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
+		rr, err := tables.OpenRecordReader(r, name, arrowio.ReaderOptions{})
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -75,7 +76,7 @@ func decodeAndScore(t *testing.T, res *stage.TrainResult) float64 {
 	t.Helper()
 	ctx := context.Background()
 	var mb bytes.Buffer
-	if err := tables.WriteModel(&mb, res.Model, pipeline.WriterOptions{Format: pipeline.FormatFile}); err != nil {
+	if err := tables.WriteModel(&mb, res.Model, arrowio.WriterOptions{Format: arrowio.FormatFile}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := stage.ReadModel(pipeline.Source{Stdin: &mb})

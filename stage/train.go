@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
@@ -152,11 +152,11 @@ type TrainResult struct {
 }
 
 // WriteLog writes the per-epoch training log as an Arrow IPC file.
-func (r *TrainResult) WriteLog(w io.Writer) error { return r.WriteLogAs(w, pipeline.WriterOptions{}) }
+func (r *TrainResult) WriteLog(w io.Writer) error { return r.WriteLogAs(w, arrowio.WriterOptions{}) }
 
 // WriteLogAs writes the per-epoch training log with opts: the IPC file
-// format when opts.Format is empty, Parquet with pipeline.FormatParquet.
-func (r *TrainResult) WriteLogAs(w io.Writer, opts pipeline.WriterOptions) error {
+// format when opts.Format is empty, Parquet with arrowio.FormatParquet.
+func (r *TrainResult) WriteLogAs(w io.Writer, opts arrowio.WriterOptions) error {
 	return tables.WriteLog(w, logRows(r.Train.Records), map[string]string{schemas.KeySolver: r.Solver}, opts)
 }
 

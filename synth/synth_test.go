@@ -13,17 +13,17 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/duals"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/synth"
 	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
 
 // synthTable writes a synthetic table and reads it back.
-func synthTable(t *testing.T, opts synth.Options, wopts pipeline.WriterOptions) (*tables.FeatureTable, synth.Summary, []byte) {
+func synthTable(t *testing.T, opts synth.Options, wopts arrowio.WriterOptions) (*tables.FeatureTable, synth.Summary, []byte) {
 	t.Helper()
 	var buf bytes.Buffer
 	sum, err := synth.Generate(context.Background(), &buf, opts, wopts)
@@ -68,15 +68,15 @@ func TestSynthDeterministic(t *testing.T) {
 		opts := base
 		opts.Real = real
 		opts.Workers = 1
-		_, sum, one := synthTable(t, opts, pipeline.WriterOptions{})
+		_, sum, one := synthTable(t, opts, arrowio.WriterOptions{})
 		opts.Workers = 3
-		_, _, three := synthTable(t, opts, pipeline.WriterOptions{})
-		_, _, again := synthTable(t, opts, pipeline.WriterOptions{})
+		_, _, three := synthTable(t, opts, arrowio.WriterOptions{})
+		_, _, again := synthTable(t, opts, arrowio.WriterOptions{})
 		if !bytes.Equal(one, three) || !bytes.Equal(three, again) {
 			t.Errorf("real=%v: the same options gave different bytes (%d, %d, %d bytes)", real, len(one), len(three), len(again))
 		}
 		opts.Seed++
-		_, _, other := synthTable(t, opts, pipeline.WriterOptions{})
+		_, _, other := synthTable(t, opts, arrowio.WriterOptions{})
 		if bytes.Equal(one, other) {
 			t.Errorf("real=%v: seeds %d and %d gave the same table", real, base.Seed, opts.Seed)
 		}
@@ -90,11 +90,11 @@ func TestSynthDeterministic(t *testing.T) {
 // sentences [0,25) and [25,40) make sentences [0,40).
 func TestSynthFirst(t *testing.T) {
 	opts := synth.Options{Sentences: 40, MinLen: 2, MaxLen: 9, Labels: 3, Attrs: 30, PerToken: 4, Seed: 3, Real: true}
-	whole, _, _ := synthTable(t, opts, pipeline.WriterOptions{})
+	whole, _, _ := synthTable(t, opts, arrowio.WriterOptions{})
 	opts.Sentences = 25
-	head, _, _ := synthTable(t, opts, pipeline.WriterOptions{})
+	head, _, _ := synthTable(t, opts, arrowio.WriterOptions{})
 	opts.First, opts.Sentences = 25, 15
-	tail, _, _ := synthTable(t, opts, pipeline.WriterOptions{})
+	tail, _, _ := synthTable(t, opts, arrowio.WriterOptions{})
 	w, h, tl := whole.Data, head.Data, tail.Data
 	cat := func(a, b []int32) []int32 { return append(append([]int32(nil), a...), b...) }
 	if !reflect.DeepEqual(w.Labels, cat(h.Labels, tl.Labels)) || !reflect.DeepEqual(w.Attrs, cat(h.Attrs, tl.Attrs)) ||
@@ -145,7 +145,7 @@ func chiSquare(obs []int, exp []float64) (float64, int) {
 // conservative.
 func synthCheckPaths(t *testing.T, opts synth.Options) {
 	t.Helper()
-	tab, _, _ := synthTable(t, opts, pipeline.WriterOptions{})
+	tab, _, _ := synthTable(t, opts, arrowio.WriterOptions{})
 	d := tab.Data
 	lay, w := synthWeights(t, opts, d)
 	K := opts.Labels
@@ -221,7 +221,7 @@ func TestSynthCeiling(t *testing.T) {
 	for _, real := range []bool{false, true} {
 		opts := synth.Options{Sentences: 300, MinLen: 1, MaxLen: 20, Labels: 6, Attrs: 100, PerToken: 8,
 			Seed: 9, Real: real}
-		tab, sum, _ := synthTable(t, opts, pipeline.WriterOptions{Format: pipeline.FormatFile, Compression: pipeline.CompressZstd})
+		tab, sum, _ := synthTable(t, opts, arrowio.WriterOptions{Format: arrowio.FormatFile, Compression: arrowio.CompressZstd})
 		d := tab.Data
 		lay, w := synthWeights(t, opts, d)
 		if acc := accuracy(d, lay, w); acc != sum.TrueAccuracy {
@@ -261,7 +261,7 @@ func TestSynthCeiling(t *testing.T) {
 func TestSynthZipf(t *testing.T) {
 	const A, P = 40, 4
 	opts := synth.Options{Sentences: 1000, MinLen: 10, MaxLen: 10, Labels: 2, Attrs: A, PerToken: P, Seed: 2}
-	tab, _, _ := synthTable(t, opts, pipeline.WriterOptions{})
+	tab, _, _ := synthTable(t, opts, arrowio.WriterOptions{})
 	d := tab.Data
 	R := A / P
 	obs := make([]int, R)
@@ -293,9 +293,9 @@ func TestSynthZipf(t *testing.T) {
 // weights' accuracy.
 func TestSynthLearnable(t *testing.T) {
 	opts := synth.Options{Sentences: 300, MinLen: 5, MaxLen: 15, Labels: 5, Attrs: 200, PerToken: 10, Seed: 1}
-	trainTab, _, _ := synthTable(t, opts, pipeline.WriterOptions{})
+	trainTab, _, _ := synthTable(t, opts, arrowio.WriterOptions{})
 	opts.First, opts.Sentences = 300, 300
-	testTab, testSum, _ := synthTable(t, opts, pipeline.WriterOptions{})
+	testTab, testSum, _ := synthTable(t, opts, arrowio.WriterOptions{})
 	p, err := train.NewProblem(trainTab.Data, 1/float64(trainTab.Data.Len()), false)
 	if err != nil {
 		t.Fatal(err)
@@ -340,17 +340,17 @@ func TestSynthBadOptions(t *testing.T) {
 		o := ok
 		edit(&o)
 		var buf bytes.Buffer
-		if _, err := synth.Generate(context.Background(), &buf, o, pipeline.WriterOptions{}); err == nil {
+		if _, err := synth.Generate(context.Background(), &buf, o, arrowio.WriterOptions{}); err == nil {
 			t.Errorf("%s: no error", name)
 		} else if buf.Len() > 0 {
 			t.Errorf("%s: %v, but %d bytes written", name, err, buf.Len())
 		}
 	}
-	if _, err := synth.Generate(context.Background(), io.Discard, ok, pipeline.WriterOptions{}); err != nil {
+	if _, err := synth.Generate(context.Background(), io.Discard, ok, arrowio.WriterOptions{}); err != nil {
 		t.Errorf("valid options: %v", err)
 	}
 	ok.Sentences = 0
-	tab, sum, _ := synthTable(t, ok, pipeline.WriterOptions{})
+	tab, sum, _ := synthTable(t, ok, arrowio.WriterOptions{})
 	if tab.Data.Len() != 0 || sum.Sentences != 0 || len(tab.Data.LabelNames) != ok.Labels || tab.Data.NumAttrs != ok.Attrs {
 		t.Errorf("no sentences: read %d sentences, %d labels, %d attributes", tab.Data.Len(), len(tab.Data.LabelNames), tab.Data.NumAttrs)
 	}
@@ -371,12 +371,12 @@ func (f *failWriter) Write(p []byte) (int, error) {
 
 func TestSynthErrors(t *testing.T) {
 	opts := synth.Options{Sentences: 5000, MinLen: 5, MaxLen: 10, Labels: 3, Attrs: 100, PerToken: 3, BatchTokens: 500}
-	if _, err := synth.Generate(context.Background(), &failWriter{n: 20000}, opts, pipeline.WriterOptions{}); !errors.Is(err, errFull) {
+	if _, err := synth.Generate(context.Background(), &failWriter{n: 20000}, opts, arrowio.WriterOptions{}); !errors.Is(err, errFull) {
 		t.Errorf("failing writer: got %v, want %v", err, errFull)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := synth.Generate(ctx, io.Discard, opts, pipeline.WriterOptions{}); !errors.Is(err, context.Canceled) {
+	if _, err := synth.Generate(ctx, io.Discard, opts, arrowio.WriterOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: got %v", err)
 	}
 }
@@ -387,7 +387,7 @@ func BenchmarkSynth(b *testing.B) {
 	opts := synth.Options{Sentences: 20000, MinLen: 20, MaxLen: 30, Labels: 45, Attrs: 10000, PerToken: 20, Seed: 1}
 	tokens := 0
 	for b.Loop() {
-		sum, err := synth.Generate(context.Background(), io.Discard, opts, pipeline.WriterOptions{})
+		sum, err := synth.Generate(context.Background(), io.Discard, opts, arrowio.WriterOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

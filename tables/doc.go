@@ -7,12 +7,12 @@
 //   - the model: WriteModel and ReadModel (a crf.Model with its metadata and
 //     checksum);
 //   - the prediction table: PredictionWriter (Arrow, Parquet or CoNLL text)
-//     and PredictionBatches write a FeatureTable's tokens with their
-//     Predictions; ReadPredictions and InspectPredictions read it back;
-//   - the scores table: WriteScores and ScoresRecord write a ScoresRow (eval's
-//     overall figures), ReadScores reads it back;
-//   - the training log: WriteLog and LogRecord write LogRows (one per epoch),
-//     ReadLog reads them back.
+//     writes a FeatureTable's tokens with their Predictions, chunk by chunk;
+//     ReadPredictions and InspectPredictions read it back;
+//   - the scores table: WriteScores writes a ScoresRow (eval's overall
+//     figures), ReadScores reads it back;
+//   - the training log: WriteLog writes LogRows (one per epoch), ReadLog
+//     reads them back.
 //
 // The codecs know nothing of how their contents are made: featurize, synth,
 // decode and the command's train stage use them, and train itself imports

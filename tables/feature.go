@@ -21,7 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -48,7 +48,7 @@ type FeatureOptions struct {
 	// (at the end of the sentence that reaches it); DefaultBatchTokens when 0.
 	BatchTokens int
 	// Writer chooses the IPC format and compression.
-	Writer pipeline.WriterOptions
+	Writer arrowio.WriterOptions
 	// Mem allocates Arrow buffers; memory.DefaultAllocator when nil. It is
 	// also the IPC writer's allocator unless Writer.Mem is set.
 	Mem memory.Allocator
@@ -100,7 +100,7 @@ type FeatureSentence struct {
 type FeatureWriter struct {
 	schema      *arrow.Schema
 	cols        featureColumns
-	out         pipeline.RecordWriter
+	out         arrowio.RecordWriter
 	mem         memory.Allocator
 	fileFormat  bool
 	batchTokens int
@@ -166,10 +166,10 @@ func NewFeatureWriter(w io.Writer, opts FeatureOptions) (*FeatureWriter, error) 
 	if err := checkNames(opts.LabelNames, "label", false); err != nil {
 		return nil, err
 	}
-	format := pipeline.FormatParquet
-	if opts.Writer.Format != pipeline.FormatParquet {
+	format := arrowio.FormatParquet
+	if opts.Writer.Format != arrowio.FormatParquet {
 		var err error
-		if format, err = pipeline.ParseFormat(string(opts.Writer.Format)); err != nil {
+		if format, err = arrowio.ParseFormat(string(opts.Writer.Format)); err != nil {
 			return nil, err
 		}
 	}
@@ -181,7 +181,7 @@ func NewFeatureWriter(w io.Writer, opts FeatureOptions) (*FeatureWriter, error) 
 	if wopts.Mem == nil {
 		wopts.Mem = mem
 	}
-	out, err := pipeline.NewRecordWriter(w, schema, wopts)
+	out, err := arrowio.NewRecordWriter(w, schema, wopts)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func NewFeatureWriter(w io.Writer, opts FeatureOptions) (*FeatureWriter, error) 
 		cols:        featureColumnIndices(schema),
 		out:         out,
 		mem:         mem,
-		fileFormat:  format == pipeline.FormatFile,
+		fileFormat:  format == arrowio.FormatFile,
 		batchTokens: opts.BatchTokens,
 		ncols:       len(opts.Columns),
 		attrDict:    stringArray(mem, opts.AttrNames),

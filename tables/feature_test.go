@@ -20,10 +20,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/internal/datatest"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -155,8 +155,8 @@ func TestTableRoundTrip(t *testing.T) {
 	labels := []string{"B-NP", "I-NP", "O", "B-VP"}
 	in := tableRandomCorpus(rng, 60, len(attrNames), labels)
 	want := tableExpected(in, attrNames, labels[:2])
-	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
-		for _, comp := range []pipeline.Compression{pipeline.CompressNone, pipeline.CompressZstd, pipeline.CompressLZ4} {
+	for _, format := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
+		for _, comp := range []arrowio.Compression{arrowio.CompressNone, arrowio.CompressZstd, arrowio.CompressLZ4} {
 			t.Run(string(format)+"/"+string(comp), func(t *testing.T) {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				defer mem.AssertSize(t, 0)
@@ -166,7 +166,7 @@ func TestTableRoundTrip(t *testing.T) {
 					LabelNames:  labels[:2],
 					Metadata:    map[string]string{schemas.KeyTemplates: "U00:%x[0,0]"},
 					BatchTokens: 37,
-					Writer:      pipeline.WriterOptions{Format: format, Compression: comp},
+					Writer:      arrowio.WriterOptions{Format: format, Compression: comp},
 					Mem:         mem,
 				})
 				tab, err := ReadFeatureTable(bytes.NewReader(data), "t.arrow", FeatureReadOptions{Mem: mem})
@@ -199,7 +199,7 @@ func TestTableRoundTrip(t *testing.T) {
 // tableBatchCount counts the record batches of an IPC stream or file.
 func tableBatchCount(t *testing.T, data []byte) int {
 	t.Helper()
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "t", pipeline.ReaderOptions{})
+	rr, err := OpenRecordReader(bytes.NewReader(data), "t", arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,13 +231,13 @@ func TestTableLateLabel(t *testing.T) {
 		})
 	}
 	want := tableExpected(in, attrNames, []string{"A"})
-	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
+	for _, format := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
 		t.Run(string(format), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			data := tableWrite(t, in, FeatureOptions{
 				AttrNames: attrNames, LabelNames: []string{"A"}, BatchTokens: 3,
-				Writer: pipeline.WriterOptions{Format: format}, Mem: mem,
+				Writer: arrowio.WriterOptions{Format: format}, Mem: mem,
 			})
 			if n := tableBatchCount(t, data); n != 10 {
 				t.Fatalf("%d batches, want 10", n)
@@ -283,13 +283,13 @@ func TestTableRealValues(t *testing.T) {
 // TestTableEmpty: a table of no sentence is valid; reading it gives an
 // empty dataset that still has the attribute and label names.
 func TestTableEmpty(t *testing.T) {
-	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
+	for _, format := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
 		t.Run(string(format), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			data := tableWrite(t, nil, FeatureOptions{
 				Columns: []string{"word"}, AttrNames: []string{"a", "b"}, LabelNames: []string{"L"},
-				Writer: pipeline.WriterOptions{Format: format}, Mem: mem,
+				Writer: arrowio.WriterOptions{Format: format}, Mem: mem,
 			})
 			tab, err := ReadFeatureTable(bytes.NewReader(data), "empty", FeatureReadOptions{Mem: mem})
 			if err != nil {
@@ -412,10 +412,10 @@ func TestTableWriterRejects(t *testing.T) {
 // must not read as complete.
 func TestTableAbort(t *testing.T) {
 	in := []tableInput{{s: FeatureSentence{Labels: []string{"A"}}, attrs: [][]int32{{0}}}}
-	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
+	for _, format := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		var buf bytes.Buffer
-		w, err := NewFeatureWriter(&buf, FeatureOptions{AttrNames: []string{"a"}, BatchTokens: 1, Writer: pipeline.WriterOptions{Format: format}, Mem: mem})
+		w, err := NewFeatureWriter(&buf, FeatureOptions{AttrNames: []string{"a"}, BatchTokens: 1, Writer: arrowio.WriterOptions{Format: format}, Mem: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -441,9 +441,9 @@ func TestTableTruncated(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	attrNames := tableNames("a", 10)
 	in := tableRandomCorpus(rng, 6, len(attrNames), []string{"A", "B"})
-	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
+	for _, format := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
 		data := tableWrite(t, in, FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames, BatchTokens: 8,
-			Writer: pipeline.WriterOptions{Format: format, Compression: pipeline.CompressZstd}})
+			Writer: arrowio.WriterOptions{Format: format, Compression: arrowio.CompressZstd}})
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		for n := 0; n < len(data); n++ {
 			_, err := ReadFeatureTable(bytes.NewReader(data[:n]), "cut.arrow", FeatureReadOptions{Mem: mem})
@@ -677,7 +677,7 @@ func tableConll2000(t *testing.T, path string, sentences, tokens, labels, tags i
 	var buf bytes.Buffer
 	w, err := NewFeatureWriter(&buf, FeatureOptions{
 		Columns: []string{"word", "pos"}, AttrNames: names, Mem: mem,
-		Writer: pipeline.WriterOptions{Compression: pipeline.CompressZstd},
+		Writer: arrowio.WriterOptions{Compression: arrowio.CompressZstd},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -719,11 +719,11 @@ func tableFuzzSeeds(t testing.TB) [][]byte {
 	rng := rand.New(rand.NewPCG(7, 8))
 	in := tableRandomCorpus(rng, 5, 6, []string{"A", "B", "C"})
 	var seeds [][]byte
-	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
-		for _, comp := range []pipeline.Compression{pipeline.CompressNone, pipeline.CompressLZ4} {
+	for _, format := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
+		for _, comp := range []arrowio.Compression{arrowio.CompressNone, arrowio.CompressLZ4} {
 			var buf bytes.Buffer
 			w, err := NewFeatureWriter(&buf, FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: tableNames("a", 6),
-				LabelNames: []string{"A"}, BatchTokens: 6, Writer: pipeline.WriterOptions{Format: format, Compression: comp}})
+				LabelNames: []string{"A"}, BatchTokens: 6, Writer: arrowio.WriterOptions{Format: format, Compression: comp}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -809,10 +809,10 @@ func tableBenchCorpus() ([]tableInput, []string) {
 // each format and compression; bytes/table is the size of the output.
 func BenchmarkTable(b *testing.B) {
 	in, attrNames := tableBenchCorpus()
-	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
-		for _, comp := range []pipeline.Compression{pipeline.CompressNone, pipeline.CompressZstd, pipeline.CompressLZ4} {
+	for _, format := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
+		for _, comp := range []arrowio.Compression{arrowio.CompressNone, arrowio.CompressZstd, arrowio.CompressLZ4} {
 			opts := FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames,
-				Writer: pipeline.WriterOptions{Format: format, Compression: comp}}
+				Writer: arrowio.WriterOptions{Format: format, Compression: comp}}
 			data := tableWrite(b, in, opts)
 			b.Run("write/"+string(format)+"/"+string(comp), func(b *testing.B) {
 				for b.Loop() {
@@ -855,12 +855,12 @@ func TestTableGolden(t *testing.T) {
 	in := tableGoldenInput()
 	attrNames := []string{"w[0]=He", "w[0]=reckons", "bias", "pos[0]=NN|DT"}
 	want := tableExpected(in, attrNames, []string{"B-NP", "B-VP", "I-NP"})
-	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
+	for _, format := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
 		path := filepath.Join("testdata", "feature", "small."+string(format)+".arrow")
 		data := tableWrite(t, in, FeatureOptions{
 			Columns: []string{"word", "pos"}, AttrNames: attrNames, LabelNames: []string{"B-NP", "B-VP", "I-NP"},
 			Metadata:    map[string]string{schemas.KeyTemplates: "U00:%x[0,0]\nU01:%x[0,1]", schemas.KeyMinCount: "1"},
-			BatchTokens: 2, Writer: pipeline.WriterOptions{Format: format},
+			BatchTokens: 2, Writer: arrowio.WriterOptions{Format: format},
 		})
 		if *tableUpdate {
 			if err := os.WriteFile(path, data, 0o644); err != nil {

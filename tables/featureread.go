@@ -18,8 +18,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -65,7 +65,7 @@ type FeatureTable struct {
 // and label names when the writer sent them. Every Arrow batch is released
 // before ReadFeatureTable returns.
 func ReadFeatureTable(r io.Reader, name string, opts FeatureReadOptions) (*FeatureTable, error) {
-	rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{Mem: opts.Mem})
+	rr, err := OpenRecordReader(r, name, arrowio.ReaderOptions{Mem: opts.Mem})
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func ReadFeatureTable(r io.Reader, name string, opts FeatureReadOptions) (*Featu
 // keeping its rows, so it works on tables larger than memory. It checks the
 // rows as ReadFeatureTable does.
 func InspectFeatureTable(r io.Reader, name string, opts FeatureReadOptions) (FeatureSummary, error) {
-	rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{Mem: opts.Mem})
+	rr, err := OpenRecordReader(r, name, arrowio.ReaderOptions{Mem: opts.Mem})
 	if err != nil {
 		return FeatureSummary{}, err
 	}

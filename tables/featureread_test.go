@@ -14,9 +14,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
-	"github.com/dualcrf/dualcrf/pipeline"
 )
 
 // tableChunks reads every chunk of a table with FeatureReader.
@@ -102,13 +102,13 @@ func TestTableReaderChunks(t *testing.T) {
 	labels := []string{"B-NP", "I-NP", "O", "B-VP"}
 	in := tableRandomCorpus(rng, 300, len(attrNames), labels)
 	want := tableExpected(in, attrNames, labels[:2])
-	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
+	for _, format := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
 		t.Run(string(format), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			data := tableWrite(t, in, FeatureOptions{Columns: []string{"word", "pos"}, AttrNames: attrNames,
-				LabelNames: labels[:2], BatchTokens: 37, Writer: pipeline.WriterOptions{Format: format}, Mem: mem})
-			rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "t.arrow", pipeline.ReaderOptions{Mem: mem})
+				LabelNames: labels[:2], BatchTokens: 37, Writer: arrowio.WriterOptions{Format: format}, Mem: mem})
+			rr, err := OpenRecordReader(bytes.NewReader(data), "t.arrow", arrowio.ReaderOptions{Mem: mem})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +142,7 @@ func TestTableReaderChunks(t *testing.T) {
 // of `every` rows, across sentence boundaries, as a foreign writer may.
 func tableRecut(t *testing.T, data []byte, every int64) []byte {
 	t.Helper()
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "t", pipeline.ReaderOptions{})
+	rr, err := OpenRecordReader(bytes.NewReader(data), "t", arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestTableReaderSplitSentences(t *testing.T) {
 	if n := tableBatchCount(t, data); n < 100 {
 		t.Fatalf("the recut table has %d batches", n)
 	}
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "t", pipeline.ReaderOptions{})
+	rr, err := OpenRecordReader(bytes.NewReader(data), "t", arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestTableReaderSplitSentences(t *testing.T) {
 }
 
 // streamsReader reads several IPC streams one after the other and says
-// which one the current batch came from, as pipeline's reader of
+// which one the current batch came from, as arrowio's reader of
 // concatenated streams does.
 type streamsReader struct {
 	array.RecordReader // the current stream
@@ -248,7 +248,7 @@ func openStreams(t *testing.T, tables ...[]byte) *streamsReader {
 	t.Helper()
 	var rrs []array.RecordReader
 	for i, data := range tables {
-		rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "t", pipeline.ReaderOptions{})
+		rr, err := OpenRecordReader(bytes.NewReader(data), "t", arrowio.ReaderOptions{})
 		if err != nil {
 			t.Fatalf("stream %d: %v", i, err)
 		}
@@ -307,7 +307,7 @@ func TestTableReaderStreams(t *testing.T) {
 // sentence 0, which its first batch holds.
 func tableDropFirstSentence(t *testing.T, data []byte) []byte {
 	t.Helper()
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "t", pipeline.ReaderOptions{})
+	rr, err := OpenRecordReader(bytes.NewReader(data), "t", arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestTableReaderPipeBounded(t *testing.T) {
 		}
 		pw.CloseWithError(w.Close())
 	}()
-	rr, err := pipeline.OpenRecordReader(pr, "pipe", pipeline.ReaderOptions{})
+	rr, err := OpenRecordReader(pr, "pipe", arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -79,11 +79,11 @@ func (r *LogRow) floats() (cells [logColumns]*float64, nullable [logColumns]bool
 	return cells, nullable
 }
 
-// LogRecord returns rows as a training-log record batch
+// logRecord returns rows as a training-log record batch
 // (schemas.LogSchema, md in its metadata, buffers from mem or
 // memory.DefaultAllocator when nil). A NaN in a nullable column is written
 // as null. The caller releases the record.
-func LogRecord(mem memory.Allocator, rows []LogRow, md map[string]string) (arrow.RecordBatch, error) {
+func logRecord(mem memory.Allocator, rows []LogRow, md map[string]string) (arrow.RecordBatch, error) {
 	schema, err := schemas.LogSchema(md)
 	if err != nil {
 		return nil, err
@@ -121,10 +121,10 @@ func LogRecord(mem memory.Allocator, rows []LogRow, md map[string]string) (arrow
 	return b.NewRecordBatch(), nil
 }
 
-// WriteLog writes rows as a training log (see LogRecord) to w, in the IPC
+// WriteLog writes rows as a training log (see logRecord) to w, in the IPC
 // file format unless opts says otherwise, with opts.Mem's buffers.
-func WriteLog(w io.Writer, rows []LogRow, md map[string]string, opts pipeline.WriterOptions) error {
-	rec, err := LogRecord(opts.Mem, rows, md)
+func WriteLog(w io.Writer, rows []LogRow, md map[string]string, opts arrowio.WriterOptions) error {
+	rec, err := logRecord(opts.Mem, rows, md)
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func ReadLog(rr array.RecordReader, name string) (log TrainingLog, err error) {
 	}
 	for batch := 0; rr.Next(); batch++ {
 		rec := rr.RecordBatch()
-		if err := pipeline.ValidateBatch(rec); err != nil {
+		if err := arrowio.ValidateBatch(rec); err != nil {
 			return log, fmt.Errorf("%s: batch %d: %w", name, batch, err)
 		}
 		for j := 0; j < int(rec.NumRows()); j++ {

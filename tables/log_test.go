@@ -12,7 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -52,7 +52,7 @@ func sameRows(a, b []LogRow) bool {
 // readLogBytes reads a training log with ReadLog, from mem.
 func readLogBytes(t *testing.T, data []byte, mem memory.Allocator) (TrainingLog, error) {
 	t.Helper()
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "log.arrow", pipeline.ReaderOptions{Mem: mem})
+	rr, err := OpenRecordReader(bytes.NewReader(data), "log.arrow", arrowio.ReaderOptions{Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,14 +68,14 @@ func TestLogRoundTrip(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	want := sampleLog()
 	var buf bytes.Buffer
-	if err := WriteLog(&buf, want, map[string]string{schemas.KeySolver: "sdca"}, pipeline.WriterOptions{Mem: mem}); err != nil {
+	if err := WriteLog(&buf, want, map[string]string{schemas.KeySolver: "sdca"}, arrowio.WriterOptions{Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
 	if string(data[:6]) != "ARROW1" {
 		t.Errorf("the log is not an IPC file")
 	}
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "log.arrow", pipeline.ReaderOptions{Mem: mem})
+	rr, err := OpenRecordReader(bytes.NewReader(data), "log.arrow", arrowio.ReaderOptions{Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func mergeCounts(want, got map[string]int) map[string]int {
 // and the row.
 func TestReadLogRefuses(t *testing.T) {
 	write := func(rows []LogRow, edit func(b *array.RecordBuilder)) []byte {
-		rec, err := LogRecord(nil, rows, nil)
+		rec, err := logRecord(nil, rows, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestReadLogRefuses(t *testing.T) {
 			rec = b.NewRecordBatch()
 		}
 		var buf bytes.Buffer
-		if err := writeRecord(&buf, rec, pipeline.WriterOptions{}); err != nil {
+		if err := writeRecord(&buf, rec, arrowio.WriterOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return buf.Bytes()
@@ -182,7 +182,7 @@ func TestReadLogRefuses(t *testing.T) {
 		}), "log.arrow: row 1: gap is NaN"},
 		{"scores table", func() []byte {
 			var buf bytes.Buffer
-			if err := WriteScores(&buf, sampleScores(true), nil, pipeline.WriterOptions{}); err != nil {
+			if err := WriteScores(&buf, sampleScores(true), nil, arrowio.WriterOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			return buf.Bytes()
@@ -199,7 +199,7 @@ func TestReadLogRefuses(t *testing.T) {
 // (-1); one missing a column that is not optional is refused.
 func TestReadLogWithoutCounters(t *testing.T) {
 	old := func(drop ...string) []byte {
-		rec, err := LogRecord(nil, sampleLog(), nil)
+		rec, err := logRecord(nil, sampleLog(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +215,7 @@ func TestReadLogWithoutCounters(t *testing.T) {
 		rec = array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rec.NumRows())
 		defer rec.Release()
 		var buf bytes.Buffer
-		if err := writeRecord(&buf, rec, pipeline.WriterOptions{}); err != nil {
+		if err := writeRecord(&buf, rec, arrowio.WriterOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return buf.Bytes()
@@ -241,7 +241,7 @@ func TestReadLogWithoutCounters(t *testing.T) {
 // the file, or rows whose epochs increase and whose counts are -1 (null) or
 // ≥ 0 — never a panic.
 func FuzzReadLog(f *testing.F) {
-	for _, opts := range []pipeline.WriterOptions{{}, {Format: pipeline.FormatStream}} {
+	for _, opts := range []arrowio.WriterOptions{{}, {Format: arrowio.FormatStream}} {
 		var buf bytes.Buffer
 		if err := WriteLog(&buf, sampleLog(), map[string]string{schemas.KeySolver: "sag"}, opts); err != nil {
 			f.Fatal(err)
@@ -249,7 +249,7 @@ func FuzzReadLog(f *testing.F) {
 		f.Add(buf.Bytes())
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "log.arrow", pipeline.ReaderOptions{})
+		rr, err := OpenRecordReader(bytes.NewReader(data), "log.arrow", arrowio.ReaderOptions{})
 		if err != nil {
 			return
 		}

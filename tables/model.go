@@ -11,20 +11,20 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
 // modelBatchRows is the number of rows per model record batch.
 const modelBatchRows = 1 << 14
 
-// MaxModelLabels bounds the labels of a model read: a model of K labels
+// maxModelLabels bounds the labels of a model read: a model of K labels
 // holds K transition rows of K weights, so a file claiming a million labels
 // would need 8 TB for them, and is refused before a row is read. (A linear
 // chain's training and decoding time grows with K², so no model near the
 // limit is practical anyway.)
-const MaxModelLabels = 1 << 14
+const maxModelLabels = 1 << 14
 
 // WriteModel writes m as an Arrow IPC file (schemas.ModelSchema) to out,
 // with its checksum (schemas.ModelHash) in the metadata. opts chooses the
@@ -32,7 +32,7 @@ const MaxModelLabels = 1 << 14
 // allocator (opts.Mem, memory.DefaultAllocator when nil). A model that
 // fails m.Check (a non-finite weight, names that do not fit the layout) is
 // refused.
-func WriteModel(out io.Writer, m *crf.Model, opts pipeline.WriterOptions) error {
+func WriteModel(out io.Writer, m *crf.Model, opts arrowio.WriterOptions) error {
 	if err := m.Check(); err != nil {
 		return err
 	}
@@ -61,13 +61,13 @@ func WriteModel(out io.Writer, m *crf.Model, opts pipeline.WriterOptions) error 
 		return err
 	}
 	if opts.Format == "" {
-		opts.Format = pipeline.FormatFile
+		opts.Format = arrowio.FormatFile
 	}
 	mem := opts.Mem
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	w, err := pipeline.NewRecordWriter(out, schema, opts)
+	w, err := arrowio.NewRecordWriter(out, schema, opts)
 	if err != nil {
 		return err
 	}
@@ -145,13 +145,13 @@ func modelRows(m *crf.Model, fn func(kind, name string, ws []float64) error) err
 // number (named by its row and label) or contents that do not match the
 // checksum. opts.Mem allocates the Arrow buffers read (memory.DefaultAllocator
 // when nil); every buffer is released before ReadModel returns.
-func ReadModel(r io.Reader, name string, opts pipeline.ReaderOptions) (m *crf.Model, err error) {
+func ReadModel(r io.Reader, name string, opts arrowio.ReaderOptions) (m *crf.Model, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			m, err = nil, fmt.Errorf("%s: corrupt model: %v", name, p)
 		}
 	}()
-	rr, err := pipeline.OpenRecordReader(r, name, opts)
+	rr, err := OpenRecordReader(r, name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func ReadModel(r io.Reader, name string, opts pipeline.ReaderOptions) (m *crf.Mo
 	if err != nil {
 		return nil, err
 	}
-	if rows, ok := pipeline.NumRows(rr); ok && rows < int64(mr.K) {
+	if rows, ok := arrowio.NumRows(rr); ok && rows < int64(mr.K) {
 		return nil, fmt.Errorf("%s: model has %d rows, fewer than the %d transition rows of its %d labels", name, rows, mr.K, mr.K)
 	}
 	for batch := 0; rr.Next(); batch++ {
@@ -198,9 +198,9 @@ func newModelReader(schema *arrow.Schema, name string) (*modelReader, error) {
 		return nil, fmt.Errorf("%s: not a dualcrf model: %w", name, err)
 	}
 	wt := schema.Field(schema.FieldIndices(schemas.ModelWeights)[0]).Type.(*arrow.FixedSizeListType)
-	if wt.Len() > MaxModelLabels {
+	if wt.Len() > maxModelLabels {
 		return nil, fmt.Errorf("%s: model has %d weights per row: more labels than the %d a model may have (its transition rows alone would take %d bytes)",
-			name, wt.Len(), MaxModelLabels, 8*int64(wt.Len())*int64(wt.Len()))
+			name, wt.Len(), maxModelLabels, 8*int64(wt.Len())*int64(wt.Len()))
 	}
 	md := schemas.MetadataMap(schema)
 	mr := &modelReader{name: name, m: &crf.Model{Meta: md}, hash: schemas.NewModelHash(md),
@@ -222,7 +222,7 @@ func newModelReader(schema *arrow.Schema, name string) (*modelReader, error) {
 
 // addBatch checks one record batch and collects its rows.
 func (mr *modelReader) addBatch(rec arrow.RecordBatch, batch int) error {
-	if err := pipeline.ValidateBatch(rec); err != nil {
+	if err := arrowio.ValidateBatch(rec); err != nil {
 		return fmt.Errorf("%s: batch %d: %w", mr.name, batch, err)
 	}
 	kinds := rec.Column(mr.ki).(*array.String)

@@ -17,8 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/pipeline"
 )
 
 // markWeight is a weight value that appears once in a marked model's file.
@@ -40,7 +40,7 @@ func markedModel(t testing.TB) (*crf.Model, []byte) {
 	m.AttrNames[3] = "w[0]=marked"
 	m.Weights[lay.Row(3)+1] = markWeight
 	var buf bytes.Buffer
-	if err := WriteModel(&buf, m, pipeline.WriterOptions{}); err != nil {
+	if err := WriteModel(&buf, m, arrowio.WriterOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return m, buf.Bytes()
@@ -64,7 +64,7 @@ func patchWeight(t *testing.T, data []byte, old, new float64) []byte {
 func TestReadModelRefusesNonFinite(t *testing.T) {
 	_, data := markedModel(t)
 	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		_, err := ReadModel(bytes.NewReader(patchWeight(t, data, markWeight, bad)), "model.arrow", pipeline.ReaderOptions{})
+		_, err := ReadModel(bytes.NewReader(patchWeight(t, data, markWeight, bad)), "model.arrow", arrowio.ReaderOptions{})
 		if err == nil {
 			t.Fatalf("a model with a weight %v was accepted", bad)
 		}
@@ -80,7 +80,7 @@ func TestReadModelRefusesNonFinite(t *testing.T) {
 // refused as a checksum mismatch.
 func TestReadModelChecksum(t *testing.T) {
 	m, data := markedModel(t)
-	got, err := ReadModel(bytes.NewReader(data), "model.arrow", pipeline.ReaderOptions{})
+	got, err := ReadModel(bytes.NewReader(data), "model.arrow", arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatalf("intact model: %v", err)
 	}
@@ -96,7 +96,7 @@ func TestReadModelChecksum(t *testing.T) {
 		if bytes.Equal(b, data) {
 			t.Fatalf("%s: nothing changed", what)
 		}
-		_, err := ReadModel(bytes.NewReader(b), "model.arrow", pipeline.ReaderOptions{})
+		_, err := ReadModel(bytes.NewReader(b), "model.arrow", arrowio.ReaderOptions{})
 		if err == nil || !strings.Contains(err.Error(), "model.arrow: checksum mismatch: the file was changed or is corrupt") {
 			t.Errorf("%s changed: error %v, want a checksum mismatch", what, err)
 		}
@@ -135,7 +135,7 @@ func TestReadModelVersion1(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = ReadModel(bytes.NewReader(buf.Bytes()), "old.arrow", pipeline.ReaderOptions{})
+	_, err = ReadModel(bytes.NewReader(buf.Bytes()), "old.arrow", arrowio.ReaderOptions{})
 	if err == nil || !strings.Contains(err.Error(), "old.arrow") || !strings.Contains(err.Error(), "version 1 carries no checksum") ||
 		!strings.Contains(err.Error(), "retrain") {
 		t.Fatalf("a version 1 model: error %v, want a refusal saying it has no checksum", err)
@@ -177,7 +177,7 @@ func checkModelRead(t *testing.T, data []byte, want *crf.Model) {
 				t.Fatalf("ReadModel panicked on %d bytes: %v", len(data), p)
 			}
 		}()
-		got, err = ReadModel(bytes.NewReader(data), "fuzz.arrow", pipeline.ReaderOptions{})
+		got, err = ReadModel(bytes.NewReader(data), "fuzz.arrow", arrowio.ReaderOptions{})
 	}()
 	if err != nil {
 		if !strings.HasPrefix(err.Error(), "fuzz.arrow") {
@@ -203,7 +203,7 @@ func FuzzReadModel(f *testing.F) {
 	lay := crf.Layout{NumAttrs: 2, NumLabels: 2, NoBias: true}
 	m := &crf.Model{Layout: lay, Weights: []float64{1, 2, 3, 4, 5, 6, 7, 8}, AttrNames: []string{"x", "y"},
 		LabelNames: []string{"A", "B"}, Meta: map[string]string{}}
-	for _, opts := range []pipeline.WriterOptions{{}, {Format: pipeline.FormatStream}, {Compression: pipeline.CompressZstd}} {
+	for _, opts := range []arrowio.WriterOptions{{}, {Format: arrowio.FormatStream}, {Compression: arrowio.CompressZstd}} {
 		var buf bytes.Buffer
 		if err := WriteModel(&buf, m, opts); err != nil {
 			f.Fatal(err)

@@ -10,14 +10,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
 // claimingModel writes a model file whose schema claims K labels (all
 // named in its metadata) but whose rows are only trans transition rows of
 // zeros, in format.
-func claimingModel(t *testing.T, K, trans int, format pipeline.Format) []byte {
+func claimingModel(t *testing.T, K, trans int, format arrowio.Format) []byte {
 	t.Helper()
 	labels := make([]string, K)
 	for i := range labels {
@@ -32,7 +32,7 @@ func claimingModel(t *testing.T, K, trans int, format pipeline.Format) []byte {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	w, err := pipeline.NewRecordWriter(&buf, s, pipeline.WriterOptions{Format: format, Compression: pipeline.Compression("zstd")})
+	w, err := arrowio.NewRecordWriter(&buf, s, arrowio.WriterOptions{Format: format, Compression: arrowio.Compression("zstd")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,15 +61,15 @@ func claimingModel(t *testing.T, K, trans int, format pipeline.Format) []byte {
 // gigabytes first); a Parquet model with fewer rows than its labels'
 // transition rows is refused from its footer's row count.
 func TestReadModelLabelClaims(t *testing.T) {
-	for _, f := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatParquet} {
-		data := claimingModel(t, MaxModelLabels+1, 2, f)
-		_, err := ReadModel(bytes.NewReader(data), "big.model", pipeline.ReaderOptions{})
-		if want := fmt.Sprintf("big.model: model has %d weights per row: more labels than the %d a model may have", MaxModelLabels+1, MaxModelLabels); err == nil || !strings.HasPrefix(err.Error(), want) {
+	for _, f := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatParquet} {
+		data := claimingModel(t, maxModelLabels+1, 2, f)
+		_, err := ReadModel(bytes.NewReader(data), "big.model", arrowio.ReaderOptions{})
+		if want := fmt.Sprintf("big.model: model has %d weights per row: more labels than the %d a model may have", maxModelLabels+1, maxModelLabels); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", f, err, want)
 		}
 	}
-	data := claimingModel(t, 100, 2, pipeline.FormatParquet)
-	_, err := ReadModel(bytes.NewReader(data), "few.model", pipeline.ReaderOptions{})
+	data := claimingModel(t, 100, 2, arrowio.FormatParquet)
+	_, err := ReadModel(bytes.NewReader(data), "few.model", arrowio.ReaderOptions{})
 	if want := "few.model: model has 2 rows, fewer than the 100 transition rows of its 100 labels"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
-	"github.com/dualcrf/dualcrf/pipeline"
 )
 
 // TestModelRoundTrip writes models (with and without bias, compressed or
@@ -21,9 +21,9 @@ func TestModelRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	formats := []pipeline.Format{pipeline.FormatFile, pipeline.FormatStream}
+	formats := []arrowio.Format{arrowio.FormatFile, arrowio.FormatStream}
 	for _, noBias := range []bool{false, true} {
-		for k, comp := range []pipeline.Compression{pipeline.CompressNone, pipeline.CompressZstd} {
+		for k, comp := range []arrowio.Compression{arrowio.CompressNone, arrowio.CompressZstd} {
 			lay := crf.Layout{NumAttrs: 40000, NumLabels: 3, NoBias: noBias}
 			m := &crf.Model{Layout: lay, Weights: crftest.RandomWeights(rng, lay, 1),
 				LabelNames: []string{"B-NP", "I-NP", "O"}, Meta: map[string]string{"dualcrf.lambda": "0.01"}}
@@ -31,10 +31,10 @@ func TestModelRoundTrip(t *testing.T) {
 				m.AttrNames = append(m.AttrNames, "w[0]="+string(rune('a'+a%26))+strings.Repeat("x", a%7)+strconv.Itoa(a))
 			}
 			var buf bytes.Buffer
-			if err := WriteModel(&buf, m, pipeline.WriterOptions{Format: formats[k], Compression: comp, Mem: mem}); err != nil {
+			if err := WriteModel(&buf, m, arrowio.WriterOptions{Format: formats[k], Compression: comp, Mem: mem}); err != nil {
 				t.Fatal(err)
 			}
-			got, err := ReadModel(bytes.NewReader(buf.Bytes()), "model.arrow", pipeline.ReaderOptions{Mem: mem})
+			got, err := ReadModel(bytes.NewReader(buf.Bytes()), "model.arrow", arrowio.ReaderOptions{Mem: mem})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,10 +59,10 @@ func TestModelRoundTrip(t *testing.T) {
 }
 
 func TestReadModelRejects(t *testing.T) {
-	if _, err := ReadModel(strings.NewReader("not arrow at all"), "x.bin", pipeline.ReaderOptions{}); err == nil || !strings.Contains(err.Error(), "x.bin") {
+	if _, err := ReadModel(strings.NewReader("not arrow at all"), "x.bin", arrowio.ReaderOptions{}); err == nil || !strings.Contains(err.Error(), "x.bin") {
 		t.Fatalf("garbage: %v", err)
 	}
-	if _, err := ReadModel(strings.NewReader(""), "empty.bin", pipeline.ReaderOptions{}); err == nil {
+	if _, err := ReadModel(strings.NewReader(""), "empty.bin", arrowio.ReaderOptions{}); err == nil {
 		t.Fatal("empty input accepted as a model")
 	}
 }
@@ -73,7 +73,7 @@ func TestReadModelErrorsRelease(t *testing.T) {
 	_, data := markedModel(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	for n := 0; n < len(data); n += 1 + n/64 {
-		if _, err := ReadModel(bytes.NewReader(data[:n]), "cut.arrow", pipeline.ReaderOptions{Mem: mem}); err == nil {
+		if _, err := ReadModel(bytes.NewReader(data[:n]), "cut.arrow", arrowio.ReaderOptions{Mem: mem}); err == nil {
 			t.Fatalf("a model cut at byte %d of %d was accepted", n, len(data))
 		}
 	}

@@ -9,8 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 )
 
 // TestModelParquetRoundTrip: a model written as Parquet reads back whole,
@@ -19,13 +18,13 @@ import (
 func TestModelParquetRoundTrip(t *testing.T) {
 	m, _ := markedModel(t)
 	var buf bytes.Buffer
-	if err := WriteModel(&buf, m, pipeline.WriterOptions{Format: pipeline.FormatParquet}); err != nil {
+	if err := WriteModel(&buf, m, arrowio.WriterOptions{Format: arrowio.FormatParquet}); err != nil {
 		t.Fatal(err)
 	}
-	if !pipeline.IsParquet(buf.Bytes()) {
+	if !arrowio.IsParquet(buf.Bytes()) {
 		t.Fatal("not Parquet")
 	}
-	got, err := ReadModel(bytes.NewReader(buf.Bytes()), "model.parquet", pipeline.ReaderOptions{})
+	got, err := ReadModel(bytes.NewReader(buf.Bytes()), "model.parquet", arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatalf("intact Parquet model: %v", err)
 	}
@@ -34,7 +33,7 @@ func TestModelParquetRoundTrip(t *testing.T) {
 		t.Fatal("Parquet model read back differs")
 	}
 	tampered := rewriteParquet(t, buf.Bytes(), func(md map[string]string) { md["dualcrf.lambda"] = "0.02" })
-	_, err = ReadModel(bytes.NewReader(tampered), "model.parquet", pipeline.ReaderOptions{})
+	_, err = ReadModel(bytes.NewReader(tampered), "model.parquet", arrowio.ReaderOptions{})
 	if err == nil || !strings.Contains(err.Error(), "model.parquet: checksum mismatch") {
 		t.Errorf("changed λ: error %v, want a checksum mismatch", err)
 	}
@@ -44,7 +43,7 @@ func TestModelParquetRoundTrip(t *testing.T) {
 // metadata edited by edit.
 func rewriteParquet(t *testing.T, data []byte, edit func(map[string]string)) []byte {
 	t.Helper()
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "in.parquet", pipeline.ReaderOptions{})
+	rr, err := OpenRecordReader(bytes.NewReader(data), "in.parquet", arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +56,7 @@ func rewriteParquet(t *testing.T, data []byte, edit func(map[string]string)) []b
 	meta := arrow.MetadataFrom(md)
 	schema := arrow.NewSchema(rr.Schema().Fields(), &meta)
 	var out bytes.Buffer
-	w, err := pipeline.NewRecordWriter(&out, schema, pipeline.WriterOptions{Format: pipeline.FormatParquet, Mem: memory.DefaultAllocator})
+	w, err := arrowio.NewRecordWriter(&out, schema, arrowio.WriterOptions{Format: arrowio.FormatParquet, Mem: memory.DefaultAllocator})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -36,17 +36,12 @@ const (
 	PredictionParquet = "parquet" // Parquet, zstd-compressed, a row group per batch
 )
 
-// PredictionFormats lists the output formats of a prediction table.
-func PredictionFormats() []string {
-	return []string{PredictionArrow, PredictionCoNLL, PredictionParquet}
-}
-
 // PredictionOptions configure a PredictionWriter.
 type PredictionOptions struct {
-	Format   string                 // PredictionArrow when empty
-	IPC      pipeline.WriterOptions // with PredictionArrow: IPC format and compression
-	Metadata map[string]string      // schema metadata (Arrow, Parquet)
-	Mem      memory.Allocator       // memory.DefaultAllocator when nil
+	Format   string                // PredictionArrow when empty
+	IPC      arrowio.WriterOptions // with PredictionArrow: IPC format and compression
+	Metadata map[string]string     // schema metadata (Arrow, Parquet)
+	Mem      memory.Allocator      // memory.DefaultAllocator when nil
 }
 
 // PredictionWriter writes decoded chunks, in order, as one prediction
@@ -64,8 +59,8 @@ type PredictionWriter struct {
 
 	bw *bufio.Writer // CoNLL
 
-	b      *batcher              // Arrow and Parquet
-	rw     pipeline.RecordWriter // Arrow IPC or Parquet
+	b      *batcher             // Arrow and Parquet
+	rw     arrowio.RecordWriter // Arrow IPC or Parquet
 	emitFn func(arrow.RecordBatch) error
 }
 
@@ -172,7 +167,7 @@ func (pw *PredictionWriter) emitArrow(rec arrow.RecordBatch) error {
 		if ipcOpts.Mem == nil {
 			ipcOpts.Mem = pw.opts.Mem
 		}
-		rw, err := pipeline.NewRecordWriter(pw.w, rec.Schema(), ipcOpts)
+		rw, err := arrowio.NewRecordWriter(pw.w, rec.Schema(), ipcOpts)
 		if err != nil {
 			return err
 		}
@@ -183,7 +178,7 @@ func (pw *PredictionWriter) emitArrow(rec arrow.RecordBatch) error {
 
 func (pw *PredictionWriter) emitParquet(rec arrow.RecordBatch) error {
 	if pw.rw == nil {
-		rw, err := pipeline.NewRecordWriter(pw.w, rec.Schema(), pipeline.WriterOptions{Format: pipeline.FormatParquet, Mem: pw.opts.Mem})
+		rw, err := arrowio.NewRecordWriter(pw.w, rec.Schema(), arrowio.WriterOptions{Format: arrowio.FormatParquet, Mem: pw.opts.Mem})
 		if err != nil {
 			return err
 		}
@@ -294,38 +289,6 @@ func (b *batcher) flush(emit func(arrow.RecordBatch) error) error {
 	defer rec.Release()
 	b.rows = 0
 	return emit(rec)
-}
-
-// PredictionBatches calls emit with the prediction table of a whole table t
-// and its predictions p in record batches cut on sentence boundaries (the
-// record is released after emit returns), md in the schema metadata and
-// buffers from mem (memory.DefaultAllocator when nil). Gold labels are
-// written when t has any. PredictionWriter does the same chunk by chunk.
-func PredictionBatches(t *FeatureTable, m *crf.Model, p *Predictions, md map[string]string, mem memory.Allocator,
-	emit func(arrow.RecordBatch) error) (*arrow.Schema, error) {
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	b, err := newBatcher(t, p, m, md, mem)
-	if err != nil {
-		return nil, err
-	}
-	defer b.release()
-	if err := b.add(t, p, emit); err != nil {
-		return b.schema, err
-	}
-	return b.schema, b.flush(emit)
-}
-
-// WriteCoNLL writes the predictions as CoNLL text: per token the pass-through
-// columns, the gold label when present, and the predicted label, separated
-// by spaces; a blank line after each sentence.
-func WriteCoNLL(w io.Writer, t *FeatureTable, m *crf.Model, p *Predictions) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	if err := writeCoNLL(bw, t, m, p); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 func writeCoNLL(bw *bufio.Writer, t *FeatureTable, m *crf.Model, p *Predictions) error {

@@ -11,8 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -88,7 +88,7 @@ var wantSentences = []PredictedSentence{
 // buffers from mem.
 func readSentences(t *testing.T, data []byte, mem memory.Allocator, needGold bool) ([]PredictedSentence, error) {
 	t.Helper()
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "pred.arrow", pipeline.ReaderOptions{Mem: mem})
+	rr, err := OpenRecordReader(bytes.NewReader(data), "pred.arrow", arrowio.ReaderOptions{Mem: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +111,13 @@ func readSentences(t *testing.T, data []byte, mem memory.Allocator, needGold boo
 // ReadPredictions and InspectPredictions, every Arrow buffer from a checked
 // allocator that must end empty.
 func TestPredictionRoundTrip(t *testing.T) {
-	for _, format := range []pipeline.Format{pipeline.FormatStream, pipeline.FormatFile} {
+	for _, format := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
 		for _, marg := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/marginals=%v", format, marg), func(t *testing.T) {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				defer mem.AssertSize(t, 0)
 				c := newPredCase(marg)
-				data := c.write(t, PredictionOptions{IPC: pipeline.WriterOptions{Format: format},
+				data := c.write(t, PredictionOptions{IPC: arrowio.WriterOptions{Format: format},
 					Metadata: map[string]string{schemas.KeySource: "test.arrow"}, Mem: mem})
 				got, err := readSentences(t, data, mem, false)
 				if err != nil {
@@ -137,7 +137,7 @@ func TestPredictionRoundTrip(t *testing.T) {
 				if _, err := readSentences(t, data, mem, true); err == nil || !strings.Contains(err.Error(), "no gold label to score") {
 					t.Errorf("needGold: error %v, want one about the unlabelled token", err)
 				}
-				rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "pred.arrow", pipeline.ReaderOptions{Mem: mem})
+				rr, err := OpenRecordReader(bytes.NewReader(data), "pred.arrow", arrowio.ReaderOptions{Mem: mem})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -89,7 +89,7 @@ func ReadPredictions(rr array.RecordReader, name string, needGold bool, fn func(
 	}
 	for batch := 0; rr.Next(); batch++ {
 		rec := rr.RecordBatch()
-		if err := pipeline.ValidateBatch(rec); err != nil {
+		if err := arrowio.ValidateBatch(rec); err != nil {
 			return fmt.Errorf("%s: batch %d: %w", name, batch, err)
 		}
 		if streams != nil && streams.Stream() != stream {

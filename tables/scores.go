@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -32,11 +32,11 @@ type ChunkFigures struct {
 	Precision, Recall, F1    float64 // Correct/Predicted, Correct/Gold and their harmonic mean
 }
 
-// ScoresRecord returns s as the one-row scores table (schemas.ScoresSchema),
+// scoresRecord returns s as the one-row scores table (schemas.ScoresSchema),
 // its buffers from mem (memory.DefaultAllocator when nil); md is added to
 // the schema metadata with the scheme (schemas.KeyScheme). The caller
 // releases the record.
-func ScoresRecord(mem memory.Allocator, s ScoresRow, md map[string]string) (arrow.RecordBatch, error) {
+func scoresRecord(mem memory.Allocator, s ScoresRow, md map[string]string) (arrow.RecordBatch, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
@@ -83,10 +83,10 @@ func ScoresRecord(mem memory.Allocator, s ScoresRow, md map[string]string) (arro
 	return b.NewRecordBatch(), nil
 }
 
-// WriteScores writes s as a scores table (see ScoresRecord) to w, in the
+// WriteScores writes s as a scores table (see scoresRecord) to w, in the
 // IPC file format unless opts says otherwise, with opts.Mem's buffers.
-func WriteScores(w io.Writer, s ScoresRow, md map[string]string, opts pipeline.WriterOptions) error {
-	rec, err := ScoresRecord(opts.Mem, s, md)
+func WriteScores(w io.Writer, s ScoresRow, md map[string]string, opts arrowio.WriterOptions) error {
+	rec, err := scoresRecord(opts.Mem, s, md)
 	if err != nil {
 		return err
 	}
@@ -96,11 +96,11 @@ func WriteScores(w io.Writer, s ScoresRow, md map[string]string, opts pipeline.W
 
 // writeRecord writes one record batch as a table, in the IPC file format
 // unless opts says otherwise.
-func writeRecord(w io.Writer, rec arrow.RecordBatch, opts pipeline.WriterOptions) error {
+func writeRecord(w io.Writer, rec arrow.RecordBatch, opts arrowio.WriterOptions) error {
 	if opts.Format == "" {
-		opts.Format = pipeline.FormatFile
+		opts.Format = arrowio.FormatFile
 	}
-	rw, err := pipeline.NewRecordWriter(w, rec.Schema(), opts)
+	rw, err := arrowio.NewRecordWriter(w, rec.Schema(), opts)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func writeRecord(w io.Writer, rec arrow.RecordBatch, opts pipeline.WriterOptions
 	return rw.Close()
 }
 
-// ReadScores reads a scores table written by ScoresRecord. name is used in
+// ReadScores reads a scores table written by scoresRecord. name is used in
 // errors. A damaged table, one with another number of rows than one,
 // inconsistent counts or a score outside [0, 1] is refused. The record
 // batches come from rr, with its allocator.
@@ -129,7 +129,7 @@ func ReadScores(rr array.RecordReader, name string) (s ScoresRow, err error) {
 	rows := 0
 	for batch := 0; rr.Next(); batch++ {
 		rec := rr.RecordBatch()
-		if err := pipeline.ValidateBatch(rec); err != nil {
+		if err := arrowio.ValidateBatch(rec); err != nil {
 			return s, fmt.Errorf("%s: batch %d: %w", name, batch, err)
 		}
 		if rows += int(rec.NumRows()); rows > 1 || rec.NumRows() == 0 {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -27,7 +27,7 @@ func sampleScores(chunks bool) ScoresRow {
 func writeScoresTable(t *testing.T, s ScoresRow, mem memory.Allocator) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := WriteScores(&buf, s, map[string]string{schemas.KeySource: "pred.arrow"}, pipeline.WriterOptions{Mem: mem}); err != nil {
+	if err := WriteScores(&buf, s, map[string]string{schemas.KeySource: "pred.arrow"}, arrowio.WriterOptions{Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -36,7 +36,7 @@ func writeScoresTable(t *testing.T, s ScoresRow, mem memory.Allocator) []byte {
 // readScoresBytes reads a scores table with ReadScores, from mem.
 func readScoresBytes(t *testing.T, data []byte, mem memory.Allocator) (ScoresRow, error) {
 	t.Helper()
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "scores.arrow", pipeline.ReaderOptions{Mem: mem})
+	rr, err := OpenRecordReader(bytes.NewReader(data), "scores.arrow", arrowio.ReaderOptions{Mem: mem})
 	if err != nil {
 		return ScoresRow{}, err
 	}
@@ -56,7 +56,7 @@ func TestScoresTableRoundTrip(t *testing.T) {
 		if string(data[:6]) != "ARROW1" {
 			t.Errorf("the scores table is not an IPC file")
 		}
-		rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "scores.arrow", pipeline.ReaderOptions{Mem: mem})
+		rr, err := OpenRecordReader(bytes.NewReader(data), "scores.arrow", arrowio.ReaderOptions{Mem: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestReadScoresRefuses(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
 		}
 	}
-	pred := newPredCase(false).write(t, PredictionOptions{IPC: pipeline.WriterOptions{Format: pipeline.FormatFile}})
+	pred := newPredCase(false).write(t, PredictionOptions{IPC: arrowio.WriterOptions{Format: arrowio.FormatFile}})
 	if _, err := readScoresBytes(t, pred, nil); err == nil || !strings.Contains(err.Error(), `dualcrf.format is "predictions", want "scores"`) {
 		t.Errorf("a prediction table read as scores: %v", err)
 	}

@@ -16,8 +16,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 )
 
 // The column names a token table's columns are looked for by, in order,
@@ -96,7 +95,7 @@ type tokenCols struct {
 // OpenTokenReader reads the token table that r holds (Parquet, Arrow IPC,
 // chosen by its bytes); name names it in errors.
 func OpenTokenReader(r io.Reader, name string, c TokenColumns) (*TokenReader, error) {
-	rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
+	rr, err := OpenRecordReader(r, name, arrowio.ReaderOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +178,7 @@ func (r *TokenReader) read(i int) (row TokenRow, err error) {
 // cells and label at most MaxRowBytes long.
 func (r *TokenReader) readRow(i int) (TokenRow, error) {
 	rec, c := r.rec, r.cols
-	row := TokenRow{Row: r.rowNo + i, Stream: pipeline.StreamOf(r.rr), Cells: make([]string, len(c.text))}
+	row := TokenRow{Row: r.rowNo + i, Stream: arrowio.StreamOf(r.rr), Cells: make([]string, len(c.text))}
 	name := func(k int) string { return rec.Schema().Field(k).Name }
 	text := func(k int) (string, error) {
 		v := cellString(rec.Column(k), i)

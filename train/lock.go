@@ -14,44 +14,40 @@ import (
 // DirLock is the exclusive lock of a checkpoint directory, held by the one
 // run that may write it.
 type DirLock struct {
-	dir string
-	f   *os.File
+	dir  string
+	lock *platform.DirLock
 }
 
 // ErrLocked reports a checkpoint directory in use by another run.
 var ErrLocked = errors.New("train: checkpoint directory in use")
 
 // LockDir creates dir if needed, checks that it is a writable directory,
-// and takes its lock (flock on DIR/LOCK; LockFileEx on Windows) without
-// waiting: a directory locked by another run is refused at once. Holding
-// the lock, it removes what interrupted runs left behind: temporary
-// snapshot directories (.ckpt-*.tmp-*), a half-written CURRENT.tmp and
-// temporary duals files (.duals-*.tmp).
+// and takes its lock (platform.LockDir on DIR/LOCK) without waiting: a
+// directory locked by another run is refused at once. Holding the lock, it
+// removes what interrupted runs left behind: temporary snapshot directories
+// (.ckpt-*.tmp-*), a half-written CURRENT.tmp and temporary duals files
+// (.duals-*.tmp).
 func LockDir(dir string) (*DirLock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("checkpoint directory: %w", err)
 	}
-	path := filepath.Join(dir, "LOCK")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
+	pl, err := platform.LockDir(dir, "LOCK")
+	var locked *platform.LockedError
+	var pe *os.PathError
+	switch {
+	case errors.As(err, &locked):
+		holder := ""
+		if locked.PID > 0 {
+			holder = " (process " + strconv.Itoa(locked.PID) + ")"
+		}
+		return nil, fmt.Errorf("%w: %s is locked by another training run%s; wait for it to end, or use another --checkpoint directory",
+			ErrLocked, dir, holder)
+	case errors.As(err, &pe) && pe.Op == "lock":
+		return nil, fmt.Errorf("lock checkpoint directory %s: %w", dir, pe.Err)
+	case err != nil:
 		return nil, fmt.Errorf("checkpoint directory %s is not writable: %w", dir, err)
 	}
-	if err := platform.TryLock(f); err != nil {
-		holder := ""
-		if b, rerr := os.ReadFile(path); rerr == nil && len(b) > 0 {
-			holder = " (process " + strings.TrimSpace(string(b)) + ")"
-		}
-		f.Close()
-		if platform.IsLocked(err) {
-			return nil, fmt.Errorf("%w: %s is locked by another training run%s; wait for it to end, or use another --checkpoint directory",
-				ErrLocked, dir, holder)
-		}
-		return nil, fmt.Errorf("lock checkpoint directory %s: %w", dir, err)
-	}
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	l := &DirLock{dir: dir, f: f}
+	l := &DirLock{dir: dir, lock: pl}
 	l.clean()
 	return l, nil
 }
@@ -73,10 +69,8 @@ func (l *DirLock) Dir() string { return l.dir }
 
 // Unlock releases the lock. Unlocking twice does nothing.
 func (l *DirLock) Unlock() error {
-	if l == nil || l.f == nil {
+	if l == nil {
 		return nil
 	}
-	err := l.f.Close()
-	l.f = nil
-	return err
+	return l.lock.Unlock()
 }

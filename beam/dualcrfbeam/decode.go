@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
@@ -87,7 +88,7 @@ func (fn *decodeFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, sh
 		return nil
 	}
 	if fn.model == nil {
-		m, err := tables.ReadModel(bytes.NewReader(model), fn.ModelName, pipeline.ReaderOptions{})
+		m, err := tables.ReadModel(bytes.NewReader(model), fn.ModelName, arrowio.ReaderOptions{})
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -317,7 +318,7 @@ func trainModel(t testing.TB, dir, path string) string {
 	}
 	modelPath := filepath.Join(dir, "model.arrow")
 	writeFile(t, modelPath, func(out *pipeline.Output) error {
-		return tables.WriteModel(out, res.Model, pipeline.WriterOptions{})
+		return tables.WriteModel(out, res.Model, arrowio.WriterOptions{})
 	})
 	return modelPath
 }

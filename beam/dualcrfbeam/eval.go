@@ -16,6 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
@@ -146,7 +147,7 @@ func openPredictions(ctx context.Context, path string) (array.RecordReader, func
 		if err != nil {
 			return nil, nil, err
 		}
-		rr, err := pipeline.OpenRecordReader(r, name, pipeline.ReaderOptions{})
+		rr, err := tables.OpenRecordReader(r, name, arrowio.ReaderOptions{})
 		if err != nil {
 			r.Close()
 			return nil, nil, err

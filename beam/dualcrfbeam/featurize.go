@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/sdf"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
@@ -27,7 +28,7 @@ type FeaturizeConfig struct {
 	Templates string
 	MinCount  int // as stage.FeaturizeOptions.MinCount
 	Input     featurize.InputOptions
-	Writer    pipeline.WriterOptions
+	Writer    arrowio.WriterOptions
 }
 
 // featurizeSpec is what the pipeline's workers need of a FeaturizeConfig,
@@ -36,8 +37,8 @@ type featurizeSpec struct {
 	Templates string // the template set's text ("": the input's own attributes)
 	MinCount  int
 	Input     string // featurize.InputOptions as JSON
-	Format    string // pipeline.Format
-	Compress  string // pipeline.Compression
+	Format    string // arrowio.Format
+	Compress  string // arrowio.Compression
 	OutDir    string
 }
 
@@ -331,7 +332,7 @@ func (fn *featurizeFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker,
 		}
 	}
 	opts := featurize.RunOptions{Input: in, Templates: set, MinCount: fn.Spec.MinCount, Vocab: fn.vocab, Labels: v.Labels,
-		Writer: pipeline.WriterOptions{Format: pipeline.Format(fn.Spec.Format), Compression: pipeline.Compression(fn.Spec.Compress)}}
+		Writer: arrowio.WriterOptions{Format: arrowio.Format(fn.Spec.Format), Compression: arrowio.Compression(fn.Spec.Compress)}}
 	path := OutputPath(fn.Spec.OutDir, sh.Index, "arrow")
 	res := FeaturizeResult{Shard: sh.Index, Path: path}
 	err = writeAtomic(ctx, path, func(out *pipeline.Output) error {

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -55,7 +55,7 @@ func writeTokenTable(t *testing.T, path string, rows []tokenRow) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w, err := pipeline.NewRecordWriter(f, schema, pipeline.WriterOptions{Format: pipeline.FormatParquet})
+	w, err := arrowio.NewRecordWriter(f, schema, arrowio.WriterOptions{Format: arrowio.FormatParquet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
@@ -73,7 +73,7 @@ func runEval(c *cli.Context) error {
 	}
 	if path := c.String("arrow"); path != "" {
 		err := withOutput(c, path, func(w io.Writer, _ string) error {
-			return tables.WriteScores(w, ev.Result().Row(), map[string]string{schemas.KeySource: in}, pipeline.WriterOptions{Format: scoresFormat})
+			return tables.WriteScores(w, ev.Result().Row(), map[string]string{schemas.KeySource: in}, arrowio.WriterOptions{Format: scoresFormat})
 		})
 		if err != nil {
 			return err

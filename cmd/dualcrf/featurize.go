@@ -10,8 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/featurize"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
 )
 
@@ -134,16 +134,16 @@ func writerFlags() []cli.Flag {
 	}
 }
 
-func writerOptions(c *cli.Context) (pipeline.WriterOptions, error) {
-	f, err := pipeline.ParseFormat(c.String("ipc"))
+func writerOptions(c *cli.Context) (arrowio.WriterOptions, error) {
+	f, err := arrowio.ParseFormat(c.String("ipc"))
 	if err != nil {
-		return pipeline.WriterOptions{}, err
+		return arrowio.WriterOptions{}, err
 	}
-	comp, err := pipeline.ParseCompression(c.String("compression"))
+	comp, err := arrowio.ParseCompression(c.String("compression"))
 	if err != nil {
-		return pipeline.WriterOptions{}, err
+		return arrowio.WriterOptions{}, err
 	}
-	return pipeline.WriterOptions{Format: f, Compression: comp}, nil
+	return arrowio.WriterOptions{Format: f, Compression: comp}, nil
 }
 
 // applyInputFlags overrides in with the flags the user gave.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
@@ -35,7 +36,7 @@ func checkFiles(c *cli.Context, stage string, inputs, outputs []pipeline.Path) e
 // --output-format parquet or -o names a .parquet file; else Arrow IPC in
 // --ipc's format when given, else the extension's (.feather: file,
 // .arrows: stream), else stream.
-func arrowOutput(c *cli.Context, stage string, parquet bool) (pipeline.WriterOptions, error) {
+func arrowOutput(c *cli.Context, stage string, parquet bool) (arrowio.WriterOptions, error) {
 	wopts, err := writerOptions(c)
 	if err != nil {
 		return wopts, err
@@ -67,41 +68,41 @@ func arrowOutput(c *cli.Context, stage string, parquet bool) (pipeline.WriterOpt
 
 // parquetOptions are the writer options of a Parquet output; --ipc and
 // --compression, which choose an Arrow IPC output's layout, are refused.
-func parquetOptions(c *cli.Context, stage string) (pipeline.WriterOptions, error) {
+func parquetOptions(c *cli.Context, stage string) (arrowio.WriterOptions, error) {
 	if c.IsSet("ipc") {
-		return pipeline.WriterOptions{}, fmt.Errorf("%s: --ipc applies to Arrow IPC output, not Parquet", stage)
+		return arrowio.WriterOptions{}, fmt.Errorf("%s: --ipc applies to Arrow IPC output, not Parquet", stage)
 	}
 	if c.IsSet("compression") {
-		return pipeline.WriterOptions{}, fmt.Errorf("%s: --compression applies to Arrow IPC output, not Parquet (always zstd-compressed)", stage)
+		return arrowio.WriterOptions{}, fmt.Errorf("%s: --compression applies to Arrow IPC output, not Parquet (always zstd-compressed)", stage)
 	}
-	return pipeline.WriterOptions{Format: pipeline.FormatParquet}, nil
+	return arrowio.WriterOptions{Format: arrowio.FormatParquet}, nil
 }
 
 // tableFileFormat resolves an output that holds one of the tool's tables
 // as a file (train's -o and --log, eval's --arrow): Parquet when its name
 // ends .parquet or .pq, else the Arrow IPC file format.
-func tableFileFormat(c *cli.Context, flag, path string) (pipeline.Format, error) {
+func tableFileFormat(c *cli.Context, flag, path string) (arrowio.Format, error) {
 	// Only train's -o has a default, standard output: binary output to a
 	// terminal is refused there unless -o - is given explicitly.
 	given := flag != "-o" || c.IsSet("output")
 	of, err := std(c).ResolveOutput(pipeline.OutputRequest{Flag: flag, Path: path, PathGiven: given,
-		Kinds: []pipeline.Kind{pipeline.KindArrow, pipeline.KindParquet}, IPC: pipeline.FormatFile})
+		Kinds: []pipeline.Kind{pipeline.KindArrow, pipeline.KindParquet}, IPC: arrowio.FormatFile})
 	if err != nil {
 		return "", err
 	}
 	if of.Kind == pipeline.KindParquet {
-		return pipeline.FormatParquet, nil
+		return arrowio.FormatParquet, nil
 	}
-	return pipeline.FormatFile, nil
+	return arrowio.FormatFile, nil
 }
 
 // featurizeFiles checks featurize's files and resolves its output.
-func featurizeFiles(c *cli.Context, input string) (pipeline.WriterOptions, error) {
+func featurizeFiles(c *cli.Context, input string) (arrowio.WriterOptions, error) {
 	err := checkFiles(c, "featurize",
 		[]pipeline.Path{pathOf("", input), pathOf("--model", c.String("model")), pathOf("--vocab", c.String("vocab"))},
 		[]pipeline.Path{pathOf("-o", c.String("output"))})
 	if err != nil {
-		return pipeline.WriterOptions{}, err
+		return arrowio.WriterOptions{}, err
 	}
 	return arrowOutput(c, "featurize", true)
 }
@@ -109,7 +110,7 @@ func featurizeFiles(c *cli.Context, input string) (pipeline.WriterOptions, error
 // decodeOutput checks decode's files and resolves its output: --format
 // when given, else the extension of -o (.parquet, .conll/.txt, .arrow…),
 // else an Arrow stream.
-func decodeOutput(c *cli.Context) (pipeline.Kind, pipeline.WriterOptions, error) {
+func decodeOutput(c *cli.Context) (pipeline.Kind, arrowio.WriterOptions, error) {
 	input := c.Args().First()
 	if input == "" && c.String("text") == "" {
 		input = "-"
@@ -118,7 +119,7 @@ func decodeOutput(c *cli.Context) (pipeline.Kind, pipeline.WriterOptions, error)
 		[]pipeline.Path{pathOf("-m", c.String("model")), pathOf("--text", c.String("text")), pathOf("", input)},
 		[]pipeline.Path{pathOf("-o", c.String("output"))})
 	if err != nil {
-		return "", pipeline.WriterOptions{}, err
+		return "", arrowio.WriterOptions{}, err
 	}
 	kinds := []pipeline.Kind{pipeline.KindArrow, pipeline.KindCoNLL, pipeline.KindParquet}
 	req := pipeline.OutputRequest{Flag: "-o", Path: c.String("output"), PathGiven: c.IsSet("output"), Kinds: kinds}
@@ -127,7 +128,7 @@ func decodeOutput(c *cli.Context) (pipeline.Kind, pipeline.WriterOptions, error)
 		switch req.Kind {
 		case pipeline.KindArrow, pipeline.KindCoNLL, pipeline.KindParquet:
 		default:
-			return "", pipeline.WriterOptions{}, fmt.Errorf("decode: --format %q: want arrow, conll or parquet", req.Kind)
+			return "", arrowio.WriterOptions{}, fmt.Errorf("decode: --format %q: want arrow, conll or parquet", req.Kind)
 		}
 	}
 	wopts, err := writerOptions(c)
@@ -150,9 +151,9 @@ func decodeOutput(c *cli.Context) (pipeline.Kind, pipeline.WriterOptions, error)
 // evalFiles checks eval's files: the report goes to standard output, and
 // --arrow (--scores) is an Arrow IPC file, or Parquet by its name; it
 // returns the scores table's format.
-func evalFiles(c *cli.Context, input string) (pipeline.Format, error) {
+func evalFiles(c *cli.Context, input string) (arrowio.Format, error) {
 	outputs := []pipeline.Path{pathOf("report", "-")}
-	var format pipeline.Format
+	var format arrowio.Format
 	if path := c.String("arrow"); path != "" {
 		outputs = append(outputs, pathOf("--arrow", path))
 		var err error
@@ -168,7 +169,7 @@ func evalFiles(c *cli.Context, input string) (pipeline.Format, error) {
 // file (--duals PATH, stream:PATH, or duals.stream in the checkpoint
 // directory) and the checkpoint directory's LOCK and CURRENT are written
 // too. It returns the formats of the model and the log.
-func trainFiles(c *cli.Context, input string) (model, log pipeline.Format, err error) {
+func trainFiles(c *cli.Context, input string) (model, log arrowio.Format, err error) {
 	ckpt := cmp.Or(c.String("checkpoint"), c.String("resume"))
 	outputs := []pipeline.Path{pathOf("-o", c.String("output")), pathOf("--log", c.String("log")),
 		pathOf("--plot", c.String("plot")), pathOf("--cpuprofile", c.String("cpuprofile")),

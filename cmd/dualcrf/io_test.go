@@ -22,8 +22,9 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/internal/fifotest"
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // concatFiles writes the concatenation of srcs to dst.
@@ -61,7 +62,7 @@ func parseEvalJSON(t *testing.T, r result) evalCounts {
 // countRows counts the rows of an Arrow table.
 func countRows(t *testing.T, data []byte) int {
 	t.Helper()
-	rr, err := pipeline.OpenRecordReader(bytes.NewReader(data), "output", pipeline.ReaderOptions{})
+	rr, err := tables.OpenRecordReader(bytes.NewReader(data), "output", arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

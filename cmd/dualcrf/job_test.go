@@ -81,9 +81,11 @@ func TestJobRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	manifest := filepath.Join(dir, ".dualcrf-job/small/manifest.json")
-	runJob := func(env ...string) result {
+	runJob := func(hook ...string) result {
 		cmd := command(dir, "run", "--var", "text="+text, "job.yaml")
-		cmd.Env = append(cmd.Env, env...)
+		for _, spec := range hook {
+			withTestHook(t, cmd, spec)
+		}
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		r := result{args: cmd.Args}
@@ -108,7 +110,7 @@ func TestJobRun(t *testing.T) {
 	}
 
 	os.Remove(filepath.Join(dir, "out/model.arrow"))
-	r := runJob(testHookEnv + "=epoch:2:2:TERM")
+	r := runJob("epoch:2:2:TERM")
 	if r.code != 143 || !strings.Contains(string(r.stderr), "stage train (train) failed: train: interrupted during the certificate pass of epoch 2") ||
 		!strings.Contains(string(r.stderr), "run the job again to resume") {
 		t.Fatalf("interrupted run: %v", r)

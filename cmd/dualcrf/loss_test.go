@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 )
 
 // copyFile copies src to dst.
@@ -134,7 +133,7 @@ func writeEmptyTokens(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	w, err := pipeline.NewRecordWriter(out, s, pipeline.WriterOptions{Format: pipeline.FormatParquet})
+	w, err := arrowio.NewRecordWriter(out, s, arrowio.WriterOptions{Format: arrowio.FormatParquet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -32,7 +32,7 @@ func readColumn(t *testing.T, path, name string) ([]float64, arrow.Field) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rr, err := pipeline.OpenRecordReader(f, path, pipeline.ReaderOptions{})
+	rr, err := tables.OpenRecordReader(f, path, arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestEvalArrowScoresTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer file.Close()
-	rr, err := pipeline.OpenRecordReader(file, scores, pipeline.ReaderOptions{})
+	rr, err := tables.OpenRecordReader(file, scores, arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func readModelFile(t *testing.T, path string) *crf.Model {
 		t.Fatal(err)
 	}
 	defer file.Close()
-	m, err := tables.ReadModel(file, path, pipeline.ReaderOptions{})
+	m, err := tables.ReadModel(file, path, arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
@@ -111,7 +111,7 @@ func modelTraining(t *testing.T, path string) (*crf.Model, map[string]any) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := tables.ReadModel(f, path, pipeline.ReaderOptions{})
+	m, err := tables.ReadModel(f, path, arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestSignalsResumeToSameBytes(t *testing.T) {
 		t.Run(strings.ReplaceAll(c.hook, " ", "-"), func(t *testing.T) {
 			ck := filepath.Join(t.TempDir(), "ck")
 			cmd := command(dir, append(common, "--checkpoint", ck, "-o", "m.arrow", table)...)
-			cmd.Env = append(cmd.Env, testHookEnv+"="+c.hook)
+			withTestHook(t, cmd, c.hook)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			r := result{args: cmd.Args}

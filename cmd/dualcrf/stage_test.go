@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
@@ -34,7 +35,7 @@ func TestGoTrainedModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tables.WriteModel(f, res.Model, pipeline.WriterOptions{Format: pipeline.FormatFile}); err != nil {
+	if err := tables.WriteModel(f, res.Model, arrowio.WriterOptions{Format: arrowio.FormatFile}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

@@ -1,3 +1,9 @@
+//go:build dualcrf_testhook
+
+// The signal test hook, built only with the dualcrf_testhook tag (as the
+// end-to-end tests build their binary for the runs that use it): the
+// default binary reads no such variable (testhook_off.go).
+
 package main
 
 import (
@@ -16,13 +22,13 @@ import (
 	"github.com/dualcrf/dualcrf/stage"
 )
 
-// testHookEnv names a hidden test hook: "PHASE:EPOCH:CHECKS:SIG" makes train
+// hookEnv names a hidden test hook: "PHASE:EPOCH:CHECKS:SIG" makes train
 // send itself SIG (INT or TERM) when it enters PHASE (epoch, certificate,
 // checkpoint write) of EPOCH — at once when CHECKS is 0, else at the
 // CHECKS-th look at its context after that (every 256 SDCA steps, every
 // chunk of a certificate pass) — and wait until the signal has cancelled
 // the run, so that the interruption lands exactly there.
-const testHookEnv = "DUALCRF_TEST_SIGNAL"
+const hookEnv = "DUALCRF_TEST_SIGNAL"
 
 // hookCtx raises the signal on the armed check of Err.
 type hookCtx struct {
@@ -74,19 +80,19 @@ func (h *hookCtx) raise() {
 // when the hook's variable is set.
 func installTestHook(c *cli.Context, o *stage.TrainOptions) context.Context {
 	ctx, stderr := c.Context, c.App.ErrWriter
-	spec := os.Getenv(testHookEnv)
+	spec := os.Getenv(hookEnv)
 	if spec == "" {
 		return ctx
 	}
 	parts := strings.Split(spec, ":")
 	if len(parts) != 4 {
-		fmt.Fprintf(stderr, "train: warning: %s=%q ignored (want PHASE:EPOCH:CHECKS:INT|TERM)\n", testHookEnv, spec)
+		fmt.Fprintf(stderr, "train: warning: %s=%q ignored (want PHASE:EPOCH:CHECKS:INT|TERM)\n", hookEnv, spec)
 		return ctx
 	}
 	epoch, err1 := strconv.Atoi(parts[1])
 	checks, err2 := strconv.Atoi(parts[2])
 	if err1 != nil || err2 != nil {
-		fmt.Fprintf(stderr, "train: warning: %s=%q ignored\n", testHookEnv, spec)
+		fmt.Fprintf(stderr, "train: warning: %s=%q ignored\n", hookEnv, spec)
 		return ctx
 	}
 	h := &hookCtx{Context: ctx, sig: syscall.SIGINT, log: stderr}
@@ -107,4 +113,14 @@ func installTestHook(c *cli.Context, o *stage.TrainOptions) context.Context {
 		h.mu.Unlock()
 	}
 	return h
+}
+
+// signalSelf sends sig to this process (on Windows it fails: a process
+// cannot send itself SIGINT or SIGTERM there).
+func signalSelf(sig syscall.Signal) error {
+	p, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		return err
+	}
+	return p.Signal(sig)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/plots"
 	"github.com/dualcrf/dualcrf/stage"
@@ -174,7 +175,7 @@ func runTrain(c *cli.Context) error {
 type trainOutputs struct {
 	c                      *cli.Context
 	model, log             *pipeline.Output
-	modelFormat, logFormat pipeline.Format // pipeline.FormatFile or FormatParquet
+	modelFormat, logFormat arrowio.Format // arrowio.FormatFile or FormatParquet
 	plot                   *pipeline.Output
 	stopProfile            func()
 }
@@ -216,11 +217,11 @@ func (t *trainOutputs) open() error {
 // write writes the model and the log, then commits them.
 func (t *trainOutputs) write(res *stage.TrainResult) error {
 	t.closeProfile()
-	if err := tables.WriteModel(t.model, res.Model, pipeline.WriterOptions{Format: t.modelFormat}); err != nil {
+	if err := tables.WriteModel(t.model, res.Model, arrowio.WriterOptions{Format: t.modelFormat}); err != nil {
 		return fmt.Errorf("write model %s: %w", t.model.Name(), err)
 	}
 	if t.log != nil {
-		if err := res.WriteLogAs(t.log, pipeline.WriterOptions{Format: t.logFormat}); err != nil {
+		if err := res.WriteLogAs(t.log, arrowio.WriterOptions{Format: t.logFormat}); err != nil {
 			return fmt.Errorf("write training log %s: %w", t.log.Name(), err)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/plots"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -183,7 +183,7 @@ func writeSynthLog(t *testing.T, path string, rows []logRow, mem memory.Allocato
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := tables.WriteLog(f, log, nil, pipeline.WriterOptions{Mem: mem}); err != nil {
+	if err := tables.WriteLog(f, log, nil, arrowio.WriterOptions{Mem: mem}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -231,7 +231,7 @@ func TestWriteArrow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rr, err := pipeline.OpenRecordReader(f, path, pipeline.ReaderOptions{})
+	rr, err := tables.OpenRecordReader(f, path, arrowio.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

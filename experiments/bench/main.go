@@ -49,6 +49,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/plots"
@@ -595,7 +596,7 @@ func readLog(path string) ([]logRow, error) {
 		return nil, fmt.Errorf("read log: %w", err)
 	}
 	defer f.Close()
-	rr, err := pipeline.OpenRecordReader(f, path, pipeline.ReaderOptions{})
+	rr, err := tables.OpenRecordReader(f, path, arrowio.ReaderOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("read log: %w", err)
 	}
@@ -875,7 +876,7 @@ func writeArrow(path string, cfg config, tables []setTable) error {
 		return err
 	}
 	defer out.Close()
-	w, err := pipeline.NewRecordWriter(out, rec.Schema(), pipeline.WriterOptions{Format: pipeline.FormatFile})
+	w, err := arrowio.NewRecordWriter(out, rec.Schema(), arrowio.WriterOptions{Format: arrowio.FormatFile})
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

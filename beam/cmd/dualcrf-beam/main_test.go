@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
@@ -120,7 +121,7 @@ func writeModel(t *testing.T, path string, res *stage.TrainResult) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := tables.WriteModel(f, res.Model, pipeline.WriterOptions{}); err != nil {
+	if err := tables.WriteModel(f, res.Model, arrowio.WriterOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/beam/dualcrfbeam"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
@@ -62,11 +63,11 @@ func runFeaturize(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *columns != "" {
 		in.Columns = splitComma(*columns)
 	}
-	var w pipeline.WriterOptions
-	if w.Format, err = pipeline.ParseFormat(*ipcFormat); err != nil {
+	var w arrowio.WriterOptions
+	if w.Format, err = arrowio.ParseFormat(*ipcFormat); err != nil {
 		return fmt.Errorf("featurize: --ipc: %w", err)
 	}
-	if w.Compression, err = pipeline.ParseCompression(*compression); err != nil {
+	if w.Compression, err = arrowio.ParseCompression(*compression); err != nil {
 		return fmt.Errorf("featurize: --compression: %w", err)
 	}
 	shards, err := dualcrfbeam.Shards(globs)

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/interop"
-	"github.com/dualcrf/dualcrf/pipeline"
 )
 
 func main() {
@@ -21,9 +21,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: tokens [-repeat N] -o OUT CONLL")
 		os.Exit(2)
 	}
-	format := pipeline.FormatStream
+	format := arrowio.FormatStream
 	if len(*out) > 8 && (*out)[len(*out)-8:] == ".parquet" {
-		format = pipeline.FormatParquet
+		format = arrowio.FormatParquet
 	}
 	f, err := os.Create(*out)
 	if err == nil {

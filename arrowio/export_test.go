@@ -1,0 +1,8 @@
+package arrowio
+
+// Exported for the external tests (package arrowio_test).
+var (
+	WriteBatches = writeBatches
+	ReadAll      = readAll
+	WantRows     = wantRows
+)

@@ -1,6 +1,0 @@
-//go:build !windows
-
-package pipeline
-
-// isBrokenPipeOS reports false: EPIPE is the only such error here.
-func isBrokenPipeOS(err error) bool { return false }
