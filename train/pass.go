@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 // PassResult is what one full pass over the training set computes.
@@ -60,7 +61,7 @@ func (p *Problem) Pass(ctx context.Context, w []float64, duals DualStore, wantGr
 		g, err = p.expectedFeatures(ctx, w, loss)
 	} else {
 		span := func(lo, hi int) error {
-			return crf.Parallel(ctx, hi-lo, 0, func() func(int) {
+			return num.Parallel(ctx, hi-lo, 0, func() func(int) {
 				pw := &passWorker{lat: crf.NewLattice(K)}
 				return func(i int) {
 					i += lo
@@ -270,8 +271,8 @@ func (pw *passWorker) dualTerms(p *Problem, T int, mu []float64) (ent, gap float
 	sepLo, sepHi := K, max(T-1, 1)*K
 	muS, nuS := pw.muN[sepLo:sepHi], pw.nuN[sepLo:sepHi]
 	pw.lmuS, pw.lnuS = grow(pw.lmuS, len(muS)), grow(pw.lnuS, len(muS))
-	crf.LogInto(pw.lmuS, muS)
-	crf.LogInto(pw.lnuS, nuS)
+	num.LogInto(pw.lmuS, muS)
+	num.LogInto(pw.lnuS, nuS)
 	sepX, sepKL := 0.0, 0.0
 	for j, m := range muS {
 		if m > 0 {
@@ -283,11 +284,11 @@ func (pw *passWorker) dualTerms(p *Problem, T int, mu []float64) (ent, gap float
 }
 
 // xlogxSum returns Σ μ log μ over the entries of mu (0·log 0 = 0), with
-// lmu (len(mu)) as scratch: one vector logarithm sweep (crf.LogVec), the
+// lmu (len(mu)) as scratch: one vector logarithm sweep (num.LogVec), the
 // entries that are zero or subnormal taken apart.
 func xlogxSum(mu, lmu []float64) float64 {
 	lmu = lmu[:len(mu)]
-	crf.LogVec(lmu, mu)
+	num.LogVec(lmu, mu)
 	s := 0.0
 	for j, m := range mu {
 		switch {

@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 // SDCA is the stochastic dual coordinate ascent method. The zero value of
@@ -586,8 +587,8 @@ func (m *SDCA) step(j int, draw bool) (StepStats, int) {
 	sepLo, sepHi := K, max(T-1, 1)*K
 	muS, nuS, lmuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi]
 	lnuS := ws.lnuN[sepLo:sepHi]
-	crf.LogInto(lmuS, muS)
-	crf.LogInto(lnuS, nuS)
+	num.LogInto(lmuS, muS)
+	num.LogInto(lnuS, nuS)
 	e := &ws.edges
 	e.prepare(mu, ws.nu, muS, lmuS, nuS)
 	gap := e.xlogx - m.muLogNu(T, mu, muB)

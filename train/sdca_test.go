@@ -10,6 +10,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 func randomProblem(t *testing.T, seed uint64, n, maxT, A, K int, real bool, lambda float64) *Problem {
@@ -168,8 +169,8 @@ func TestLineSearchDerivatives(t *testing.T) {
 		m.clearDirection()
 		sepLo, sepHi := K, max(T-1, 1)*K
 		for _, g := range []float64{0.1, 0.37, 0.8} {
-			es, es2 := crf.LineTerms(mu, nu, g)
-			ss, ss2 := crf.LineTerms(muN[sepLo:sepHi], nuN[sepLo:sepHi], g)
+			es, es2 := num.LineTerms(mu, nu, g)
+			ss, ss2 := num.LineTerms(muN[sepLo:sepHi], nuN[sepLo:sepHi], g)
 			d := -(es - ss) - ln*(a+g*b)
 			dd := -(es2 - ss2) - ln*b
 			const h = 1e-5
