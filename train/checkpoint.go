@@ -285,7 +285,7 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 // committed state stream), and renames it into place as dir/name.
 func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, stream *StreamState) (string, error) {
 	d := m.p.Data
-	wb := floatBytes(m.w) // little-endian: writeDualsFile checked the host
+	wb := floatBytes(m.st.w) // little-endian: writeDualsFile checked the host
 	sum := sha256.Sum256(wb)
 	if err := writeSynced(filepath.Join(tmp, "weights.bin"), wb); err != nil {
 		return "", err
@@ -294,25 +294,14 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 	if err != nil {
 		return "", err
 	}
-	workerRNG, err := m.par.randomStates()
-	if err != nil {
-		return "", err
-	}
 	fp := Fingerprint(d)
-	st := CheckpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.w),
+	st := CheckpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.st.w),
 		Epoch: pr.Epoch, Step: pr.Step, Next: -1, Pending: pr.Pending, Training: pr.Training,
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
-		Steps: m.steps, LineSearch: m.lsIters, WSq: m.wsq, RNG: rng, Sampler: m.samplerState(),
-		Workers: len(workerRNG), WorkerRNG: workerRNG,
-		Records: pr.Records, Settings: pr.Settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc}
-	if pr.Step > 0 && m.par == nil {
-		st.Next = m.next
-	}
-	if stream != nil {
-		st.Stream, st.Next = stream, -1
-		if pr.Step > 0 {
-			st.BlockOrder, st.BlockSteps, st.BlockShare, st.BlockPos = m.order, m.bsteps, m.bshare, m.bpos
-		}
+		Steps: m.st.steps, LineSearch: m.st.lsIters, WSq: m.st.wsq, RNG: rng, Sampler: m.sched.samplerState(),
+		Records: pr.Records, Settings: pr.Settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc, Stream: stream}
+	if err := m.sched.save(&st); err != nil {
+		return "", err
 	}
 	js, err := EncodeState(st)
 	if err != nil {

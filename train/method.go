@@ -87,6 +87,20 @@ type Refresher interface {
 	Refresh(ctx context.Context) error
 }
 
+// committer is a Method that must checkpoint within an epoch (SDCA on a
+// streamed store, whose spare slots bound the block writes between two
+// commits): Train gives it the function that writes the checkpoint.
+type committer interface {
+	setCommit(commit func() error)
+}
+
+// epochStepper is a Method whose epochs can stop between two steps: it
+// tells how many steps of the epoch in progress are done (0 between
+// epochs).
+type epochStepper interface {
+	epochSteps() int
+}
+
 // Defaults of the driver's settings; the CLI's flags take them from here.
 const (
 	DefaultMaxEpochs = 100  // Settings.MaxEpochs
@@ -448,18 +462,24 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 // on a streamed store, whose spare slots bound the block writes between two
 // commits) the function that does it, when the run checkpoints.
 func (r *run) installCommit() {
-	cm, ok := r.m.(interface{ SetCommit(func() error) })
+	cm, ok := r.m.(committer)
 	if !ok || r.s.Checkpoint == nil {
 		return
 	}
-	cm.SetCommit(func() error {
-		if st, ok := r.m.(interface{ EpochSteps() int }); ok {
-			r.prog.Step = st.EpochSteps()
-		}
+	cm.setCommit(func() error {
+		r.noteStep()
 		err := r.checkpoint()
 		r.enter(PhaseEpoch, r.prog.Epoch+1)
 		return err
 	})
+}
+
+// noteStep takes the method's position within the epoch in progress into
+// the run's progress, for a method whose epochs can stop between steps.
+func (r *run) noteStep() {
+	if es, ok := r.m.(epochStepper); ok {
+		r.prog.Step = es.epochSteps()
+	}
 }
 
 // hit notes the phase in which ctx was cancelled.
@@ -525,9 +545,7 @@ func (r *run) epoch() error {
 	}
 	r.prog.Training += time.Since(te)
 	if err != nil {
-		if st, ok := r.m.(interface{ EpochSteps() int }); ok {
-			r.prog.Step = st.EpochSteps()
-		}
+		r.noteStep()
 		return err
 	}
 	if err := finiteWeights(r.m.Weights(), r.prog.Epoch+1); err != nil {

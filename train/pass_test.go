@@ -61,7 +61,7 @@ func TestPassDualTermsMatchEntryByEntry(t *testing.T) {
 					}
 				}
 			}
-			w := m.w
+			w := m.st.w
 			if tc.sd > 0 {
 				w = crftest.RandomWeights(rand.New(rand.NewPCG(5, uint64(tc.sd))), p.Layout, tc.sd)
 			}

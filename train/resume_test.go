@@ -225,8 +225,8 @@ func TestResultIsCertifiedWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameBits(t, "result vs ŵ(μ)", mustWhat(t, p, m.Store()), res.Weights)
-	r, err := p.Pass(context.Background(), res.Weights, m.Store(), false)
+	sameBits(t, "result vs ŵ(μ)", mustWhat(t, p, m.duals), res.Weights)
+	r, err := p.Pass(context.Background(), res.Weights, m.duals, false)
 	if err != nil {
 		t.Fatal(err)
 	}
