@@ -60,8 +60,9 @@ var ErrResumeSettings = errors.New("train: resume with other settings")
 // keepSnapshots is the number of snapshots kept on disk.
 const keepSnapshots = 2
 
-// stateVersion is the version of state.json this build writes and reads.
-const stateVersion = 2
+// stateVersion is the version of state.json this build writes and reads;
+// version 2 held the run settings by the command's flag names.
+const stateVersion = 3
 
 // CheckpointState is the JSON part of a snapshot.
 type CheckpointState struct {
@@ -72,22 +73,22 @@ type CheckpointState struct {
 	// The position: Epoch epochs' steps done, Step steps of the next one,
 	// Next the sentence drawn for step Step (−1 when Step = 0); Pending: the
 	// record of epoch Epoch is not made yet.
-	Epoch           int               `json:"epoch"`
-	Step            int               `json:"step"`
-	Next            int               `json:"next"`
-	Pending         bool              `json:"pending"`
-	Training        time.Duration     `json:"training_ns"`
-	EpochTraining   time.Duration     `json:"epoch_training_ns"`
-	EpochLineSearch int64             `json:"epoch_line_search"`
-	Steps           int64             `json:"steps"`
-	LineSearch      int64             `json:"line_search"`
-	WSq             float64           `json:"wsq"`
-	RNG             []byte            `json:"rng"`
-	Sampler         SamplerState      `json:"sampler"`
-	Records         []EpochRecord     `json:"records"`
-	Settings        map[string]string `json:"settings"`
-	WeightsHash     string            `json:"weights_sha256"`
-	DualsCRC        uint32            `json:"duals_crc32c"`
+	Epoch           int           `json:"epoch"`
+	Step            int           `json:"step"`
+	Next            int           `json:"next"`
+	Pending         bool          `json:"pending"`
+	Training        time.Duration `json:"training_ns"`
+	EpochTraining   time.Duration `json:"epoch_training_ns"`
+	EpochLineSearch int64         `json:"epoch_line_search"`
+	Steps           int64         `json:"steps"`
+	LineSearch      int64         `json:"line_search"`
+	WSq             float64       `json:"wsq"`
+	RNG             []byte        `json:"rng"`
+	Sampler         SamplerState  `json:"sampler"`
+	Records         []EpochRecord `json:"records"`
+	Settings        runSettings   `json:"settings"`
+	WeightsHash     string        `json:"weights_sha256"`
+	DualsCRC        uint32        `json:"duals_crc32c"`
 	// Workers is the number of workers of a parallel SDCA (absent for
 	// one), which snapshots only at the end of a round (Next is −1), and
 	// WorkerRNG their random states, in worker order.
@@ -124,70 +125,8 @@ type Checkpoint struct {
 func (c *Checkpoint) Progress() *Progress {
 	st := c.State
 	return &Progress{Position: Position{Epoch: st.Epoch, Step: st.Step, Pending: st.Pending},
-		Training: st.Training, Records: st.Records, Settings: st.Settings,
+		Training: st.Training, Records: st.Records, settings: st.Settings,
 		EpochTraining: st.EpochTraining, EpochLineSearch: st.EpochLineSearch}
-}
-
-// CheckSettings refuses a resume whose settings differ from the
-// checkpoint's, naming the first setting that differs and both values.
-func (c *Checkpoint) CheckSettings(want map[string]string) error {
-	keys := make([]string, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	for k := range c.State.Settings {
-		if _, ok := want[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	// The worker count first: a sequential run records neither it nor the
-	// round length, so a resume with other workers names --workers, not
-	// the round length that follows from it.
-	sort.Slice(keys, func(i, j int) bool {
-		if (keys[i] == "workers") != (keys[j] == "workers") {
-			return keys[i] == "workers"
-		}
-		return keys[i] < keys[j]
-	})
-	setting := func(m map[string]string, k string) (string, bool) {
-		v, ok := m[k]
-		if !ok && k == "workers" {
-			return "1", true // sequential runs leave it out
-		}
-		return v, ok
-	}
-	for _, k := range keys {
-		got, ok := setting(c.State.Settings, k)
-		if !ok {
-			got = "(not recorded)"
-		}
-		if w, ok := setting(want, k); !ok || got != w {
-			if !ok {
-				w = "(none)"
-			}
-			return fmt.Errorf("%w: %s was made with %s, this run has %s; resume with the same setting (or start afresh)",
-				ErrResumeSettings, c.Dir, describeSetting(k, got), describeSetting(k, w))
-		}
-	}
-	return nil
-}
-
-// describeSetting shows the run setting k = v as the user gives it: most
-// settings are the train flag of their name; the bias is --no-bias, and
-// the block count of streamed duals follows from the memory budget (it is
-// no flag).
-func describeSetting(k, v string) string {
-	switch {
-	case strings.HasPrefix(v, "("): // (not recorded), (none)
-		return k + " " + v
-	case k == "bias" && v == "false":
-		return "--no-bias"
-	case k == "bias":
-		return "the bias features (no --no-bias)"
-	case k == "duals-blocks":
-		return "streamed duals in " + v + " blocks (their size follows the memory budget, --memory-budget or half of physical memory, and the rest of the run)"
-	}
-	return "--" + k + " " + v
 }
 
 // snapshotName returns the name of the snapshot at pos.
@@ -250,8 +189,8 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 	if pr.Step != m.pos {
 		return "", fmt.Errorf("checkpoint: the driver is at step %d of its epoch, the method at %d", pr.Step, m.pos)
 	}
-	if pr.Settings == nil {
-		return "", fmt.Errorf("checkpoint: the progress holds no run settings (RunSettings) to record")
+	if pr.settings.Version != settingsVersion {
+		return "", fmt.Errorf("checkpoint: the progress holds no run settings to record (it was not made by Train)")
 	}
 	name := snapshotName(pr.Position)
 	tmp, err := os.MkdirTemp(dir, "."+name+".tmp-")
@@ -299,11 +238,11 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 		Epoch: pr.Epoch, Step: pr.Step, Next: -1, Pending: pr.Pending, Training: pr.Training,
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
 		Steps: m.st.steps, LineSearch: m.st.lsIters, WSq: m.st.wsq, RNG: rng, Sampler: m.sched.samplerState(),
-		Records: pr.Records, Settings: pr.Settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc, Stream: stream}
+		Records: pr.Records, Settings: pr.settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc, Stream: stream}
 	if err := m.sched.save(&st); err != nil {
 		return "", err
 	}
-	js, err := EncodeState(st)
+	js, err := encodeState(st)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
@@ -350,9 +289,9 @@ func renameReplacing(tmp, final string) error {
 	return os.RemoveAll(tmp) // tmp now holds the old snapshot
 }
 
-// EncodeState returns the bytes of state.json for st: its JSON with the
+// encodeState returns the bytes of state.json for st: its JSON with the
 // SHA-256 of those exact bytes.
-func EncodeState(st CheckpointState) ([]byte, error) {
+func encodeState(st CheckpointState) ([]byte, error) {
 	body, err := json.Marshal(st)
 	if err != nil {
 		return nil, err
@@ -361,11 +300,11 @@ func EncodeState(st CheckpointState) ([]byte, error) {
 	return json.Marshal(stateFile{SHA256: hex.EncodeToString(sum[:]), State: body})
 }
 
-// DecodeState parses and checks state.json for a dataset of n sentences
+// decodeState parses and checks state.json for a dataset of n sentences
 // and dim weights: its checksum, version, and that its position, counters,
 // random state, sampler state and log are consistent. It never trusts a
 // number it has not checked.
-func DecodeState(b []byte, n, dim int) (CheckpointState, error) {
+func decodeState(b []byte, n, dim int) (CheckpointState, error) {
 	var st CheckpointState
 	var f stateFile
 	if err := json.Unmarshal(b, &f); err != nil {
@@ -378,13 +317,25 @@ func DecodeState(b []byte, n, dim int) (CheckpointState, error) {
 	if again, err := json.Marshal(f); err != nil || !bytes.Equal(again, b) {
 		return st, fmt.Errorf("state.json: not in the form this program writes (edited or corrupt)")
 	}
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(f.State, &head); err != nil {
+		return st, fmt.Errorf("state.json: %w", err)
+	}
+	switch {
+	case head.Version < stateVersion:
+		return st, errOldSettings
+	case head.Version > stateVersion:
+		return st, fmt.Errorf("state.json: version %d, this build reads %d (written by a later version of dualcrf)", head.Version, stateVersion)
+	}
 	dec := json.NewDecoder(bytes.NewReader(f.State))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&st); err != nil {
 		return st, fmt.Errorf("state.json: %w", err)
 	}
-	if st.Version != stateVersion {
-		return st, fmt.Errorf("state.json: version %d, this build reads %d", st.Version, stateVersion)
+	if st.Settings.Version != settingsVersion {
+		return st, fmt.Errorf("state.json: run settings of version %d, this build reads %d", st.Settings.Version, settingsVersion)
 	}
 	if err := st.check(n, dim); err != nil {
 		return st, fmt.Errorf("state.json: %w", err)
@@ -545,7 +496,7 @@ func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
 	if json.Unmarshal(js, &head) == nil && head.State.Fingerprint != "" && head.State.Fingerprint != hex.EncodeToString(fp[:]) {
 		return nil, fmt.Errorf("made for another dataset (fingerprint %.12s…, this one %.12s…)", head.State.Fingerprint, hex.EncodeToString(fp[:]))
 	}
-	st, err := DecodeState(js, p.N(), p.Layout.Dim())
+	st, err := decodeState(js, p.N(), p.Layout.Dim())
 	if err != nil {
 		return nil, err
 	}
@@ -556,7 +507,7 @@ func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := DecodeWeights(wb, st.Dim, st.WeightsHash)
+	w, err := decodeWeights(wb, st.Dim, st.WeightsHash)
 	if err != nil {
 		return nil, err
 	}
@@ -599,9 +550,9 @@ func readSmall(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeWeights checks weights.bin (dim little-endian float64 with the
+// decodeWeights checks weights.bin (dim little-endian float64 with the
 // SHA-256 hash, hex) and returns the weights, all finite.
-func DecodeWeights(b []byte, dim int, hash string) ([]float64, error) {
+func decodeWeights(b []byte, dim int, hash string) ([]float64, error) {
 	if len(b) != 8*dim {
 		return nil, fmt.Errorf("weights.bin: %d bytes, want %d (%d weights)", len(b), 8*dim, dim)
 	}

@@ -184,7 +184,7 @@ func TestResumeWithRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Duals.Close()
-	if c.State.Epoch != 2 || c.State.Settings["refresh-every"] != "2" {
+	if c.State.Epoch != 2 || c.State.Settings.RefreshEvery != 2 {
 		t.Fatalf("snapshot at epoch %d with settings %v", c.State.Epoch, c.State.Settings)
 	}
 	second := set
@@ -197,7 +197,7 @@ func TestResumeWithRefresh(t *testing.T) {
 
 	other := second
 	other.RefreshEvery = 3
-	if _, err := Train(ctx, p, other, imp()); !errors.Is(err, ErrResumeSettings) || !strings.Contains(err.Error(), "--refresh-every 2") {
+	if _, err := Train(ctx, p, other, imp()); !isSettingsError(err, "RefreshEvery", "2", "3") {
 		t.Fatalf("resume with another refresh period: %v", err)
 	}
 	for _, s := range []Settings{{RefreshEvery: 1}, {Resume: c}, {RefreshEvery: -1}} {

@@ -49,7 +49,8 @@ func TestResumeLeavesSnapshotOnDisk(t *testing.T) {
 	if err := m.Init(p); err != nil {
 		t.Fatal(err)
 	}
-	pr := Progress{Settings: RunSettings(p, Settings{}, m), Records: []EpochRecord{{}}}
+	rs, _ := settingsOf(p, Settings{}, m)
+	pr := Progress{settings: rs, Records: []EpochRecord{{}}}
 	base := rssFile(t)
 	if _, err := SaveCheckpoint(dir, m, pr); err != nil {
 		t.Fatal(err)

@@ -64,23 +64,9 @@ type Counters struct {
 	CertifyCalls int64
 }
 
-// Resumer is a Method that can continue a run from a checkpoint
-// (Settings.Resume).
-type Resumer interface {
-	Method
-	// RunSettings returns every setting of the method on p that a resumed
-	// run must repeat to continue bit for bit, by the CLI's flag names,
-	// with the defaults applied.
-	RunSettings(p *Problem) map[string]string
-	// Resume prepares the method for p at the exact position of checkpoint
-	// c, instead of Init: duals, weights, counters, sampler and random
-	// state as they were.
-	Resume(p *Problem, c *Checkpoint) error
-}
-
-// Refresher is a Method that samples by gap estimates it can recompute
+// refresher is a Method that samples by gap estimates it can recompute
 // exactly (Settings.RefreshEvery).
-type Refresher interface {
+type refresher interface {
 	Method
 	// Refresh recomputes the gap estimates at the current point with a full
 	// pass over the data.
@@ -131,8 +117,8 @@ type Settings struct {
 	GapEvery int
 	// RefreshEvery, when positive, recomputes every gap estimate exactly (a
 	// full pass, counted as training time) at the start of every
-	// RefreshEvery-th epoch (Osokin et al. 2016); the method must be a
-	// Refresher. 0: never.
+	// RefreshEvery-th epoch (Osokin et al. 2016); the method must have
+	// gap estimates to refresh (SDCA). 0: never.
 	RefreshEvery int
 	// Validate, when set, is called after each certificate with the
 	// certified weights; its metrics go into the log record.
@@ -141,11 +127,11 @@ type Settings struct {
 	// again when a later certificate of the same point completes it.
 	Record func(EpochRecord) error
 	// Resume, when not nil, continues the run checkpoint Resume holds from
-	// its exact position: the method (a Resumer) takes back its state, and
+	// its exact position: the method (SDCA) takes back its state, and
 	// epochs, steps, training time and log go on from there, so that the
 	// run ends as the uninterrupted one would have, bit for bit. The
-	// checkpoint must have been made with the same RunSettings, else Train
-	// fails with ErrResumeSettings. The caller closes its duals after Train.
+	// checkpoint must have been made with the same settings, else Train
+	// fails with a *SettingsError (Checkpoint.CheckSettings). The caller closes its duals after Train.
 	Resume *Checkpoint
 	// Checkpoint, when set, is called after every CheckpointEvery-th epoch
 	// and whenever CheckpointInterval of training time has passed since the
@@ -185,9 +171,9 @@ type Progress struct {
 	Position
 	Training time.Duration
 	Records  []EpochRecord
-	// Settings are the run's RunSettings, which a snapshot records so that
-	// a resumed run can be checked against them.
-	Settings map[string]string
+	// settings are the run's settings, which a snapshot records so that a
+	// resumed run can be checked against them.
+	settings runSettings
 	// EpochTraining and EpochLineSearch are the training time and the
 	// method's line-search count when the epoch in progress (or pending)
 	// began.
@@ -347,29 +333,13 @@ func (s *Settings) check() error {
 
 // checkMethod refuses a policy the method cannot carry out.
 func (s *Settings) checkMethod(m Method) error {
-	if _, ok := m.(Refresher); s.RefreshEvery > 0 && !ok {
+	if _, ok := m.(refresher); s.RefreshEvery > 0 && !ok {
 		return fmt.Errorf("%w: RefreshEvery %d, but %T has no gap estimates to refresh", ErrSettings, s.RefreshEvery, m)
 	}
-	if _, ok := m.(Resumer); s.Resume != nil && !ok {
+	if _, ok := m.(resumer); s.Resume != nil && !ok {
 		return fmt.Errorf("%w: %T cannot resume from a checkpoint", ErrSettings, m)
 	}
 	return nil
-}
-
-// RunSettings returns every setting of a run of m on p under s that a
-// resumed run must repeat to continue bit for bit — the method's
-// (Resumer.RunSettings) and the refresh period — by the CLI's flag names;
-// checkpoints record them. It is nil for a method that cannot resume.
-func RunSettings(p *Problem, s Settings, m Method) map[string]string {
-	rm, ok := m.(Resumer)
-	if !ok {
-		return nil
-	}
-	rs := rm.RunSettings(p)
-	if _, ok := m.(Refresher); ok {
-		rs["refresh-every"] = strconv.Itoa(s.RefreshEvery)
-	}
-	return rs
 }
 
 // run is one call of Train.
@@ -422,9 +392,9 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if err := s.checkMethod(m); err != nil {
 		return nil, err
 	}
-	settings := RunSettings(p, s, m)
+	settings, _ := settingsOf(p, s, m)
 	if s.Resume != nil {
-		if err := s.Resume.CheckSettings(settings); err != nil {
+		if err := s.Resume.checkSettings(settings); err != nil {
 			return nil, err
 		}
 	}
@@ -432,7 +402,7 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	defer stop()
 	t0 := time.Now()
 	if s.Resume != nil {
-		if err := m.(Resumer).Resume(p, s.Resume); err != nil {
+		if err := m.(resumer).Resume(p, s.Resume); err != nil {
 			return nil, err
 		}
 		r.prog = *s.Resume.Progress()
@@ -448,7 +418,7 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		}
 		r.prog = Progress{Position: Position{Pending: true}, Training: time.Since(t0)}
 	}
-	r.prog.Settings = settings
+	r.prog.settings = settings
 	r.lastCkpt = r.prog.Training
 	r.installCommit()
 	res, err := r.loop()
@@ -564,7 +534,7 @@ func (r *run) refresh() error {
 	if r.s.RefreshEvery <= 0 || r.prog.Step != 0 || ep == 0 || ep%r.s.RefreshEvery != 0 {
 		return nil
 	}
-	return r.m.(Refresher).Refresh(r.ctx)
+	return r.m.(refresher).Refresh(r.ctx)
 }
 
 // refreshCalls returns the oracle calls of the refresh passes made before

@@ -307,7 +307,7 @@ func TestCheckpointVerifiesEverything(t *testing.T) {
 			t.Errorf("%s, checksum not updated: %v", e.name, err)
 		}
 		// Edited with a valid checksum: refused for what is wrong.
-		enc, _ := EncodeState(s)
+		enc, _ := encodeState(s)
 		os.WriteFile(spath, enc, 0o644)
 		if _, err := loadSnapshot(filepath.Join(dir, "ckpt-000002"), p); err == nil || !strings.Contains(err.Error(), e.want) {
 			t.Errorf("%s: %v, want %q", e.name, err, e.want)
@@ -335,7 +335,7 @@ func TestCheckpointVerifiesEverything(t *testing.T) {
 	s := set
 	s.Resume = c
 	_, err = Train(context.Background(), p, s, m)
-	if !errors.Is(err, ErrResumeSettings) || !strings.Contains(err.Error(), "--seed 7") || !strings.Contains(err.Error(), "--seed 8") {
+	if !isSettingsError(err, "Seed", "7", "8") || !strings.Contains(err.Error(), "the seed 7, this run has 8") {
 		t.Fatalf("resume with another seed: %v", err)
 	}
 }

@@ -26,7 +26,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
@@ -149,28 +148,22 @@ func (m *SDCA) effective() (eps, sub float64) {
 	return eps, sub
 }
 
-// RunSettings returns every setting of SDCA on p that a resumed run must
-// repeat to continue it bit for bit, by the CLI's flag names, with the
-// defaults applied: the sampler's (samplerSettings), the seed, ε, the
-// sub-precision, λ and the feature space.
-func (m *SDCA) RunSettings(p *Problem) map[string]string {
+// runSettings returns every setting of SDCA on p that a resumed run must
+// repeat to continue it bit for bit, with the defaults applied: the
+// sampler's, the seed, ε, the sub-precision, the workers, the streamed
+// store's blocks, λ and the feature space.
+func (m *SDCA) runSettings(p *Problem) runSettings {
 	eps, sub := m.effective()
-	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	rs := map[string]string{
-		"solver": "sdca", "seed": strconv.FormatUint(m.Seed, 10),
-		"epsilon": g(eps), "subprecision": g(sub), "lambda": g(p.Lambda),
-		"feature-space": p.FeatureSpace(), "transitions": p.TransitionSpace(),
-		"bias": strconv.FormatBool(!p.Layout.NoBias),
+	rs := runSettings{Version: settingsVersion, Solver: "sdca", Seed: m.Seed, Epsilon: eps, SubPrecision: sub,
+		Lambda: p.Lambda, Sentences: p.N(), FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(),
+		Bias: !p.Layout.NoBias, Workers: m.numWorkers(p.N())}
+	rs.Sampler, rs.NonUniform = samplerSettings(m.Sampler)
+	if s, ok := m.Duals.(*StreamStore); ok {
+		rs.DualsBlocks = s.Blocks()
 	}
-	for k, v := range samplerSettings(m.Sampler) {
-		rs[k] = v
-	}
-	// A sequential run records neither, so that its snapshots are those of
-	// the SDCA that had no workers.
-	streamSettings(rs, m.Duals)
-	if P := m.numWorkers(p.N()); P > 1 {
-		rs["workers"] = strconv.Itoa(P)
-		rs["round-steps"] = strconv.Itoa(m.roundSteps())
+	// A sequential run records no round length.
+	if rs.Workers > 1 {
+		rs.RoundSteps = m.roundSteps()
 	}
 	return rs
 }
@@ -459,7 +452,9 @@ func dualCertificate(ctx context.Context, p *Problem, duals DualStore, w []float
 }
 
 var (
-	_ Method    = (*SDCA)(nil)
-	_ Resumer   = (*SDCA)(nil)
-	_ Refresher = (*SDCA)(nil)
+	_ Method       = (*SDCA)(nil)
+	_ resumer      = (*SDCA)(nil)
+	_ refresher    = (*SDCA)(nil)
+	_ committer    = (*SDCA)(nil)
+	_ epochStepper = (*SDCA)(nil)
 )

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 )
 
 // streamed is the scheduler of an SDCA on a streamed store: the epoch's
@@ -211,14 +210,6 @@ func (m *SDCA) checkStream(n int) error {
 		return fmt.Errorf("%w: streamed duals need a sampler that can be split (a Splitter, as NewSampler's are); %T is not", ErrBadProblem, m.sampler)
 	}
 	return nil
-}
-
-// streamSettings adds the block count of a streamed store to the run
-// settings: a resume must stream the same blocks.
-func streamSettings(rs map[string]string, d DualStore) {
-	if s, ok := d.(*StreamStore); ok {
-		rs["duals-blocks"] = strconv.Itoa(s.Blocks())
-	}
 }
 
 // restoreDuals puts checkpoint c's duals into the store: a copy from its
