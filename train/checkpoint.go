@@ -49,14 +49,6 @@ import (
 	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
-// ErrNoCheckpoint is returned by LoadCheckpoint when DIR holds no usable
-// snapshot.
-var ErrNoCheckpoint = errors.New("train: no usable checkpoint")
-
-// ErrResumeSettings is returned when a run's settings differ from those
-// its checkpoint was made with.
-var ErrResumeSettings = errors.New("train: resume with other settings")
-
 // keepSnapshots is the number of snapshots kept on disk.
 const keepSnapshots = 2
 
@@ -64,8 +56,8 @@ const keepSnapshots = 2
 // version 2 held the run settings by the command's flag names.
 const stateVersion = 3
 
-// CheckpointState is the JSON part of a snapshot.
-type CheckpointState struct {
+// checkpointState is the JSON part of a snapshot.
+type checkpointState struct {
 	Version     int    `json:"version"`
 	Fingerprint string `json:"fingerprint"` // hex of Fingerprint(dataset)
 	Sentences   int    `json:"sentences"`
@@ -115,15 +107,15 @@ type stateFile struct {
 // Checkpoint is a loaded, verified snapshot.
 type Checkpoint struct {
 	Dir     string // the snapshot's directory
-	State   CheckpointState
 	Weights []float64
-	Duals   *FileStore // open; the caller closes it; nil for a streamed run's (State.Stream)
+	Duals   *FileStore // open; the caller closes it; nil for a streamed run's
+	state   checkpointState
 }
 
 // Progress returns the run's progress at the snapshot (its log shares
 // the checkpoint's).
 func (c *Checkpoint) Progress() *Progress {
-	st := c.State
+	st := c.state
 	return &Progress{Position: Position{Epoch: st.Epoch, Step: st.Step, Pending: st.Pending},
 		Training: st.Training, Records: st.Records, settings: st.Settings,
 		EpochTraining: st.EpochTraining, EpochLineSearch: st.EpochLineSearch}
@@ -234,7 +226,7 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 		return "", err
 	}
 	fp := Fingerprint(d)
-	st := CheckpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.st.w),
+	st := checkpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.st.w),
 		Epoch: pr.Epoch, Step: pr.Step, Next: -1, Pending: pr.Pending, Training: pr.Training,
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
 		Steps: m.st.steps, LineSearch: m.st.lsIters, WSq: m.st.wsq, RNG: rng, Sampler: m.sched.samplerState(),
@@ -291,7 +283,7 @@ func renameReplacing(tmp, final string) error {
 
 // encodeState returns the bytes of state.json for st: its JSON with the
 // SHA-256 of those exact bytes.
-func encodeState(st CheckpointState) ([]byte, error) {
+func encodeState(st checkpointState) ([]byte, error) {
 	body, err := json.Marshal(st)
 	if err != nil {
 		return nil, err
@@ -304,8 +296,8 @@ func encodeState(st CheckpointState) ([]byte, error) {
 // and dim weights: its checksum, version, and that its position, counters,
 // random state, sampler state and log are consistent. It never trusts a
 // number it has not checked.
-func decodeState(b []byte, n, dim int) (CheckpointState, error) {
-	var st CheckpointState
+func decodeState(b []byte, n, dim int) (checkpointState, error) {
+	var st checkpointState
 	var f stateFile
 	if err := json.Unmarshal(b, &f); err != nil {
 		return st, fmt.Errorf("state.json: %w", err)
@@ -345,7 +337,7 @@ func decodeState(b []byte, n, dim int) (CheckpointState, error) {
 
 // check verifies that the state is one an SDCA run on n sentences and dim
 // weights can be in.
-func (st *CheckpointState) check(n, dim int) error {
+func (st *checkpointState) check(n, dim int) error {
 	switch {
 	case st.Sentences != n:
 		return fmt.Errorf("made for %d sentences, this dataset has %d", st.Sentences, n)
@@ -467,9 +459,9 @@ func LoadCheckpoint(dir string, p *Problem, warn func(string)) (*Checkpoint, err
 	for _, n := range order {
 		c, err := loadSnapshot(filepath.Join(dir, n), p)
 		if err == nil {
-			if pos, _ := parseSnapshotName(n); pos != (Position{Epoch: c.State.Epoch, Step: c.State.Step, Pending: c.State.Pending}) {
+			if pos, _ := parseSnapshotName(n); pos != (Position{Epoch: c.state.Epoch, Step: c.state.Step, Pending: c.state.Pending}) {
 				c.Duals.Close()
-				err = fmt.Errorf("state.json holds position %d/%d/%v, not the one its name says", c.State.Epoch, c.State.Step, c.State.Pending)
+				err = fmt.Errorf("state.json holds position %d/%d/%v, not the one its name says", c.state.Epoch, c.state.Step, c.state.Pending)
 			} else {
 				return c, nil
 			}
@@ -515,13 +507,13 @@ func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
 		// The duals are in the streamed file: SDCA.Resume adopts its slot
 		// map, checks each block's CRC as it reads it and the weights
 		// against ŵ(μ).
-		return &Checkpoint{Dir: snap, State: st, Weights: w}, nil
+		return &Checkpoint{Dir: snap, state: st, Weights: w}, nil
 	}
 	fs, err := OpenFileStore(filepath.Join(snap, "duals.bin"), p.Data)
 	if err != nil {
 		return nil, err
 	}
-	c := &Checkpoint{Dir: snap, State: st, Weights: w, Duals: fs}
+	c := &Checkpoint{Dir: snap, state: st, Weights: w, Duals: fs}
 	if err := c.verify(p); err != nil {
 		fs.Close()
 		return nil, err
@@ -576,8 +568,8 @@ func (c *Checkpoint) verify(p *Problem) error {
 	for i := 0; i < c.Duals.Len(); i++ {
 		crc = crc32.Update(crc, castagnoli, floatBytes(block(i)))
 	}
-	if crc != c.State.DualsCRC {
-		return fmt.Errorf("duals.bin: CRC-32C %08x, state.json says %08x (corrupt)", crc, c.State.DualsCRC)
+	if crc != c.state.DualsCRC {
+		return fmt.Errorf("duals.bin: CRC-32C %08x, state.json says %08x (corrupt)", crc, c.state.DualsCRC)
 	}
 	for _, b := range c.Duals.padding() {
 		if b != 0 {
@@ -615,8 +607,8 @@ func (c *Checkpoint) verify(p *Problem) error {
 	if diff > 1e-7*scale {
 		return fmt.Errorf("weights differ from ŵ(μ) recomputed from the duals by %.3g (scale %.3g)", diff, scale)
 	}
-	if math.Abs(wsq-c.State.WSq) > 1e-9*max(1, wsq) {
-		return fmt.Errorf("state.json: ‖w‖² = %.17g, the weights give %.17g", c.State.WSq, wsq)
+	if math.Abs(wsq-c.state.WSq) > 1e-9*max(1, wsq) {
+		return fmt.Errorf("state.json: ‖w‖² = %.17g, the weights give %.17g", c.state.WSq, wsq)
 	}
 	return nil
 }
@@ -674,11 +666,6 @@ func writeSyncedRename(path string, b []byte) error {
 	}
 	return platform.SyncDir(filepath.Dir(path))
 }
-
-// ErrCheckpointExists refuses to start a run afresh in a checkpoint
-// directory that holds another run's snapshots (CheckFresh's errors wrap
-// it).
-var ErrCheckpointExists = errors.New("checkpoint directory holds snapshots")
 
 // freshError is CheckFresh's refusal.
 type freshError struct{ dir, newest string }

@@ -87,19 +87,6 @@ type epochStepper interface {
 	epochSteps() int
 }
 
-// Defaults of the driver's settings; the CLI's flags take them from here.
-const (
-	DefaultMaxEpochs = 100  // Settings.MaxEpochs
-	DefaultGapTol    = 1e-3 // Settings.GapTol
-	DefaultGapEvery  = 0    // Settings.GapEvery: certify when it can matter
-)
-
-// EstimateSlack is how far above GapTol a method's gap estimate may be for
-// a certificate to be worth its pass when Settings.GapEvery is 0: the
-// running estimate of stale block gaps stays within a factor 2 of the true
-// gap (Le Priol et al. 2018, §6.3 and Figure 9).
-const EstimateSlack = 2
-
 // Settings are the driver's limits, policies and hooks. The zero value of
 // each field is its documented default; negative limits are refused.
 type Settings struct {
@@ -145,14 +132,6 @@ type Settings struct {
 	// PhaseCertificate, PhaseCheckpoint) of an epoch.
 	Phase func(phase string, epoch int)
 }
-
-// The phases of a run, as reported to Settings.Phase and in InterruptedError.
-const (
-	PhaseSetup       = "setup"
-	PhaseEpoch       = "epoch"
-	PhaseCertificate = "certificate"
-	PhaseCheckpoint  = "checkpoint write"
-)
 
 // Position is an exact point of a run: Epoch epochs have all their steps
 // done and Step steps of the next one are done. Pending says that epoch
@@ -252,17 +231,6 @@ type Result struct {
 // TargetMet reports whether the final certified gap is within the tolerance.
 func (r *Result) TargetMet() bool { return r.Last.Gap <= r.GapTol }
 
-// ErrIdentity reports a certificate whose gap identity does not hold: the
-// incrementally kept weights have drifted from ŵ(μ), or the duals are corrupt.
-var ErrIdentity = errors.New("train: gap identity violated")
-
-// ErrNonFinite reports a training whose objective or weights turned
-// infinite or NaN.
-var ErrNonFinite = errors.New("train: non-finite objective or weights")
-
-// ErrSettings marks settings the driver refuses.
-var ErrSettings = errors.New("train: bad settings")
-
 // InterruptedError is the error Train returns when ctx is cancelled: where
 // the run stopped and which phase the cancellation interrupted.
 type InterruptedError struct {
@@ -325,7 +293,7 @@ func (s *Settings) check() error {
 	case s.RefreshEvery < 0:
 		return fmt.Errorf("%w: RefreshEvery %d is negative", ErrSettings, s.RefreshEvery)
 	}
-	if c := s.Resume; c != nil && (c.State.Epoch < 0 || c.State.Step < 0 || (c.State.Pending && c.State.Step != 0)) {
+	if c := s.Resume; c != nil && (c.state.Epoch < 0 || c.state.Step < 0 || (c.state.Pending && c.state.Step != 0)) {
 		return fmt.Errorf("%w: resume position %+v", ErrSettings, c.Progress().Position)
 	}
 	return nil

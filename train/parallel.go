@@ -205,7 +205,7 @@ func errWorkers(snap, now int) error {
 
 // restore takes the workers' random states and the round from a
 // checkpoint's state (made at a round boundary).
-func (par *parallel) restore(st CheckpointState) error {
+func (par *parallel) restore(st checkpointState) error {
 	if st.Workers != len(par.workers) || len(st.WorkerRNG) != len(par.workers) {
 		return errWorkers(st.Workers, len(par.workers))
 	}
@@ -225,7 +225,7 @@ func (par *parallel) restore(st CheckpointState) error {
 
 // save records the workers' random states (the snapshot is at the end of
 // a round: no sentence is drawn ahead).
-func (par *parallel) save(st *CheckpointState) error {
+func (par *parallel) save(st *checkpointState) error {
 	st.Workers = len(par.workers)
 	st.WorkerRNG = make([][]byte, len(par.workers))
 	for k, wk := range par.workers {

@@ -11,8 +11,8 @@ import (
 	"github.com/dualcrf/dualcrf/internal/num"
 )
 
-// PassResult is what one full pass over the training set computes.
-type PassResult struct {
+// passResult is what one full pass over the training set computes.
+type passResult struct {
 	Primal  float64   // P(w)
 	Loss    float64   // (1/n) Σ_i [log Z_i(w) − w·F(x_i,y_i)]
 	Grad    []float64 // ∇P(w), when asked for
@@ -41,11 +41,11 @@ type passWorker struct {
 // order whatever the number of cores and however the chunks were scheduled.
 const gradChunk = 64
 
-// Pass evaluates the primal at w — and, if duals is not nil, the dual and
+// pass evaluates the primal at w — and, if duals is not nil, the dual and
 // every block gap, taking w = ŵ(μ) — with all cores. Per-sentence terms are
 // summed in sentence order and the gradient chunk by chunk in chunk order,
 // so the result does not depend on scheduling or the number of cores.
-func (p *Problem) Pass(ctx context.Context, w []float64, duals DualStore, wantGrad bool) (*PassResult, error) {
+func (p *Problem) pass(ctx context.Context, w []float64, duals DualStore, wantGrad bool) (*passResult, error) {
 	n := p.N()
 	d := p.Data
 	K := p.Layout.NumLabels
@@ -91,7 +91,7 @@ func (p *Problem) Pass(ctx context.Context, w []float64, duals DualStore, wantGr
 	if err != nil {
 		return nil, err
 	}
-	r := &PassResult{}
+	r := &passResult{}
 	r.Loss = sum(loss) / float64(n)
 	wsq := dot(w, w)
 	r.Primal = p.Lambda/2*wsq + r.Loss

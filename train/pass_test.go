@@ -65,7 +65,7 @@ func TestPassDualTermsMatchEntryByEntry(t *testing.T) {
 			if tc.sd > 0 {
 				w = crftest.RandomWeights(rand.New(rand.NewPCG(5, uint64(tc.sd))), p.Layout, tc.sd)
 			}
-			r, err := p.Pass(context.Background(), w, m.duals, false)
+			r, err := p.pass(context.Background(), w, m.duals, false)
 			if err != nil {
 				t.Fatal(err)
 			}

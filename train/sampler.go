@@ -15,7 +15,6 @@ package train
 // reports that it fails to converge, and it is kept for comparison.
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -71,28 +70,10 @@ type SamplerState struct {
 	Gaps []float64 // the gap estimate of every sentence
 }
 
-// ErrBadSampler is wrapped by every error of NewSampler and Restore.
-var ErrBadSampler = errors.New("train: bad sampler")
-
-// The sampler kinds.
-const (
-	SamplerUniform       = "uniform"
-	SamplerGap           = "gap"
-	SamplerImportance    = "importance"
-	SamplerGapImportance = "gap-importance"
-	SamplerMax           = "max"
-)
-
 // SamplerKinds lists the kinds NewSampler accepts, the default ("gap") second.
 func SamplerKinds() []string {
 	return []string{SamplerUniform, SamplerGap, SamplerImportance, SamplerGapImportance, SamplerMax}
 }
-
-// Defaults of SamplerOptions.
-const (
-	DefaultNonUniform = 0.8 // SamplerOptions.NonUniform, the probability of a non-uniform draw
-	DefaultInitialGap = 100 // SamplerOptions.InitialGap
-)
 
 const maxGapEstimate = 1e300 // cap for +Inf, so that sums over any realistic n stay finite
 

@@ -90,34 +90,6 @@ type SDCA struct {
 	whatAt int64
 }
 
-// DefaultEpsilon is the uniform weight ε of the initial duals. Since
-// ŵ(μ⁰) = (ε/(λn)) Σ_i (F_i − E_uniform[F]) grows with the corpus, a large ε
-// starts far out (ε = 1e-3 gives an initial gap of 594 on CoNLL-2000); with
-// 1e-9 the start is w ≈ 0 and the gap 73.2, the paper's 73.1, and the
-// following epochs match the paper's curve.
-const DefaultEpsilon = 1e-9
-
-// Defaults of SDCA's settings; the CLI's flags take them from here.
-const (
-	DefaultSampler      = SamplerGap
-	DefaultSubPrecision = 1e-3
-	// DefaultRoundSteps is SDCA.RoundSteps's zero value. On CoNLL-2000
-	// (λ = 1/n) 2 workers reach a certified gap of 1e-3 in 19, 20 and 22
-	// epochs with rounds of 16, 64 and 256 steps per worker; the
-	// aggregation, done by one goroutine, costs about a pass over the rows
-	// the round touched, a larger share of shorter rounds.
-	DefaultRoundSteps = 64
-	// DefaultWorkers is SDCA.Workers's zero value: the sequential SDCA.
-	// On CoNLL-2000 2 workers need 19–22 epochs to a certified gap of 1e-3
-	// against the sequential SDCA's 13 (the shared rows' steps are damped
-	// by σ′), about what 2 cores can win back at best; more workers are
-	// there on request.
-	DefaultWorkers = 1
-	// AllWorkers, as SDCA.Workers, runs one worker per core
-	// (runtime.GOMAXPROCS).
-	AllWorkers = -1
-)
-
 // check validates the settings (zero values stand for their defaults).
 func (m *SDCA) check() error {
 	bad := func(format string, a ...any) error {
@@ -261,7 +233,7 @@ func (m *SDCA) setup(p *Problem) error {
 
 // restore continues from checkpoint c, at its exact position.
 func (m *SDCA) restore(c *Checkpoint) error {
-	st := c.State
+	st := c.state
 	if err := m.restoreDuals(c); err != nil {
 		return err
 	}
@@ -365,7 +337,7 @@ func (m *SDCA) endEpoch() {
 // pass over the data (on all cores) and hands them to the sampler
 // (Settings.RefreshEvery). It is meant for the start of an epoch.
 func (m *SDCA) Refresh(ctx context.Context) error {
-	r, err := m.p.Pass(ctx, m.st.w, m.duals, false)
+	r, err := m.p.pass(ctx, m.st.w, m.duals, false)
 	if err != nil {
 		return err
 	}
@@ -438,7 +410,7 @@ func dualCertificate(ctx context.Context, p *Problem, duals DualStore, w []float
 			return Certificate{}, err
 		}
 	}
-	r, err := p.Pass(ctx, w, duals, false)
+	r, err := p.pass(ctx, w, duals, false)
 	if err != nil {
 		return Certificate{}, err
 	}

@@ -146,7 +146,7 @@ func (sc *streamed) epoch(ctx context.Context) error {
 
 // save records the epoch's plan and the blocks of it done (a snapshot is
 // at a block boundary: no sentence is drawn ahead).
-func (sc *streamed) save(st *CheckpointState) error {
+func (sc *streamed) save(st *checkpointState) error {
 	if sc.m.pos > 0 {
 		st.BlockOrder, st.BlockSteps, st.BlockShare, st.BlockPos = sc.order, sc.steps, sc.share, sc.done
 	}
@@ -155,7 +155,7 @@ func (sc *streamed) save(st *CheckpointState) error {
 
 // restore takes back the epoch's plan (restoreDuals checked it against
 // the store); a snapshot of a parallel run is refused.
-func (sc *streamed) restore(st CheckpointState) error {
+func (sc *streamed) restore(st checkpointState) error {
 	if st.Workers > 1 {
 		return errWorkers(st.Workers, 1)
 	}
@@ -217,7 +217,7 @@ func (m *SDCA) checkStream(n int) error {
 // streamed store (every block's CRC is checked as it is read), after which
 // the weights are checked against ŵ(μ) recomputed from the file.
 func (m *SDCA) restoreDuals(c *Checkpoint) error {
-	st := c.State
+	st := c.state
 	ss := m.streamStore()
 	switch {
 	case st.Stream == nil && ss == nil:

@@ -68,7 +68,7 @@ func TestSDCAInvariants(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			prev, err := p.Pass(ctx, m.Weights(), m.duals, false)
+			prev, err := p.pass(ctx, m.Weights(), m.duals, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func TestSDCAInvariants(t *testing.T) {
 				if st.Slope0 < st.Gap*(1-1e-9)-1e-15 {
 					t.Fatalf("step %d: φ'(0) = %g < block gap %g", step, st.Slope0, st.Gap)
 				}
-				r, err := p.Pass(ctx, m.Weights(), m.duals, false)
+				r, err := p.pass(ctx, m.Weights(), m.duals, false)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -197,13 +197,13 @@ func TestSDCAConverges(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			var r *PassResult
+			var r *passResult
 			for epoch := 0; epoch < 200; epoch++ {
 				if err := m.Epoch(ctx); err != nil {
 					t.Fatal(err)
 				}
 				var err error
-				if r, err = p.Pass(ctx, m.Weights(), m.duals, false); err != nil {
+				if r, err = p.pass(ctx, m.Weights(), m.duals, false); err != nil {
 					t.Fatal(err)
 				}
 				if r.Primal-r.Dual < 1e-8 {

@@ -16,8 +16,8 @@ type scheduler interface {
 	epoch(ctx context.Context) error
 	// save records the scheduler's position in a checkpoint's state at
 	// step SDCA.pos of the epoch; restore takes it back.
-	save(st *CheckpointState) error
-	restore(st CheckpointState) error
+	save(st *checkpointState) error
+	restore(st checkpointState) error
 	// refresh hands the sampler(s) every sentence's exact gap; estimate
 	// returns the running mean gap estimate; samplerState the sampler state
 	// of the whole run.
@@ -83,7 +83,7 @@ func (s *sequential) epoch(ctx context.Context) error {
 }
 
 // save records the sentence drawn for the next step.
-func (s *sequential) save(st *CheckpointState) error {
+func (s *sequential) save(st *checkpointState) error {
 	if s.m.pos > 0 {
 		st.Next = s.next
 	}
@@ -92,7 +92,7 @@ func (s *sequential) save(st *CheckpointState) error {
 
 // restore takes back the sentence drawn for the next step; a snapshot of
 // a parallel run is refused.
-func (s *sequential) restore(st CheckpointState) error {
+func (s *sequential) restore(st checkpointState) error {
 	if st.Workers > 1 {
 		return errWorkers(st.Workers, 1)
 	}

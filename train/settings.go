@@ -161,7 +161,7 @@ func (c *Checkpoint) CheckSettings(p *Problem, s Settings, m Method) error {
 
 // checkSettings compares the settings of this run with the checkpoint's.
 func (c *Checkpoint) checkSettings(now runSettings) error {
-	was := c.State.Settings.list()
+	was := c.state.Settings.list()
 	for i, s := range now.list() {
 		if s.value != was[i].value {
 			return &SettingsError{Dir: c.Dir, Field: s.field, Checkpoint: was[i].value, Now: s.value}

@@ -41,7 +41,7 @@ func TestCheckSettingsNamesWorkers(t *testing.T) {
 			"made with the steps per worker in a round 64, this run has 16"},
 		{"other seed", seq, with(seq, func(rs *runSettings) { rs.Seed = 2 }), "Seed", "1", "2", "made with the seed 1, this run has 2"},
 	} {
-		ck := &Checkpoint{Dir: "ck/ckpt-000002", State: CheckpointState{Settings: c.snap}}
+		ck := &Checkpoint{Dir: "ck/ckpt-000002", state: checkpointState{Settings: c.snap}}
 		err := ck.checkSettings(c.run)
 		switch {
 		case c.field == "" && err != nil:
@@ -67,7 +67,7 @@ func TestCheckSettingsInWords(t *testing.T) {
 		{runSettings{Bias: true}, runSettings{Bias: false}, "Bias", "made with the bias features true, this run has false"},
 		{runSettings{Seed: 1}, runSettings{Seed: 1, DualsBlocks: 3}, "DualsBlocks", "block count (it follows from the memory budget and the rest of the run) 0, this run has 3"},
 	} {
-		ck := &Checkpoint{Dir: "ck", State: CheckpointState{Settings: c.snap}}
+		ck := &Checkpoint{Dir: "ck", state: checkpointState{Settings: c.snap}}
 		err := ck.checkSettings(c.run)
 		var se *SettingsError
 		if !errors.As(err, &se) || se.Field != c.field || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "--") {
