@@ -70,6 +70,7 @@ func settingsOf(p *Problem, s Settings, m Method) (rs runSettings, ok bool) {
 // setting is one run setting as the settings check compares it.
 type setting struct {
 	field string // its name: runSettings' field
+	words string // what it is, for SettingsError's message
 	value string
 }
 
@@ -83,41 +84,22 @@ func (rs runSettings) list() []setting {
 		nonUniform = g(*rs.NonUniform)
 	}
 	return []setting{
-		{"Solver", rs.Solver},
-		{"Lambda", g(rs.Lambda)},
-		{"Sentences", strconv.Itoa(rs.Sentences)},
-		{"FeatureSpace", rs.FeatureSpace},
-		{"Transitions", rs.Transitions},
-		{"Bias", strconv.FormatBool(rs.Bias)},
-		{"Workers", strconv.Itoa(rs.Workers)},
-		{"RoundSteps", strconv.Itoa(rs.RoundSteps)},
-		{"DualsBlocks", strconv.Itoa(rs.DualsBlocks)},
-		{"Sampler", rs.Sampler},
-		{"NonUniform", nonUniform},
-		{"Epsilon", g(rs.Epsilon)},
-		{"SubPrecision", g(rs.SubPrecision)},
-		{"Seed", strconv.FormatUint(rs.Seed, 10)},
-		{"RefreshEvery", strconv.Itoa(rs.RefreshEvery)},
+		{"Solver", "the solver", rs.Solver},
+		{"Lambda", "λ", g(rs.Lambda)},
+		{"Sentences", "the number of sentences", strconv.Itoa(rs.Sentences)},
+		{"FeatureSpace", "the feature space", rs.FeatureSpace},
+		{"Transitions", "the transitions", rs.Transitions},
+		{"Bias", "the bias features", strconv.FormatBool(rs.Bias)},
+		{"Workers", "the number of workers", strconv.Itoa(rs.Workers)},
+		{"RoundSteps", "the steps per worker in a round", strconv.Itoa(rs.RoundSteps)},
+		{"DualsBlocks", "the streamed duals' block count (it follows from the memory budget and the rest of the run)", strconv.Itoa(rs.DualsBlocks)},
+		{"Sampler", "the sampler", rs.Sampler},
+		{"NonUniform", "the sampler's non-uniform share", nonUniform},
+		{"Epsilon", "ε of the initial duals", g(rs.Epsilon)},
+		{"SubPrecision", "the line search's sub-precision", g(rs.SubPrecision)},
+		{"Seed", "the seed", strconv.FormatUint(rs.Seed, 10)},
+		{"RefreshEvery", "the gap-refresh period", strconv.Itoa(rs.RefreshEvery)},
 	}
-}
-
-// settingWords says what each setting is, for SettingsError's message.
-var settingWords = map[string]string{
-	"Solver":       "the solver",
-	"Lambda":       "λ",
-	"Sentences":    "the number of sentences",
-	"FeatureSpace": "the feature space",
-	"Transitions":  "the transitions",
-	"Bias":         "the bias features",
-	"Workers":      "the number of workers",
-	"RoundSteps":   "the steps per worker in a round",
-	"DualsBlocks":  "the streamed duals' block count (it follows from the memory budget and the rest of the run)",
-	"Sampler":      "the sampler",
-	"NonUniform":   "the sampler's non-uniform share",
-	"Epsilon":      "ε of the initial duals",
-	"SubPrecision": "the line search's sub-precision",
-	"Seed":         "the seed",
-	"RefreshEvery": "the gap-refresh period",
 }
 
 // SettingsError refuses a resume whose settings differ from those its
@@ -133,12 +115,17 @@ type SettingsError struct {
 	Field      string
 	Checkpoint string // its value in the checkpoint
 	Now        string // its value in this run
+	words      string // what the setting is, in words
 }
 
 // Error names the setting in words, with both values.
 func (e *SettingsError) Error() string {
+	what := e.words
+	if what == "" {
+		what = e.Field
+	}
 	return fmt.Sprintf("%v: %s was made with %s %s, this run has %s; resume with the same setting (or start afresh)",
-		ErrResumeSettings, e.Dir, settingWords[e.Field], e.Checkpoint, e.Now)
+		ErrResumeSettings, e.Dir, what, e.Checkpoint, e.Now)
 }
 
 // Unwrap returns ErrResumeSettings.
@@ -164,7 +151,7 @@ func (c *Checkpoint) checkSettings(now runSettings) error {
 	was := c.state.Settings.list()
 	for i, s := range now.list() {
 		if s.value != was[i].value {
-			return &SettingsError{Dir: c.Dir, Field: s.field, Checkpoint: was[i].value, Now: s.value}
+			return &SettingsError{Dir: c.Dir, Field: s.field, Checkpoint: was[i].value, Now: s.value, words: s.words}
 		}
 	}
 	return nil
