@@ -45,5 +45,5 @@ fuzz schemas FuzzParseTrainingFacts 100000 0s
 # Checkpoint snapshots.
 fuzz train FuzzDecodeState 8000 10s
 fuzz train FuzzDecodeWeights 30000 10s
-fuzz train FuzzDualsHeader 25000 10s
-fuzz train FuzzStreamFile 3000 0s
+fuzz duals FuzzDualsHeader 25000 10s
+fuzz duals FuzzStreamFile 3000 0s

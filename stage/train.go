@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -277,9 +278,9 @@ type trainer struct {
 	// Where the duals go (checkMemory) and, when streamed, the store's
 	// options, block count and the store.
 	place        int
-	streamOpts   train.StreamOptions
+	streamOpts   duals.StreamOptions
 	streamBlocks int
-	stream       *train.StreamStore
+	stream       *duals.Stream
 }
 
 // logf writes a line to the log.
@@ -405,7 +406,7 @@ func (r *trainer) setup() error {
 	dualBytes, what := int64(0), "duals %s (μ, float64)"
 	switch r.o.Solver {
 	case "sdca":
-		dualBytes = train.DualBytes(d)
+		dualBytes = duals.Bytes(d)
 	case "oeg":
 		dualBytes, what = train.OEGBytes(d), "potentials θ̃ and marginal sums %s (float64)"
 	case "sag":

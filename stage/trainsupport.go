@@ -17,6 +17,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/train"
 )
@@ -62,13 +63,13 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		}
 		rest := estimate(false, 1).Total() - 1 // all but the block buffers
 		// Slots are blocks rounded up to 4096 bytes: round down here.
-		r.streamOpts = train.StreamOptions{BlockBytes: max((budget-rest)/train.StreamBuffers/4096*4096, minBlockBytes)}
+		r.streamOpts = duals.StreamOptions{BlockBytes: max((budget-rest)/duals.StreamBuffers/4096*4096, minBlockBytes)}
 		if o.Checkpoint != "" {
-			r.streamOpts.Spare = train.DefaultStreamSpare
+			r.streamOpts.Spare = duals.DefaultSpare
 		}
-		blocks, slot, _ := train.StreamLayout(r.t.Data, r.streamOpts)
+		blocks, slot, _ := duals.StreamLayout(r.t.Data, r.streamOpts)
 		r.streamBlocks = blocks
-		est = estimate(false, train.StreamBuffers*slot)
+		est = estimate(false, duals.StreamBuffers*slot)
 	default:
 		est = estimate(r.place == dualsMemory && o.Solver == "sdca", 0)
 	}
@@ -98,8 +99,8 @@ const minBlockBytes = 1 << 20
 const (
 	dualsAuto   = iota // memory or streamed, by the budget
 	dualsMemory        // in memory
-	dualsFile          // a memory-mapped file (FileStore)
-	dualsStream        // streamed in blocks (StreamStore)
+	dualsFile          // a memory-mapped file (duals.File)
+	dualsStream        // streamed in blocks (duals.Stream)
 )
 
 // placeOf reads TrainOptions.Duals (defaults applied).
@@ -140,12 +141,12 @@ func DualsFile(duals, checkpoint string) string {
 
 // dualStore places SDCA's duals in a memory-mapped file (Duals PATH),
 // announcing the choice.
-func (r *trainer) dualStore() (*train.FileStore, error) {
+func (r *trainer) dualStore() (*duals.File, error) {
 	d := r.t.Data
 	path := r.o.Duals
-	fs, err := train.CreateFileStore(path, d)
+	fs, err := duals.CreateFile(path, d)
 	if err != nil && errors.Is(err, iofs.ErrExist) {
-		fs, err = train.OpenFileStore(path, d) // reuse a file of this dataset
+		fs, err = duals.OpenFile(path, d) // reuse a file of this dataset
 	}
 	return fs, err
 }
@@ -154,7 +155,7 @@ func (r *trainer) dualStore() (*train.FileStore, error) {
 // else duals.stream in the checkpoint directory (kept: snapshots refer to
 // it), else a temporary file in the system's temporary directory (unlinked
 // once open). A resumed run opens the existing file.
-func (r *trainer) streamStore() (*train.StreamStore, error) {
+func (r *trainer) streamStore() (*duals.Stream, error) {
 	d := r.t.Data
 	path, temporary := DualsFile(r.o.Duals, r.o.Checkpoint), false
 	if path == "" {
@@ -165,12 +166,12 @@ func (r *trainer) streamStore() (*train.StreamStore, error) {
 		path, temporary = tf.Name(), true
 		tf.Close()
 	}
-	var s *train.StreamStore
+	var s *duals.Stream
 	var err error
 	if r.o.Resume != "" {
-		s, err = train.OpenStreamStore(path, d, r.streamOpts)
+		s, err = duals.OpenStream(path, d, r.streamOpts)
 	} else {
-		s, err = train.CreateStreamStore(path, d, r.streamOpts)
+		s, err = duals.CreateStream(path, d, r.streamOpts)
 	}
 	if temporary {
 		os.Remove(path) // the open file keeps its data: nothing is left behind, even after kill -9
@@ -182,10 +183,10 @@ func (r *trainer) streamStore() (*train.StreamStore, error) {
 	if !s.Direct() {
 		direct = "buffered, sequential advice"
 	}
-	_, slot, size := train.StreamLayout(d, r.streamOpts)
+	_, slot, size := duals.StreamLayout(d, r.streamOpts)
 	r.logf("train: duals %s streamed from %s in %d blocks (slots of %s, %d spare; %s file; %s): %s of block buffers",
-		ByteSize(train.DualBytes(d)), path, s.Blocks(), ByteSize(slot), r.streamOpts.Spare, ByteSize(size), direct,
-		ByteSize(train.StreamBuffers*slot))
+		ByteSize(duals.Bytes(d)), path, s.Blocks(), ByteSize(slot), r.streamOpts.Spare, ByteSize(size), direct,
+		ByteSize(duals.StreamBuffers*slot))
 	return s, nil
 }
 

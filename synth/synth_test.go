@@ -15,6 +15,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/synth"
 	"github.com/dualcrf/dualcrf/tables"
@@ -215,7 +216,7 @@ func accuracy(d *crf.Dataset, lay crf.Layout, w []float64) float64 {
 }
 
 // TestSynthCeiling checks the summary's and the metadata's figures against
-// Viterbi decoding by package crf, and the dual size against train.DualBytes.
+// Viterbi decoding by package crf, and the dual size against duals.Bytes.
 func TestSynthCeiling(t *testing.T) {
 	for _, real := range []bool{false, true} {
 		opts := synth.Options{Sentences: 300, MinLen: 1, MaxLen: 20, Labels: 6, Attrs: 100, PerToken: 8,
@@ -226,8 +227,8 @@ func TestSynthCeiling(t *testing.T) {
 		if acc := accuracy(d, lay, w); acc != sum.TrueAccuracy {
 			t.Errorf("real=%v: summary says the true weights' accuracy is %v, crf.Lattice.Viterbi gives %v", real, sum.TrueAccuracy, acc)
 		}
-		if got := train.DualBytes(d); got != sum.DualBytes {
-			t.Errorf("real=%v: dual bytes %d, train.DualBytes %d", real, sum.DualBytes, got)
+		if got := duals.Bytes(d); got != sum.DualBytes {
+			t.Errorf("real=%v: dual bytes %d, duals.Bytes %d", real, sum.DualBytes, got)
 		}
 		if sum.Tokens != d.NumTokens() || sum.AttrOccurrences != opts.PerToken*d.NumTokens() {
 			t.Errorf("real=%v: summary has %d tokens and %d attributes, the table %d and %d",

@@ -5,7 +5,7 @@ package train
 //
 //	DIR/LOCK                       flock'ed by the one run that writes DIR
 //	DIR/CURRENT                    "ckpt-000012\n"
-//	DIR/ckpt-000012/duals.bin      μ (the FileStore format, with the dataset's fingerprint)
+//	DIR/ckpt-000012/duals.bin      μ (the duals.File format, with the dataset's fingerprint)
 //	DIR/ckpt-000012/weights.bin    w as little-endian float64
 //	DIR/ckpt-000012/state.json     {"sha256": …, "state": {…}}: position, counters, ‖w‖², RNG and
 //	                               sampler state, the log so far, the run's settings, checksums
@@ -46,6 +46,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
@@ -59,7 +60,7 @@ const stateVersion = 3
 // checkpointState is the JSON part of a snapshot.
 type checkpointState struct {
 	Version     int    `json:"version"`
-	Fingerprint string `json:"fingerprint"` // hex of Fingerprint(dataset)
+	Fingerprint string `json:"fingerprint"` // hex of duals.Fingerprint(dataset)
 	Sentences   int    `json:"sentences"`
 	Dim         int    `json:"dim"`
 	// The position: Epoch epochs' steps done, Step steps of the next one,
@@ -86,16 +87,16 @@ type checkpointState struct {
 	// WorkerRNG their random states, in worker order.
 	Workers   int      `json:"workers,omitempty"`
 	WorkerRNG [][]byte `json:"worker_rng,omitempty"`
-	// Stream, for a run on a StreamStore, is its committed slot map and
+	// Stream, for a run on a duals.Stream, is its committed slot map and
 	// block checksums (the snapshot has no duals.bin: the duals stay in
 	// the streamed file); BlockOrder is the epoch's block order and
 	// BlockPos the blocks of it done (a snapshot is at a block boundary,
 	// Next −1).
-	Stream     *StreamState `json:"stream,omitempty"`
-	BlockOrder []int        `json:"block_order,omitempty"`
-	BlockSteps []int        `json:"block_steps,omitempty"`
-	BlockShare []float64    `json:"block_share,omitempty"`
-	BlockPos   int          `json:"block_pos,omitempty"`
+	Stream     *duals.StreamState `json:"stream,omitempty"`
+	BlockOrder []int              `json:"block_order,omitempty"`
+	BlockSteps []int              `json:"block_steps,omitempty"`
+	BlockShare []float64          `json:"block_share,omitempty"`
+	BlockPos   int                `json:"block_pos,omitempty"`
 }
 
 // stateFile is state.json: the state and the SHA-256 of its exact bytes.
@@ -108,7 +109,7 @@ type stateFile struct {
 type Checkpoint struct {
 	Dir     string // the snapshot's directory
 	Weights []float64
-	Duals   *FileStore // open; the caller closes it; nil for a streamed run's
+	Duals   *duals.File // open; the caller closes it; nil for a streamed run's
 	state   checkpointState
 }
 
@@ -198,13 +199,13 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 	if ss := m.streamStore(); ss != nil {
 		// No copy of the duals: commit the streamed file and record its
 		// slot map in the snapshot.
-		err = ss.Commit(func(st StreamState) error {
+		err = ss.Commit(func(st duals.StreamState) error {
 			path, err = m.writeSnapshot(dir, tmp, name, pr, 0, &st)
 			return err
 		})
 		return path, err
 	}
-	crc, err := writeDualsFile(filepath.Join(tmp, "duals.bin"), d, m.duals)
+	crc, err := duals.WriteFile(filepath.Join(tmp, "duals.bin"), d, m.duals)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
@@ -214,7 +215,7 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 // writeSnapshot writes the weights and state.json of m at pr into tmp
 // (which holds the duals, if any: their CRC crc, or the streamed store's
 // committed state stream), and renames it into place as dir/name.
-func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, stream *StreamState) (string, error) {
+func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, stream *duals.StreamState) (string, error) {
 	d := m.p.Data
 	wb := floatBytes(m.st.w) // little-endian: writeDualsFile checked the host
 	sum := sha256.Sum256(wb)
@@ -225,7 +226,7 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 	if err != nil {
 		return "", err
 	}
-	fp := Fingerprint(d)
+	fp := duals.Fingerprint(d)
 	st := checkpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.st.w),
 		Epoch: pr.Epoch, Step: pr.Step, Next: -1, Pending: pr.Pending, Training: pr.Training,
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
@@ -479,7 +480,7 @@ func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	fp := Fingerprint(p.Data)
+	fp := duals.Fingerprint(p.Data)
 	var head struct {
 		State struct {
 			Fingerprint string `json:"fingerprint"`
@@ -509,7 +510,7 @@ func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
 		// against ŵ(μ).
 		return &Checkpoint{Dir: snap, state: st, Weights: w}, nil
 	}
-	fs, err := OpenFileStore(filepath.Join(snap, "duals.bin"), p.Data)
+	fs, err := duals.OpenFile(filepath.Join(snap, "duals.bin"), p.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -564,20 +565,20 @@ func decodeWeights(b []byte, dim int, hash string) ([]float64, error) {
 // distribution on each clique, and that the weights equal ŵ(μ).
 func (c *Checkpoint) verify(p *Problem) error {
 	crc := uint32(0)
-	block := sweepBlocks(c.Duals)
+	block := duals.Sweep(c.Duals)
 	for i := 0; i < c.Duals.Len(); i++ {
 		crc = crc32.Update(crc, castagnoli, floatBytes(block(i)))
 	}
 	if crc != c.state.DualsCRC {
 		return fmt.Errorf("duals.bin: CRC-32C %08x, state.json says %08x (corrupt)", crc, c.state.DualsCRC)
 	}
-	for _, b := range c.Duals.padding() {
+	for _, b := range c.Duals.Padding() {
 		if b != 0 {
 			return fmt.Errorf("duals.bin: the padding after μ is not zero (corrupt)")
 		}
 	}
 	K := p.Layout.NumLabels
-	block = sweepBlocks(c.Duals)
+	block = duals.Sweep(c.Duals)
 	for i := 0; i < c.Duals.Len(); i++ {
 		mu := block(i)
 		for off := 0; off < len(mu); off += K * K {
@@ -594,7 +595,7 @@ func (c *Checkpoint) verify(p *Problem) error {
 			}
 		}
 	}
-	w, err := p.What(sweeping{c.Duals, sweepBlocks(c.Duals)}) // What reads the blocks in order
+	w, err := p.What(sweeping{c.Duals, duals.Sweep(c.Duals)}) // What reads the blocks in order
 	if err != nil {
 		return fmt.Errorf("duals: %w", err)
 	}

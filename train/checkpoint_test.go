@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/duals"
 )
 
 // TestResumeIsBitIdentical runs 6 epochs in one go and 3 + 3 with a
@@ -86,7 +88,7 @@ func TestCheckpointRefusals(t *testing.T) {
 	}
 	// Duals that no longer match the weights are refused too.
 	dpath := filepath.Join(dir, "ckpt-000001", "duals.bin")
-	fs, err := OpenFileStore(dpath, p.Data)
+	fs, err := duals.OpenFile(dpath, p.Data)
 	if err != nil {
 		t.Fatal(err)
 	}

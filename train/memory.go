@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+
+	"github.com/dualcrf/dualcrf/duals"
 )
 
 // MemoryOptions describe a run for EstimateMemory.
@@ -17,7 +19,7 @@ type MemoryOptions struct {
 	// scratch. 0 or 1: the sequential SDCA.
 	SDCAWorkers int
 	// StreamBytes is the memory of a streamed store's block buffers
-	// (StreamBuffers × its slot size), when the duals are streamed.
+	// (duals.StreamBuffers × its slot size), when the duals are streamed.
 	StreamBytes int64
 }
 
@@ -31,7 +33,7 @@ type MemoryEstimate struct {
 	// GC is the garbage collector's headroom: with GOGC=100 the Go heap
 	// grows to about twice what is live before a collection, and the
 	// memory it frees stays resident. The duals in memory live outside
-	// the heap (MemoryStore) where the system allows.
+	// the heap (duals.Memory) where the system allows.
 	GC int64
 	// Runtime is the program's code and the Go runtime's own memory.
 	Runtime int64
@@ -101,7 +103,7 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 		// entropies (on it).
 		e.Weights += 5 * dim * 8
 		e.Dataset += 8*occ + 48*n
-		heapDuals = OEGBytes(d) - DualBytes(d)
+		heapDuals = OEGBytes(d) - duals.Bytes(d)
 		e.Duals = OEGBytes(d)
 	case "sag":
 		// v, d, the step's gradient, the weights asked for, a certificate's
@@ -141,14 +143,14 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 			e.Scratch += P * 4 * maxT * K * K * 8
 		}
 		if o.DualsInMemory {
-			e.Duals = DualBytes(d)
+			e.Duals = duals.Bytes(d)
 		} else if o.StreamBytes > 0 {
 			e.Duals = o.StreamBytes
 			e.Dataset += 8 * n // the sampler's gap state handed to the block draws
 		}
 	}
 	e.GC = e.Dataset + e.Weights + e.LBFGS + e.Scratch + heapDuals
-	if !dualsOffHeap {
+	if !duals.OffHeap {
 		e.GC += e.Duals - heapDuals
 	}
 	return e
@@ -176,3 +178,9 @@ func (e *MemoryEstimate) lbfgsFree(p *Problem, store, workers int64) {
 	}
 	e.Scratch += workers * (8*A + 2*8*K*(min(rows, A)+K+3) + 4*rows)
 }
+
+// PhysicalMemory returns the RAM this process may use: the machine's total
+// (sysinfo on Linux, sysctl hw.memsize on macOS, GlobalMemoryStatusEx on
+// Windows), or on Linux the cgroup v2 memory limit of the process when
+// lower. Where the system says neither, it returns an error.
+func PhysicalMemory() (int64, error) { return physicalMemory() }

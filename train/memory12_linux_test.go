@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dualcrf/dualcrf/crf/crftest"
+	"github.com/dualcrf/dualcrf/duals"
 )
 
 // rssFile returns the process's resident file-backed memory (RssFile of
@@ -43,7 +44,7 @@ func TestResumeLeavesSnapshotOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	size := DualBytes(d)
+	size := duals.Bytes(d)
 	dir := t.TempDir()
 	m := &SDCA{Seed: 1}
 	if err := m.Init(p); err != nil {

@@ -36,6 +36,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
 )
 
 // OEG's constants.
@@ -61,8 +62,8 @@ type OEG struct {
 	Seed uint64
 
 	p      *Problem
-	theta  *MemoryStore // θ̃_i
-	cache  []float64    // per sentence: node marginals (T×K), then summed edge marginals (K×K, T ≥ 2)
+	theta  *duals.Memory // θ̃_i
+	cache  []float64     // per sentence: node marginals (T×K), then summed edge marginals (K×K, T ≥ 2)
 	off    []int
 	ent    []float64 // H̃(μ_i)
 	eta    []float64
@@ -86,7 +87,7 @@ type OEG struct {
 // potentials (blocks of μ's size, DualBytes) and the cached marginal sums
 // and entropies.
 func OEGBytes(d *crf.Dataset) int64 {
-	return DualBytes(d) + SAGBytes(d) + 8*int64(d.Len())
+	return duals.Bytes(d) + SAGBytes(d) + 8*int64(d.Len())
 }
 
 // check validates the settings.
@@ -111,7 +112,7 @@ func (m *OEG) Init(p *Problem) error {
 	if eta == 0 {
 		eta = DefaultOEGEta
 	}
-	m.theta = NewMemoryStore(d)
+	m.theta = duals.NewMemory(d)
 	m.off = sagOffsets(d)
 	m.cache = make([]float64, m.off[n])
 	m.ent = make([]float64, n)
@@ -529,6 +530,6 @@ func (o oegDuals) Len() int { return o.m.theta.Len() }
 func (o oegDuals) Close() error { return nil }
 
 var (
-	_ Method    = (*OEG)(nil)
-	_ DualStore = oegDuals{}
+	_ Method      = (*OEG)(nil)
+	_ duals.Store = oegDuals{}
 )

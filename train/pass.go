@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/internal/num"
 )
 
@@ -45,13 +46,13 @@ const gradChunk = 64
 // every block gap, taking w = ŵ(μ) — with all cores. Per-sentence terms are
 // summed in sentence order and the gradient chunk by chunk in chunk order,
 // so the result does not depend on scheduling or the number of cores.
-func (p *Problem) pass(ctx context.Context, w []float64, duals DualStore, wantGrad bool) (*passResult, error) {
+func (p *Problem) pass(ctx context.Context, w []float64, store duals.Store, wantGrad bool) (*passResult, error) {
 	n := p.N()
 	d := p.Data
 	K := p.Layout.NumLabels
 	loss := make([]float64, n)
 	var ent, gaps []float64
-	if duals != nil {
+	if store != nil {
 		ent = make([]float64, n)
 		gaps = make([]float64, n)
 	}
@@ -66,22 +67,22 @@ func (p *Problem) pass(ctx context.Context, w []float64, duals DualStore, wantGr
 				return func(i int) {
 					i += lo
 					var mu []float64
-					if duals != nil {
-						mu = duals.Block(i)
+					if store != nil {
+						mu = store.Block(i)
 					}
 					l, h, gap := pw.sentence(p, w, d.Sentence(i), mu)
 					p.meterAdd(1)
 					loss[i] = l
-					if duals != nil {
+					if store != nil {
 						ent[i], gaps[i] = h, gap
 					}
 				}
 			})
 		}
-		if ss, ok := duals.(*StreamStore); ok {
+		if ss, ok := store.(*duals.Stream); ok {
 			// Block by block in file order, each on all cores; the sums
 			// below are over sentences in order, as in memory.
-			err = ss.Visit(ss.Sequential(), VisitOptions{}, func(_, b int) error {
+			err = ss.Visit(ss.Sequential(), duals.VisitOptions{}, func(_, b int) error {
 				return span(ss.BlockRange(b))
 			}, nil)
 		} else {
@@ -104,7 +105,7 @@ func (p *Problem) pass(ctx context.Context, w []float64, duals DualStore, wantGr
 		p.applyMask(g)
 		r.Grad = g
 	}
-	if duals != nil {
+	if store != nil {
 		r.Entropy = sum(ent) / float64(n)
 		r.Dual = -p.Lambda/2*wsq + r.Entropy
 		r.Gaps = gaps

@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
 )
 
 // SDCA is the stochastic dual coordinate ascent method. The zero value of
@@ -53,7 +54,7 @@ type SDCA struct {
 	Seed uint64
 	// Duals, when not nil, holds the dual variables (e.g. a file store);
 	// otherwise they are kept in memory.
-	Duals DualStore
+	Duals duals.Store
 	// Workers is the number of goroutines making SDCA steps at once, each
 	// on its own partition of the sentences (parallel.go); 0 means
 	// DefaultWorkers, 1 the sequential SDCA, and AllWorkers
@@ -68,7 +69,7 @@ type SDCA struct {
 	RoundSteps int
 
 	p       *Problem
-	duals   DualStore
+	duals   duals.Store
 	sampler Sampler // the sampler in use: Sampler, or the default one
 	sub     float64 // the sub-precision in use
 	src     *rand.PCG
@@ -130,7 +131,7 @@ func (m *SDCA) runSettings(p *Problem) runSettings {
 		Lambda: p.Lambda, Sentences: p.N(), FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(),
 		Bias: !p.Layout.NoBias, Workers: m.numWorkers(p.N())}
 	rs.Sampler, rs.NonUniform = samplerSettings(m.Sampler)
-	if s, ok := m.Duals.(*StreamStore); ok {
+	if s, ok := m.Duals.(*duals.Stream); ok {
 		rs.DualsBlocks = s.Blocks()
 	}
 	// A sequential run records no round length.
@@ -193,7 +194,7 @@ func (m *SDCA) setup(p *Problem) error {
 	d := p.Data
 	m.duals = m.Duals
 	if m.duals == nil {
-		m.duals = NewMemoryStore(d)
+		m.duals = duals.NewMemory(d)
 	}
 	if m.duals.Len() != d.Len() {
 		return fmt.Errorf("%w: dual store has %d blocks for %d sentences", ErrBadProblem, m.duals.Len(), d.Len())
@@ -279,8 +280,8 @@ func (p *Problem) Smoothness() []float64 {
 }
 
 // What computes ŵ(μ) = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]) from scratch.
-// Its only error is a StreamStore's failure to read a block.
-func (p *Problem) What(duals DualStore) ([]float64, error) {
+// Its only error is a duals.Stream's failure to read a block.
+func (p *Problem) What(store duals.Store) ([]float64, error) {
 	d := p.Data
 	K := p.Layout.NumLabels
 	w := p.GoldFeatures()
@@ -289,14 +290,14 @@ func (p *Problem) What(duals DualStore) ([]float64, error) {
 		s := d.Sentence(i)
 		T := s.Len()
 		node = grow(node, T*K)
-		mu := duals.Block(i)
+		mu := store.Block(i)
 		crf.NodeFromBlock(mu, T, K, node)
 		crf.AddExpected(w, p.Layout, s, node, mu, -1)
 		p.meterAdd(1)
 	}
-	if ss, ok := duals.(*StreamStore); ok {
+	if ss, ok := store.(*duals.Stream); ok {
 		// Block by block in file order: the same sum in the same order.
-		if err := ss.Visit(ss.Sequential(), VisitOptions{}, func(_, b int) error {
+		if err := ss.Visit(ss.Sequential(), duals.VisitOptions{}, func(_, b int) error {
 			lo, hi := ss.BlockRange(b)
 			for i := lo; i < hi; i++ {
 				add(i)
@@ -350,7 +351,7 @@ func (m *SDCA) Refresh(ctx context.Context) error {
 func (m *SDCA) epochSteps() int { return m.pos }
 
 // setCommit installs the function the streamed scheduler calls at a block
-// boundary when its store must commit (StreamStore.NeedCommit): it writes
+// boundary when its store must commit (duals.Stream.NeedCommit): it writes
 // a checkpoint of the run at that point (Train installs it when the run
 // checkpoints).
 func (m *SDCA) setCommit(commit func() error) { m.commit = commit }
@@ -398,7 +399,7 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 // D(μ) and every block gap with a full pass, and the check of the gap
 // identity P − D = mean block gap. w, when not nil, is ŵ(μ) recomputed
 // from scratch by the caller (a slice the certificate takes); nil: What.
-func dualCertificate(ctx context.Context, p *Problem, duals DualStore, w []float64) (Certificate, error) {
+func dualCertificate(ctx context.Context, p *Problem, store duals.Store, w []float64) (Certificate, error) {
 	// The pass takes ŵ(μ) recomputed from the duals rather than the
 	// incrementally kept w (equal to ~1e-13): the certificate is then exactly
 	// about the pair (ŵ(μ), μ) the gap identity speaks of, and its residual
@@ -406,11 +407,11 @@ func dualCertificate(ctx context.Context, p *Problem, duals DualStore, w []float
 	// certifying changes nothing in the run.
 	if w == nil {
 		var err error
-		if w, err = p.What(duals); err != nil {
+		if w, err = p.What(store); err != nil {
 			return Certificate{}, err
 		}
 	}
-	r, err := p.pass(ctx, w, duals, false)
+	r, err := p.pass(ctx, w, store, false)
 	if err != nil {
 		return Certificate{}, err
 	}

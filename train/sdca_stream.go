@@ -1,6 +1,6 @@
 package train
 
-// SDCA on a streamed dual store (stream.go): an epoch reads and writes
+// SDCA on a streamed dual store (duals.Stream): an epoch reads and writes
 // every block once, in a seeded random order, and on each makes the steps
 // the in-memory gap sampler would make there in expectation (drawBlocks),
 // drawing the sentences with the sampler restricted to the block
@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/dualcrf/dualcrf/duals"
 )
 
 // streamed is the scheduler of an SDCA on a streamed store: the epoch's
@@ -30,9 +32,9 @@ type streamed struct {
 
 func (s *streamed) start() {}
 
-// streamStore returns the store as a *StreamStore, or nil.
-func (m *SDCA) streamStore() *StreamStore {
-	s, _ := m.duals.(*StreamStore)
+// streamStore returns the store as a *duals.Stream, or nil.
+func (m *SDCA) streamStore() *duals.Stream {
+	s, _ := m.duals.(*duals.Stream)
 	return s
 }
 
@@ -47,7 +49,7 @@ func (m *SDCA) streamStore() *StreamStore {
 // remainders) and the non-uniform share f_b = f·(W_b/W)/P(b). One block is
 // planned without a random number and with the sampler's own f, so that
 // its steps are the in-memory SDCA's.
-func (m *SDCA) drawBlocks(s *StreamStore) (order, steps []int, share []float64) {
+func (m *SDCA) drawBlocks(s *duals.Stream) (order, steps []int, share []float64) {
 	nb, n := s.Blocks(), m.p.N()
 	if nb == 1 {
 		return []int{0}, []int{n}, []float64{-1}
@@ -128,7 +130,7 @@ func (sc *streamed) epoch(ctx context.Context) error {
 		}
 		return nil
 	}
-	err := s.Visit(sc.order[sc.done:], VisitOptions{Write: true}, func(_, b int) error {
+	err := s.Visit(sc.order[sc.done:], duals.VisitOptions{Write: true}, func(_, b int) error {
 		lo, hi := s.BlockRange(b)
 		count := sc.steps[sc.done]
 		m.blockSteps(lo, hi, count, sc.share[sc.done])
@@ -186,10 +188,10 @@ func (m *SDCA) blockSteps(lo, hi, count int, f float64) {
 }
 
 // streamInit writes μ⁰ into every block, in file order.
-func (m *SDCA) streamInit(s *StreamStore, eps float64) error {
+func (m *SDCA) streamInit(s *duals.Stream, eps float64) error {
 	d := m.p.Data
 	K := m.p.Layout.NumLabels
-	return s.Visit(s.Sequential(), VisitOptions{Write: true, Fresh: true}, func(_, b int) error {
+	return s.Visit(s.Sequential(), duals.VisitOptions{Write: true, Fresh: true}, func(_, b int) error {
 		lo, hi := s.BlockRange(b)
 		for i := lo; i < hi; i++ {
 			initBlock(s.Block(i), d.Sentence(i).Labels, K, eps)

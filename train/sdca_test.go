@@ -10,6 +10,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/internal/num"
 )
 
@@ -343,9 +344,9 @@ func TestSDCASamplerValue(t *testing.T) {
 }
 
 // mustWhat is Problem.What for tests, failing t on a store's read error.
-func mustWhat(t testing.TB, p *Problem, duals DualStore) []float64 {
+func mustWhat(t testing.TB, p *Problem, store duals.Store) []float64 {
 	t.Helper()
-	w, err := p.What(duals)
+	w, err := p.What(store)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/internal/num"
 )
 
@@ -15,7 +16,7 @@ import (
 // parallel one has its own, on its view of them, with its scaling.
 type stepper struct {
 	p     *Problem
-	duals DualStore
+	duals duals.Store
 	rows  *sentenceRows
 	sub   float64   // the line search's sub-precision
 	w     []float64 // the weights the steps move
@@ -30,8 +31,8 @@ type stepper struct {
 }
 
 // newStepper returns a stepper for p on duals, with no weights yet.
-func newStepper(p *Problem, duals DualStore, rows *sentenceRows, sub float64) *stepper {
-	return &stepper{p: p, duals: duals, rows: rows, sub: sub, ws: newStepWork(p)}
+func newStepper(p *Problem, store duals.Store, rows *sentenceRows, sub float64) *stepper {
+	return &stepper{p: p, duals: store, rows: rows, sub: sub, ws: newStepWork(p)}
 }
 
 // draws is where a run of steps takes its sentences: a sampler over

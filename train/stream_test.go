@@ -1,7 +1,6 @@
 package train
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,13 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/duals"
 )
 
 // newStream creates a streamed store for p in dir with blocks of about
 // blockBytes (≤ 0: one block).
-func newStream(t *testing.T, p *Problem, path string, blockBytes int64, spare int) *StreamStore {
+func newStream(t *testing.T, p *Problem, path string, blockBytes int64, spare int) *duals.Stream {
 	t.Helper()
-	s, err := CreateStreamStore(path, p.Data, StreamOptions{BlockBytes: blockBytes, Spare: spare})
+	s, err := duals.CreateStream(path, p.Data, duals.StreamOptions{BlockBytes: blockBytes, Spare: spare})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func newStream(t *testing.T, p *Problem, path string, blockBytes int64, spare in
 }
 
 // streamRun trains p on a fresh streamed store and returns the result.
-func streamRun(t *testing.T, p *Problem, kind string, blockBytes int64, epochs int) (*Result, *StreamStore) {
+func streamRun(t *testing.T, p *Problem, kind string, blockBytes int64, epochs int) (*Result, *duals.Stream) {
 	t.Helper()
 	s := newStream(t, p, filepath.Join(t.TempDir(), "duals.stream"), blockBytes, 0)
 	m := &SDCA{Sampler: kindSampler(t, kind, p), Seed: 5, Duals: s}
@@ -69,7 +70,7 @@ func TestStreamOneBlockIsInMemory(t *testing.T) {
 // elsewhere.
 func TestStreamBlocksCertifyExactly(t *testing.T) {
 	p := randomProblem(t, 72, 300, 6, 15, 3, true, 0)
-	bb := DualBytes(p.Data) / 9
+	bb := duals.Bytes(p.Data) / 9
 	for _, kind := range []string{SamplerGap, SamplerUniform} {
 		t.Run(kind, func(t *testing.T) {
 			res, s := streamRun(t, p, kind, bb, 6)
@@ -79,7 +80,7 @@ func TestStreamBlocksCertifyExactly(t *testing.T) {
 			if g0, g := res.Records[0].Gap, res.Last.Gap; !(g < g0/5) {
 				t.Fatalf("gap %g after 6 epochs from %g", g, g0)
 			}
-			mem := NewMemoryStore(p.Data)
+			mem := duals.NewMemory(p.Data)
 			defer mem.Close()
 			for i := 0; i < p.N(); i++ {
 				copy(mem.Block(i), s.Block(i))
@@ -112,14 +113,14 @@ func streamCkptRun(t *testing.T, p *Problem, path, dir string, set Settings, ctx
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	o := StreamOptions{BlockBytes: DualBytes(p.Data) / 9, Spare: 2}
-	var s *StreamStore
+	o := duals.StreamOptions{BlockBytes: duals.Bytes(p.Data) / 9, Spare: 2}
+	var s *duals.Stream
 	var err error
 	resume := len(snapshotNames(dir)) > 0
 	if resume {
-		s, err = OpenStreamStore(path, p.Data, o)
+		s, err = duals.OpenStream(path, p.Data, o)
 	} else {
-		s, err = CreateStreamStore(path, p.Data, o)
+		s, err = duals.CreateStream(path, p.Data, o)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -235,16 +236,17 @@ func TestStreamCorrupt(t *testing.T) {
 	st, _ := f.Stat()
 	b := make([]byte, st.Size())
 	f.ReadAt(b, 0)
-	o := StreamOptions{BlockBytes: DualBytes(p.Data) / 9, Spare: 2}
+	o := duals.StreamOptions{BlockBytes: duals.Bytes(p.Data) / 9, Spare: 2}
 	// Flip a byte inside every slot's first entry: whichever slots the
 	// state references, a block read is corrupt.
-	_, slot, _ := StreamLayout(p.Data, o)
-	for at := int64(streamAlign) + 3; at < st.Size(); at += slot {
+	blocks, slot, size := duals.StreamLayout(p.Data, o)
+	header := size - int64(blocks+o.Spare)*slot // the header page before the slots
+	for at := header + 3; at < st.Size(); at += slot {
 		b[at] ^= 0x40
 	}
 	f.WriteAt(b, 0)
 	f.Close()
-	s, err := OpenStreamStore(path, p.Data, o)
+	s, err := duals.OpenStream(path, p.Data, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,132 +264,16 @@ func TestStreamCorrupt(t *testing.T) {
 	}
 	s.Close() // releases the file's lock
 	os.WriteFile(path, []byte("not a streamed duals file at all"), 0o666)
-	if _, err := OpenStreamStore(path, p.Data, o); err == nil || !strings.Contains(err.Error(), path) {
+	if _, err := duals.OpenStream(path, p.Data, o); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("got %v, want an error naming %s", err, path)
 	}
 	other := randomProblem(t, 75, 120, 6, 15, 3, true, 0)
-	so, err := CreateStreamStore(path, other.Data, o)
+	so, err := duals.CreateStream(path, other.Data, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	so.Close()
-	if _, err := OpenStreamStore(path, p.Data, o); !errors.Is(err, ErrDualsMismatch) {
-		t.Fatalf("got %v, want ErrDualsMismatch", err)
+	if _, err := duals.OpenStream(path, p.Data, o); !errors.Is(err, duals.ErrMismatch) {
+		t.Fatalf("got %v, want duals.ErrMismatch", err)
 	}
-}
-
-// FuzzStreamFile: whatever the bytes of a streamed duals file and the slot
-// map of a committed state, opening, adopting and reading every block
-// either works or fails with an error naming the file — never a panic.
-func FuzzStreamFile(f *testing.F) {
-	d := lengthsDataset([]int{3, 1, 4, 2, 5}, 3)
-	o := StreamOptions{BlockBytes: 300, Spare: 2}
-	dir := f.TempDir()
-	good := filepath.Join(dir, "good")
-	s, err := CreateStreamStore(good, d, o)
-	if err != nil {
-		f.Fatal(err)
-	}
-	var st StreamState
-	s.Visit(s.Sequential(), VisitOptions{Write: true, Fresh: true}, func(_, b int) error {
-		lo, hi := s.BlockRange(b)
-		for i := lo; i < hi; i++ {
-			for j := range s.Block(i) {
-				s.Block(i)[j] = float64(i + j)
-			}
-		}
-		return nil
-	}, nil)
-	if err := s.Commit(func(c StreamState) error { st = c; return nil }); err != nil {
-		f.Fatal(err)
-	}
-	s.Close()
-	b, _ := os.ReadFile(good)
-	slots := make([]byte, 0, 2*len(st.Slots))
-	for k, x := range st.Slots {
-		slots = append(slots, byte(x), byte(st.CRC[k]))
-	}
-	f.Add(b, slots)
-	f.Add(b[:streamAlign], slots)
-	f.Add(b, []byte{0, 0, 1})
-	f.Add([]byte("DUALSTRM"), []byte{})
-	f.Fuzz(func(t *testing.T, file, slots []byte) {
-		path := filepath.Join(t.TempDir(), "fuzzed")
-		if err := os.WriteFile(path, file, 0o666); err != nil {
-			t.Fatal(err)
-		}
-		s, err := OpenStreamStore(path, d, o)
-		if err != nil {
-			if !strings.Contains(err.Error(), path) {
-				t.Fatalf("error without the file's name: %v", err)
-			}
-			return
-		}
-		defer s.Close()
-		var st StreamState
-		for k := 0; k+1 < len(slots); k += 2 {
-			st.Slots = append(st.Slots, int32(int8(slots[k])))
-			st.CRC = append(st.CRC, uint32(slots[k+1]))
-		}
-		if err := s.Adopt(st); err != nil {
-			if !strings.Contains(err.Error(), path) {
-				t.Fatalf("error without the file's name: %v", err)
-			}
-			return
-		}
-		err = s.Visit(s.Sequential(), VisitOptions{}, func(int, int) error { return nil }, nil)
-		if err != nil && !strings.Contains(err.Error(), path) {
-			t.Fatalf("error without the file's name: %v", err)
-		}
-	})
-}
-
-// TestStreamLocked: a streamed duals file is locked while its store is
-// open; a second store, created or opened on it, is refused and leaves the
-// first run's file as it was (a second run re-initialising the file would
-// make the first fail on a CRC mismatch and its snapshots unusable).
-func TestStreamLocked(t *testing.T) {
-	p := randomProblem(t, 77, 40, 6, 15, 3, true, 0)
-	path := filepath.Join(t.TempDir(), "duals.stream")
-	o := StreamOptions{BlockBytes: DualBytes(p.Data) / 3}
-	s := newStream(t, p, path, o.BlockBytes, 0)
-	m := &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 5, Duals: s}
-	if _, err := Train(context.Background(), p, Settings{MaxEpochs: 1, GapTol: 1e-300, GapEvery: 1}, m); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.waitWrites(); err != nil {
-		t.Fatal(err)
-	}
-	before, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, open := range map[string]func() (*StreamStore, error){
-		"create": func() (*StreamStore, error) { return CreateStreamStore(path, p.Data, o) },
-		"open":   func() (*StreamStore, error) { return OpenStreamStore(path, p.Data, o) },
-	} {
-		s2, err := open()
-		if err == nil {
-			s2.Close()
-			t.Fatalf("%s: a second store on a file in use was not refused", name)
-		}
-		if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "in use by another training run") {
-			t.Errorf("%s: %v, want the file named in use", name, err)
-		}
-	}
-	after, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(before, after) {
-		t.Fatal("the refused store changed the file in use")
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s3, err := OpenStreamStore(path, p.Data, o)
-	if err != nil {
-		t.Fatalf("after the first store closed: %v", err)
-	}
-	s3.Close()
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
 )
 
 // TestSDCAAgreesWithLBFGS trains the same problem with both methods to a
@@ -250,7 +251,7 @@ func TestEstimateMemory(t *testing.T) {
 		t.Fatalf("L-BFGS: %+v (total %d, d = %d)", e, e.Total(), dim)
 	}
 	s := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 2})
-	if s.Duals != DualBytes(d) || s.Duals != 8*int64(2+1)*int64(K*K) || s.LBFGS != 0 || s.Weights < 4*dim*8 {
+	if s.Duals != duals.Bytes(d) || s.Duals != 8*int64(2+1)*int64(K*K) || s.LBFGS != 0 || s.Weights < 4*dim*8 {
 		t.Fatalf("SDCA: %+v", s)
 	}
 	if f := EstimateMemory(p, MemoryOptions{Solver: "sdca", Workers: 2}); f.Duals != 0 || f.Total() >= s.Total() {

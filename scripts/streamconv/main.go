@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
@@ -66,7 +67,7 @@ func run(path string, nb, epochs, every int, kind string) error {
 			return err
 		}
 		if mode == "stream" {
-			s, err := train.CreateStreamStore(filepath.Join(dir, "duals"), d, train.StreamOptions{BlockBytes: train.DualBytes(d) / int64(nb)})
+			s, err := duals.CreateStream(filepath.Join(dir, "duals"), d, duals.StreamOptions{BlockBytes: duals.Bytes(d) / int64(nb)})
 			if err != nil {
 				return err
 			}

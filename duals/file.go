@@ -1,4 +1,4 @@
-package train
+package duals
 
 // The duals file: one page of header, then μ as one flat, page-aligned
 // array of native little-endian float64, indexed by BlockOffsets. The offset table is derived from the dataset, so the file
@@ -20,9 +20,9 @@ package train
 //
 // The header is written and fsynced only after the file has its full size,
 // so a crash during creation leaves a file without the magic, which
-// OpenFileStore refuses. The whole file is mapped shared (MAP_SHARED; a
+// OpenFile refuses. The whole file is mapped shared (MAP_SHARED; a
 // read-write file mapping on Windows): the kernel pages it, and writes
-// through Block reach the file. The system calls are in filestore_GOOS.go.
+// through Block reach the file. The system calls are in file_GOOS.go.
 
 import (
 	"bufio"
@@ -52,38 +52,32 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// ErrDualsFormat marks a duals file that is not one, is of another format
+// ErrFormat marks a duals file that is not one, is of another format
 // version, is truncated or has a corrupted header.
-var ErrDualsFormat = errors.New("train: unusable duals file")
+var ErrFormat = errors.New("duals: unusable duals file")
 
-// ErrDualsMismatch marks a duals file made for another dataset.
-var ErrDualsMismatch = errors.New("train: duals file belongs to another dataset")
+// ErrMismatch marks a duals file made for another dataset.
+var ErrMismatch = errors.New("duals: file belongs to another dataset")
 
-// DualsFileError reports why a duals file was refused. Err is
-// ErrDualsFormat, ErrDualsMismatch or a system error.
-type DualsFileError struct {
+// FileError reports why a duals file was refused. Err is
+// ErrFormat, ErrMismatch or a system error.
+type FileError struct {
 	Path string
 	Msg  string
 	Err  error
 }
 
 // Error returns "path: message".
-func (e *DualsFileError) Error() string { return e.Path + ": " + e.Msg }
+func (e *FileError) Error() string { return e.Path + ": " + e.Msg }
 
 // Unwrap returns the error's kind.
-func (e *DualsFileError) Unwrap() error { return e.Err }
+func (e *FileError) Unwrap() error { return e.Err }
 
-// Syncer is implemented by dual stores that can flush their data to stable
-// storage (FileStore); callers type-assert a DualStore to it.
-type Syncer interface {
-	Sync() error
-}
-
-// FileStore keeps the duals in a memory-mapped file (MAP_SHARED), so that
+// File keeps the duals in a memory-mapped file (MAP_SHARED), so that
 // they may exceed RAM and survive the process. The file is locked (flock;
 // LockFileEx on Windows) while open. Slices returned by Block must not be
 // used after Close.
-type FileStore struct {
+type File struct {
 	path string
 	f    *os.File
 	mem  []byte  // the whole file
@@ -101,22 +95,22 @@ type fileHeader struct {
 	crc                uint32
 }
 
-// CreateFileStore creates a new duals file for d at path, all entries zero,
-// and maps it. It refuses to overwrite an existing file (use OpenFileStore to
+// CreateFile creates a new duals file for d at path, all entries zero,
+// and maps it. It refuses to overwrite an existing file (use OpenFile to
 // reuse one). On error no file is left behind.
-func CreateFileStore(path string, d *crf.Dataset) (*FileStore, error) {
+func CreateFile(path string, d *crf.Dataset) (*File, error) {
 	if err := checkHost(path); err != nil {
 		return nil, err
 	}
 	off := BlockOffsets(d)
 	h := headerFor(d, off)
 	if h.size > math.MaxInt {
-		return nil, &DualsFileError{Path: path, Msg: fmt.Sprintf("%d bytes cannot be mapped on this host", h.size), Err: ErrDualsFormat}
+		return nil, &FileError{Path: path, Msg: fmt.Sprintf("%d bytes cannot be mapped on this host", h.size), Err: ErrFormat}
 	}
 	f, err := platform.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("create duals file: %w (reuse it with OpenFileStore, or remove it)", err)
+			return nil, fmt.Errorf("create duals file: %w (reuse it with duals.OpenFile, or remove it)", err)
 		}
 		return nil, fmt.Errorf("create duals file: %w", err)
 	}
@@ -130,7 +124,7 @@ func CreateFileStore(path string, d *crf.Dataset) (*FileStore, error) {
 }
 
 // initFile locks and sizes a new file, writes its header and maps it.
-func initFile(f *os.File, path string, h fileHeader, off []int64) (*FileStore, error) {
+func initFile(f *os.File, path string, h fileHeader, off []int64) (*File, error) {
 	if err := lock(f, path); err != nil {
 		return nil, err
 	}
@@ -154,9 +148,9 @@ func initFile(f *os.File, path string, h fileHeader, off []int64) (*FileStore, e
 	return mapFile(f, path, h, off)
 }
 
-// OpenFileStore maps an existing duals file after checking that it is one,
+// OpenFile maps an existing duals file after checking that it is one,
 // complete, uncorrupted, and made for d.
-func OpenFileStore(path string, d *crf.Dataset) (*FileStore, error) {
+func OpenFile(path string, d *crf.Dataset) (*File, error) {
 	if err := checkHost(path); err != nil {
 		return nil, err
 	}
@@ -173,7 +167,7 @@ func OpenFileStore(path string, d *crf.Dataset) (*FileStore, error) {
 }
 
 // openFile locks f, checks its header against its size and d, and maps it.
-func openFile(f *os.File, path string, d *crf.Dataset) (*FileStore, error) {
+func openFile(f *os.File, path string, d *crf.Dataset) (*File, error) {
 	if err := lock(f, path); err != nil {
 		return nil, err
 	}
@@ -210,7 +204,7 @@ func readHeader(f *os.File, path string, size int64) (fileHeader, error) {
 // page is zero.
 func parseHeader(buf []byte, path string, size int64) (fileHeader, error) {
 	bad := func(format string, a ...any) (fileHeader, error) {
-		return fileHeader{}, &DualsFileError{Path: path, Msg: fmt.Sprintf(format, a...), Err: ErrDualsFormat}
+		return fileHeader{}, &FileError{Path: path, Msg: fmt.Sprintf(format, a...), Err: ErrFormat}
 	}
 	if size < headerSize || len(buf) < headerSize {
 		return bad("%d bytes, too short for a duals file (the header alone is %d)", size, headerSize)
@@ -252,16 +246,16 @@ func parseHeader(buf []byte, path string, size int64) (fileHeader, error) {
 	return h, nil
 }
 
-// padding returns the bytes after μ up to the end of the file (zero in a
-// sound file).
-func (s *FileStore) padding() []byte {
+// Padding returns the bytes after μ up to the end of the file (zero in a
+// sound file), for checking a file's integrity.
+func (s *File) Padding() []byte {
 	return s.mem[headerSize+8*len(s.mu):]
 }
 
 // matches checks a file's header against the one d would have.
 func (h fileHeader) matches(path string, want fileHeader) error {
 	mismatch := func(format string, a ...any) error {
-		return &DualsFileError{Path: path, Msg: fmt.Sprintf(format, a...), Err: ErrDualsMismatch}
+		return &FileError{Path: path, Msg: fmt.Sprintf(format, a...), Err: ErrMismatch}
 	}
 	switch {
 	case h.K != want.K:
@@ -280,12 +274,12 @@ func (h fileHeader) matches(path string, want fileHeader) error {
 }
 
 // mapFile maps the whole file read-write, shared, and views its arrays.
-func mapFile(f *os.File, path string, h fileHeader, off []int64) (*FileStore, error) {
+func mapFile(f *os.File, path string, h fileHeader, off []int64) (*File, error) {
 	mem, view, err := mapShared(f, int(h.size))
 	if err != nil {
 		return nil, fmt.Errorf("map duals file %s (%d bytes): %w", path, h.size, err)
 	}
-	s := &FileStore{path: path, f: f, mem: mem, view: view, off: off}
+	s := &File{path: path, f: f, mem: mem, view: view, off: off}
 	if err := s.advise(defaultAdvice); err != nil {
 		s.unmap()
 		return nil, err
@@ -308,7 +302,7 @@ func float64View(b []byte) []float64 {
 func lock(f *os.File, path string) error {
 	if err := platform.TryLock(f); err != nil {
 		if platform.IsLocked(err) {
-			return &DualsFileError{Path: path, Msg: "in use by another duals store (locked)", Err: err}
+			return &FileError{Path: path, Msg: "in use by another duals store (locked)", Err: err}
 		}
 		return fmt.Errorf("lock duals file %s: %w", path, err)
 	}
@@ -319,26 +313,26 @@ func lock(f *os.File, path string) error {
 // format says little-endian.
 func checkHost(path string) error {
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
-		return &DualsFileError{Path: path, Msg: "duals files are little-endian; this host is not", Err: ErrDualsFormat}
+		return &FileError{Path: path, Msg: "duals files are little-endian; this host is not", Err: ErrFormat}
 	}
 	return nil
 }
 
 // Block returns μ_i; writes to it are writes to the file.
-func (s *FileStore) Block(i int) []float64 { return s.mu[s.off[i]:s.off[i+1]:s.off[i+1]] }
+func (s *File) Block(i int) []float64 { return s.mu[s.off[i]:s.off[i+1]:s.off[i+1]] }
 
 // Len returns the number of blocks.
-func (s *FileStore) Len() int { return len(s.off) - 1 }
+func (s *File) Len() int { return len(s.off) - 1 }
 
 // Path returns the file's path.
-func (s *FileStore) Path() string { return s.path }
+func (s *File) Path() string { return s.path }
 
 // Bytes returns the size of the file: header and both arrays.
-func (s *FileStore) Bytes() int64 { return int64(len(s.mem)) }
+func (s *File) Bytes() int64 { return int64(len(s.mem)) }
 
 // Sync writes the dirty pages to the file and waits for the disk (msync
 // MS_SYNC; on Windows FlushViewOfFile, then FlushFileBuffers).
-func (s *FileStore) Sync() error {
+func (s *File) Sync() error {
 	if s.mem == nil {
 		return fmt.Errorf("sync duals file %s: store is closed", s.path)
 	}
@@ -350,7 +344,7 @@ func (s *FileStore) Sync() error {
 
 // Close syncs, unmaps and closes the file (releasing its lock). Closing a
 // closed (or nil) store does nothing.
-func (s *FileStore) Close() error {
+func (s *File) Close() error {
 	if s == nil || s.f == nil {
 		return nil
 	}
@@ -492,20 +486,11 @@ func (w *hashWriter) sum() [32]byte {
 }
 
 // DualBytes returns the memory the duals of d take in float64.
-// Compare it with a memory budget to choose between MemoryStore and
-// FileStore.
-func DualBytes(d *crf.Dataset) int64 {
+// Compare it with a memory budget to choose between Memory and
+// File.
+func Bytes(d *crf.Dataset) int64 {
 	off := BlockOffsets(d)
 	return 8 * off[len(off)-1]
 }
 
-// PhysicalMemory returns the RAM this process may use: the machine's total
-// (sysinfo on Linux, sysctl hw.memsize on macOS, GlobalMemoryStatusEx on
-// Windows), or on Linux the cgroup v2 memory limit of the process when
-// lower. Where the system says neither, it returns an error.
-func PhysicalMemory() (int64, error) { return physicalMemory() }
-
-var (
-	_ DualStore = (*FileStore)(nil)
-	_ Syncer    = (*FileStore)(nil)
-)
+var _ Store = (*File)(nil)

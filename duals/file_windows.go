@@ -1,4 +1,4 @@
-package train
+package duals
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ func mapShared(f *os.File, size int) ([]byte, mapView, error) {
 }
 
 // unmap removes the view and closes the file mapping object.
-func (s *FileStore) unmap() error {
+func (s *File) unmap() error {
 	err := windows.UnmapViewOfFile(uintptr(unsafe.Pointer(unsafe.SliceData(s.mem))))
 	if cerr := windows.CloseHandle(s.view.h); err == nil {
 		err = cerr
@@ -49,7 +49,7 @@ func (s *FileStore) unmap() error {
 
 // flush writes the dirty pages of the view to the file (FlushViewOfFile,
 // which does not wait) and waits for the disk (FlushFileBuffers).
-func (s *FileStore) flush() error {
+func (s *File) flush() error {
 	if err := windows.FlushViewOfFile(uintptr(unsafe.Pointer(unsafe.SliceData(s.mem))), uintptr(len(s.mem))); err != nil {
 		return fmt.Errorf("FlushViewOfFile: %w", err)
 	}
@@ -57,11 +57,11 @@ func (s *FileStore) flush() error {
 }
 
 // advise does nothing: Windows has no madvise.
-func (s *FileStore) advise(advice int) error { return nil }
+func (s *File) advise(advice int) error { return nil }
 
 // allocate sets f's size (SetEndOfFile, which on NTFS allocates the space),
 // so that writes through the mapping cannot fail for want of disk space.
 func allocate(f *os.File, size int64) error { return f.Truncate(size) }
 
 // dropPages does nothing: Windows has no madvise.
-func (s *FileStore) dropPages(lo, hi int64) {}
+func (s *File) dropPages(lo, hi int64) {}

@@ -1,4 +1,4 @@
-package train
+package duals
 
 // The streamed dual store (block minimization, Yu, Hsieh, Chang & Lin, KDD
 // 2010): the sentences are grouped into blocks of consecutive sentences,
@@ -45,7 +45,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/internal/platform"
@@ -56,17 +55,17 @@ const (
 	streamVersion = 1
 	streamAlign   = 4096
 	streamCRCAt   = 120
-	// DefaultStreamSpare is StreamOptions.Spare's default for a store
-	// whose runs checkpoint: spare slots, so at most DefaultStreamSpare−1
+	// DefaultSpare is StreamOptions.Spare's default for a store
+	// whose runs checkpoint: spare slots, so at most DefaultSpare−1
 	// block writes between two commits.
-	DefaultStreamSpare = 4
+	DefaultSpare = 4
 	// StreamBuffers is the number of block buffers a streamed store holds:
 	// the block being stepped on, the next one being read and the previous
 	// one being written.
 	StreamBuffers = 3
 )
 
-// StreamOptions configure a StreamStore.
+// StreamOptions configure a Stream.
 type StreamOptions struct {
 	// BlockBytes is the most bytes of duals a block holds (a single
 	// sentence larger than that is a block of its own); ≤ 0 means one block
@@ -86,13 +85,13 @@ type StreamState struct {
 	CRC   []uint32 `json:"crc32c"`
 }
 
-// StreamStore keeps the duals in a file of block slots and holds at most
+// Stream keeps the duals in a file of block slots and holds at most
 // StreamBuffers blocks in memory. Visit is the way to go through it; Block
 // outside a Visit loads the sentence's block alone (for tests and
 // sequential readers). It is not safe for concurrent use but within Visit's
 // callback, where Block may be called from many goroutines for sentences of
 // the resident block.
-type StreamStore struct {
+type Stream struct {
 	path      string
 	f         *os.File
 	direct    bool
@@ -120,8 +119,6 @@ type StreamStore struct {
 	curBuf []float64 // its duals
 	dirty  bool      // the resident block has changes not handed to the writer
 	loose  bool      // resident through Block outside Visit
-
-	read, written atomic.Int64 // bytes
 }
 
 // streamBlocks groups the sentences into blocks of at most blockBytes of
@@ -156,14 +153,14 @@ func slotSize(off []int64, start []int) int64 {
 	return max(streamAlign, (m+streamAlign-1)/streamAlign*streamAlign)
 }
 
-// CreateStreamStore creates (or truncates and reuses) the streamed duals
+// CreateStream creates (or truncates and reuses) the streamed duals
 // file at path for d, after checking that its file system has room for it.
-// The file is locked while the store is open (as a FileStore is): a file
+// The file is locked while the store is open (as a File is): a file
 // another store holds is refused, untouched.
 // Its blocks are all zero until written (SDCA.Init writes them all).
-func CreateStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamStore, error) {
+func CreateStream(path string, d *crf.Dataset, o StreamOptions) (*Stream, error) {
 	if o.Spare < 0 {
-		return nil, fmt.Errorf("%w: %d spare slots", ErrBadProblem, o.Spare)
+		return nil, fmt.Errorf("streamed duals %s: %d spare slots, want 0 or more", path, o.Spare)
 	}
 	s := newStreamStore(path, d, o)
 	size := streamAlign + int64(s.nslots)*s.slotBytes
@@ -173,7 +170,7 @@ func CreateStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamSto
 			have = st.Size()
 		}
 		if need := size - have; need > avail {
-			return nil, &DualsFileError{Path: path, Err: ErrDualsFormat, Msg: fmt.Sprintf(
+			return nil, &FileError{Path: path, Err: ErrFormat, Msg: fmt.Sprintf(
 				"the streamed duals need %d bytes (%d blocks + %d spare slots of %d bytes), the file system has %d free",
 				size, len(s.start)-1, o.Spare, s.slotBytes, avail+have)}
 		}
@@ -196,7 +193,7 @@ func CreateStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamSto
 	if err := allocate(f, size); err != nil {
 		f.Close()
 		os.Remove(path)
-		return nil, &DualsFileError{Path: path, Msg: "cannot reserve " + fmt.Sprint(size) + " bytes: " + err.Error(), Err: err}
+		return nil, &FileError{Path: path, Msg: "cannot reserve " + fmt.Sprint(size) + " bytes: " + err.Error(), Err: err}
 	}
 	if err := s.writeHeader(d); err != nil {
 		f.Close()
@@ -207,10 +204,10 @@ func CreateStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamSto
 	return s, nil
 }
 
-// OpenStreamStore opens the existing streamed duals file at path for d,
+// OpenStream opens the existing streamed duals file at path for d,
 // made with the same options, and locks it; Adopt then gives it the slot
 // map of a committed state.
-func OpenStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamStore, error) {
+func OpenStream(path string, d *crf.Dataset, o StreamOptions) (*Stream, error) {
 	s := newStreamStore(path, d, o)
 	f, direct, err := openStreamFile(path, os.O_RDWR)
 	if err != nil {
@@ -234,7 +231,7 @@ func OpenStreamStore(path string, d *crf.Dataset, o StreamOptions) (*StreamStore
 func lockStream(f *os.File, path string) error {
 	if err := platform.TryLock(f); err != nil {
 		if platform.IsLocked(err) {
-			return &DualsFileError{Path: path, Err: err,
+			return &FileError{Path: path, Err: err,
 				Msg: "streamed duals in use by another training run (locked); wait for it to end, or give this run another --duals stream:PATH"}
 		}
 		return fmt.Errorf("lock streamed duals %s: %w", path, err)
@@ -242,11 +239,11 @@ func lockStream(f *os.File, path string) error {
 	return nil
 }
 
-func newStreamStore(path string, d *crf.Dataset, o StreamOptions) *StreamStore {
+func newStreamStore(path string, d *crf.Dataset, o StreamOptions) *Stream {
 	off := BlockOffsets(d)
 	start := streamBlocks(off, o.BlockBytes)
 	nb := len(start) - 1
-	s := &StreamStore{path: path, off: off, start: start, slotBytes: slotSize(off, start), nslots: nb + o.Spare,
+	s := &Stream{path: path, off: off, start: start, slotBytes: slotSize(off, start), nslots: nb + o.Spare,
 		slotOf: make([]int32, nb), crc: make([]uint32, nb), known: make([]bool, nb),
 		writing: map[int]chan struct{}{}, cur: -1}
 	for b := range s.slotOf {
@@ -260,7 +257,7 @@ func newStreamStore(path string, d *crf.Dataset, o StreamOptions) *StreamStore {
 
 // alloc makes the block buffers: page-aligned anonymous memory where the
 // system allows (O_DIRECT needs aligned buffers).
-func (s *StreamStore) alloc() {
+func (s *Stream) alloc() {
 	s.pool = make(chan []float64, StreamBuffers)
 	for k := 0; k < StreamBuffers; k++ {
 		buf, free := allocFloats(int(s.slotBytes / 8))
@@ -272,7 +269,7 @@ func (s *StreamStore) alloc() {
 	}
 }
 
-func (s *StreamStore) header(d *crf.Dataset) []byte {
+func (s *Stream) header(d *crf.Dataset) []byte {
 	h := make([]byte, streamAlign)
 	copy(h, streamMagic)
 	le := binary.LittleEndian
@@ -296,7 +293,7 @@ func (s *StreamStore) header(d *crf.Dataset) []byte {
 	return h
 }
 
-func (s *StreamStore) writeHeader(d *crf.Dataset) error {
+func (s *Stream) writeHeader(d *crf.Dataset) error {
 	buf, free := allocFloats(streamAlign / 8)
 	if free != nil {
 		defer free()
@@ -304,18 +301,18 @@ func (s *StreamStore) writeHeader(d *crf.Dataset) error {
 	b := floatBytes(buf)
 	copy(b, s.header(d))
 	if _, err := s.f.WriteAt(b, 0); err != nil {
-		return &DualsFileError{Path: s.path, Msg: "writing the header: " + err.Error(), Err: err}
+		return &FileError{Path: s.path, Msg: "writing the header: " + err.Error(), Err: err}
 	}
 	return nil
 }
 
-func (s *StreamStore) checkHeader(d *crf.Dataset) error {
+func (s *Stream) checkHeader(d *crf.Dataset) error {
 	buf, free := allocFloats(streamAlign / 8)
 	if free != nil {
 		defer free()
 	}
 	b := floatBytes(buf)
-	bad := func(msg string) error { return &DualsFileError{Path: s.path, Msg: msg, Err: ErrDualsFormat} }
+	bad := func(msg string) error { return &FileError{Path: s.path, Msg: msg, Err: ErrFormat} }
 	if _, err := s.f.ReadAt(b, 0); err != nil {
 		return bad("cannot read the header: " + err.Error())
 	}
@@ -331,7 +328,7 @@ func (s *StreamStore) checkHeader(d *crf.Dataset) error {
 		return bad(fmt.Sprintf("format version %d, this build reads %d", le.Uint32(b[8:]), streamVersion))
 	}
 	if string(b[56:88]) != string(want[56:88]) || le.Uint64(b[16:]) != le.Uint64(want[16:]) || le.Uint64(b[24:]) != le.Uint64(want[24:]) {
-		return &DualsFileError{Path: s.path, Msg: "made for another dataset", Err: ErrDualsMismatch}
+		return &FileError{Path: s.path, Msg: "made for another dataset", Err: ErrMismatch}
 	}
 	if string(b[32:streamCRCAt]) != string(want[32:streamCRCAt]) {
 		return bad(fmt.Sprintf("made with another block layout (%d blocks, %d slots of %d bytes; this run: %d blocks, %d slots of %d bytes): the layout follows the memory budget (--memory-budget, or half of physical memory) and the rest of the run (--checkpoint's spare slots); resume with the settings the run had",
@@ -348,29 +345,26 @@ func (s *StreamStore) checkHeader(d *crf.Dataset) error {
 }
 
 // Path returns the file's path.
-func (s *StreamStore) Path() string { return s.path }
+func (s *Stream) Path() string { return s.path }
 
 // Len returns the number of sentences.
-func (s *StreamStore) Len() int { return len(s.off) - 1 }
+func (s *Stream) Len() int { return len(s.off) - 1 }
 
 // Blocks returns the number of blocks.
-func (s *StreamStore) Blocks() int { return len(s.start) - 1 }
+func (s *Stream) Blocks() int { return len(s.start) - 1 }
 
 // BlockRange returns the sentences lo..hi−1 of block b.
-func (s *StreamStore) BlockRange(b int) (lo, hi int) { return s.start[b], s.start[b+1] }
+func (s *Stream) BlockRange(b int) (lo, hi int) { return s.start[b], s.start[b+1] }
 
 // Direct reports whether the file is read and written with O_DIRECT.
-func (s *StreamStore) Direct() bool { return s.direct }
-
-// IO returns the bytes read from and written to the file so far.
-func (s *StreamStore) IO() (read, written int64) { return s.read.Load(), s.written.Load() }
+func (s *Stream) Direct() bool { return s.direct }
 
 // Block returns μ_i: from the resident block within Visit; outside one, the
 // block holding i is loaded alone (the previous such block written back).
-func (s *StreamStore) Block(i int) []float64 {
+func (s *Stream) Block(i int) []float64 {
 	if s.cur < 0 || i < s.start[s.cur] || i >= s.start[s.cur+1] {
 		if !s.loose && s.cur >= 0 {
-			panic(fmt.Sprintf("train: StreamStore.Block(%d) outside the resident block %d", i, s.cur))
+			panic(fmt.Sprintf("duals: Stream.Block(%d) outside the resident block %d", i, s.cur))
 		}
 		if err := s.loadLoose(i); err != nil {
 			panic(err) // Block has no error result; Visit is the checked way
@@ -381,7 +375,7 @@ func (s *StreamStore) Block(i int) []float64 {
 }
 
 // loadLoose makes the block holding sentence i resident outside Visit.
-func (s *StreamStore) loadLoose(i int) error {
+func (s *Stream) loadLoose(i int) error {
 	if err := s.dropLoose(); err != nil {
 		return err
 	}
@@ -396,7 +390,7 @@ func (s *StreamStore) loadLoose(i int) error {
 }
 
 // dropLoose writes back a block made resident by Block.
-func (s *StreamStore) dropLoose() error {
+func (s *Stream) dropLoose() error {
 	if !s.loose {
 		return nil
 	}
@@ -412,20 +406,20 @@ func blockOfSentence(start []int, i int) int {
 }
 
 // bytesOf returns the bytes of block b's duals in buf.
-func (s *StreamStore) bytesOf(b int, buf []float64) []byte {
+func (s *Stream) bytesOf(b int, buf []float64) []byte {
 	n := s.off[s.start[b+1]] - s.off[s.start[b]]
 	return floatBytes(buf[:n])
 }
 
 // ioLen is the bytes moved for block b: its duals rounded up to the alignment.
-func (s *StreamStore) ioLen(b int) int {
+func (s *Stream) ioLen(b int) int {
 	n := 8 * (s.off[s.start[b+1]] - s.off[s.start[b]])
 	return int((n + streamAlign - 1) / streamAlign * streamAlign)
 }
 
 // readBlock reads block b into buf, waiting for a write of it in flight,
 // and checks its CRC when known.
-func (s *StreamStore) readBlock(b int, buf []float64) error {
+func (s *Stream) readBlock(b int, buf []float64) error {
 	s.mu.Lock()
 	ch := s.writing[b]
 	s.mu.Unlock()
@@ -437,12 +431,11 @@ func (s *StreamStore) readBlock(b int, buf []float64) error {
 	s.mu.Unlock()
 	raw := floatBytes(buf)[:s.ioLen(b)]
 	if _, err := s.f.ReadAt(raw, streamAlign+int64(slot)*s.slotBytes); err != nil {
-		return &DualsFileError{Path: s.path, Msg: fmt.Sprintf("reading block %d (slot %d): %v", b, slot, err), Err: err}
+		return &FileError{Path: s.path, Msg: fmt.Sprintf("reading block %d (slot %d): %v", b, slot, err), Err: err}
 	}
-	s.read.Add(int64(len(raw)))
 	if known {
 		if got := crc32.Checksum(s.bytesOf(b, buf), castagnoli); got != want {
-			return &DualsFileError{Path: s.path, Err: ErrDualsFormat,
+			return &FileError{Path: s.path, Err: ErrFormat,
 				Msg: fmt.Sprintf("block %d (slot %d): CRC-32C %08x, the state says %08x (corrupt)", b, slot, got, want)}
 		}
 	}
@@ -451,13 +444,13 @@ func (s *StreamStore) readBlock(b int, buf []float64) error {
 
 // writeAsync hands block b (in buf) to a writer goroutine, which returns
 // buf to the pool when done. The slot is chosen now.
-func (s *StreamStore) writeAsync(b int, buf []float64) {
+func (s *Stream) writeAsync(b int, buf []float64) {
 	s.mu.Lock()
 	slot := s.slotOf[b]
 	if s.committed != nil {
 		if len(s.free) == 0 {
 			s.mu.Unlock()
-			s.setErr(&DualsFileError{Path: s.path, Msg: "no free slot to write a block to: the run did not commit (checkpoint) in time", Err: ErrDualsFormat})
+			s.setErr(&FileError{Path: s.path, Msg: "no free slot to write a block to: the run did not commit (checkpoint) in time", Err: ErrFormat})
 			s.pool <- buf
 			return
 		}
@@ -481,7 +474,6 @@ func (s *StreamStore) writeAsync(b int, buf []float64) {
 		raw := floatBytes(buf)[:s.ioLen(b)]
 		clear(raw[len(s.bytesOf(b, buf)):]) // the padding: zero, deterministic
 		_, err := s.f.WriteAt(raw, streamAlign+int64(slot)*s.slotBytes)
-		s.written.Add(int64(len(raw)))
 		s.mu.Lock()
 		if err == nil {
 			s.crc[b], s.known[b] = crc, true
@@ -490,13 +482,13 @@ func (s *StreamStore) writeAsync(b int, buf []float64) {
 		s.mu.Unlock()
 		close(done)
 		if err != nil {
-			s.setErr(&DualsFileError{Path: s.path, Msg: fmt.Sprintf("writing block %d (slot %d): %v", b, slot, err), Err: err})
+			s.setErr(&FileError{Path: s.path, Msg: fmt.Sprintf("writing block %d (slot %d): %v", b, slot, err), Err: err})
 		}
 		s.pool <- buf
 	}()
 }
 
-func (s *StreamStore) setErr(err error) {
+func (s *Stream) setErr(err error) {
 	s.mu.Lock()
 	if s.werr == nil {
 		s.werr = err
@@ -506,7 +498,7 @@ func (s *StreamStore) setErr(err error) {
 
 // waitWrites waits for the writes in flight and returns the first write
 // error.
-func (s *StreamStore) waitWrites() error {
+func (s *Stream) waitWrites() error {
 	s.wg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -526,7 +518,7 @@ type VisitOptions struct {
 // between(k) (may be nil) at a block boundary, where Commit may be called.
 // An error from f or between, or from the I/O, stops the visit; every block
 // changed so far is written back before Visit returns, whatever the error.
-func (s *StreamStore) Visit(order []int, o VisitOptions, f func(k, b int) error, between func(k int) error) (err error) {
+func (s *Stream) Visit(order []int, o VisitOptions, f func(k, b int) error, between func(k int) error) (err error) {
 	if err := s.dropLoose(); err != nil {
 		return err
 	}
@@ -567,7 +559,7 @@ func (s *StreamStore) Visit(order []int, o VisitOptions, f func(k, b int) error,
 	}()
 	for k, b := range order {
 		if b < 0 || b >= s.Blocks() {
-			return fmt.Errorf("train: block %d of %d", b, s.Blocks())
+			return fmt.Errorf("duals: block %d of %d", b, s.Blocks())
 		}
 		if s.cur != b {
 			if next == nil {
@@ -616,7 +608,7 @@ func (s *StreamStore) Visit(order []int, o VisitOptions, f func(k, b int) error,
 }
 
 // Sequential returns the blocks in file order, 0..Blocks()−1.
-func (s *StreamStore) Sequential() []int {
+func (s *Stream) Sequential() []int {
 	order := make([]int, s.Blocks())
 	for b := range order {
 		order[b] = b
@@ -626,15 +618,15 @@ func (s *StreamStore) Sequential() []int {
 
 // NeedCommit reports whether the store is short of free slots: the run
 // must Commit before its next block write.
-func (s *StreamStore) NeedCommit() bool {
+func (s *Stream) NeedCommit() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.nslots > s.Blocks() && s.committed != nil && len(s.free) < 2
 }
 
-// CanCommit reports whether the store has spare slots for crash-consistent
+// canCommit reports whether the store has spare slots for crash-consistent
 // commits.
-func (s *StreamStore) CanCommit() bool { return s.nslots > s.Blocks() }
+func (s *Stream) canCommit() bool { return s.nslots > s.Blocks() }
 
 // Commit makes the file's current content a committed state: it writes
 // back the resident block if changed, waits for the writes, fsyncs the
@@ -642,9 +634,9 @@ func (s *StreamStore) CanCommit() bool { return s.nslots > s.Blocks() }
 // them durable (the state file); only if save succeeds are the slots the
 // previous committed state referenced reused. Called at a block boundary
 // (Visit's between) or outside Visit.
-func (s *StreamStore) Commit(save func(StreamState) error) error {
-	if !s.CanCommit() {
-		return &DualsFileError{Path: s.path, Msg: "no spare slots: this store cannot commit", Err: ErrDualsFormat}
+func (s *Stream) Commit(save func(StreamState) error) error {
+	if !s.canCommit() {
+		return &FileError{Path: s.path, Msg: "no spare slots: this store cannot commit", Err: ErrFormat}
 	}
 	if s.cur >= 0 && s.dirty {
 		// Keep the block resident: write a copy (a buffer from the pool).
@@ -660,7 +652,7 @@ func (s *StreamStore) Commit(save func(StreamState) error) error {
 		return err
 	}
 	if err := s.f.Sync(); err != nil {
-		return &DualsFileError{Path: s.path, Msg: "fsync: " + err.Error(), Err: err}
+		return &FileError{Path: s.path, Msg: "fsync: " + err.Error(), Err: err}
 	}
 	s.mu.Lock()
 	st := StreamState{Path: s.path, Slots: slices.Clone(s.slotOf), CRC: slices.Clone(s.crc)}
@@ -680,10 +672,10 @@ func (s *StreamStore) Commit(save func(StreamState) error) error {
 // Adopt takes the slot map and checksums of a committed state (resume):
 // its blocks are read from there, and the slots it does not reference are
 // free.
-func (s *StreamStore) Adopt(st StreamState) error {
+func (s *Stream) Adopt(st StreamState) error {
 	nb := s.Blocks()
 	bad := func(msg string) error {
-		return &DualsFileError{Path: s.path, Msg: "committed state: " + msg, Err: ErrDualsFormat}
+		return &FileError{Path: s.path, Msg: "committed state: " + msg, Err: ErrFormat}
 	}
 	if len(st.Slots) != nb || len(st.CRC) != nb {
 		return bad(fmt.Sprintf("%d slots and %d checksums for %d blocks", len(st.Slots), len(st.CRC), nb))
@@ -714,7 +706,7 @@ func (s *StreamStore) Adopt(st StreamState) error {
 
 // Close writes back a block loaded by Block, waits for the writes and
 // closes the file (which stays on disk: the caller removes a temporary one).
-func (s *StreamStore) Close() error {
+func (s *Stream) Close() error {
 	if s.f == nil {
 		return nil
 	}
@@ -733,13 +725,4 @@ func (s *StreamStore) Close() error {
 	return err
 }
 
-// blockSums returns the sum of gaps[i] over each block's sentences.
-func (s *StreamStore) blockSums(gaps []float64) []float64 {
-	sums := make([]float64, s.Blocks())
-	for b := range sums {
-		sums[b] = sum(gaps[s.start[b]:s.start[b+1]])
-	}
-	return sums
-}
-
-var _ DualStore = (*StreamStore)(nil)
+var _ Store = (*Stream)(nil)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package train
+package duals
 
 import (
 	"errors"

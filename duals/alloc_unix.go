@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package train
+package duals
 
 import (
 	"unsafe"
@@ -23,5 +23,6 @@ func allocFloats(n int) ([]float64, func()) {
 	return v, func() { unix.Munmap(mem) }
 }
 
-// dualsOffHeap reports that MemoryStore keeps the duals outside the Go heap.
-const dualsOffHeap = true
+// OffHeap reports whether Memory keeps the duals outside the Go heap on
+// this system.
+const OffHeap = true

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !windows
 
-package train
+package duals
 
 import (
 	"errors"
@@ -16,22 +16,22 @@ const defaultAdvice = 0
 type mapView struct{}
 
 // mapShared fails: memory-mapped duals files are not supported on this
-// system (use a MemoryStore).
+// system (use a Memory).
 func mapShared(f *os.File, size int) ([]byte, mapView, error) {
 	return nil, mapView{}, fmt.Errorf("memory-mapped duals files are not supported on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 }
 
 // unmap does nothing: nothing is ever mapped.
-func (s *FileStore) unmap() error { return nil }
+func (s *File) unmap() error { return nil }
 
 // flush does nothing: nothing is ever mapped.
-func (s *FileStore) flush() error { return nil }
+func (s *File) flush() error { return nil }
 
 // advise does nothing: nothing is ever mapped.
-func (s *FileStore) advise(advice int) error { return nil }
+func (s *File) advise(advice int) error { return nil }
 
 // allocate sets f's size.
 func allocate(f *os.File, size int64) error { return f.Truncate(size) }
 
 // dropPages does nothing: files cannot be mapped here.
-func (s *FileStore) dropPages(lo, hi int64) {}
+func (s *File) dropPages(lo, hi int64) {}

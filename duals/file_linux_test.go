@@ -1,4 +1,4 @@
-package train
+package duals
 
 import (
 	"math/rand/v2"
@@ -28,7 +28,7 @@ func benchLayout(b *testing.B) *crf.Dataset {
 
 // sweep reads and writes every entry of every block, visiting the blocks in
 // a random order as SDCA does.
-func sweep(s DualStore, order []int) {
+func sweep(s Store, order []int) {
 	for _, i := range order {
 		mu := s.Block(i)
 		for j, x := range mu {
@@ -37,21 +37,21 @@ func sweep(s DualStore, order []int) {
 	}
 }
 
-// BenchmarkDualStoreSweep: ns per entry of a full read+write sweep in random
+// BenchmarkStoreSweep: ns per entry of a full read+write sweep in random
 // block order. memory; file-warm (steady state, pages mapped); file-sync
 // (the sweep plus msync, as after each checkpoint); file-cold (the page
 // cache is dropped before each sweep: duals larger than RAM) with
 // MADV_NORMAL and MADV_RANDOM.
-func BenchmarkDualStoreSweep(b *testing.B) {
+func BenchmarkStoreSweep(b *testing.B) {
 	d := benchLayout(b)
 	entries := BlockOffsets(d)[d.Len()]
 	order := rand.New(rand.NewPCG(1, 2)).Perm(d.Len())
 	report := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(entries), "ns/entry")
-		b.ReportMetric(float64(DualBytes(d))/1e9, "GB")
+		b.ReportMetric(float64(Bytes(d))/1e9, "GB")
 	}
 	b.Run("memory", func(b *testing.B) {
-		s := NewMemoryStore(d)
+		s := NewMemory(d)
 		sweep(s, order)
 		for b.Loop() {
 			sweep(s, order)
@@ -60,7 +60,7 @@ func BenchmarkDualStoreSweep(b *testing.B) {
 	})
 	file := func(b *testing.B, advice int, cold, sync bool) {
 		path := filepath.Join(b.TempDir(), "duals.bin")
-		s, err := CreateFileStore(path, d)
+		s, err := CreateFile(path, d)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func BenchmarkDualStoreSweep(b *testing.B) {
 }
 
 // dropCache closes s, evicts its file from the page cache and reopens it.
-func dropCache(b *testing.B, s *FileStore, d *crf.Dataset, advice int) *FileStore {
+func dropCache(b *testing.B, s *File, d *crf.Dataset, advice int) *File {
 	path := s.Path()
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
@@ -104,7 +104,7 @@ func dropCache(b *testing.B, s *FileStore, d *crf.Dataset, advice int) *FileStor
 		b.Fatal(err)
 	}
 	f.Close()
-	s, err = OpenFileStore(path, d)
+	s, err = OpenFile(path, d)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package train
+package duals
 
 import (
 	"runtime"
@@ -9,15 +9,15 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 )
 
-// TestMemoryStoreOffHeap: a MemoryStore's duals are not on the Go heap, so
+// TestMemoryOffHeap: a Memory's duals are not on the Go heap, so
 // they do not double the garbage collector's target (formerly they were).
-func TestMemoryStoreOffHeap(t *testing.T) {
+func TestMemoryOffHeap(t *testing.T) {
 	const n = 4 << 20 // 32 MiB of duals in one block
 	d := &crf.Dataset{NumLabels: n, NumAttrs: 1, SentStart: []int{0, 1}, AttrStart: []int{0, 0}, Labels: []int32{0}}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	s := NewMemoryStore(d)
+	s := NewMemory(d)
 	runtime.ReadMemStats(&after)
 	mu := s.Block(0)
 	if len(mu) != n {

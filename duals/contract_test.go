@@ -1,4 +1,4 @@
-package train
+package duals
 
 import (
 	"math"
@@ -11,16 +11,16 @@ import (
 )
 
 // newStoreFunc makes an empty dual store for d; the test owns closing it.
-type newStoreFunc func(t *testing.T, d *crf.Dataset) DualStore
+type newStoreFunc func(t *testing.T, d *crf.Dataset) Store
 
-// TestDualStoreContract runs the one contract suite against every DualStore.
-func TestDualStoreContract(t *testing.T) {
+// TestStoreContract runs the one contract suite against every Store.
+func TestStoreContract(t *testing.T) {
 	t.Run("memory", func(t *testing.T) {
-		testDualStore(t, func(t *testing.T, d *crf.Dataset) DualStore { return NewMemoryStore(d) })
+		testStore(t, func(t *testing.T, d *crf.Dataset) Store { return NewMemory(d) })
 	})
 	t.Run("file", func(t *testing.T) {
-		testDualStore(t, func(t *testing.T, d *crf.Dataset) DualStore {
-			s, err := CreateFileStore(filepath.Join(t.TempDir(), "duals.bin"), d)
+		testStore(t, func(t *testing.T, d *crf.Dataset) Store {
+			s, err := CreateFile(filepath.Join(t.TempDir(), "duals.bin"), d)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +56,7 @@ func lengthsDataset(lens []int, K int) *crf.Dataset {
 	return d
 }
 
-func testDualStore(t *testing.T, newStore newStoreFunc) {
+func testStore(t *testing.T, newStore newStoreFunc) {
 	for name, d := range contractDatasets() {
 		t.Run(name, func(t *testing.T) {
 			s := newStore(t, d)
@@ -75,7 +75,7 @@ func testDualStore(t *testing.T, newStore newStoreFunc) {
 
 // checkShape: n blocks, each of crf.BlockLen(T_i, K) entries, zero, with no
 // spare capacity an append could spill into a neighbour through.
-func checkShape(t *testing.T, s DualStore, d *crf.Dataset) {
+func checkShape(t *testing.T, s Store, d *crf.Dataset) {
 	if s.Len() != d.Len() {
 		t.Fatalf("Len() = %d, dataset has %d sentences", s.Len(), d.Len())
 	}
@@ -98,7 +98,7 @@ func checkShape(t *testing.T, s DualStore, d *crf.Dataset) {
 }
 
 // checkWriteThrough: a write to a returned slice is seen by a fresh call.
-func checkWriteThrough(t *testing.T, s DualStore) {
+func checkWriteThrough(t *testing.T, s Store) {
 	for i := 0; i < s.Len(); i++ {
 		s.Block(i)[0] = 0.25
 		s.Block(i)[len(s.Block(i))-1] = -1.5
@@ -116,7 +116,7 @@ func pattern(i, j int) float64 { return float64(i)*1e5 + float64(j) + 0.5 }
 
 // checkDisjoint writes a distinct value into every entry of every block,
 // then reads them all back: no two blocks share memory.
-func checkDisjoint(t *testing.T, s DualStore) {
+func checkDisjoint(t *testing.T, s Store) {
 	for i := 0; i < s.Len(); i++ {
 		for j := range s.Block(i) {
 			s.Block(i)[j] = pattern(i, j)

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package train
+package duals
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 )
 
 // defaultAdvice is the access pattern the mapping is declared with (see
-// BenchmarkDualStoreSweep).
+// BenchmarkStoreSweep).
 const defaultAdvice = unix.MADV_NORMAL
 
 // mapView is what unmapping needs besides the mapped bytes: nothing here.
@@ -24,14 +24,14 @@ func mapShared(f *os.File, size int) ([]byte, mapView, error) {
 }
 
 // unmap removes the mapping (munmap).
-func (s *FileStore) unmap() error { return unix.Munmap(s.mem) }
+func (s *File) unmap() error { return unix.Munmap(s.mem) }
 
 // flush writes the dirty pages to the file and waits for the disk (msync
 // MS_SYNC).
-func (s *FileStore) flush() error { return unix.Msync(s.mem, unix.MS_SYNC) }
+func (s *File) flush() error { return unix.Msync(s.mem, unix.MS_SYNC) }
 
 // advise tells the kernel how the mapping will be accessed (madvise).
-func (s *FileStore) advise(advice int) error {
+func (s *File) advise(advice int) error {
 	if err := unix.Madvise(s.mem, advice); err != nil {
 		return fmt.Errorf("madvise duals file %s: %w", s.path, err)
 	}
@@ -42,7 +42,7 @@ func (s *FileStore) advise(advice int) error {
 // from the process's memory (madvise MADV_DONTNEED). The mapping is shared,
 // so no data is lost: a later access finds it in the page cache or the file.
 // A failure only leaves the pages resident, so it is not reported.
-func (s *FileStore) dropPages(lo, hi int64) {
+func (s *File) dropPages(lo, hi int64) {
 	pg := int64(os.Getpagesize())
 	lo = (lo + pg - 1) / pg * pg
 	hi = min(hi, int64(len(s.mem))) / pg * pg
