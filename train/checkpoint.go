@@ -505,7 +505,7 @@ func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
 		return nil, err
 	}
 	if st.Stream != nil {
-		// The duals are in the streamed file: SDCA.Resume adopts its slot
+		// The duals are in the streamed file: SDCA's resume adopts its slot
 		// map, checks each block's CRC as it reads it and the weights
 		// against ŵ(μ).
 		return &Checkpoint{Dir: snap, state: st, Weights: w}, nil

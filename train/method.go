@@ -68,9 +68,9 @@ type Counters struct {
 // exactly (Settings.RefreshEvery).
 type refresher interface {
 	Method
-	// Refresh recomputes the gap estimates at the current point with a full
+	// refresh recomputes the gap estimates at the current point with a full
 	// pass over the data.
-	Refresh(ctx context.Context) error
+	refresh(ctx context.Context) error
 }
 
 // committer is a Method that must checkpoint within an epoch (SDCA on a
@@ -370,7 +370,7 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	defer stop()
 	t0 := time.Now()
 	if s.Resume != nil {
-		if err := m.(resumer).Resume(p, s.Resume); err != nil {
+		if err := m.(resumer).resume(p, s.Resume); err != nil {
 			return nil, err
 		}
 		r.prog = *s.Resume.Progress()
@@ -502,7 +502,7 @@ func (r *run) refresh() error {
 	if r.s.RefreshEvery <= 0 || r.prog.Step != 0 || ep == 0 || ep%r.s.RefreshEvery != 0 {
 		return nil
 	}
-	return r.m.(refresher).Refresh(r.ctx)
+	return r.m.(refresher).refresh(r.ctx)
 }
 
 // refreshCalls returns the oracle calls of the refresh passes made before

@@ -171,12 +171,12 @@ func (m *SDCA) Init(p *Problem) error {
 	return nil
 }
 
-// Resume prepares SDCA for p at checkpoint c's exact position, a verified
+// resume prepares SDCA for p at checkpoint c's exact position, a verified
 // checkpoint (LoadCheckpoint) of a run with the same settings (Train
 // checks them): its duals are copied into the store, and its weights,
 // counters, sampler and random state are restored, so the run continues as
 // the checkpointed one would have.
-func (m *SDCA) Resume(p *Problem, c *Checkpoint) error {
+func (m *SDCA) resume(p *Problem, c *Checkpoint) error {
 	if err := m.setup(p); err != nil {
 		return err
 	}
@@ -334,10 +334,10 @@ func (m *SDCA) endEpoch() {
 	m.epoch++
 }
 
-// Refresh recomputes every block gap at the current weights with a full
+// refresh recomputes every block gap at the current weights with a full
 // pass over the data (on all cores) and hands them to the sampler
 // (Settings.RefreshEvery). It is meant for the start of an epoch.
-func (m *SDCA) Refresh(ctx context.Context) error {
+func (m *SDCA) refresh(ctx context.Context) error {
 	r, err := m.p.pass(ctx, m.st.w, m.duals, false)
 	if err != nil {
 		return err

@@ -46,10 +46,10 @@ type resumer interface {
 	// runSettings returns every setting of the method on p that a resumed
 	// run must repeat to continue bit for bit, with the defaults applied.
 	runSettings(p *Problem) runSettings
-	// Resume prepares the method for p at the exact position of checkpoint
+	// resume prepares the method for p at the exact position of checkpoint
 	// c, instead of Init: duals, weights, counters, sampler and random
 	// state as they were.
-	Resume(p *Problem, c *Checkpoint) error
+	resume(p *Problem, c *Checkpoint) error
 }
 
 // settingsOf returns the settings of a run of m on p under s that a
