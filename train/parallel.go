@@ -24,8 +24,8 @@ package train
 //
 //	φ'_k(γ) = −[S(γ) − S_sep(γ)] − λn(⟨u_k, v⟩ + γ Σ_j σ′_j v_j²),
 //
-// the sequential line search with ‖v‖² weighted by σ′ (scaledNorm). The
-// step moves u_k by γ·C·v (applyScaled). A worker is therefore a stepper
+// the sequential line search with ‖v‖² weighted by σ′ (rowsNorm). The
+// step moves u_k by γ·C·v (move). A worker is therefore a stepper
 // on its view with its scaling, and this file is the scheduler that runs
 // them. Every round therefore increases
 // D, whatever the round's length, and a row that only one worker uses
@@ -40,7 +40,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 
@@ -69,48 +68,20 @@ type parallel struct {
 // the run's) with its own random numbers.
 type worker struct {
 	st  *stepper
-	d   draws // d.sents: the worker's sentences
+	sc  *scaling // st's scaler
+	d   draws    // d.sents: the worker's sentences
 	src *rand.PCG
 }
 
-// scaling is what makes a worker's step a CoCoA+ local step: σ′ per row
-// and on the tail, and the rows the worker changed in the round.
+// scaling is a worker's stepScaler, what makes its step a CoCoA+ local
+// step: σ′ per row and on the tail, and the rows the worker changed in
+// the round.
 type scaling struct {
 	scale    []float64 // per attribute: σ′ of its row (shared by the workers)
 	tail     float64   // σ′ of the dense tail (B, bias, start, end)
 	rowScale []float64 // per packed row of the step's direction: its σ′
 	touched  []int32   // attributes whose rows this worker changed in the round
 	seen     []bool    // per attribute: in touched
-}
-
-// NumWorkers returns the number of workers SDCA will run on a problem of n
-// sentences: Workers with its default applied, at most n (what
-// MemoryOptions.SDCAWorkers wants).
-func (m *SDCA) NumWorkers(n int) int { return m.numWorkers(n) }
-
-// numWorkers returns the number of workers on n sentences: Workers, at
-// most n; 0 means DefaultWorkers, and AllWorkers GOMAXPROCS, or 1 when the
-// Sampler set is not a Splitter.
-func (m *SDCA) numWorkers(n int) int {
-	P := m.Workers
-	if P == 0 {
-		P = DefaultWorkers
-	}
-	if P == AllWorkers {
-		P = runtime.GOMAXPROCS(0)
-		if _, ok := m.Sampler.(Splitter); m.Sampler != nil && !ok {
-			P = 1
-		}
-	}
-	return max(1, min(P, n))
-}
-
-// roundSteps returns RoundSteps with its default applied.
-func (m *SDCA) roundSteps() int {
-	if m.RoundSteps == 0 {
-		return DefaultRoundSteps
-	}
-	return m.RoundSteps
 }
 
 // newParallel makes the P workers of m (set up but for its point): their
@@ -125,8 +96,9 @@ func newParallel(m *SDCA, P int) *parallel {
 	fewest := d.Len()
 	for k, idx := range parts {
 		st := newStepper(p, m.duals, m.rows, m.sub)
-		st.scaled = &scaling{scale: scale, tail: float64(P), seen: make([]bool, d.NumAttrs)}
-		wk := &worker{st: st, src: rand.NewPCG(m.Seed, workerStream+uint64(k))}
+		sc := &scaling{scale: scale, tail: float64(P), seen: make([]bool, d.NumAttrs)}
+		st.scaled = sc
+		wk := &worker{st: st, sc: sc, src: rand.NewPCG(m.Seed, workerStream+uint64(k))}
 		wk.d = draws{rng: rand.New(wk.src), sents: idx}
 		par.workers = append(par.workers, wk)
 		fewest = min(fewest, len(idx))
@@ -195,12 +167,6 @@ func (par *parallel) start() {
 		wk.st.w = append(wk.st.w[:0], m.st.w...)
 	}
 	par.round = 0
-}
-
-// errWorkers refuses to resume a snapshot of a run with another number of
-// workers.
-func errWorkers(snap, now int) error {
-	return fmt.Errorf("resume: the snapshot was made with %d workers, this run has %d", snap, now)
 }
 
 // restore takes the workers' random states and the round from a
@@ -300,10 +266,13 @@ func (par *parallel) each(f func(wk *worker)) {
 	par.wg.Wait()
 }
 
-// scaledNorm returns Σ_r σ′_r ‖v_r‖² over the packed rows of the step's
-// direction, noting each row's σ′ for applyScaled.
-func (sp *stepper) scaledNorm() float64 {
-	ws, c := sp.ws, sp.scaled
+// tailScale returns σ′ of the dense tail.
+func (c *scaling) tailScale() float64 { return c.tail }
+
+// rowsNorm returns Σ_r σ′_r ‖v_r‖² over the packed rows of sp's step's
+// direction, noting each row's σ′ for move.
+func (c *scaling) rowsNorm(sp *stepper) float64 {
+	ws := sp.ws
 	K := sp.p.Layout.NumLabels
 	c.rowScale = grow(c.rowScale, len(ws.rows))
 	vv := 0.0
@@ -316,11 +285,11 @@ func (sp *stepper) scaledNorm() float64 {
 	return vv
 }
 
-// applyScaled moves a worker's view by γ·C·v — γσ′_r v_r on each packed
+// move moves a worker's view sp.w by γ·C·v — γσ′_r v_r on each packed
 // row, γσ′ v on the tail — and notes the rows it changed.
-func (sp *stepper) applyScaled(gamma float64) {
+func (c *scaling) move(sp *stepper, gamma float64) {
 	lay := sp.p.Layout
-	ws, c := sp.ws, sp.scaled
+	ws := sp.ws
 	axpyRows(sp.w, ws.rows, ws.vr, nil, c.rowScale, gamma, lay.NumLabels)
 	g := gamma * c.tail
 	w, v := sp.w[lay.Trans():], ws.vt
@@ -339,7 +308,7 @@ func (sp *stepper) applyScaled(gamma float64) {
 // the round, and on the tail, into its change Δw = (u − w)/σ′.
 func (wk *worker) toChange(w []float64) {
 	lay := wk.st.p.Layout
-	c := wk.st.scaled
+	c := wk.sc
 	K, tr := lay.NumLabels, lay.Trans()
 	u := wk.st.w
 	for _, a := range c.touched {
@@ -361,7 +330,7 @@ func (par *parallel) aggregate() {
 	w := m.st.w
 	for _, wk := range par.workers {
 		u := wk.st.w
-		for _, a := range wk.st.scaled.touched {
+		for _, a := range wk.sc.touched {
 			r := lay.Row(a)
 			for y := r; y < r+K; y++ {
 				w[y] += u[y]
@@ -380,7 +349,7 @@ func (par *parallel) resync(wk *worker) {
 	K, tr := lay.NumLabels, lay.Trans()
 	w := par.m.st.w
 	for _, v := range par.workers {
-		for _, a := range v.st.scaled.touched {
+		for _, a := range v.sc.touched {
 			r := lay.Row(a)
 			copy(wk.st.w[r:r+K], w[r:r+K])
 		}
@@ -393,7 +362,7 @@ func (par *parallel) resync(wk *worker) {
 func (par *parallel) endRound() {
 	m := par.m
 	for _, wk := range par.workers {
-		c := wk.st.scaled
+		c := wk.sc
 		for _, a := range c.touched {
 			c.seen[a] = false
 		}
@@ -457,3 +426,5 @@ func pick(v []float64, idx []int) []float64 {
 	}
 	return out
 }
+
+var _ stepScaler = (*scaling)(nil)

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync/atomic"
 
@@ -119,6 +120,36 @@ func (m *SDCA) effective() (eps, sub float64) {
 		sub = DefaultSubPrecision
 	}
 	return eps, sub
+}
+
+// NumWorkers returns the number of workers SDCA will run on a problem of n
+// sentences: Workers with its default applied, at most n (what
+// MemoryOptions.SDCAWorkers wants).
+func (m *SDCA) NumWorkers(n int) int { return m.numWorkers(n) }
+
+// numWorkers returns the number of workers on n sentences: Workers, at
+// most n; 0 means DefaultWorkers, and AllWorkers GOMAXPROCS, or 1 when the
+// Sampler set is not a Splitter.
+func (m *SDCA) numWorkers(n int) int {
+	P := m.Workers
+	if P == 0 {
+		P = DefaultWorkers
+	}
+	if P == AllWorkers {
+		P = runtime.GOMAXPROCS(0)
+		if _, ok := m.Sampler.(Splitter); m.Sampler != nil && !ok {
+			P = 1
+		}
+	}
+	return max(1, min(P, n))
+}
+
+// roundSteps returns RoundSteps with its default applied.
+func (m *SDCA) roundSteps() int {
+	if m.RoundSteps == 0 {
+		return DefaultRoundSteps
+	}
+	return m.RoundSteps
 }
 
 // runSettings returns every setting of SDCA on p that a resumed run must

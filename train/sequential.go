@@ -1,6 +1,9 @@
 package train
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // scheduler runs the epochs of an SDCA run: which sentences its steps
 // take, in what order, and on which weights. setup chooses one: sequential
@@ -98,4 +101,10 @@ func (s *sequential) restore(st checkpointState) error {
 	}
 	s.next = st.Next
 	return nil
+}
+
+// errWorkers refuses to resume a snapshot of a run with another number of
+// workers.
+func errWorkers(snap, now int) error {
+	return fmt.Errorf("resume: the snapshot was made with %d workers, this run has %d", snap, now)
 }

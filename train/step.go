@@ -23,11 +23,22 @@ type stepper struct {
 	wsq   float64   // ‖w‖², kept by the steps
 	ws    *stepWork
 	// scaled, for a worker of a parallel SDCA, scales the curvature and the
-	// moves of its steps by σ′ (parallel.go); nil: the sequential step.
-	scaled *scaling
+	// moves of its steps (parallel.go); nil: the sequential step.
+	scaled stepScaler
 	// steps and lsIters count the steps made and their line-search
 	// evaluations.
 	steps, lsIters int64
+}
+
+// stepScaler weighs the curvature of a step's line search and scales its
+// move: what makes a worker's step a local step of the parallel SDCA.
+type stepScaler interface {
+	// rowsNorm returns the weighted ‖v‖² of the direction's packed rows.
+	rowsNorm(sp *stepper) float64
+	// tailScale returns the weight of the direction's dense tail.
+	tailScale() float64
+	// move adds the scaled γv to sp.w.
+	move(sp *stepper, gamma float64)
 }
 
 // newStepper returns a stepper for p on duals, with no weights yet.
@@ -329,7 +340,7 @@ func (sp *stepper) direction(i int, s crf.Sentence) (wv, vv float64) {
 	if sp.scaled == nil {
 		vv = dotKernel(ws.vr, ws.vr)
 	} else {
-		vv = sp.scaledNorm()
+		vv = sp.scaled.rowsNorm(sp)
 	}
 	// ⟨w, v⟩ on the attribute rows is c·Σ_t Σ_j x_j⟨U[a_j], δ_t⟩ = c·Σ_t ⟨θ_t − bias − start/end, δ_t⟩
 	// with the node scores θ of the oracle (masked-out weights are zero, so
@@ -381,16 +392,16 @@ func (sp *stepper) direction(i int, s crf.Sentence) (wv, vv float64) {
 	if sp.scaled == nil {
 		vv += dot(tail, tail)
 	} else {
-		vv += sp.scaled.tail * dot(tail, tail)
+		vv += sp.scaled.tailScale() * dot(tail, tail)
 	}
 	return wv, vv
 }
 
 // applyPrimal adds γv to w on the touched rows and the dense tail (a
-// worker: γσ′v to its view, applyScaled).
+// worker: its scaled move).
 func (sp *stepper) applyPrimal(gamma float64) {
 	if sp.scaled != nil {
-		sp.applyScaled(gamma)
+		sp.scaled.move(sp, gamma)
 		return
 	}
 	lay := sp.p.Layout
