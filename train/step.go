@@ -41,7 +41,7 @@ type stepScaler interface {
 	move(sp *stepper, gamma float64)
 }
 
-// newStepper returns a stepper for p on duals, with no weights yet.
+// newStepper returns a stepper for p on the dual store, with no weights yet.
 func newStepper(p *Problem, store duals.Store, rows *sentenceRows, sub float64) *stepper {
 	return &stepper{p: p, duals: store, rows: rows, sub: sub, ws: newStepWork(p)}
 }
