@@ -8,6 +8,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 const tol = 1e-9
@@ -127,10 +128,10 @@ func checkBrute(t *testing.T, sd float64, K, T int, noBias bool) {
 		node2 := make([]float64, T*K)
 		crf.NodeFromBlock(block2, T, K, node2)
 		want := crftest.KL(j, j2)
-		if kl := crf.KL(block, block2, log2, T, K, node, node2); !close(kl, want) {
+		if kl := num.KL(block, block2, log2, T, K, node, node2); !close(kl, want) {
 			t.Fatalf("KL with log ν %.15g, want %.15g", kl, want)
 		}
-		if kl := crf.KL(block, block2, nil, T, K, node, node2); !close(kl, want) {
+		if kl := num.KL(block, block2, nil, T, K, node, node2); !close(kl, want) {
 			t.Fatalf("KL %.15g, want %.15g", kl, want)
 		}
 

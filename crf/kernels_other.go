@@ -4,8 +4,3 @@ package crf
 
 // kern is goKernels: there are no vector kernels for this architecture.
 var kern = goKernels
-
-// LogVec sets dst[i] = log src[i] for every src[i] that is a positive,
-// finite, normal number, entry by entry with Log (there is no vector
-// kernel for this architecture); for other entries dst[i] is unspecified.
-func LogVec(dst, src []float64) { logVecGo(dst, src) }

@@ -1,6 +1,10 @@
 package crf
 
-import "math"
+import (
+	"math"
+
+	"github.com/dualcrf/dualcrf/internal/num"
+)
 
 // underflow is the smallest scaled forward/backward entry the probability
 // domain recursions trust; below it the lattice falls back to log domain.
@@ -394,14 +398,14 @@ func (l *Lattice) LogEdgeFactors(a, c []float64) {
 //	fa_t(y) = log α̂_t(y),  fc_t(y') = θ_{t+1}(y') − m_{t+1} + log β̂_{t+1}(y') − log c_{t+1}
 //
 // in the scaled domain, where every α̂ and β̂ is at least 1e-290 (a
-// positive normal number), so that whole arrays go through LogVec; the
+// positive normal number), so that whole arrays go through num.LogVec; the
 // log-domain messages are used as they are.
 func (l *Lattice) factors() {
 	K, kp, T := l.K, l.kp, l.T
 	n := (T - 1) * kp
 	if !l.logDom {
-		LogVec(l.fa[:n], l.alpha[:n])
-		LogVec(l.fc[:n], l.beta[kp:kp+n])
+		num.LogVec(l.fa[:n], l.alpha[:n])
+		num.LogVec(l.fc[:n], l.beta[kp:kp+n])
 	}
 	for t := 0; t < T-1; t++ {
 		a, c := l.fa[t*kp:(t+1)*kp], l.fc[t*kp:(t+1)*kp]

@@ -56,38 +56,6 @@ func Entropy(mu []float64, T, K int, node []float64, fill bool) float64 {
 	return h
 }
 
-// KL returns the junction-tree divergence D̃(μ‖ν) = Σ_edges KL(μ_e‖ν_e) −
-// Σ_separators KL(μ_s‖ν_s). logNu, when not nil, holds log ν (as produced by
-// Lattice.Marginals); muNode and nuNode are T×K node marginals of μ and ν.
-// A result that rounds below zero is returned as zero.
-func KL(mu, nu, logNu []float64, T, K int, muNode, nuNode []float64) float64 {
-	n := BlockLen(T, K)
-	d := 0.0
-	for i, m := range mu[:n] {
-		if m <= 0 {
-			continue
-		}
-		var ln float64
-		if logNu != nil {
-			ln = logNu[i]
-		} else {
-			ln = math.Log(nu[i])
-		}
-		d += m * (math.Log(m) - ln)
-	}
-	if T > 2 {
-		s := 0.0
-		for i, m := range muNode[K : (T-1)*K] {
-			if m <= 0 {
-				continue
-			}
-			s += m * math.Log(m/nuNode[K+i])
-		}
-		d -= s
-	}
-	return max(d, 0)
-}
-
 // AddExpectedNodes adds the part of scale·E_μ[F(x,·)] that the node
 // marginals (T×K) give: the rows of s's attributes, bias, start and end —
 // all of AddExpected but the transitions.

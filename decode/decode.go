@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/num"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -87,7 +88,7 @@ func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*t
 		p.LogProb = make([]float64, n)
 	}
 	K := m.Layout.NumLabels
-	err := crf.Parallel(ctx, n, opts.Workers, func() func(int) {
+	err := num.Parallel(ctx, n, opts.Workers, func() func(int) {
 		lat := crf.NewLattice(K)
 		var node []float64
 		return func(i int) {

@@ -468,7 +468,7 @@ func (r *trainer) method() (train.Method, error) {
 	if r.resume, err = train.LoadCheckpoint(o.Resume, r.p, func(msg string) { r.logf("train: warning: %s", msg) }); err != nil {
 		return nil, err
 	}
-	if err := r.resume.CheckSettings(train.RunSettings(r.p, r.set, r.sd)); err != nil {
+	if err := r.resume.CheckSettings(r.p, r.set, r.sd); err != nil {
 		r.resume.Duals.Close()
 		r.resume = nil
 		return nil, err

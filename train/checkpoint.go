@@ -50,22 +50,15 @@ import (
 	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
-// ErrNoCheckpoint is returned by LoadCheckpoint when DIR holds no usable
-// snapshot.
-var ErrNoCheckpoint = errors.New("train: no usable checkpoint")
-
-// ErrResumeSettings is returned when a run's settings differ from those
-// its checkpoint was made with.
-var ErrResumeSettings = errors.New("train: resume with other settings")
-
 // keepSnapshots is the number of snapshots kept on disk.
 const keepSnapshots = 2
 
-// stateVersion is the version of state.json this build writes and reads.
-const stateVersion = 2
+// stateVersion is the version of state.json this build writes and reads;
+// version 2 held the run settings by the command's flag names.
+const stateVersion = 3
 
-// CheckpointState is the JSON part of a snapshot.
-type CheckpointState struct {
+// checkpointState is the JSON part of a snapshot.
+type checkpointState struct {
 	Version     int    `json:"version"`
 	Fingerprint string `json:"fingerprint"` // hex of duals.Fingerprint(dataset)
 	Sentences   int    `json:"sentences"`
@@ -73,22 +66,22 @@ type CheckpointState struct {
 	// The position: Epoch epochs' steps done, Step steps of the next one,
 	// Next the sentence drawn for step Step (−1 when Step = 0); Pending: the
 	// record of epoch Epoch is not made yet.
-	Epoch           int               `json:"epoch"`
-	Step            int               `json:"step"`
-	Next            int               `json:"next"`
-	Pending         bool              `json:"pending"`
-	Training        time.Duration     `json:"training_ns"`
-	EpochTraining   time.Duration     `json:"epoch_training_ns"`
-	EpochLineSearch int64             `json:"epoch_line_search"`
-	Steps           int64             `json:"steps"`
-	LineSearch      int64             `json:"line_search"`
-	WSq             float64           `json:"wsq"`
-	RNG             []byte            `json:"rng"`
-	Sampler         SamplerState      `json:"sampler"`
-	Records         []EpochRecord     `json:"records"`
-	Settings        map[string]string `json:"settings"`
-	WeightsHash     string            `json:"weights_sha256"`
-	DualsCRC        uint32            `json:"duals_crc32c"`
+	Epoch           int           `json:"epoch"`
+	Step            int           `json:"step"`
+	Next            int           `json:"next"`
+	Pending         bool          `json:"pending"`
+	Training        time.Duration `json:"training_ns"`
+	EpochTraining   time.Duration `json:"epoch_training_ns"`
+	EpochLineSearch int64         `json:"epoch_line_search"`
+	Steps           int64         `json:"steps"`
+	LineSearch      int64         `json:"line_search"`
+	WSq             float64       `json:"wsq"`
+	RNG             []byte        `json:"rng"`
+	Sampler         SamplerState  `json:"sampler"`
+	Records         []EpochRecord `json:"records"`
+	Settings        runSettings   `json:"settings"`
+	WeightsHash     string        `json:"weights_sha256"`
+	DualsCRC        uint32        `json:"duals_crc32c"`
 	// Workers is the number of workers of a parallel SDCA (absent for
 	// one), which snapshots only at the end of a round (Next is −1), and
 	// WorkerRNG their random states, in worker order.
@@ -115,80 +108,18 @@ type stateFile struct {
 // Checkpoint is a loaded, verified snapshot.
 type Checkpoint struct {
 	Dir     string // the snapshot's directory
-	State   CheckpointState
 	Weights []float64
-	Duals   *duals.File // open; the caller closes it; nil for a streamed run's (State.Stream)
+	Duals   *duals.File // open; the caller closes it; nil for a streamed run's
+	state   checkpointState
 }
 
 // Progress returns the run's progress at the snapshot (its log shares
 // the checkpoint's).
 func (c *Checkpoint) Progress() *Progress {
-	st := c.State
+	st := c.state
 	return &Progress{Position: Position{Epoch: st.Epoch, Step: st.Step, Pending: st.Pending},
-		Training: st.Training, Records: st.Records, Settings: st.Settings,
+		Training: st.Training, Records: st.Records, settings: st.Settings,
 		EpochTraining: st.EpochTraining, EpochLineSearch: st.EpochLineSearch}
-}
-
-// CheckSettings refuses a resume whose settings differ from the
-// checkpoint's, naming the first setting that differs and both values.
-func (c *Checkpoint) CheckSettings(want map[string]string) error {
-	keys := make([]string, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	for k := range c.State.Settings {
-		if _, ok := want[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	// The worker count first: a sequential run records neither it nor the
-	// round length, so a resume with other workers names --workers, not
-	// the round length that follows from it.
-	sort.Slice(keys, func(i, j int) bool {
-		if (keys[i] == "workers") != (keys[j] == "workers") {
-			return keys[i] == "workers"
-		}
-		return keys[i] < keys[j]
-	})
-	setting := func(m map[string]string, k string) (string, bool) {
-		v, ok := m[k]
-		if !ok && k == "workers" {
-			return "1", true // sequential runs leave it out
-		}
-		return v, ok
-	}
-	for _, k := range keys {
-		got, ok := setting(c.State.Settings, k)
-		if !ok {
-			got = "(not recorded)"
-		}
-		if w, ok := setting(want, k); !ok || got != w {
-			if !ok {
-				w = "(none)"
-			}
-			return fmt.Errorf("%w: %s was made with %s, this run has %s; resume with the same setting (or start afresh)",
-				ErrResumeSettings, c.Dir, describeSetting(k, got), describeSetting(k, w))
-		}
-	}
-	return nil
-}
-
-// describeSetting shows the run setting k = v as the user gives it: most
-// settings are the train flag of their name; the bias is --no-bias, and
-// the block count of streamed duals follows from the memory budget (it is
-// no flag).
-func describeSetting(k, v string) string {
-	switch {
-	case strings.HasPrefix(v, "("): // (not recorded), (none)
-		return k + " " + v
-	case k == "bias" && v == "false":
-		return "--no-bias"
-	case k == "bias":
-		return "the bias features (no --no-bias)"
-	case k == "duals-blocks":
-		return "streamed duals in " + v + " blocks (their size follows the memory budget, --memory-budget or half of physical memory, and the rest of the run)"
-	}
-	return "--" + k + " " + v
 }
 
 // snapshotName returns the name of the snapshot at pos.
@@ -251,8 +182,8 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 	if pr.Step != m.pos {
 		return "", fmt.Errorf("checkpoint: the driver is at step %d of its epoch, the method at %d", pr.Step, m.pos)
 	}
-	if pr.Settings == nil {
-		return "", fmt.Errorf("checkpoint: the progress holds no run settings (RunSettings) to record")
+	if pr.settings.Version != settingsVersion {
+		return "", fmt.Errorf("checkpoint: the progress holds no run settings to record (it was not made by Train)")
 	}
 	name := snapshotName(pr.Position)
 	tmp, err := os.MkdirTemp(dir, "."+name+".tmp-")
@@ -286,7 +217,7 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 // committed state stream), and renames it into place as dir/name.
 func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, stream *duals.StreamState) (string, error) {
 	d := m.p.Data
-	wb := floatBytes(m.w) // little-endian: writeDualsFile checked the host
+	wb := floatBytes(m.st.w) // little-endian: writeDualsFile checked the host
 	sum := sha256.Sum256(wb)
 	if err := writeSynced(filepath.Join(tmp, "weights.bin"), wb); err != nil {
 		return "", err
@@ -295,27 +226,16 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 	if err != nil {
 		return "", err
 	}
-	workerRNG, err := m.par.randomStates()
-	if err != nil {
-		return "", err
-	}
 	fp := duals.Fingerprint(d)
-	st := CheckpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.w),
+	st := checkpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.st.w),
 		Epoch: pr.Epoch, Step: pr.Step, Next: -1, Pending: pr.Pending, Training: pr.Training,
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
-		Steps: m.steps, LineSearch: m.lsIters, WSq: m.wsq, RNG: rng, Sampler: m.samplerState(),
-		Workers: len(workerRNG), WorkerRNG: workerRNG,
-		Records: pr.Records, Settings: pr.Settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc}
-	if pr.Step > 0 && m.par == nil {
-		st.Next = m.next
+		Steps: m.st.steps, LineSearch: m.st.lsIters, WSq: m.st.wsq, RNG: rng, Sampler: m.sched.samplerState(),
+		Records: pr.Records, Settings: pr.settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc, Stream: stream}
+	if err := m.sched.save(&st); err != nil {
+		return "", err
 	}
-	if stream != nil {
-		st.Stream, st.Next = stream, -1
-		if pr.Step > 0 {
-			st.BlockOrder, st.BlockSteps, st.BlockShare, st.BlockPos = m.order, m.bsteps, m.bshare, m.bpos
-		}
-	}
-	js, err := EncodeState(st)
+	js, err := encodeState(st)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
@@ -362,9 +282,9 @@ func renameReplacing(tmp, final string) error {
 	return os.RemoveAll(tmp) // tmp now holds the old snapshot
 }
 
-// EncodeState returns the bytes of state.json for st: its JSON with the
+// encodeState returns the bytes of state.json for st: its JSON with the
 // SHA-256 of those exact bytes.
-func EncodeState(st CheckpointState) ([]byte, error) {
+func encodeState(st checkpointState) ([]byte, error) {
 	body, err := json.Marshal(st)
 	if err != nil {
 		return nil, err
@@ -373,12 +293,12 @@ func EncodeState(st CheckpointState) ([]byte, error) {
 	return json.Marshal(stateFile{SHA256: hex.EncodeToString(sum[:]), State: body})
 }
 
-// DecodeState parses and checks state.json for a dataset of n sentences
+// decodeState parses and checks state.json for a dataset of n sentences
 // and dim weights: its checksum, version, and that its position, counters,
 // random state, sampler state and log are consistent. It never trusts a
 // number it has not checked.
-func DecodeState(b []byte, n, dim int) (CheckpointState, error) {
-	var st CheckpointState
+func decodeState(b []byte, n, dim int) (checkpointState, error) {
+	var st checkpointState
 	var f stateFile
 	if err := json.Unmarshal(b, &f); err != nil {
 		return st, fmt.Errorf("state.json: %w", err)
@@ -390,13 +310,25 @@ func DecodeState(b []byte, n, dim int) (CheckpointState, error) {
 	if again, err := json.Marshal(f); err != nil || !bytes.Equal(again, b) {
 		return st, fmt.Errorf("state.json: not in the form this program writes (edited or corrupt)")
 	}
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(f.State, &head); err != nil {
+		return st, fmt.Errorf("state.json: %w", err)
+	}
+	switch {
+	case head.Version < stateVersion:
+		return st, errOldSettings
+	case head.Version > stateVersion:
+		return st, fmt.Errorf("state.json: version %d, this build reads %d (written by a later version of dualcrf)", head.Version, stateVersion)
+	}
 	dec := json.NewDecoder(bytes.NewReader(f.State))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&st); err != nil {
 		return st, fmt.Errorf("state.json: %w", err)
 	}
-	if st.Version != stateVersion {
-		return st, fmt.Errorf("state.json: version %d, this build reads %d", st.Version, stateVersion)
+	if st.Settings.Version != settingsVersion {
+		return st, fmt.Errorf("state.json: run settings of version %d, this build reads %d", st.Settings.Version, settingsVersion)
 	}
 	if err := st.check(n, dim); err != nil {
 		return st, fmt.Errorf("state.json: %w", err)
@@ -406,7 +338,7 @@ func DecodeState(b []byte, n, dim int) (CheckpointState, error) {
 
 // check verifies that the state is one an SDCA run on n sentences and dim
 // weights can be in.
-func (st *CheckpointState) check(n, dim int) error {
+func (st *checkpointState) check(n, dim int) error {
 	switch {
 	case st.Sentences != n:
 		return fmt.Errorf("made for %d sentences, this dataset has %d", st.Sentences, n)
@@ -528,9 +460,9 @@ func LoadCheckpoint(dir string, p *Problem, warn func(string)) (*Checkpoint, err
 	for _, n := range order {
 		c, err := loadSnapshot(filepath.Join(dir, n), p)
 		if err == nil {
-			if pos, _ := parseSnapshotName(n); pos != (Position{Epoch: c.State.Epoch, Step: c.State.Step, Pending: c.State.Pending}) {
+			if pos, _ := parseSnapshotName(n); pos != (Position{Epoch: c.state.Epoch, Step: c.state.Step, Pending: c.state.Pending}) {
 				c.Duals.Close()
-				err = fmt.Errorf("state.json holds position %d/%d/%v, not the one its name says", c.State.Epoch, c.State.Step, c.State.Pending)
+				err = fmt.Errorf("state.json holds position %d/%d/%v, not the one its name says", c.state.Epoch, c.state.Step, c.state.Pending)
 			} else {
 				return c, nil
 			}
@@ -557,7 +489,7 @@ func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
 	if json.Unmarshal(js, &head) == nil && head.State.Fingerprint != "" && head.State.Fingerprint != hex.EncodeToString(fp[:]) {
 		return nil, fmt.Errorf("made for another dataset (fingerprint %.12s…, this one %.12s…)", head.State.Fingerprint, hex.EncodeToString(fp[:]))
 	}
-	st, err := DecodeState(js, p.N(), p.Layout.Dim())
+	st, err := decodeState(js, p.N(), p.Layout.Dim())
 	if err != nil {
 		return nil, err
 	}
@@ -568,21 +500,21 @@ func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := DecodeWeights(wb, st.Dim, st.WeightsHash)
+	w, err := decodeWeights(wb, st.Dim, st.WeightsHash)
 	if err != nil {
 		return nil, err
 	}
 	if st.Stream != nil {
-		// The duals are in the streamed file: SDCA.Resume adopts its slot
+		// The duals are in the streamed file: SDCA's resume adopts its slot
 		// map, checks each block's CRC as it reads it and the weights
 		// against ŵ(μ).
-		return &Checkpoint{Dir: snap, State: st, Weights: w}, nil
+		return &Checkpoint{Dir: snap, state: st, Weights: w}, nil
 	}
 	fs, err := duals.OpenFile(filepath.Join(snap, "duals.bin"), p.Data)
 	if err != nil {
 		return nil, err
 	}
-	c := &Checkpoint{Dir: snap, State: st, Weights: w, Duals: fs}
+	c := &Checkpoint{Dir: snap, state: st, Weights: w, Duals: fs}
 	if err := c.verify(p); err != nil {
 		fs.Close()
 		return nil, err
@@ -611,9 +543,9 @@ func readSmall(path string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeWeights checks weights.bin (dim little-endian float64 with the
+// decodeWeights checks weights.bin (dim little-endian float64 with the
 // SHA-256 hash, hex) and returns the weights, all finite.
-func DecodeWeights(b []byte, dim int, hash string) ([]float64, error) {
+func decodeWeights(b []byte, dim int, hash string) ([]float64, error) {
 	if len(b) != 8*dim {
 		return nil, fmt.Errorf("weights.bin: %d bytes, want %d (%d weights)", len(b), 8*dim, dim)
 	}
@@ -637,8 +569,8 @@ func (c *Checkpoint) verify(p *Problem) error {
 	for i := 0; i < c.Duals.Len(); i++ {
 		crc = crc32.Update(crc, castagnoli, floatBytes(block(i)))
 	}
-	if crc != c.State.DualsCRC {
-		return fmt.Errorf("duals.bin: CRC-32C %08x, state.json says %08x (corrupt)", crc, c.State.DualsCRC)
+	if crc != c.state.DualsCRC {
+		return fmt.Errorf("duals.bin: CRC-32C %08x, state.json says %08x (corrupt)", crc, c.state.DualsCRC)
 	}
 	for _, b := range c.Duals.Padding() {
 		if b != 0 {
@@ -676,8 +608,8 @@ func (c *Checkpoint) verify(p *Problem) error {
 	if diff > 1e-7*scale {
 		return fmt.Errorf("weights differ from ŵ(μ) recomputed from the duals by %.3g (scale %.3g)", diff, scale)
 	}
-	if math.Abs(wsq-c.State.WSq) > 1e-9*max(1, wsq) {
-		return fmt.Errorf("state.json: ‖w‖² = %.17g, the weights give %.17g", c.State.WSq, wsq)
+	if math.Abs(wsq-c.state.WSq) > 1e-9*max(1, wsq) {
+		return fmt.Errorf("state.json: ‖w‖² = %.17g, the weights give %.17g", c.state.WSq, wsq)
 	}
 	return nil
 }
@@ -735,11 +667,6 @@ func writeSyncedRename(path string, b []byte) error {
 	}
 	return platform.SyncDir(filepath.Dir(path))
 }
-
-// ErrCheckpointExists refuses to start a run afresh in a checkpoint
-// directory that holds another run's snapshots (CheckFresh's errors wrap
-// it).
-var ErrCheckpointExists = errors.New("checkpoint directory holds snapshots")
 
 // freshError is CheckFresh's refusal.
 type freshError struct{ dir, newest string }

@@ -40,8 +40,8 @@ func TestResumeIsBitIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Duals.Close()
-	if c.State.Epoch != 3 {
-		t.Fatalf("resumed at epoch %d, want 3", c.State.Epoch)
+	if c.state.Epoch != 3 {
+		t.Fatalf("resumed at epoch %d, want 3", c.state.Epoch)
 	}
 	second := set
 	second.Resume = c
@@ -83,8 +83,8 @@ func TestCheckpointRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Duals.Close()
-	if c.State.Epoch != 1 || len(warnings) != 1 || !strings.Contains(warnings[0], "checksum") {
-		t.Fatalf("loaded epoch %d with warnings %q; want epoch 1 after refusing the corrupt one", c.State.Epoch, warnings)
+	if c.state.Epoch != 1 || len(warnings) != 1 || !strings.Contains(warnings[0], "checksum") {
+		t.Fatalf("loaded epoch %d with warnings %q; want epoch 1 after refusing the corrupt one", c.state.Epoch, warnings)
 	}
 	// Duals that no longer match the weights are refused too.
 	dpath := filepath.Join(dir, "ckpt-000001", "duals.bin")
@@ -139,8 +139,8 @@ func TestCheckpointOnCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Duals.Close()
-	if c.State.Epoch != 2 || c.State.Step != 0 || c.State.Pending || ie.At != (Position{Epoch: 2}) {
-		t.Fatalf("snapshot at %+v after %+v, want epoch 2 (cancelled while recording epoch 2)", c.State, ie)
+	if c.state.Epoch != 2 || c.state.Step != 0 || c.state.Pending || ie.At != (Position{Epoch: 2}) {
+		t.Fatalf("snapshot at %+v after %+v, want epoch 2 (cancelled while recording epoch 2)", c.state, ie)
 	}
 }
 
@@ -186,8 +186,8 @@ func TestResumeWithRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Duals.Close()
-	if c.State.Epoch != 2 || c.State.Settings["refresh-every"] != "2" {
-		t.Fatalf("snapshot at epoch %d with settings %v", c.State.Epoch, c.State.Settings)
+	if c.state.Epoch != 2 || c.state.Settings.RefreshEvery != 2 {
+		t.Fatalf("snapshot at epoch %d with settings %v", c.state.Epoch, c.state.Settings)
 	}
 	second := set
 	second.Resume = c
@@ -199,7 +199,7 @@ func TestResumeWithRefresh(t *testing.T) {
 
 	other := second
 	other.RefreshEvery = 3
-	if _, err := Train(ctx, p, other, imp()); !errors.Is(err, ErrResumeSettings) || !strings.Contains(err.Error(), "--refresh-every 2") {
+	if _, err := Train(ctx, p, other, imp()); !isSettingsError(err, "RefreshEvery", "2", "3") {
 		t.Fatalf("resume with another refresh period: %v", err)
 	}
 	for _, s := range []Settings{{RefreshEvery: 1}, {Resume: c}, {RefreshEvery: -1}} {

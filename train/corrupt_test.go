@@ -133,18 +133,18 @@ func FuzzDecodeState(f *testing.F) {
 		if n < 1 || n > 1<<16 || dim < 1 {
 			return
 		}
-		st, err := DecodeState(b, n, dim)
+		st, err := decodeState(b, n, dim)
 		if err != nil {
 			return
 		}
 		if st.check(n, dim) != nil {
 			t.Fatalf("accepted a state that fails its checks: %+v", st)
 		}
-		again, err := EncodeState(st)
+		again, err := encodeState(st)
 		if err != nil {
 			t.Fatalf("accepted state does not encode: %v", err)
 		}
-		if _, err := DecodeState(again, n, dim); err != nil {
+		if _, err := decodeState(again, n, dim); err != nil {
 			t.Fatalf("re-encoded state refused: %v", err)
 		}
 	})
@@ -166,7 +166,7 @@ func FuzzDecodeWeights(f *testing.F) {
 			s := sha256.Sum256(b)
 			hash = hex.EncodeToString(s[:])
 		}
-		w, err := DecodeWeights(b, dim, hash)
+		w, err := decodeWeights(b, dim, hash)
 		if err != nil {
 			return
 		}
@@ -201,7 +201,7 @@ func TestStateSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := DecodeState(b, 40, 48); err != nil {
+	if _, err := decodeState(b, 40, 48); err != nil {
 		t.Fatalf("%s: %v (regenerate with -update-seed)", seed, err)
 	}
 }

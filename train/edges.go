@@ -3,7 +3,7 @@ package train
 import (
 	"math"
 
-	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 // The line search needs, for γ in [0,1], S(γ) = Σ_e δ_e·log(μ_e + γδ_e) and
@@ -227,14 +227,14 @@ func exactTerms(idx []int32, lmu, mu, nu []float64, g float64) (s, s2 float64) {
 
 // binLogs returns in dst log D_b for the bins of centres rho, with
 // D_b = γ·ρ_b + (1 − γ) rounded as the evalBins kernels round it, four at a
-// time by crf.LogVec (D_b lies in [2^-60, 2^61] for γ in [0, 1]: a positive
+// time by num.LogVec (D_b lies in [2^-60, 2^61] for γ in [0, 1]: a positive
 // normal number).
 func binLogs(g float64, rho, dst []float64) []float64 {
 	dst = grow(dst, len(rho))
 	for b, r := range rho {
 		dst[b] = float64(g*r) + (1 - g)
 	}
-	crf.LogVec(dst, dst)
+	num.LogVec(dst, dst)
 	return dst
 }
 

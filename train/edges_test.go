@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 // TestEdgeTermsMatchExact checks the binned series of S(γ) − S_sep(γ),
@@ -48,13 +48,13 @@ func TestEdgeTermsMatchExact(t *testing.T) {
 			muS, nuS = draw(rng.IntN(300))
 		}
 		lmuS := make([]float64, len(muS))
-		crf.LogInto(lmuS, muS)
+		num.LogInto(lmuS, muS)
 		var e edgeTerms
 		e.prepare(mu, nu, muS, lmuS, nuS)
 		for _, g := range []float64{1e-6, 0.01, 0.3, 0.77, 0.999, 1} {
 			s, s2 := e.eval(g, mu, nu)
-			ws, ws2 := crf.LineTerms(mu, nu, g)
-			ss, ss2 := crf.LineTerms(muS, nuS, g)
+			ws, ws2 := num.LineTerms(mu, nu, g)
+			ss, ss2 := num.LineTerms(muS, nuS, g)
 			scale := abs(mu, nu, g) + abs(muS, nuS, g)
 			if math.Abs(s-(ws-ss)) > 1e-12*scale {
 				t.Fatalf("trial %d γ=%g: S − S_sep = %.17g, exact %.17g (scale %g)", trial, g, s, ws-ss, scale)

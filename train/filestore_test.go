@@ -34,7 +34,7 @@ func TestSDCAFileStoreBitIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := run(p, fstore)
-	if file.Store() != duals.Store(fstore) {
+	if file.duals != duals.Store(fstore) {
 		t.Fatal("SDCA did not use the store it was given")
 	}
 	if mem.Counters().Steps != file.Counters().Steps || mem.Counters().Steps == 0 {
@@ -55,7 +55,7 @@ func TestSDCAFileStoreBitIdentical(t *testing.T) {
 	defer back.Close()
 	moved := 0
 	for i := 0; i < p.N(); i++ {
-		a, b := mem.Store().Block(i), back.Block(i)
+		a, b := mem.duals.Block(i), back.Block(i)
 		for j := range a {
 			if math.Float64bits(a[j]) != math.Float64bits(b[j]) {
 				t.Fatalf("block %d entry %d: memory %g, file %g", i, j, a[j], b[j])

@@ -179,7 +179,7 @@ type freeWorker struct {
 }
 
 // freeGradient computes P and, into g, ∇P at the compact point x, with gold
-// the compact Σ_i F_i — on all cores, summing exactly as Pass does at the
+// the compact Σ_i F_i — on all cores, summing exactly as pass does at the
 // dense point (see the file's comment).
 func (p *Problem) freeGradient(ctx context.Context, fs *freeSpace, x, gold, g []float64) (float64, error) {
 	n := p.N()
@@ -207,7 +207,7 @@ func (p *Problem) freeGradient(ctx context.Context, fs *freeSpace, x, gold, g []
 	if err != nil {
 		return 0, err
 	}
-	// ∇P = λw + (1/n) Σ_i (E_ν_i[F] − F_i), as Pass computes it.
+	// ∇P = λw + (1/n) Σ_i (E_ν_i[F] − F_i), as pass computes it.
 	for j := range g {
 		g[j] = p.Lambda*x[j] + (g[j]-gold[j])/float64(n)
 	}

@@ -19,7 +19,7 @@ import "math"
 //	ratiosMomentsKernel  ratiosMomentsGo  ratio keys, S(0), and the bins' moments (edgeTerms.prepare)
 //	evalBinsKernel       evalBinsGo       the bins' parts of φ' and φ'' (edgeTerms.eval)
 //	mixKernel            mixGo            μ ← (1−γ)μ + γν
-//	logKernel            crf.LogVec       log μ, four (AVX-512: eight) at a time (crf's kernel)
+//	logKernel            num.LogVec       log μ, four (AVX-512: eight) at a time (internal/num's kernel)
 //	prefetchRows         (none)           fetch the next sentence's weight rows
 
 // dot returns Σ a[i]·b[i] over len(a) (len(b) ≥ len(a)), in order:

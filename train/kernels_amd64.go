@@ -3,8 +3,8 @@
 package train
 
 import (
-	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/internal/cpu"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 // The vector kernels of the table in kernels.go, their loops in
@@ -127,11 +127,11 @@ func ratiosMomentsAVX2Asm(mu, logMu, nu, hs []float64, key []int32, mom []float6
 //go:noescape
 func ratiosMomentsAVX512Asm(mu, logMu, nu, hs []float64, key []int32, mom []float64, sign float64, acc *ratiosAcc)
 
-// logKernel sets dst[j] = log src[j] for normal positive src[j] (crf.LogVec:
+// logKernel sets dst[j] = log src[j] for normal positive src[j] (num.LogVec:
 // four at a time where the CPU allows); other entries get an unspecified
 // value, which callers mask (μ that is zero or subnormal is left to the
 // exact list).
-func logKernel(dst, src []float64) { crf.LogVec(dst, src) }
+func logKernel(dst, src []float64) { num.LogVec(dst, src) }
 
 // evalBinsKernel is evalBinsAVX2 where the CPU has AVX2 and FMA, else
 // evalBinsGo.

@@ -62,11 +62,11 @@ func BenchmarkStepKernels(b *testing.B) {
 		s := p.Data.Sentence(i)
 		bl := crf.BlockLen(s.Len(), K)
 		kb := kernelBlock{sent: i, nu: make([]float64, bl)}
-		m.ws.lat.SetScores(p.Layout, m.w, s)
-		m.ws.lat.ForwardBackward()
-		m.ws.lat.Marginals(kb.nu, nil)
+		m.st.ws.lat.SetScores(p.Layout, m.st.w, s)
+		m.st.ws.lat.ForwardBackward()
+		m.st.ws.lat.Marginals(kb.nu, nil)
 		kb.mu = append([]float64(nil), m.duals.Block(i)...)
-		kb.gamma = m.Step(i).Gamma
+		kb.gamma = m.stepOne(i).Gamma
 		blocks = append(blocks, kb)
 		entries += bl
 	}
@@ -79,7 +79,7 @@ func BenchmarkStepKernels(b *testing.B) {
 		for b.Loop() {
 			for _, kb := range blocks {
 				s := p.Data.Sentence(kb.sent)
-				lat.SetScores(p.Layout, m.w, s)
+				lat.SetScores(p.Layout, m.st.w, s)
 				lat.ForwardBackward()
 				lat.Marginals(kb.nu, nil)
 				fa, fc = grow(fa, s.Len()*K), grow(fc, s.Len()*K)
@@ -143,7 +143,7 @@ func BenchmarkStepKernels(b *testing.B) {
 	b.Run("step", func(b *testing.B) {
 		for b.Loop() {
 			for _, kb := range blocks {
-				m.Step(kb.sent)
+				m.stepOne(kb.sent)
 			}
 		}
 		perEntry(b)

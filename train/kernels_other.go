@@ -2,7 +2,7 @@
 
 package train
 
-import "github.com/dualcrf/dualcrf/crf"
+import "github.com/dualcrf/dualcrf/internal/num"
 
 // mixKernel is mixGo: there is no vector kernel for this architecture.
 func mixKernel(g float64, mu, nu []float64) { mixGo(g, mu, nu) }
@@ -27,5 +27,5 @@ func prefetchRows(w []float64, rows []int32, K int) {}
 // ratiosMomentsKernel is ratiosMomentsGo: there is no vector kernel for this architecture.
 var ratiosMomentsKernel = ratiosMomentsGo
 
-// logKernel sets dst[j] = log src[j] (crf.LogVec).
-func logKernel(dst, src []float64) { crf.LogVec(dst, src) }
+// logKernel sets dst[j] = log src[j] (num.LogVec).
+func logKernel(dst, src []float64) { num.LogVec(dst, src) }

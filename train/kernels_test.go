@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/internal/cpu"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 // Each test here checks a kernel of kernels_amd64.go against its Go loop
@@ -433,7 +433,7 @@ func BenchmarkKernelPairs(b *testing.B) {
 		nu[j] = mu[j] * math.Exp(0.5*rng.NormFloat64())
 	}
 	logMu := make([]float64, n)
-	crf.LogVec(logMu, mu)
+	num.LogVec(logMu, mu)
 	hs, key := make([]float64, n), make([]int32, n)
 	slots := make([]float64, binCopies*binStride*(binKeys+1))
 	B, node, sum := normals(K*K), make([]float64, T*K), make([]float64, K*K)

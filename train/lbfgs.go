@@ -9,11 +9,6 @@ import (
 	"gonum.org/v1/gonum/optimize"
 )
 
-// ErrNoProgress is returned by a Method's Epoch when it can make no further
-// progress (e.g. the L-BFGS line search cannot decrease P in floating point);
-// Train then stops with status NoProgress.
-var ErrNoProgress = errors.New("train: no further progress possible")
-
 // LBFGS minimises P(w) with gonum's L-BFGS and More–Thuente line search —
 // the classic CRF trainer (CRFsuite's default) — with the gradient from the
 // same oracle as SDCA, starting at w = 0. One Epoch is one L-BFGS iteration
@@ -42,9 +37,6 @@ type LBFGS struct {
 	gold []float64
 	w    []float64
 }
-
-// DefaultLBFGSStore is the default number of L-BFGS correction pairs.
-const DefaultLBFGSStore = 10
 
 // Init evaluates w = 0 and starts the first line search.
 func (m *LBFGS) Init(p *Problem) error {
@@ -91,7 +83,7 @@ func (m *LBFGS) evaluate(ctx context.Context) error {
 	if m.fs != nil {
 		return m.evaluateFree(ctx)
 	}
-	r, err := m.p.Pass(ctx, m.loc.X, nil, true)
+	r, err := m.p.pass(ctx, m.loc.X, nil, true)
 	if err != nil {
 		return err
 	}

@@ -73,12 +73,12 @@ func TestGradientFiniteDifferences(t *testing.T) {
 					w[j] = 0.7 * rng.NormFloat64()
 				}
 			}
-			r, err := p.Pass(ctx, w, nil, true)
+			r, err := p.pass(ctx, w, nil, true)
 			if err != nil {
 				t.Fatal(err)
 			}
 			primal := func() float64 {
-				r, err := p.Pass(ctx, w, nil, false)
+				r, err := p.pass(ctx, w, nil, false)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,12 +7,6 @@ import (
 	"math"
 )
 
-// Held-out metric names understood by the log.
-const (
-	MetricAccuracy = "accuracy" // token accuracy in [0,1]
-	MetricF1       = "f1"       // chunk F1 in [0,1]
-)
-
 // FormatRecord renders a record as the one-line human summary printed on
 // stderr after each epoch.
 func FormatRecord(r EpochRecord) string {

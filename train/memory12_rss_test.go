@@ -56,7 +56,8 @@ func TestResumeLeavesSnapshotOnDisk(t *testing.T) {
 	if err := m.Init(p); err != nil {
 		t.Fatal(err)
 	}
-	pr := Progress{Settings: RunSettings(p, Settings{}, m), Records: []EpochRecord{{}}}
+	rs, _ := settingsOf(p, Settings{}, m)
+	pr := Progress{settings: rs, Records: []EpochRecord{{}}}
 	base := rssFile(t)
 	if _, err := SaveCheckpoint(dir, m, pr); err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func TestResumeLeavesSnapshotOnDisk(t *testing.T) {
 		t.Fatalf("verifying %d bytes of duals left %d bytes of the snapshot resident", size, grew)
 	}
 	r := &SDCA{Seed: 1}
-	if err := r.Resume(p, c); err != nil {
+	if err := r.resume(p, c); err != nil {
 		t.Fatal(err)
 	}
 	if grew := rssFile(t) - base; grew > size/4 {

@@ -64,41 +64,28 @@ type Counters struct {
 	CertifyCalls int64
 }
 
-// Resumer is a Method that can continue a run from a checkpoint
-// (Settings.Resume).
-type Resumer interface {
-	Method
-	// RunSettings returns every setting of the method on p that a resumed
-	// run must repeat to continue bit for bit, by the CLI's flag names,
-	// with the defaults applied.
-	RunSettings(p *Problem) map[string]string
-	// Resume prepares the method for p at the exact position of checkpoint
-	// c, instead of Init: duals, weights, counters, sampler and random
-	// state as they were.
-	Resume(p *Problem, c *Checkpoint) error
-}
-
-// Refresher is a Method that samples by gap estimates it can recompute
+// refresher is a Method that samples by gap estimates it can recompute
 // exactly (Settings.RefreshEvery).
-type Refresher interface {
+type refresher interface {
 	Method
-	// Refresh recomputes the gap estimates at the current point with a full
+	// refresh recomputes the gap estimates at the current point with a full
 	// pass over the data.
-	Refresh(ctx context.Context) error
+	refresh(ctx context.Context) error
 }
 
-// Defaults of the driver's settings; the CLI's flags take them from here.
-const (
-	DefaultMaxEpochs = 100  // Settings.MaxEpochs
-	DefaultGapTol    = 1e-3 // Settings.GapTol
-	DefaultGapEvery  = 0    // Settings.GapEvery: certify when it can matter
-)
+// committer is a Method that must checkpoint within an epoch (SDCA on a
+// streamed store, whose spare slots bound the block writes between two
+// commits): Train gives it the function that writes the checkpoint.
+type committer interface {
+	setCommit(commit func() error)
+}
 
-// EstimateSlack is how far above GapTol a method's gap estimate may be for
-// a certificate to be worth its pass when Settings.GapEvery is 0: the
-// running estimate of stale block gaps stays within a factor 2 of the true
-// gap (Le Priol et al. 2018, §6.3 and Figure 9).
-const EstimateSlack = 2
+// epochStepper is a Method whose epochs can stop between two steps: it
+// tells how many steps of the epoch in progress are done (0 between
+// epochs).
+type epochStepper interface {
+	epochSteps() int
+}
 
 // Settings are the driver's limits, policies and hooks. The zero value of
 // each field is its documented default; negative limits are refused.
@@ -117,8 +104,8 @@ type Settings struct {
 	GapEvery int
 	// RefreshEvery, when positive, recomputes every gap estimate exactly (a
 	// full pass, counted as training time) at the start of every
-	// RefreshEvery-th epoch (Osokin et al. 2016); the method must be a
-	// Refresher. 0: never.
+	// RefreshEvery-th epoch (Osokin et al. 2016); the method must have
+	// gap estimates to refresh (SDCA). 0: never.
 	RefreshEvery int
 	// Validate, when set, is called after each certificate with the
 	// certified weights; its metrics go into the log record.
@@ -127,11 +114,11 @@ type Settings struct {
 	// again when a later certificate of the same point completes it.
 	Record func(EpochRecord) error
 	// Resume, when not nil, continues the run checkpoint Resume holds from
-	// its exact position: the method (a Resumer) takes back its state, and
+	// its exact position: the method (SDCA) takes back its state, and
 	// epochs, steps, training time and log go on from there, so that the
 	// run ends as the uninterrupted one would have, bit for bit. The
-	// checkpoint must have been made with the same RunSettings, else Train
-	// fails with ErrResumeSettings. The caller closes its duals after Train.
+	// checkpoint must have been made with the same settings, else Train
+	// fails with a *SettingsError (Checkpoint.CheckSettings). The caller closes its duals after Train.
 	Resume *Checkpoint
 	// Checkpoint, when set, is called after every CheckpointEvery-th epoch
 	// and whenever CheckpointInterval of training time has passed since the
@@ -145,14 +132,6 @@ type Settings struct {
 	// PhaseCertificate, PhaseCheckpoint) of an epoch.
 	Phase func(phase string, epoch int)
 }
-
-// The phases of a run, as reported to Settings.Phase and in InterruptedError.
-const (
-	PhaseSetup       = "setup"
-	PhaseEpoch       = "epoch"
-	PhaseCertificate = "certificate"
-	PhaseCheckpoint  = "checkpoint write"
-)
 
 // Position is an exact point of a run: Epoch epochs have all their steps
 // done and Step steps of the next one are done. Pending says that epoch
@@ -171,9 +150,9 @@ type Progress struct {
 	Position
 	Training time.Duration
 	Records  []EpochRecord
-	// Settings are the run's RunSettings, which a snapshot records so that
-	// a resumed run can be checked against them.
-	Settings map[string]string
+	// settings are the run's settings, which a snapshot records so that a
+	// resumed run can be checked against them.
+	settings runSettings
 	// EpochTraining and EpochLineSearch are the training time and the
 	// method's line-search count when the epoch in progress (or pending)
 	// began.
@@ -252,17 +231,6 @@ type Result struct {
 // TargetMet reports whether the final certified gap is within the tolerance.
 func (r *Result) TargetMet() bool { return r.Last.Gap <= r.GapTol }
 
-// ErrIdentity reports a certificate whose gap identity does not hold: the
-// incrementally kept weights have drifted from ŵ(μ), or the duals are corrupt.
-var ErrIdentity = errors.New("train: gap identity violated")
-
-// ErrNonFinite reports a training whose objective or weights turned
-// infinite or NaN.
-var ErrNonFinite = errors.New("train: non-finite objective or weights")
-
-// ErrSettings marks settings the driver refuses.
-var ErrSettings = errors.New("train: bad settings")
-
 // InterruptedError is the error Train returns when ctx is cancelled: where
 // the run stopped and which phase the cancellation interrupted.
 type InterruptedError struct {
@@ -325,7 +293,7 @@ func (s *Settings) check() error {
 	case s.RefreshEvery < 0:
 		return fmt.Errorf("%w: RefreshEvery %d is negative", ErrSettings, s.RefreshEvery)
 	}
-	if c := s.Resume; c != nil && (c.State.Epoch < 0 || c.State.Step < 0 || (c.State.Pending && c.State.Step != 0)) {
+	if c := s.Resume; c != nil && (c.state.Epoch < 0 || c.state.Step < 0 || (c.state.Pending && c.state.Step != 0)) {
 		return fmt.Errorf("%w: resume position %+v", ErrSettings, c.Progress().Position)
 	}
 	return nil
@@ -333,29 +301,13 @@ func (s *Settings) check() error {
 
 // checkMethod refuses a policy the method cannot carry out.
 func (s *Settings) checkMethod(m Method) error {
-	if _, ok := m.(Refresher); s.RefreshEvery > 0 && !ok {
+	if _, ok := m.(refresher); s.RefreshEvery > 0 && !ok {
 		return fmt.Errorf("%w: RefreshEvery %d, but %T has no gap estimates to refresh", ErrSettings, s.RefreshEvery, m)
 	}
-	if _, ok := m.(Resumer); s.Resume != nil && !ok {
+	if _, ok := m.(resumer); s.Resume != nil && !ok {
 		return fmt.Errorf("%w: %T cannot resume from a checkpoint", ErrSettings, m)
 	}
 	return nil
-}
-
-// RunSettings returns every setting of a run of m on p under s that a
-// resumed run must repeat to continue bit for bit — the method's
-// (Resumer.RunSettings) and the refresh period — by the CLI's flag names;
-// checkpoints record them. It is nil for a method that cannot resume.
-func RunSettings(p *Problem, s Settings, m Method) map[string]string {
-	rm, ok := m.(Resumer)
-	if !ok {
-		return nil
-	}
-	rs := rm.RunSettings(p)
-	if _, ok := m.(Refresher); ok {
-		rs["refresh-every"] = strconv.Itoa(s.RefreshEvery)
-	}
-	return rs
 }
 
 // run is one call of Train.
@@ -408,9 +360,9 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if err := s.checkMethod(m); err != nil {
 		return nil, err
 	}
-	settings := RunSettings(p, s, m)
+	settings, _ := settingsOf(p, s, m)
 	if s.Resume != nil {
-		if err := s.Resume.CheckSettings(settings); err != nil {
+		if err := s.Resume.checkSettings(settings); err != nil {
 			return nil, err
 		}
 	}
@@ -418,7 +370,7 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	defer stop()
 	t0 := time.Now()
 	if s.Resume != nil {
-		if err := m.(Resumer).Resume(p, s.Resume); err != nil {
+		if err := m.(resumer).resume(p, s.Resume); err != nil {
 			return nil, err
 		}
 		r.prog = *s.Resume.Progress()
@@ -434,7 +386,7 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		}
 		r.prog = Progress{Position: Position{Pending: true}, Training: time.Since(t0)}
 	}
-	r.prog.Settings = settings
+	r.prog.settings = settings
 	r.lastCkpt = r.prog.Training
 	r.installCommit()
 	res, err := r.loop()
@@ -448,18 +400,24 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 // on a streamed store, whose spare slots bound the block writes between two
 // commits) the function that does it, when the run checkpoints.
 func (r *run) installCommit() {
-	cm, ok := r.m.(interface{ SetCommit(func() error) })
+	cm, ok := r.m.(committer)
 	if !ok || r.s.Checkpoint == nil {
 		return
 	}
-	cm.SetCommit(func() error {
-		if st, ok := r.m.(interface{ EpochSteps() int }); ok {
-			r.prog.Step = st.EpochSteps()
-		}
+	cm.setCommit(func() error {
+		r.noteStep()
 		err := r.checkpoint()
 		r.enter(PhaseEpoch, r.prog.Epoch+1)
 		return err
 	})
+}
+
+// noteStep takes the method's position within the epoch in progress into
+// the run's progress, for a method whose epochs can stop between steps.
+func (r *run) noteStep() {
+	if es, ok := r.m.(epochStepper); ok {
+		r.prog.Step = es.epochSteps()
+	}
 }
 
 // hit notes the phase in which ctx was cancelled.
@@ -525,9 +483,7 @@ func (r *run) epoch() error {
 	}
 	r.prog.Training += time.Since(te)
 	if err != nil {
-		if st, ok := r.m.(interface{ EpochSteps() int }); ok {
-			r.prog.Step = st.EpochSteps()
-		}
+		r.noteStep()
 		return err
 	}
 	if err := finiteWeights(r.m.Weights(), r.prog.Epoch+1); err != nil {
@@ -546,7 +502,7 @@ func (r *run) refresh() error {
 	if r.s.RefreshEvery <= 0 || r.prog.Step != 0 || ep == 0 || ep%r.s.RefreshEvery != 0 {
 		return nil
 	}
-	return r.m.(Refresher).Refresh(r.ctx)
+	return r.m.(refresher).refresh(r.ctx)
 }
 
 // refreshCalls returns the oracle calls of the refresh passes made before

@@ -19,7 +19,7 @@ package train
 // −(1/(λn))(E_μ_i'[F] − E_μ_i[F]) exactly as SDCA's primal update. The trial
 // is kept only if the dual increases; otherwise η_i is halved and the step
 // tried again (at most oegMaxTrials trials a step). After a kept step η_i
-// grows by OEGGrowth, up to 1 (η = 1 is the step to p_w itself). Sentences
+// grows by oegGrowth, up to 1 (η = 1 is the step to p_w itself). Sentences
 // are visited in a fresh uniform random permutation every epoch.
 //
 // Each sentence's node marginals, summed edge marginals and entropy are
@@ -39,16 +39,14 @@ import (
 	"github.com/dualcrf/dualcrf/duals"
 )
 
-// Defaults of OEG's settings; the CLI's flags take them from here.
+// OEG's constants.
 const (
-	// DefaultOEGEta is every sentence's initial step size η_i (OEG.Eta).
-	DefaultOEGEta = 0.5
-	// OEGGrowth multiplies η_i after a step that increased the dual.
-	OEGGrowth = 1.05
-	// OEGInitWeight is the potential of the gold label pairs in the initial
-	// θ̃_i (all others 0): q_i⁰ puts about e^(−OEGInitWeight) ≈ 1e-9 on each
+	// oegGrowth multiplies η_i after a step that increased the dual.
+	oegGrowth = 1.05
+	// oegInitWeight is the potential of the gold label pairs in the initial
+	// θ̃_i (all others 0): q_i⁰ puts about e^(−oegInitWeight) ≈ 1e-9 on each
 	// other pair, near SDCA's initial duals (DefaultEpsilon).
-	OEGInitWeight = 20.7
+	oegInitWeight = 20.7
 	// oegMaxTrials bounds the trials of one step.
 	oegMaxTrials = 10
 )
@@ -100,7 +98,7 @@ func (m *OEG) check() error {
 	return nil
 }
 
-// Init sets every θ̃_i to OEGInitWeight on the gold label pairs and w to
+// Init sets every θ̃_i to oegInitWeight on the gold label pairs and w to
 // ŵ(μ) of their marginals.
 func (m *OEG) Init(p *Problem) error {
 	if err := m.check(); err != nil {
@@ -132,10 +130,10 @@ func (m *OEG) Init(p *Problem) error {
 		th := m.theta.Block(i)
 		clear(th)
 		if T == 1 {
-			th[s.Labels[0]] = OEGInitWeight
+			th[s.Labels[0]] = oegInitWeight
 		}
 		for t := 0; t+1 < T; t++ {
-			th[(t*K+int(s.Labels[t]))*K+int(s.Labels[t+1])] = OEGInitWeight
+			th[(t*K+int(s.Labels[t]))*K+int(s.Labels[t+1])] = oegInitWeight
 		}
 		m.mu = grow(m.mu, len(th))
 		m.ent[i] = m.fb.run(th, T, K, m.mu)
@@ -263,7 +261,7 @@ func (m *OEG) step(i int) {
 				copy(oldSum, m.sum[:K*K])
 			}
 			m.ent[i] = h
-			m.eta[i] = min(1, eta*OEGGrowth)
+			m.eta[i] = min(1, eta*oegGrowth)
 			m.upd++
 			m.clearDirection(rows)
 			return

@@ -74,7 +74,7 @@ func TestOEGInvariants(t *testing.T) {
 			defer m.Close()
 			ctx := context.Background()
 			duals := oegDuals{m}
-			prev, err := p.Pass(ctx, mustWhat(t, p, duals), duals, false)
+			prev, err := p.pass(ctx, mustWhat(t, p, duals), duals, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +85,7 @@ func TestOEGInvariants(t *testing.T) {
 				if w2 := m.what(); !closeVec(w2, what, 1e-12) {
 					t.Fatalf("step %d: ŵ(μ) from the cached sums differs from ŵ(μ) of the potentials' marginals", step)
 				}
-				r, err := p.Pass(ctx, what, duals, false)
+				r, err := p.pass(ctx, what, duals, false)
 				if err != nil {
 					t.Fatal(err)
 				}

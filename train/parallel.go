@@ -24,8 +24,10 @@ package train
 //
 //	φ'_k(γ) = −[S(γ) − S_sep(γ)] − λn(⟨u_k, v⟩ + γ Σ_j σ′_j v_j²),
 //
-// the sequential line search with ‖v‖² weighted by σ′ (scaledNorm). The
-// step moves u_k by γ·C·v (applyScaled). Every round therefore increases
+// the sequential line search with ‖v‖² weighted by σ′ (rowsNorm). The
+// step moves u_k by γ·C·v (move). A worker is therefore a stepper
+// on its view with its scaling, and this file is the scheduler that runs
+// them. Every round therefore increases
 // D, whatever the round's length, and a row that only one worker uses
 // (σ′ = 1) takes the sequential step. P = 1 is the sequential SDCA itself.
 // The result depends on the seed, P and the round length only: the same
@@ -38,7 +40,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 
@@ -52,56 +53,40 @@ const (
 	workerStream    = 0x5dca0001
 )
 
-// parallel holds the workers of a parallel SDCA and the round in progress.
+// parallel is the scheduler of a parallel SDCA: its workers and the
+// round in progress.
 type parallel struct {
 	m       *SDCA
-	workers []*SDCA
+	workers []*worker
 	rounds  int // rounds per epoch
 	round   int // rounds done in the epoch in progress
 	wg      sync.WaitGroup
 }
 
-// NumWorkers returns the number of workers SDCA will run on a problem of n
-// sentences: Workers with its default applied, at most n (what
-// MemoryOptions.SDCAWorkers wants).
-func (m *SDCA) NumWorkers(n int) int { return m.numWorkers(n) }
-
-// numWorkers returns the number of workers on n sentences: Workers, at
-// most n; 0 means DefaultWorkers, and AllWorkers GOMAXPROCS, or 1 when the
-// Sampler set is not a Splitter.
-func (m *SDCA) numWorkers(n int) int {
-	P := m.Workers
-	if P == 0 {
-		P = DefaultWorkers
-	}
-	if P == AllWorkers {
-		P = runtime.GOMAXPROCS(0)
-		if _, ok := m.Sampler.(Splitter); m.Sampler != nil && !ok {
-			P = 1
-		}
-	}
-	return max(1, min(P, n))
+// worker is one worker of a parallel SDCA: a stepper on its view of the
+// weights, with its scaling, and the sampler of its sentences (split from
+// the run's) with its own random numbers.
+type worker struct {
+	st  *stepper
+	sc  *scaling // st's scaler
+	d   draws    // d.sents: the worker's sentences
+	src *rand.PCG
 }
 
-// roundSteps returns RoundSteps with its default applied.
-func (m *SDCA) roundSteps() int {
-	if m.RoundSteps == 0 {
-		return DefaultRoundSteps
-	}
-	return m.RoundSteps
-}
-
-// sentence returns the sentence of the sampler's index j.
-func (m *SDCA) sentence(j int) int {
-	if m.sents == nil {
-		return j
-	}
-	return m.sents[j]
+// scaling is a worker's stepScaler, what makes its step a CoCoA+ local
+// step: σ′ per row and on the tail, and the rows the worker changed in
+// the round.
+type scaling struct {
+	scale    []float64 // per attribute: σ′ of its row (shared by the workers)
+	tail     float64   // σ′ of the dense tail (B, bias, start, end)
+	rowScale []float64 // per packed row of the step's direction: its σ′
+	touched  []int32   // attributes whose rows this worker changed in the round
+	seen     []bool    // per attribute: in touched
 }
 
 // newParallel makes the P workers of m (set up but for its point): their
 // partitions, σ′, scratch space and random streams. Their samplers and
-// views come from startWorkers.
+// views come from start.
 func newParallel(m *SDCA, P int) *parallel {
 	p := m.p
 	d := p.Data
@@ -110,10 +95,11 @@ func newParallel(m *SDCA, P int) *parallel {
 	par := &parallel{m: m}
 	fewest := d.Len()
 	for k, idx := range parts {
-		wk := &SDCA{p: p, duals: m.duals, sub: m.sub, rows: m.rows, ws: newStepWork(p),
-			sents: idx, scale: scale, tailScale: float64(P), seen: make([]bool, d.NumAttrs)}
-		wk.src = rand.NewPCG(m.Seed, workerStream+uint64(k))
-		wk.rng = rand.New(wk.src)
+		st := newStepper(p, m.duals, m.rows, m.sub)
+		sc := &scaling{scale: scale, tail: float64(P), seen: make([]bool, d.NumAttrs)}
+		st.scaled = sc
+		wk := &worker{st: st, sc: sc, src: rand.NewPCG(m.Seed, workerStream+uint64(k))}
+		wk.d = draws{rng: rand.New(wk.src), sents: idx}
 		par.workers = append(par.workers, wk)
 		fewest = min(fewest, len(idx))
 	}
@@ -170,33 +156,24 @@ func rowScales(rows *sentenceRows, parts [][]int, A int) []float64 {
 	return scale
 }
 
-// startWorkers gives every worker the point m is at, after Init or a
-// resume: the weights as its view, and a sampler split from m's over its
-// sentences.
-func (m *SDCA) startWorkers() error {
-	if m.par == nil {
-		return nil
-	}
+// start gives every worker the point the run is at, after Init or a
+// resume: the weights as its view, and a sampler split from the run's over
+// its sentences.
+func (par *parallel) start() {
+	m := par.m
 	sp := m.sampler.(Splitter)
-	for _, wk := range m.par.workers {
-		wk.sampler = sp.Split(wk.sents)
-		wk.w = append(wk.w[:0], m.w...)
+	for _, wk := range par.workers {
+		wk.d.sampler = sp.Split(wk.d.sents)
+		wk.st.w = append(wk.st.w[:0], m.st.w...)
 	}
-	m.par.round = 0
-	return nil
+	par.round = 0
 }
 
 // restore takes the workers' random states and the round from a
 // checkpoint's state (made at a round boundary).
-func (par *parallel) restore(st CheckpointState) error {
-	if par == nil {
-		if st.Workers > 1 {
-			return fmt.Errorf("resume: the snapshot was made with %d workers, this run has 1", st.Workers)
-		}
-		return nil
-	}
+func (par *parallel) restore(st checkpointState) error {
 	if st.Workers != len(par.workers) || len(st.WorkerRNG) != len(par.workers) {
-		return fmt.Errorf("resume: the snapshot was made with %d workers, this run has %d", st.Workers, len(par.workers))
+		return errWorkers(st.Workers, len(par.workers))
 	}
 	for k, wk := range par.workers {
 		if err := wk.src.UnmarshalBinary(st.WorkerRNG[k]); err != nil {
@@ -206,18 +183,32 @@ func (par *parallel) restore(st CheckpointState) error {
 	for r := 0; r < par.rounds; r++ {
 		if par.stepsBefore(r) == st.Step {
 			par.round = r
-			par.m.next = -1
 			return nil
 		}
 	}
 	return fmt.Errorf("resume: step %d of the epoch is not the end of a round of %d workers", st.Step, len(par.workers))
 }
 
+// save records the workers' random states (the snapshot is at the end of
+// a round: no sentence is drawn ahead).
+func (par *parallel) save(st *checkpointState) error {
+	st.Workers = len(par.workers)
+	st.WorkerRNG = make([][]byte, len(par.workers))
+	for k, wk := range par.workers {
+		b, err := wk.src.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		st.WorkerRNG[k] = b
+	}
+	return nil
+}
+
 // stepsBefore returns the steps of an epoch done before round r.
 func (par *parallel) stepsBefore(r int) int {
 	s := 0
 	for _, wk := range par.workers {
-		s += len(wk.sents) * r / par.rounds
+		s += len(wk.d.sents) * r / par.rounds
 	}
 	return s
 }
@@ -229,7 +220,7 @@ func (par *parallel) epoch(ctx context.Context) error {
 	m := par.m
 	// ‖w‖², kept for the checkpoints, is recomputed whenever the epoch
 	// returns: the workers' steps do not track it.
-	defer func() { m.wsq = dot(m.w, m.w) }()
+	defer func() { m.st.wsq = dot(m.st.w, m.st.w) }()
 	for par.round < par.rounds {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -239,27 +230,9 @@ func (par *parallel) epoch(ctx context.Context) error {
 		m.pos = par.stepsBefore(par.round)
 		m.live.Store(int64(m.pos))
 	}
-	par.round, m.pos = 0, 0
-	m.live.Store(0)
-	m.epoch++
+	par.round = 0
+	m.endEpoch()
 	return nil
-}
-
-// randomStates returns the workers' random states, in worker order (none
-// for a sequential SDCA).
-func (par *parallel) randomStates() ([][]byte, error) {
-	if par == nil {
-		return nil, nil
-	}
-	out := make([][]byte, len(par.workers))
-	for k, wk := range par.workers {
-		b, err := wk.src.MarshalBinary()
-		if err != nil {
-			return nil, err
-		}
-		out[k] = b
-	}
-	return out, nil
 }
 
 // runRound has every worker make its steps of the round and aggregates
@@ -268,10 +241,10 @@ func (par *parallel) randomStates() ([][]byte, error) {
 // takes the new w back into its view on its own goroutine.
 func (par *parallel) runRound() {
 	r := par.round
-	w := par.m.w
-	par.each(func(wk *SDCA) {
-		nk := len(wk.sents)
-		wk.localSteps(nk*(r+1)/par.rounds - nk*r/par.rounds)
+	w := par.m.st.w
+	par.each(func(wk *worker) {
+		nk := len(wk.d.sents)
+		wk.st.run(&wk.d, nk*(r+1)/par.rounds-nk*r/par.rounds)
 		wk.toChange(w)
 	})
 	par.aggregate()
@@ -281,7 +254,7 @@ func (par *parallel) runRound() {
 
 // each runs f for every worker at once, worker 0 on the calling goroutine,
 // and returns when all are done.
-func (par *parallel) each(f func(wk *SDCA)) {
+func (par *parallel) each(f func(wk *worker)) {
 	for _, wk := range par.workers[1:] {
 		par.wg.Add(1)
 		go func() {
@@ -293,66 +266,59 @@ func (par *parallel) each(f func(wk *SDCA)) {
 	par.wg.Wait()
 }
 
-// localSteps makes count ≥ 1 steps of a worker, drawing each sentence
-// from its sampler as the sequential epoch does.
-func (m *SDCA) localSteps(count int) {
-	j := m.sampler.Next(m.rng)
-	for range count - 1 {
-		_, j = m.step(j, true)
-	}
-	st, _ := m.step(j, false)
-	m.sampler.Update(j, st.Gap)
-}
+// tailScale returns σ′ of the dense tail.
+func (c *scaling) tailScale() float64 { return c.tail }
 
-// scaledNorm returns Σ_r σ′_r ‖v_r‖² over the packed rows of the step's
-// direction, noting each row's σ′ in m.rowScale for applyScaled.
-func (m *SDCA) scaledNorm() float64 {
-	ws := m.ws
-	K := m.p.Layout.NumLabels
-	m.rowScale = grow(m.rowScale, len(ws.rows))
+// rowsNorm returns Σ_r σ′_r ‖v_r‖² over the packed rows of sp's step's
+// direction, noting each row's σ′ for move.
+func (c *scaling) rowsNorm(sp *stepper) float64 {
+	ws := sp.ws
+	K := sp.p.Layout.NumLabels
+	c.rowScale = grow(c.rowScale, len(ws.rows))
 	vv := 0.0
 	for r, a := range ws.rows {
-		s := m.scale[a]
-		m.rowScale[r] = s
+		s := c.scale[a]
+		c.rowScale[r] = s
 		v := ws.vr[r*K : (r+1)*K]
 		vv += s * dot(v, v)
 	}
 	return vv
 }
 
-// applyScaled moves a worker's view by γ·C·v — γσ′_r v_r on each packed
+// move moves a worker's view sp.w by γ·C·v — γσ′_r v_r on each packed
 // row, γσ′ v on the tail — and notes the rows it changed.
-func (m *SDCA) applyScaled(gamma float64) {
-	lay := m.p.Layout
-	ws := m.ws
-	axpyRows(m.w, ws.rows, ws.vr, nil, m.rowScale, gamma, lay.NumLabels)
-	g := gamma * m.tailScale
-	w, v := m.w[lay.Trans():], ws.vt
+func (c *scaling) move(sp *stepper, gamma float64) {
+	lay := sp.p.Layout
+	ws := sp.ws
+	axpyRows(sp.w, ws.rows, ws.vr, nil, c.rowScale, gamma, lay.NumLabels)
+	g := gamma * c.tail
+	w, v := sp.w[lay.Trans():], ws.vt
 	for j := range w {
 		w[j] += g * v[j]
 	}
 	for _, a := range ws.rows {
-		if !m.seen[a] {
-			m.seen[a] = true
-			m.touched = append(m.touched, a)
+		if !c.seen[a] {
+			c.seen[a] = true
+			c.touched = append(c.touched, a)
 		}
 	}
 }
 
 // toChange turns a worker's view u = w + C·Δw on the rows it changed in
 // the round, and on the tail, into its change Δw = (u − w)/σ′.
-func (m *SDCA) toChange(w []float64) {
-	lay := m.p.Layout
+func (wk *worker) toChange(w []float64) {
+	lay := wk.st.p.Layout
+	c := wk.sc
 	K, tr := lay.NumLabels, lay.Trans()
-	u := m.w
-	for _, a := range m.touched {
-		r, s := lay.Row(a), m.scale[a]
+	u := wk.st.w
+	for _, a := range c.touched {
+		r, s := lay.Row(a), c.scale[a]
 		for y := r; y < r+K; y++ {
 			u[y] = (u[y] - w[y]) / s
 		}
 	}
 	for y := tr; y < len(w); y++ {
-		u[y] = (u[y] - w[y]) / m.tailScale
+		u[y] = (u[y] - w[y]) / c.tail
 	}
 }
 
@@ -361,10 +327,10 @@ func (par *parallel) aggregate() {
 	m := par.m
 	lay := m.p.Layout
 	K, tr := lay.NumLabels, lay.Trans()
-	w := m.w
+	w := m.st.w
 	for _, wk := range par.workers {
-		u := wk.w
-		for _, a := range wk.touched {
+		u := wk.st.w
+		for _, a := range wk.sc.touched {
 			r := lay.Row(a)
 			for y := r; y < r+K; y++ {
 				w[y] += u[y]
@@ -378,59 +344,55 @@ func (par *parallel) aggregate() {
 
 // resync makes worker wk's view w again on every row a worker changed in
 // the round, and on the tail.
-func (par *parallel) resync(wk *SDCA) {
+func (par *parallel) resync(wk *worker) {
 	lay := par.m.p.Layout
 	K, tr := lay.NumLabels, lay.Trans()
-	w := par.m.w
+	w := par.m.st.w
 	for _, v := range par.workers {
-		for _, a := range v.touched {
+		for _, a := range v.sc.touched {
 			r := lay.Row(a)
-			copy(wk.w[r:r+K], w[r:r+K])
+			copy(wk.st.w[r:r+K], w[r:r+K])
 		}
 	}
-	copy(wk.w[tr:], w[tr:])
+	copy(wk.st.w[tr:], w[tr:])
 }
 
 // endRound forgets the rows the workers changed and moves their counters
-// into m's.
+// into the run's.
 func (par *parallel) endRound() {
 	m := par.m
 	for _, wk := range par.workers {
-		for _, a := range wk.touched {
-			wk.seen[a] = false
+		c := wk.sc
+		for _, a := range c.touched {
+			c.seen[a] = false
 		}
-		wk.touched = wk.touched[:0]
-		m.steps += wk.steps
-		m.lsIters += wk.lsIters
-		wk.steps, wk.lsIters = 0, 0
+		c.touched = c.touched[:0]
+		m.st.steps += wk.st.steps
+		m.st.lsIters += wk.st.lsIters
+		wk.st.steps, wk.st.lsIters = 0, 0
 	}
 }
 
-// share copies the rows of attributes and the tail from m's weights into
-// every worker's view, after a sequential step (Step) changed them.
+// share copies the rows of attributes and the tail from the run's weights
+// into every worker's view, after a sequential step (stepOne) changed them.
 func (par *parallel) share(attrs []int32) {
-	if par == nil {
-		return
-	}
 	lay := par.m.p.Layout
 	K, tr := lay.NumLabels, lay.Trans()
-	w := par.m.w
+	w := par.m.st.w
 	for _, wk := range par.workers {
 		for _, a := range attrs {
 			r := lay.Row(a)
-			copy(wk.w[r:r+K], w[r:r+K])
+			copy(wk.st.w[r:r+K], w[r:r+K])
 		}
-		copy(wk.w[tr:], w[tr:])
+		copy(wk.st.w[tr:], w[tr:])
 	}
 }
 
 // refresh hands every worker the gap estimates of its sentences.
 func (par *parallel) refresh(gaps []float64) {
-	if par == nil {
-		return
-	}
+	par.m.sampler.Refresh(gaps)
 	for _, wk := range par.workers {
-		wk.sampler.Refresh(pick(gaps, wk.sents))
+		wk.d.sampler.Refresh(pick(gaps, wk.d.sents))
 	}
 }
 
@@ -438,22 +400,19 @@ func (par *parallel) refresh(gaps []float64) {
 func (par *parallel) estimate() float64 {
 	s, n := 0.0, 0
 	for _, wk := range par.workers {
-		s += wk.sampler.Estimate() * float64(len(wk.sents))
-		n += len(wk.sents)
+		s += wk.d.sampler.Estimate() * float64(len(wk.d.sents))
+		n += len(wk.d.sents)
 	}
 	return s / float64(n)
 }
 
-// samplerState returns the sampler state of the whole run: m's sampler's
-// kind with every sentence's estimate, from the workers when there are.
-func (m *SDCA) samplerState() SamplerState {
-	st := m.sampler.State()
-	if m.par == nil {
-		return st
-	}
-	for _, wk := range m.par.workers {
-		for j, g := range wk.sampler.State().Gaps {
-			st.Gaps[wk.sents[j]] = g
+// samplerState returns the sampler state of the whole run: the run's
+// sampler's kind with every sentence's estimate from the workers.
+func (par *parallel) samplerState() SamplerState {
+	st := par.m.sampler.State()
+	for _, wk := range par.workers {
+		for j, g := range wk.d.sampler.State().Gaps {
+			st.Gaps[wk.d.sents[j]] = g
 		}
 	}
 	return st
@@ -467,3 +426,5 @@ func pick(v []float64, idx []int) []float64 {
 	}
 	return out
 }
+
+var _ stepScaler = (*scaling)(nil)

@@ -6,7 +6,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -64,8 +63,8 @@ func TestParallelKeepsWHat(t *testing.T) {
 	if err := m.Init(p); err != nil {
 		t.Fatal(err)
 	}
-	if m.par == nil || m.par.rounds < 5 {
-		t.Fatalf("want a parallel run of several rounds per epoch, have %+v", m.par)
+	if par, ok := m.sched.(*parallel); !ok || par.rounds < 5 {
+		t.Fatalf("want a parallel run of several rounds per epoch, have %+v", m.sched)
 	}
 	ctx := context.Background()
 	prev, err := m.Certify(ctx)
@@ -77,7 +76,7 @@ func TestParallelKeepsWHat(t *testing.T) {
 		if err := m.Epoch(ctx); err != nil {
 			t.Fatal(err)
 		}
-		what := mustWhat(t, p, m.Store())
+		what := mustWhat(t, p, m.duals)
 		scale := 0.0
 		for _, x := range what {
 			scale = max(scale, math.Abs(x))
@@ -87,8 +86,8 @@ func TestParallelKeepsWHat(t *testing.T) {
 				t.Fatalf("epoch %d: w[%d] = %.17g, ŵ(μ) %.17g", epoch, j, x, what[j])
 			}
 		}
-		if dw := dot(m.Weights(), m.Weights()); m.wsq != dw {
-			t.Fatalf("epoch %d: ‖w‖² kept %.17g, of w %.17g", epoch, m.wsq, dw)
+		if dw := dot(m.Weights(), m.Weights()); m.st.wsq != dw {
+			t.Fatalf("epoch %d: ‖w‖² kept %.17g, of w %.17g", epoch, m.st.wsq, dw)
 		}
 		c, err := m.Certify(ctx)
 		if err != nil {
@@ -252,9 +251,9 @@ func TestParallelStepsDoNotAllocate(t *testing.T) {
 	if err := m.Epoch(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	wk := m.par.workers[1]
-	wk.localSteps(len(wk.sents)) // every sentence's scratch grown
-	if a := testing.AllocsPerRun(20, func() { wk.localSteps(8) }); a != 0 {
+	wk := m.sched.(*parallel).workers[1]
+	wk.st.run(&wk.d, len(wk.d.sents)) // every sentence's scratch grown
+	if a := testing.AllocsPerRun(20, func() { wk.st.run(&wk.d, 8) }); a != 0 {
 		t.Fatalf("%v allocations per 8 steps", a)
 	}
 }
@@ -283,10 +282,10 @@ func TestWorkersSetting(t *testing.T) {
 	if err := (&SDCA{Workers: -2}).Init(p); !errors.Is(err, ErrBadProblem) {
 		t.Fatalf("Workers -2: %v", err)
 	}
-	if rs := (&SDCA{Workers: 1}).RunSettings(p); rs["workers"] != "" || rs["round-steps"] != "" {
+	if rs := (&SDCA{Workers: 1}).runSettings(p); rs.Workers != 1 || rs.RoundSteps != 0 {
 		t.Fatalf("sequential run settings: %v", rs)
 	}
-	if rs := (&SDCA{Workers: 2}).RunSettings(p); rs["workers"] != "2" || rs["round-steps"] != strconv.Itoa(DefaultRoundSteps) {
+	if rs := (&SDCA{Workers: 2}).runSettings(p); rs.Workers != 2 || rs.RoundSteps != DefaultRoundSteps {
 		t.Fatalf("parallel run settings: %v", rs)
 	}
 }

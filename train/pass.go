@@ -9,10 +9,11 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
-// PassResult is what one full pass over the training set computes.
-type PassResult struct {
+// passResult is what one full pass over the training set computes.
+type passResult struct {
 	Primal  float64   // P(w)
 	Loss    float64   // (1/n) Σ_i [log Z_i(w) − w·F(x_i,y_i)]
 	Grad    []float64 // ∇P(w), when asked for
@@ -41,11 +42,11 @@ type passWorker struct {
 // order whatever the number of cores and however the chunks were scheduled.
 const gradChunk = 64
 
-// Pass evaluates the primal at w — and, if duals is not nil, the dual and
+// pass evaluates the primal at w — and, if duals is not nil, the dual and
 // every block gap, taking w = ŵ(μ) — with all cores. Per-sentence terms are
 // summed in sentence order and the gradient chunk by chunk in chunk order,
 // so the result does not depend on scheduling or the number of cores.
-func (p *Problem) Pass(ctx context.Context, w []float64, store duals.Store, wantGrad bool) (*PassResult, error) {
+func (p *Problem) pass(ctx context.Context, w []float64, store duals.Store, wantGrad bool) (*passResult, error) {
 	n := p.N()
 	d := p.Data
 	K := p.Layout.NumLabels
@@ -61,7 +62,7 @@ func (p *Problem) Pass(ctx context.Context, w []float64, store duals.Store, want
 		g, err = p.expectedFeatures(ctx, w, loss)
 	} else {
 		span := func(lo, hi int) error {
-			return crf.Parallel(ctx, hi-lo, 0, func() func(int) {
+			return num.Parallel(ctx, hi-lo, 0, func() func(int) {
 				pw := &passWorker{lat: crf.NewLattice(K)}
 				return func(i int) {
 					i += lo
@@ -91,7 +92,7 @@ func (p *Problem) Pass(ctx context.Context, w []float64, store duals.Store, want
 	if err != nil {
 		return nil, err
 	}
-	r := &PassResult{}
+	r := &passResult{}
 	r.Loss = sum(loss) / float64(n)
 	wsq := dot(w, w)
 	r.Primal = p.Lambda/2*wsq + r.Loss
@@ -271,8 +272,8 @@ func (pw *passWorker) dualTerms(p *Problem, T int, mu []float64) (ent, gap float
 	sepLo, sepHi := K, max(T-1, 1)*K
 	muS, nuS := pw.muN[sepLo:sepHi], pw.nuN[sepLo:sepHi]
 	pw.lmuS, pw.lnuS = grow(pw.lmuS, len(muS)), grow(pw.lnuS, len(muS))
-	crf.LogInto(pw.lmuS, muS)
-	crf.LogInto(pw.lnuS, nuS)
+	num.LogInto(pw.lmuS, muS)
+	num.LogInto(pw.lnuS, nuS)
 	sepX, sepKL := 0.0, 0.0
 	for j, m := range muS {
 		if m > 0 {
@@ -284,11 +285,11 @@ func (pw *passWorker) dualTerms(p *Problem, T int, mu []float64) (ent, gap float
 }
 
 // xlogxSum returns Σ μ log μ over the entries of mu (0·log 0 = 0), with
-// lmu (len(mu)) as scratch: one vector logarithm sweep (crf.LogVec), the
+// lmu (len(mu)) as scratch: one vector logarithm sweep (num.LogVec), the
 // entries that are zero or subnormal taken apart.
 func xlogxSum(mu, lmu []float64) float64 {
 	lmu = lmu[:len(mu)]
-	crf.LogVec(lmu, mu)
+	num.LogVec(lmu, mu)
 	s := 0.0
 	for j, m := range mu {
 		switch {

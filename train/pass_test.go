@@ -8,11 +8,12 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 // TestPassDualTermsMatchEntryByEntry checks the certificate pass's H̃(μ_i)
 // and D̃(μ_i‖ν_i) — one vector logarithm sweep over μ and Σ μ log ν from the
-// factors of log ν — against crf.Entropy and crf.KL, which take a scalar
+// factors of log ν — against crf.Entropy and num.KL, which take a scalar
 // logarithm per entry of μ and of ν (the crf tests check them against
 // enumeration): at SDCA's duals after two epochs, at duals with zero and
 // subnormal entries, and at weights that put the lattice in its
@@ -60,11 +61,11 @@ func TestPassDualTermsMatchEntryByEntry(t *testing.T) {
 					}
 				}
 			}
-			w := m.w
+			w := m.st.w
 			if tc.sd > 0 {
 				w = crftest.RandomWeights(rand.New(rand.NewPCG(5, uint64(tc.sd))), p.Layout, tc.sd)
 			}
-			r, err := p.Pass(context.Background(), w, m.duals, false)
+			r, err := p.pass(context.Background(), w, m.duals, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +82,7 @@ func TestPassDualTermsMatchEntryByEntry(t *testing.T) {
 				muN, nuN := make([]float64, T*K), make([]float64, T*K)
 				lat.NodeMarginals(nuN)
 				h := crf.Entropy(mu, T, K, muN, true)
-				g := crf.KL(mu, nu, logNu, T, K, muN, nuN)
+				g := num.KL(mu, nu, logNu, T, K, muN, nuN)
 				ent += h
 				if math.Abs(r.Gaps[i]-g) > 1e-12*max(1, math.Abs(h), g) {
 					t.Fatalf("sentence %d (T=%d): block gap %.15g, entry by entry %.15g", i, T, r.Gaps[i], g)

@@ -16,16 +16,12 @@
 package train
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
 )
-
-// ErrBadProblem marks a training problem that cannot be trained on.
-var ErrBadProblem = errors.New("train: bad problem")
 
 // Problem is a training set with its regulariser.
 type Problem struct {
@@ -42,7 +38,7 @@ type Problem struct {
 	TransMask []bool
 	// Meter, when not nil, counts the sentences done by full passes over
 	// the data — SDCA's initial duals, ŵ(μ) from the duals (What), the
-	// forward–backward passes (Pass, and L-BFGS's gradients) — adding to
+	// forward–backward passes (pass, and L-BFGS's gradients) — adding to
 	// it as they go: a progress display polls it from another goroutine
 	// and counts a phase from the value at its start.
 	Meter *atomic.Int64
@@ -50,8 +46,8 @@ type Problem struct {
 
 // Bounds on the inputs, beyond which float64 training cannot be trusted.
 const (
-	// MaxAttrValue bounds |x| for an attribute value.
-	MaxAttrValue = 1e100
+	// maxAttrValue bounds |x| for an attribute value.
+	maxAttrValue = 1e100
 	// lambdaFloorFactor: λ must be at least lambdaFloorFactor·R², with R²
 	// the largest squared feature norm of a sentence, so that the weights,
 	// whose norm is at most about R²/λ, and their squares stay far from
@@ -76,10 +72,10 @@ func NewProblem(d *crf.Dataset, lambda float64, noBias bool) (*Problem, error) {
 		}
 	}
 	for j, v := range d.Values {
-		if !(math.Abs(v) <= MaxAttrValue) {
+		if !(math.Abs(v) <= maxAttrValue) {
 			tok := tokenOf(d, j)
 			return nil, fmt.Errorf("%w: token row %d (sentence %d) has attribute value %g; values must be finite with |x| ≤ %g",
-				ErrBadProblem, tok, sentenceOf(d, tok), v, float64(MaxAttrValue))
+				ErrBadProblem, tok, sentenceOf(d, tok), v, float64(maxAttrValue))
 		}
 	}
 	for i := 0; i < d.Len(); i++ {

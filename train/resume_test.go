@@ -225,8 +225,8 @@ func TestResultIsCertifiedWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameBits(t, "result vs ŵ(μ)", mustWhat(t, p, m.Store()), res.Weights)
-	r, err := p.Pass(context.Background(), res.Weights, m.Store(), false)
+	sameBits(t, "result vs ŵ(μ)", mustWhat(t, p, m.duals), res.Weights)
+	r, err := p.pass(context.Background(), res.Weights, m.duals, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,21 +279,21 @@ func TestCheckpointVerifiesEverything(t *testing.T) {
 	if err := json.Unmarshal(orig, &f); err != nil {
 		t.Fatal(err)
 	}
-	var st CheckpointState
+	var st checkpointState
 	if err := json.Unmarshal(f.State, &st); err != nil {
 		t.Fatal(err)
 	}
 	edits := []struct {
 		name string
-		edit func(*CheckpointState)
+		edit func(*checkpointState)
 		want string
 	}{
-		{"negative epoch", func(s *CheckpointState) { s.Epoch = -1 }, "epoch -1"},
-		{"rng", func(s *CheckpointState) { s.RNG = s.RNG[:10] }, "random state"},
-		{"sampler gap", func(s *CheckpointState) { s.Sampler.Gaps[3] = -1 }, "sampler gap 3"},
-		{"steps", func(s *CheckpointState) { s.Steps++ }, "steps done"},
-		{"wsq", func(s *CheckpointState) { s.WSq *= 1.001 }, "‖w‖²"},
-		{"duals crc", func(s *CheckpointState) { s.DualsCRC++ }, "CRC-32C"},
+		{"negative epoch", func(s *checkpointState) { s.Epoch = -1 }, "epoch -1"},
+		{"rng", func(s *checkpointState) { s.RNG = s.RNG[:10] }, "random state"},
+		{"sampler gap", func(s *checkpointState) { s.Sampler.Gaps[3] = -1 }, "sampler gap 3"},
+		{"steps", func(s *checkpointState) { s.Steps++ }, "steps done"},
+		{"wsq", func(s *checkpointState) { s.WSq *= 1.001 }, "‖w‖²"},
+		{"duals crc", func(s *checkpointState) { s.DualsCRC++ }, "CRC-32C"},
 	}
 	for _, e := range edits {
 		s := st
@@ -307,7 +307,7 @@ func TestCheckpointVerifiesEverything(t *testing.T) {
 			t.Errorf("%s, checksum not updated: %v", e.name, err)
 		}
 		// Edited with a valid checksum: refused for what is wrong.
-		enc, _ := EncodeState(s)
+		enc, _ := encodeState(s)
 		os.WriteFile(spath, enc, 0o644)
 		if _, err := loadSnapshot(filepath.Join(dir, "ckpt-000002"), p); err == nil || !strings.Contains(err.Error(), e.want) {
 			t.Errorf("%s: %v, want %q", e.name, err, e.want)
@@ -322,8 +322,8 @@ func TestCheckpointVerifiesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Duals.Close()
-	if c.State.Epoch != 2 || len(warned) != 1 || !strings.Contains(warned[0], "not a snapshot") {
-		t.Fatalf("CURRENT outside: loaded epoch %d, warnings %q", c.State.Epoch, warned)
+	if c.state.Epoch != 2 || len(warned) != 1 || !strings.Contains(warned[0], "not a snapshot") {
+		t.Fatalf("CURRENT outside: loaded epoch %d, warnings %q", c.state.Epoch, warned)
 	}
 	// Another seed is refused, naming the setting and both values.
 	c, err = LoadCheckpoint(dir, p, nil)
@@ -335,7 +335,7 @@ func TestCheckpointVerifiesEverything(t *testing.T) {
 	s := set
 	s.Resume = c
 	_, err = Train(context.Background(), p, s, m)
-	if !errors.Is(err, ErrResumeSettings) || !strings.Contains(err.Error(), "--seed 7") || !strings.Contains(err.Error(), "--seed 8") {
+	if !isSettingsError(err, "Seed", "7", "8") || !strings.Contains(err.Error(), "the seed 7, this run has 8") {
 		t.Fatalf("resume with another seed: %v", err)
 	}
 }

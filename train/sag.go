@@ -32,7 +32,7 @@ package train
 // Sampling: "uniform" draws i uniformly; "nus" and "nus-star" (SAG-NUS and
 // SAG-NUS*) draw i ∝ L_i half of the time and uniformly otherwise.
 // SAG-NUS* skips the Lipschitz test of a sentence whose gradient is tiny
-// (‖g_i‖² ≤ SAGSkipNorm), keeping its L_i — a reconstruction of the paper's
+// (‖g_i‖² ≤ sagSkipNorm), keeping its L_i — a reconstruction of the paper's
 // line-search skipping, not checked against its text: a sentence's
 // gradient does not vanish at the optimum (only their sum does), so on
 // CoNLL-2000 the rule never fires and SAG-NUS* runs as SAG-NUS.
@@ -46,21 +46,11 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 )
 
-// The SAG variants (SAG.Variant), by the CLI's names.
+// SAG's constants.
 const (
-	SAGUniform = "uniform"  // uniform sampling, Lipschitz test every iteration
-	SAGNUS     = "nus"      // SAG-NUS: non-uniform sampling, Lipschitz test every iteration
-	SAGNUSStar = "nus-star" // SAG-NUS*: SAG-NUS that skips the test when the gradient is tiny
-)
-
-// Defaults of SAG's settings; the CLI's flags take them from here.
-const (
-	DefaultSAGVariant = SAGNUS
-	// DefaultSAGInitialL is every L_i before its first test (SAG.InitialL).
-	DefaultSAGInitialL = 1.0
-	// SAGSkipNorm: SAG-NUS* skips the Lipschitz test of a sentence whose
+	// sagSkipNorm: SAG-NUS* skips the Lipschitz test of a sentence whose
 	// ‖g_i‖² is at most this.
-	SAGSkipNorm = 1e-8
+	sagSkipNorm = 1e-8
 	// sagMinScale: below it the lazy scale s is folded into the weights.
 	sagMinScale = 1e-9
 	// sagMaxDoublings bounds the doublings of one Lipschitz test.
@@ -284,7 +274,7 @@ func (m *SAG) iterate(i int) {
 	gg += dot(tail, tail)
 
 	// 2. Lipschitz test.
-	if !(m.variant == SAGNUSStar && gg <= SAGSkipNorm) && gg > 0 {
+	if !(m.variant == SAGNUSStar && gg <= sagSkipNorm) && gg > 0 {
 		m.lipschitz(i, s, f, gg)
 	}
 
@@ -423,7 +413,7 @@ func (m *SAG) Weights() []float64 {
 // that of L-BFGS (primalCertificate).
 func (m *SAG) Certify(ctx context.Context) (Certificate, error) {
 	w := append([]float64(nil), m.Weights()...)
-	r, err := m.p.Pass(ctx, w, nil, true)
+	r, err := m.p.pass(ctx, w, nil, true)
 	if err != nil {
 		return Certificate{}, err
 	}

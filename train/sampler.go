@@ -15,17 +15,14 @@ package train
 // reports that it fails to converge, and it is kept for comparison.
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 )
 
 // Sampler picks the next sentence to update and learns from the block gaps it is told. SDCA.Sampler takes
-// any; NewSampler makes the kinds the CLI names. A sampler whose settings a resumed run must repeat reports
-// them, by the CLI's flag names, with a method RunSettings() map[string]string (NewSampler's do: "sampler"
-// and "nonuniform"); checkpoints record them, and otherwise only the kind its State names.
+// any; NewSampler makes the kinds the CLI names. A checkpoint records the kind its State names (and, for
+// NewSampler's, the non-uniform share), which a resumed run must repeat.
 type Sampler interface {
 	// Next returns the index in [0,n) of the next sentence to visit.
 	Next(rng *rand.Rand) int
@@ -73,28 +70,10 @@ type SamplerState struct {
 	Gaps []float64 // the gap estimate of every sentence
 }
 
-// ErrBadSampler is wrapped by every error of NewSampler and Restore.
-var ErrBadSampler = errors.New("train: bad sampler")
-
-// The sampler kinds.
-const (
-	SamplerUniform       = "uniform"
-	SamplerGap           = "gap"
-	SamplerImportance    = "importance"
-	SamplerGapImportance = "gap-importance"
-	SamplerMax           = "max"
-)
-
 // SamplerKinds lists the kinds NewSampler accepts, the default ("gap") second.
 func SamplerKinds() []string {
 	return []string{SamplerUniform, SamplerGap, SamplerImportance, SamplerGapImportance, SamplerMax}
 }
-
-// Defaults of SamplerOptions.
-const (
-	DefaultNonUniform = 0.8 // SamplerOptions.NonUniform, the probability of a non-uniform draw
-	DefaultInitialGap = 100 // SamplerOptions.InitialGap
-)
 
 const maxGapEstimate = 1e300 // cap for +Inf, so that sums over any realistic n stay finite
 
@@ -281,22 +260,18 @@ func (s *blockSampler) Split(idx []int) Sampler {
 // Estimate implements Sampler.
 func (s *blockSampler) Estimate() float64 { return s.gaps.total() / float64(s.n) }
 
-// RunSettings returns the settings a resumed run must repeat: the kind and f.
-func (s *blockSampler) RunSettings() map[string]string {
-	return map[string]string{"sampler": s.kind, "nonuniform": strconv.FormatFloat(s.f, 'g', -1, 64)}
-}
-
-// samplerSettings returns what a checkpoint records of s: its RunSettings
-// where it has them, else the kind its state names; for nil, the default
-// sampler's.
-func samplerSettings(s Sampler) map[string]string {
-	switch rs := s.(type) {
+// samplerSettings returns what a checkpoint records of s: its kind and, for
+// NewSampler's, its non-uniform share; for nil, the default sampler's.
+func samplerSettings(s Sampler) (kind string, nonUniform *float64) {
+	switch s := s.(type) {
 	case nil:
-		return map[string]string{"sampler": DefaultSampler, "nonuniform": strconv.FormatFloat(DefaultNonUniform, 'g', -1, 64)}
-	case interface{ RunSettings() map[string]string }:
-		return rs.RunSettings()
+		f := DefaultNonUniform
+		return DefaultSampler, &f
+	case *blockSampler:
+		f := s.f
+		return s.kind, &f
 	}
-	return map[string]string{"sampler": s.State().Kind}
+	return s.State().Kind, nil
 }
 
 // State implements Sampler.

@@ -25,8 +25,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
@@ -70,141 +70,27 @@ type SDCA struct {
 	RoundSteps int
 
 	p       *Problem
-	w       []float64
-	wsq     float64
 	duals   duals.Store
 	sampler Sampler // the sampler in use: Sampler, or the default one
 	sub     float64 // the sub-precision in use
 	src     *rand.PCG
 	rng     *rand.Rand
-	ws      *stepWork
 	rows    *sentenceRows
-	steps   int64
-	lsIters int64
-	epoch   int          // completed epochs
-	pos     int          // steps done in the epoch in progress
-	live    atomic.Int64 // pos, published every 256 steps for LiveSteps
-	next    int          // the sentence drawn for step pos (when pos > 0 and sequential)
-
-	par *parallel // the workers, when there are more than one
-	// A worker of a parallel SDCA is an SDCA too, on its partition: its
-	// sampler's indices stand for the sentences sents, and it steps
-	// against its own view of the weights, with the curvature of the
-	// weights scaled (parallel.go).
-	sents     []int     // the sentence of each of the sampler's indices; nil: the identity
-	scale     []float64 // per attribute: σ′ of its row; nil: 1 everywhere (sequential)
-	tailScale float64   // σ′ of the dense tail (B, bias, start, end)
-	rowScale  []float64 // per packed row of the step's direction: its σ′
-	touched   []int32   // attributes whose rows this worker changed in the round
-	seen      []bool    // per attribute: in touched
-
-	// A streamed store's epoch (sdca_stream.go): its block order, the
-	// blocks of it done, and the commit hook.
-	order  []int     // blocks of the epoch, in order
-	bsteps []int     // steps on each
-	bshare []float64 // the non-uniform share of each one's sampler
-	bpos   int
+	// st steps on the run's weights (st.w, st.wsq) and counts the run's
+	// steps; sched runs the epochs (sequential, parallel or streamed,
+	// chosen by setup).
+	st    *stepper
+	sched scheduler
+	epoch int          // completed epochs
+	pos   int          // steps done in the epoch in progress
+	live  atomic.Int64 // pos, published every 256 steps for LiveSteps
+	// commit is the hook the streamed scheduler calls when its store must
+	// commit (setCommit).
 	commit func() error
 	// whatAt is the step count at which w was set to ŵ(μ) computed from
 	// the duals (Init), −1 if never.
 	whatAt int64
 }
-
-// DefaultEpsilon is the uniform weight ε of the initial duals. Since
-// ŵ(μ⁰) = (ε/(λn)) Σ_i (F_i − E_uniform[F]) grows with the corpus, a large ε
-// starts far out (ε = 1e-3 gives an initial gap of 594 on CoNLL-2000); with
-// 1e-9 the start is w ≈ 0 and the gap 73.2, the paper's 73.1, and the
-// following epochs match the paper's curve.
-const DefaultEpsilon = 1e-9
-
-// stepWork is the scratch space of one SDCA step, sized once.
-type stepWork struct {
-	lat      *crf.Lattice
-	nu       []float64 // block
-	fa, fc   []float64 // (T−1)×K factors of log ν (crf.Lattice.LogEdgeFactors)
-	edges    edgeTerms
-	muN, nuN []float64 // T×K node marginals
-	// K×K edge marginals summed over the positions (Σ_t μ_t, Σ_t ν_t): the
-	// direction's transition part.
-	muSum, nuSum []float64
-	dN           []float64 // T×K node δ
-	lmuN         []float64 // T×K log μ nodes
-	lnuN         []float64 // T×K log ν nodes
-	// The direction v: on the attribute rows the step touches, packed
-	// (row r of vr is attribute rows[r]), and on the dense tail (B, bias,
-	// start, end). Packing keeps it in cache; a dense d-vector would put
-	// every row of it a cache miss away.
-	rows  []int32   // attributes touched by this step (a view of sentenceRows)
-	vr    []float64 // len(rows)×K
-	vt    []float64 // Dim − Trans()
-	tokOf []int32   // per attribute occurrence of the sentence: its token
-}
-
-// sentenceRows lists, for every sentence, the distinct attributes it uses
-// (in order of first use) and, for every attribute occurrence, its index
-// in that list: the packed rows of an SDCA step's direction, computed once
-// instead of looked up per occurrence in every step.
-type sentenceRows struct {
-	start []int   // sentence i's attributes are attrs[start[i]:start[i+1]]
-	attrs []int32 // distinct attributes per sentence
-	slot  []int32 // per occurrence j (an index into Dataset.Attrs): its row
-}
-
-// newSentenceRows indexes the distinct attributes of every sentence of d.
-func newSentenceRows(d *crf.Dataset) *sentenceRows {
-	r := &sentenceRows{start: make([]int, d.Len()+1), slot: make([]int32, len(d.Attrs))}
-	seen := make([]int32, d.NumAttrs) // per attribute: 1 + its row in the current sentence's list
-	for i := 0; i < d.Len(); i++ {
-		lo := len(r.attrs)
-		r.start[i] = lo
-		for j := d.AttrStart[d.SentStart[i]]; j < d.AttrStart[d.SentStart[i+1]]; j++ {
-			a := d.Attrs[j]
-			if seen[a] == 0 {
-				r.attrs = append(r.attrs, a)
-				seen[a] = int32(len(r.attrs) - lo)
-			}
-			r.slot[j] = seen[a] - 1
-		}
-		for _, a := range r.attrs[lo:] {
-			seen[a] = 0
-		}
-	}
-	r.start[d.Len()] = len(r.attrs)
-	return r
-}
-
-// of returns sentence i's distinct attributes.
-func (r *sentenceRows) of(i int) []int32 { return r.attrs[r.start[i]:r.start[i+1]] }
-
-// StepStats describes one SDCA step, for tests and the log.
-type StepStats struct {
-	Sentence int
-	Gap      float64 // block gap before the step
-	Gamma    float64 // step size taken
-	Iters    int     // line-search evaluations
-	Slope0   float64 // φ'(0)
-}
-
-// Defaults of SDCA's settings; the CLI's flags take them from here.
-const (
-	DefaultSampler      = SamplerGap
-	DefaultSubPrecision = 1e-3
-	// DefaultRoundSteps is SDCA.RoundSteps's zero value. On CoNLL-2000
-	// (λ = 1/n) 2 workers reach a certified gap of 1e-3 in 19, 20 and 22
-	// epochs with rounds of 16, 64 and 256 steps per worker; the
-	// aggregation, done by one goroutine, costs about a pass over the rows
-	// the round touched, a larger share of shorter rounds.
-	DefaultRoundSteps = 64
-	// DefaultWorkers is SDCA.Workers's zero value: the sequential SDCA.
-	// On CoNLL-2000 2 workers need 19–22 epochs to a certified gap of 1e-3
-	// against the sequential SDCA's 13 (the shared rows' steps are damped
-	// by σ′), about what 2 cores can win back at best; more workers are
-	// there on request.
-	DefaultWorkers = 1
-	// AllWorkers, as SDCA.Workers, runs one worker per core
-	// (runtime.GOMAXPROCS).
-	AllWorkers = -1
-)
 
 // check validates the settings (zero values stand for their defaults).
 func (m *SDCA) check() error {
@@ -236,28 +122,52 @@ func (m *SDCA) effective() (eps, sub float64) {
 	return eps, sub
 }
 
-// RunSettings returns every setting of SDCA on p that a resumed run must
-// repeat to continue it bit for bit, by the CLI's flag names, with the
-// defaults applied: the sampler's (samplerSettings), the seed, ε, the
-// sub-precision, λ and the feature space.
-func (m *SDCA) RunSettings(p *Problem) map[string]string {
+// NumWorkers returns the number of workers SDCA will run on a problem of n
+// sentences: Workers with its default applied, at most n (what
+// MemoryOptions.SDCAWorkers wants).
+func (m *SDCA) NumWorkers(n int) int { return m.numWorkers(n) }
+
+// numWorkers returns the number of workers on n sentences: Workers, at
+// most n; 0 means DefaultWorkers, and AllWorkers GOMAXPROCS, or 1 when the
+// Sampler set is not a Splitter.
+func (m *SDCA) numWorkers(n int) int {
+	P := m.Workers
+	if P == 0 {
+		P = DefaultWorkers
+	}
+	if P == AllWorkers {
+		P = runtime.GOMAXPROCS(0)
+		if _, ok := m.Sampler.(Splitter); m.Sampler != nil && !ok {
+			P = 1
+		}
+	}
+	return max(1, min(P, n))
+}
+
+// roundSteps returns RoundSteps with its default applied.
+func (m *SDCA) roundSteps() int {
+	if m.RoundSteps == 0 {
+		return DefaultRoundSteps
+	}
+	return m.RoundSteps
+}
+
+// runSettings returns every setting of SDCA on p that a resumed run must
+// repeat to continue it bit for bit, with the defaults applied: the
+// sampler's, the seed, ε, the sub-precision, the workers, the streamed
+// store's blocks, λ and the feature space.
+func (m *SDCA) runSettings(p *Problem) runSettings {
 	eps, sub := m.effective()
-	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	rs := map[string]string{
-		"solver": "sdca", "seed": strconv.FormatUint(m.Seed, 10),
-		"epsilon": g(eps), "subprecision": g(sub), "lambda": g(p.Lambda),
-		"feature-space": p.FeatureSpace(), "transitions": p.TransitionSpace(),
-		"bias": strconv.FormatBool(!p.Layout.NoBias),
+	rs := runSettings{Version: settingsVersion, Solver: "sdca", Seed: m.Seed, Epsilon: eps, SubPrecision: sub,
+		Lambda: p.Lambda, Sentences: p.N(), FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(),
+		Bias: !p.Layout.NoBias, Workers: m.numWorkers(p.N())}
+	rs.Sampler, rs.NonUniform = samplerSettings(m.Sampler)
+	if s, ok := m.Duals.(*duals.Stream); ok {
+		rs.DualsBlocks = s.Blocks()
 	}
-	for k, v := range samplerSettings(m.Sampler) {
-		rs[k] = v
-	}
-	// A sequential run records neither, so that its snapshots are those of
-	// the SDCA that had no workers.
-	streamSettings(rs, m.Duals)
-	if P := m.numWorkers(p.N()); P > 1 {
-		rs["workers"] = strconv.Itoa(P)
-		rs["round-steps"] = strconv.Itoa(m.roundSteps())
+	// A sequential run records no round length.
+	if rs.Workers > 1 {
+		rs.RoundSteps = m.roundSteps()
 	}
 	return rs
 }
@@ -283,20 +193,21 @@ func (m *SDCA) Init(p *Problem) error {
 		}
 	}
 	var err error
-	if m.w, err = p.What(m.duals); err != nil {
+	if m.st.w, err = p.What(m.duals); err != nil {
 		return err
 	}
-	m.whatAt = m.steps
-	m.wsq = dot(m.w, m.w)
-	return m.startWorkers()
+	m.whatAt = m.st.steps
+	m.st.wsq = dot(m.st.w, m.st.w)
+	m.sched.start()
+	return nil
 }
 
-// Resume prepares SDCA for p at checkpoint c's exact position, a verified
+// resume prepares SDCA for p at checkpoint c's exact position, a verified
 // checkpoint (LoadCheckpoint) of a run with the same settings (Train
 // checks them): its duals are copied into the store, and its weights,
 // counters, sampler and random state are restored, so the run continues as
 // the checkpointed one would have.
-func (m *SDCA) Resume(p *Problem, c *Checkpoint) error {
+func (m *SDCA) resume(p *Problem, c *Checkpoint) error {
 	if err := m.setup(p); err != nil {
 		return err
 	}
@@ -328,72 +239,48 @@ func (m *SDCA) setup(p *Problem) error {
 	} else if n := len(m.sampler.State().Gaps); n != d.Len() {
 		return fmt.Errorf("%w: the sampler is sized for %d sentences, the problem has %d", ErrBadProblem, n, d.Len())
 	}
-	m.steps, m.lsIters, m.epoch = 0, 0, 0
-	m.pos, m.next = 0, -1
+	m.epoch, m.pos = 0, 0
 	m.whatAt = -1
 	m.src = rand.NewPCG(m.Seed, 0x5dca)
 	m.rng = rand.New(m.src)
-	m.ws = newStepWork(p)
 	m.rows = newSentenceRows(d)
-	m.par = nil
-	m.order, m.bpos = nil, 0
+	m.st = newStepper(p, m.duals, m.rows, m.sub)
 	if err := m.checkStream(d.Len()); err != nil {
 		return err
 	}
-	if P := m.numWorkers(d.Len()); P > 1 {
+	switch P := m.numWorkers(d.Len()); {
+	case m.streamStore() != nil:
+		m.sched = &streamed{oneSampler: oneSampler{m}}
+	case P > 1:
 		if _, ok := m.sampler.(Splitter); !ok {
 			return fmt.Errorf("%w: %d workers need a sampler that can be split (a Splitter, as NewSampler's are); %T is not: use Workers 1",
 				ErrBadProblem, P, m.sampler)
 		}
-		m.par = newParallel(m, P)
+		m.sched = newParallel(m, P)
+	default:
+		m.sched = &sequential{oneSampler: oneSampler{m}, next: -1}
 	}
 	return nil
 }
 
 // restore continues from checkpoint c, at its exact position.
 func (m *SDCA) restore(c *Checkpoint) error {
-	st := c.State
+	st := c.state
 	if err := m.restoreDuals(c); err != nil {
 		return err
 	}
-	m.w = append([]float64(nil), c.Weights...)
-	m.wsq = st.WSq
-	m.steps, m.lsIters, m.epoch = st.Steps, st.LineSearch, st.Epoch
-	m.pos, m.next = st.Step, st.Next
+	m.st.w = append([]float64(nil), c.Weights...)
+	m.st.wsq = st.WSq
+	m.st.steps, m.st.lsIters, m.epoch = st.Steps, st.LineSearch, st.Epoch
+	m.pos = st.Step
 	if err := m.src.UnmarshalBinary(st.RNG); err != nil {
 		return fmt.Errorf("resume: random state: %w", err)
 	}
 	if err := m.sampler.Restore(st.Sampler); err != nil {
 		return err
 	}
-	if st.Stream != nil && st.Step > 0 {
-		m.order, m.bpos = append([]int(nil), st.BlockOrder...), st.BlockPos
-		m.bsteps = append([]int(nil), st.BlockSteps...)
-		m.bshare = append([]float64(nil), st.BlockShare...)
-	}
-	if err := m.startWorkers(); err != nil {
-		return err
-	}
-	return m.par.restore(st)
-}
-
-// initBlock writes ε·uniform + (1−ε)·one-hot(gold) into mu.
-func initBlock(mu []float64, gold []int32, K int, eps float64) {
-	T := len(gold)
-	if T == 1 {
-		for y := range mu {
-			mu[y] = eps / float64(K)
-		}
-		mu[gold[0]] += 1 - eps
-		return
-	}
-	u := eps / float64(K*K)
-	for i := range mu {
-		mu[i] = u
-	}
-	for t := 0; t < T-1; t++ {
-		mu[(t*K+int(gold[t]))*K+int(gold[t+1])] += 1 - eps
-	}
+	m.sched.start()
+	return m.sched.restore(st)
 }
 
 // Smoothness returns, for every sentence i, L_i = λ + R_i/n with R_i
@@ -421,14 +308,6 @@ func (p *Problem) Smoothness() []float64 {
 		L[i] = p.Lambda + r/n
 	}
 	return L
-}
-
-func newStepWork(p *Problem) *stepWork {
-	K := p.Layout.NumLabels
-	return &stepWork{
-		lat: crf.NewLattice(K),
-		vt:  make([]float64, p.Layout.Dim()-p.Layout.Trans()),
-	}
 }
 
 // What computes ŵ(μ) = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]) from scratch.
@@ -472,402 +351,66 @@ func (p *Problem) What(store duals.Store) ([]float64, error) {
 }
 
 // Weights returns the current weights (the method's own slice).
-func (m *SDCA) Weights() []float64 { return m.w }
-
-// Store returns the dual store in use.
-func (m *SDCA) Store() duals.Store { return m.duals }
+func (m *SDCA) Weights() []float64 { return m.st.w }
 
 // Epoch runs n steps, or the rest of an epoch interrupted before. When ctx
-// is cancelled it returns between two steps (every 256 steps, before the
-// next sentence is drawn at an epoch's start), with the position within the
-// epoch and the sentence already drawn kept for EpochSteps and checkpoints.
-func (m *SDCA) Epoch(ctx context.Context) error {
-	if m.par != nil {
-		return m.par.epoch(ctx)
-	}
-	if s := m.streamStore(); s != nil {
-		return m.streamEpoch(ctx, s)
-	}
-	n := m.p.N()
-	i := m.next
-	if m.pos == 0 {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		i = m.sampler.Next(m.rng)
-	}
-	// Each step but the epoch's last hands its block gap to the sampler and
-	// draws the next sentence as soon as the gap is known — the sampler sees
-	// the same calls in the same order as Update-after-Step, Next-before-Step
-	// — so that the next sentence's weight rows are fetched while this step
-	// finishes.
-	for k := m.pos; k < n; k++ {
-		if k&255 == 0 && k > 0 {
-			m.live.Store(int64(k))
-			if ctx.Err() != nil {
-				m.pos, m.next = k, i
-				return ctx.Err()
-			}
-		}
-		if k == n-1 {
-			st, _ := m.step(i, false)
-			m.sampler.Update(i, st.Gap)
-			break
-		}
-		_, i = m.step(i, true)
-	}
-	m.pos, m.next = 0, -1
+// is cancelled it returns between two steps (the scheduler says where it
+// can stop), with the position within the epoch kept for checkpoints.
+func (m *SDCA) Epoch(ctx context.Context) error { return m.sched.epoch(ctx) }
+
+// endEpoch notes the end of an epoch.
+func (m *SDCA) endEpoch() {
+	m.pos = 0
 	m.live.Store(0)
 	m.epoch++
-	return nil
 }
 
-// Refresh recomputes every block gap at the current weights with a full
+// refresh recomputes every block gap at the current weights with a full
 // pass over the data (on all cores) and hands them to the sampler
 // (Settings.RefreshEvery). It is meant for the start of an epoch.
-func (m *SDCA) Refresh(ctx context.Context) error {
-	r, err := m.p.Pass(ctx, m.w, m.duals, false)
+func (m *SDCA) refresh(ctx context.Context) error {
+	r, err := m.p.pass(ctx, m.st.w, m.duals, false)
 	if err != nil {
 		return err
 	}
-	m.sampler.Refresh(r.Gaps)
-	m.par.refresh(r.Gaps)
+	m.sched.refresh(r.Gaps)
 	return nil
 }
 
-// EpochSteps returns the number of steps done in the epoch in progress (0
+// epochSteps returns the number of steps done in the epoch in progress (0
 // between epochs).
-func (m *SDCA) EpochSteps() int { return m.pos }
+func (m *SDCA) epochSteps() int { return m.pos }
+
+// setCommit installs the function the streamed scheduler calls at a block
+// boundary when its store must commit (duals.Stream.NeedCommit): it writes
+// a checkpoint of the run at that point (Train installs it when the run
+// checkpoints).
+func (m *SDCA) setCommit(commit func() error) { m.commit = commit }
 
 // LiveSteps returns the steps done in the epoch in progress, to within 256
-// steps (a round with several workers). Unlike EpochSteps it may be called
-// from another goroutine while an epoch runs: progress displays poll it.
+// steps (a round with several workers). It may be called from another
+// goroutine while an epoch runs: progress displays poll it.
 func (m *SDCA) LiveSteps() int { return int(m.live.Load()) }
 
-// Step performs one SDCA step on sentence i and returns what it did. With
-// more than one worker it is a sequential step on the weights all the
-// workers share between rounds (meant between epochs).
-func (m *SDCA) Step(i int) StepStats {
-	st, _ := m.step(i, false)
-	m.par.share(m.ws.rows)
+// stepOne performs one sequential SDCA step on sentence i, on the run's
+// weights, and returns what it did (for tests, between epochs).
+func (m *SDCA) stepOne(i int) stepStats {
+	st, _ := m.st.step(&draws{sampler: m.sampler, rng: m.rng}, i, false)
+	if par, ok := m.sched.(*parallel); ok {
+		par.share(m.st.ws.rows)
+	}
 	return st
-}
-
-// step performs one SDCA step on the sampler's sentence j (sentence
-// sents[j] of a worker). With draw, it also hands the block gap to the
-// sampler once it is known, draws the next sentence, starts fetching that
-// sentence's weight rows, and returns it.
-func (m *SDCA) step(j int, draw bool) (StepStats, int) {
-	p := m.p
-	ws := m.ws
-	lay := p.Layout
-	K := lay.NumLabels
-	i := m.sentence(j)
-	s := p.Data.Sentence(i)
-	T := s.Len()
-	bl := crf.BlockLen(T, K)
-	mu := m.duals.Block(i)
-	m.steps++
-
-	// 1. Oracle and block gap D̃(μ‖ν) = Σ_e KL(μ_e‖ν_e) − Σ_s KL(μ_s‖ν_s).
-	ws.nu = grow(ws.nu, bl)
-	ws.muN = grow(ws.muN, T*K)
-	ws.nuN = grow(ws.nuN, T*K)
-	ws.dN = grow(ws.dN, T*K)
-	ws.lmuN = grow(ws.lmuN, T*K)
-	ws.lnuN = grow(ws.lnuN, T*K)
-	ws.lat.SetScores(lay, m.w, s)
-	ws.lat.ForwardBackward()
-	ws.nuSum = grow(ws.nuSum, K*K)
-	ws.muSum = grow(ws.muSum, K*K)
-	ws.lat.MarginalsSum(ws.nu, ws.nuSum)
-	ws.lat.NodeMarginals(ws.nuN)
-	muB := blockNodesDot(mu, T, K, ws.lat.Trans(), ws.muN, ws.muSum)
-	// Separators are the inner nodes 1..T-2; few, so their logs are taken here.
-	sepLo, sepHi := K, max(T-1, 1)*K
-	muS, nuS, lmuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi]
-	lnuS := ws.lnuN[sepLo:sepHi]
-	crf.LogInto(lmuS, muS)
-	crf.LogInto(lnuS, nuS)
-	e := &ws.edges
-	e.prepare(mu, ws.nu, muS, lmuS, nuS)
-	gap := e.xlogx - m.muLogNu(T, mu, muB)
-	for j, x := range muS {
-		if x > 0 {
-			gap -= x * (lmuS[j] - lnuS[j])
-		}
-	}
-	st := StepStats{Sentence: i, Gap: max(gap, 0)}
-	next := -1
-	if draw {
-		m.sampler.Update(j, st.Gap)
-		next = m.sampler.Next(m.rng)
-		prefetchRows(m.w, m.rows.of(m.sentence(next)), K)
-	}
-
-	// 2. Directions.
-	for j := range ws.dN {
-		ws.dN[j] = ws.nuN[j] - ws.muN[j]
-	}
-	a, b := m.direction(i, s)
-
-	// 3. Line search on φ'(γ) = −[S(γ) − S_sep(γ)] − λn(⟨w,v⟩ + γ‖v‖²).
-	ln := p.Lambda * float64(p.N())
-	d0 := -(e.s0 - e.s0S) - ln*a
-	st.Slope0 = d0
-	gamma := 0.0
-	if d0 > 0 && !math.IsNaN(d0) {
-		gamma, st.Iters = m.lineSearch(mu, d0, a, b, ln)
-	}
-	st.Gamma = gamma
-	m.lsIters += int64(st.Iters)
-
-	// 4. Updates.
-	if gamma > 0 {
-		e.update(gamma, mu, ws.nu)
-		m.applyPrimal(gamma)
-		m.wsq += 2*gamma*a + gamma*gamma*b
-	}
-	m.clearDirection()
-	return st, next
-}
-
-// muLogNu returns Σ_e μ_e log ν_e over the block's entries for the ν of
-// the step's lattice (logNuDot).
-func (m *SDCA) muLogNu(T int, mu []float64, muB float64) float64 {
-	ws := m.ws
-	return logNuDot(ws.lat, T, m.p.Layout.NumLabels, mu, ws.muN, muB, &ws.fa, &ws.fc)
-}
-
-// logNuDot returns Σ_e μ_e log ν_e over the entries of the block mu for the
-// ν of the lattice's last ForwardBackward, from the factors
-// log ν_t(y,y') = a_t(y) + B[y,y'] + c_t(y'):
-// Σ_t [Σ_y μ_t(y)·a_t(y) + Σ_y' μ_{t+1}(y')·c_t(y')] + Σ μ·B, with μ's node
-// marginals in muN and muB = Σ μ·B (blockNodesDot) — no logarithm per
-// entry. fa and fc are scratch, grown as needed.
-func logNuDot(lat *crf.Lattice, T, K int, mu, muN []float64, muB float64, fa, fc *[]float64) float64 {
-	if T == 1 {
-		th, lz := lat.Node(), lat.LogZ()
-		s := 0.0
-		for y, x := range mu[:K] {
-			s += x * (th[y] - lz)
-		}
-		return s
-	}
-	n := (T - 1) * K
-	*fa, *fc = grow(*fa, n), grow(*fc, n)
-	lat.LogEdgeFactors(*fa, *fc)
-	return muB + dot(muN[:n], *fa) + dot(muN[K:K+n], *fc)
-}
-
-// blockNodesDot sets node (T×K) to the node marginals of the block mu, as
-// crf.NodeFromBlock does, sum (K×K) to its edge marginals summed over the
-// positions (zero when T = 1), and returns Σ_e μ_e·B_e over its edge entries
-// for the K×K transition scores B (0 when T = 1) — all in one pass over the
-// block, edge by edge (blockRowsKernel).
-func blockNodesDot(mu []float64, T, K int, B, node, sum []float64) (muB float64) {
-	sum = sum[:K*K]
-	clear(sum)
-	if T == 1 {
-		copy(node[:K], mu[:K])
-		return 0
-	}
-	for t := 0; t < T-1; t++ {
-		muB += blockRowsKernel(mu[t*K*K:(t+1)*K*K], K, B, node[t*K:(t+1)*K], sum)
-	}
-	blk := mu[(T-2)*K*K : (T-1)*K*K]
-	last := node[(T-1)*K : T*K]
-	clear(last)
-	for y := 0; y < K; y++ {
-		for y2, v := range blk[y*K : (y+1)*K] {
-			last[y2] += v
-		}
-	}
-	return muB
-}
-
-// direction fills ws.vr and ws.vt with v = −(1/(λn)) E_δ[F] on the rows of
-// sentence i (s), B, bias, start and end (δ = ν − μ: its node part in
-// ws.dN, its sum over the edges in ws.nuSum − ws.muSum), and returns ⟨w,v⟩
-// and ‖v‖².
-func (m *SDCA) direction(i int, s crf.Sentence) (wv, vv float64) {
-	p := m.p
-	ws := m.ws
-	lay := p.Layout
-	K := lay.NumLabels
-	T := s.Len()
-	c := -1 / (p.Lambda * float64(p.N()))
-	ws.rows = m.rows.of(i)
-	ws.vr = grow(ws.vr, len(ws.rows)*K)
-	clear(ws.vr)
-	// Row slot[j] gains c·x_j·δ_t for every attribute occurrence j of token t.
-	lo, hi := s.AttrStart[0], s.AttrStart[T]
-	if cap(ws.tokOf) < hi-lo {
-		ws.tokOf = make([]int32, hi-lo, 2*(hi-lo))
-	}
-	ws.tokOf = ws.tokOf[:hi-lo]
-	for t := 0; t < T; t++ {
-		for j := s.AttrStart[t]; j < s.AttrStart[t+1]; j++ {
-			ws.tokOf[j-lo] = int32(t)
-		}
-	}
-	var values []float64
-	if s.Values != nil {
-		values = s.Values[lo:hi]
-	}
-	axpyRows(ws.vr, m.rows.slot[lo:hi], ws.dN, ws.tokOf, values, c, K)
-	if p.Mask != nil {
-		for r, a := range ws.rows {
-			p.maskRow(ws.vr[r*K:r*K+K], a)
-		}
-	}
-	if m.scale == nil {
-		vv = dotKernel(ws.vr, ws.vr)
-	} else {
-		vv = m.scaledNorm()
-	}
-	// ⟨w, v⟩ on the attribute rows is c·Σ_t Σ_j x_j⟨U[a_j], δ_t⟩ = c·Σ_t ⟨θ_t − bias − start/end, δ_t⟩
-	// with the node scores θ of the oracle (masked-out weights are zero, so
-	// the mask changes nothing here).
-	th := ws.lat.Node()
-	for t := 0; t < T; t++ {
-		row, dn := th[t*K:(t+1)*K], ws.dN[t*K:(t+1)*K]
-		if lay.NoBias {
-			wv += dot(row, dn)
-			continue
-		}
-		bias := m.w[lay.Bias() : lay.Bias()+K]
-		start, end := m.w[lay.Start():lay.Start()+K], m.w[lay.End():lay.End()+K]
-		for y, x := range dn {
-			u := row[y] - bias[y]
-			if t == 0 {
-				u -= start[y]
-			}
-			if t == T-1 {
-				u -= end[y]
-			}
-			wv += u * x
-		}
-	}
-	wv *= c
-	// The dense tail: B (Σ_t δ_e), then bias (Σ_t δ_t), start (δ_0), end (δ_{T-1}).
-	tail := ws.vt
-	tr := tail[:K*K]
-	for j := range tr {
-		tr[j] = c * (ws.nuSum[j] - ws.muSum[j])
-	}
-	p.maskTrans(tr)
-	if !lay.NoBias {
-		bias := tail[K*K : K*K+K]
-		for t := 0; t < T; t++ {
-			for y, x := range ws.dN[t*K : (t+1)*K] {
-				bias[y] += c * x
-			}
-		}
-		start := tail[K*K+K : K*K+2*K]
-		end := tail[K*K+2*K : K*K+3*K]
-		for y := 0; y < K; y++ {
-			start[y] = c * ws.dN[y]
-			end[y] = c * ws.dN[(T-1)*K+y]
-		}
-	}
-	wt := m.w[lay.Trans():]
-	wv += dot(wt, tail)
-	if m.scale == nil {
-		vv += dot(tail, tail)
-	} else {
-		vv += m.tailScale * dot(tail, tail)
-	}
-	return wv, vv
-}
-
-// applyPrimal adds γv to w on the touched rows and the dense tail (a
-// worker: γσ′v to its view, parallel.go).
-func (m *SDCA) applyPrimal(gamma float64) {
-	if m.scale != nil {
-		m.applyScaled(gamma)
-		return
-	}
-	lay := m.p.Layout
-	K := lay.NumLabels
-	ws := m.ws
-	axpyRows(m.w, ws.rows, ws.vr, nil, nil, gamma, K)
-	w, v := m.w[lay.Trans():], ws.vt
-	for j := range w {
-		w[j] += gamma * v[j]
-	}
-}
-
-// clearDirection zeroes the direction's dense tail for the next step (its
-// packed rows start empty).
-func (m *SDCA) clearDirection() {
-	clear(m.ws.vt)
-}
-
-// lineSearch maximises φ on [0,1] by safeguarded Newton on φ', given
-// φ'(0) = d0 > 0, ⟨w,v⟩ = a, ‖v‖² = b and λn = ln. It keeps a bracket
-// [lo, hi] with φ'(lo) > 0 > φ'(hi), starting from [0, 1] — φ'(1) = −λn‖v‖²
-// costs nothing — and its first point is the bracket's secant root: near 0
-// the entropy's log barrier makes φ” huge, so a Newton step from 0 is tiny
-// and would stop the search far from the optimum. A Newton step that leaves
-// the bracket is replaced by the secant root of the bracket (bisection when
-// that is degenerate). It stops when a step is shorter than the
-// sub-precision, and returns the step and the number of evaluations of φ'.
-func (m *SDCA) lineSearch(mu []float64, d0, a, b, ln float64) (float64, int) {
-	ws := m.ws
-	tol := m.sub
-	eval := func(g float64) (d, dd float64) {
-		s, s2 := ws.edges.eval(g, mu, ws.nu) // edges less separators
-		return -s - ln*(a+g*b), -s2 - ln*b
-	}
-	// φ'(1) = −λn‖v‖² < 0 unless v = 0, in which case the full step is optimal.
-	if b <= 0 {
-		return 1, 0
-	}
-	lo, hi := 0.0, 1.0
-	dlo, dhi := d0, -ln*b
-	secant := func() float64 {
-		g := lo + dlo*(hi-lo)/(dlo-dhi)
-		if !(g > lo && g < hi) {
-			g = 0.5 * (lo + hi)
-		}
-		return g
-	}
-	g := secant()
-	const maxIters = 60
-	for it := 1; it <= maxIters; it++ {
-		d, dd := eval(g)
-		if d > 0 {
-			lo, dlo = g, d
-		} else {
-			hi, dhi = g, d
-		}
-		next := math.NaN()
-		if dd < 0 {
-			next = g - d/dd
-		}
-		if !(next > lo && next < hi) {
-			next = secant()
-		}
-		if math.Abs(next-g) < tol || hi-lo < tol {
-			return next, it
-		}
-		g = next
-	}
-	return g, maxIters
 }
 
 // Counters reports steps, line-search evaluations and the running gap estimate.
 func (m *SDCA) Counters() Counters {
-	est := m.sampler.Estimate()
-	if m.par != nil {
-		est = m.par.estimate()
-	}
+	est := m.sched.estimate()
 	// Every step is one oracle call and one update of w (a step of size 0
 	// included: it is the update the method chose); the line search needs
 	// no oracle.
-	return Counters{Steps: m.steps, LineSearch: m.lsIters, GapEstimate: est,
-		OracleCalls: m.steps, Updates: m.steps, CertifyCalls: int64(m.p.N())}
+	steps := m.st.steps
+	return Counters{Steps: steps, LineSearch: m.st.lsIters, GapEstimate: est,
+		OracleCalls: steps, Updates: steps, CertifyCalls: int64(m.p.N())}
 }
 
 // Certify computes P(ŵ(μ)), D(μ) and every block gap with a full pass and
@@ -877,8 +420,8 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	// made since, it is taken as it is: the same numbers, one read of the
 	// file fewer.
 	var w []float64
-	if m.streamStore() != nil && m.whatAt == m.steps {
-		w = slices.Clone(m.w)
+	if m.streamStore() != nil && m.whatAt == m.st.steps {
+		w = slices.Clone(m.st.w)
 	}
 	return dualCertificate(ctx, m.p, m.duals, w)
 }
@@ -887,7 +430,7 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 // D(μ) and every block gap with a full pass, and the check of the gap
 // identity P − D = mean block gap. w, when not nil, is ŵ(μ) recomputed
 // from scratch by the caller (a slice the certificate takes); nil: What.
-func dualCertificate(ctx context.Context, p *Problem, duals duals.Store, w []float64) (Certificate, error) {
+func dualCertificate(ctx context.Context, p *Problem, store duals.Store, w []float64) (Certificate, error) {
 	// The pass takes ŵ(μ) recomputed from the duals rather than the
 	// incrementally kept w (equal to ~1e-13): the certificate is then exactly
 	// about the pair (ŵ(μ), μ) the gap identity speaks of, and its residual
@@ -895,11 +438,11 @@ func dualCertificate(ctx context.Context, p *Problem, duals duals.Store, w []flo
 	// certifying changes nothing in the run.
 	if w == nil {
 		var err error
-		if w, err = p.What(duals); err != nil {
+		if w, err = p.What(store); err != nil {
 			return Certificate{}, err
 		}
 	}
-	r, err := p.Pass(ctx, w, duals, false)
+	r, err := p.pass(ctx, w, store, false)
 	if err != nil {
 		return Certificate{}, err
 	}
@@ -913,7 +456,9 @@ func dualCertificate(ctx context.Context, p *Problem, duals duals.Store, w []flo
 }
 
 var (
-	_ Method    = (*SDCA)(nil)
-	_ Resumer   = (*SDCA)(nil)
-	_ Refresher = (*SDCA)(nil)
+	_ Method       = (*SDCA)(nil)
+	_ resumer      = (*SDCA)(nil)
+	_ refresher    = (*SDCA)(nil)
+	_ committer    = (*SDCA)(nil)
+	_ epochStepper = (*SDCA)(nil)
 )

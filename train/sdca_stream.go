@@ -15,10 +15,22 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 
 	"github.com/dualcrf/dualcrf/duals"
 )
+
+// streamed is the scheduler of an SDCA on a streamed store: the epoch's
+// plan (its block order, the steps on each and the non-uniform share of
+// each one's sampler) and the blocks of it done.
+type streamed struct {
+	oneSampler
+	order []int
+	steps []int
+	share []float64
+	done  int
+}
+
+func (s *streamed) start() {}
 
 // streamStore returns the store as a *duals.Stream, or nil.
 func (m *SDCA) streamStore() *duals.Stream {
@@ -97,14 +109,17 @@ func (m *SDCA) drawBlocks(s *duals.Stream) (order, steps []int, share []float64)
 	return order, steps, share
 }
 
-// streamEpoch runs (or finishes) an epoch block by block.
-func (m *SDCA) streamEpoch(ctx context.Context, s *duals.Stream) error {
+// epoch runs (or finishes) an epoch block by block; when ctx is cancelled
+// it returns between two blocks.
+func (sc *streamed) epoch(ctx context.Context) error {
+	m := sc.m
+	s := m.streamStore()
 	if m.pos == 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		m.order, m.bsteps, m.bshare = m.drawBlocks(s)
-		m.bpos = 0
+		sc.order, sc.steps, sc.share = m.drawBlocks(s)
+		sc.done = 0
 	}
 	between := func(int) error {
 		if err := ctx.Err(); err != nil {
@@ -115,48 +130,60 @@ func (m *SDCA) streamEpoch(ctx context.Context, s *duals.Stream) error {
 		}
 		return nil
 	}
-	err := s.Visit(m.order[m.bpos:], duals.VisitOptions{Write: true}, func(_, b int) error {
+	err := s.Visit(sc.order[sc.done:], duals.VisitOptions{Write: true}, func(_, b int) error {
 		lo, hi := s.BlockRange(b)
-		count := m.bsteps[m.bpos]
-		m.blockSteps(lo, hi, count, m.bshare[m.bpos])
-		m.bpos++
+		count := sc.steps[sc.done]
+		m.blockSteps(lo, hi, count, sc.share[sc.done])
+		sc.done++
 		m.pos += count
 		return nil
 	}, between)
 	if err != nil {
 		return err
 	}
-	m.pos, m.next, m.bpos, m.order, m.bsteps, m.bshare = 0, -1, 0, nil, nil, nil
-	m.epoch++
+	sc.order, sc.steps, sc.share, sc.done = nil, nil, nil, 0
+	m.endEpoch()
+	return nil
+}
+
+// save records the epoch's plan and the blocks of it done (a snapshot is
+// at a block boundary: no sentence is drawn ahead).
+func (sc *streamed) save(st *checkpointState) error {
+	if sc.m.pos > 0 {
+		st.BlockOrder, st.BlockSteps, st.BlockShare, st.BlockPos = sc.order, sc.steps, sc.share, sc.done
+	}
+	return nil
+}
+
+// restore takes back the epoch's plan (restoreDuals checked it against
+// the store); a snapshot of a parallel run is refused.
+func (sc *streamed) restore(st checkpointState) error {
+	if st.Workers > 1 {
+		return errWorkers(st.Workers, 1)
+	}
+	if st.Stream != nil && st.Step > 0 {
+		sc.order, sc.done = append([]int(nil), st.BlockOrder...), st.BlockPos
+		sc.steps = append([]int(nil), st.BlockSteps...)
+		sc.share = append([]float64(nil), st.BlockShare...)
+	}
 	return nil
 }
 
 // blockSteps makes count steps on sentences lo..hi−1 with the sampler
-// restricted to them, as Epoch makes n on all; f ≥ 0 is the restricted
-// sampler's non-uniform share (−1: the sampler's own).
+// restricted to them, as an in-memory epoch makes n on all; f ≥ 0 is the
+// restricted sampler's non-uniform share (−1: the sampler's own).
 func (m *SDCA) blockSteps(lo, hi, count int, f float64) {
-	global := m.sampler
 	idx := make([]int, hi-lo)
 	for j := range idx {
 		idx[j] = lo + j
 	}
-	sub := global.(Splitter).Split(idx)
+	sub := m.sampler.(Splitter).Split(idx)
 	if bs, ok := sub.(*blockSampler); ok && f >= 0 && bs.draw != nil {
 		bs.f = f
 	}
-	m.sampler, m.sents = sub, idx
-	i := sub.Next(m.rng)
-	for k := 0; k < count; k++ {
-		if k == count-1 {
-			st, _ := m.step(i, false)
-			sub.Update(i, st.Gap)
-			break
-		}
-		_, i = m.step(i, true)
-	}
-	m.sampler, m.sents = global, nil
+	m.st.run(&draws{sampler: sub, rng: m.rng, sents: idx}, count)
 	for j, g := range sub.State().Gaps {
-		global.Update(lo+j, g)
+		m.sampler.Update(lo+j, g)
 	}
 }
 
@@ -187,26 +214,12 @@ func (m *SDCA) checkStream(n int) error {
 	return nil
 }
 
-// streamSettings adds the block count of a streamed store to the run
-// settings: a resume must stream the same blocks.
-func streamSettings(rs map[string]string, d duals.Store) {
-	if s, ok := d.(*duals.Stream); ok {
-		rs["duals-blocks"] = strconv.Itoa(s.Blocks())
-	}
-}
-
-// SetCommit installs the function the streamed SDCA calls at a block
-// boundary when its store must commit (duals.Stream.NeedCommit): it writes
-// a checkpoint of the run at that point (Train installs it when the run
-// checkpoints).
-func (m *SDCA) SetCommit(commit func() error) { m.commit = commit }
-
 // restoreDuals puts checkpoint c's duals into the store: a copy from its
 // duals.bin, or for a streamed snapshot the slot map adopted by the
 // streamed store (every block's CRC is checked as it is read), after which
 // the weights are checked against ŵ(μ) recomputed from the file.
 func (m *SDCA) restoreDuals(c *Checkpoint) error {
-	st := c.State
+	st := c.state
 	ss := m.streamStore()
 	switch {
 	case st.Stream == nil && ss == nil:

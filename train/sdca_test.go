@@ -11,6 +11,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 func randomProblem(t *testing.T, seed uint64, n, maxT, A, K int, real bool, lambda float64) *Problem {
@@ -68,17 +69,17 @@ func TestSDCAInvariants(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			prev, err := p.Pass(ctx, m.Weights(), m.Store(), false)
+			prev, err := p.pass(ctx, m.Weights(), m.duals, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			rng := rand.New(rand.NewPCG(5, 5))
 			for step := 0; step < 150; step++ {
-				st := m.Step(rng.IntN(p.N()))
+				st := m.stepOne(rng.IntN(p.N()))
 				if st.Slope0 < st.Gap*(1-1e-9)-1e-15 {
 					t.Fatalf("step %d: φ'(0) = %g < block gap %g", step, st.Slope0, st.Gap)
 				}
-				r, err := p.Pass(ctx, m.Weights(), m.Store(), false)
+				r, err := p.pass(ctx, m.Weights(), m.duals, false)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -90,25 +91,25 @@ func TestSDCAInvariants(t *testing.T) {
 				}
 				prev = r
 			}
-			what := mustWhat(t, p, m.Store())
+			what := mustWhat(t, p, m.duals)
 			for j, v := range what {
-				if math.Abs(v-m.w[j]) > 1e-10*max(1, math.Abs(v)) {
-					t.Fatalf("w[%d] = %.15g, ŵ(μ) = %.15g", j, m.w[j], v)
+				if math.Abs(v-m.st.w[j]) > 1e-10*max(1, math.Abs(v)) {
+					t.Fatalf("w[%d] = %.15g, ŵ(μ) = %.15g", j, m.st.w[j], v)
 				}
 			}
-			if !relClose(dot(what, what), m.wsq, 1e-9) {
-				t.Fatalf("incremental ‖w‖² = %.15g, from scratch %.15g", m.wsq, dot(what, what))
+			if !relClose(dot(what, what), m.st.wsq, 1e-9) {
+				t.Fatalf("incremental ‖w‖² = %.15g, from scratch %.15g", m.st.wsq, dot(what, what))
 			}
 			if tc.mask {
 				for j, ok := range p.Mask {
-					if !ok && m.w[j] != 0 {
-						t.Fatalf("masked weight %d = %g", j, m.w[j])
+					if !ok && m.st.w[j] != 0 {
+						t.Fatalf("masked weight %d = %g", j, m.st.w[j])
 					}
 				}
 			}
 			for j, ok := range p.TransMask {
-				if !ok && m.w[p.Layout.Trans()+j] != 0 {
-					t.Fatalf("masked transition %d = %g", j, m.w[p.Layout.Trans()+j])
+				if !ok && m.st.w[p.Layout.Trans()+j] != 0 {
+					t.Fatalf("masked transition %d = %g", j, m.st.w[p.Layout.Trans()+j])
 				}
 			}
 		})
@@ -125,16 +126,16 @@ func TestLineSearchDerivatives(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k := 0; k < 20; k++ { // move away from the initial point
-		m.Step(k % p.N())
+		m.stepOne(k % p.N())
 	}
 	ln := p.Lambda * float64(p.N())
 	K := p.Layout.NumLabels
 	for i := 0; i < p.N(); i++ {
 		s := p.Data.Sentence(i)
 		T := s.Len()
-		mu := append([]float64(nil), m.Store().Block(i)...)
-		lat := m.ws.lat // direction reads the node scores of the method's own lattice
-		lat.SetScores(p.Layout, m.w, s)
+		mu := append([]float64(nil), m.duals.Block(i)...)
+		lat := m.st.ws.lat // direction reads the node scores of the method's own lattice
+		lat.SetScores(p.Layout, m.st.w, s)
 		lat.ForwardBackward()
 		nu := make([]float64, len(mu))
 		lat.Marginals(nu, nil)
@@ -152,25 +153,25 @@ func TestLineSearchDerivatives(t *testing.T) {
 			}
 			wg := make([]float64, len(v))
 			for j := range wg {
-				wg[j] = m.w[j] + g*v[j]
+				wg[j] = m.st.w[j] + g*v[j]
 			}
 			return crf.Entropy(x, T, K, make([]float64, T*K), true) - ln/2*dot(wg, wg)
 		}
 		// The method's own derivative evaluation.
-		m.ws.dN = grow(m.ws.dN, T*K)
-		m.ws.nu, m.ws.muN, m.ws.nuN = nu, muN, nuN
-		for j := range m.ws.dN {
-			m.ws.dN[j] = nuN[j] - muN[j]
+		m.st.ws.dN = grow(m.st.ws.dN, T*K)
+		m.st.ws.nu, m.st.ws.muN, m.st.ws.nuN = nu, muN, nuN
+		for j := range m.st.ws.dN {
+			m.st.ws.dN[j] = nuN[j] - muN[j]
 		}
-		m.ws.nuSum, m.ws.muSum = make([]float64, K*K), make([]float64, K*K)
-		blockNodesDot(nu, T, K, lat.Trans(), make([]float64, T*K), m.ws.nuSum)
-		blockNodesDot(mu, T, K, lat.Trans(), make([]float64, T*K), m.ws.muSum)
-		a, b := m.direction(i, s)
-		m.clearDirection()
+		m.st.ws.nuSum, m.st.ws.muSum = make([]float64, K*K), make([]float64, K*K)
+		blockNodesDot(nu, T, K, lat.Trans(), make([]float64, T*K), m.st.ws.nuSum)
+		blockNodesDot(mu, T, K, lat.Trans(), make([]float64, T*K), m.st.ws.muSum)
+		a, b := m.st.direction(i, s)
+		m.st.clearDirection()
 		sepLo, sepHi := K, max(T-1, 1)*K
 		for _, g := range []float64{0.1, 0.37, 0.8} {
-			es, es2 := crf.LineTerms(mu, nu, g)
-			ss, ss2 := crf.LineTerms(muN[sepLo:sepHi], nuN[sepLo:sepHi], g)
+			es, es2 := num.LineTerms(mu, nu, g)
+			ss, ss2 := num.LineTerms(muN[sepLo:sepHi], nuN[sepLo:sepHi], g)
 			d := -(es - ss) - ln*(a+g*b)
 			dd := -(es2 - ss2) - ln*b
 			const h = 1e-5
@@ -197,13 +198,13 @@ func TestSDCAConverges(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			var r *PassResult
+			var r *passResult
 			for epoch := 0; epoch < 200; epoch++ {
 				if err := m.Epoch(ctx); err != nil {
 					t.Fatal(err)
 				}
 				var err error
-				if r, err = p.Pass(ctx, m.Weights(), m.Store(), false); err != nil {
+				if r, err = p.pass(ctx, m.Weights(), m.duals, false); err != nil {
 					t.Fatal(err)
 				}
 				if r.Primal-r.Dual < 1e-8 {
@@ -232,7 +233,7 @@ func TestMuLogNuFromFactors(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		w := m.w
+		w := m.st.w
 		if sd > 0 {
 			w = crftest.RandomWeights(rand.New(rand.NewPCG(5, uint64(sd))), p.Layout, sd)
 		}
@@ -241,11 +242,11 @@ func TestMuLogNuFromFactors(t *testing.T) {
 			s := p.Data.Sentence(i)
 			T := s.Len()
 			mu := m.duals.Block(i)
-			m.ws.lat.SetScores(p.Layout, w, s)
-			m.ws.lat.ForwardBackward()
+			m.st.ws.lat.SetScores(p.Layout, w, s)
+			m.st.ws.lat.ForwardBackward()
 			nu := make([]float64, len(mu))
 			logNu := make([]float64, len(mu))
-			m.ws.lat.Marginals(nu, logNu)
+			m.st.ws.lat.Marginals(nu, logNu)
 			want := 0.0
 			for j, x := range mu {
 				if x > 0 {
@@ -253,9 +254,9 @@ func TestMuLogNuFromFactors(t *testing.T) {
 				}
 			}
 			node, wantNode := make([]float64, T*K), make([]float64, T*K)
-			m.ws.muN = node
+			m.st.ws.muN = node
 			sum := make([]float64, K*K)
-			muB := blockNodesDot(mu, T, K, m.ws.lat.Trans(), node, sum)
+			muB := blockNodesDot(mu, T, K, m.st.ws.lat.Trans(), node, sum)
 			crf.NodeFromBlock(mu, T, K, wantNode)
 			for j := range node {
 				if !relClose(node[j], wantNode[j], 1e-14) {
@@ -266,7 +267,7 @@ func TestMuLogNuFromFactors(t *testing.T) {
 			for e := 0; e < T-1; e++ {
 				for j, x := range mu[e*K*K : (e+1)*K*K] {
 					wantSum[j] += x
-					wantB += x * m.ws.lat.Trans()[j]
+					wantB += x * m.st.ws.lat.Trans()[j]
 				}
 			}
 			if !relClose(muB, wantB, 1e-12) && math.Abs(muB-wantB) > 1e-14 {
@@ -277,7 +278,7 @@ func TestMuLogNuFromFactors(t *testing.T) {
 					t.Fatalf("sd %g sentence %d: Σ_t μ_t[%d] = %g, entry by entry %g", sd, i, j, sum[j], wantSum[j])
 				}
 			}
-			if got := m.muLogNu(T, mu, muB); !relClose(got, want, 1e-12) {
+			if got := m.st.muLogNu(T, mu, muB); !relClose(got, want, 1e-12) {
 				t.Fatalf("sd %g sentence %d (T=%d): Σ μ log ν from factors %.15g, entry by entry %.15g", sd, i, T, got, want)
 			}
 		}
@@ -329,10 +330,10 @@ func TestSDCASamplerValue(t *testing.T) {
 	if err != nil || res.Stopped != GapReached {
 		t.Fatalf("cyclic sampler: %v, stopped %v at gap %g", err, res.Stopped, res.Last.Gap)
 	}
-	if rs := m.RunSettings(p); rs["sampler"] != "cyclic" || rs["nonuniform"] != "" {
+	if rs := m.runSettings(p); rs.Sampler != "cyclic" || rs.NonUniform != nil {
 		t.Fatalf("run settings of the cyclic sampler: %v", rs)
 	}
-	if rs := (&SDCA{}).RunSettings(p); rs["sampler"] != "gap" || rs["nonuniform"] != "0.8" {
+	if rs := (&SDCA{}).runSettings(p); rs.Sampler != "gap" || rs.NonUniform == nil || *rs.NonUniform != 0.8 {
 		t.Fatalf("run settings of the default sampler: %v", rs)
 	}
 
@@ -343,9 +344,9 @@ func TestSDCASamplerValue(t *testing.T) {
 }
 
 // mustWhat is Problem.What for tests, failing t on a store's read error.
-func mustWhat(t testing.TB, p *Problem, duals duals.Store) []float64 {
+func mustWhat(t testing.TB, p *Problem, store duals.Store) []float64 {
 	t.Helper()
-	w, err := p.What(duals)
+	w, err := p.What(store)
 	if err != nil {
 		t.Fatal(err)
 	}

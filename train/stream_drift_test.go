@@ -25,7 +25,7 @@ func TestStreamKeepsWeightsOfDuals(t *testing.T) {
 		w := mustWhat(t, p, s)
 		diff, scale := 0.0, 1.0
 		for j := range w {
-			diff = max(diff, math.Abs(w[j]-m.w[j]))
+			diff = max(diff, math.Abs(w[j]-m.st.w[j]))
 			scale = max(scale, math.Abs(w[j]))
 		}
 		if diff > 1e-9*scale {

@@ -87,7 +87,7 @@ func TestStreamBlocksCertifyExactly(t *testing.T) {
 			}
 			w := mustWhat(t, p, mem)
 			sameBits(t, "ŵ(μ) in memory vs the certified weights", w, res.Weights)
-			r, err := p.Pass(context.Background(), w, mem, false)
+			r, err := p.pass(context.Background(), w, mem, false)
 			if err != nil {
 				t.Fatal(err)
 			}

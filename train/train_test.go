@@ -210,7 +210,7 @@ func TestLBFGSDeterministic(t *testing.T) {
 }
 
 // TestAbsurdInputsRefused: a λ below the floor the data allows and an
-// attribute value beyond MaxAttrValue are refused up front, naming the
+// attribute value beyond maxAttrValue are refused up front, naming the
 // cause; training that turns non-finite anyway stops with ErrNonFinite
 // (defect 10).
 func TestAbsurdInputsRefused(t *testing.T) {

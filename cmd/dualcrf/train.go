@@ -167,7 +167,7 @@ func runTrain(c *cli.Context) error {
 	o.BeforeTraining, o.AfterTraining = outs.open, outs.write
 	ctx := installTestHook(c, &o)
 	_, err = stage.Train(ctx, t, in, o)
-	return err
+	return settingsFlagError(err)
 }
 
 // trainOutputs are train's output files: the model, the log and the

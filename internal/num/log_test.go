@@ -1,17 +1,17 @@
-package crf_test
+package num_test
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 func TestLogAccuracy(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	check := func(x float64) {
-		got, want := crf.Log(x), math.Log(x)
+		got, want := num.Log(x), math.Log(x)
 		if got == want {
 			return
 		}
@@ -30,8 +30,8 @@ func TestLogAccuracy(t *testing.T) {
 	for _, x := range []float64{1, 2, 0.5, math.E, math.MaxFloat64, math.SmallestNonzeroFloat64, 2.2250738585072014e-308, 1e-310} {
 		check(x)
 	}
-	if !math.IsInf(crf.Log(0), -1) || !math.IsNaN(crf.Log(-1)) || !math.IsInf(crf.Log(math.Inf(1)), 1) {
-		t.Fatalf("special values: Log(0)=%g Log(-1)=%g Log(+Inf)=%g", crf.Log(0), crf.Log(-1), crf.Log(math.Inf(1)))
+	if !math.IsInf(num.Log(0), -1) || !math.IsNaN(num.Log(-1)) || !math.IsInf(num.Log(math.Inf(1)), 1) {
+		t.Fatalf("special values: Log(0)=%g Log(-1)=%g Log(+Inf)=%g", num.Log(0), num.Log(-1), num.Log(math.Inf(1)))
 	}
 }
 
@@ -43,7 +43,7 @@ func BenchmarkFastLog(b *testing.B) {
 	s := 0.0
 	for b.Loop() {
 		for _, v := range x {
-			s += crf.Log(v)
+			s += num.Log(v)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/log")
@@ -58,7 +58,7 @@ func BenchmarkLineTerms(b *testing.B) {
 		nu[i] = float64(i%89+1) / 1e4
 	}
 	for b.Loop() {
-		crf.LineTerms(mu, nu, 0.3)
+		num.LineTerms(mu, nu, 0.3)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/11000, "ns/entry")
 }
@@ -80,7 +80,7 @@ func TestLogVecAndLogInto(t *testing.T) {
 	xs = append(xs, 1, 2, 0.5, 0x1p-1022, math.MaxFloat64)
 	for _, n := range []int{len(xs), len(xs) - 1, len(xs) - 2, len(xs) - 3} {
 		got := make([]float64, n)
-		crf.LogVec(got, xs[:n])
+		num.LogVec(got, xs[:n])
 		for i, x := range xs[:n] {
 			want := math.Log(x)
 			if math.Abs(got[i]-want) > max(2*ulp(want), 2.5e-16*max(1, math.Abs(want))) {
@@ -90,7 +90,7 @@ func TestLogVecAndLogInto(t *testing.T) {
 	}
 	special := []float64{0, math.Copysign(0, -1), 4.9e-324, 3e-310, -1, math.Inf(1), math.Inf(-1), math.NaN(), 0.25, 7}
 	got := make([]float64, len(special))
-	crf.LogInto(got, special)
+	num.LogInto(got, special)
 	for i, x := range special {
 		want := math.Log(x)
 		if !(got[i] == want || math.IsNaN(got[i]) && math.IsNaN(want) || math.Abs(got[i]-want) <= max(2*ulp(want), 2.5e-16*max(1, math.Abs(want)))) {
@@ -109,7 +109,7 @@ func ulp(x float64) float64 {
 // sentence's edge entries), LogVec, the scalar table logarithm LogInto
 // used before it, and a division per entry for scale:
 //
-//	go test ./crf -run '^$' -bench LogVec
+//	go test ./internal/num -run '^$' -bench LogVec
 func BenchmarkLogVec(b *testing.B) {
 	src := make([]float64, 11616)
 	for i := range src {
@@ -120,10 +120,10 @@ func BenchmarkLogVec(b *testing.B) {
 		name string
 		f    func()
 	}{
-		{"LogVec", func() { crf.LogVec(dst, src) }},
+		{"LogVec", func() { num.LogVec(dst, src) }},
 		{"Log", func() {
 			for i, x := range src {
-				dst[i] = crf.Log(x)
+				dst[i] = num.Log(x)
 			}
 		}},
 		{"divide", func() {

@@ -1,4 +1,7 @@
-package crf
+// Package num holds the numeric kernels that crf and train share: a fast
+// table logarithm, its vector form, the line-search sums of an SDCA step,
+// the junction-tree divergence and a parallel loop over indices.
+package num
 
 import "math"
 

@@ -1,4 +1,4 @@
-package crf
+package num
 
 import (
 	"context"

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// The vector logarithm behind LogVec: crf's LogInto and edge factors, and
+// The vector logarithm behind LogVec: LogInto, crf's edge factors, and
 // train's log μ sweep and line-search bins all take their logarithms here.
 
 // LOG4(X, L, F, K, S, Z) sets L = log X lane by lane for four doubles X that

@@ -1,0 +1,158 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// settingsVersion is the version of the run settings a checkpoint records.
+const settingsVersion = 1
+
+// runSettings are the settings of a run that a resumed run must repeat to
+// continue it bit for bit, with their defaults applied; a checkpoint
+// records them (in state.json) and a resume is checked against them.
+type runSettings struct {
+	Version int    `json:"version"`
+	Solver  string `json:"solver"`
+	// The problem: λ, its sentences and its feature space.
+	Lambda       float64 `json:"lambda"`
+	Sentences    int     `json:"sentences"`
+	FeatureSpace string  `json:"feature_space"`
+	Transitions  string  `json:"transitions"`
+	Bias         bool    `json:"bias"`
+	// How the epochs are run: the workers (1 for the sequential SDCA,
+	// whose RoundSteps is 0) and, on a streamed store, its blocks (0 for
+	// duals held otherwise).
+	Workers     int `json:"workers"`
+	RoundSteps  int `json:"round_steps,omitempty"`
+	DualsBlocks int `json:"duals_blocks,omitempty"`
+	// The sampler's kind and, for NewSampler's, its non-uniform share.
+	Sampler    string   `json:"sampler"`
+	NonUniform *float64 `json:"nonuniform,omitempty"`
+	// The step: ε of the initial duals, the line search's sub-precision,
+	// the seed.
+	Epsilon      float64 `json:"epsilon"`
+	SubPrecision float64 `json:"sub_precision"`
+	Seed         uint64  `json:"seed"`
+	// RefreshEvery is Settings.RefreshEvery, for a method that refreshes.
+	RefreshEvery int `json:"refresh_every,omitempty"`
+}
+
+// resumer is a Method that can continue a run from a checkpoint
+// (Settings.Resume).
+type resumer interface {
+	Method
+	// runSettings returns every setting of the method on p that a resumed
+	// run must repeat to continue bit for bit, with the defaults applied.
+	runSettings(p *Problem) runSettings
+	// resume prepares the method for p at the exact position of checkpoint
+	// c, instead of Init: duals, weights, counters, sampler and random
+	// state as they were.
+	resume(p *Problem, c *Checkpoint) error
+}
+
+// settingsOf returns the settings of a run of m on p under s that a
+// checkpoint records: the method's and the refresh period. ok is false for
+// a method that cannot resume.
+func settingsOf(p *Problem, s Settings, m Method) (rs runSettings, ok bool) {
+	rm, ok := m.(resumer)
+	if !ok {
+		return runSettings{}, false
+	}
+	rs = rm.runSettings(p)
+	if _, ok := m.(refresher); ok {
+		rs.RefreshEvery = s.RefreshEvery
+	}
+	return rs, true
+}
+
+// setting is one run setting as the settings check compares it.
+type setting struct {
+	field string // its name: runSettings' field
+	words string // what it is, for SettingsError's message
+	value string
+}
+
+// list returns the settings in the order the check names them: the
+// problem, then the workers before the round length that follows from
+// them.
+func (rs runSettings) list() []setting {
+	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	nonUniform := "(none)"
+	if rs.NonUniform != nil {
+		nonUniform = g(*rs.NonUniform)
+	}
+	return []setting{
+		{"Solver", "the solver", rs.Solver},
+		{"Lambda", "λ", g(rs.Lambda)},
+		{"Sentences", "the number of sentences", strconv.Itoa(rs.Sentences)},
+		{"FeatureSpace", "the feature space", rs.FeatureSpace},
+		{"Transitions", "the transitions", rs.Transitions},
+		{"Bias", "the bias features", strconv.FormatBool(rs.Bias)},
+		{"Workers", "the number of workers", strconv.Itoa(rs.Workers)},
+		{"RoundSteps", "the steps per worker in a round", strconv.Itoa(rs.RoundSteps)},
+		{"DualsBlocks", "the streamed duals' block count (it follows from the memory budget and the rest of the run)", strconv.Itoa(rs.DualsBlocks)},
+		{"Sampler", "the sampler", rs.Sampler},
+		{"NonUniform", "the sampler's non-uniform share", nonUniform},
+		{"Epsilon", "ε of the initial duals", g(rs.Epsilon)},
+		{"SubPrecision", "the line search's sub-precision", g(rs.SubPrecision)},
+		{"Seed", "the seed", strconv.FormatUint(rs.Seed, 10)},
+		{"RefreshEvery", "the gap-refresh period", strconv.Itoa(rs.RefreshEvery)},
+	}
+}
+
+// SettingsError refuses a resume whose settings differ from those its
+// checkpoint was made with: the first setting that differs and its two
+// values. It wraps ErrResumeSettings.
+type SettingsError struct {
+	Dir string // the snapshot
+	// Field names the setting by the field that sets it: SDCA's
+	// (Sampler, NonUniform for SamplerOptions.NonUniform, Epsilon,
+	// SubPrecision, Seed, Workers, RoundSteps), the problem's (Lambda,
+	// Sentences, FeatureSpace, Transitions, Bias), Settings' RefreshEvery,
+	// Solver (the method) or DualsBlocks (a streamed store's block count).
+	Field      string
+	Checkpoint string // its value in the checkpoint
+	Now        string // its value in this run
+	words      string // what the setting is, in words
+}
+
+// Error names the setting in words, with both values.
+func (e *SettingsError) Error() string {
+	what := e.words
+	if what == "" {
+		what = e.Field
+	}
+	return fmt.Sprintf("%v: %s was made with %s %s, this run has %s; resume with the same setting (or start afresh)",
+		ErrResumeSettings, e.Dir, what, e.Checkpoint, e.Now)
+}
+
+// Unwrap returns ErrResumeSettings.
+func (e *SettingsError) Unwrap() error { return ErrResumeSettings }
+
+// errOldSettings refuses a checkpoint whose state.json an earlier version
+// wrote (its run settings by the command's flag names).
+var errOldSettings = errors.New("state.json: written by an earlier version of dualcrf, whose snapshots this one cannot continue; start a fresh run")
+
+// CheckSettings refuses a resume of m on p under s from c whose settings
+// differ from the checkpoint's, with a *SettingsError naming the first
+// setting that differs.
+func (c *Checkpoint) CheckSettings(p *Problem, s Settings, m Method) error {
+	now, ok := settingsOf(p, s, m)
+	if !ok {
+		return fmt.Errorf("%w: %T cannot resume from a checkpoint", ErrSettings, m)
+	}
+	return c.checkSettings(now)
+}
+
+// checkSettings compares the settings of this run with the checkpoint's.
+func (c *Checkpoint) checkSettings(now runSettings) error {
+	was := c.state.Settings.list()
+	for i, s := range now.list() {
+		if s.value != was[i].value {
+			return &SettingsError{Dir: c.Dir, Field: s.field, Checkpoint: was[i].value, Now: s.value, words: s.words}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,474 @@
+package train
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/internal/num"
+)
+
+// stepper makes SDCA steps (sdca.go's steps 1–4: the oracle at w, the
+// direction, the line search, and the commit of μ_i, w and ‖w‖²) on the
+// weights w, with its scratch space. The sequential and streamed schedulers
+// step with SDCA's own stepper on the run's weights; each worker of the
+// parallel one has its own, on its view of them, with its scaling.
+type stepper struct {
+	p     *Problem
+	duals duals.Store
+	rows  *sentenceRows
+	sub   float64   // the line search's sub-precision
+	w     []float64 // the weights the steps move
+	wsq   float64   // ‖w‖², kept by the steps
+	ws    *stepWork
+	// scaled, for a worker of a parallel SDCA, scales the curvature and the
+	// moves of its steps (parallel.go); nil: the sequential step.
+	scaled stepScaler
+	// steps and lsIters count the steps made and their line-search
+	// evaluations.
+	steps, lsIters int64
+}
+
+// stepScaler weighs the curvature of a step's line search and scales its
+// move: what makes a worker's step a local step of the parallel SDCA.
+type stepScaler interface {
+	// rowsNorm returns the weighted ‖v‖² of the direction's packed rows.
+	rowsNorm(sp *stepper) float64
+	// tailScale returns the weight of the direction's dense tail.
+	tailScale() float64
+	// move adds the scaled γv to sp.w.
+	move(sp *stepper, gamma float64)
+}
+
+// newStepper returns a stepper for p on the dual store, with no weights yet.
+func newStepper(p *Problem, store duals.Store, rows *sentenceRows, sub float64) *stepper {
+	return &stepper{p: p, duals: store, rows: rows, sub: sub, ws: newStepWork(p)}
+}
+
+// draws is where a run of steps takes its sentences: a sampler over
+// indices j that stand for the sentences sents[j] (nil: j itself), and the
+// random numbers it draws with.
+type draws struct {
+	sampler Sampler
+	rng     *rand.Rand
+	sents   []int
+}
+
+// sentence returns the sentence of the sampler's index j.
+func (d *draws) sentence(j int) int {
+	if d.sents == nil {
+		return j
+	}
+	return d.sents[j]
+}
+
+// run makes count ≥ 1 steps, drawing each sentence from d as the
+// sequential epoch does: each step but the last hands its block gap to the
+// sampler and draws the next sentence as soon as the gap is known.
+func (sp *stepper) run(d *draws, count int) {
+	j := d.sampler.Next(d.rng)
+	for range count - 1 {
+		_, j = sp.step(d, j, true)
+	}
+	st, _ := sp.step(d, j, false)
+	d.sampler.Update(j, st.Gap)
+}
+
+// stepWork is the scratch space of one SDCA step, sized once.
+type stepWork struct {
+	lat      *crf.Lattice
+	nu       []float64 // block
+	fa, fc   []float64 // (T−1)×K factors of log ν (crf.Lattice.LogEdgeFactors)
+	edges    edgeTerms
+	muN, nuN []float64 // T×K node marginals
+	// K×K edge marginals summed over the positions (Σ_t μ_t, Σ_t ν_t): the
+	// direction's transition part.
+	muSum, nuSum []float64
+	dN           []float64 // T×K node δ
+	lmuN         []float64 // T×K log μ nodes
+	lnuN         []float64 // T×K log ν nodes
+	// The direction v: on the attribute rows the step touches, packed
+	// (row r of vr is attribute rows[r]), and on the dense tail (B, bias,
+	// start, end). Packing keeps it in cache; a dense d-vector would put
+	// every row of it a cache miss away.
+	rows  []int32   // attributes touched by this step (a view of sentenceRows)
+	vr    []float64 // len(rows)×K
+	vt    []float64 // Dim − Trans()
+	tokOf []int32   // per attribute occurrence of the sentence: its token
+}
+
+// sentenceRows lists, for every sentence, the distinct attributes it uses
+// (in order of first use) and, for every attribute occurrence, its index
+// in that list: the packed rows of an SDCA step's direction, computed once
+// instead of looked up per occurrence in every step.
+type sentenceRows struct {
+	start []int   // sentence i's attributes are attrs[start[i]:start[i+1]]
+	attrs []int32 // distinct attributes per sentence
+	slot  []int32 // per occurrence j (an index into Dataset.Attrs): its row
+}
+
+// newSentenceRows indexes the distinct attributes of every sentence of d.
+func newSentenceRows(d *crf.Dataset) *sentenceRows {
+	r := &sentenceRows{start: make([]int, d.Len()+1), slot: make([]int32, len(d.Attrs))}
+	seen := make([]int32, d.NumAttrs) // per attribute: 1 + its row in the current sentence's list
+	for i := 0; i < d.Len(); i++ {
+		lo := len(r.attrs)
+		r.start[i] = lo
+		for j := d.AttrStart[d.SentStart[i]]; j < d.AttrStart[d.SentStart[i+1]]; j++ {
+			a := d.Attrs[j]
+			if seen[a] == 0 {
+				r.attrs = append(r.attrs, a)
+				seen[a] = int32(len(r.attrs) - lo)
+			}
+			r.slot[j] = seen[a] - 1
+		}
+		for _, a := range r.attrs[lo:] {
+			seen[a] = 0
+		}
+	}
+	r.start[d.Len()] = len(r.attrs)
+	return r
+}
+
+// of returns sentence i's distinct attributes.
+func (r *sentenceRows) of(i int) []int32 { return r.attrs[r.start[i]:r.start[i+1]] }
+
+// stepStats describes one SDCA step.
+type stepStats struct {
+	Sentence int
+	Gap      float64 // block gap before the step
+	Gamma    float64 // step size taken
+	Iters    int     // line-search evaluations
+	Slope0   float64 // φ'(0)
+}
+
+// initBlock writes ε·uniform + (1−ε)·one-hot(gold) into mu.
+func initBlock(mu []float64, gold []int32, K int, eps float64) {
+	T := len(gold)
+	if T == 1 {
+		for y := range mu {
+			mu[y] = eps / float64(K)
+		}
+		mu[gold[0]] += 1 - eps
+		return
+	}
+	u := eps / float64(K*K)
+	for i := range mu {
+		mu[i] = u
+	}
+	for t := 0; t < T-1; t++ {
+		mu[(t*K+int(gold[t]))*K+int(gold[t+1])] += 1 - eps
+	}
+}
+
+func newStepWork(p *Problem) *stepWork {
+	K := p.Layout.NumLabels
+	return &stepWork{
+		lat: crf.NewLattice(K),
+		vt:  make([]float64, p.Layout.Dim()-p.Layout.Trans()),
+	}
+}
+
+// step performs one SDCA step on d's sentence j. With draw, it also hands
+// the block gap to d's sampler once it is known, draws the next sentence,
+// starts fetching that sentence's weight rows, and returns it.
+func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
+	p := sp.p
+	ws := sp.ws
+	lay := p.Layout
+	K := lay.NumLabels
+	i := d.sentence(j)
+	s := p.Data.Sentence(i)
+	T := s.Len()
+	bl := crf.BlockLen(T, K)
+	mu := sp.duals.Block(i)
+	sp.steps++
+
+	// 1. Oracle and block gap D̃(μ‖ν) = Σ_e KL(μ_e‖ν_e) − Σ_s KL(μ_s‖ν_s).
+	ws.nu = grow(ws.nu, bl)
+	ws.muN = grow(ws.muN, T*K)
+	ws.nuN = grow(ws.nuN, T*K)
+	ws.dN = grow(ws.dN, T*K)
+	ws.lmuN = grow(ws.lmuN, T*K)
+	ws.lnuN = grow(ws.lnuN, T*K)
+	ws.lat.SetScores(lay, sp.w, s)
+	ws.lat.ForwardBackward()
+	ws.nuSum = grow(ws.nuSum, K*K)
+	ws.muSum = grow(ws.muSum, K*K)
+	ws.lat.MarginalsSum(ws.nu, ws.nuSum)
+	ws.lat.NodeMarginals(ws.nuN)
+	muB := blockNodesDot(mu, T, K, ws.lat.Trans(), ws.muN, ws.muSum)
+	// Separators are the inner nodes 1..T-2; few, so their logs are taken here.
+	sepLo, sepHi := K, max(T-1, 1)*K
+	muS, nuS, lmuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi]
+	lnuS := ws.lnuN[sepLo:sepHi]
+	num.LogInto(lmuS, muS)
+	num.LogInto(lnuS, nuS)
+	e := &ws.edges
+	e.prepare(mu, ws.nu, muS, lmuS, nuS)
+	gap := e.xlogx - sp.muLogNu(T, mu, muB)
+	for j, x := range muS {
+		if x > 0 {
+			gap -= x * (lmuS[j] - lnuS[j])
+		}
+	}
+	st := stepStats{Sentence: i, Gap: max(gap, 0)}
+	next := -1
+	if draw {
+		d.sampler.Update(j, st.Gap)
+		next = d.sampler.Next(d.rng)
+		prefetchRows(sp.w, sp.rows.of(d.sentence(next)), K)
+	}
+
+	// 2. Directions.
+	for j := range ws.dN {
+		ws.dN[j] = ws.nuN[j] - ws.muN[j]
+	}
+	a, b := sp.direction(i, s)
+
+	// 3. Line search on φ'(γ) = −[S(γ) − S_sep(γ)] − λn(⟨w,v⟩ + γ‖v‖²).
+	ln := p.Lambda * float64(p.N())
+	d0 := -(e.s0 - e.s0S) - ln*a
+	st.Slope0 = d0
+	gamma := 0.0
+	if d0 > 0 && !math.IsNaN(d0) {
+		gamma, st.Iters = sp.lineSearch(mu, d0, a, b, ln)
+	}
+	st.Gamma = gamma
+	sp.lsIters += int64(st.Iters)
+
+	// 4. Updates.
+	if gamma > 0 {
+		e.update(gamma, mu, ws.nu)
+		sp.applyPrimal(gamma)
+		sp.wsq += 2*gamma*a + gamma*gamma*b
+	}
+	sp.clearDirection()
+	return st, next
+}
+
+// muLogNu returns Σ_e μ_e log ν_e over the block's entries for the ν of
+// the step's lattice (logNuDot).
+func (sp *stepper) muLogNu(T int, mu []float64, muB float64) float64 {
+	ws := sp.ws
+	return logNuDot(ws.lat, T, sp.p.Layout.NumLabels, mu, ws.muN, muB, &ws.fa, &ws.fc)
+}
+
+// logNuDot returns Σ_e μ_e log ν_e over the entries of the block mu for the
+// ν of the lattice's last ForwardBackward, from the factors
+// log ν_t(y,y') = a_t(y) + B[y,y'] + c_t(y'):
+// Σ_t [Σ_y μ_t(y)·a_t(y) + Σ_y' μ_{t+1}(y')·c_t(y')] + Σ μ·B, with μ's node
+// marginals in muN and muB = Σ μ·B (blockNodesDot) — no logarithm per
+// entry. fa and fc are scratch, grown as needed.
+func logNuDot(lat *crf.Lattice, T, K int, mu, muN []float64, muB float64, fa, fc *[]float64) float64 {
+	if T == 1 {
+		th, lz := lat.Node(), lat.LogZ()
+		s := 0.0
+		for y, x := range mu[:K] {
+			s += x * (th[y] - lz)
+		}
+		return s
+	}
+	n := (T - 1) * K
+	*fa, *fc = grow(*fa, n), grow(*fc, n)
+	lat.LogEdgeFactors(*fa, *fc)
+	return muB + dot(muN[:n], *fa) + dot(muN[K:K+n], *fc)
+}
+
+// blockNodesDot sets node (T×K) to the node marginals of the block mu, as
+// crf.NodeFromBlock does, sum (K×K) to its edge marginals summed over the
+// positions (zero when T = 1), and returns Σ_e μ_e·B_e over its edge entries
+// for the K×K transition scores B (0 when T = 1) — all in one pass over the
+// block, edge by edge (blockRowsKernel).
+func blockNodesDot(mu []float64, T, K int, B, node, sum []float64) (muB float64) {
+	sum = sum[:K*K]
+	clear(sum)
+	if T == 1 {
+		copy(node[:K], mu[:K])
+		return 0
+	}
+	for t := 0; t < T-1; t++ {
+		muB += blockRowsKernel(mu[t*K*K:(t+1)*K*K], K, B, node[t*K:(t+1)*K], sum)
+	}
+	blk := mu[(T-2)*K*K : (T-1)*K*K]
+	last := node[(T-1)*K : T*K]
+	clear(last)
+	for y := 0; y < K; y++ {
+		for y2, v := range blk[y*K : (y+1)*K] {
+			last[y2] += v
+		}
+	}
+	return muB
+}
+
+// direction fills ws.vr and ws.vt with v = −(1/(λn)) E_δ[F] on the rows of
+// sentence i (s), B, bias, start and end (δ = ν − μ: its node part in
+// ws.dN, its sum over the edges in ws.nuSum − ws.muSum), and returns ⟨w,v⟩
+// and ‖v‖².
+func (sp *stepper) direction(i int, s crf.Sentence) (wv, vv float64) {
+	p := sp.p
+	ws := sp.ws
+	lay := p.Layout
+	K := lay.NumLabels
+	T := s.Len()
+	c := -1 / (p.Lambda * float64(p.N()))
+	ws.rows = sp.rows.of(i)
+	ws.vr = grow(ws.vr, len(ws.rows)*K)
+	clear(ws.vr)
+	// Row slot[j] gains c·x_j·δ_t for every attribute occurrence j of token t.
+	lo, hi := s.AttrStart[0], s.AttrStart[T]
+	if cap(ws.tokOf) < hi-lo {
+		ws.tokOf = make([]int32, hi-lo, 2*(hi-lo))
+	}
+	ws.tokOf = ws.tokOf[:hi-lo]
+	for t := 0; t < T; t++ {
+		for j := s.AttrStart[t]; j < s.AttrStart[t+1]; j++ {
+			ws.tokOf[j-lo] = int32(t)
+		}
+	}
+	var values []float64
+	if s.Values != nil {
+		values = s.Values[lo:hi]
+	}
+	axpyRows(ws.vr, sp.rows.slot[lo:hi], ws.dN, ws.tokOf, values, c, K)
+	if p.Mask != nil {
+		for r, a := range ws.rows {
+			p.maskRow(ws.vr[r*K:r*K+K], a)
+		}
+	}
+	if sp.scaled == nil {
+		vv = dotKernel(ws.vr, ws.vr)
+	} else {
+		vv = sp.scaled.rowsNorm(sp)
+	}
+	// ⟨w, v⟩ on the attribute rows is c·Σ_t Σ_j x_j⟨U[a_j], δ_t⟩ = c·Σ_t ⟨θ_t − bias − start/end, δ_t⟩
+	// with the node scores θ of the oracle (masked-out weights are zero, so
+	// the mask changes nothing here).
+	th := ws.lat.Node()
+	for t := 0; t < T; t++ {
+		row, dn := th[t*K:(t+1)*K], ws.dN[t*K:(t+1)*K]
+		if lay.NoBias {
+			wv += dot(row, dn)
+			continue
+		}
+		bias := sp.w[lay.Bias() : lay.Bias()+K]
+		start, end := sp.w[lay.Start():lay.Start()+K], sp.w[lay.End():lay.End()+K]
+		for y, x := range dn {
+			u := row[y] - bias[y]
+			if t == 0 {
+				u -= start[y]
+			}
+			if t == T-1 {
+				u -= end[y]
+			}
+			wv += u * x
+		}
+	}
+	wv *= c
+	// The dense tail: B (Σ_t δ_e), then bias (Σ_t δ_t), start (δ_0), end (δ_{T-1}).
+	tail := ws.vt
+	tr := tail[:K*K]
+	for j := range tr {
+		tr[j] = c * (ws.nuSum[j] - ws.muSum[j])
+	}
+	p.maskTrans(tr)
+	if !lay.NoBias {
+		bias := tail[K*K : K*K+K]
+		for t := 0; t < T; t++ {
+			for y, x := range ws.dN[t*K : (t+1)*K] {
+				bias[y] += c * x
+			}
+		}
+		start := tail[K*K+K : K*K+2*K]
+		end := tail[K*K+2*K : K*K+3*K]
+		for y := 0; y < K; y++ {
+			start[y] = c * ws.dN[y]
+			end[y] = c * ws.dN[(T-1)*K+y]
+		}
+	}
+	wt := sp.w[lay.Trans():]
+	wv += dot(wt, tail)
+	if sp.scaled == nil {
+		vv += dot(tail, tail)
+	} else {
+		vv += sp.scaled.tailScale() * dot(tail, tail)
+	}
+	return wv, vv
+}
+
+// applyPrimal adds γv to w on the touched rows and the dense tail (a
+// worker: its scaled move).
+func (sp *stepper) applyPrimal(gamma float64) {
+	if sp.scaled != nil {
+		sp.scaled.move(sp, gamma)
+		return
+	}
+	lay := sp.p.Layout
+	K := lay.NumLabels
+	ws := sp.ws
+	axpyRows(sp.w, ws.rows, ws.vr, nil, nil, gamma, K)
+	w, v := sp.w[lay.Trans():], ws.vt
+	for j := range w {
+		w[j] += gamma * v[j]
+	}
+}
+
+// clearDirection zeroes the direction's dense tail for the next step (its
+// packed rows start empty).
+func (sp *stepper) clearDirection() {
+	clear(sp.ws.vt)
+}
+
+// lineSearch maximises φ on [0,1] by safeguarded Newton on φ', given
+// φ'(0) = d0 > 0, ⟨w,v⟩ = a, ‖v‖² = b and λn = ln. It keeps a bracket
+// [lo, hi] with φ'(lo) > 0 > φ'(hi), starting from [0, 1] — φ'(1) = −λn‖v‖²
+// costs nothing — and its first point is the bracket's secant root: near 0
+// the entropy's log barrier makes φ” huge, so a Newton step from 0 is tiny
+// and would stop the search far from the optimum. A Newton step that leaves
+// the bracket is replaced by the secant root of the bracket (bisection when
+// that is degenerate). It stops when a step is shorter than the
+// sub-precision, and returns the step and the number of evaluations of φ'.
+func (sp *stepper) lineSearch(mu []float64, d0, a, b, ln float64) (float64, int) {
+	ws := sp.ws
+	tol := sp.sub
+	eval := func(g float64) (d, dd float64) {
+		s, s2 := ws.edges.eval(g, mu, ws.nu) // edges less separators
+		return -s - ln*(a+g*b), -s2 - ln*b
+	}
+	// φ'(1) = −λn‖v‖² < 0 unless v = 0, in which case the full step is optimal.
+	if b <= 0 {
+		return 1, 0
+	}
+	lo, hi := 0.0, 1.0
+	dlo, dhi := d0, -ln*b
+	secant := func() float64 {
+		g := lo + dlo*(hi-lo)/(dlo-dhi)
+		if !(g > lo && g < hi) {
+			g = 0.5 * (lo + hi)
+		}
+		return g
+	}
+	g := secant()
+	const maxIters = 60
+	for it := 1; it <= maxIters; it++ {
+		d, dd := eval(g)
+		if d > 0 {
+			lo, dlo = g, d
+		} else {
+			hi, dhi = g, d
+		}
+		next := math.NaN()
+		if dd < 0 {
+			next = g - d/dd
+		}
+		if !(next > lo && next < hi) {
+			next = secant()
+		}
+		if math.Abs(next-g) < tol || hi-lo < tol {
+			return next, it
+		}
+		g = next
+	}
+	return g, maxIters
+}
