@@ -10,6 +10,7 @@ import (
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 // The CoNLL file the examples below train and decode: 50 sentences of
@@ -22,7 +23,7 @@ func model(ctx context.Context) *stage.TrainResult {
 	if err != nil {
 		panic(err)
 	}
-	res, err := stage.Train(ctx, t, "test50", stage.TrainOptions{Seed: stage.DefaultSeed})
+	res, err := stage.Train(ctx, t, "test50", stage.TrainOptions{Method: &train.SDCA{Seed: 1}})
 	if err != nil {
 		panic(err)
 	}
@@ -38,7 +39,7 @@ func ExampleTrain() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := stage.Train(ctx, t, "test50", stage.TrainOptions{Seed: stage.DefaultSeed})
+	res, err := stage.Train(ctx, t, "test50", stage.TrainOptions{Method: &train.SDCA{Seed: 1}})
 	if err != nil {
 		panic(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 // The whole pipeline in one process, on the CoNLL-2000 slice embedded in
@@ -59,26 +60,25 @@ func ExampleFeaturize() {
 	// feature table <stdin> (format version 1)
 }
 
-// Options are checked as the command checks its flags; a zero field is
-// the default.
+// Options are checked before any work; a zero field is the default, and
+// an error names the option's field.
 func ExampleTrainOptions_Check() {
 	fmt.Println(stage.TrainOptions{}.Check())
-	fmt.Println(stage.TrainOptions{Solver: "newton"}.Check())
-	fmt.Println(stage.TrainOptions{Solver: "lbfgs", Checkpoint: "ck"}.Check())
+	fmt.Println(stage.TrainOptions{Sampler: stage.Sampler{Kind: "random"}}.Check())
+	fmt.Println(stage.TrainOptions{Method: &train.LBFGS{}, Checkpoint: "ck"}.Check())
 	// Output:
 	// <nil>
-	// --solver "newton": want one of sdca, lbfgs, oeg, sag
-	// --checkpoint, --resume and --duals apply to --solver sdca only
+	// Sampler.Kind "random": want one of uniform, gap, importance, gap-importance, max
+	// Checkpoint "ck": applies to SDCA only (the other methods cannot resume)
 }
 
 // λ is a number or c/n, c divided by the number of training sentences.
-func ExampleParseLambda() {
-	for _, s := range []string{"1/n", "4/n", "0.001"} {
-		v, err := stage.ParseLambda(s, 1000)
-		fmt.Println(s, v, err)
+func ExampleLambda() {
+	for _, l := range []stage.Lambda{{}, stage.LambdaPerSentence(4), stage.LambdaValue(0.001)} {
+		fmt.Println(l, l.For(1000))
 	}
 	// Output:
-	// 1/n 0.001 <nil>
-	// 4/n 0.004 <nil>
-	// 0.001 0.001 <nil>
+	// 1/n 0.001
+	// 4/n 0.004
+	// 0.001 0.001
 }

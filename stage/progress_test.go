@@ -12,6 +12,7 @@ import (
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/stage"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 // lockedBuffer is a buffer the reporter's goroutine may write to.
@@ -39,7 +40,7 @@ func TestProgressHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := stage.TrainOptions{MaxEpochs: 3, GapTol: 1e-9, Seed: stage.DefaultSeed}
+	o := stage.TrainOptions{MaxEpochs: 3, GapTol: 1e-9, Method: &train.SDCA{Seed: 1}}
 	plain, err := stage.Train(ctx, tab, "train150", o)
 	if err != nil {
 		t.Fatal(err)

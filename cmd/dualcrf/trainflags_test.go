@@ -13,9 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
-	"github.com/dualcrf/dualcrf/stage"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // TestTrainFlagRefusals gives every numeric train flag a value it must
@@ -213,7 +212,12 @@ func TestTrainReportsAndRecords(t *testing.T) {
 // readTrainTable reads a feature table's dataset.
 func readTrainTable(t *testing.T, path string) *crf.Dataset {
 	t.Helper()
-	tab, err := stage.ReadFeatureTable(pipeline.Source{Path: path}, true)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tab, err := tables.ReadFeatureTable(f, path, tables.FeatureReadOptions{SkipText: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,10 +111,10 @@ func run(path, out string, lbfgs, observed bool, epochs int) error {
 	}
 	o := stage.TrainOptions{MaxEpochs: epochs, GapEvery: 1, Quiet: true, Log: os.Stderr}
 	if lbfgs {
-		o.Solver, o.NoBias, o.Lambda = "lbfgs", true, "2/n"
+		o.Method, o.NoBias, o.Lambda = &train.LBFGS{}, true, stage.LambdaPerSentence(2)
 	}
 	if observed {
-		o.FeatureSpace, o.Transitions = "observed", "observed"
+		o.FeatureSpace, o.Transitions = stage.ObservedPairs, stage.ObservedPairs
 	}
 	if _, err := stage.Train(context.Background(), t, path, o); err != nil {
 		return err
