@@ -119,11 +119,12 @@ func OpenDecodeInput(m *crf.Model, in pipeline.Source, o DecodeOptions) (*Decode
 // textOptions are the featurization settings model m records, with
 // o.InputFormat and o.NoLabels applied.
 func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
-	f, err := ModelFeaturization(m, o.modelName())
+	f, err := featurize.FromModel(m, o.modelName())
 	if err != nil {
 		return featurize.RunOptions{}, err
 	}
-	in := f.Input
+	r := f.RunOptions()
+	in := r.Input
 	if o.Input != nil {
 		in = *o.Input
 	}
@@ -139,8 +140,7 @@ func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
 	if o.NoLabels {
 		in.LabelColumn = -1
 	}
-	r := featurize.RunOptions{Input: in, Templates: f.Templates, MinCount: f.MinCount, Vocab: f.Vocab, Labels: f.Labels,
-		TrainedColumns: f.Columns}
+	r.Input = in
 	if o.Log != nil {
 		r.Warn = func(msg string) { fmt.Fprintf(o.Log, "decode: warning: %s\n", msg) }
 	}

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
-	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -34,10 +32,10 @@ type FeaturizeOptions struct {
 	// and value); 0 and 1 keep all. Not with Like.
 	MinCount int
 	// Like, when set, is the featurization of a model or of a training
-	// table (ModelFeaturization, TableFeaturization): its templates,
+	// table (featurize.FromModel, FromTable): its templates,
 	// vocabulary and labels are reused, so that test data gets the ids the
 	// model knows.
-	Like *Featurization
+	Like *featurize.Featurization
 	// Input says how to read the corpus; nil: Like's input settings, or
 	// featurize.InputOptions' zero value (CoNLL, labels in the last column).
 	Input *featurize.InputOptions
@@ -50,52 +48,6 @@ type FeaturizeOptions struct {
 	// chosen from the input's columns (DefaultTemplate), and given
 	// warnings: text with more columns than Like's training text.
 	Note func(msg string)
-}
-
-// Featurization is how a model or a training table's features were made:
-// what featurizing test data like it takes.
-type Featurization struct {
-	Name      string                 // the model or table, in messages
-	Templates *featurize.TemplateSet // nil: the input's own attributes
-	MinCount  int
-	Input     featurize.InputOptions
-	Vocab     *featurize.Vocabulary // the attribute vocabulary, fixed
-	Labels    []string              // the known labels, in id order
-	// Columns are the token columns of the text it was made from
-	// (featurize.KeyColumns); nil when it does not record them.
-	Columns []string
-}
-
-// ModelFeaturization returns the featurization model m (read from name)
-// records. A model without templates (trained on a table made without
-// text, such as dualcrf synth's) has none.
-func ModelFeaturization(m *crf.Model, name string) (*Featurization, error) {
-	return newFeaturization(m.Meta, m.AttrNames, m.LabelNames, name)
-}
-
-// TableFeaturization returns the featurization training table t (read
-// from name) records.
-func TableFeaturization(t *tables.FeatureTable, name string) (*Featurization, error) {
-	return newFeaturization(t.Metadata, t.Data.AttrNames, t.Data.LabelNames, name)
-}
-
-// newFeaturization reads a featurization from metadata and names.
-func newFeaturization(md map[string]string, attrs, labels []string, name string) (*Featurization, error) {
-	s, err := settingsFrom(md, name)
-	if err != nil {
-		return nil, err
-	}
-	vocab, err := featurize.NewVocabulary(attrs)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	f := &Featurization{Name: name, Templates: s.templates, MinCount: s.minCount, Input: s.input, Vocab: vocab, Labels: labels}
-	if v, ok := md[featurize.KeyColumns]; ok {
-		if f.Columns, err = featurize.ParseColumns(v); err != nil {
-			return nil, fmt.Errorf("%s: metadata %s: %w", name, featurize.KeyColumns, err)
-		}
-	}
-	return f, nil
 }
 
 // DefaultTemplate names the built-in template set used for an input
@@ -132,9 +84,7 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 		return r, errors.New("featurize: the templates and min-count come from the model or table featurized like; do not repeat them")
 	}
 	if o.Like != nil {
-		l := o.Like
-		r = featurize.RunOptions{Templates: l.Templates, MinCount: l.MinCount, Input: l.Input, Vocab: l.Vocab, Labels: l.Labels,
-			TrainedColumns: l.Columns}
+		r = o.Like.RunOptions()
 		if o.Note != nil {
 			r.Warn = func(msg string) { o.Note("warning: " + msg) }
 		}
@@ -203,40 +153,6 @@ func FeaturizeTable(ctx context.Context, in pipeline.Source, o FeaturizeOptions)
 	}
 	t, sum, err := featurize.Table(ctx, in, r)
 	return t, sum, o.explain(err, in.Name())
-}
-
-// featureSettings are what a model or a training table records about how
-// its features were made.
-type featureSettings struct {
-	templates *featurize.TemplateSet
-	minCount  int
-	input     featurize.InputOptions
-}
-
-// settingsFrom parses the featurization metadata of a table or model; what
-// names the file for errors.
-func settingsFrom(md map[string]string, what string) (featureSettings, error) {
-	var s featureSettings
-	text, ok := md[schemas.KeyTemplates]
-	if !ok {
-		return s, fmt.Errorf("%s records no feature templates (metadata %s)", what, schemas.KeyTemplates)
-	}
-	set, err := featurize.ParseTemplateString(text)
-	if err != nil {
-		return s, fmt.Errorf("%s: its templates: %w", what, err)
-	}
-	s.templates = set
-	if v, ok := md[schemas.KeyMinCount]; ok {
-		if s.minCount, err = strconv.Atoi(v); err != nil || s.minCount < 0 {
-			return s, fmt.Errorf("%s: metadata %s=%q: want a count ≥ 0", what, schemas.KeyMinCount, v)
-		}
-	}
-	if v, ok := md[featurize.KeyInput]; ok {
-		if s.input, err = featurize.ParseInputOptions(v); err != nil {
-			return s, fmt.Errorf("%s: metadata %s: %w", what, featurize.KeyInput, err)
-		}
-	}
-	return s, nil
 }
 
 // ReadModel reads a model from src.

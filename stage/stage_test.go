@@ -89,7 +89,7 @@ func decodeAndScore(t *testing.T, res *stage.TrainResult) float64 {
 			t.Errorf("the model has no metadata %s", k)
 		}
 	}
-	like, err := stage.ModelFeaturization(m, "model")
+	like, err := featurize.FromModel(m, "model")
 	if err != nil {
 		t.Fatalf("featurize --model refuses the model: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -635,13 +636,10 @@ func hasGold(d *crf.Dataset) bool {
 // bad min-count or input description. A table that records no templates
 // at all (dualcrf synth's, made without text) is accepted: its model has
 // none either, and decodes feature tables only.
-func checkFeaturization(md map[string]string, name string) (featureSettings, error) {
-	if _, ok := md[schemas.KeyTemplates]; !ok {
-		return featureSettings{}, nil
-	}
-	fs, err := settingsFrom(md, name)
+func checkFeaturization(md map[string]string, name string) (*featurize.TemplateSet, error) {
+	set, err := featurize.RecordedTemplates(md, name)
 	if err != nil {
-		return fs, fmt.Errorf("%w; re-featurize it with dualcrf featurize", err)
+		return nil, fmt.Errorf("%w; re-featurize it with dualcrf featurize", err)
 	}
-	return fs, nil
+	return set, nil
 }

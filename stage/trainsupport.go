@@ -15,6 +15,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
+	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -200,7 +201,7 @@ func sameDir(a, b string) bool {
 // weights on it (token accuracy, and chunk F1 when its labels look like
 // chunks). The table must have been featurized with the training table's
 // templates, feat.
-func (r *trainer) validator(feat featureSettings) (func([]float64) (map[string]float64, error), error) {
+func (r *trainer) validator(feat *featurize.TemplateSet) (func([]float64) (map[string]float64, error), error) {
 	vt, path := r.o.Valid, r.o.ValidName
 	vfeat, err := checkFeaturization(vt.Metadata, path)
 	if err != nil {
@@ -238,11 +239,11 @@ func (r *trainer) validator(feat featureSettings) (func([]float64) (map[string]f
 }
 
 // templateText is the templates a table records, "" when none.
-func templateText(fs featureSettings) string {
-	if fs.templates == nil {
+func templateText(set *featurize.TemplateSet) string {
+	if set == nil {
 		return ""
 	}
-	return fs.templates.String()
+	return set.String()
 }
 
 // ByteSize renders a byte count as the messages show it.

@@ -162,7 +162,7 @@ func decodeInputOptions(c *cli.Context, m *crf.Model, modelPath string) (*featur
 		return nil, err
 	}
 	var in featurize.InputOptions
-	if f, err := stage.ModelFeaturization(m, modelPath); err == nil {
+	if f, err := featurize.FromModel(m, modelPath); err == nil {
 		in = f.Input
 	}
 	applyInputFlags(c, &in)

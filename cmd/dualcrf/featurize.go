@@ -293,7 +293,7 @@ func featurizeOptions(c *cli.Context) (stage.FeaturizeOptions, error) {
 
 // featurizeLike reads the featurization of --model or --vocab (nil when
 // neither is given), refusing the flags they supply.
-func featurizeLike(c *cli.Context) (*stage.Featurization, error) {
+func featurizeLike(c *cli.Context) (*featurize.Featurization, error) {
 	if c.IsSet("model") && c.IsSet("vocab") {
 		return nil, fmt.Errorf("featurize: --model and --vocab exclude each other")
 	}
@@ -313,12 +313,12 @@ func featurizeLike(c *cli.Context) (*stage.Featurization, error) {
 		if err != nil {
 			return nil, err
 		}
-		return stage.ModelFeaturization(m, path)
+		return featurize.FromModel(m, path)
 	}
 	path := c.String("vocab")
 	t, err := stage.ReadFeatureTable(std(c).Source(path), true)
 	if err != nil {
 		return nil, err
 	}
-	return stage.TableFeaturization(t, path)
+	return featurize.FromTable(t, path)
 }

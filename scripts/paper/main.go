@@ -278,7 +278,7 @@ func (h *harness) load(ctx context.Context, ds dataset) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	like, err := stage.TableFeaturization(train, ds.Name+" training table")
+	like, err := featurize.FromTable(train, ds.Name+" training table")
 	if err != nil {
 		return nil, err
 	}
