@@ -50,17 +50,22 @@ type DecodeOptions struct {
 	// Progress, when set, shows the sentences and tokens decoded; nil:
 	// nothing.
 	Progress *progress.Reporter
+	// Opened, when set, is called once the input is open and fits the
+	// model, before anything is decoded or written to out: the command
+	// creates its output file there, so that an input it cannot read
+	// leaves no file. If it fails, Decode returns its error.
+	Opened func() error
 }
 
-// DecodeInput is an opened input of Decode.
-type DecodeInput struct {
+// decodeInput is an opened input of Decode.
+type decodeInput struct {
 	src   decode.Source
 	name  string
 	close func()
 }
 
 // Close closes the input.
-func (in *DecodeInput) Close() { in.close() }
+func (in *decodeInput) Close() { in.close() }
 
 // modelName is o.ModelName or "model".
 func (o DecodeOptions) modelName() string {
@@ -70,11 +75,15 @@ func (o DecodeOptions) modelName() string {
 	return o.ModelName
 }
 
-// OpenDecodeInput opens in for decoding with model m: a raw corpus with
+// openDecodeInput opens in for decoding with model m: a raw corpus with
 // o.Text, featurized with the model's templates, vocabulary and input
 // settings; else a feature table, which must have been made with the
 // model's templates. Close it after use.
-func OpenDecodeInput(m *crf.Model, in pipeline.Source, o DecodeOptions) (*DecodeInput, error) {
+func openDecodeInput(ctx context.Context, m *crf.Model, input Input, o DecodeOptions) (*decodeInput, error) {
+	in, err := input.source(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if o.Text {
 		opts, err := textOptions(m, o)
 		if err != nil {
@@ -84,7 +93,7 @@ func OpenDecodeInput(m *crf.Model, in pipeline.Source, o DecodeOptions) (*Decode
 		if err != nil {
 			return nil, err
 		}
-		return &DecodeInput{tr, tr.Metadata()[schemas.KeySource], func() { tr.Close() }}, nil
+		return &decodeInput{tr, tr.Metadata()[schemas.KeySource], func() { tr.Close() }}, nil
 	}
 	r, name, err := in.Open()
 	if err != nil {
@@ -113,7 +122,7 @@ func OpenDecodeInput(m *crf.Model, in pipeline.Source, o DecodeOptions) (*Decode
 		mn := o.modelName()
 		return nil, fmt.Errorf("decode: the feature table %s was made with other templates than model %s; featurize it with --model %s", name, mn, mn)
 	}
-	return &DecodeInput{tr, name, closeAll}, nil
+	return &decodeInput{tr, name, closeAll}, nil
 }
 
 // textOptions are the featurization settings model m records, with
@@ -149,20 +158,28 @@ func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
 
 // Decode labels the input in with model m (Viterbi, in chunks of whole
 // sentences, reading, decoding and writing at once) and writes the
-// predictions to out. An input that shares no attribute or no gold label
-// with the model is an error; one that fits it poorly gets warnings on
-// o.Log. It returns what the model covered of the input.
-func Decode(ctx context.Context, m *crf.Model, in pipeline.Source, out io.Writer, o DecodeOptions) (tables.Coverage, error) {
-	input, err := OpenDecodeInput(m, in, o)
+// predictions to out. The input is a feature table made with the model's
+// templates or, with o.Text, a raw corpus featurized with the model's
+// templates, vocabulary and input settings. An input that shares no
+// attribute or no gold label with the model is an error; one that fits it
+// poorly gets warnings on o.Log. It returns what the model covered of the
+// input.
+func Decode(ctx context.Context, m *crf.Model, in Input, out io.Writer, o DecodeOptions) (tables.Coverage, error) {
+	input, err := openDecodeInput(ctx, m, in, o)
 	if err != nil {
 		return tables.Coverage{}, err
 	}
 	defer input.Close()
-	return DecodeFrom(ctx, m, input, out, o)
+	if o.Opened != nil {
+		if err := o.Opened(); err != nil {
+			return tables.Coverage{}, err
+		}
+	}
+	return decodeFrom(ctx, m, input, out, o)
 }
 
-// DecodeFrom is Decode on an input OpenDecodeInput opened.
-func DecodeFrom(ctx context.Context, m *crf.Model, in *DecodeInput, out io.Writer, o DecodeOptions) (tables.Coverage, error) {
+// decodeFrom is Decode on an opened input.
+func decodeFrom(ctx context.Context, m *crf.Model, in *decodeInput, out io.Writer, o DecodeOptions) (tables.Coverage, error) {
 	format := o.Format
 	if format == "" {
 		format = tables.PredictionArrow

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/train"
 )
@@ -18,7 +17,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	demo := "../cmd/dualcrf/demodata/"
-	t, _, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: demo + "train.txt.gz"}, stage.FeaturizeOptions{MinCount: 3})
+	t, _, err := stage.FeaturizeTable(ctx, stage.File(demo+"train.txt.gz"), stage.FeaturizeOptions{MinCount: 3})
 	if err != nil {
 		panic(err)
 	}
@@ -27,10 +26,10 @@ func Example() {
 		panic(err)
 	}
 	var pred bytes.Buffer
-	if _, err := stage.Decode(ctx, res.Model, pipeline.Source{Path: demo + "test.txt.gz"}, &pred, stage.DecodeOptions{Text: true}); err != nil {
+	if _, err := stage.Decode(ctx, res.Model, stage.File(demo+"test.txt.gz"), &pred, stage.DecodeOptions{Text: true}); err != nil {
 		panic(err)
 	}
-	ev, err := stage.Eval(ctx, pipeline.Source{Stdin: &pred}, stage.EvalOptions{})
+	ev, err := stage.Eval(ctx, stage.Reader(&pred, "pred"), stage.EvalOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -45,19 +44,19 @@ func Example() {
 func ExampleFeaturize() {
 	ctx := context.Background()
 	var table bytes.Buffer
-	sum, err := stage.Featurize(ctx, pipeline.Source{Path: "../cmd/dualcrf/testdata/test50.txt"}, &table, stage.FeaturizeOptions{})
+	sum, err := stage.Featurize(ctx, stage.File("../cmd/dualcrf/testdata/test50.txt"), &table, stage.FeaturizeOptions{})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Printf("%d sentences, %d tokens, %d labels\n", sum.Sentences, sum.Tokens, len(sum.Labels))
-	summary, err := stage.Inspect(ctx, pipeline.Source{Stdin: &table})
+	summary, err := stage.Inspect(ctx, stage.Reader(&table, "test50.arrow"))
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(strings.SplitN(summary, "\n", 2)[0])
 	// Output:
 	// 50 sentences, 1171 tokens, 11 labels
-	// feature table <stdin> (format version 1)
+	// feature table test50.arrow (format version 1)
 }
 
 // Options are checked before any work; a zero field is the default, and

@@ -124,7 +124,11 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 // writes its feature table to out as Arrow IPC. The summary's Coverage,
 // with Like set, says how much of the input the vocabulary covers (see
 // tables.Coverage.Warnings).
-func Featurize(ctx context.Context, in pipeline.Source, out io.Writer, o FeaturizeOptions) (tables.FeatureSummary, error) {
+func Featurize(ctx context.Context, input Input, out io.Writer, o FeaturizeOptions) (tables.FeatureSummary, error) {
+	in, err := input.source(ctx)
+	if err != nil {
+		return tables.FeatureSummary{}, err
+	}
 	r, err := o.runOptions(in)
 	if err != nil {
 		return tables.FeatureSummary{}, err
@@ -146,7 +150,11 @@ func (o FeaturizeOptions) explain(err error, input string) error {
 // columns included: the table tables.ReadFeatureTable would read from
 // Featurize's output, built without writing Arrow (featurize.Table).
 // o.Writer does not apply.
-func FeaturizeTable(ctx context.Context, in pipeline.Source, o FeaturizeOptions) (*tables.FeatureTable, tables.FeatureSummary, error) {
+func FeaturizeTable(ctx context.Context, input Input, o FeaturizeOptions) (*tables.FeatureTable, tables.FeatureSummary, error) {
+	in, err := input.source(ctx)
+	if err != nil {
+		return nil, tables.FeatureSummary{}, err
+	}
 	r, err := o.runOptions(in)
 	if err != nil {
 		return nil, tables.FeatureSummary{}, err
@@ -155,9 +163,9 @@ func FeaturizeTable(ctx context.Context, in pipeline.Source, o FeaturizeOptions)
 	return t, sum, o.explain(err, in.Name())
 }
 
-// ReadModel reads a model from src.
-func ReadModel(src pipeline.Source) (*crf.Model, error) {
-	r, name, err := src.Open()
+// ReadModel reads a model from in.
+func ReadModel(ctx context.Context, in Input) (*crf.Model, error) {
+	r, name, err := in.open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -165,10 +173,10 @@ func ReadModel(src pipeline.Source) (*crf.Model, error) {
 	return tables.ReadModel(r, name, pipeline.ReaderOptions{})
 }
 
-// ReadFeatureTable reads a whole feature table from src, without its text
+// ReadFeatureTable reads a whole feature table from in, without its text
 // columns when skipText is set.
-func ReadFeatureTable(src pipeline.Source, skipText bool) (*tables.FeatureTable, error) {
-	r, name, err := src.Open()
+func ReadFeatureTable(ctx context.Context, in Input, skipText bool) (*tables.FeatureTable, error) {
+	r, name, err := in.open(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/train"
@@ -35,7 +34,7 @@ func TestProgressHooks(t *testing.T) {
 	ctx := context.Background()
 	var buf lockedBuffer
 	p := progress.New(&buf, progress.JSON, progress.Options{Interval: 1})
-	src := pipeline.Source{Path: "../cmd/dualcrf/testdata/train150.txt"}
+	src := stage.File("../cmd/dualcrf/testdata/train150.txt")
 	tab, _, err := stage.FeaturizeTable(ctx, src, stage.FeaturizeOptions{Progress: p})
 	if err != nil {
 		t.Fatal(err)

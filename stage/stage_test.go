@@ -25,7 +25,7 @@ const demo = "../cmd/dualcrf/demodata/"
 // do), and the scores are those of a working chunker.
 func TestPipelineInMemory(t *testing.T) {
 	ctx := context.Background()
-	tab, sum, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: demo + "train.txt.gz"}, stage.FeaturizeOptions{MinCount: 3})
+	tab, sum, err := stage.FeaturizeTable(ctx, stage.File(demo+"train.txt.gz"), stage.FeaturizeOptions{MinCount: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func decodeAndScore(t *testing.T, res *stage.TrainResult) float64 {
 	if err := tables.WriteModel(&mb, res.Model, pipeline.WriterOptions{Format: pipeline.FormatFile}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := stage.ReadModel(pipeline.Source{Stdin: &mb})
+	m, err := stage.ReadModel(context.Background(), stage.Reader(&mb, "model"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,13 +94,13 @@ func decodeAndScore(t *testing.T, res *stage.TrainResult) float64 {
 		t.Fatalf("featurize --model refuses the model: %v", err)
 	}
 	var test, pred bytes.Buffer
-	if _, err := stage.Featurize(ctx, pipeline.Source{Path: demo + "test.txt.gz"}, &test, stage.FeaturizeOptions{Like: like}); err != nil {
+	if _, err := stage.Featurize(ctx, stage.File(demo+"test.txt.gz"), &test, stage.FeaturizeOptions{Like: like}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stage.Decode(ctx, m, pipeline.Source{Stdin: &test}, &pred, stage.DecodeOptions{}); err != nil {
+	if _, err := stage.Decode(ctx, m, stage.Reader(&test, "test"), &pred, stage.DecodeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ev, err := stage.Eval(ctx, pipeline.Source{Stdin: &pred}, stage.EvalOptions{})
+	ev, err := stage.Eval(ctx, stage.Reader(&pred, "pred"), stage.EvalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestOptionErrorFormat(t *testing.T) {
 func TestTrainRefusesUnlabelled(t *testing.T) {
 	ctx := context.Background()
 	in := featurize.InputOptions{LabelColumn: -1}
-	tab, _, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: "../cmd/dualcrf/testdata/test50.txt"}, stage.FeaturizeOptions{Input: &in})
+	tab, _, err := stage.FeaturizeTable(ctx, stage.File("../cmd/dualcrf/testdata/test50.txt"), stage.FeaturizeOptions{Input: &in})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -81,7 +82,7 @@ func runDecode(c *cli.Context) error {
 		return err
 	}
 	modelPath := c.String("model")
-	m, err := stage.ReadModel(std(c).Source(modelPath))
+	m, err := stage.ReadModel(c.Context, stageInput(c, modelPath))
 	if err != nil {
 		return err
 	}
@@ -92,34 +93,38 @@ func runDecode(c *cli.Context) error {
 			return err
 		}
 	}
-	in, err := openDecodeInput(c, m, o)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	var done func()
-	o.Progress, o.Log, done = stageProgress(c)
-	defer done()
-	return withOutput(c, c.String("output"), func(w io.Writer, _ string) error {
-		_, err := stage.DecodeFrom(c.Context, m, in, w, o)
-		return err
-	})
-}
-
-// openDecodeInput opens decode's input: the raw corpus of --text or the
-// feature table given as argument (standard input by default).
-func openDecodeInput(c *cli.Context, m *crf.Model, o stage.DecodeOptions) (*stage.DecodeInput, error) {
 	path := c.Args().First()
 	if o.Text {
 		if c.NArg() > 0 {
-			return nil, fmt.Errorf("decode: give either --text or a feature table, not both")
+			return fmt.Errorf("decode: give either --text or a feature table, not both")
 		}
 		path = c.String("text")
 	} else if c.NArg() > 1 {
-		return nil, fmt.Errorf("decode: one feature table at most, got %d", c.NArg())
+		return fmt.Errorf("decode: one feature table at most, got %d", c.NArg())
 	}
-	return stage.OpenDecodeInput(m, std(c).Source(path), o)
+	var done func()
+	o.Progress, o.Log, done = stageProgress(c)
+	defer done()
+	// The output is created once the input is open (Opened): an input
+	// that cannot be read leaves no file.
+	var out *pipeline.Output
+	w := &forwardWriter{}
+	o.Opened = func() (err error) {
+		out, err = std(c).CreateOutput(c.String("output"))
+		w.w = out
+		return err
+	}
+	_, err = stage.Decode(c.Context, m, stageInput(c, path), w, o)
+	if out == nil {
+		return err
+	}
+	return finishOutput(c, out, err)
 }
+
+// forwardWriter writes to w, which is set once the output exists.
+type forwardWriter struct{ w io.Writer }
+
+func (f *forwardWriter) Write(p []byte) (int, error) { return f.w.Write(p) }
 
 // checkOutputFlags refuses output flags that the output format does not
 // use, rather than ignore them: CoNLL text has no column for the marginals,

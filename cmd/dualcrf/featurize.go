@@ -80,7 +80,7 @@ func runFeaturize(c *cli.Context) error {
 	defer done()
 	opts.Note = func(msg string) { fmt.Fprintf(log, "featurize: %s\n", msg) }
 	return withOutput(c, c.String("output"), func(w io.Writer, name string) error {
-		sum, err := stage.Featurize(c.Context, std(c).Source(in), w, opts)
+		sum, err := stage.Featurize(c.Context, stageInput(c, in), w, opts)
 		if err != nil {
 			return err
 		}
@@ -309,14 +309,14 @@ func featurizeLike(c *cli.Context) (*featurize.Featurization, error) {
 		}
 	}
 	if path := c.String("model"); path != "" {
-		m, err := stage.ReadModel(std(c).Source(path))
+		m, err := stage.ReadModel(c.Context, stageInput(c, path))
 		if err != nil {
 			return nil, err
 		}
 		return featurize.FromModel(m, path)
 	}
 	path := c.String("vocab")
-	t, err := stage.ReadFeatureTable(std(c).Source(path), true)
+	t, err := stage.ReadFeatureTable(c.Context, stageInput(c, path), true)
 	if err != nil {
 		return nil, err
 	}

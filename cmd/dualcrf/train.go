@@ -348,12 +348,7 @@ func runTrain(c *cli.Context) error {
 // readTableArg reads the feature table at path ("-": standard
 // input), without its text columns.
 func readTableArg(c *cli.Context, path string) (*tables.FeatureTable, error) {
-	r, name, err := std(c).Source(path).Open()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return tables.ReadFeatureTable(r, name, tables.FeatureReadOptions{SkipText: true})
+	return stage.ReadFeatureTable(c.Context, stageInput(c, path), true)
 }
 
 // trainOutputs are train's output files: the model, the log and the

@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/train"
 )
@@ -49,7 +48,7 @@ func main() {
 // printEstimate prints the up-front estimate of the run, as the train
 // stage makes it (duals in memory).
 func printEstimate(path string, lbfgs, observed bool) error {
-	t, err := stage.ReadFeatureTable(pipeline.Source{Path: path}, true)
+	t, err := stage.ReadFeatureTable(context.Background(), stage.File(path), true)
 	if err != nil {
 		return err
 	}
@@ -105,7 +104,7 @@ func run(path, out string, lbfgs, observed bool, epochs int) error {
 			}
 		}
 	}()
-	t, err := stage.ReadFeatureTable(pipeline.Source{Path: path}, true)
+	t, err := stage.ReadFeatureTable(context.Background(), stage.File(path), true)
 	if err != nil {
 		return err
 	}

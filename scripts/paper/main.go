@@ -274,7 +274,7 @@ func (h *harness) load(ctx context.Context, ds dataset) (*loaded, error) {
 		o.Templates = t
 	}
 	t0 := time.Now()
-	train, sum, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: filepath.Join(h.cfg.Data, ds.Train)}, o)
+	train, sum, err := stage.FeaturizeTable(ctx, stage.File(filepath.Join(h.cfg.Data, ds.Train)), o)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +284,7 @@ func (h *harness) load(ctx context.Context, ds dataset) (*loaded, error) {
 	}
 	tin := ds.Input
 	tin.Folds = ds.TestFolds
-	test, _, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: filepath.Join(h.cfg.Data, ds.Test)},
+	test, _, err := stage.FeaturizeTable(ctx, stage.File(filepath.Join(h.cfg.Data, ds.Test)),
 		stage.FeaturizeOptions{Like: like, Input: &tin})
 	if err != nil {
 		return nil, err
