@@ -192,7 +192,7 @@ func decodeFrom(ctx context.Context, m *crf.Model, in *decodeInput, out io.Write
 	write, endProgress := decodeProgress(o.Progress, pw.Write)
 	cov, err := decode.Stream(ctx, m, in.src, decode.Options{Marginals: o.Marginals, Workers: o.Workers}, write)
 	endProgress()
-	err = explainMissingColumn(err, "decode", "model "+o.modelName()+"'s templates", o.modelName(), in.name)
+	err = nameInput(err, "decode", in.name)
 	if err == nil {
 		if err = cov.Mismatch(in.name, o.modelName()); err != nil {
 			err = fmt.Errorf("decode: %w", err)

@@ -134,16 +134,18 @@ func Featurize(ctx context.Context, input Input, out io.Writer, o FeaturizeOptio
 		return tables.FeatureSummary{}, err
 	}
 	sum, err := featurize.Run(ctx, in, out, r)
-	return sum, o.explain(err, in.Name())
+	return sum, nameInput(err, "featurize", in.Name())
 }
 
-// explain adds to a missing-column error what the column holds and how to
-// supply it.
-func (o FeaturizeOptions) explain(err error, input string) error {
-	if o.Like != nil {
-		return explainMissingColumn(err, "featurize", o.Like.Name+"'s templates", o.Like.Name, input)
+// nameInput adds the input's name to a *featurize.MissingColumnError in
+// err (the templates read a column the input lacks); stage names the
+// stage. Other errors are returned as they are.
+func nameInput(err error, stage, input string) error {
+	var me *featurize.MissingColumnError
+	if err == nil || !errors.As(err, &me) {
+		return err
 	}
-	return explainMissingColumn(err, "featurize", "the templates", "", input)
+	return fmt.Errorf("%s: %s: %w", stage, input, err)
 }
 
 // FeaturizeTable is Featurize handing the table back in memory, text
@@ -160,7 +162,7 @@ func FeaturizeTable(ctx context.Context, input Input, o FeaturizeOptions) (*tabl
 		return nil, tables.FeatureSummary{}, err
 	}
 	t, sum, err := featurize.Table(ctx, in, r)
-	return t, sum, o.explain(err, in.Name())
+	return t, sum, nameInput(err, "featurize", in.Name())
 }
 
 // ReadModel reads a model from in.
@@ -182,39 +184,4 @@ func ReadFeatureTable(ctx context.Context, in Input, skipText bool) (*tables.Fea
 	}
 	defer r.Close()
 	return tables.ReadFeatureTable(r, name, tables.FeatureReadOptions{SkipText: skipText})
-}
-
-// columnMeanings say what the columns templates commonly read hold.
-var columnMeanings = map[string]string{"w": "the words", "word": "the words", "pos": "part-of-speech tags", "tag": "part-of-speech tags",
-	"chunk": "chunk tags", "lemma": "lemmas"}
-
-// explainMissingColumn rewrites a *featurize.MissingColumnError in err as
-// a refusal that names the column, what it holds and how to supply it;
-// stage names the command, whose the templates' owner ("model m.arrow's
-// templates"), model the model ("" without one) and input the input.
-// Other errors are returned as they are.
-func explainMissingColumn(err error, stage, whose, model, input string) error {
-	var me *featurize.MissingColumnError
-	if err == nil || !errors.As(err, &me) {
-		return err
-	}
-	col := me.Column
-	what := ""
-	if m, ok := columnMeanings[col]; ok {
-		what = " (" + m + ")"
-	}
-	var how string
-	switch {
-	case columnMeanings[col] == "part-of-speech tags" && model != "":
-		how = fmt.Sprintf("give CoNLL text with a POS column (a token a line: word POS), or tag the words with a part-of-speech model first and chain: dualcrf decode -m POS-MODEL --input-format plain --text %s | dualcrf %s -m %s --text - (docs/own-data.md)", input, stage, model)
-		if stage == "featurize" {
-			how = fmt.Sprintf("give CoNLL text with a POS column (a token a line: word POS), or tag the words with a part-of-speech model first: dualcrf decode -m POS-MODEL --text %s -o tagged.arrow; dualcrf featurize --model %s tagged.arrow (docs/own-data.md)", input, model)
-		}
-	case columnMeanings[col] == "part-of-speech tags":
-		how = "give CoNLL text with a POS column (a token a line: word POS label), or choose templates that read the words only (--template ner or pos; docs/own-data.md)"
-	default:
-		how = fmt.Sprintf("give input with that column (--columns names CoNLL columns; --column %s=SOURCE reads a table column under that name; docs/own-data.md)", col)
-	}
-	return fmt.Errorf("%s: %s read column %s%s, which %s lacks (its columns: %s; template %s): %s",
-		stage, whose, col, what, input, strings.Join(me.Columns, " "), me.Template, how)
 }

@@ -85,6 +85,11 @@ type TrainOptions struct {
 	// line per epoch and per checkpoint); nil: discarded.
 	Log   io.Writer
 	Quiet bool
+	// OptionName, when set, names an option (by its field, as
+	// OptionError.Field does) in the log's lines and in the advice of an
+	// interrupted run's error; nil: its Go name. The command passes its
+	// flags' names.
+	OptionName func(field string) string
 	// BeforeTraining, when set, is called once every check has passed and
 	// the checkpoint to resume is loaded, before the duals are placed and
 	// training starts: the command opens its outputs there, so that a path
@@ -156,6 +161,9 @@ func (o TrainOptions) withDefaults() TrainOptions {
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
+	}
+	if o.OptionName == nil {
+		o.OptionName = func(field string) string { return field }
 	}
 	return o
 }
@@ -374,7 +382,7 @@ func (r *trainer) removeSnapshots() {
 		r.logf("train: warning: %v", err)
 		return
 	}
-	r.logf("train: removed the snapshots in %s (--keep-checkpoints keeps them)", dir)
+	r.logf("train: removed the snapshots in %s (%s keeps them)", dir, r.o.OptionName("KeepCheckpoints"))
 }
 
 // setup checks the table, makes the problem, reads the held-out table and
@@ -498,8 +506,8 @@ func (r *trainer) run(ctx context.Context, method train.Method) (*TrainResult, e
 	r.logf("train: stopped (%s) after %d epochs, %.2fs training (%.2fs wall): primal %.10g, certified gap %.4g",
 		res.Stopped, res.Epochs, res.Training.Seconds(), time.Since(t0).Seconds(), res.Last.Primal, res.Last.Gap)
 	if !res.TargetMet() {
-		r.logf("train: warning: stopped by %s with a certified gap of %.4g, above --gap-tol %g: the target was not reached",
-			stopFlag(res.Stopped), res.Last.Gap, res.GapTol)
+		r.logf("train: warning: stopped by %s with a certified gap of %.4g, above %s %g: the target was not reached",
+			r.stopReason(res.Stopped), res.Last.Gap, r.o.OptionName("GapTol"), res.GapTol)
 	}
 	d := r.t.Data
 	m := &crf.Model{Layout: r.p.Layout, Weights: res.Weights, AttrNames: d.AttrNames, LabelNames: d.LabelNames,
@@ -518,13 +526,13 @@ func describe(p train.Position) string {
 	return fmt.Sprintf("after epoch %d", p.Epoch)
 }
 
-// stopFlag names the flag behind a stop reason.
-func stopFlag(reason train.Status) string {
+// stopReason names the option behind a stop reason.
+func (r *trainer) stopReason(reason train.Status) string {
 	switch reason {
 	case train.EpochLimit:
-		return "--max-epochs"
+		return r.o.OptionName("MaxEpochs")
 	case train.TimeLimit:
-		return "--max-time"
+		return r.o.OptionName("MaxTime")
 	case train.NoProgress:
 		return "lack of progress"
 	}
@@ -541,13 +549,13 @@ func (r *trainer) trainError(err error) error {
 	}
 	switch {
 	case r.o.Checkpoint == "":
-		return fmt.Errorf("train: %w; without --checkpoint DIR the progress is lost", err)
+		return fmt.Errorf("train: %w; without %s DIR the progress is lost", err, r.o.OptionName("Checkpoint"))
 	case ie.Snapshot == "" && r.resume != nil && ie.At == r.resume.Progress().Position:
-		return fmt.Errorf("train: %w; nothing changed since %s: continue with the same command (it has --resume %s)", err, r.resume.Dir, r.o.Resume)
+		return fmt.Errorf("train: %w; nothing changed since %s: continue with the same command (it has %s %s)", err, r.resume.Dir, r.o.OptionName("Resume"), r.o.Resume)
 	case ie.Snapshot == "":
 		return fmt.Errorf("train: %w; nothing was saved yet: run the same command again", err)
 	}
-	return fmt.Errorf("train: %w; continue with the same command and --resume %s", err, r.o.Checkpoint)
+	return fmt.Errorf("train: %w; continue with the same command and %s %s", err, r.o.OptionName("Resume"), r.o.Checkpoint)
 }
 
 // modelMetadata is the model's metadata: the table's featurization, λ, n,

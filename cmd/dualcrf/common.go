@@ -47,6 +47,14 @@ func logf(c *cli.Context, format string, args ...any) {
 	fmt.Fprintf(c.App.ErrWriter, format+"\n", args...)
 }
 
+// inputName names the input at path in messages.
+func inputName(path string) string {
+	if pipeline.IsStdin(path) {
+		return pipeline.StdinName
+	}
+	return path
+}
+
 // stageInput is the input at path for a stage: "" and "-" are the app's
 // standard input.
 func stageInput(c *cli.Context, path string) stage.Input {

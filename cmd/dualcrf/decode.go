@@ -115,6 +115,7 @@ func runDecode(c *cli.Context) error {
 		return err
 	}
 	_, err = stage.Decode(c.Context, m, stageInput(c, path), w, o)
+	err = explainMissingColumn(err, "decode", "model "+modelPath+"'s templates", modelPath, inputName(path))
 	if out == nil {
 		return err
 	}

@@ -82,7 +82,10 @@ func runFeaturize(c *cli.Context) error {
 	return withOutput(c, c.String("output"), func(w io.Writer, name string) error {
 		sum, err := stage.Featurize(c.Context, stageInput(c, in), w, opts)
 		if err != nil {
-			return err
+			if opts.Like != nil {
+				return explainMissingColumn(err, "featurize", opts.Like.Name+"'s templates", opts.Like.Name, inputName(in))
+			}
+			return explainMissingColumn(err, "featurize", "the templates", "", inputName(in))
 		}
 		fmt.Fprintf(log, "featurize: %d sentences, %d tokens, %d attributes, %d labels -> %s\n",
 			sum.Sentences, sum.Tokens, sum.Attributes, len(sum.Labels), name)

@@ -205,6 +205,15 @@ func (fs optionFlags[S]) flagOf(field string) cli.Flag {
 	return nil
 }
 
+// optionName names the option field by its flag ("--gap-tol"), or by
+// the field itself when no flag sets it.
+func (fs optionFlags[S]) optionName(field string) string {
+	if f := fs.flagOf(field); f != nil {
+		return "--" + f.Names()[0]
+	}
+	return field
+}
+
 // render rewrites an option's error in err (a *stage.OptionError, wrapped
 // or not) in the command's words: each option named by its flag, and the
 // value shown as the user gave it. Other errors are returned as they are.
@@ -216,12 +225,7 @@ func (fs optionFlags[S]) render(c *cli.Context, err error) error {
 	if err == nil || !errors.As(err, &oe) {
 		return err
 	}
-	name := func(field string) string {
-		if f := fs.flagOf(field); f != nil {
-			return "--" + f.Names()[0]
-		}
-		return field
-	}
+	name := fs.optionName
 	shown := *oe
 	if f := fs.flagOf(oe.Field); f != nil && c.IsSet(f.Names()[0]) {
 		// A zero given for an option whose zero is its default goes to the

@@ -190,7 +190,7 @@ var solverNames = []string{"sdca", "lbfgs", "oeg", "sag"}
 func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 	flags := trainFlags()
 	s := &trainSetup{}
-	s.o.Log = c.App.ErrWriter
+	s.o.Log, s.o.OptionName = c.App.ErrWriter, flags.optionName
 	for _, f := range flags {
 		if f.set != nil {
 			if err := f.set(c, f.Names()[0], s); err != nil {
