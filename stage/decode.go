@@ -57,6 +57,16 @@ type DecodeOptions struct {
 	Opened func() error
 }
 
+// TemplatesError refuses a feature table made with other templates than
+// the model's: featurize the text like the model (featurize.FromModel).
+type TemplatesError struct {
+	Table, Model string // their names
+}
+
+func (e *TemplatesError) Error() string {
+	return fmt.Sprintf("decode: the feature table %s was made with other templates than model %s; featurize it like the model", e.Table, e.Model)
+}
+
 // decodeInput is an opened input of Decode.
 type decodeInput struct {
 	src   decode.Source
@@ -103,7 +113,7 @@ func openDecodeInput(ctx context.Context, m *crf.Model, input Input, o DecodeOpt
 	if err != nil {
 		r.Close()
 		if errors.Is(err, pipeline.ErrNotArrow) {
-			err = notFeatureTable(err, name, o.modelName())
+			err = fmt.Errorf("decode: %w; decode reads a feature table (or, with Text, a corpus)", err)
 		}
 		return nil, err
 	}
@@ -119,8 +129,7 @@ func openDecodeInput(ctx context.Context, m *crf.Model, input Input, o DecodeOpt
 	mt, tt := m.Meta[schemas.KeyTemplates], tr.Metadata()[schemas.KeyTemplates]
 	if mt != "" && tt != "" && mt != tt {
 		closeAll()
-		mn := o.modelName()
-		return nil, fmt.Errorf("decode: the feature table %s was made with other templates than model %s; featurize it with --model %s", name, mn, mn)
+		return nil, &TemplatesError{Table: name, Model: o.modelName()}
 	}
 	return &decodeInput{tr, name, closeAll}, nil
 }
@@ -211,16 +220,4 @@ func decodeFrom(ctx context.Context, m *crf.Model, in *decodeInput, out io.Write
 		}
 	}
 	return cov, nil
-}
-
-// notFeatureTable explains input that is not a table (a CoNLL file, say):
-// decode reads what featurize writes, or raw text with --text.
-func notFeatureTable(err error, name, model string) error {
-	file := name
-	if file == "<stdin>" {
-		file = "FILE"
-	}
-	return fmt.Errorf("decode: %w; decode reads a feature table: featurize the text first "+
-		"(dualcrf featurize --model %s %s | dualcrf decode -m %s), or decode raw text with --text %s",
-		err, model, file, model, file)
 }

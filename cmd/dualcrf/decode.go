@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -115,11 +116,30 @@ func runDecode(c *cli.Context) error {
 		return err
 	}
 	_, err = stage.Decode(c.Context, m, stageInput(c, path), w, o)
-	err = explainMissingColumn(err, "decode", "model "+modelPath+"'s templates", modelPath, inputName(path))
+	err = explainDecode(explainMissingColumn(err, "decode", "model "+modelPath+"'s templates", modelPath, inputName(path)), modelPath, path)
 	if out == nil {
 		return err
 	}
 	return finishOutput(c, out, err)
+}
+
+// explainDecode says how to make an input decode can read: a feature
+// table featurized with the model (--model), or raw text with --text.
+func explainDecode(err error, model, input string) error {
+	var te *stage.TemplatesError
+	if errors.As(err, &te) {
+		return fmt.Errorf("decode: the feature table %s was made with other templates than model %s; featurize it with --model %s", te.Table, te.Model, te.Model)
+	}
+	if err == nil || !errors.Is(err, pipeline.ErrNotArrow) {
+		return err
+	}
+	file := input
+	if pipeline.IsStdin(input) {
+		file = "FILE"
+	}
+	msg := strings.TrimSuffix(err.Error(), "; decode reads a feature table (or, with Text, a corpus)")
+	return &renderedError{msg: fmt.Sprintf("%s; decode reads a feature table: featurize the text first "+
+		"(dualcrf featurize --model %s %s | dualcrf decode -m %s), or decode raw text with --text %s", msg, model, file, model, file), err: err}
 }
 
 // forwardWriter writes to w, which is set once the output exists.
