@@ -14,10 +14,6 @@ import (
 	"github.com/dualcrf/dualcrf/tables"
 )
 
-// DefaultMinCount is the command's --min-count: every attribute is kept
-// (0 and 1 mean the same).
-const DefaultMinCount = 1
-
 // FeaturizeOptions configure Featurize and FeaturizeTable. The zero value
 // featurizes CoNLL text with the templates its columns call for (chunking
 // with a pos column, ner for words only), keeping every
@@ -44,10 +40,14 @@ type FeaturizeOptions struct {
 	// Progress, when set, shows the input bytes read with their rate and
 	// ETA; nil: nothing.
 	Progress *progress.Reporter
-	// Note, when set, is told when templates other than chunking were
-	// chosen from the input's columns (DefaultTemplate), and given
-	// warnings: text with more columns than Like's training text.
+	// Note, when set, is given warnings: text with more columns than
+	// Like's training text.
 	Note func(msg string)
+	// Chosen, when set, is told the built-in template set chosen from the
+	// input's columns (TemplatesByColumns) when it is not chunking, the
+	// set of CoNLL text with part-of-speech tags: the input has no such
+	// column.
+	Chosen func(name string, columns []string)
 }
 
 // DefaultTemplate names the built-in template set used for an input
@@ -101,10 +101,10 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 	}
 	if o.Like == nil && r.Templates == nil && TemplatesByColumns(r.Input.Format) {
 		r.TemplatesFor = featurize.DefaultTemplates
-		if o.Note != nil {
+		if o.Chosen != nil {
 			r.Chosen = func(name string, columns []string) {
-				if name != "chunking" { // chunking is the default of CoNLL text with POS tags
-					o.Note(fmt.Sprintf("template %s, chosen from the input's columns [%s], which have no part-of-speech column (--template chooses another)", name, strings.Join(columns, " ")))
+				if name != "chunking" {
+					o.Chosen(name, columns)
 				}
 			}
 		}

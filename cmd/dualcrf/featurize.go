@@ -36,7 +36,7 @@ partitions) — with one row per token (--sentence-column, --position-column, --
 			category(catInput, limitFlags()...),
 			category(catFeatures,
 				&cli.StringFlag{Name: "template", Aliases: []string{"t"}, DefaultText: "by the input's format and columns: chunking with a pos column, ner for words only", Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file"},
-				intIn(&cli.IntFlag{Name: "min-count", Value: stage.DefaultMinCount, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
+				intIn(&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
 					0, math.MaxInt, "0 and 1 keep every attribute"),
 				&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
 				&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
@@ -79,6 +79,9 @@ func runFeaturize(c *cli.Context) error {
 	opts.Progress, log, done = stageProgress(c)
 	defer done()
 	opts.Note = func(msg string) { fmt.Fprintf(log, "featurize: %s\n", msg) }
+	opts.Chosen = func(name string, columns []string) {
+		opts.Note(fmt.Sprintf("template %s, chosen from the input's columns [%s], which have no part-of-speech column (--template chooses another)", name, strings.Join(columns, " ")))
+	}
 	return withOutput(c, c.String("output"), func(w io.Writer, name string) error {
 		sum, err := stage.Featurize(c.Context, stageInput(c, in), w, opts)
 		if err != nil {
