@@ -20,7 +20,7 @@ import (
 // attribute, into an Arrow IPC stream.
 type FeaturizeOptions struct {
 	// Templates are the feature templates; nil: chosen from the input's
-	// columns for the column formats (TemplatesByColumns), else the input
+	// columns for the column formats (conll, plain, tokens, token tables), else the input
 	// format's default set (DefaultTemplate). Not with Like, which has its
 	// own.
 	Templates *featurize.TemplateSet
@@ -44,7 +44,7 @@ type FeaturizeOptions struct {
 	// Like's training text.
 	Note func(msg string)
 	// Chosen, when set, is told the built-in template set chosen from the
-	// input's columns (TemplatesByColumns) when it is not chunking, the
+	// input's columns (the column formats) when it is not chunking, the
 	// set of CoNLL text with part-of-speech tags: the input has no such
 	// column.
 	Chosen func(name string, columns []string)
@@ -54,7 +54,7 @@ type FeaturizeOptions struct {
 // format when none is given and the input's columns are not known: ""
 // (the input's own attributes) for crfsuite and ocr, pos for the
 // part-of-speech corpora, chunking otherwise. Featurize chooses the set of
-// the column formats from the input's columns instead (TemplatesByColumns).
+// the column formats from the input's columns instead (conll, plain, tokens, token tables).
 func DefaultTemplate(format string) string {
 	switch format {
 	case "crfsuite", "ocr":
@@ -65,11 +65,11 @@ func DefaultTemplate(format string) string {
 	return "chunking"
 }
 
-// TemplatesByColumns reports whether Featurize, given no templates,
+// templatesByColumns reports whether Featurize, given no templates,
 // chooses them from the input's columns (featurize.DefaultTemplates:
 // chunking when they include part-of-speech tags, ner for words only):
 // for the column formats conll, plain, tokens and token tables.
-func TemplatesByColumns(format string) bool {
+func templatesByColumns(format string) bool {
 	switch format {
 	case "", "conll", featurize.FormatPlain, featurize.FormatTokens, featurize.FormatTable:
 		return true
@@ -99,7 +99,7 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 	if !in.IsStdin() && strings.HasSuffix(in.Path, ".zip") && !strings.HasPrefix(r.Input.Format, "ptb-") {
 		return r, fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --input-format ptb-mrg or ptb-pos", in.Path)
 	}
-	if o.Like == nil && r.Templates == nil && TemplatesByColumns(r.Input.Format) {
+	if o.Like == nil && r.Templates == nil && templatesByColumns(r.Input.Format) {
 		r.TemplatesFor = featurize.DefaultTemplates
 		if o.Chosen != nil {
 			r.Chosen = func(name string, columns []string) {

@@ -422,7 +422,7 @@ func (r *trainer) setup() error {
 		dualBytes, what = train.SAGBytes(d), "stored marginal sums %s (float64)"
 	}
 	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d), λ = %.6g; "+what,
-		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dim(), lambda, ByteSize(dualBytes))
+		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dim(), lambda, byteSize(dualBytes))
 	return r.checkMemory(dualBytes)
 }
 

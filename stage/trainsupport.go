@@ -83,16 +83,16 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	var help []string
 	switch {
 	case r.solver == "lbfgs":
-		help = append(help, fmt.Sprintf("a smaller {LBFGS.Store} (its history takes %s)", ByteSize(est.LBFGS)))
+		help = append(help, fmt.Sprintf("a smaller {LBFGS.Store} (its history takes %s)", byteSize(est.LBFGS)))
 	case r.place == DualsMemory:
-		help = append(help, fmt.Sprintf("{Duals} stream or {Duals} auto (streamed from disk in blocks), or {Duals} PATH (the duals take %s)", ByteSize(est.Duals)))
+		help = append(help, fmt.Sprintf("{Duals} stream or {Duals} auto (streamed from disk in blocks), or {Duals} PATH (the duals take %s)", byteSize(est.Duals)))
 	}
 	if o.FeatureSpace == AllPairs {
 		help = append(help, "{FeatureSpace} observed")
 	}
 	help = append(help, "{MemoryBudget} SIZE if more memory is available (e.g. swap)")
 	return &OptionError{Msg: fmt.Sprintf("train: this run needs about %s in memory (%s), more than the %s %s; try %s",
-		ByteSize(est.Total()), est, what, ByteSize(limit), strings.Join(help, ", or "))}
+		byteSize(est.Total()), est, what, byteSize(limit), strings.Join(help, ", or "))}
 }
 
 // minBlockBytes is the smallest block a streamed store is given, however
@@ -145,8 +145,8 @@ func (r *trainer) streamStore() (*train.StreamStore, error) {
 	}
 	_, slot, size := train.StreamLayout(d, r.streamOpts)
 	r.logf("train: duals %s streamed from %s in %d blocks (slots of %s, %d spare; %s file; %s): %s of block buffers",
-		ByteSize(train.DualBytes(d)), path, s.Blocks(), ByteSize(slot), r.streamOpts.Spare, ByteSize(size), direct,
-		ByteSize(train.StreamBuffers*slot))
+		byteSize(train.DualBytes(d)), path, s.Blocks(), byteSize(slot), r.streamOpts.Spare, byteSize(size), direct,
+		byteSize(train.StreamBuffers*slot))
 	return s, nil
 }
 
@@ -246,8 +246,8 @@ func templateText(set *featurize.TemplateSet) string {
 	return set.String()
 }
 
-// ByteSize renders a byte count as the messages show it.
-func ByteSize(b int64) string {
+// byteSize renders a byte count as the messages show it.
+func byteSize(b int64) string {
 	switch {
 	case b >= 1<<30:
 		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
@@ -255,23 +255,4 @@ func ByteSize(b int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 	}
 	return fmt.Sprintf("%d B", b)
-}
-
-// ParseBytes reads sizes such as 512MiB, 8GiB, 2G or 1000000.
-func ParseBytes(s string) (int64, error) {
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1e9}, {"M", 1e6}, {"K", 1e3}} {
-		if v, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mult = v, u.m
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%q is not a size (e.g. 8GiB)", s)
-	}
-	return int64(v * float64(mult)), nil
 }

@@ -76,7 +76,7 @@ func trainFlags() optionFlags[trainSetup] {
 				if b == "" {
 					return nil
 				}
-				v, err := stage.ParseBytes(b)
+				v, err := parseBytes(b)
 				if err != nil || v <= 0 {
 					return fmt.Errorf("--memory-budget %q: want a positive size such as 8GiB", b)
 				}
@@ -465,4 +465,23 @@ func runName(c *cli.Context, solver string) string {
 		return "SAG (" + c.String("sag-variant") + ")"
 	}
 	return strings.ToUpper(solver)
+}
+
+// parseBytes reads sizes such as 512MiB, 8GiB, 2G or 1000000.
+func parseBytes(s string) (int64, error) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1e9}, {"M", 1e6}, {"K", 1e3}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = v, u.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%q is not a size (e.g. 8GiB)", s)
+	}
+	return int64(v * float64(mult)), nil
 }
