@@ -20,9 +20,9 @@ import (
 // attribute, into an Arrow IPC stream.
 type FeaturizeOptions struct {
 	// Templates are the feature templates; nil: chosen from the input's
-	// columns for the column formats (conll, plain, tokens, token tables), else the input
-	// format's default set (DefaultTemplate). Not with Like, which has its
-	// own.
+	// columns for the column formats (conll, plain, tokens, token
+	// tables), else the input format's default set (DefaultTemplate). Not
+	// with Like, which has its own.
 	Templates *featurize.TemplateSet
 	// MinCount drops attributes seen fewer times in the input (per template
 	// and value); 0 and 1 keep all. Not with Like.
