@@ -108,6 +108,10 @@ type TrainOptions struct {
 	Progress *progress.Reporter
 }
 
+// ErrUnlabelled refuses a training table in which no token has a gold
+// label (featurized without labels?).
+var ErrUnlabelled = errors.New("no token has a gold label; train needs a labelled feature table")
+
 // TrainResult is what Train returns.
 type TrainResult struct {
 	// Model is the complete model: weights, names and metadata (the
@@ -390,7 +394,7 @@ func (r *trainer) removeSnapshots() {
 func (r *trainer) setup() error {
 	d := r.t.Data
 	if !hasGold(d) {
-		return fmt.Errorf("%s: no token has a gold label (featurized with --no-labels?); train needs a labelled feature table", r.name)
+		return fmt.Errorf("%s: %w", r.name, ErrUnlabelled)
 	}
 	feat, err := checkFeaturization(r.t.Metadata, r.name)
 	if err != nil {

@@ -342,6 +342,9 @@ func runTrain(c *cli.Context) error {
 	o.BeforeTraining, o.AfterTraining = outs.open, outs.write
 	ctx := installTestHook(c, &o)
 	_, err = stage.Train(ctx, t, in, o)
+	if errors.Is(err, stage.ErrUnlabelled) {
+		return &renderedError{msg: strings.Replace(err.Error(), "no token has a gold label;", "no token has a gold label (featurized with --no-labels?);", 1), err: err}
+	}
 	return trainFlags().render(c, err)
 }
 
