@@ -97,7 +97,7 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 	r.Writer = o.Writer
 	r.Progress = o.Progress
 	if !in.IsStdin() && strings.HasSuffix(in.Path, ".zip") && !strings.HasPrefix(r.Input.Format, "ptb-") {
-		return r, fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --input-format ptb-mrg or ptb-pos", in.Path)
+		return r, fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with the input format ptb-mrg or ptb-pos", in.Path)
 	}
 	if o.Like == nil && r.Templates == nil && templatesByColumns(r.Input.Format) {
 		r.TemplatesFor = featurize.DefaultTemplates

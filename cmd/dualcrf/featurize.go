@@ -52,6 +52,22 @@ partitions) — with one row per token (--sentence-column, --position-column, --
 	}
 }
 
+// checkZip refuses a zip archive read in another format than the Penn
+// Treebank's.
+func checkZip(in string, opts stage.FeaturizeOptions) error {
+	var format string
+	switch {
+	case opts.Input != nil:
+		format = opts.Input.Format
+	case opts.Like != nil:
+		format = opts.Like.Input.Format
+	}
+	if !pipeline.IsStdin(in) && strings.HasSuffix(in, ".zip") && !strings.HasPrefix(format, "ptb-") {
+		return fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --input-format ptb-mrg or ptb-pos", in)
+	}
+	return nil
+}
+
 // runFeaturize featurizes the input into the output, then prints the
 // summary and how much of the input the vocabulary covers.
 func runFeaturize(c *cli.Context) error {
@@ -71,6 +87,9 @@ func runFeaturize(c *cli.Context) error {
 	}
 	opts, err := featurizeOptions(c)
 	if err != nil {
+		return err
+	}
+	if err := checkZip(in, opts); err != nil {
 		return err
 	}
 	opts.Writer = wopts
