@@ -176,12 +176,13 @@ func (o TrainOptions) withDefaults() TrainOptions {
 // stands for a default passes.
 func (o TrainOptions) Check() error {
 	inUnit := func(x float64) bool { return x == 0 || (x > 0 && x <= 1) } // 0: the default
-	checks := []struct {
+	type check struct {
 		bad   bool
 		field string
 		value any
 		msg   string
-	}{
+	}
+	checks := []check{
 		{Solver(o.Method) == "", "Method", fmt.Sprintf("%T", o.Method), "want *train.SDCA, *train.LBFGS, *train.OEG or *train.SAG"},
 		{o.Sampler.Kind != "" && !slices.Contains(train.SamplerKinds(), o.Sampler.Kind), "Sampler.Kind", o.Sampler.Kind, "want one of " + strings.Join(train.SamplerKinds(), ", ")},
 		{!inUnit(o.Sampler.NonUniform), "Sampler.NonUniform", o.Sampler.NonUniform, "want a probability in (0,1]"},
@@ -201,12 +202,7 @@ func (o TrainOptions) Check() error {
 	}
 	switch m := o.Method.(type) {
 	case *train.SDCA:
-		checks = append(checks, []struct {
-			bad   bool
-			field string
-			value any
-			msg   string
-		}{
+		checks = append(checks, []check{
 			{m.Sampler != nil, "SDCA.Sampler", nil, "want nil: Train makes the sampler of {Sampler.Kind}"},
 			{m.Duals != nil, "SDCA.Duals", nil, "want nil: Train places the duals as {Duals} says"},
 			{!inUnit(m.Epsilon), "SDCA.Epsilon", m.Epsilon, "want a weight in (0,1]"},
@@ -215,37 +211,17 @@ func (o TrainOptions) Check() error {
 			{m.RoundSteps < 0, "SDCA.RoundSteps", m.RoundSteps, "want a number of steps ≥ 1"},
 		}...)
 	case *train.LBFGS:
-		checks = append(checks, struct {
-			bad   bool
-			field string
-			value any
-			msg   string
-		}{m.Store < 0, "LBFGS.Store", m.Store, "want at least 1 correction pair"})
+		checks = append(checks, check{m.Store < 0, "LBFGS.Store", m.Store, "want at least 1 correction pair"})
 	case *train.OEG:
-		checks = append(checks, struct {
-			bad   bool
-			field string
-			value any
-			msg   string
-		}{!inUnit(m.Eta), "OEG.Eta", m.Eta, "want a step size in (0,1]"})
+		checks = append(checks, check{!inUnit(m.Eta), "OEG.Eta", m.Eta, "want a step size in (0,1]"})
 	case *train.SAG:
-		checks = append(checks, []struct {
-			bad   bool
-			field string
-			value any
-			msg   string
-		}{
+		checks = append(checks, []check{
 			{m.Variant != "" && !slices.Contains(sagVariants, m.Variant), "SAG.Variant", m.Variant, "want one of " + strings.Join(sagVariants, ", ")},
 			{m.InitialL != 0 && !(m.InitialL > 0 && !math.IsInf(m.InitialL, 0)), "SAG.InitialL", m.InitialL, "want a finite L > 0"},
 		}...)
 	}
 	if Solver(o.Method) != "sdca" {
-		checks = append(checks, []struct {
-			bad   bool
-			field string
-			value any
-			msg   string
-		}{
+		checks = append(checks, []check{
 			{o.Checkpoint != "", "Checkpoint", o.Checkpoint, "applies to SDCA only (the other methods cannot resume)"},
 			{o.Resume != "", "Resume", o.Resume, "applies to SDCA only (the other methods cannot resume)"},
 			{o.Duals != Duals{}, "Duals", nil, "applies to SDCA only"},
