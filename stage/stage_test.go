@@ -187,3 +187,17 @@ func TestTrainRefusesUnlabelled(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// TestInputs: the zero Input is refused (no stage reads the process's
+// standard input unless handed it), and a reader's name is the one
+// messages give.
+func TestInputs(t *testing.T) {
+	ctx := context.Background()
+	if _, err := stage.Eval(ctx, stage.Input{}, stage.EvalOptions{}); err == nil || !strings.Contains(err.Error(), "no input") {
+		t.Errorf("zero Input: error %v, want a refusal", err)
+	}
+	_, err := stage.Eval(ctx, stage.Reader(strings.NewReader("not a table\n"), "preds.txt"), stage.EvalOptions{})
+	if err == nil || !strings.Contains(err.Error(), "preds.txt") {
+		t.Errorf("a reader named preds.txt: error %v, want one naming it", err)
+	}
+}
