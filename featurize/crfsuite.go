@@ -173,24 +173,6 @@ func CRFsuiteUnescape(s string) string {
 	return b.String()
 }
 
-// CRFsuiteEscape escapes an attribute name for a CRFsuite attribute file:
-// '\' becomes "\\" and ':' becomes "\:". It is the inverse of
-// CRFsuiteUnescape.
-func CRFsuiteEscape(s string) string {
-	if !strings.ContainsAny(s, `\:`) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 4)
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' || s[i] == ':' {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
 // emit publishes the collected items as the current sequence.
 func (r *CRFsuiteReader) emit(line int) bool {
 	rows := r.sent.Attrs[:0]

@@ -93,7 +93,7 @@ func FuzzCRFsuite(f *testing.F) {
 	readersFuzzSeeds(f, ".crfsuite", "L\ta\\:b:1\t\\\\:2\n\nM\tx:inf\n", "\t\tL\n")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		readersFuzzCheck(t, "crfsuite", data)
-		if s := string(data); CRFsuiteUnescape(CRFsuiteEscape(s)) != s {
+		if s := string(data); CRFsuiteUnescape(crfsuiteEscape(s)) != s {
 			t.Fatalf("escape round trip of %q", s)
 		}
 	})

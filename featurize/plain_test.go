@@ -134,10 +134,10 @@ func TestMissingColumns(t *testing.T) {
 	if got := strings.Join(set.RequiredColumns(), ","); got != "w,pos" {
 		t.Errorf("chunking requires %s, want w,pos", got)
 	}
-	if got := strings.Join(set.MissingColumns([]string{"word"}), ","); got != "pos" {
+	if got := strings.Join(set.missingColumnsOf([]string{"word"}), ","); got != "pos" {
 		t.Errorf("chunking on [word] misses %s, want pos", got)
 	}
-	if got := set.MissingColumns([]string{"token", "tag"}); got != nil {
+	if got := set.missingColumnsOf([]string{"token", "tag"}); got != nil {
 		t.Errorf("chunking on [token tag] misses %q, want none (aliases)", got)
 	}
 	ner, _ := Builtin("ner")

@@ -451,8 +451,8 @@ func TestCRFsuiteEscape(t *testing.T) {
 		{`\:`, `\\\:`},
 		{"", ""},
 	} {
-		if got := CRFsuiteEscape(tc.raw); got != tc.escaped {
-			t.Errorf("CRFsuiteEscape(%q) = %q, want %q", tc.raw, got, tc.escaped)
+		if got := crfsuiteEscape(tc.raw); got != tc.escaped {
+			t.Errorf("crfsuiteEscape(%q) = %q, want %q", tc.raw, got, tc.escaped)
 		}
 		if got := CRFsuiteUnescape(tc.escaped); got != tc.raw {
 			t.Errorf("CRFsuiteUnescape(%q) = %q, want %q", tc.escaped, got, tc.raw)

@@ -250,13 +250,6 @@ func (s *TemplateSet) Name(i int) string {
 // Boundary returns how positions outside the sentence read.
 func (s *TemplateSet) Boundary() Boundary { return s.boundary }
 
-// WithBoundary returns a copy of the set using boundary mode b.
-func (s *TemplateSet) WithBoundary(b Boundary) *TemplateSet {
-	c := *s
-	c.boundary = b
-	return &c
-}
-
 // String returns the set as canonical template text, which ParseTemplates
 // reads back into an identical set: "@boundary MODE" first when the mode
 // is not the default, then one entry per line. Comments are not kept.
@@ -610,12 +603,6 @@ func (s *TemplateSet) requiredColumns() []string {
 	return s.RequiredColumns()
 }
 
-// MissingColumns returns those of RequiredColumns that columns lacks
-// (aliases count: w is found as word, form or token).
-func (s *TemplateSet) MissingColumns(columns []string) []string {
-	return missingColumns(s.RequiredColumns(), columns)
-}
-
 // missingColumns returns those of need (columns as templates write them)
 // that columns lacks.
 func missingColumns(need, columns []string) []string {
@@ -639,10 +626,6 @@ func (x *Extractor) Set() *TemplateSet { return x.set }
 
 // Columns returns the input column names the extractor was compiled for.
 func (x *Extractor) Columns() []string { return append([]string(nil), x.columns...) }
-
-// NumTemplates returns the number of entries, the bound of Feature.Template
-// (1 for an empty set, whose implicit "@input" is entry 0).
-func (x *Extractor) NumTemplates() int { return len(x.tmpls) }
 
 // Extract returns the attributes of every token of s: dst[t] lists token
 // t's attributes in template order. dst and its rows are reused when their

@@ -362,7 +362,7 @@ func TestOptionalTemplatesAndAliases(t *testing.T) {
 		t.Error("pos[0] compiled against a CoNLL-U input: it would read the gold xpos tags")
 	}
 	pos, _ := Builtin("pos")
-	if x, err := pos.Compile([]string{"form", "lemma"}); err != nil || x.NumTemplates() != 22 {
+	if x, err := pos.Compile([]string{"form", "lemma"}); err != nil || x.numTemplates() != 22 {
 		t.Errorf("pos builtin on form,lemma: %v", err)
 	}
 }
@@ -446,8 +446,8 @@ func TestChunkingAttributeCount(t *testing.T) {
 		set  *TemplateSet
 		want int
 	}{
-		{"per-offset boundary symbols", chunking.WithBoundary(BoundaryOffset), 74662},
-		{"skip at the boundaries", chunking.WithBoundary(BoundarySkip), 73619},
+		{"per-offset boundary symbols", chunking.withBoundary(BoundaryOffset), 74662},
+		{"skip at the boundaries", chunking.withBoundary(BoundarySkip), 73619},
 	}
 	bigrams := strings.NewReplacer("lower(w[-1])|lower(w[0])", "w[-1]|w[0]", "lower(w[0])|lower(w[1])", "w[0]|w[1]")
 	cased, err := ParseTemplateString(bigrams.Replace(chunking.String()))

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/dualcrf/dualcrf/pipeline"
-	"github.com/dualcrf/dualcrf/stage"
 )
 
 // step is a stage made concrete: its command line and its files.
@@ -74,12 +73,15 @@ func (f *File) makeStep(st *step) error {
 		case st.Run == "train" && k == "duals":
 			// A duals file is written (not recorded: it is train's
 			// scratch); stream or auto in the checkpoint directory.
+			// (Without a checkpoint directory, stream and auto write an
+			// unlinked temporary file.)
 			if p, ok := strings.CutPrefix(v, "stream:"); ok {
 				v = "stream:" + f.resolve(p)
+				out("--duals", f.resolve(p))
 			} else if v != "memory" && v != "auto" && v != "stream" {
 				v = f.resolve(v)
+				out("--duals", v)
 			}
-			out("--duals", stage.DualsFile(v, ""))
 		}
 		st.args = append(st.args, "--"+k+"="+v)
 	}

@@ -435,7 +435,7 @@ func lockJob(f *File) (func(), error) {
 func metrics(s *step) map[string]any {
 	switch {
 	case s.Run == "train":
-		m, err := stage.ReadModel(pipeline.Source{Path: s.outputs[len(s.outputs)-1]})
+		m, err := stage.ReadModel(context.Background(), stage.File(s.outputs[len(s.outputs)-1]))
 		if err != nil {
 			return nil
 		}

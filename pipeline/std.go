@@ -22,6 +22,9 @@ import (
 type Source struct {
 	Path  string    // the file to read; "" or "-": standard input
 	Stdin io.Reader // standard input; nil: os.Stdin
+	// StdinLabel names Stdin in messages; "": StdinName. A program that
+	// feeds a stage from memory names what it feeds.
+	StdinLabel string
 	// Ctx, when not nil, ends the reads of the input: once it is done,
 	// opening a FIFO that has no writer, a read blocked on a pipe, FIFO or
 	// terminal, and every later read (of a regular file too) give up with
@@ -32,9 +35,13 @@ type Source struct {
 // IsStdin reports whether s reads standard input.
 func (s Source) IsStdin() bool { return isStd(s.Path) }
 
-// Name names s in messages: the path, or StdinName.
+// Name names s in messages: the path, or StdinLabel (StdinName when
+// empty).
 func (s Source) Name() string {
 	if s.IsStdin() {
+		if s.StdinLabel != "" {
+			return s.StdinLabel
+		}
 		return StdinName
 	}
 	return s.Path
@@ -80,15 +87,15 @@ func (s Source) Open() (io.ReadCloser, string, error) {
 		return rc, s.Path, nil
 	}
 	if f, ok := s.Reader().(*os.File); ok {
-		rc, err := openInputFileContext(ctx, f, StdinName, false)
-		return rc, StdinName, err
+		rc, err := openInputFileContext(ctx, f, s.Name(), false)
+		return rc, s.Name(), err
 	}
 	r := s.Reader()
 	if ctx != nil {
 		r = ContextReader(ctx, r)
 	}
-	rc, err := decompress(r, StdinName, nil)
-	return rc, StdinName, err
+	rc, err := decompress(r, s.Name(), nil)
+	return rc, s.Name(), err
 }
 
 // Std holds the standard streams the path "-" names: In is read for an

@@ -10,7 +10,6 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/featurize"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
@@ -51,17 +50,32 @@ type DecodeOptions struct {
 	// Progress, when set, shows the sentences and tokens decoded; nil:
 	// nothing.
 	Progress *progress.Reporter
+	// Opened, when set, is called once the input is open and fits the
+	// model, before anything is decoded or written to out: the command
+	// creates its output file there, so that an input it cannot read
+	// leaves no file. If it fails, Decode returns its error.
+	Opened func() error
 }
 
-// DecodeInput is an opened input of Decode.
-type DecodeInput struct {
+// TemplatesError refuses a feature table made with other templates than
+// the model's: featurize the text like the model (featurize.FromModel).
+type TemplatesError struct {
+	Table, Model string // their names
+}
+
+func (e *TemplatesError) Error() string {
+	return fmt.Sprintf("decode: the feature table %s was made with other templates than model %s; featurize it like the model", e.Table, e.Model)
+}
+
+// decodeInput is an opened input of Decode.
+type decodeInput struct {
 	src   decode.Source
 	name  string
 	close func()
 }
 
 // Close closes the input.
-func (in *DecodeInput) Close() { in.close() }
+func (in *decodeInput) Close() { in.close() }
 
 // modelName is o.ModelName or "model".
 func (o DecodeOptions) modelName() string {
@@ -71,11 +85,15 @@ func (o DecodeOptions) modelName() string {
 	return o.ModelName
 }
 
-// OpenDecodeInput opens in for decoding with model m: a raw corpus with
+// openDecodeInput opens in for decoding with model m: a raw corpus with
 // o.Text, featurized with the model's templates, vocabulary and input
 // settings; else a feature table, which must have been made with the
 // model's templates. Close it after use.
-func OpenDecodeInput(m *crf.Model, in pipeline.Source, o DecodeOptions) (*DecodeInput, error) {
+func openDecodeInput(ctx context.Context, m *crf.Model, input Input, o DecodeOptions) (*decodeInput, error) {
+	in, err := input.source(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if o.Text {
 		opts, err := textOptions(m, o)
 		if err != nil {
@@ -85,7 +103,7 @@ func OpenDecodeInput(m *crf.Model, in pipeline.Source, o DecodeOptions) (*Decode
 		if err != nil {
 			return nil, err
 		}
-		return &DecodeInput{tr, tr.Metadata()[schemas.KeySource], func() { tr.Close() }}, nil
+		return &decodeInput{tr, tr.Metadata()[schemas.KeySource], func() { tr.Close() }}, nil
 	}
 	r, name, err := in.Open()
 	if err != nil {
@@ -95,7 +113,7 @@ func OpenDecodeInput(m *crf.Model, in pipeline.Source, o DecodeOptions) (*Decode
 	if err != nil {
 		r.Close()
 		if errors.Is(err, arrowio.ErrNotArrow) {
-			err = notFeatureTable(err, name, o.modelName())
+			err = fmt.Errorf("decode: %w; decode reads a feature table (or, with Text, a corpus)", err)
 		}
 		return nil, err
 	}
@@ -111,20 +129,20 @@ func OpenDecodeInput(m *crf.Model, in pipeline.Source, o DecodeOptions) (*Decode
 	mt, tt := m.Meta[schemas.KeyTemplates], tr.Metadata()[schemas.KeyTemplates]
 	if mt != "" && tt != "" && mt != tt {
 		closeAll()
-		mn := o.modelName()
-		return nil, fmt.Errorf("decode: the feature table %s was made with other templates than model %s; featurize it with --model %s", name, mn, mn)
+		return nil, &TemplatesError{Table: name, Model: o.modelName()}
 	}
-	return &DecodeInput{tr, name, closeAll}, nil
+	return &decodeInput{tr, name, closeAll}, nil
 }
 
 // textOptions are the featurization settings model m records, with
 // o.InputFormat and o.NoLabels applied.
 func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
-	f, err := ModelFeaturization(m, o.modelName())
+	f, err := featurize.FromModel(m, o.modelName())
 	if err != nil {
 		return featurize.RunOptions{}, err
 	}
-	in := f.Input
+	r := f.RunOptions()
+	in := r.Input
 	if o.Input != nil {
 		in = *o.Input
 	}
@@ -140,8 +158,7 @@ func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
 	if o.NoLabels {
 		in.LabelColumn = -1
 	}
-	r := featurize.RunOptions{Input: in, Templates: f.Templates, MinCount: f.MinCount, Vocab: f.Vocab, Labels: f.Labels,
-		TrainedColumns: f.Columns}
+	r.Input = in
 	if o.Log != nil {
 		r.Warn = func(msg string) { fmt.Fprintf(o.Log, "decode: warning: %s\n", msg) }
 	}
@@ -150,20 +167,28 @@ func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
 
 // Decode labels the input in with model m (Viterbi, in chunks of whole
 // sentences, reading, decoding and writing at once) and writes the
-// predictions to out. An input that shares no attribute or no gold label
-// with the model is an error; one that fits it poorly gets warnings on
-// o.Log. It returns what the model covered of the input.
-func Decode(ctx context.Context, m *crf.Model, in pipeline.Source, out io.Writer, o DecodeOptions) (tables.Coverage, error) {
-	input, err := OpenDecodeInput(m, in, o)
+// predictions to out. The input is a feature table made with the model's
+// templates or, with o.Text, a raw corpus featurized with the model's
+// templates, vocabulary and input settings. An input that shares no
+// attribute or no gold label with the model is an error; one that fits it
+// poorly gets warnings on o.Log. It returns what the model covered of the
+// input.
+func Decode(ctx context.Context, m *crf.Model, in Input, out io.Writer, o DecodeOptions) (tables.Coverage, error) {
+	input, err := openDecodeInput(ctx, m, in, o)
 	if err != nil {
 		return tables.Coverage{}, err
 	}
 	defer input.Close()
-	return DecodeFrom(ctx, m, input, out, o)
+	if o.Opened != nil {
+		if err := o.Opened(); err != nil {
+			return tables.Coverage{}, err
+		}
+	}
+	return decodeFrom(ctx, m, input, out, o)
 }
 
-// DecodeFrom is Decode on an input OpenDecodeInput opened.
-func DecodeFrom(ctx context.Context, m *crf.Model, in *DecodeInput, out io.Writer, o DecodeOptions) (tables.Coverage, error) {
+// decodeFrom is Decode on an opened input.
+func decodeFrom(ctx context.Context, m *crf.Model, in *decodeInput, out io.Writer, o DecodeOptions) (tables.Coverage, error) {
 	format := o.Format
 	if format == "" {
 		format = tables.PredictionArrow
@@ -176,7 +201,7 @@ func DecodeFrom(ctx context.Context, m *crf.Model, in *DecodeInput, out io.Write
 	write, endProgress := decodeProgress(o.Progress, pw.Write)
 	cov, err := decode.Stream(ctx, m, in.src, decode.Options{Marginals: o.Marginals, Workers: o.Workers}, write)
 	endProgress()
-	err = explainMissingColumn(err, "decode", "model "+o.modelName()+"'s templates", o.modelName(), in.name)
+	err = nameInput(err, "decode", in.name)
 	if err == nil {
 		if err = cov.Mismatch(in.name, o.modelName()); err != nil {
 			err = fmt.Errorf("decode: %w", err)
@@ -195,16 +220,4 @@ func DecodeFrom(ctx context.Context, m *crf.Model, in *DecodeInput, out io.Write
 		}
 	}
 	return cov, nil
-}
-
-// notFeatureTable explains input that is not a table (a CoNLL file, say):
-// decode reads what featurize writes, or raw text with --text.
-func notFeatureTable(err error, name, model string) error {
-	file := name
-	if file == "<stdin>" {
-		file = "FILE"
-	}
-	return fmt.Errorf("decode: %w; decode reads a feature table: featurize the text first "+
-		"(dualcrf featurize --model %s %s | dualcrf decode -m %s), or decode raw text with --text %s",
-		err, model, file, model, file)
 }

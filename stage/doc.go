@@ -4,26 +4,27 @@
 // (the defaults the dualcrf command's flags show), and return a typed result.
 //
 // The stages compose in one process without touching the file system: an
-// input is a pipeline.Source (a path, or a reader standing for standard
-// input), an output an io.Writer, and FeaturizeTable and Train hand their
-// results back in memory:
+// input is an Input (a file, or a reader with the name messages give it),
+// an output an io.Writer, and FeaturizeTable and Train hand their results
+// back in memory:
 //
-//	t, _, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: "train.txt.gz"}, stage.FeaturizeOptions{MinCount: 3})
+//	t, _, err := stage.FeaturizeTable(ctx, stage.File("train.txt.gz"), stage.FeaturizeOptions{MinCount: 3})
 //	res, err := stage.Train(ctx, t, "train", stage.TrainOptions{})
 //	var pred bytes.Buffer
-//	_, err = stage.Decode(ctx, res.Model, pipeline.Source{Path: "test.txt.gz"}, &pred, stage.DecodeOptions{Text: true})
-//	ev, err := stage.Eval(ctx, pipeline.Source{Stdin: &pred}, stage.EvalOptions{})
+//	_, err = stage.Decode(ctx, res.Model, stage.File("test.txt.gz"), &pred, stage.DecodeOptions{Text: true})
+//	ev, err := stage.Eval(ctx, stage.Reader(&pred, "predictions"), stage.EvalOptions{})
 //
 // The command (cmd/dualcrf) maps its flags to these options and adds what
 // only a command has: output files written atomically, the check that no
-// output is an input, exit codes and signals. Messages name the command's
-// flags (a Go caller sets the option of the same name).
+// output is an input, exit codes and signals. The options are typed (the
+// solver is a train.Method value, λ a Lambda, the duals' place a Duals),
+// and an option out of range is an *OptionError naming the option's field;
+// the command names its flag instead.
 //
-// Two of TrainOptions' fields mean zero at zero, as the command's flags' 0
-// does: Seed (a seed has no unset value: 0 is a seed like any other) and
-// CheckpointEvery (0: checkpoints by time and on interrupt only); the
-// command's defaults are DefaultSeed and DefaultCheckpointEvery. Every
-// other zero field is the default.
+// A zero field of TrainOptions is its default, except for those that mean
+// zero at zero (RefreshEvery, MaxTime, CheckpointEvery,
+// CheckpointInterval); the solver's seed is its method's Seed field, 0
+// unless set.
 //
 // Progress lines and warnings go to the Log writer of a stage's options,
 // never to the process's standard error.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -30,12 +29,12 @@ type EvalOptions struct {
 // accuracy, per-label and chunk precision, recall and F1. The evaluator
 // returned gives the scores (Result) and writes conlleval's report or JSON.
 // A table without gold labels is an error.
-func Eval(ctx context.Context, in pipeline.Source, o EvalOptions) (*decode.Evaluator, error) {
+func Eval(ctx context.Context, in Input, o EvalOptions) (*decode.Evaluator, error) {
 	ev, err := o.evaluator()
 	if err != nil {
 		return nil, err
 	}
-	r, name, err := in.Open()
+	r, name, err := in.open(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/dualcrf/dualcrf/arrowio"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 // The CoNLL file the examples below train and decode: 50 sentences of
@@ -19,11 +19,11 @@ const corpus = "../cmd/dualcrf/testdata/test50.txt"
 
 // model trains the model the Decode, Eval and Inspect examples use.
 func model(ctx context.Context) *stage.TrainResult {
-	t, _, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: corpus}, stage.FeaturizeOptions{})
+	t, _, err := stage.FeaturizeTable(ctx, stage.File(corpus), stage.FeaturizeOptions{})
 	if err != nil {
 		panic(err)
 	}
-	res, err := stage.Train(ctx, t, "test50", stage.TrainOptions{Seed: stage.DefaultSeed})
+	res, err := stage.Train(ctx, t, "test50", stage.TrainOptions{Method: &train.SDCA{Seed: 1}})
 	if err != nil {
 		panic(err)
 	}
@@ -35,11 +35,11 @@ func model(ctx context.Context) *stage.TrainResult {
 // featurization, so featurize --model and decode --text accept it.
 func ExampleTrain() {
 	ctx := context.Background()
-	t, _, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: corpus}, stage.FeaturizeOptions{})
+	t, _, err := stage.FeaturizeTable(ctx, stage.File(corpus), stage.FeaturizeOptions{})
 	if err != nil {
 		panic(err)
 	}
-	res, err := stage.Train(ctx, t, "test50", stage.TrainOptions{Seed: stage.DefaultSeed})
+	res, err := stage.Train(ctx, t, "test50", stage.TrainOptions{Method: &train.SDCA{Seed: 1}})
 	if err != nil {
 		panic(err)
 	}
@@ -61,7 +61,7 @@ func ExampleDecode() {
 	ctx := context.Background()
 	m := model(ctx).Model
 	var out bytes.Buffer
-	cov, err := stage.Decode(ctx, m, pipeline.Source{Path: corpus}, &out, stage.DecodeOptions{Text: true, Format: tables.PredictionCoNLL})
+	cov, err := stage.Decode(ctx, m, stage.File(corpus), &out, stage.DecodeOptions{Text: true, Format: tables.PredictionCoNLL})
 	if err != nil {
 		panic(err)
 	}
@@ -80,10 +80,10 @@ func ExampleEval() {
 	ctx := context.Background()
 	m := model(ctx).Model
 	var pred bytes.Buffer
-	if _, err := stage.Decode(ctx, m, pipeline.Source{Path: corpus}, &pred, stage.DecodeOptions{Text: true}); err != nil {
+	if _, err := stage.Decode(ctx, m, stage.File(corpus), &pred, stage.DecodeOptions{Text: true}); err != nil {
 		panic(err)
 	}
-	ev, err := stage.Eval(ctx, pipeline.Source{Stdin: &pred}, stage.EvalOptions{})
+	ev, err := stage.Eval(ctx, stage.Reader(&pred, "pred"), stage.EvalOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -102,11 +102,11 @@ func ExampleInspect() {
 	if err := tables.WriteModel(&file, m, arrowio.WriterOptions{}); err != nil {
 		panic(err)
 	}
-	summary, err := stage.Inspect(ctx, pipeline.Source{Stdin: &file})
+	summary, err := stage.Inspect(ctx, stage.Reader(&file, "model.arrow"))
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(strings.SplitN(summary, "\n", 2)[0])
 	// Output:
-	// model <stdin> (format version 2)
+	// model model.arrow (format version 2)
 }

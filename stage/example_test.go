@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 // The whole pipeline in one process, on the CoNLL-2000 slice embedded in
@@ -17,7 +17,7 @@ import (
 func Example() {
 	ctx := context.Background()
 	demo := "../cmd/dualcrf/demodata/"
-	t, _, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: demo + "train.txt.gz"}, stage.FeaturizeOptions{MinCount: 3})
+	t, _, err := stage.FeaturizeTable(ctx, stage.File(demo+"train.txt.gz"), stage.FeaturizeOptions{MinCount: 3})
 	if err != nil {
 		panic(err)
 	}
@@ -26,10 +26,10 @@ func Example() {
 		panic(err)
 	}
 	var pred bytes.Buffer
-	if _, err := stage.Decode(ctx, res.Model, pipeline.Source{Path: demo + "test.txt.gz"}, &pred, stage.DecodeOptions{Text: true}); err != nil {
+	if _, err := stage.Decode(ctx, res.Model, stage.File(demo+"test.txt.gz"), &pred, stage.DecodeOptions{Text: true}); err != nil {
 		panic(err)
 	}
-	ev, err := stage.Eval(ctx, pipeline.Source{Stdin: &pred}, stage.EvalOptions{})
+	ev, err := stage.Eval(ctx, stage.Reader(&pred, "pred"), stage.EvalOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -44,41 +44,40 @@ func Example() {
 func ExampleFeaturize() {
 	ctx := context.Background()
 	var table bytes.Buffer
-	sum, err := stage.Featurize(ctx, pipeline.Source{Path: "../cmd/dualcrf/testdata/test50.txt"}, &table, stage.FeaturizeOptions{})
+	sum, err := stage.Featurize(ctx, stage.File("../cmd/dualcrf/testdata/test50.txt"), &table, stage.FeaturizeOptions{})
 	if err != nil {
 		panic(err)
 	}
 	fmt.Printf("%d sentences, %d tokens, %d labels\n", sum.Sentences, sum.Tokens, len(sum.Labels))
-	summary, err := stage.Inspect(ctx, pipeline.Source{Stdin: &table})
+	summary, err := stage.Inspect(ctx, stage.Reader(&table, "test50.arrow"))
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(strings.SplitN(summary, "\n", 2)[0])
 	// Output:
 	// 50 sentences, 1171 tokens, 11 labels
-	// feature table <stdin> (format version 1)
+	// feature table test50.arrow (format version 1)
 }
 
-// Options are checked as the command checks its flags; a zero field is
-// the default.
+// Options are checked before any work; a zero field is the default, and
+// an error names the option's field.
 func ExampleTrainOptions_Check() {
 	fmt.Println(stage.TrainOptions{}.Check())
-	fmt.Println(stage.TrainOptions{Solver: "newton"}.Check())
-	fmt.Println(stage.TrainOptions{Solver: "lbfgs", Checkpoint: "ck"}.Check())
+	fmt.Println(stage.TrainOptions{Sampler: stage.Sampler{Kind: "random"}}.Check())
+	fmt.Println(stage.TrainOptions{Method: &train.LBFGS{}, Checkpoint: "ck"}.Check())
 	// Output:
 	// <nil>
-	// --solver "newton": want one of sdca, lbfgs, oeg, sag
-	// --checkpoint, --resume and --duals apply to --solver sdca only
+	// Sampler.Kind "random": want one of uniform, gap, importance, gap-importance, max
+	// Checkpoint "ck": applies to SDCA only (the other methods cannot resume)
 }
 
 // λ is a number or c/n, c divided by the number of training sentences.
-func ExampleParseLambda() {
-	for _, s := range []string{"1/n", "4/n", "0.001"} {
-		v, err := stage.ParseLambda(s, 1000)
-		fmt.Println(s, v, err)
+func ExampleLambda() {
+	for _, l := range []stage.Lambda{{}, stage.LambdaPerSentence(4), stage.LambdaValue(0.001)} {
+		fmt.Println(l, l.For(1000))
 	}
 	// Output:
-	// 1/n 0.001 <nil>
-	// 4/n 0.004 <nil>
-	// 0.001 0.001 <nil>
+	// 1/n 0.001
+	// 4/n 0.004
+	// 0.001 0.001
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/dualcrf/dualcrf/arrowio"
@@ -13,13 +12,8 @@ import (
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
-	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 )
-
-// DefaultMinCount is the command's --min-count: every attribute is kept
-// (0 and 1 mean the same).
-const DefaultMinCount = 1
 
 // FeaturizeOptions configure Featurize and FeaturizeTable. The zero value
 // featurizes CoNLL text with the templates its columns call for (chunking
@@ -27,18 +21,18 @@ const DefaultMinCount = 1
 // attribute, into an Arrow IPC stream.
 type FeaturizeOptions struct {
 	// Templates are the feature templates; nil: chosen from the input's
-	// columns for the column formats (TemplatesByColumns), else the input
-	// format's default set (DefaultTemplate). Not with Like, which has its
-	// own.
+	// columns for the column formats (conll, plain, tokens, token
+	// tables), else the input format's default set (DefaultTemplate). Not
+	// with Like, which has its own.
 	Templates *featurize.TemplateSet
 	// MinCount drops attributes seen fewer times in the input (per template
 	// and value); 0 and 1 keep all. Not with Like.
 	MinCount int
 	// Like, when set, is the featurization of a model or of a training
-	// table (ModelFeaturization, TableFeaturization): its templates,
+	// table (featurize.FromModel, FromTable): its templates,
 	// vocabulary and labels are reused, so that test data gets the ids the
 	// model knows.
-	Like *Featurization
+	Like *featurize.Featurization
 	// Input says how to read the corpus; nil: Like's input settings, or
 	// featurize.InputOptions' zero value (CoNLL, labels in the last column).
 	Input *featurize.InputOptions
@@ -47,63 +41,21 @@ type FeaturizeOptions struct {
 	// Progress, when set, shows the input bytes read with their rate and
 	// ETA; nil: nothing.
 	Progress *progress.Reporter
-	// Note, when set, is told when templates other than chunking were
-	// chosen from the input's columns (DefaultTemplate), and given
-	// warnings: text with more columns than Like's training text.
+	// Note, when set, is given warnings: text with more columns than
+	// Like's training text.
 	Note func(msg string)
-}
-
-// Featurization is how a model or a training table's features were made:
-// what featurizing test data like it takes.
-type Featurization struct {
-	Name      string                 // the model or table, in messages
-	Templates *featurize.TemplateSet // nil: the input's own attributes
-	MinCount  int
-	Input     featurize.InputOptions
-	Vocab     *featurize.Vocabulary // the attribute vocabulary, fixed
-	Labels    []string              // the known labels, in id order
-	// Columns are the token columns of the text it was made from
-	// (featurize.KeyColumns); nil when it does not record them.
-	Columns []string
-}
-
-// ModelFeaturization returns the featurization model m (read from name)
-// records. A model without templates (trained on a table made without
-// text, such as dualcrf synth's) has none.
-func ModelFeaturization(m *crf.Model, name string) (*Featurization, error) {
-	return newFeaturization(m.Meta, m.AttrNames, m.LabelNames, name)
-}
-
-// TableFeaturization returns the featurization training table t (read
-// from name) records.
-func TableFeaturization(t *tables.FeatureTable, name string) (*Featurization, error) {
-	return newFeaturization(t.Metadata, t.Data.AttrNames, t.Data.LabelNames, name)
-}
-
-// newFeaturization reads a featurization from metadata and names.
-func newFeaturization(md map[string]string, attrs, labels []string, name string) (*Featurization, error) {
-	s, err := settingsFrom(md, name)
-	if err != nil {
-		return nil, err
-	}
-	vocab, err := featurize.NewVocabulary(attrs)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	f := &Featurization{Name: name, Templates: s.templates, MinCount: s.minCount, Input: s.input, Vocab: vocab, Labels: labels}
-	if v, ok := md[featurize.KeyColumns]; ok {
-		if f.Columns, err = featurize.ParseColumns(v); err != nil {
-			return nil, fmt.Errorf("%s: metadata %s: %w", name, featurize.KeyColumns, err)
-		}
-	}
-	return f, nil
+	// Chosen, when set, is told the built-in template set chosen from the
+	// input's columns (the column formats) when it is not chunking, the
+	// set of CoNLL text with part-of-speech tags: the input has no such
+	// column.
+	Chosen func(name string, columns []string)
 }
 
 // DefaultTemplate names the built-in template set used for an input
 // format when none is given and the input's columns are not known: ""
 // (the input's own attributes) for crfsuite and ocr, pos for the
 // part-of-speech corpora, chunking otherwise. Featurize chooses the set of
-// the column formats from the input's columns instead (TemplatesByColumns).
+// the column formats from the input's columns instead (conll, plain, tokens, token tables).
 func DefaultTemplate(format string) string {
 	switch format {
 	case "crfsuite", "ocr":
@@ -114,11 +66,11 @@ func DefaultTemplate(format string) string {
 	return "chunking"
 }
 
-// TemplatesByColumns reports whether Featurize, given no templates,
+// templatesByColumns reports whether Featurize, given no templates,
 // chooses them from the input's columns (featurize.DefaultTemplates:
 // chunking when they include part-of-speech tags, ner for words only):
 // for the column formats conll, plain, tokens and token tables.
-func TemplatesByColumns(format string) bool {
+func templatesByColumns(format string) bool {
 	switch format {
 	case "", "conll", featurize.FormatPlain, featurize.FormatTokens, featurize.FormatTable:
 		return true
@@ -133,9 +85,7 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 		return r, errors.New("featurize: the templates and min-count come from the model or table featurized like; do not repeat them")
 	}
 	if o.Like != nil {
-		l := o.Like
-		r = featurize.RunOptions{Templates: l.Templates, MinCount: l.MinCount, Input: l.Input, Vocab: l.Vocab, Labels: l.Labels,
-			TrainedColumns: l.Columns}
+		r = o.Like.RunOptions()
 		if o.Note != nil {
 			r.Warn = func(msg string) { o.Note("warning: " + msg) }
 		}
@@ -148,14 +98,14 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 	r.Writer = o.Writer
 	r.Progress = o.Progress
 	if !in.IsStdin() && strings.HasSuffix(in.Path, ".zip") && !strings.HasPrefix(r.Input.Format, "ptb-") {
-		return r, fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --input-format ptb-mrg or ptb-pos", in.Path)
+		return r, fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with the input format ptb-mrg or ptb-pos", in.Path)
 	}
-	if o.Like == nil && r.Templates == nil && TemplatesByColumns(r.Input.Format) {
+	if o.Like == nil && r.Templates == nil && templatesByColumns(r.Input.Format) {
 		r.TemplatesFor = featurize.DefaultTemplates
-		if o.Note != nil {
+		if o.Chosen != nil {
 			r.Chosen = func(name string, columns []string) {
-				if name != "chunking" { // chunking is the default of CoNLL text with POS tags
-					o.Note(fmt.Sprintf("template %s, chosen from the input's columns [%s], which have no part-of-speech column (--template chooses another)", name, strings.Join(columns, " ")))
+				if name != "chunking" {
+					o.Chosen(name, columns)
 				}
 			}
 		}
@@ -175,74 +125,50 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 // writes its feature table to out as Arrow IPC. The summary's Coverage,
 // with Like set, says how much of the input the vocabulary covers (see
 // tables.Coverage.Warnings).
-func Featurize(ctx context.Context, in pipeline.Source, out io.Writer, o FeaturizeOptions) (tables.FeatureSummary, error) {
+func Featurize(ctx context.Context, input Input, out io.Writer, o FeaturizeOptions) (tables.FeatureSummary, error) {
+	in, err := input.source(ctx)
+	if err != nil {
+		return tables.FeatureSummary{}, err
+	}
 	r, err := o.runOptions(in)
 	if err != nil {
 		return tables.FeatureSummary{}, err
 	}
 	sum, err := featurize.Run(ctx, in, out, r)
-	return sum, o.explain(err, in.Name())
+	return sum, nameInput(err, "featurize", in.Name())
 }
 
-// explain adds to a missing-column error what the column holds and how to
-// supply it.
-func (o FeaturizeOptions) explain(err error, input string) error {
-	if o.Like != nil {
-		return explainMissingColumn(err, "featurize", o.Like.Name+"'s templates", o.Like.Name, input)
+// nameInput adds the input's name to a *featurize.MissingColumnError in
+// err (the templates read a column the input lacks); stage names the
+// stage. Other errors are returned as they are.
+func nameInput(err error, stage, input string) error {
+	var me *featurize.MissingColumnError
+	if err == nil || !errors.As(err, &me) {
+		return err
 	}
-	return explainMissingColumn(err, "featurize", "the templates", "", input)
+	return fmt.Errorf("%s: %s: %w", stage, input, err)
 }
 
 // FeaturizeTable is Featurize handing the table back in memory, text
 // columns included: the table tables.ReadFeatureTable would read from
 // Featurize's output, built without writing Arrow (featurize.Table).
 // o.Writer does not apply.
-func FeaturizeTable(ctx context.Context, in pipeline.Source, o FeaturizeOptions) (*tables.FeatureTable, tables.FeatureSummary, error) {
+func FeaturizeTable(ctx context.Context, input Input, o FeaturizeOptions) (*tables.FeatureTable, tables.FeatureSummary, error) {
+	in, err := input.source(ctx)
+	if err != nil {
+		return nil, tables.FeatureSummary{}, err
+	}
 	r, err := o.runOptions(in)
 	if err != nil {
 		return nil, tables.FeatureSummary{}, err
 	}
 	t, sum, err := featurize.Table(ctx, in, r)
-	return t, sum, o.explain(err, in.Name())
+	return t, sum, nameInput(err, "featurize", in.Name())
 }
 
-// featureSettings are what a model or a training table records about how
-// its features were made.
-type featureSettings struct {
-	templates *featurize.TemplateSet
-	minCount  int
-	input     featurize.InputOptions
-}
-
-// settingsFrom parses the featurization metadata of a table or model; what
-// names the file for errors.
-func settingsFrom(md map[string]string, what string) (featureSettings, error) {
-	var s featureSettings
-	text, ok := md[schemas.KeyTemplates]
-	if !ok {
-		return s, fmt.Errorf("%s records no feature templates (metadata %s)", what, schemas.KeyTemplates)
-	}
-	set, err := featurize.ParseTemplateString(text)
-	if err != nil {
-		return s, fmt.Errorf("%s: its templates: %w", what, err)
-	}
-	s.templates = set
-	if v, ok := md[schemas.KeyMinCount]; ok {
-		if s.minCount, err = strconv.Atoi(v); err != nil || s.minCount < 0 {
-			return s, fmt.Errorf("%s: metadata %s=%q: want a count ≥ 0", what, schemas.KeyMinCount, v)
-		}
-	}
-	if v, ok := md[featurize.KeyInput]; ok {
-		if s.input, err = featurize.ParseInputOptions(v); err != nil {
-			return s, fmt.Errorf("%s: metadata %s: %w", what, featurize.KeyInput, err)
-		}
-	}
-	return s, nil
-}
-
-// ReadModel reads a model from src.
-func ReadModel(src pipeline.Source) (*crf.Model, error) {
-	r, name, err := src.Open()
+// ReadModel reads a model from in.
+func ReadModel(ctx context.Context, in Input) (*crf.Model, error) {
+	r, name, err := in.open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -250,48 +176,13 @@ func ReadModel(src pipeline.Source) (*crf.Model, error) {
 	return tables.ReadModel(r, name, arrowio.ReaderOptions{})
 }
 
-// ReadFeatureTable reads a whole feature table from src, without its text
+// ReadFeatureTable reads a whole feature table from in, without its text
 // columns when skipText is set.
-func ReadFeatureTable(src pipeline.Source, skipText bool) (*tables.FeatureTable, error) {
-	r, name, err := src.Open()
+func ReadFeatureTable(ctx context.Context, in Input, skipText bool) (*tables.FeatureTable, error) {
+	r, name, err := in.open(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
 	return tables.ReadFeatureTable(r, name, tables.FeatureReadOptions{SkipText: skipText})
-}
-
-// columnMeanings say what the columns templates commonly read hold.
-var columnMeanings = map[string]string{"w": "the words", "word": "the words", "pos": "part-of-speech tags", "tag": "part-of-speech tags",
-	"chunk": "chunk tags", "lemma": "lemmas"}
-
-// explainMissingColumn rewrites a *featurize.MissingColumnError in err as
-// a refusal that names the column, what it holds and how to supply it;
-// stage names the command, whose the templates' owner ("model m.arrow's
-// templates"), model the model ("" without one) and input the input.
-// Other errors are returned as they are.
-func explainMissingColumn(err error, stage, whose, model, input string) error {
-	var me *featurize.MissingColumnError
-	if err == nil || !errors.As(err, &me) {
-		return err
-	}
-	col := me.Column
-	what := ""
-	if m, ok := columnMeanings[col]; ok {
-		what = " (" + m + ")"
-	}
-	var how string
-	switch {
-	case columnMeanings[col] == "part-of-speech tags" && model != "":
-		how = fmt.Sprintf("give CoNLL text with a POS column (a token a line: word POS), or tag the words with a part-of-speech model first and chain: dualcrf decode -m POS-MODEL --input-format plain --text %s | dualcrf %s -m %s --text - (docs/own-data.md)", input, stage, model)
-		if stage == "featurize" {
-			how = fmt.Sprintf("give CoNLL text with a POS column (a token a line: word POS), or tag the words with a part-of-speech model first: dualcrf decode -m POS-MODEL --text %s -o tagged.arrow; dualcrf featurize --model %s tagged.arrow (docs/own-data.md)", input, model)
-		}
-	case columnMeanings[col] == "part-of-speech tags":
-		how = "give CoNLL text with a POS column (a token a line: word POS label), or choose templates that read the words only (--template ner or pos; docs/own-data.md)"
-	default:
-		how = fmt.Sprintf("give input with that column (--columns names CoNLL columns; --column %s=SOURCE reads a table column under that name; docs/own-data.md)", col)
-	}
-	return fmt.Errorf("%s: %s read column %s%s, which %s lacks (its columns: %s; template %s): %s",
-		stage, whose, col, what, input, strings.Join(me.Columns, " "), me.Template, how)
 }

@@ -25,8 +25,12 @@ import (
 // returns a summary: its kind and format version, then counts, labels and
 // metadata. A table that is damaged or not dualcrf's is an error saying
 // why. Standard input is read into memory, as the table is read twice.
-func Inspect(ctx context.Context, in pipeline.Source) (string, error) {
-	open, err := reopenable(in)
+func Inspect(ctx context.Context, in Input) (string, error) {
+	src, err := in.source(ctx)
+	if err != nil {
+		return "", err
+	}
+	open, err := reopenable(src)
 	if err != nil {
 		return "", err
 	}

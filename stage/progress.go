@@ -72,10 +72,10 @@ func (r *trainer) startProgress() {
 		sd := r.sd
 		tp.live = func() int64 { return int64(sd.LiveSteps()) }
 		initTotal, certTotal = 2*tp.n, 2*tp.n
-		if r.place == dualsStream {
+		if r.place == DualsStream {
 			initTotal = tp.n
 		}
-	case r.o.Solver == "lbfgs":
+	case r.solver == "lbfgs":
 		initTotal, certTotal = tp.n, 0
 	}
 	tp.certTotal = certTotal

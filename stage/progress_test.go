@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/stage"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 // lockedBuffer is a buffer the reporter's goroutine may write to.
@@ -34,12 +34,12 @@ func TestProgressHooks(t *testing.T) {
 	ctx := context.Background()
 	var buf lockedBuffer
 	p := progress.New(&buf, progress.JSON, progress.Options{Interval: 1})
-	src := pipeline.Source{Path: "../cmd/dualcrf/testdata/train150.txt"}
+	src := stage.File("../cmd/dualcrf/testdata/train150.txt")
 	tab, _, err := stage.FeaturizeTable(ctx, src, stage.FeaturizeOptions{Progress: p})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := stage.TrainOptions{MaxEpochs: 3, GapTol: 1e-9, Seed: stage.DefaultSeed}
+	o := stage.TrainOptions{MaxEpochs: 3, GapTol: 1e-9, Method: &train.SDCA{Seed: 1}}
 	plain, err := stage.Train(ctx, tab, "train150", o)
 	if err != nil {
 		t.Fatal(err)

@@ -3,15 +3,16 @@ package stage_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/featurize"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 // demo is the CoNLL-2000 slice the command embeds.
@@ -24,7 +25,7 @@ const demo = "../cmd/dualcrf/demodata/"
 // do), and the scores are those of a working chunker.
 func TestPipelineInMemory(t *testing.T) {
 	ctx := context.Background()
-	tab, sum, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: demo + "train.txt.gz"}, stage.FeaturizeOptions{MinCount: 3})
+	tab, sum, err := stage.FeaturizeTable(ctx, stage.File(demo+"train.txt.gz"), stage.FeaturizeOptions{MinCount: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,9 +40,9 @@ func TestPipelineInMemory(t *testing.T) {
 		minAcc    float64
 	}{
 		{"sdca", stage.TrainOptions{GapTol: 1e-3}, true, 0.93},
-		{"lbfgs-short", stage.TrainOptions{Solver: "lbfgs", MaxEpochs: 5}, false, 0.5},
-		{"oeg-short", stage.TrainOptions{Solver: "oeg", MaxEpochs: 3}, false, 0.8},
-		{"sag-short", stage.TrainOptions{Solver: "sag", MaxEpochs: 3}, false, 0.8},
+		{"lbfgs-short", stage.TrainOptions{Method: &train.LBFGS{}, MaxEpochs: 5}, false, 0.5},
+		{"oeg-short", stage.TrainOptions{Method: &train.OEG{}, MaxEpochs: 3}, false, 0.8},
+		{"sag-short", stage.TrainOptions{Method: &train.SAG{}, MaxEpochs: 3}, false, 0.8},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var log bytes.Buffer
@@ -79,7 +80,7 @@ func decodeAndScore(t *testing.T, res *stage.TrainResult) float64 {
 	if err := tables.WriteModel(&mb, res.Model, arrowio.WriterOptions{Format: arrowio.FormatFile}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := stage.ReadModel(pipeline.Source{Stdin: &mb})
+	m, err := stage.ReadModel(context.Background(), stage.Reader(&mb, "model"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,18 +89,18 @@ func decodeAndScore(t *testing.T, res *stage.TrainResult) float64 {
 			t.Errorf("the model has no metadata %s", k)
 		}
 	}
-	like, err := stage.ModelFeaturization(m, "model")
+	like, err := featurize.FromModel(m, "model")
 	if err != nil {
 		t.Fatalf("featurize --model refuses the model: %v", err)
 	}
 	var test, pred bytes.Buffer
-	if _, err := stage.Featurize(ctx, pipeline.Source{Path: demo + "test.txt.gz"}, &test, stage.FeaturizeOptions{Like: like}); err != nil {
+	if _, err := stage.Featurize(ctx, stage.File(demo+"test.txt.gz"), &test, stage.FeaturizeOptions{Like: like}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stage.Decode(ctx, m, pipeline.Source{Stdin: &test}, &pred, stage.DecodeOptions{}); err != nil {
+	if _, err := stage.Decode(ctx, m, stage.Reader(&test, "test"), &pred, stage.DecodeOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ev, err := stage.Eval(ctx, pipeline.Source{Stdin: &pred}, stage.EvalOptions{})
+	ev, err := stage.Eval(ctx, stage.Reader(&pred, "pred"), stage.EvalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,53 +111,65 @@ func decodeAndScore(t *testing.T, res *stage.TrainResult) float64 {
 	return s.Accuracy
 }
 
-// TestTrainOptionsCheck: options out of range are refused, naming the
-// command's flag; zero values are the defaults and pass, except where the
-// command gave them (CheckGiven).
+// TestTrainOptionsCheck: options out of range are refused with an
+// *OptionError naming the option's field and showing the value; zero
+// values are the defaults and pass. (The command's flags, their words and
+// the zeros it gives are checked by its golden cases.)
 func TestTrainOptionsCheck(t *testing.T) {
 	if err := (stage.TrainOptions{}).Check(); err != nil {
 		t.Fatalf("zero options: %v", err)
 	}
 	for _, c := range []struct {
-		o    stage.TrainOptions
-		want string
+		o            stage.TrainOptions
+		field, value string
 	}{
-		{stage.TrainOptions{Solver: "newton"}, `--solver "newton"`},
-		{stage.TrainOptions{Sampler: "random"}, `--sampler "random"`},
-		{stage.TrainOptions{NonUniform: 1.5}, "--nonuniform 1.5"},
-		{stage.TrainOptions{Epsilon: -1}, "--epsilon -1"},
-		{stage.TrainOptions{SubPrecision: 1}, "--subprecision 1"},
-		{stage.TrainOptions{GapTol: -1}, "--gap-tol -1"},
-		{stage.TrainOptions{GapEvery: -1}, "--gap-every -1"},
-		{stage.TrainOptions{Workers: -2}, "--workers -2"},
-		{stage.TrainOptions{RoundSteps: -1}, "--round-steps -1"},
-		{stage.TrainOptions{MaxEpochs: -2}, "--max-epochs -2"},
-		{stage.TrainOptions{Lambda: "1/m"}, `--lambda "1/m"`},
-		{stage.TrainOptions{FeatureSpace: "sparse"}, `--feature-space "sparse"`},
-		{stage.TrainOptions{Solver: "lbfgs", Checkpoint: "dir"}, "apply to --solver sdca only"},
-		{stage.TrainOptions{Solver: "lbfgs", Workers: 2}, "--workers and --round-steps apply to --solver sdca only"},
-		{stage.TrainOptions{Solver: "lbfgs", RoundSteps: 8}, "--workers and --round-steps apply to --solver sdca only"},
-		{stage.TrainOptions{Solver: "sag", SAGVariant: "saga"}, `--sag-variant "saga"`},
-		{stage.TrainOptions{Solver: "sag", SAGInitialL: -1}, "--sag-initial-l -1"},
-		{stage.TrainOptions{Solver: "oeg", OEGEta: 2}, "--oeg-eta 2"},
-		{stage.TrainOptions{SAGVariant: "uniform"}, "apply to --solver sag only"},
-		{stage.TrainOptions{Solver: "lbfgs", OEGEta: 0.1}, "--oeg-eta applies to --solver oeg only"},
-		{stage.TrainOptions{Solver: "oeg", Resume: "dir"}, "apply to --solver sdca only"},
-		{stage.TrainOptions{Solver: "sag", Workers: 2}, "--workers and --round-steps apply to --solver sdca only"},
+		{stage.TrainOptions{Sampler: stage.Sampler{Kind: "random"}}, "Sampler.Kind", `"random"`},
+		{stage.TrainOptions{Sampler: stage.Sampler{NonUniform: 1.5}}, "Sampler.NonUniform", "1.5"},
+		{stage.TrainOptions{Method: &train.SDCA{Epsilon: -1}}, "SDCA.Epsilon", "-1"},
+		{stage.TrainOptions{Method: &train.SDCA{SubPrecision: 1}}, "SDCA.SubPrecision", "1"},
+		{stage.TrainOptions{GapTol: -1}, "GapTol", "-1"},
+		{stage.TrainOptions{GapEvery: -1}, "GapEvery", "-1"},
+		{stage.TrainOptions{Method: &train.SDCA{Workers: -2}}, "SDCA.Workers", "-2"},
+		{stage.TrainOptions{Method: &train.SDCA{RoundSteps: -1}}, "SDCA.RoundSteps", "-1"},
+		{stage.TrainOptions{MaxEpochs: -2}, "MaxEpochs", "-2"},
+		{stage.TrainOptions{FeatureSpace: 7}, "FeatureSpace", "7"},
+		{stage.TrainOptions{Duals: stage.Duals{Place: stage.DualsFile}}, "Duals", ""},
+		{stage.TrainOptions{Method: &train.LBFGS{}, Checkpoint: "dir"}, "Checkpoint", `"dir"`},
+		{stage.TrainOptions{Method: &train.OEG{}, Resume: "dir"}, "Resume", `"dir"`},
+		{stage.TrainOptions{Method: &train.SAG{}, Duals: stage.Duals{Place: stage.DualsStream}}, "Duals", ""},
+		{stage.TrainOptions{Method: &train.SAG{Variant: "saga"}}, "SAG.Variant", `"saga"`},
+		{stage.TrainOptions{Method: &train.SAG{InitialL: -1}}, "SAG.InitialL", "-1"},
+		{stage.TrainOptions{Method: &train.OEG{Eta: 2}}, "OEG.Eta", "2"},
+		{stage.TrainOptions{Method: &train.LBFGS{Store: -1}}, "LBFGS.Store", "-1"},
 	} {
-		if err := c.o.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: error %v, want %q", c.o, err, c.want)
+		err := c.o.Check()
+		var oe *stage.OptionError
+		if !errors.As(err, &oe) || oe.Field != c.field || oe.Value != c.value {
+			t.Errorf("%+v: error %#v, want an *OptionError for %s %s", c.o, err, c.field, c.value)
 		}
 	}
-	given := stage.TrainOptions{Lambda: "1/n", Solver: "sdca", FeatureSpace: "full", Transitions: "all", Sampler: "gap",
-		NonUniform: 0.8, Epsilon: 1e-9, SubPrecision: 1e-3, GapTol: 1e-3, MaxEpochs: 100, LBFGSStore: 10, Duals: "auto",
-		Workers: 1, RoundSteps: 64, SAGVariant: "nus", SAGInitialL: 1, OEGEta: 0.5}
-	if err := given.CheckGiven(); err != nil {
+	given := stage.TrainOptions{Lambda: stage.LambdaPerSentence(1), Method: &train.SDCA{Epsilon: 1e-9, SubPrecision: 1e-3, Workers: 1, RoundSteps: 64},
+		Sampler: stage.Sampler{Kind: "gap", NonUniform: 0.8}, GapTol: 1e-3, MaxEpochs: 100, Duals: stage.Duals{Place: stage.DualsAuto}}
+	if err := given.Check(); err != nil {
 		t.Fatalf("the command's defaults: %v", err)
 	}
-	given.Epsilon = 0
-	if err := given.CheckGiven(); err == nil || !strings.Contains(err.Error(), "--epsilon 0") {
-		t.Errorf("--epsilon 0 given: error %v", err)
+	for _, m := range []train.Method{&train.LBFGS{Store: 10}, &train.SAG{Variant: "nus", InitialL: 1}, &train.OEG{Eta: 0.5}} {
+		if err := (stage.TrainOptions{Method: m}).Check(); err != nil {
+			t.Fatalf("%T's defaults: %v", m, err)
+		}
+	}
+}
+
+// TestOptionErrorFormat: an option's error names the options by the
+// program's words.
+func TestOptionErrorFormat(t *testing.T) {
+	e := &stage.OptionError{Field: "SDCA.Workers", Value: "2", Msg: "use {SDCA.Workers} 1, or {Duals} memory"}
+	if got, want := e.Error(), "SDCA.Workers 2: use SDCA.Workers 1, or Duals memory"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	flag := func(field string) string { return "--" + strings.ToLower(strings.TrimPrefix(field, "SDCA.")) }
+	if got, want := e.Format(flag), "--workers 2: use --workers 1, or --duals memory"; got != want {
+		t.Errorf("Format = %q, want %q", got, want)
 	}
 }
 
@@ -165,12 +178,26 @@ func TestTrainOptionsCheck(t *testing.T) {
 func TestTrainRefusesUnlabelled(t *testing.T) {
 	ctx := context.Background()
 	in := featurize.InputOptions{LabelColumn: -1}
-	tab, _, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: "../cmd/dualcrf/testdata/test50.txt"}, stage.FeaturizeOptions{Input: &in})
+	tab, _, err := stage.FeaturizeTable(ctx, stage.File("../cmd/dualcrf/testdata/test50.txt"), stage.FeaturizeOptions{Input: &in})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = stage.Train(ctx, tab, "test50", stage.TrainOptions{})
 	if err == nil || !strings.Contains(err.Error(), "test50: no token has a gold label") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestInputs: the zero Input is refused (no stage reads the process's
+// standard input unless handed it), and a reader's name is the one
+// messages give.
+func TestInputs(t *testing.T) {
+	ctx := context.Background()
+	if _, err := stage.Eval(ctx, stage.Input{}, stage.EvalOptions{}); err == nil || !strings.Contains(err.Error(), "no input") {
+		t.Errorf("zero Input: error %v, want a refusal", err)
+	}
+	_, err := stage.Eval(ctx, stage.Reader(strings.NewReader("not a table\n"), "preds.txt"), stage.EvalOptions{})
+	if err == nil || !strings.Contains(err.Error(), "preds.txt") {
+		t.Errorf("a reader named preds.txt: error %v, want one naming it", err)
 	}
 }

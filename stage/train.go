@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,84 +17,48 @@ import (
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
 )
 
-// The command's train defaults that are not a field's zero value, and the
-// strings the zero values stand for. The command's flags take their
-// defaults from here and from package train.
-const (
-	DefaultLambda          = "1/n"  // TrainOptions.Lambda ""
-	DefaultSolver          = "sdca" // TrainOptions.Solver ""
-	DefaultFeatureSpace    = "full" // TrainOptions.FeatureSpace ""
-	DefaultTransitions     = "all"  // TrainOptions.Transitions ""
-	DefaultDuals           = "auto" // TrainOptions.Duals ""
-	DefaultSeed            = 1      // the command's --seed; TrainOptions.Seed 0 is seed 0
-	DefaultGapEvery        = train.DefaultGapEvery
-	DefaultCheckpointEvery = 1 // the command's --checkpoint-every
-)
-
-// ErrSDCAOnly refuses checkpoints and dual stores to the solvers other
-// than SDCA (L-BFGS, OEG, SAG: none can resume from a checkpoint).
-var ErrSDCAOnly = errors.New("--checkpoint, --resume and --duals apply to --solver sdca only")
-
-// Solvers are the --solver values: SDCA, L-BFGS, and the paper's peers OEG
-// (online exponentiated gradient) and SAG (stochastic average gradient,
-// with --sag-variant).
-var Solvers = []string{"sdca", "lbfgs", "oeg", "sag"}
-
-// TrainOptions configure Train. A zero field is its default (the command's
-// flag of the same name shows it), except where a zero means zero as the
-// command's 0 does: Seed, CheckpointEvery, RefreshEvery, MaxTime and
-// CheckpointInterval.
+// TrainOptions configure Train. A zero field is its default, except where
+// a zero means zero: RefreshEvery, MaxTime, CheckpointEvery and
+// CheckpointInterval. The solver's own settings are the exported fields of
+// Method's value.
 type TrainOptions struct {
-	Lambda       string // λ > 0: a number or "c/n" (c divided by the number of sentences); "": 1/n
-	Solver       string // sdca, lbfgs, oeg or sag (Solvers); "": sdca
-	NoBias       bool   // leave out the bias, start and end weights (CRFsuite's model)
-	FeatureSpace string // full or observed; "": full
-	Transitions  string // all or observed; "": all
+	Lambda Lambda // the regularisation λ; zero: 1/n
+	// Method is the solver and its settings: *train.SDCA (SDCA-GAP, whose
+	// sampler is Sampler's), *train.LBFGS, *train.OEG or *train.SAG; nil:
+	// &train.SDCA{}. Train reads its exported fields and runs a fresh
+	// value of that type, so one TrainOptions trains any number of times.
+	// SDCA's Sampler and Duals must be nil: Train makes them from Sampler
+	// and Duals.
+	Method       train.Method
+	Sampler      Sampler // SDCA's sampler
+	NoBias       bool    // leave out the bias, start and end weights (CRFsuite's model)
+	FeatureSpace Pairs   // the (attribute, label) pairs weighed
+	Transitions  Pairs   // the (label, label) pairs weighed
 
-	Sampler      string  // SDCA sampler (train.SamplerKinds); "": train.DefaultSampler
-	NonUniform   float64 // probability in (0,1] of a non-uniform draw; 0: train.DefaultNonUniform
-	Epsilon      float64 // uniform weight in (0,1] in the initial duals; 0: train.DefaultEpsilon
-	SubPrecision float64 // line-search stopping step length in (0,1); 0: train.DefaultSubPrecision
-	Seed         uint64  // random seed; the command's default is DefaultSeed
-	RefreshEvery int     // recompute every gap estimate every k epochs; 0: never
-	LBFGSStore   int     // L-BFGS correction pairs; 0: train.DefaultLBFGSStore
-	SAGVariant   string  // SAG's variant: nus, nus-star or uniform; "": train.DefaultSAGVariant
-	SAGInitialL  float64 // SAG's initial Lipschitz estimate of every sentence, > 0; 0: train.DefaultSAGInitialL
-	OEGEta       float64 // OEG's initial step size of every sentence, in (0,1]; 0: train.DefaultOEGEta
-	// Workers is the number of SDCA workers (train.SDCA.Workers): 0:
-	// train.DefaultWorkers, the sequential SDCA; train.AllWorkers (-1): one
-	// per core. RoundSteps is the steps each worker makes between two
-	// aggregations; 0: train.DefaultRoundSteps.
-	Workers    int
-	RoundSteps int
+	RefreshEvery int           // SDCA: recompute every gap estimate every k epochs; 0: never
+	GapTol       float64       // stop when the certified gap is at most this; 0: train.DefaultGapTol
+	GapEvery     int           // epochs between certificates; 0 (the default): the initial point, an epoch whose gap estimate is ≤ train.EstimateSlack·GapTol, and the last epoch
+	MaxEpochs    int           // at most this many epochs (L-BFGS: iterations); 0: train.DefaultMaxEpochs
+	MaxTime      time.Duration // at most this much training time; 0: no limit
 
-	GapTol    float64       // stop when the certified gap is at most this; 0: train.DefaultGapTol
-	GapEvery  int           // epochs between certificates; 0 (the default): the initial point, an epoch whose gap estimate is ≤ train.EstimateSlack·GapTol, and the last epoch
-	MaxEpochs int           // at most this many epochs (L-BFGS: iterations); 0: train.DefaultMaxEpochs
-	MaxTime   time.Duration // at most this much training time; 0: no limit
-
-	// Valid, or the table at ValidPath when Valid is nil, is a held-out
-	// table (featurized with the training table's templates) scored after
-	// each certificate; ValidName names Valid in messages. ValidPath "-"
-	// reads Stdin (nil: os.Stdin).
+	// Valid, when set, is a held-out table (featurized with the training
+	// table's templates) scored after each certificate; ValidName names it
+	// in messages.
 	Valid     *tables.FeatureTable
 	ValidName string
-	ValidPath string
-	Stdin     io.Reader
 
-	// Duals is where SDCA keeps its dual variables: memory; a file path
-	// (memory-mapped, paged by the kernel); stream or stream:PATH (streamed
-	// in blocks of consecutive sentences sized from MemoryBudget, from PATH,
-	// or duals.stream in the checkpoint directory, or an unlinked temporary
-	// file); or auto (""): in memory when the run's whole memory estimate
-	// fits MemoryBudget (default: half of physical memory), else streamed.
-	Duals string
+	// Duals is where SDCA keeps its dual variables (see Placement); the
+	// zero value is DualsAuto: in memory when the run's whole memory
+	// estimate fits MemoryBudget (default: half of physical memory), else
+	// streamed.
+	Duals Duals
 	// MemoryBudget, in bytes, is the most memory a run may be estimated to
 	// need; 0: physical memory. A run that needs more is refused. Streamed
 	// duals take what the rest of the run leaves of it (default: half of
@@ -103,13 +68,13 @@ type TrainOptions struct {
 	// Checkpoint is a directory (locked while training) where snapshots are
 	// written atomically every CheckpointEvery epochs (0: none by epoch),
 	// every CheckpointInterval of training time (0: none by time), and when
-	// ctx is cancelled; "": Resume's, or no checkpoints.
+	// ctx is cancelled; "": Resume's, or no checkpoints. SDCA only.
 	Checkpoint         string
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
 	// Resume continues from the newest valid snapshot in this directory.
 	// Without it, a Checkpoint directory that holds snapshots is refused
-	// (train.ErrCheckpointExists) before any work.
+	// (train.ErrCheckpointExists) before any work. SDCA only.
 	Resume string
 	// KeepCheckpoints keeps the snapshots of a run that ends well; by
 	// default they are removed (with the streamed duals file in the
@@ -121,6 +86,11 @@ type TrainOptions struct {
 	// line per epoch and per checkpoint); nil: discarded.
 	Log   io.Writer
 	Quiet bool
+	// OptionName, when set, names an option (by its field, as
+	// OptionError.Field does) in the log's lines and in the advice of an
+	// interrupted run's error; nil: its Go name. The command passes its
+	// flags' names.
+	OptionName func(field string) string
 	// BeforeTraining, when set, is called once every check has passed and
 	// the checkpoint to resume is loaded, before the duals are placed and
 	// training starts: the command opens its outputs there, so that a path
@@ -138,6 +108,10 @@ type TrainOptions struct {
 	// passes; nil: nothing (the per-epoch lines go to Log as always).
 	Progress *progress.Reporter
 }
+
+// ErrUnlabelled refuses a training table in which no token has a gold
+// label (featurized without labels?).
+var ErrUnlabelled = errors.New("no token has a gold label; train needs a labelled feature table")
 
 // TrainResult is what Train returns.
 type TrainResult struct {
@@ -163,29 +137,29 @@ func (r *TrainResult) WriteLogAs(w io.Writer, opts arrowio.WriterOptions) error 
 // LogRows returns the per-epoch training-log rows, as WriteLog writes them.
 func (r *TrainResult) LogRows() []tables.LogRow { return logRows(r.Train.Records) }
 
-// ParseLambda reads λ written as "0.001", "1/n" or "c/n" for n sentences.
-func ParseLambda(s string, n int) (float64, error) {
-	c, perN := strings.CutSuffix(s, "/n")
-	v, err := strconv.ParseFloat(c, 64)
-	if err != nil {
-		return 0, fmt.Errorf("--lambda %q: want a number or c/n", s)
+// Solver names a method as a model's metadata records it: sdca, lbfgs,
+// oeg or sag; "" for a method Train does not run.
+func Solver(m train.Method) string {
+	switch m.(type) {
+	case nil, *train.SDCA:
+		return "sdca"
+	case *train.LBFGS:
+		return "lbfgs"
+	case *train.OEG:
+		return "oeg"
+	case *train.SAG:
+		return "sag"
 	}
-	if perN {
-		return v / float64(n), nil
-	}
-	return v, nil
+	return ""
 }
 
-// withDefaults returns o with its string defaults filled in.
+// withDefaults returns o with its defaults filled in.
 func (o TrainOptions) withDefaults() TrainOptions {
-	for _, f := range []struct {
-		p   *string
-		def string
-	}{{&o.Lambda, DefaultLambda}, {&o.Solver, DefaultSolver}, {&o.SAGVariant, train.DefaultSAGVariant}, {&o.FeatureSpace, DefaultFeatureSpace},
-		{&o.Transitions, DefaultTransitions}, {&o.Duals, DefaultDuals}, {&o.Sampler, train.DefaultSampler}} {
-		if *f.p == "" {
-			*f.p = f.def
-		}
+	if o.Method == nil {
+		o.Method = &train.SDCA{}
+	}
+	if o.Sampler.Kind == "" {
+		o.Sampler.Kind = train.DefaultSampler
 	}
 	if o.Resume != "" && o.Checkpoint == "" {
 		o.Checkpoint = o.Resume
@@ -193,81 +167,99 @@ func (o TrainOptions) withDefaults() TrainOptions {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	if o.OptionName == nil {
+		o.OptionName = func(field string) string { return field }
+	}
 	return o
 }
 
-// Check refuses options out of range, naming the command's flag; a zero
-// that stands for a default passes.
-func (o TrainOptions) Check() error { return o.check(false) }
-
-// CheckGiven is Check for options whose every field was given, as the
-// command's are: a zero that would stand for a default is refused too.
-func (o TrainOptions) CheckGiven() error { return o.check(true) }
-
-// check refuses options out of range; given says whether zeros were given.
-func (o TrainOptions) check(given bool) error {
-	if _, err := ParseLambda(o.Lambda, 1); err != nil && (given || o.Lambda != "") {
-		return err
+// Check refuses options out of range with an *OptionError; a zero that
+// stands for a default passes.
+func (o TrainOptions) Check() error {
+	inUnit := func(x float64) bool { return x == 0 || (x > 0 && x <= 1) } // 0: the default
+	type check struct {
+		bad   bool
+		field string
+		value any
+		msg   string
 	}
-	zero := func(isZero bool) bool { return isZero && !given } // a default
-	checks := []struct {
-		bad bool
-		msg string
-	}{
-		{!zero(o.Solver == "") && !slices.Contains(Solvers, o.Solver), fmt.Sprintf("--solver %q: want one of %s", o.Solver, strings.Join(Solvers, ", "))},
-		{!zero(o.SAGVariant == "") && !slices.Contains(sagVariants, o.SAGVariant), fmt.Sprintf("--sag-variant %q: want one of %s", o.SAGVariant, strings.Join(sagVariants, ", "))},
-		{!zero(o.SAGInitialL == 0) && !(o.SAGInitialL > 0 && !math.IsInf(o.SAGInitialL, 0)), fmt.Sprintf("--sag-initial-l %g: want a finite L > 0", o.SAGInitialL)},
-		{!zero(o.OEGEta == 0) && !(o.OEGEta > 0 && o.OEGEta <= 1), fmt.Sprintf("--oeg-eta %g: want a step size in (0,1]", o.OEGEta)},
-		{o.Solver != "sag" && ((o.SAGVariant != "" && o.SAGVariant != train.DefaultSAGVariant) || (o.SAGInitialL != 0 && o.SAGInitialL != train.DefaultSAGInitialL)),
-			"--sag-variant and --sag-initial-l apply to --solver sag only"},
-		{o.Solver != "oeg" && o.OEGEta != 0 && o.OEGEta != train.DefaultOEGEta, "--oeg-eta applies to --solver oeg only"},
-		{!zero(o.Sampler == "") && !isSampler(o.Sampler), fmt.Sprintf("--sampler %q: want one of %s", o.Sampler, strings.Join(train.SamplerKinds(), ", "))},
-		{!zero(o.NonUniform == 0) && !(o.NonUniform > 0 && o.NonUniform <= 1), fmt.Sprintf("--nonuniform %g: want a probability in (0,1]", o.NonUniform)},
-		{!zero(o.Epsilon == 0) && !(o.Epsilon > 0 && o.Epsilon <= 1), fmt.Sprintf("--epsilon %g: want a weight in (0,1]", o.Epsilon)},
-		{!zero(o.SubPrecision == 0) && !(o.SubPrecision > 0 && o.SubPrecision < 1), fmt.Sprintf("--subprecision %g: want a step length in (0,1)", o.SubPrecision)},
-		{o.RefreshEvery < 0, fmt.Sprintf("--refresh-every %d: want 0 (never) or a number of epochs ≥ 1", o.RefreshEvery)},
-		{!zero(o.GapTol == 0) && (!(o.GapTol > 0) || math.IsInf(o.GapTol, 0)), fmt.Sprintf("--gap-tol %g: want a positive tolerance", o.GapTol)},
-		{o.Workers < train.AllWorkers, fmt.Sprintf("--workers %d: want 0 (one per core) or a number of workers ≥ 1", o.Workers)},
-		{o.RoundSteps < 0 || (given && o.RoundSteps == 0), fmt.Sprintf("--round-steps %d: want a number of steps ≥ 1", o.RoundSteps)},
-		{o.GapEvery < 0, fmt.Sprintf("--gap-every %d: want 0 (only when the estimate says so) or a number of epochs ≥ 1", o.GapEvery)},
-		{!zero(o.MaxEpochs == 0) && o.MaxEpochs < 1, fmt.Sprintf("--max-epochs %d: want at least 1", o.MaxEpochs)},
-		{o.MaxTime < 0, fmt.Sprintf("--max-time %v: want a duration ≥ 0 (0: no limit)", o.MaxTime)},
-		{o.CheckpointEvery < 0, fmt.Sprintf("--checkpoint-every %d: want 0 or a number of epochs ≥ 1", o.CheckpointEvery)},
-		{o.CheckpointInterval < 0, fmt.Sprintf("--checkpoint-interval %v: want a duration ≥ 0", o.CheckpointInterval)},
-		{!zero(o.LBFGSStore == 0) && o.LBFGSStore < 1, fmt.Sprintf("--lbfgs-store %d: want at least 1 correction pair", o.LBFGSStore)},
-		{!zero(o.FeatureSpace == "") && o.FeatureSpace != "full" && o.FeatureSpace != "observed", fmt.Sprintf("--feature-space %q: want full or observed", o.FeatureSpace)},
-		{!zero(o.Transitions == "") && o.Transitions != "all" && o.Transitions != "observed", fmt.Sprintf("--transitions %q: want all or observed", o.Transitions)},
-		{given && o.Duals == "" || o.Duals == "stream:", fmt.Sprintf("--duals %q: want memory, auto, stream, stream:PATH or a file path", o.Duals)},
-		{o.MemoryBudget < 0, fmt.Sprintf("--memory-budget %d: want a positive size", o.MemoryBudget)},
-		{o.Solver != "" && o.Solver != "sdca" && ((o.Workers != 0 && o.Workers != 1) || (o.RoundSteps != 0 && o.RoundSteps != train.DefaultRoundSteps)),
-			"--workers and --round-steps apply to --solver sdca only (L-BFGS's and the certificates' passes use every core; OEG and SAG are sequential)"},
-		{o.Solver != "" && o.Solver != "sdca" && (o.Checkpoint != "" || o.Resume != "" || (o.Duals != "" && o.Duals != DefaultDuals)), ErrSDCAOnly.Error()},
+	checks := []check{
+		{Solver(o.Method) == "", "Method", fmt.Sprintf("%T", o.Method), "want *train.SDCA, *train.LBFGS, *train.OEG or *train.SAG"},
+		{o.Sampler.Kind != "" && !slices.Contains(train.SamplerKinds(), o.Sampler.Kind), "Sampler.Kind", o.Sampler.Kind, "want one of " + strings.Join(train.SamplerKinds(), ", ")},
+		{!inUnit(o.Sampler.NonUniform), "Sampler.NonUniform", o.Sampler.NonUniform, "want a probability in (0,1]"},
+		{o.RefreshEvery < 0, "RefreshEvery", o.RefreshEvery, "want 0 (never) or a number of epochs ≥ 1"},
+		{o.GapTol != 0 && !(o.GapTol > 0 && !math.IsInf(o.GapTol, 0)), "GapTol", o.GapTol, "want a positive tolerance"},
+		{o.GapEvery < 0, "GapEvery", o.GapEvery, "want 0 (only when the estimate says so) or a number of epochs ≥ 1"},
+		{o.MaxEpochs < 0, "MaxEpochs", o.MaxEpochs, "want at least 1"},
+		{o.MaxTime < 0, "MaxTime", o.MaxTime, "want a duration ≥ 0 (0: no limit)"},
+		{o.CheckpointEvery < 0, "CheckpointEvery", o.CheckpointEvery, "want 0 or a number of epochs ≥ 1"},
+		{o.CheckpointInterval < 0, "CheckpointInterval", o.CheckpointInterval, "want a duration ≥ 0"},
+		{o.FeatureSpace != AllPairs && o.FeatureSpace != ObservedPairs, "FeatureSpace", int(o.FeatureSpace), "want AllPairs or ObservedPairs"},
+		{o.Transitions != AllPairs && o.Transitions != ObservedPairs, "Transitions", int(o.Transitions), "want AllPairs or ObservedPairs"},
+		{o.Duals.Place < DualsAuto || o.Duals.Place > DualsFile, "Duals", int(o.Duals.Place), "want DualsAuto, DualsMemory, DualsStream or DualsFile"},
+		{o.Duals.Place == DualsFile && o.Duals.Path == "", "Duals", nil, "want a file path with DualsFile"},
+		{(o.Duals.Place == DualsAuto || o.Duals.Place == DualsMemory) && o.Duals.Path != "", "Duals", o.Duals.Path, "a path applies to DualsStream and DualsFile only"},
+		{o.MemoryBudget < 0, "MemoryBudget", o.MemoryBudget, "want a positive size"},
+	}
+	switch m := o.Method.(type) {
+	case *train.SDCA:
+		checks = append(checks, []check{
+			{m.Sampler != nil, "SDCA.Sampler", nil, "want nil: Train makes the sampler of {Sampler.Kind}"},
+			{m.Duals != nil, "SDCA.Duals", nil, "want nil: Train places the duals as {Duals} says"},
+			{!inUnit(m.Epsilon), "SDCA.Epsilon", m.Epsilon, "want a weight in (0,1]"},
+			{m.SubPrecision != 0 && !(m.SubPrecision > 0 && m.SubPrecision < 1), "SDCA.SubPrecision", m.SubPrecision, "want a step length in (0,1)"},
+			{m.Workers < train.AllWorkers, "SDCA.Workers", m.Workers, "want 0 (one per core) or a number of workers ≥ 1"},
+			{m.RoundSteps < 0, "SDCA.RoundSteps", m.RoundSteps, "want a number of steps ≥ 1"},
+		}...)
+	case *train.LBFGS:
+		checks = append(checks, check{m.Store < 0, "LBFGS.Store", m.Store, "want at least 1 correction pair"})
+	case *train.OEG:
+		checks = append(checks, check{!inUnit(m.Eta), "OEG.Eta", m.Eta, "want a step size in (0,1]"})
+	case *train.SAG:
+		checks = append(checks, []check{
+			{m.Variant != "" && !slices.Contains(sagVariants, m.Variant), "SAG.Variant", m.Variant, "want one of " + strings.Join(sagVariants, ", ")},
+			{m.InitialL != 0 && !(m.InitialL > 0 && !math.IsInf(m.InitialL, 0)), "SAG.InitialL", m.InitialL, "want a finite L > 0"},
+		}...)
+	}
+	if Solver(o.Method) != "sdca" {
+		checks = append(checks, []check{
+			{o.Checkpoint != "", "Checkpoint", o.Checkpoint, "applies to SDCA only (the other methods cannot resume)"},
+			{o.Resume != "", "Resume", o.Resume, "applies to SDCA only (the other methods cannot resume)"},
+			{o.Duals != Duals{}, "Duals", nil, "applies to SDCA only"},
+		}...)
 	}
 	for _, ch := range checks {
 		if ch.bad {
-			return errors.New(ch.msg)
+			return optionError(ch.field, ch.value, ch.msg)
 		}
 	}
 	return nil
 }
 
-// sagVariants are the --sag-variant values.
+// sagVariants are SAG's variants.
 var sagVariants = []string{train.SAGNUS, train.SAGNUSStar, train.SAGUniform}
 
-// isSampler reports whether kind is a sampler kind.
-func isSampler(kind string) bool {
-	for _, k := range train.SamplerKinds() {
-		if k == kind {
-			return true
-		}
+// fresh returns a new value of m's type with m's exported settings: the
+// method Train runs.
+func fresh(m train.Method) train.Method {
+	switch m := m.(type) {
+	case *train.SDCA:
+		return &train.SDCA{Epsilon: m.Epsilon, SubPrecision: m.SubPrecision, Seed: m.Seed, Workers: m.Workers, RoundSteps: m.RoundSteps}
+	case *train.LBFGS:
+		return &train.LBFGS{Store: m.Store}
+	case *train.OEG:
+		return &train.OEG{Eta: m.Eta, Seed: m.Seed}
+	case *train.SAG:
+		return &train.SAG{Variant: m.Variant, InitialL: m.InitialL, Seed: m.Seed}
 	}
-	return false
+	return m
 }
 
 // trainer is one run of Train: the options with defaults, the problem and
 // what the run holds open.
 type trainer struct {
 	o        TrainOptions
+	solver   string // Solver(o.Method)
 	name     string
 	t        *tables.FeatureTable
 	p        *train.Problem
@@ -277,7 +269,7 @@ type trainer struct {
 	progress *trainProgress
 	// Where the duals go (checkMemory) and, when streamed, the store's
 	// options, block count and the store.
-	place        int
+	place        Placement
 	streamOpts   duals.StreamOptions
 	streamBlocks int
 	stream       *duals.Stream
@@ -298,6 +290,7 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 		return nil, err
 	}
 	r := &trainer{o: o.withDefaults(), name: name, t: t}
+	r.solver = Solver(r.o.Method)
 	if err := r.setup(); err != nil {
 		return nil, err
 	}
@@ -329,7 +322,7 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 			return nil, err
 		}
 	}
-	if r.sd != nil && r.place == dualsFile {
+	if r.sd != nil && r.place == DualsFile {
 		store, err := r.dualStore()
 		if err != nil {
 			return nil, err
@@ -370,7 +363,7 @@ func (r *trainer) removeSnapshots() {
 		r.logf("train: warning: %v", err)
 		return
 	}
-	r.logf("train: removed the snapshots in %s (--keep-checkpoints keeps them)", dir)
+	r.logf("train: removed the snapshots in %s (%s keeps them)", dir, r.o.OptionName("KeepCheckpoints"))
 }
 
 // setup checks the table, makes the problem, reads the held-out table and
@@ -378,33 +371,30 @@ func (r *trainer) removeSnapshots() {
 func (r *trainer) setup() error {
 	d := r.t.Data
 	if !hasGold(d) {
-		return fmt.Errorf("%s: no token has a gold label (featurized with --no-labels?); train needs a labelled feature table", r.name)
+		return fmt.Errorf("%s: %w", r.name, ErrUnlabelled)
 	}
 	feat, err := checkFeaturization(r.t.Metadata, r.name)
 	if err != nil {
 		return err
 	}
-	lambda, err := ParseLambda(r.o.Lambda, d.Len())
-	if err != nil {
-		return err
-	}
+	lambda := r.o.Lambda.For(d.Len())
 	if r.p, err = train.NewProblem(d, lambda, r.o.NoBias); err != nil {
 		return fmt.Errorf("%s: %w", r.name, err)
 	}
-	if r.o.FeatureSpace == "observed" {
+	if r.o.FeatureSpace == ObservedPairs {
 		r.p.Mask = train.ObservedMask(d)
 	}
-	if r.o.Transitions == "observed" {
+	if r.o.Transitions == ObservedPairs {
 		r.p.TransMask = train.ObservedTransitions(d)
 	}
 	r.set = r.settings()
-	if r.o.Valid != nil || r.o.ValidPath != "" {
+	if r.o.Valid != nil {
 		if r.set.Validate, err = r.validator(feat); err != nil {
 			return err
 		}
 	}
 	dualBytes, what := int64(0), "duals %s (μ, float64)"
-	switch r.o.Solver {
+	switch r.solver {
 	case "sdca":
 		dualBytes = duals.Bytes(d)
 	case "oeg":
@@ -413,7 +403,7 @@ func (r *trainer) setup() error {
 		dualBytes, what = train.SAGBytes(d), "stored marginal sums %s (float64)"
 	}
 	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d), λ = %.6g; "+what,
-		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dim(), lambda, ByteSize(dualBytes))
+		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dim(), lambda, byteSize(dualBytes))
 	return r.checkMemory(dualBytes)
 }
 
@@ -422,7 +412,7 @@ func (r *trainer) settings() train.Settings {
 	o := r.o
 	s := train.Settings{MaxEpochs: o.MaxEpochs, MaxTime: o.MaxTime, GapTol: o.GapTol, GapEvery: o.GapEvery,
 		RefreshEvery: o.RefreshEvery, CheckpointEvery: o.CheckpointEvery, CheckpointInterval: o.CheckpointInterval, Phase: o.Phase}
-	if o.Solver != "sdca" {
+	if r.solver != "sdca" {
 		s.RefreshEvery = 0 // only SDCA has gap estimates to refresh: the option has never applied to the others
 	}
 	if !o.Quiet {
@@ -438,21 +428,18 @@ func (r *trainer) settings() train.Settings {
 // L-BFGS, OEG or SAG.
 func (r *trainer) method() (train.Method, error) {
 	o := r.o
-	switch o.Solver {
-	case "lbfgs":
-		return &train.LBFGS{Store: o.LBFGSStore}, nil
-	case "oeg":
-		return &train.OEG{Eta: o.OEGEta, Seed: o.Seed}, nil
-	case "sag":
-		return &train.SAG{Variant: o.SAGVariant, InitialL: o.SAGInitialL, Seed: o.Seed}, nil
+	m := fresh(o.Method)
+	sd, ok := m.(*train.SDCA)
+	if !ok {
+		return m, nil
 	}
-	sampler, err := train.NewSampler(o.Sampler, r.p.N(), train.SamplerOptions{NonUniform: o.NonUniform, Smoothness: r.p.Smoothness()})
+	sampler, err := train.NewSampler(o.Sampler.Kind, r.p.N(), train.SamplerOptions{NonUniform: o.Sampler.NonUniform, Smoothness: r.p.Smoothness()})
 	if err != nil {
 		return nil, err
 	}
-	r.sd = &train.SDCA{Epsilon: o.Epsilon, SubPrecision: o.SubPrecision, Seed: o.Seed, Sampler: sampler,
-		Workers: o.Workers, RoundSteps: o.RoundSteps}
-	if r.place == dualsStream {
+	sd.Sampler = sampler
+	r.sd = sd
+	if r.place == DualsStream {
 		// Placed before the resume check: the block count is a run setting.
 		if r.stream, err = r.streamStore(); err != nil {
 			return nil, err
@@ -500,13 +487,13 @@ func (r *trainer) run(ctx context.Context, method train.Method) (*TrainResult, e
 	r.logf("train: stopped (%s) after %d epochs, %.2fs training (%.2fs wall): primal %.10g, certified gap %.4g",
 		res.Stopped, res.Epochs, res.Training.Seconds(), time.Since(t0).Seconds(), res.Last.Primal, res.Last.Gap)
 	if !res.TargetMet() {
-		r.logf("train: warning: stopped by %s with a certified gap of %.4g, above --gap-tol %g: the target was not reached",
-			stopFlag(res.Stopped), res.Last.Gap, res.GapTol)
+		r.logf("train: warning: stopped by %s with a certified gap of %.4g, above %s %g: the target was not reached",
+			r.stopReason(res.Stopped), res.Last.Gap, r.o.OptionName("GapTol"), res.GapTol)
 	}
 	d := r.t.Data
 	m := &crf.Model{Layout: r.p.Layout, Weights: res.Weights, AttrNames: d.AttrNames, LabelNames: d.LabelNames,
 		Meta: r.modelMetadata(res)}
-	return &TrainResult{Model: m, Train: res, Solver: r.o.Solver}, nil
+	return &TrainResult{Model: m, Train: res, Solver: r.solver}, nil
 }
 
 // describe says where a position is.
@@ -520,13 +507,13 @@ func describe(p train.Position) string {
 	return fmt.Sprintf("after epoch %d", p.Epoch)
 }
 
-// stopFlag names the flag behind a stop reason.
-func stopFlag(reason train.Status) string {
+// stopReason names the option behind a stop reason.
+func (r *trainer) stopReason(reason train.Status) string {
 	switch reason {
 	case train.EpochLimit:
-		return "--max-epochs"
+		return r.o.OptionName("MaxEpochs")
 	case train.TimeLimit:
-		return "--max-time"
+		return r.o.OptionName("MaxTime")
 	case train.NoProgress:
 		return "lack of progress"
 	}
@@ -543,13 +530,13 @@ func (r *trainer) trainError(err error) error {
 	}
 	switch {
 	case r.o.Checkpoint == "":
-		return fmt.Errorf("train: %w; without --checkpoint DIR the progress is lost", err)
+		return fmt.Errorf("train: %w; without %s DIR the progress is lost", err, r.o.OptionName("Checkpoint"))
 	case ie.Snapshot == "" && r.resume != nil && ie.At == r.resume.Progress().Position:
-		return fmt.Errorf("train: %w; nothing changed since %s: continue with the same command (it has --resume %s)", err, r.resume.Dir, r.o.Resume)
+		return fmt.Errorf("train: %w; nothing changed since %s: continue with the same command (it has %s %s)", err, r.resume.Dir, r.o.OptionName("Resume"), r.o.Resume)
 	case ie.Snapshot == "":
 		return fmt.Errorf("train: %w; nothing was saved yet: run the same command again", err)
 	}
-	return fmt.Errorf("train: %w; continue with the same command and --resume %s", err, r.o.Checkpoint)
+	return fmt.Errorf("train: %w; continue with the same command and %s %s", err, r.o.OptionName("Resume"), r.o.Checkpoint)
 }
 
 // modelMetadata is the model's metadata: the table's featurization, λ, n,
@@ -560,14 +547,14 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 	facts := map[string]any{"epochs": res.Epochs, "stopped": res.Stopped.String(), "primal": jsonNumber(res.Last.Primal),
 		"dual": jsonNumber(res.Last.Dual), "gap": jsonNumber(res.Last.Gap), "gap_tol": res.GapTol,
 		"target_met": res.TargetMet(), "source": r.name, "transitions": p.TransitionSpace()}
-	switch r.o.Solver {
-	case "oeg":
-		facts["seed"] = r.o.Seed
-	case "sag":
-		facts["seed"], facts["sag_variant"] = r.o.Seed, r.o.SAGVariant
+	switch m := r.o.Method.(type) {
+	case *train.OEG:
+		facts["seed"] = m.Seed
+	case *train.SAG:
+		facts["seed"], facts["sag_variant"] = m.Seed, cmp.Or(m.Variant, train.DefaultSAGVariant)
 	}
 	if r.sd != nil {
-		facts["sampler"], facts["seed"] = r.o.Sampler, r.o.Seed
+		facts["sampler"], facts["seed"] = r.o.Sampler.Kind, r.sd.Seed
 		if w := r.sd.NumWorkers(p.N()); w > 1 {
 			facts["workers"] = w
 		}
@@ -584,7 +571,7 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 	}
 	md[schemas.KeyLambda] = strconv.FormatFloat(p.Lambda, 'g', -1, 64)
 	md[schemas.KeyN] = strconv.Itoa(p.N())
-	md[schemas.KeySolver] = r.o.Solver
+	md[schemas.KeySolver] = r.solver
 	md[schemas.KeyFeatureSpace] = p.FeatureSpace()
 	md[schemas.KeyTransitions] = p.TransitionSpace()
 	md[schemas.KeyTraining] = string(factsJSON)
@@ -638,13 +625,10 @@ func hasGold(d *crf.Dataset) bool {
 // bad min-count or input description. A table that records no templates
 // at all (dualcrf synth's, made without text) is accepted: its model has
 // none either, and decodes feature tables only.
-func checkFeaturization(md map[string]string, name string) (featureSettings, error) {
-	if _, ok := md[schemas.KeyTemplates]; !ok {
-		return featureSettings{}, nil
-	}
-	fs, err := settingsFrom(md, name)
+func checkFeaturization(md map[string]string, name string) (*featurize.TemplateSet, error) {
+	set, err := featurize.RecordedTemplates(md, name)
 	if err != nil {
-		return fs, fmt.Errorf("%w; re-featurize it with dualcrf featurize", err)
+		return nil, fmt.Errorf("%w; re-featurize it with dualcrf featurize", err)
 	}
-	return fs, nil
+	return set, nil
 }

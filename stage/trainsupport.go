@@ -4,22 +4,20 @@ package stage
 // the duals, the checkpoint directories' locks, the held-out validator.
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	iofs "io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/platform"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -31,32 +29,39 @@ import (
 // the budget (streamLayout).
 func (r *trainer) checkMemory(dualBytes int64) error {
 	o := r.o
-	limit, what, autoLimit := o.MemoryBudget, "--memory-budget", o.MemoryBudget
+	limit, what, autoLimit := o.MemoryBudget, "{MemoryBudget}", o.MemoryBudget
 	phys, perr := platform.PhysicalMemory()
 	if limit == 0 && perr == nil {
 		limit, what, autoLimit = phys, "physical memory", phys/2
 	}
-	workers := (&train.SDCA{Workers: o.Workers}).NumWorkers(r.p.N())
+	workers, lbfgsStore := 1, 0
+	switch m := o.Method.(type) {
+	case *train.SDCA:
+		workers = (&train.SDCA{Workers: m.Workers}).NumWorkers(r.p.N())
+	case *train.LBFGS:
+		lbfgsStore = m.Store
+	}
 	estimate := func(inMemory bool, stream int64) train.MemoryEstimate {
-		return train.EstimateMemory(r.p, train.MemoryOptions{Solver: o.Solver, DualsInMemory: inMemory, LBFGSStore: o.LBFGSStore,
+		return train.EstimateMemory(r.p, train.MemoryOptions{Solver: r.solver, DualsInMemory: inMemory, LBFGSStore: lbfgsStore,
 			SDCAWorkers: workers, StreamBytes: stream})
 	}
-	r.place = placeOf(o.Duals)
-	if o.Solver != "sdca" {
-		r.place = dualsMemory
+	r.place = o.Duals.Place
+	if r.solver != "sdca" {
+		r.place = DualsMemory
 	}
-	if r.place == dualsAuto {
-		r.place = dualsStream
+	if r.place == DualsAuto {
+		r.place = DualsStream
 		if autoLimit == 0 || estimate(true, 0).Total() <= autoLimit {
-			r.place = dualsMemory
+			r.place = DualsMemory
 		}
 	}
 	var est train.MemoryEstimate
 	switch r.place {
-	case dualsStream:
+	case DualsStream:
 		if workers > 1 {
-			return fmt.Errorf("--workers %d with streamed duals (--duals %s%s): the streamed store runs the sequential SDCA; use --workers 1, or --duals memory",
-				workers, o.Duals, map[bool]string{true: ", chosen as the run does not fit the memory budget", false: ""}[o.Duals == "auto"])
+			how := map[bool]string{true: "{Duals} auto, as the run does not fit the memory budget", false: "{Duals} stream"}[o.Duals.Place == DualsAuto]
+			return &OptionError{Field: "SDCA.Workers", Value: strconv.Itoa(workers),
+				Msg: "the streamed store runs the sequential SDCA, and the duals are streamed (" + how + "); use {SDCA.Workers} 1, or {Duals} memory"}
 		}
 		budget := o.MemoryBudget
 		if budget == 0 {
@@ -72,79 +77,35 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		r.streamBlocks = blocks
 		est = estimate(false, duals.StreamBuffers*slot)
 	default:
-		est = estimate(r.place == dualsMemory && o.Solver == "sdca", 0)
+		est = estimate(r.place == DualsMemory && r.solver == "sdca", 0)
 	}
 	if limit == 0 || est.Total() <= limit {
 		return nil
 	}
 	var help []string
 	switch {
-	case o.Solver == "lbfgs":
-		help = append(help, fmt.Sprintf("a smaller --lbfgs-store (its history takes %s)", ByteSize(est.LBFGS)))
-	case r.place == dualsMemory:
-		help = append(help, fmt.Sprintf("--duals stream or --duals auto (streamed from disk in blocks), or --duals PATH (the duals take %s)", ByteSize(est.Duals)))
+	case r.solver == "lbfgs":
+		help = append(help, fmt.Sprintf("a smaller {LBFGS.Store} (its history takes %s)", byteSize(est.LBFGS)))
+	case r.place == DualsMemory:
+		help = append(help, fmt.Sprintf("{Duals} stream or {Duals} auto (streamed from disk in blocks), or {Duals} PATH (the duals take %s)", byteSize(est.Duals)))
 	}
-	if o.FeatureSpace == "full" {
-		help = append(help, "--feature-space observed")
+	if o.FeatureSpace == AllPairs {
+		help = append(help, "{FeatureSpace} observed")
 	}
-	help = append(help, "--memory-budget SIZE if more memory is available (e.g. swap)")
-	return fmt.Errorf("train: this run needs about %s in memory (%s), more than the %s %s; try %s",
-		ByteSize(est.Total()), est, what, ByteSize(limit), strings.Join(help, ", or "))
+	help = append(help, "{MemoryBudget} SIZE if more memory is available (e.g. swap)")
+	return &OptionError{Msg: fmt.Sprintf("train: this run needs about %s in memory (%s), more than the %s %s; try %s",
+		byteSize(est.Total()), est, what, byteSize(limit), strings.Join(help, ", or "))}
 }
 
 // minBlockBytes is the smallest block a streamed store is given, however
 // small the budget: smaller blocks only add I/O requests.
 const minBlockBytes = 1 << 20
 
-// Where SDCA's duals go (TrainOptions.Duals).
-const (
-	dualsAuto   = iota // memory or streamed, by the budget
-	dualsMemory        // in memory
-	dualsFile          // a memory-mapped file (duals.File)
-	dualsStream        // streamed in blocks (duals.Stream)
-)
-
-// placeOf reads TrainOptions.Duals (defaults applied).
-func placeOf(duals string) int {
-	switch {
-	case duals == "auto":
-		return dualsAuto
-	case duals == "memory":
-		return dualsMemory
-	case duals == "stream" || strings.HasPrefix(duals, "stream:"):
-		return dualsStream
-	}
-	return dualsFile
-}
-
-// DualsFile is the file SDCA's duals are written to, given
-// TrainOptions.Duals ("": auto) and the checkpoint directory (TrainOptions'
-// Checkpoint, else its Resume): PATH of a file path or stream:PATH, and
-// for stream or auto with a checkpoint directory its duals.stream; "" when
-// the duals stay in memory or in an unlinked temporary file. The command
-// compares it with its inputs and other outputs before anything is
-// written.
-func DualsFile(duals, checkpoint string) string {
-	switch placeOf(cmp.Or(duals, DefaultDuals)) {
-	case dualsMemory:
-		return ""
-	case dualsFile:
-		return duals
-	}
-	if path, ok := strings.CutPrefix(duals, "stream:"); ok {
-		return path
-	}
-	if checkpoint != "" {
-		return filepath.Join(checkpoint, "duals.stream")
-	}
-	return ""
-}
-
 // dualStore places SDCA's duals in a memory-mapped file (Duals PATH),
 // announcing the choice.
 func (r *trainer) dualStore() (*duals.File, error) {
 	d := r.t.Data
-	path := r.o.Duals
+	path := r.o.Duals.Path
 	fs, err := duals.CreateFile(path, d)
 	if err != nil && errors.Is(err, iofs.ErrExist) {
 		fs, err = duals.OpenFile(path, d) // reuse a file of this dataset
@@ -158,7 +119,7 @@ func (r *trainer) dualStore() (*duals.File, error) {
 // once open). A resumed run opens the existing file.
 func (r *trainer) streamStore() (*duals.Stream, error) {
 	d := r.t.Data
-	path, temporary := DualsFile(r.o.Duals, r.o.Checkpoint), false
+	path, temporary := r.o.Duals.File(r.o.Checkpoint), false
 	if path == "" {
 		tf, err := os.CreateTemp("", ".duals-*.stream")
 		if err != nil {
@@ -186,8 +147,8 @@ func (r *trainer) streamStore() (*duals.Stream, error) {
 	}
 	_, slot, size := duals.StreamLayout(d, r.streamOpts)
 	r.logf("train: duals %s streamed from %s in %d blocks (slots of %s, %d spare; %s file; %s): %s of block buffers",
-		ByteSize(duals.Bytes(d)), path, s.Blocks(), ByteSize(slot), r.streamOpts.Spare, ByteSize(size), direct,
-		ByteSize(duals.StreamBuffers*slot))
+		byteSize(duals.Bytes(d)), path, s.Blocks(), byteSize(slot), r.streamOpts.Spare, byteSize(size), direct,
+		byteSize(duals.StreamBuffers*slot))
 	return s, nil
 }
 
@@ -204,10 +165,10 @@ func lockDirs(checkpoint, resume string) (func(), error) {
 	if resume != "" {
 		st, err := os.Stat(resume)
 		if err != nil {
-			return unlock, fmt.Errorf("--resume: %w", err)
+			return unlock, &OptionError{Field: "Resume", Msg: err.Error()}
 		}
 		if !st.IsDir() {
-			return unlock, fmt.Errorf("--resume %s: not a directory", resume)
+			return unlock, &OptionError{Field: "Resume", Value: resume, Msg: "not a directory"}
 		}
 	}
 	if checkpoint != "" {
@@ -242,29 +203,22 @@ func sameDir(a, b string) bool {
 // weights on it (token accuracy, and chunk F1 when its labels look like
 // chunks). The table must have been featurized with the training table's
 // templates, feat.
-func (r *trainer) validator(feat featureSettings) (func([]float64) (map[string]float64, error), error) {
+func (r *trainer) validator(feat *featurize.TemplateSet) (func([]float64) (map[string]float64, error), error) {
 	vt, path := r.o.Valid, r.o.ValidName
-	if vt == nil {
-		var err error
-		path = r.o.ValidPath
-		if vt, err = ReadFeatureTable(pipeline.Source{Path: path, Stdin: r.o.Stdin}, true); err != nil {
-			return nil, err
-		}
-	}
 	vfeat, err := checkFeaturization(vt.Metadata, path)
 	if err != nil {
-		return nil, fmt.Errorf("--valid %w", err)
+		return nil, &OptionError{Field: "Valid", Msg: err.Error()}
 	}
 	if a, b := templateText(vfeat), templateText(feat); a != b {
-		return nil, fmt.Errorf("--valid %s was featurized with templates %.60q, the training table with %.60q: "+
-			"featurize it with the training table's --template (and --input-format), or with --model from a model of this data", path, a, b)
+		return nil, &OptionError{Field: "Valid", Value: path, Msg: fmt.Sprintf("was featurized with templates %.60q, the training table with %.60q: "+
+			"featurize it with the training table's templates and input format, or like a model of this data", a, b)}
 	}
 	trainData := r.t.Data
 	lay := crf.Layout{NumAttrs: trainData.NumAttrs, NumLabels: trainData.NumLabels}
 	probe := &crf.Model{Layout: lay, AttrNames: trainData.AttrNames, LabelNames: trainData.LabelNames}
 	vd := decode.Apply(vt.Data, decode.Remap(probe, vt.Data), lay.NumAttrs, trainData.AttrNames)
 	if len(vd.Attrs) == 0 && len(vt.Data.Attrs) > 0 {
-		return nil, fmt.Errorf("--valid %s shares no attribute with the training table", path)
+		return nil, &OptionError{Field: "Valid", Value: path, Msg: "shares no attribute with the training table"}
 	}
 	return func(w []float64) (map[string]float64, error) {
 		m := &crf.Model{Layout: crf.Layout{NumAttrs: lay.NumAttrs, NumLabels: lay.NumLabels, NoBias: len(w) != lay.Dim()},
@@ -287,15 +241,15 @@ func (r *trainer) validator(feat featureSettings) (func([]float64) (map[string]f
 }
 
 // templateText is the templates a table records, "" when none.
-func templateText(fs featureSettings) string {
-	if fs.templates == nil {
+func templateText(set *featurize.TemplateSet) string {
+	if set == nil {
 		return ""
 	}
-	return fs.templates.String()
+	return set.String()
 }
 
-// ByteSize renders a byte count as the messages show it.
-func ByteSize(b int64) string {
+// byteSize renders a byte count as the messages show it.
+func byteSize(b int64) string {
 	switch {
 	case b >= 1<<30:
 		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
@@ -303,23 +257,4 @@ func ByteSize(b int64) string {
 		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
 	}
 	return fmt.Sprintf("%d B", b)
-}
-
-// ParseBytes reads sizes such as 512MiB, 8GiB, 2G or 1000000.
-func ParseBytes(s string) (int64, error) {
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1e9}, {"M", 1e6}, {"K", 1e3}} {
-		if v, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mult = v, u.m
-			break
-		}
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%q is not a size (e.g. 8GiB)", s)
-	}
-	return int64(v * float64(mult)), nil
 }

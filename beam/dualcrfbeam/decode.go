@@ -100,7 +100,7 @@ func (fn *decodeFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, sh
 	path := OutputPath(fn.OutDir, sh.Index, "parquet")
 	res := DecodeResult{Shard: sh.Index, Path: path}
 	err := writeAtomic(ctx, path, func(out *pipeline.Output) error {
-		cov, err := stage.Decode(ctx, fn.model, pipeline.Source{Path: sh.Path}, out, o)
+		cov, err := stage.Decode(ctx, fn.model, stage.File(sh.Path), out, o)
 		res.Tokens = cov.Tokens
 		return err
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 // The small slice CI runs on: 150 sentences of CoNLL-2000 chunking, and a
@@ -100,7 +101,7 @@ func runPipeline(t testing.TB, build func(s beam.Scope) error) {
 // readTable reads the feature table at path.
 func readTable(t testing.TB, path string) *tables.FeatureTable {
 	t.Helper()
-	ft, err := stage.ReadFeatureTable(pipeline.Source{Path: path}, false)
+	ft, err := stage.ReadFeatureTable(context.Background(), stage.File(path), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func equalPredictions(t testing.TB, whole string, parts []string) {
 // cliEval returns dualcrf eval's text report of the predictions at path.
 func cliEval(t testing.TB, path string, o stage.EvalOptions) string {
 	t.Helper()
-	ev, err := stage.Eval(context.Background(), pipeline.Source{Path: path}, o)
+	ev, err := stage.Eval(context.Background(), stage.File(path), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func featurizeBoth(t testing.TB, dir, glob, whole string, minCount int) (string,
 	ctx := context.Background()
 	cliPath := filepath.Join(dir, "cli.arrow")
 	writeFile(t, cliPath, func(out *pipeline.Output) error {
-		_, err := stage.Featurize(ctx, pipeline.Source{Path: whole}, out, stage.FeaturizeOptions{MinCount: minCount})
+		_, err := stage.Featurize(ctx, stage.File(whole), out, stage.FeaturizeOptions{MinCount: minCount})
 		return err
 	})
 	shards, err := Shards([]string{glob})
@@ -261,13 +262,13 @@ func writeFile(t testing.TB, path string, fn func(*pipeline.Output) error) {
 func decodeAndEval(t testing.TB, dir, modelPath, cliInput string, beamInputs []string, text bool) string {
 	t.Helper()
 	ctx := context.Background()
-	m, err := stage.ReadModel(pipeline.Source{Path: modelPath})
+	m, err := stage.ReadModel(context.Background(), stage.File(modelPath))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cliPred := filepath.Join(dir, "cli-pred.arrow")
 	writeFile(t, cliPred, func(out *pipeline.Output) error {
-		_, err := stage.Decode(ctx, m, pipeline.Source{Path: cliInput}, out, stage.DecodeOptions{Text: text, ModelName: modelPath})
+		_, err := stage.Decode(ctx, m, stage.File(cliInput), out, stage.DecodeOptions{Text: text, ModelName: modelPath})
 		return err
 	})
 	shards, err := Shards(beamInputs)
@@ -312,7 +313,7 @@ func decodeAndEval(t testing.TB, dir, modelPath, cliInput string, beamInputs []s
 // defaults and writes it to dir/model.arrow.
 func trainModel(t testing.TB, dir, path string) string {
 	t.Helper()
-	res, err := stage.Train(context.Background(), readTable(t, path), path, stage.TrainOptions{Seed: stage.DefaultSeed})
+	res, err := stage.Train(context.Background(), readTable(t, path), path, stage.TrainOptions{Method: &train.SDCA{Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +359,7 @@ func TestScaleEqualsCLI(t *testing.T) {
 	sliceDir := filepath.Join(dir, "slice")
 	sliceTable := filepath.Join(sliceDir, "slice.arrow")
 	writeFile(t, sliceTable, func(out *pipeline.Output) error {
-		_, err := stage.Featurize(context.Background(), pipeline.Source{Path: slice}, out, stage.FeaturizeOptions{})
+		_, err := stage.Featurize(context.Background(), stage.File(slice), out, stage.FeaturizeOptions{})
 		return err
 	})
 	model := trainModel(t, sliceDir, sliceTable)

@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/stage"
 )
 
 // withOutput runs fn on the output for path ("" or "-" = standard output)
@@ -16,7 +18,13 @@ func withOutput(c *cli.Context, path string, fn func(w io.Writer, name string) e
 	if err != nil {
 		return err
 	}
-	if err := fn(out, out.Name()); err != nil {
+	return finishOutput(c, out, fn(out, out.Name()))
+}
+
+// finishOutput commits out when err is nil and no signal came, else
+// removes it; it returns what went wrong.
+func finishOutput(c *cli.Context, out *pipeline.Output, err error) error {
+	if err != nil {
 		out.Abort()
 		return err
 	}
@@ -37,4 +45,25 @@ func std(c *cli.Context) pipeline.Std {
 // logf prints a progress or summary line on the app's standard error.
 func logf(c *cli.Context, format string, args ...any) {
 	fmt.Fprintf(c.App.ErrWriter, format+"\n", args...)
+}
+
+// inputName names the input at path in messages.
+func inputName(path string) string {
+	if pipeline.IsStdin(path) {
+		return pipeline.StdinName
+	}
+	return path
+}
+
+// stageInput is the input at path for a stage: "" and "-" are the app's
+// standard input.
+func stageInput(c *cli.Context, path string) stage.Input {
+	if !pipeline.IsStdin(path) {
+		return stage.File(path)
+	}
+	r := c.App.Reader
+	if r == nil {
+		r = os.Stdin
+	}
+	return stage.Reader(r, pipeline.StdinName)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -8,8 +9,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -81,7 +84,7 @@ func runDecode(c *cli.Context) error {
 		return err
 	}
 	modelPath := c.String("model")
-	m, err := stage.ReadModel(std(c).Source(modelPath))
+	m, err := stage.ReadModel(c.Context, stageInput(c, modelPath))
 	if err != nil {
 		return err
 	}
@@ -92,34 +95,58 @@ func runDecode(c *cli.Context) error {
 			return err
 		}
 	}
-	in, err := openDecodeInput(c, m, o)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	var done func()
-	o.Progress, o.Log, done = stageProgress(c)
-	defer done()
-	return withOutput(c, c.String("output"), func(w io.Writer, _ string) error {
-		_, err := stage.DecodeFrom(c.Context, m, in, w, o)
-		return err
-	})
-}
-
-// openDecodeInput opens decode's input: the raw corpus of --text or the
-// feature table given as argument (standard input by default).
-func openDecodeInput(c *cli.Context, m *crf.Model, o stage.DecodeOptions) (*stage.DecodeInput, error) {
 	path := c.Args().First()
 	if o.Text {
 		if c.NArg() > 0 {
-			return nil, fmt.Errorf("decode: give either --text or a feature table, not both")
+			return fmt.Errorf("decode: give either --text or a feature table, not both")
 		}
 		path = c.String("text")
 	} else if c.NArg() > 1 {
-		return nil, fmt.Errorf("decode: one feature table at most, got %d", c.NArg())
+		return fmt.Errorf("decode: one feature table at most, got %d", c.NArg())
 	}
-	return stage.OpenDecodeInput(m, std(c).Source(path), o)
+	var done func()
+	o.Progress, o.Log, done = stageProgress(c)
+	defer done()
+	// The output is created once the input is open (Opened): an input
+	// that cannot be read leaves no file.
+	var out *pipeline.Output
+	w := &forwardWriter{}
+	o.Opened = func() (err error) {
+		out, err = std(c).CreateOutput(c.String("output"))
+		w.w = out
+		return err
+	}
+	_, err = stage.Decode(c.Context, m, stageInput(c, path), w, o)
+	err = explainDecode(explainMissingColumn(err, "decode", "model "+modelPath+"'s templates", modelPath, inputName(path)), modelPath, path)
+	if out == nil {
+		return err
+	}
+	return finishOutput(c, out, err)
 }
+
+// explainDecode says how to make an input decode can read: a feature
+// table featurized with the model (--model), or raw text with --text.
+func explainDecode(err error, model, input string) error {
+	var te *stage.TemplatesError
+	if errors.As(err, &te) {
+		return fmt.Errorf("decode: the feature table %s was made with other templates than model %s; featurize it with --model %s", te.Table, te.Model, te.Model)
+	}
+	if err == nil || !errors.Is(err, arrowio.ErrNotArrow) {
+		return err
+	}
+	file := input
+	if pipeline.IsStdin(input) {
+		file = "FILE"
+	}
+	msg := strings.TrimSuffix(err.Error(), "; decode reads a feature table (or, with Text, a corpus)")
+	return &renderedError{msg: fmt.Sprintf("%s; decode reads a feature table: featurize the text first "+
+		"(dualcrf featurize --model %s %s | dualcrf decode -m %s), or decode raw text with --text %s", msg, model, file, model, file), err: err}
+}
+
+// forwardWriter writes to w, which is set once the output exists.
+type forwardWriter struct{ w io.Writer }
+
+func (f *forwardWriter) Write(p []byte) (int, error) { return f.w.Write(p) }
 
 // checkOutputFlags refuses output flags that the output format does not
 // use, rather than ignore them: CoNLL text has no column for the marginals,
@@ -162,7 +189,7 @@ func decodeInputOptions(c *cli.Context, m *crf.Model, modelPath string) (*featur
 		return nil, err
 	}
 	var in featurize.InputOptions
-	if f, err := stage.ModelFeaturization(m, modelPath); err == nil {
+	if f, err := featurize.FromModel(m, modelPath); err == nil {
 		in = f.Input
 	}
 	applyInputFlags(c, &in)

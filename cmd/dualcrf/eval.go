@@ -64,7 +64,7 @@ func runEval(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	ev, err := stage.Eval(c.Context, std(c).Source(in), o)
+	ev, err := stage.Eval(c.Context, stageInput(c, in), o)
 	if err == nil {
 		err = c.Context.Err() // a signal came: write nothing
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
 )
 
@@ -36,7 +37,7 @@ partitions) — with one row per token (--sentence-column, --position-column, --
 			category(catInput, limitFlags()...),
 			category(catFeatures,
 				&cli.StringFlag{Name: "template", Aliases: []string{"t"}, DefaultText: "by the input's format and columns: chunking with a pos column, ner for words only", Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file"},
-				intIn(&cli.IntFlag{Name: "min-count", Value: stage.DefaultMinCount, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
+				intIn(&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
 					0, math.MaxInt, "0 and 1 keep every attribute"),
 				&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
 				&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
@@ -50,6 +51,22 @@ partitions) — with one row per token (--sentence-column, --position-column, --
 		),
 		Action: runFeaturize,
 	}
+}
+
+// checkZip refuses a zip archive read in another format than the Penn
+// Treebank's.
+func checkZip(in string, opts stage.FeaturizeOptions) error {
+	var format string
+	switch {
+	case opts.Input != nil:
+		format = opts.Input.Format
+	case opts.Like != nil:
+		format = opts.Like.Input.Format
+	}
+	if !pipeline.IsStdin(in) && strings.HasSuffix(in, ".zip") && !strings.HasPrefix(format, "ptb-") {
+		return fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with --input-format ptb-mrg or ptb-pos", in)
+	}
+	return nil
 }
 
 // runFeaturize featurizes the input into the output, then prints the
@@ -73,16 +90,25 @@ func runFeaturize(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkZip(in, opts); err != nil {
+		return err
+	}
 	opts.Writer = wopts
 	var log io.Writer
 	var done func()
 	opts.Progress, log, done = stageProgress(c)
 	defer done()
 	opts.Note = func(msg string) { fmt.Fprintf(log, "featurize: %s\n", msg) }
+	opts.Chosen = func(name string, columns []string) {
+		opts.Note(fmt.Sprintf("template %s, chosen from the input's columns [%s], which have no part-of-speech column (--template chooses another)", name, strings.Join(columns, " ")))
+	}
 	return withOutput(c, c.String("output"), func(w io.Writer, name string) error {
-		sum, err := stage.Featurize(c.Context, std(c).Source(in), w, opts)
+		sum, err := stage.Featurize(c.Context, stageInput(c, in), w, opts)
 		if err != nil {
-			return err
+			if opts.Like != nil {
+				return explainMissingColumn(err, "featurize", opts.Like.Name+"'s templates", opts.Like.Name, inputName(in))
+			}
+			return explainMissingColumn(err, "featurize", "the templates", "", inputName(in))
 		}
 		fmt.Fprintf(log, "featurize: %d sentences, %d tokens, %d attributes, %d labels -> %s\n",
 			sum.Sentences, sum.Tokens, sum.Attributes, len(sum.Labels), name)
@@ -293,7 +319,7 @@ func featurizeOptions(c *cli.Context) (stage.FeaturizeOptions, error) {
 
 // featurizeLike reads the featurization of --model or --vocab (nil when
 // neither is given), refusing the flags they supply.
-func featurizeLike(c *cli.Context) (*stage.Featurization, error) {
+func featurizeLike(c *cli.Context) (*featurize.Featurization, error) {
 	if c.IsSet("model") && c.IsSet("vocab") {
 		return nil, fmt.Errorf("featurize: --model and --vocab exclude each other")
 	}
@@ -309,16 +335,16 @@ func featurizeLike(c *cli.Context) (*stage.Featurization, error) {
 		}
 	}
 	if path := c.String("model"); path != "" {
-		m, err := stage.ReadModel(std(c).Source(path))
+		m, err := stage.ReadModel(c.Context, stageInput(c, path))
 		if err != nil {
 			return nil, err
 		}
-		return stage.ModelFeaturization(m, path)
+		return featurize.FromModel(m, path)
 	}
 	path := c.String("vocab")
-	t, err := stage.ReadFeatureTable(std(c).Source(path), true)
+	t, err := stage.ReadFeatureTable(c.Context, stageInput(c, path), true)
 	if err != nil {
 		return nil, err
 	}
-	return stage.TableFeaturization(t, path)
+	return featurize.FromTable(t, path)
 }

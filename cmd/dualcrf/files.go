@@ -169,11 +169,11 @@ func evalFiles(c *cli.Context, input string) (arrowio.Format, error) {
 // file (--duals PATH, stream:PATH, or duals.stream in the checkpoint
 // directory) and the checkpoint directory's LOCK and CURRENT are written
 // too. It returns the formats of the model and the log.
-func trainFiles(c *cli.Context, input string) (model, log arrowio.Format, err error) {
+func trainFiles(c *cli.Context, input string, duals stage.Duals) (model, log arrowio.Format, err error) {
 	ckpt := cmp.Or(c.String("checkpoint"), c.String("resume"))
 	outputs := []pipeline.Path{pathOf("-o", c.String("output")), pathOf("--log", c.String("log")),
 		pathOf("--plot", c.String("plot")), pathOf("--cpuprofile", c.String("cpuprofile")),
-		pathOf("--duals", stage.DualsFile(c.String("duals"), ckpt))}
+		pathOf("--duals", duals.File(ckpt))}
 	if ckpt != "" {
 		for _, name := range []string{"LOCK", "CURRENT"} {
 			outputs = append(outputs, pathOf("--checkpoint", filepath.Join(ckpt, name)))

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/dualcrf/dualcrf/stage"
 )
 
 // Numeric flags are checked where they are defined: intIn and friends
@@ -166,3 +170,91 @@ OPTIONS:`)
 `)
 	return b.String()
 }
+
+// optionFlag is a flag that sets library options: its definition (name,
+// default, meaning) under its help category, the options it sets as the
+// library's errors name them (stage.OptionError.Field), and how it sets
+// them (nil: the stage reads the flag itself).
+type optionFlag[S any] struct {
+	category string
+	cli.Flag
+	fields []string
+	set    func(c *cli.Context, name string, s *S) error
+}
+
+// optionFlags are a stage's flags with the options they set: the one
+// table that ties a flag to an option.
+type optionFlags[S any] []optionFlag[S]
+
+// cliFlags returns the flags, each in its category.
+func (fs optionFlags[S]) cliFlags() []cli.Flag {
+	var all []cli.Flag
+	for _, f := range fs {
+		all = append(all, category(f.category, f.Flag)...)
+	}
+	return all
+}
+
+// flagOf returns the flag that sets the option field, or nil.
+func (fs optionFlags[S]) flagOf(field string) cli.Flag {
+	for _, f := range fs {
+		if slices.Contains(f.fields, field) {
+			return f.Flag
+		}
+	}
+	return nil
+}
+
+// optionName names the option field by its flag ("--gap-tol"), or by
+// the field itself when no flag sets it.
+func (fs optionFlags[S]) optionName(field string) string {
+	if f := fs.flagOf(field); f != nil {
+		return "--" + f.Names()[0]
+	}
+	return field
+}
+
+// render rewrites an option's error in err (a *stage.OptionError, wrapped
+// or not) in the command's words: each option named by its flag, and the
+// value shown as the user gave it. Other errors are returned as they are.
+// (An error of package train that names a setting by its field, such as
+// a resumed run's settings mismatch, belongs here too, rendered from the
+// same table.)
+func (fs optionFlags[S]) render(c *cli.Context, err error) error {
+	var oe *stage.OptionError
+	if err == nil || !errors.As(err, &oe) {
+		return err
+	}
+	name := fs.optionName
+	shown := *oe
+	if f := fs.flagOf(oe.Field); f != nil && c.IsSet(f.Names()[0]) {
+		// A zero given for an option whose zero is its default goes to the
+		// library as an invalid value (givenFloat): show the 0.
+		switch v := c.Value(f.Names()[0]).(type) {
+		case string:
+			if v == "" {
+				shown.Value = `""`
+			}
+		case float64:
+			if v == 0 {
+				shown.Value = "0"
+			}
+		case int:
+			if v == 0 {
+				shown.Value = "0"
+			}
+		}
+	}
+	msg := strings.Replace(err.Error(), oe.Error(), shown.Format(name), 1)
+	return &renderedError{msg: msg, err: err}
+}
+
+// renderedError is an error with its message rewritten in the command's
+// words; it unwraps to the original.
+type renderedError struct {
+	msg string
+	err error
+}
+
+func (e *renderedError) Error() string { return e.msg }
+func (e *renderedError) Unwrap() error { return e.err }

@@ -24,7 +24,7 @@ labels and metadata. Exits 1 with the reason when the table is damaged or not du
 			if c.NArg() != 1 {
 				return fmt.Errorf("inspect: want one file (or -), got %d arguments", c.NArg())
 			}
-			summary, err := stage.Inspect(c.Context, std(c).Source(c.Args().First()))
+			summary, err := stage.Inspect(c.Context, stageInput(c, c.Args().First()))
 			if err == nil {
 				err = c.Context.Err() // a signal came: print nothing
 			}

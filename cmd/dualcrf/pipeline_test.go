@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/stage"
 )
@@ -140,11 +140,11 @@ func TestPipes(t *testing.T) {
 	}
 	// The same seed gives the same weights, through a pipe or from a file
 	// (the metadata differ: source name and training seconds).
-	piped, err := stage.ReadModel(pipeline.Source{Path: filepath.Join(dir, "model.arrow")})
+	piped, err := stage.ReadModel(context.Background(), stage.File(filepath.Join(dir, "model.arrow")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromFile, err := stage.ReadModel(pipeline.Source{Path: f.model})
+	fromFile, err := stage.ReadModel(context.Background(), stage.File(f.model))
 	if err != nil {
 		t.Fatal(err)
 	}

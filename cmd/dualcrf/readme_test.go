@@ -354,8 +354,7 @@ func headingAnchor(h string) string {
 }
 
 // readmeGoImports are the imports the README's Go block may use.
-var readmeGoImports = []string{"bytes", "context", "fmt", "os",
-	"github.com/dualcrf/dualcrf/pipeline", "github.com/dualcrf/dualcrf/stage"}
+var readmeGoImports = []string{"bytes", "context", "fmt", "os", "github.com/dualcrf/dualcrf/stage"}
 
 // TestREADMEGo builds the README's Go block as the body of a function
 // returning an error, and runs it on the embedded CoNLL-2000 slice (copied

@@ -4,24 +4,27 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/dualcrf/dualcrf/train"
 )
 
-// settingFlags are the train flags that set each run setting a resume
-// must repeat (train.SettingsError.Field).
-var settingFlags = map[string]string{
-	"Solver":       "--solver",
-	"Lambda":       "--lambda",
-	"FeatureSpace": "--feature-space",
-	"Transitions":  "--transitions",
-	"Workers":      "--workers",
-	"RoundSteps":   "--round-steps",
-	"Sampler":      "--sampler",
-	"NonUniform":   "--nonuniform",
-	"Epsilon":      "--epsilon",
-	"SubPrecision": "--subprecision",
-	"Seed":         "--seed",
-	"RefreshEvery": "--refresh-every",
+// settingOptions are the options (as trainFlags names them) behind each
+// run setting a resume must repeat (train.SettingsError.Field); the flag
+// that sets each comes from trainFlags, the one table of train's flags.
+var settingOptions = map[string]string{
+	"Solver":       "Method",
+	"Lambda":       "Lambda",
+	"FeatureSpace": "FeatureSpace",
+	"Transitions":  "Transitions",
+	"Workers":      "SDCA.Workers",
+	"RoundSteps":   "SDCA.RoundSteps",
+	"Sampler":      "Sampler.Kind",
+	"NonUniform":   "Sampler.NonUniform",
+	"Epsilon":      "SDCA.Epsilon",
+	"SubPrecision": "SDCA.SubPrecision",
+	"Seed":         "SDCA.Seed",
+	"RefreshEvery": "RefreshEvery",
 }
 
 // settingsFlagError restates a resume refused for its settings by the
@@ -31,10 +34,16 @@ func settingsFlagError(err error) error {
 	if !errors.As(err, &se) {
 		return err
 	}
+	flags := trainFlags()
 	flag := func(v string) string {
-		switch f, ok := settingFlags[se.Field]; {
-		case ok:
-			return f + " " + v
+		option, ok := settingOptions[se.Field]
+		var f cli.Flag
+		if ok {
+			f = flags.flagOf(option)
+		}
+		switch {
+		case f != nil:
+			return "--" + f.Names()[0] + " " + v
 		case se.Field == "Bias" && v == "false":
 			return "--no-bias"
 		case se.Field == "Bias":

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/dualcrf/dualcrf/arrowio"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -21,7 +20,7 @@ import (
 // "records no feature templates".)
 func TestGoTrainedModel(t *testing.T) {
 	ctx := context.Background()
-	tab, _, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: abs(t, "demodata/train.txt.gz")}, stage.FeaturizeOptions{MinCount: 3})
+	tab, _, err := stage.FeaturizeTable(ctx, stage.File(abs(t, "demodata/train.txt.gz")), stage.FeaturizeOptions{MinCount: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

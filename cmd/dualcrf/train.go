@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -39,104 +41,272 @@ The paper's peers: --solver oeg (online exponentiated gradient, Collins et al. 2
 certificate) and --solver sag (stochastic average gradient, Schmidt et al. 2015: --sag-variant
 nus, nus-star or uniform; certificate ‖∇P‖²/(2λ) from a full pass, as L-BFGS's). The log counts
 oracle calls (forward–backward passes over one sentence, certificates apart) and parameter updates.`,
-		Flags: flagGroups(
-			category(catInput,
-				&cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates), scored after each certificate"},
-				&cli.StringFlag{Name: "memory-budget", DefaultText: "physical memory", Usage: "memory the run may use, e.g. 8GiB; a run estimated to need more is refused. " +
-					"--duals auto keeps the duals in memory when the whole run fits in it (unset: in half of physical memory); streamed duals get what the rest of the run leaves, in 3 block buffers"},
-				&cli.StringFlag{Name: "duals", Value: stage.DefaultDuals, Usage: "where SDCA keeps its dual variables: memory; auto (memory when the run fits --memory-budget, else stream); " +
-					"stream or stream:PATH (streamed from disk in blocks sized by --memory-budget: PATH, else duals.stream in the checkpoint directory, else a temporary file); or a file PATH (memory-mapped)"},
-			),
-			category(catFeatures,
-				&cli.StringFlag{Name: "feature-space", Value: stage.DefaultFeatureSpace, Usage: "full (every attribute × label) or observed (pairs seen in training, CRFsuite's)"},
-				&cli.StringFlag{Name: "transitions", Value: stage.DefaultTransitions, Usage: "all (every label pair) or observed (pairs seen in training, CRFsuite's default)"},
-				&cli.BoolFlag{Name: "no-bias", Usage: "leave out the bias, start and end weights (CRFsuite's model)"},
-			),
-			category(catSolver,
-				&cli.StringFlag{Name: "lambda", Value: stage.DefaultLambda, Usage: "regularisation λ > 0: a number, or c/n for c divided by the number of sentences"},
-				&cli.StringFlag{Name: "solver", Value: stage.DefaultSolver, Usage: strings.Join(stage.Solvers, ", ")},
-				&cli.StringFlag{Name: "sampler", Value: train.DefaultSampler, Usage: "SDCA's choice of the next sentence: " + strings.Join(train.SamplerKinds(), ", ")},
-				&cli.Float64Flag{Name: "nonuniform", Value: train.DefaultNonUniform, Usage: "probability in (0,1] that a draw follows the gap or importance sampler rather than the uniform one"},
-				&cli.Float64Flag{Name: "epsilon", Value: train.DefaultEpsilon, Usage: "share in (0,1] of the uniform distribution in the initial duals, the rest on each sentence's gold labelling"},
-				&cli.Float64Flag{Name: "subprecision", Value: train.DefaultSubPrecision, Usage: "SDCA's line search stops when its step is shorter than this, in (0,1)"},
-				&cli.IntFlag{Name: "refresh-every", DefaultText: "never", Usage: "recompute every sentence's gap estimate exactly every k ≥ 1 epochs (0: never)"},
-				&cli.Uint64Flag{Name: "seed", Value: stage.DefaultSeed, Usage: "random seed; the same seed gives the same model"},
-				intIn(&cli.IntFlag{Name: "workers", Value: train.DefaultWorkers, Usage: "SDCA workers (deterministic parallel SDCA: the same seed and workers give the same model); 0: one per core"}, 0, math.MaxInt, ""),
-				&cli.IntFlag{Name: "round-steps", Value: train.DefaultRoundSteps, Usage: "steps each SDCA worker makes between two aggregations, ≥ 1 (with --workers ≠ 1)"},
-				&cli.IntFlag{Name: "lbfgs-store", Value: train.DefaultLBFGSStore, Usage: "L-BFGS: correction pairs kept, ≥ 1"},
-				&cli.StringFlag{Name: "sag-variant", Value: train.DefaultSAGVariant, Usage: "SAG: nus (SAG-NUS: draws ∝ L_i half of the time), nus-star (SAG-NUS*: skips the Lipschitz test of tiny gradients) or uniform"},
-				&cli.Float64Flag{Name: "sag-initial-l", Value: train.DefaultSAGInitialL, Usage: "SAG: every sentence's Lipschitz estimate L_i before its first test, > 0"},
-				&cli.Float64Flag{Name: "oeg-eta", Value: train.DefaultOEGEta, Usage: "OEG: every sentence's initial step size η_i, in (0,1] (halved while the dual does not increase, ×1.05 after a kept step)"},
-			),
-			category(catStopping,
-				&cli.Float64Flag{Name: "gap-tol", Value: train.DefaultGapTol, Usage: "stop when the certified duality gap is at most this (> 0)"},
-				&cli.IntFlag{Name: "gap-every", Value: stage.DefaultGapEvery, Usage: "epochs between certificate passes: 0 certifies the initial point, each epoch whose gap estimate is ≤ 2·--gap-tol and the last epoch; N ≥ 1 also every N epochs"},
-				&cli.IntFlag{Name: "max-epochs", Value: train.DefaultMaxEpochs, Usage: "stop after this many epochs, ≥ 1 (L-BFGS: iterations)"},
-				&cli.DurationFlag{Name: "max-time", DefaultText: "no limit", Usage: "stop after this much training time, e.g. 10m or 1h30m"},
-			),
-			category(catOutput,
-				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "model file (Arrow IPC file; Parquet when the name ends .parquet); - = standard output"},
-				&cli.StringFlag{Name: "log", Usage: "write the per-epoch training log here (Arrow IPC file; Parquet when the name ends .parquet)"},
-				&cli.StringFlag{Name: "plot", Usage: "draw the certified gap and P − best dual against seconds and epochs here (.svg or .png); certifies every epoch unless --gap-every is given (a full pass each: on CoNLL-2000 about +50% CPU time)"},
-				&cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the training loop here", Hidden: true},
-			),
-			category(catCheckpoints,
-				&cli.StringFlag{Name: "checkpoint", Usage: "directory for snapshots (locked; written atomically; also on SIGINT/SIGTERM); refused when it holds an earlier run's snapshots, unless --resume"},
-				&cli.IntFlag{Name: "checkpoint-every", Value: stage.DefaultCheckpointEvery, Usage: "epochs between snapshots (0: only by --checkpoint-interval and on interrupt)"},
-				&cli.DurationFlag{Name: "checkpoint-interval", DefaultText: "none", Usage: "training time between snapshots, e.g. 10m"},
-				&cli.StringFlag{Name: "resume", Usage: "continue from the newest valid snapshot in this directory (same data and settings); snapshots go on there unless --checkpoint says otherwise"},
-				&cli.BoolFlag{Name: "keep-checkpoints", Usage: "keep the snapshots when the run ends well (by default they are removed once the model is written)"},
-			),
-			category(catProgress,
-				&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no per-epoch lines on standard error"},
-				progressFlag(),
-			),
-		),
+		Flags:  trainFlags().cliFlags(),
 		Action: runTrain,
 	}
 }
 
+// The defaults of train's flags that are not the library's zero value.
+const (
+	defaultSeed            = 1 // TrainOptions' methods: seed 0
+	defaultCheckpointEvery = 1 // TrainOptions.CheckpointEvery: 0, none by epoch
+)
+
+// trainSetup is what train's flags set: the stage's options and a value
+// of each method, of which --solver picks one.
+type trainSetup struct {
+	o     stage.TrainOptions
+	sdca  train.SDCA
+	lbfgs train.LBFGS
+	oeg   train.OEG
+	sag   train.SAG
+}
+
+// trainFlags are train's flags: each flag's name, default and meaning,
+// the library options it sets (as stage.OptionError names them) and how.
+// This table is the one place that ties a flag to an option: the command
+// maps the options' errors back to flags with it (optionFlags.render).
+func trainFlags() optionFlags[trainSetup] {
+	return optionFlags[trainSetup]{
+		{catInput, &cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates), scored after each certificate"},
+			[]string{"Valid"}, nil}, // read by runTrain
+		{catInput, &cli.StringFlag{Name: "memory-budget", DefaultText: "physical memory", Usage: "memory the run may use, e.g. 8GiB; a run estimated to need more is refused. " +
+			"--duals auto keeps the duals in memory when the whole run fits in it (unset: in half of physical memory); streamed duals get what the rest of the run leaves, in 3 block buffers"},
+			[]string{"MemoryBudget"}, func(c *cli.Context, n string, s *trainSetup) error {
+				b := c.String(n)
+				if b == "" {
+					return nil
+				}
+				v, err := parseBytes(b)
+				if err != nil || v <= 0 {
+					return fmt.Errorf("--memory-budget %q: want a positive size such as 8GiB", b)
+				}
+				s.o.MemoryBudget = v
+				return nil
+			}},
+		{catInput, &cli.StringFlag{Name: "duals", Value: "auto", Usage: "where SDCA keeps its dual variables: memory; auto (memory when the run fits --memory-budget, else stream); " +
+			"stream or stream:PATH (streamed from disk in blocks sized by --memory-budget: PATH, else duals.stream in the checkpoint directory, else a temporary file); or a file PATH (memory-mapped)"},
+			[]string{"Duals"}, func(c *cli.Context, n string, s *trainSetup) (err error) {
+				s.o.Duals, err = parseDuals(c.String(n))
+				return err
+			}},
+		{catFeatures, &cli.StringFlag{Name: "feature-space", Value: "full", Usage: "full (every attribute × label) or observed (pairs seen in training, CRFsuite's)"},
+			[]string{"FeatureSpace"}, func(c *cli.Context, n string, s *trainSetup) (err error) {
+				s.o.FeatureSpace, err = parsePairs(n, c.String(n), "full")
+				return err
+			}},
+		{catFeatures, &cli.StringFlag{Name: "transitions", Value: "all", Usage: "all (every label pair) or observed (pairs seen in training, CRFsuite's default)"},
+			[]string{"Transitions"}, func(c *cli.Context, n string, s *trainSetup) (err error) {
+				s.o.Transitions, err = parsePairs(n, c.String(n), "all")
+				return err
+			}},
+		{catFeatures, &cli.BoolFlag{Name: "no-bias", Usage: "leave out the bias, start and end weights (CRFsuite's model)"},
+			[]string{"NoBias"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.NoBias = c.Bool(n); return nil }},
+		{catSolver, &cli.StringFlag{Name: "lambda", Value: "1/n", Usage: "regularisation λ > 0: a number, or c/n for c divided by the number of sentences"},
+			[]string{"Lambda"}, func(c *cli.Context, n string, s *trainSetup) (err error) {
+				s.o.Lambda, err = parseLambda(c.String(n))
+				return err
+			}},
+		{catSolver, &cli.StringFlag{Name: "solver", Value: "sdca", Usage: strings.Join(solverNames, ", ")},
+			[]string{"Method"}, func(c *cli.Context, n string, s *trainSetup) error {
+				m := map[string]train.Method{"sdca": &s.sdca, "lbfgs": &s.lbfgs, "oeg": &s.oeg, "sag": &s.sag}[c.String(n)]
+				if m == nil {
+					return fmt.Errorf("--solver %q: want one of %s", c.String(n), strings.Join(solverNames, ", "))
+				}
+				s.o.Method = m
+				return nil
+			}},
+		{catSolver, &cli.StringFlag{Name: "sampler", Value: train.DefaultSampler, Usage: "SDCA's choice of the next sentence: " + strings.Join(train.SamplerKinds(), ", ")},
+			[]string{"Sampler.Kind"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Sampler.Kind = givenString(c, n); return nil }},
+		{catSolver, &cli.Float64Flag{Name: "nonuniform", Value: train.DefaultNonUniform, Usage: "probability in (0,1] that a draw follows the gap or importance sampler rather than the uniform one"},
+			[]string{"Sampler.NonUniform"}, func(c *cli.Context, n string, s *trainSetup) error {
+				s.o.Sampler.NonUniform = givenFloat(c, n)
+				return nil
+			}},
+		{catSolver, &cli.Float64Flag{Name: "epsilon", Value: train.DefaultEpsilon, Usage: "share in (0,1] of the uniform distribution in the initial duals, the rest on each sentence's gold labelling"},
+			[]string{"SDCA.Epsilon"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.Epsilon = givenFloat(c, n); return nil }},
+		{catSolver, &cli.Float64Flag{Name: "subprecision", Value: train.DefaultSubPrecision, Usage: "SDCA's line search stops when its step is shorter than this, in (0,1)"},
+			[]string{"SDCA.SubPrecision"}, func(c *cli.Context, n string, s *trainSetup) error {
+				s.sdca.SubPrecision = givenFloat(c, n)
+				return nil
+			}},
+		{catSolver, &cli.IntFlag{Name: "refresh-every", DefaultText: "never", Usage: "recompute every sentence's gap estimate exactly every k ≥ 1 epochs (0: never)"},
+			[]string{"RefreshEvery"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.RefreshEvery = c.Int(n); return nil }},
+		{catSolver, &cli.Uint64Flag{Name: "seed", Value: defaultSeed, Usage: "random seed; the same seed gives the same model"},
+			[]string{"SDCA.Seed", "OEG.Seed", "SAG.Seed"}, func(c *cli.Context, n string, s *trainSetup) error {
+				s.sdca.Seed, s.oeg.Seed, s.sag.Seed = c.Uint64(n), c.Uint64(n), c.Uint64(n)
+				return nil
+			}},
+		{catSolver, intIn(&cli.IntFlag{Name: "workers", Value: train.DefaultWorkers, Usage: "SDCA workers (deterministic parallel SDCA: the same seed and workers give the same model); 0: one per core"}, 0, math.MaxInt, ""),
+			[]string{"SDCA.Workers"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.Workers = workers(c.Int(n)); return nil }},
+		{catSolver, &cli.IntFlag{Name: "round-steps", Value: train.DefaultRoundSteps, Usage: "steps each SDCA worker makes between two aggregations, ≥ 1 (with --workers ≠ 1)"},
+			[]string{"SDCA.RoundSteps"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.RoundSteps = givenInt(c, n); return nil }},
+		{catSolver, &cli.IntFlag{Name: "lbfgs-store", Value: train.DefaultLBFGSStore, Usage: "L-BFGS: correction pairs kept, ≥ 1"},
+			[]string{"LBFGS.Store"}, func(c *cli.Context, n string, s *trainSetup) error { s.lbfgs.Store = givenInt(c, n); return nil }},
+		{catSolver, &cli.StringFlag{Name: "sag-variant", Value: train.DefaultSAGVariant, Usage: "SAG: nus (SAG-NUS: draws ∝ L_i half of the time), nus-star (SAG-NUS*: skips the Lipschitz test of tiny gradients) or uniform"},
+			[]string{"SAG.Variant"}, func(c *cli.Context, n string, s *trainSetup) error {
+				s.sag.Variant = givenString(c, n)
+				return nil
+			}},
+		{catSolver, &cli.Float64Flag{Name: "sag-initial-l", Value: train.DefaultSAGInitialL, Usage: "SAG: every sentence's Lipschitz estimate L_i before its first test, > 0"},
+			[]string{"SAG.InitialL"}, func(c *cli.Context, n string, s *trainSetup) error { s.sag.InitialL = givenFloat(c, n); return nil }},
+		{catSolver, &cli.Float64Flag{Name: "oeg-eta", Value: train.DefaultOEGEta, Usage: "OEG: every sentence's initial step size η_i, in (0,1] (halved while the dual does not increase, ×1.05 after a kept step)"},
+			[]string{"OEG.Eta"}, func(c *cli.Context, n string, s *trainSetup) error { s.oeg.Eta = givenFloat(c, n); return nil }},
+		{catStopping, &cli.Float64Flag{Name: "gap-tol", Value: train.DefaultGapTol, Usage: "stop when the certified duality gap is at most this (> 0)"},
+			[]string{"GapTol"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.GapTol = givenFloat(c, n); return nil }},
+		{catStopping, &cli.IntFlag{Name: "gap-every", Value: train.DefaultGapEvery, Usage: "epochs between certificate passes: 0 certifies the initial point, each epoch whose gap estimate is ≤ 2·--gap-tol and the last epoch; N ≥ 1 also every N epochs"},
+			[]string{"GapEvery"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.GapEvery = c.Int(n); return nil }},
+		{catStopping, &cli.IntFlag{Name: "max-epochs", Value: train.DefaultMaxEpochs, Usage: "stop after this many epochs, ≥ 1 (L-BFGS: iterations)"},
+			[]string{"MaxEpochs"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.MaxEpochs = givenInt(c, n); return nil }},
+		{catStopping, &cli.DurationFlag{Name: "max-time", DefaultText: "no limit", Usage: "stop after this much training time, e.g. 10m or 1h30m"},
+			[]string{"MaxTime"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.MaxTime = c.Duration(n); return nil }},
+		{catOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "model file (Arrow IPC file; Parquet when the name ends .parquet); - = standard output"}, nil, nil},
+		{catOutput, &cli.StringFlag{Name: "log", Usage: "write the per-epoch training log here (Arrow IPC file; Parquet when the name ends .parquet)"}, nil, nil},
+		{catOutput, &cli.StringFlag{Name: "plot", Usage: "draw the certified gap and P − best dual against seconds and epochs here (.svg or .png); certifies every epoch unless --gap-every is given (a full pass each: on CoNLL-2000 about +50% CPU time)"}, nil, nil},
+		{catOutput, &cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the training loop here", Hidden: true}, nil, nil},
+		{catCheckpoints, &cli.StringFlag{Name: "checkpoint", Usage: "directory for snapshots (locked; written atomically; also on SIGINT/SIGTERM); refused when it holds an earlier run's snapshots, unless --resume"},
+			[]string{"Checkpoint"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Checkpoint = c.String(n); return nil }},
+		{catCheckpoints, &cli.IntFlag{Name: "checkpoint-every", Value: defaultCheckpointEvery, Usage: "epochs between snapshots (0: only by --checkpoint-interval and on interrupt)"},
+			[]string{"CheckpointEvery"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.CheckpointEvery = c.Int(n); return nil }},
+		{catCheckpoints, &cli.DurationFlag{Name: "checkpoint-interval", DefaultText: "none", Usage: "training time between snapshots, e.g. 10m"},
+			[]string{"CheckpointInterval"}, func(c *cli.Context, n string, s *trainSetup) error {
+				s.o.CheckpointInterval = c.Duration(n)
+				return nil
+			}},
+		{catCheckpoints, &cli.StringFlag{Name: "resume", Usage: "continue from the newest valid snapshot in this directory (same data and settings); snapshots go on there unless --checkpoint says otherwise"},
+			[]string{"Resume"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Resume = c.String(n); return nil }},
+		{catCheckpoints, &cli.BoolFlag{Name: "keep-checkpoints", Usage: "keep the snapshots when the run ends well (by default they are removed once the model is written)"},
+			[]string{"KeepCheckpoints"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.KeepCheckpoints = c.Bool(n); return nil }},
+		{catProgress, &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no per-epoch lines on standard error"},
+			[]string{"Quiet"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Quiet = c.Bool(n); return nil }},
+		{catProgress, progressFlag(), nil, nil},
+	}
+}
+
+// solverNames are --solver's values, in the order the help gives them.
+var solverNames = []string{"sdca", "lbfgs", "oeg", "sag"}
+
 // trainOptions maps train's flags to the stage's options and checks them
 // before anything is read or created.
 func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
-	o := stage.TrainOptions{Lambda: c.String("lambda"), Solver: c.String("solver"), NoBias: c.Bool("no-bias"),
-		FeatureSpace: c.String("feature-space"), Transitions: c.String("transitions"), Sampler: c.String("sampler"),
-		NonUniform: c.Float64("nonuniform"), Epsilon: c.Float64("epsilon"), SubPrecision: c.Float64("subprecision"),
-		Seed: c.Uint64("seed"), RefreshEvery: c.Int("refresh-every"), LBFGSStore: c.Int("lbfgs-store"),
-		SAGVariant: c.String("sag-variant"), SAGInitialL: c.Float64("sag-initial-l"), OEGEta: c.Float64("oeg-eta"),
-		Workers: workers(c.Int("workers")), RoundSteps: c.Int("round-steps"),
-		GapTol: c.Float64("gap-tol"), GapEvery: c.Int("gap-every"), MaxEpochs: c.Int("max-epochs"), MaxTime: c.Duration("max-time"),
-		ValidPath: c.String("valid"), Duals: c.String("duals"), Checkpoint: c.String("checkpoint"),
-		CheckpointEvery: c.Int("checkpoint-every"), CheckpointInterval: c.Duration("checkpoint-interval"), Resume: c.String("resume"),
-		KeepCheckpoints: c.Bool("keep-checkpoints"), Stdin: c.App.Reader, Log: c.App.ErrWriter, Quiet: c.Bool("quiet")}
-	if err := o.CheckGiven(); err != nil {
-		return o, err
-	}
-	if b := c.String("memory-budget"); b != "" {
-		v, err := stage.ParseBytes(b)
-		if err != nil || v <= 0 {
-			return o, fmt.Errorf("--memory-budget %q: want a positive size such as 8GiB", b)
+	flags := trainFlags()
+	s := &trainSetup{}
+	s.o.Log, s.o.OptionName = c.App.ErrWriter, flags.optionName
+	for _, f := range flags {
+		if f.set != nil {
+			if err := f.set(c, f.Names()[0], s); err != nil {
+				return s.o, err
+			}
 		}
-		o.MemoryBudget = v
+	}
+	if err := checkSolverFlags(c, s); err != nil {
+		return s.o, err
+	}
+	if err := s.o.Check(); err != nil {
+		return s.o, flags.render(c, err)
 	}
 	if path := c.String("plot"); path != "" {
 		if _, err := plots.FormatOf(path); err != nil {
-			return o, fmt.Errorf("train: --plot %w", err)
+			return s.o, fmt.Errorf("train: --plot %w", err)
 		}
 		if !c.IsSet("gap-every") {
-			o.GapEvery = 1 // a figure of every epoch, not of the few the default policy certifies
+			s.o.GapEvery = 1 // a figure of every epoch, not of the few the default policy certifies
 		}
 	}
-	if o.Solver != "sdca" && c.IsSet("duals") {
-		return o, stage.ErrSDCAOnly
-	}
-	if o.Checkpoint != "" && o.Resume == "" {
+	if s.o.Checkpoint != "" && s.o.Resume == "" {
 		// Before the table is read; Train checks again, holding the lock.
-		if err := train.CheckFresh(o.Checkpoint); err != nil {
-			return o, fmt.Errorf("train: %w", err)
+		if err := train.CheckFresh(s.o.Checkpoint); err != nil {
+			return s.o, fmt.Errorf("train: %w", err)
 		}
 	}
-	return o, nil
+	return s.o, nil
+}
+
+// checkSolverFlags refuses the flags of one solver given with another.
+func checkSolverFlags(c *cli.Context, s *trainSetup) error {
+	solver := c.String("solver")
+	switch {
+	case solver != "sag" && ((c.String("sag-variant") != train.DefaultSAGVariant) || c.Float64("sag-initial-l") != train.DefaultSAGInitialL):
+		return errors.New("--sag-variant and --sag-initial-l apply to --solver sag only")
+	case solver != "oeg" && c.Float64("oeg-eta") != 0 && c.Float64("oeg-eta") != train.DefaultOEGEta:
+		return errors.New("--oeg-eta applies to --solver oeg only")
+	case solver != "sdca" && ((s.sdca.Workers != 0 && s.sdca.Workers != 1) || (s.sdca.RoundSteps != 0 && s.sdca.RoundSteps != train.DefaultRoundSteps)):
+		return errors.New("--workers and --round-steps apply to --solver sdca only (L-BFGS's and the certificates' passes use every core; OEG and SAG are sequential)")
+	case solver != "sdca" && (s.o.Checkpoint != "" || s.o.Resume != "" || c.IsSet("duals")):
+		return errors.New("--checkpoint, --resume and --duals apply to --solver sdca only")
+	}
+	return nil
+}
+
+// givenFloat is a float flag's value for an option whose zero stands for
+// its default: a 0 the user gives goes as NaN, which the option refuses
+// (optionFlags.render shows the 0 given).
+func givenFloat(c *cli.Context, name string) float64 {
+	if v := c.Float64(name); v != 0 || !c.IsSet(name) {
+		return v
+	}
+	return math.NaN()
+}
+
+// givenString is givenFloat for a string flag: an empty value given goes
+// as " ".
+func givenString(c *cli.Context, name string) string {
+	if v := c.String(name); v != "" || !c.IsSet(name) {
+		return v
+	}
+	return " "
+}
+
+// givenInt is givenFloat for an integer flag: a 0 given goes as -1.
+func givenInt(c *cli.Context, name string) int {
+	if v := c.Int(name); v != 0 || !c.IsSet(name) {
+		return v
+	}
+	return -1
+}
+
+// parseLambda reads --lambda: a number, or c/n.
+func parseLambda(s string) (stage.Lambda, error) {
+	c, perN := strings.CutSuffix(s, "/n")
+	v, err := strconv.ParseFloat(c, 64)
+	if err != nil {
+		return stage.Lambda{}, fmt.Errorf("--lambda %q: want a number or c/n", s)
+	}
+	if perN {
+		return stage.LambdaPerSentence(v), nil
+	}
+	return stage.LambdaValue(v), nil
+}
+
+// parsePairs reads --feature-space (all: "full") or --transitions (all:
+// "all").
+func parsePairs(flag, s, all string) (stage.Pairs, error) {
+	switch s {
+	case all:
+		return stage.AllPairs, nil
+	case "observed":
+		return stage.ObservedPairs, nil
+	}
+	return 0, fmt.Errorf("--%s %q: want %s or observed", flag, s, all)
+}
+
+// parseDuals reads --duals: memory, auto, stream, stream:PATH or a file
+// path.
+func parseDuals(s string) (stage.Duals, error) {
+	switch s {
+	case "memory":
+		return stage.Duals{Place: stage.DualsMemory}, nil
+	case "auto":
+		return stage.Duals{Place: stage.DualsAuto}, nil
+	case "stream":
+		return stage.Duals{Place: stage.DualsStream}, nil
+	case "", "stream:":
+		return stage.Duals{}, fmt.Errorf("--duals %q: want memory, auto, stream, stream:PATH or a file path", s)
+	}
+	if path, ok := strings.CutPrefix(s, "stream:"); ok {
+		return stage.Duals{Place: stage.DualsStream, Path: path}, nil
+	}
+	return stage.Duals{Place: stage.DualsFile, Path: s}, nil
 }
 
 // runTrain reads the feature table, trains, and writes the model and the
@@ -151,13 +321,19 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	modelFormat, logFormat, err := trainFiles(c, in)
+	modelFormat, logFormat, err := trainFiles(c, in, o.Duals)
 	if err != nil {
 		return err
 	}
-	t, err := stage.ReadFeatureTable(std(c).Source(in), true)
+	t, err := readTableArg(c, in)
 	if err != nil {
 		return err
+	}
+	if path := c.String("valid"); path != "" {
+		if o.Valid, err = readTableArg(c, path); err != nil {
+			return err
+		}
+		o.ValidName = path
 	}
 	outs := &trainOutputs{c: c, modelFormat: modelFormat, logFormat: logFormat}
 	defer outs.close()
@@ -167,7 +343,16 @@ func runTrain(c *cli.Context) error {
 	o.BeforeTraining, o.AfterTraining = outs.open, outs.write
 	ctx := installTestHook(c, &o)
 	_, err = stage.Train(ctx, t, in, o)
-	return settingsFlagError(err)
+	if errors.Is(err, stage.ErrUnlabelled) {
+		return &renderedError{msg: strings.Replace(err.Error(), "no token has a gold label;", "no token has a gold label (featurized with --no-labels?);", 1), err: err}
+	}
+	return trainFlags().render(c, settingsFlagError(err))
+}
+
+// readTableArg reads the feature table at path ("-": standard
+// input), without its text columns.
+func readTableArg(c *cli.Context, path string) (*tables.FeatureTable, error) {
+	return stage.ReadFeatureTable(c.Context, stageInput(c, path), true)
 }
 
 // trainOutputs are train's output files: the model, the log and the
@@ -284,4 +469,23 @@ func runName(c *cli.Context, solver string) string {
 		return "SAG (" + c.String("sag-variant") + ")"
 	}
 	return strings.ToUpper(solver)
+}
+
+// parseBytes reads sizes such as 512MiB, 8GiB, 2G or 1000000.
+func parseBytes(s string) (int64, error) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1e9}, {"M", 1e6}, {"K", 1e3}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = v, u.m
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%q is not a size (e.g. 8GiB)", s)
+	}
+	return int64(v * float64(mult)), nil
 }

@@ -13,9 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/dualcrf/dualcrf/crf"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
-	"github.com/dualcrf/dualcrf/stage"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // TestTrainFlagRefusals gives every numeric train flag a value it must
@@ -213,7 +212,12 @@ func TestTrainReportsAndRecords(t *testing.T) {
 // readTrainTable reads a feature table's dataset.
 func readTrainTable(t *testing.T, path string) *crf.Dataset {
 	t.Helper()
-	tab, err := stage.ReadFeatureTable(pipeline.Source{Path: path}, true)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tab, err := tables.ReadFeatureTable(f, path, tables.FeatureReadOptions{SkipText: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,5 +264,17 @@ func TestTrainModelToStdout(t *testing.T) {
 	}
 	if left := dirEntries(t, dir); len(left) != 1 {
 		t.Errorf("train without -o left %v", left)
+	}
+}
+
+// TestSettingOptionsHaveFlags: every run setting a resume must repeat is
+// named by a flag of train's one flag table, so a refused resume says
+// which flag to repeat.
+func TestSettingOptionsHaveFlags(t *testing.T) {
+	flags := trainFlags()
+	for setting, option := range settingOptions {
+		if flags.flagOf(option) == nil {
+			t.Errorf("run setting %s: option %s has no train flag", setting, option)
+		}
 	}
 }

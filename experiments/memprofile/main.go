@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/train"
 )
@@ -50,7 +49,7 @@ func main() {
 // printEstimate prints the up-front estimate of the run, as the train
 // stage makes it (duals in memory).
 func printEstimate(path string, lbfgs, observed bool) error {
-	t, err := stage.ReadFeatureTable(pipeline.Source{Path: path}, true)
+	t, err := stage.ReadFeatureTable(context.Background(), stage.File(path), true)
 	if err != nil {
 		return err
 	}
@@ -106,16 +105,16 @@ func run(path, out string, lbfgs, observed bool, epochs int) error {
 			}
 		}
 	}()
-	t, err := stage.ReadFeatureTable(pipeline.Source{Path: path}, true)
+	t, err := stage.ReadFeatureTable(context.Background(), stage.File(path), true)
 	if err != nil {
 		return err
 	}
 	o := stage.TrainOptions{MaxEpochs: epochs, GapEvery: 1, Quiet: true, Log: os.Stderr}
 	if lbfgs {
-		o.Solver, o.NoBias, o.Lambda = "lbfgs", true, "2/n"
+		o.Method, o.NoBias, o.Lambda = &train.LBFGS{}, true, stage.LambdaPerSentence(2)
 	}
 	if observed {
-		o.FeatureSpace, o.Transitions = "observed", "observed"
+		o.FeatureSpace, o.Transitions = stage.ObservedPairs, stage.ObservedPairs
 	}
 	if _, err := stage.Train(context.Background(), t, path, o); err != nil {
 		return err

@@ -108,12 +108,12 @@ type solver struct {
 // solvers maps the -solvers names to training options.
 func solvers() map[string]solver {
 	return map[string]solver{
-		"sdca":     {Name: "sdca", Title: "SDCA", Opts: stage.TrainOptions{Sampler: "uniform"}},
-		"sdca-gap": {Name: "sdca-gap", Title: "SDCA-GAP", Opts: stage.TrainOptions{Sampler: "gap", NonUniform: 0.8}},
-		"lbfgs":    {Name: "lbfgs", Title: "L-BFGS", Opts: stage.TrainOptions{Solver: "lbfgs"}, Iterative: true},
-		"oeg":      {Name: "oeg", Title: "OEG", Opts: stage.TrainOptions{Solver: "oeg"}},
-		"sag":      {Name: "sag", Title: "SAG-NUS", Opts: stage.TrainOptions{Solver: "sag", SAGVariant: train.SAGNUS}},
-		"sag-star": {Name: "sag-star", Title: "SAG-NUS*", Opts: stage.TrainOptions{Solver: "sag", SAGVariant: train.SAGNUSStar}},
+		"sdca":     {Name: "sdca", Title: "SDCA", Opts: stage.TrainOptions{Sampler: stage.Sampler{Kind: "uniform"}}},
+		"sdca-gap": {Name: "sdca-gap", Title: "SDCA-GAP", Opts: stage.TrainOptions{Sampler: stage.Sampler{Kind: "gap", NonUniform: 0.8}}},
+		"lbfgs":    {Name: "lbfgs", Title: "L-BFGS", Opts: stage.TrainOptions{Method: &train.LBFGS{}}, Iterative: true},
+		"oeg":      {Name: "oeg", Title: "OEG", Opts: stage.TrainOptions{Method: &train.OEG{}}},
+		"sag":      {Name: "sag", Title: "SAG-NUS", Opts: stage.TrainOptions{Method: &train.SAG{Variant: train.SAGNUS}}},
+		"sag-star": {Name: "sag-star", Title: "SAG-NUS*", Opts: stage.TrainOptions{Method: &train.SAG{Variant: train.SAGNUSStar}}},
 	}
 }
 
@@ -275,17 +275,17 @@ func (h *harness) load(ctx context.Context, ds dataset) (*loaded, error) {
 		o.Templates = t
 	}
 	t0 := time.Now()
-	train, sum, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: filepath.Join(h.cfg.Data, ds.Train)}, o)
+	train, sum, err := stage.FeaturizeTable(ctx, stage.File(filepath.Join(h.cfg.Data, ds.Train)), o)
 	if err != nil {
 		return nil, err
 	}
-	like, err := stage.TableFeaturization(train, ds.Name+" training table")
+	like, err := featurize.FromTable(train, ds.Name+" training table")
 	if err != nil {
 		return nil, err
 	}
 	tin := ds.Input
 	tin.Folds = ds.TestFolds
-	test, _, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: filepath.Join(h.cfg.Data, ds.Test)},
+	test, _, err := stage.FeaturizeTable(ctx, stage.File(filepath.Join(h.cfg.Data, ds.Test)),
 		stage.FeaturizeOptions{Like: like, Input: &tin})
 	if err != nil {
 		return nil, err
@@ -309,18 +309,34 @@ type result struct {
 	Wall        float64
 }
 
+// seeded returns a method of m's kind and settings (nil: SDCA) with the
+// seed given.
+func seeded(m train.Method, seed uint64) train.Method {
+	switch m := m.(type) {
+	case *train.LBFGS:
+		return &train.LBFGS{Store: m.Store}
+	case *train.OEG:
+		return &train.OEG{Eta: m.Eta, Seed: seed}
+	case *train.SAG:
+		return &train.SAG{Variant: m.Variant, InitialL: m.InitialL, Seed: seed}
+	case *train.SDCA:
+		return &train.SDCA{Epsilon: m.Epsilon, SubPrecision: m.SubPrecision, Workers: m.Workers, RoundSteps: m.RoundSteps, Seed: seed}
+	}
+	return &train.SDCA{Seed: seed}
+}
+
 // train runs one configuration on ds for at most epochs epochs, certifying
 // (and, with test, scoring the test set) after every epoch, and keeps its
 // log under logs/.
 func (h *harness) train(ctx context.Context, ds dataset, l *loaded, name string, o stage.TrainOptions, epochs int, test bool) (result, error) {
-	o.Seed = h.cfg.Seed
+	o.Method = seeded(o.Method, h.cfg.Seed)
 	if o.GapTol == 0 { // every epoch certified, none stopping the run
 		o.GapEvery, o.GapTol = 1, 1e-12
 	}
 	o.MaxEpochs = epochs
 	o.Quiet, o.Log = true, io.Discard
-	if o.Solver == "" || o.Solver == "sdca" {
-		o.Duals = "memory"
+	if stage.Solver(o.Method) == "sdca" {
+		o.Duals = stage.Duals{Place: stage.DualsMemory}
 	}
 	if test {
 		o.Valid, o.ValidName = l.test, ds.Name+" test table"
@@ -356,9 +372,9 @@ func (h *harness) figure2(ctx context.Context) error {
 	h.notef("| sampler | certified gap after epochs 1, 5, 10, last | last epoch |\n|---|---|---:|")
 	var runs []plots.Run
 	for _, s := range []string{"uniform", "gap", "importance", "gap-importance", "max"} {
-		o := stage.TrainOptions{Sampler: s}
+		o := stage.TrainOptions{Sampler: stage.Sampler{Kind: s}}
 		if s != "uniform" {
-			o.NonUniform = 0.8
+			o.Sampler.NonUniform = 0.8
 		}
 		r, err := h.train(ctx, ds, l, "sampler-"+s, o, h.cfg.epochs(ds.Epochs), false)
 		if err != nil {
@@ -385,9 +401,9 @@ func (h *harness) figure3(ctx context.Context) error {
 	h.notef("| fraction | certified gap after epochs 1, 5, 10, last | last epoch |\n|---|---|---:|")
 	var runs []plots.Run
 	for _, f := range []float64{0, 0.2, 0.5, 0.8, 1} {
-		o := stage.TrainOptions{Sampler: "gap", NonUniform: f}
+		o := stage.TrainOptions{Sampler: stage.Sampler{Kind: "gap", NonUniform: f}}
 		if f == 0 {
-			o = stage.TrainOptions{Sampler: "uniform"}
+			o = stage.TrainOptions{Sampler: stage.Sampler{Kind: "uniform"}}
 		}
 		name := strconv.FormatFloat(f, 'g', -1, 64)
 		r, err := h.train(ctx, ds, l, "fraction-"+name, o, h.cfg.epochs(ds.Epochs), false)
@@ -438,7 +454,7 @@ func (h *harness) figure4(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		ref, err := h.train(ctx, ds, l, "reference", stage.TrainOptions{Sampler: "gap", NonUniform: 0.8, GapTol: ds.RefTol}, h.cfg.epochs(ds.RefEpochs), false)
+		ref, err := h.train(ctx, ds, l, "reference", stage.TrainOptions{Sampler: stage.Sampler{Kind: "gap", NonUniform: 0.8}, GapTol: ds.RefTol}, h.cfg.epochs(ds.RefEpochs), false)
 		if err != nil {
 			return err
 		}

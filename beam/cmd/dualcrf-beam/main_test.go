@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/dualcrf/dualcrf/arrowio"
-	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 // runCLI runs dualcrf-beam in process with args and returns its exit
@@ -61,11 +61,11 @@ func TestStagesInProcess(t *testing.T) {
 		t.Fatalf("featurize: exit %d: %s", code, errs)
 	}
 	// The single-machine stages, as library calls.
-	tab, _, err := stage.FeaturizeTable(ctx, pipeline.Source{Path: whole}, stage.FeaturizeOptions{})
+	tab, _, err := stage.FeaturizeTable(ctx, stage.File(whole), stage.FeaturizeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := stage.Train(ctx, tab, "whole", stage.TrainOptions{Seed: stage.DefaultSeed})
+	res, err := stage.Train(ctx, tab, "whole", stage.TrainOptions{Method: &train.SDCA{Seed: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +76,11 @@ func TestStagesInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stage.Decode(ctx, res.Model, pipeline.Source{Path: whole}, f, stage.DecodeOptions{Text: true}); err != nil {
+	if _, err := stage.Decode(ctx, res.Model, stage.File(whole), f, stage.DecodeOptions{Text: true}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
-	ev, err := stage.Eval(ctx, pipeline.Source{Path: cliPred}, stage.EvalOptions{})
+	ev, err := stage.Eval(ctx, stage.File(cliPred), stage.EvalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
