@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
@@ -90,6 +91,13 @@ func (o DecodeOptions) modelName() string {
 // settings; else a feature table, which must have been made with the
 // model's templates. Close it after use.
 func openDecodeInput(ctx context.Context, m *crf.Model, input Input, o DecodeOptions) (*decodeInput, error) {
+	if input.Records != nil && !o.Text {
+		rr, name, done, err := input.records(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return featureInput(m, rr, name, done, o)
+	}
 	in, err := input.source(ctx)
 	if err != nil {
 		return nil, err
@@ -117,10 +125,16 @@ func openDecodeInput(ctx context.Context, m *crf.Model, input Input, o DecodeOpt
 		}
 		return nil, err
 	}
-	closeAll := func() {
+	return featureInput(m, rr, name, func() {
 		rr.Release()
 		r.Close()
-	}
+	}, o)
+}
+
+// featureInput reads the feature table of rr for decoding with model m,
+// which must have been made with the table's templates; closeAll ends the
+// reading.
+func featureInput(m *crf.Model, rr array.RecordReader, name string, closeAll func(), o DecodeOptions) (*decodeInput, error) {
 	tr, err := tables.NewFeatureReader(rr, name, tables.FeatureReadOptions{ChunkTokens: o.ChunkTokens})
 	if err != nil {
 		closeAll()

@@ -3,9 +3,7 @@ package stage
 import (
 	"context"
 
-	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/decode"
-	"github.com/dualcrf/dualcrf/tables"
 )
 
 // DefaultScheme is the chunk rules Eval applies by default: conlleval's.
@@ -34,16 +32,11 @@ func Eval(ctx context.Context, in Input, o EvalOptions) (*decode.Evaluator, erro
 	if err != nil {
 		return nil, err
 	}
-	r, name, err := in.open(ctx)
+	rr, name, done, err := in.records(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	rr, err := tables.OpenRecordReader(r, name, arrowio.ReaderOptions{})
-	if err != nil {
-		return nil, err
-	}
-	defer rr.Release()
+	defer done()
 	if err := decode.EvaluateReader(rr, name, ev); err != nil {
 		return nil, err
 	}

@@ -179,10 +179,10 @@ func ReadModel(ctx context.Context, in Input) (*crf.Model, error) {
 // ReadFeatureTable reads a whole feature table from in, without its text
 // columns when skipText is set.
 func ReadFeatureTable(ctx context.Context, in Input, skipText bool) (*tables.FeatureTable, error) {
-	r, name, err := in.open(ctx)
+	rr, name, done, err := in.records(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	return tables.ReadFeatureTable(r, name, tables.FeatureReadOptions{SkipText: skipText})
+	defer done()
+	return tables.ReadFeatureRecords(rr, name, tables.FeatureReadOptions{SkipText: skipText})
 }

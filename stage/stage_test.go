@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -199,5 +203,77 @@ func TestInputs(t *testing.T) {
 	_, err := stage.Eval(ctx, stage.Reader(strings.NewReader("not a table\n"), "preds.txt"), stage.EvalOptions{})
 	if err == nil || !strings.Contains(err.Error(), "preds.txt") {
 		t.Errorf("a reader named preds.txt: error %v, want one naming it", err)
+	}
+}
+
+// TestRecordsInput: a table handed over as Arrow records (stage.Records)
+// reads as its bytes do — the feature table, its decoding and the scores
+// of the predictions are the same — and the stages that read text refuse
+// records.
+func TestRecordsInput(t *testing.T) {
+	ctx := context.Background()
+	res := model(ctx)
+	like, err := featurize.FromModel(res.Model, "model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var feats bytes.Buffer
+	if _, err := stage.Featurize(ctx, stage.File(corpus), &feats, stage.FeaturizeOptions{Like: like}); err != nil {
+		t.Fatal(err)
+	}
+	records := func(b []byte) array.RecordReader {
+		t.Helper()
+		rr, err := ipc.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(rr.Release)
+		return rr
+	}
+
+	fromBytes, err := stage.ReadFeatureTable(ctx, stage.Reader(bytes.NewReader(feats.Bytes()), "feats"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromRecords, err := stage.ReadFeatureTable(ctx, stage.Records(records(feats.Bytes()), "feats"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromBytes.Data.Len() != fromRecords.Data.Len() || fromBytes.Data.NumTokens() != fromRecords.Data.NumTokens() ||
+		!slices.Equal(fromBytes.Data.Labels, fromRecords.Data.Labels) || !slices.Equal(fromBytes.Data.AttrNames, fromRecords.Data.AttrNames) {
+		t.Errorf("ReadFeatureTable: records give %d sentences, %d tokens; bytes %d, %d (or other labels or attributes)",
+			fromRecords.Data.Len(), fromRecords.Data.NumTokens(), fromBytes.Data.Len(), fromBytes.Data.NumTokens())
+	}
+
+	var predBytes, predRecords bytes.Buffer
+	if _, err := stage.Decode(ctx, res.Model, stage.Reader(bytes.NewReader(feats.Bytes()), "feats"), &predBytes, stage.DecodeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stage.Decode(ctx, res.Model, stage.Records(records(feats.Bytes()), "feats"), &predRecords, stage.DecodeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(predBytes.Bytes(), predRecords.Bytes()) {
+		t.Errorf("Decode: records give %d bytes of predictions, bytes %d; want the same", predRecords.Len(), predBytes.Len())
+	}
+
+	evBytes, err := stage.Eval(ctx, stage.Reader(bytes.NewReader(predBytes.Bytes()), "preds"), stage.EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evRecords, err := stage.Eval(ctx, stage.Records(records(predBytes.Bytes()), "preds"), stage.EvalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, r := evBytes.Result(), evRecords.Result(); b.Accuracy != r.Accuracy || b.Tokens != r.Tokens || b.Tokens == 0 {
+		t.Errorf("Eval: records score %d tokens at %v, bytes %d at %v", r.Tokens, r.Accuracy, b.Tokens, b.Accuracy)
+	}
+
+	_, err = stage.Decode(ctx, res.Model, stage.Records(records(feats.Bytes()), "feats"), io.Discard, stage.DecodeOptions{Text: true})
+	if err == nil || !strings.Contains(err.Error(), "not Arrow records") {
+		t.Errorf("Decode of text from records: error %v, want a refusal", err)
+	}
+	_, _, err = stage.FeaturizeTable(ctx, stage.Records(records(feats.Bytes()), "feats"), stage.FeaturizeOptions{})
+	if err == nil || !strings.Contains(err.Error(), "not Arrow records") {
+		t.Errorf("FeaturizeTable from records: error %v, want a refusal", err)
 	}
 }

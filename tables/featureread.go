@@ -70,6 +70,13 @@ func ReadFeatureTable(r io.Reader, name string, opts FeatureReadOptions) (*Featu
 		return nil, err
 	}
 	defer rr.Release()
+	return ReadFeatureRecords(rr, name, opts)
+}
+
+// ReadFeatureRecords reads the whole feature table of rr into memory, as
+// ReadFeatureTable does from bytes; name is used in errors. It does not take
+// rr over: the caller releases it.
+func ReadFeatureRecords(rr array.RecordReader, name string, opts FeatureReadOptions) (*FeatureTable, error) {
 	tr, err := newFeatureReader(rr, name, opts, 0, false)
 	if err != nil {
 		return nil, err
