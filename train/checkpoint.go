@@ -622,14 +622,6 @@ func floatBytes(v []float64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v))
 }
 
-func float64Bytes(v []float64) []byte {
-	b := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
-	}
-	return b
-}
-
 func bytesFloat64(b []byte) []float64 {
 	v := make([]float64, len(b)/8)
 	for i := range v {
