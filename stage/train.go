@@ -201,24 +201,10 @@ func (o TrainOptions) Check() error {
 		{(o.Duals.Place == DualsAuto || o.Duals.Place == DualsMemory) && o.Duals.Path != "", "Duals", o.Duals.Path, "a path applies to DualsStream and DualsFile only"},
 		{o.MemoryBudget < 0, "MemoryBudget", o.MemoryBudget, "want a positive size"},
 	}
-	switch m := o.Method.(type) {
-	case *train.SDCA:
+	if m, ok := o.Method.(*train.SDCA); ok {
 		checks = append(checks, []check{
 			{m.Sampler != nil, "SDCA.Sampler", nil, "want nil: Train makes the sampler of {Sampler.Kind}"},
 			{m.Duals != nil, "SDCA.Duals", nil, "want nil: Train places the duals as {Duals} says"},
-			{!inUnit(m.Epsilon), "SDCA.Epsilon", m.Epsilon, "want a weight in (0,1]"},
-			{m.SubPrecision != 0 && !(m.SubPrecision > 0 && m.SubPrecision < 1), "SDCA.SubPrecision", m.SubPrecision, "want a step length in (0,1)"},
-			{m.Workers < train.AllWorkers, "SDCA.Workers", m.Workers, "want 0 (one per core) or a number of workers ≥ 1"},
-			{m.RoundSteps < 0, "SDCA.RoundSteps", m.RoundSteps, "want a number of steps ≥ 1"},
-		}...)
-	case *train.LBFGS:
-		checks = append(checks, check{m.Store < 0, "LBFGS.Store", m.Store, "want at least 1 correction pair"})
-	case *train.OEG:
-		checks = append(checks, check{!inUnit(m.Eta), "OEG.Eta", m.Eta, "want a step size in (0,1]"})
-	case *train.SAG:
-		checks = append(checks, []check{
-			{m.Variant != "" && !slices.Contains(sagVariants, m.Variant), "SAG.Variant", m.Variant, "want one of " + strings.Join(sagVariants, ", ")},
-			{m.InitialL != 0 && !(m.InitialL > 0 && !math.IsInf(m.InitialL, 0)), "SAG.InitialL", m.InitialL, "want a finite L > 0"},
 		}...)
 	}
 	if Solver(o.Method) != "sdca" {
@@ -233,11 +219,24 @@ func (o TrainOptions) Check() error {
 			return optionError(ch.field, ch.value, ch.msg)
 		}
 	}
+	// The method's own settings: its Check, the one place that validates
+	// them, names the field.
+	if m, ok := o.Method.(checker); ok {
+		var fe *train.FieldError
+		if err := m.Check(); errors.As(err, &fe) {
+			return optionError(fe.Method+"."+fe.Field, fe.Value, fe.Want)
+		} else if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// sagVariants are SAG's variants.
-var sagVariants = []string{train.SAGNUS, train.SAGNUSStar, train.SAGUniform}
+// checker is a method that checks its own settings (train.SDCA, LBFGS,
+// OEG and SAG do).
+type checker interface {
+	Check() error
+}
 
 // fresh returns a new value of m's type with m's exported settings: the
 // method Train runs.

@@ -38,15 +38,24 @@ type LBFGS struct {
 	w    []float64
 }
 
+// Check refuses a setting out of range with a *FieldError; a zero that
+// stands for a default passes. Init checks too.
+func (m *LBFGS) Check() error {
+	if m.Store < 0 {
+		return &FieldError{Method: "LBFGS", Field: "Store", Value: m.Store, Want: "want at least 1 correction pair"}
+	}
+	return nil
+}
+
 // Init evaluates w = 0 and starts the first line search.
 func (m *LBFGS) Init(p *Problem) error {
 	m.p = p
+	if err := m.Check(); err != nil {
+		return err
+	}
 	store := m.Store
 	if store == 0 {
 		store = DefaultLBFGSStore
-	}
-	if store < 0 {
-		return fmt.Errorf("%w: L-BFGS store %d is negative", ErrBadProblem, store)
 	}
 	var dir optimize.NextDirectioner = &optimize.LBFGS{Store: store}
 	d := p.Layout.Dim()

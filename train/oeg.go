@@ -31,7 +31,6 @@ package train
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -90,10 +89,11 @@ func OEGBytes(d *crf.Dataset) int64 {
 	return duals.Bytes(d) + SAGBytes(d) + 8*int64(d.Len())
 }
 
-// check validates the settings.
-func (m *OEG) check() error {
+// Check refuses a setting out of range with a *FieldError; a zero that
+// stands for a default passes. Init checks too.
+func (m *OEG) Check() error {
 	if !(m.Eta >= 0 && m.Eta <= 1) {
-		return fmt.Errorf("%w: OEG step size η = %g, want it in (0,1] (0: the default)", ErrBadProblem, m.Eta)
+		return &FieldError{Method: "OEG", Field: "Eta", Value: m.Eta, Want: "want a step size in (0,1]"}
 	}
 	return nil
 }
@@ -101,7 +101,7 @@ func (m *OEG) check() error {
 // Init sets every θ̃_i to oegInitWeight on the gold label pairs and w to
 // ŵ(μ) of their marginals.
 func (m *OEG) Init(p *Problem) error {
-	if err := m.check(); err != nil {
+	if err := m.Check(); err != nil {
 		return err
 	}
 	m.p = p

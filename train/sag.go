@@ -39,7 +39,6 @@ package train
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -130,22 +129,23 @@ func sagOffsets(d *crf.Dataset) []int {
 	return off
 }
 
-// check validates the settings.
-func (m *SAG) check() error {
+// Check refuses a setting out of range with a *FieldError; a zero that
+// stands for a default passes. Init checks too.
+func (m *SAG) Check() error {
 	switch m.Variant {
-	case "", SAGUniform, SAGNUS, SAGNUSStar:
+	case "", SAGNUS, SAGNUSStar, SAGUniform:
 	default:
-		return fmt.Errorf("%w: SAG variant %q, want %s, %s or %s", ErrBadProblem, m.Variant, SAGNUS, SAGNUSStar, SAGUniform)
+		return &FieldError{Method: "SAG", Field: "Variant", Value: m.Variant, Want: "want one of " + SAGNUS + ", " + SAGNUSStar + ", " + SAGUniform}
 	}
 	if !(m.InitialL >= 0) || math.IsInf(m.InitialL, 0) {
-		return fmt.Errorf("%w: SAG initial L %g, want a finite L > 0 (0: the default)", ErrBadProblem, m.InitialL)
+		return &FieldError{Method: "SAG", Field: "InitialL", Value: m.InitialL, Want: "want a finite L > 0"}
 	}
 	return nil
 }
 
 // Init starts at w = 0 with no sentence seen.
 func (m *SAG) Init(p *Problem) error {
-	if err := m.check(); err != nil {
+	if err := m.Check(); err != nil {
 		return err
 	}
 	m.p = p

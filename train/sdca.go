@@ -92,20 +92,21 @@ type SDCA struct {
 	whatAt int64
 }
 
-// check validates the settings (zero values stand for their defaults).
-func (m *SDCA) check() error {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrBadProblem}, a...)...)
+// Check refuses a setting out of range with a *FieldError; a zero that
+// stands for a default passes. Init checks too.
+func (m *SDCA) Check() error {
+	bad := func(field string, v any, want string) error {
+		return &FieldError{Method: "SDCA", Field: field, Value: v, Want: want}
 	}
 	switch {
 	case !(m.Epsilon >= 0 && m.Epsilon <= 1):
-		return bad("ε = %g, want it in (0,1]", m.Epsilon)
+		return bad("Epsilon", m.Epsilon, "want a weight in (0,1]")
 	case !(m.SubPrecision >= 0 && m.SubPrecision < 1):
-		return bad("SubPrecision %g, want it in (0,1)", m.SubPrecision)
+		return bad("SubPrecision", m.SubPrecision, "want a step length in (0,1)")
 	case m.Workers < AllWorkers:
-		return bad("Workers %d, want AllWorkers (%d), 0 (DefaultWorkers) or more", m.Workers, AllWorkers)
+		return bad("Workers", m.Workers, fmt.Sprintf("want AllWorkers (%d: one per core), 0 (DefaultWorkers) or a number of workers ≥ 1", AllWorkers))
 	case m.RoundSteps < 0:
-		return bad("RoundSteps %d, want 0 (the default) or more", m.RoundSteps)
+		return bad("RoundSteps", m.RoundSteps, "want a number of steps ≥ 1")
 	}
 	return nil
 }
@@ -217,7 +218,7 @@ func (m *SDCA) resume(p *Problem, c *Checkpoint) error {
 // setup checks the settings and prepares everything but the point: the
 // dual store, the sampler, the random numbers and the scratch space.
 func (m *SDCA) setup(p *Problem) error {
-	if err := m.check(); err != nil {
+	if err := m.Check(); err != nil {
 		return err
 	}
 	m.p = p
