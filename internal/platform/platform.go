@@ -1,22 +1,31 @@
-// Package platform holds the operations whose system calls differ from
-// one operating system to another, so that the stages build and behave alike
-// on Linux, macOS and Windows:
+// Package platform is the one home of dualcrf's system-specific code: every
+// operation whose system calls differ from one operating system to another,
+// so that the rest of the module has no platform files and builds and
+// behaves alike on Linux, macOS and Windows (and, with less, elsewhere):
 //
-//   - TryLock takes an exclusive advisory lock on an open file without
-//     waiting (flock(2) on Linux and macOS, LockFileEx on Windows); the lock
-//     goes with the file's last close and with its process, however it ends.
-//     IsLocked tells its error when another open file holds the lock.
-//   - OpenFile and CreateTemp open files that may be renamed over another
-//     path, or removed, while open: always so on Linux and macOS, and on
-//     Windows only when opened with FILE_SHARE_DELETE, which os.OpenFile
-//     does not ask for.
-//   - SyncDir makes a directory's entries durable (after a create or a
-//     rename); DirSyncUnsupported tells the errors of syncing a directory
-//     that only mean that the system or file system cannot.
+//   - Files and locks: TryLock takes an exclusive advisory lock on an open
+//     file without waiting (flock(2), LockFileEx), IsLocked tells its error;
+//     LockDir is the one directory lock (a LOCK file with the holder's PID)
+//     of checkpoint directories and jobs. OpenFile and CreateTemp open files
+//     that may be renamed or removed while open (FILE_SHARE_DELETE on
+//     Windows); OpenUnnamed and LinkUnnamed make outputs that have no name
+//     until committed (O_TMPFILE and linkat on Linux); SyncDir makes a
+//     directory's entries durable; ExchangeDirs swaps two directories
+//     atomically (renameat2 RENAME_EXCHANGE) and IsDirInTheWay tells a
+//     rename onto a directory.
+//   - Memory and disk: AllocFloats gives memory outside the Go heap;
+//     MapShared maps a file (mmap, CreateFileMapping) with Flush, Advise and
+//     DropPages; Allocate reserves a file's disk space (fallocate,
+//     F_PREALLOCATE); OpenDirect opens with O_DIRECT where the file system
+//     allows; FreeBytes and DropCache; PhysicalMemory is the machine's memory
+//     or the cgroup's limit, when lower.
+//   - Terminals and pipes: IsTerminal and ANSITerminal probe a file;
+//     IsBrokenPipe tells a write to a closed pipe; Spool keeps a one-shot
+//     input for a second read.
 //
-// On Linux and macOS these are exactly os.OpenFile, os.CreateTemp and
-// flock(2). Elsewhere (neither Linux, macOS nor Windows) files have no locks
-// here: TryLock fails with an error that wraps errors.ErrUnsupported.
+// On systems other than Linux, macOS and Windows, files have no locks,
+// unnamed files or mappings here: those operations fail with an error that
+// wraps errors.ErrUnsupported.
 package platform
 
 import (
