@@ -23,9 +23,10 @@
 //     IsBrokenPipe tells a write to a closed pipe; Spool keeps a one-shot
 //     input for a second read.
 //
-// On systems other than Linux, macOS and Windows, files have no locks,
-// unnamed files or mappings here: those operations fail with an error that
-// wraps errors.ErrUnsupported.
+// On systems other than Linux, macOS and Windows, files have no locks or
+// mappings here: those operations fail with an error that wraps
+// errors.ErrUnsupported. Unnamed files are Linux's only: elsewhere
+// OpenUnnamed returns ErrNoUnnamed and outputs get a locked temporary name.
 package platform
 
 import (
