@@ -251,10 +251,16 @@ func (r *parquetReader) Release() {
 // NumRows returns the number of rows rr will yield when it is known before
 // reading them (a Parquet file's footer says it); ok is false otherwise.
 func NumRows(rr array.RecordReader) (n int64, ok bool) {
-	if c, ok := rr.(interface{ NumRows() int64 }); ok {
+	if c, ok := rr.(rowCounter); ok {
 		return c.NumRows(), true
 	}
 	return 0, false
+}
+
+// rowCounter is a record reader that knows its row count before reading
+// (parquet.go's reader).
+type rowCounter interface {
+	NumRows() int64
 }
 
 // peekParquet reports whether r starts with the Parquet magic, returning a

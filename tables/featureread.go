@@ -335,7 +335,7 @@ func (tr *FeatureReader) nextBatch() (bool, error) {
 		return false, tr.rr.Err()
 	}
 	tr.batches++
-	if s, ok := tr.rr.(interface{ Stream() int }); ok {
+	if s, ok := tr.rr.(arrowio.Streamer); ok {
 		if n := s.Stream(); n != tr.stream {
 			tr.stream, tr.lastSentence = n, -1
 		}
@@ -419,10 +419,16 @@ type textColumn struct {
 	offs []int32 // the column's value offsets, offs[0] at data[0]
 }
 
+// fullValidator is an Arrow array that checks its buffers in full (every
+// arrow-go array type does).
+type fullValidator interface {
+	ValidateFull() error
+}
+
 // view checks the batch's arrays and maps its dictionaries to ids.
 func (tr *FeatureReader) view(rec arrow.RecordBatch) (featureBatch, error) {
 	for i, col := range rec.Columns() {
-		if v, ok := col.(interface{ ValidateFull() error }); ok {
+		if v, ok := col.(fullValidator); ok {
 			if err := v.ValidateFull(); err != nil {
 				return featureBatch{}, fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
 			}

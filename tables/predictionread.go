@@ -65,7 +65,7 @@ func ReadPredictions(rr array.RecordReader, name string, needGold bool, fn func(
 	if idx := schema.FieldIndices(schemas.ColConfidence); len(idx) == 1 && schema.Field(idx[0]).Type.ID() == arrow.FLOAT64 {
 		cols.conf = idx[0]
 	}
-	streams, _ := rr.(interface{ Stream() int })
+	streams, _ := rr.(arrowio.Streamer)
 	// Labels are interned: Value aliases the batch's buffer, and a sentence
 	// may outlive its batch.
 	labels := map[string]string{}
