@@ -61,7 +61,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		if workers > 1 {
 			how := map[bool]string{true: "{Duals} auto, as the run does not fit the memory budget", false: "{Duals} stream"}[o.Duals.Place == DualsAuto]
 			return &OptionError{Field: "SDCA.Workers", Value: strconv.Itoa(workers),
-				Msg: "the streamed store runs the sequential SDCA, and the duals are streamed (" + how + "); use {SDCA.Workers} 1, or {Duals} memory"}
+				Msg: "streamed duals (" + how + ") are stepped by the sequential SDCA only; use {SDCA.Workers} 1, or {Duals} memory"}
 		}
 		budget := o.MemoryBudget
 		if budget == 0 {
