@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dualcrf/dualcrf/arrowio"
+	"github.com/dualcrf/dualcrf/option"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -193,10 +194,11 @@ func newInputReader(r io.Reader, name string, opts InputOptions) (Reader, error)
 		return newTableReaderOn(r, name, opts), nil
 	}
 	if opts.Format == FormatTable {
-		return nil, fmt.Errorf("%s: not a Parquet or Arrow IPC table (--input-format table)", name)
+		return nil, fmt.Errorf("%s: %w", name, &option.Error{Msg: "not a Parquet or Arrow IPC table ({InputOptions.Format} table)"})
 	}
 	if opts.LabelName != "" {
-		return nil, fmt.Errorf("%s: --label-column %q names a table column; in a text corpus the label column is a 1-based number", name, opts.LabelName)
+		return nil, fmt.Errorf("%s: %w", name, &option.Error{
+			Msg: fmt.Sprintf("{InputOptions.LabelName} %q names a table column; in a text corpus the label column is a 1-based number", opts.LabelName)})
 	}
 	return newFormatReader(r, name, opts)
 }
@@ -293,8 +295,8 @@ func DefaultTemplates(columns []string) (*TemplateSet, string, error) {
 	name := ""
 	switch {
 	case len(missingColumns([]string{"w"}, columns)) > 0:
-		return nil, "", fmt.Errorf("no built-in template set fits the input's columns [%s] (they have no word column: word, form or token); choose one with --template (%s) or write a template file (docs/own-data.md)",
-			strings.Join(columns, " "), strings.Join(BuiltinNames(), ", "))
+		return nil, "", &option.Error{Msg: fmt.Sprintf("no built-in template set fits the input's columns [%s] (they have no word column: word, form or token); choose one with {RunOptions.Templates} (%s) or write a template file (docs/own-data.md)",
+			strings.Join(columns, " "), strings.Join(BuiltinNames(), ", "))}
 	case len(missingColumns([]string{"pos"}, columns)) == 0:
 		name = "chunking"
 	default:

@@ -194,6 +194,21 @@ func (fs optionFlags[S]) cliFlags() []cli.Flag {
 	return all
 }
 
+// plainFlags returns the flags, in no category.
+func (fs optionFlags[S]) plainFlags() []cli.Flag {
+	var all []cli.Flag
+	for _, f := range fs {
+		all = append(all, f.Flag)
+	}
+	return all
+}
+
+// rendering returns run with its errors rendered in the command's words
+// (render).
+func (fs optionFlags[S]) rendering(run cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error { return fs.render(c, run(c)) }
+}
+
 // flagOf returns the flag that sets the option field, or nil.
 func (fs optionFlags[S]) flagOf(field string) cli.Flag {
 	for _, f := range fs {
