@@ -64,8 +64,12 @@ func checkColumns(r Reader, display string, opts RunOptions) {
 	if len(cols) <= len(opts.TrainedColumns) {
 		return
 	}
-	opts.Warn(fmt.Sprintf("%s: %d token columns (%s), but the model was trained on text of %d (%s): CoNLL text has one token a line, its columns separated by spaces; if this is running text, one sentence a line, read it with --input-format plain (or one token a line: --input-format tokens)",
-		display, len(cols), strings.Join(cols, " "), len(opts.TrainedColumns), strings.Join(opts.TrainedColumns, " ")))
+	format := "InputOptions.Format"
+	if opts.OptionName != nil {
+		format = opts.OptionName(format)
+	}
+	opts.Warn(fmt.Sprintf("%s: %d token columns (%s), but the model was trained on text of %d (%s): CoNLL text has one token a line, its columns separated by spaces; if this is running text, one sentence a line, read it with %s plain (or one token a line: %s tokens)",
+		display, len(cols), strings.Join(cols, " "), len(opts.TrainedColumns), strings.Join(opts.TrainedColumns, " "), format, format))
 }
 
 // InputOptions say how to read a corpus.
@@ -278,6 +282,9 @@ type RunOptions struct {
 	TrainedColumns []string
 	// Warn receives warnings; nil: none are made.
 	Warn func(msg string)
+	// OptionName, when set, names an option (by its Go field, as
+	// option.Error does) in the warnings; nil: its Go name.
+	OptionName func(field string) string
 	// TemplatesFor, when set and Templates is nil, chooses the templates
 	// from the input's columns at its first sentence (DefaultTemplates);
 	// Chosen, when set, is told which set and columns. Only with a

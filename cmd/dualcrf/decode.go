@@ -90,7 +90,8 @@ func runDecode(c *cli.Context) error {
 		return err
 	}
 	o := stage.DecodeOptions{Format: string(kind), IPC: wopts, Marginals: c.Bool("marginals"), Workers: c.Int("workers"),
-		ChunkTokens: c.Int("chunk-tokens"), Text: c.String("text") != "", ModelName: modelPath, Log: c.App.ErrWriter}
+		ChunkTokens: c.Int("chunk-tokens"), Text: c.String("text") != "", ModelName: modelPath, Log: c.App.ErrWriter,
+		OptionName: decodeFlags().optionName}
 	if o.Text {
 		if o.Input, err = decodeInputOptions(c, m, modelPath); err != nil {
 			return err
@@ -174,9 +175,9 @@ func decodeOutputFlags() optionFlags[struct{}] {
 
 // decodeFlags are the flags whose options the libraries' errors name in
 // decode (option.Error): --format, and featurize's input flags, which
-// decode --text reads its corpus with. The input limits are featurize's
-// (decode has no flags for them: a corpus too long for them is refused
-// naming featurize's).
+// decode --text reads its corpus with. The input limits and the
+// featurization of a model are featurize's (decode has no flags for them:
+// its errors name featurize's).
 func decodeFlags() optionFlags[struct{}] {
 	var input optionFlags[struct{}]
 	for _, f := range inputOptionFlags() {
@@ -184,7 +185,7 @@ func decodeFlags() optionFlags[struct{}] {
 			input = append(input, f)
 		}
 	}
-	return slices.Concat(decodeOutputFlags(), input, limitFlags())
+	return slices.Concat(decodeOutputFlags(), input, limitFlags(), featurizeLikeFlags())
 }
 
 // decodeInputFlags are featurize's input flags, which decode --text takes

@@ -91,6 +91,7 @@ func runFeaturize(c *cli.Context) error {
 	opts.Progress, log, done = stageProgress(c)
 	defer done()
 	opts.Note = func(msg string) { fmt.Fprintf(log, "featurize: %s\n", msg) }
+	opts.OptionName = featurizeFlags().optionName
 	opts.Chosen = func(name string, columns []string) {
 		opts.Note(fmt.Sprintf("template %s, chosen from the input's columns [%s], which have no part-of-speech column (--template chooses another)", name, strings.Join(columns, " ")))
 	}
@@ -123,9 +124,18 @@ func featurizeFlags() optionFlags[struct{}] {
 			[]string{"RunOptions.Templates"}, nil},
 		{catFeatures, intIn(&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
 			0, math.MaxInt, "0 and 1 keep every attribute"), []string{"RunOptions.MinCount"}, nil},
-		{catFeatures, &cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"}, nil, nil},
-		{catFeatures, &cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"}, nil, nil},
-	})
+	}, featurizeLikeFlags())
+}
+
+// featurizeLikeFlags featurize with the featurization of a model or of a
+// training table (stage.FeaturizeOptions.Like).
+func featurizeLikeFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catFeatures, &cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
+			[]string{"FeaturizeOptions.Like"}, nil},
+		{catFeatures, &cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
+			[]string{"FeaturizeOptions.Like"}, nil},
+	}
 }
 
 // inputOptionFlags say how to read a corpus: featurize.InputOptions, and
