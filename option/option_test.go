@@ -11,7 +11,9 @@ import (
 // TestFormat: an error names its options by their Go fields, or by the
 // names a program gives; braces around anything but a selector stay.
 func TestFormat(t *testing.T) {
-	flag := func(field string) string { return map[string]string{"GapTol": "--gap-tol", "SDCA.Workers": "--workers"}[field] }
+	flag := func(field string) string {
+		return map[string]string{"GapTol": "--gap-tol", "SDCA.Workers": "--workers"}[field]
+	}
 	for _, c := range []struct {
 		e          option.Error
 		plain, cli string
