@@ -60,7 +60,8 @@ var ErrFormat = errors.New("duals: unusable duals file")
 var ErrMismatch = errors.New("duals: file belongs to another dataset")
 
 // FileError reports why a duals file was refused. Err is
-// ErrFormat, ErrMismatch or a system error.
+// ErrFormat, ErrMismatch or a system error, or an *option.Error wrapping
+// one when Msg advises an option (named as stage.TrainOptions names it).
 type FileError struct {
 	Path string
 	Msg  string

@@ -49,6 +49,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/internal/platform"
+	"github.com/dualcrf/dualcrf/option"
 )
 
 const (
@@ -232,8 +233,9 @@ func OpenStream(path string, d *crf.Dataset, o StreamOptions) (*Stream, error) {
 func lockStream(f *os.File, path string) error {
 	if err := platform.TryLock(f); err != nil {
 		if platform.IsLocked(err) {
-			return &FileError{Path: path, Err: err,
-				Msg: "streamed duals in use by another training run (locked); wait for it to end, or give this run another --duals stream:PATH"}
+			oe := &option.Error{Err: err,
+				Msg: "streamed duals in use by another training run (locked); wait for it to end, or give this run another {Duals} stream:PATH"}
+			return &FileError{Path: path, Msg: oe.Error(), Err: oe}
 		}
 		return fmt.Errorf("lock streamed duals %s: %w", path, err)
 	}
@@ -332,8 +334,10 @@ func (s *Stream) checkHeader(d *crf.Dataset) error {
 		return &FileError{Path: s.path, Msg: "made for another dataset", Err: ErrMismatch}
 	}
 	if string(b[32:streamCRCAt]) != string(want[32:streamCRCAt]) {
-		return bad(fmt.Sprintf("made with another block layout (%d blocks, %d slots of %d bytes; this run: %d blocks, %d slots of %d bytes): the layout follows the memory budget (--memory-budget, or half of physical memory) and the rest of the run (--checkpoint's spare slots); resume with the settings the run had",
-			le.Uint64(b[32:]), le.Uint64(b[48:]), le.Uint64(b[40:]), len(s.start)-1, s.nslots, s.slotBytes))
+		oe := &option.Error{Err: ErrFormat,
+			Msg: fmt.Sprintf("made with another block layout (%d blocks, %d slots of %d bytes; this run: %d blocks, %d slots of %d bytes): the layout follows the memory budget ({MemoryBudget}, or half of physical memory) and the rest of the run ({Checkpoint}'s spare slots); resume with the settings the run had",
+				le.Uint64(b[32:]), le.Uint64(b[48:]), le.Uint64(b[40:]), len(s.start)-1, s.nslots, s.slotBytes)}
+		return &FileError{Path: s.path, Msg: oe.Error(), Err: oe}
 	}
 	st, err := s.f.Stat()
 	if err != nil {

@@ -134,11 +134,10 @@ func (r *ConllReader) addToken() error {
 		r.first, r.firstLine = "", 0
 	}
 	if len(r.fields) != r.ncols {
-		hint := ""
 		if max(r.ncols, len(r.fields)) >= 5 { // more columns than CoNLL files have: words
-			hint = " (CoNLL text has one token a line, its columns separated by spaces; running text, one sentence a line, is --input-format plain)"
+			return optionSyntaxError(r.lr.name, r.lr.line, "expected %d columns, found %d (CoNLL text has one token a line, its columns separated by spaces; running text, one sentence a line, is {InputOptions.Format} plain)", r.ncols, len(r.fields))
 		}
-		return r.lr.syntaxError("expected %d columns, found %d%s", r.ncols, len(r.fields), hint)
+		return r.lr.syntaxError("expected %d columns, found %d", r.ncols, len(r.fields))
 	}
 	r.lines = append(r.lines, r.lr.line)
 	for c, f := range r.fields {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/dualcrf/dualcrf/option"
 	"github.com/dualcrf/dualcrf/pipeline"
 )
 
@@ -55,8 +56,7 @@ func (lr *lineReader) setLimits(opts InputOptions) {
 // lineTooLong is the error of a line longer than maxLine: the line after
 // the last one returned.
 func (lr *lineReader) lineTooLong() error {
-	return &SyntaxError{File: lr.name, Line: lr.line + 1,
-		Msg: fmt.Sprintf("line longer than %d bytes (the limit, --max-line-bytes; is this really text in lines?)", lr.maxLine)}
+	return optionSyntaxError(lr.name, lr.line+1, "line longer than %d bytes (the limit, {InputOptions.MaxLineBytes}; is this really text in lines?)", lr.maxLine)
 }
 
 // checkTokens fails when a sentence that began at line first has reached
@@ -65,8 +65,7 @@ func (lr *lineReader) checkTokens(n, first int) error {
 	if n <= lr.maxTokens {
 		return nil
 	}
-	return &SyntaxError{File: lr.name, Line: lr.line,
-		Msg: fmt.Sprintf("the sentence that begins at line %d has more than %d tokens (the limit, --max-sentence-tokens; a missing blank line between sentences?)", first, lr.maxTokens)}
+	return optionSyntaxError(lr.name, lr.line, "the sentence that begins at line %d has more than %d tokens (the limit, {InputOptions.MaxSentenceTokens}; a missing blank line between sentences?)", first, lr.maxTokens)
 }
 
 // next returns the next line without its line end. The slice is valid until
@@ -158,6 +157,13 @@ func (lr *lineReader) invalidUTF8(b []byte) error {
 // syntaxError returns a SyntaxError at the line last read.
 func (lr *lineReader) syntaxError(format string, args ...any) *SyntaxError {
 	return &SyntaxError{File: lr.name, Line: lr.line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// optionSyntaxError is a *SyntaxError at line of file whose message
+// names options as {Field} (option.Error).
+func optionSyntaxError(file string, line int, format string, args ...any) *SyntaxError {
+	oe := &option.Error{Msg: fmt.Sprintf(format, args...)}
+	return &SyntaxError{File: file, Line: line, Msg: oe.Error(), option: oe}
 }
 
 // readerNoSentences is the error of every reader on input without a sentence.

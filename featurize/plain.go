@@ -132,7 +132,7 @@ func (r *TokensReader) line(b []byte) (bool, error) {
 	tok := strings.Trim(string(b), " \t")
 	if strings.ContainsAny(tok, " \t") {
 		n := len(readerSpaceFields(nil, tok))
-		return false, r.lr.syntaxError("%d words on a line: --input-format tokens reads one token a line (running text, one sentence a line, is --input-format plain; columns are --input-format conll)", n)
+		return false, optionSyntaxError(r.lr.name, r.lr.line, "%d words on a line: {InputOptions.Format} tokens reads one token a line (running text, one sentence a line, is {InputOptions.Format} plain; columns are {InputOptions.Format} conll)", n)
 	}
 	r.cells = append(r.cells, tok)
 	r.lines = append(r.lines, r.lr.line)

@@ -62,7 +62,7 @@ func TestPlainTokensErrors(t *testing.T) {
 	}{
 		{"plain empty", FormatPlain, "\n \n", "in.txt: no sentences", InputOptions{}},
 		{"tokens empty", FormatTokens, "", "in.txt: no sentences", InputOptions{}},
-		{"tokens two words", FormatTokens, "Grace\nflew to\n", "in.txt:2: 2 words on a line: --input-format tokens reads one token a line", InputOptions{}},
+		{"tokens two words", FormatTokens, "Grace\nflew to\n", "in.txt:2: 2 words on a line: InputOptions.Format tokens reads one token a line", InputOptions{}},
 		{"plain invalid utf-8", FormatPlain, "ok\nab\xffc\n", "in.txt:2: invalid UTF-8", InputOptions{}},
 		{"plain too many tokens", FormatPlain, "a b c d\n", "in.txt:1: the sentence that begins at line 1 has more than 3 tokens", InputOptions{MaxSentenceTokens: 3}},
 		{"tokens too many tokens", FormatTokens, "a\nb\nc\nd\n", "in.txt:4: the sentence that begins at line 1 has more than 3 tokens", InputOptions{MaxSentenceTokens: 3}},
@@ -88,8 +88,8 @@ func TestPlainTokensErrors(t *testing.T) {
 func TestConllRunningTextHint(t *testing.T) {
 	r := NewConllReader(strings.NewReader("Grace flew to Lima .\nHe left .\n"), "s.txt", DefaultConllOptions())
 	_, err := readAll(r)
-	if err == nil || !strings.Contains(err.Error(), "s.txt:2: expected 5 columns, found 3 (") || !strings.Contains(err.Error(), "--input-format plain") {
-		t.Errorf("error %v, want the column count and --input-format plain", err)
+	if err == nil || !strings.Contains(err.Error(), "s.txt:2: expected 5 columns, found 3 (") || !strings.Contains(err.Error(), "InputOptions.Format plain") {
+		t.Errorf("error %v, want the column count and InputOptions.Format plain", err)
 	}
 	r = NewConllReader(strings.NewReader("a B C\nb C D E\n"), "x.txt", DefaultConllOptions())
 	if _, err := readAll(r); err == nil || strings.Contains(err.Error(), "plain") {

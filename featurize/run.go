@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dualcrf/dualcrf/arrowio"
+	"github.com/dualcrf/dualcrf/option"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -63,8 +64,12 @@ func checkColumns(r Reader, display string, opts RunOptions) {
 	if len(cols) <= len(opts.TrainedColumns) {
 		return
 	}
-	opts.Warn(fmt.Sprintf("%s: %d token columns (%s), but the model was trained on text of %d (%s): CoNLL text has one token a line, its columns separated by spaces; if this is running text, one sentence a line, read it with --input-format plain (or one token a line: --input-format tokens)",
-		display, len(cols), strings.Join(cols, " "), len(opts.TrainedColumns), strings.Join(opts.TrainedColumns, " ")))
+	format := "InputOptions.Format"
+	if opts.OptionName != nil {
+		format = opts.OptionName(format)
+	}
+	opts.Warn(fmt.Sprintf("%s: %d token columns (%s), but the model was trained on text of %d (%s): CoNLL text has one token a line, its columns separated by spaces; if this is running text, one sentence a line, read it with %s plain (or one token a line: %s tokens)",
+		display, len(cols), strings.Join(cols, " "), len(opts.TrainedColumns), strings.Join(opts.TrainedColumns, " "), format, format))
 }
 
 // InputOptions say how to read a corpus.
@@ -193,10 +198,11 @@ func newInputReader(r io.Reader, name string, opts InputOptions) (Reader, error)
 		return newTableReaderOn(r, name, opts), nil
 	}
 	if opts.Format == FormatTable {
-		return nil, fmt.Errorf("%s: not a Parquet or Arrow IPC table (--input-format table)", name)
+		return nil, fmt.Errorf("%s: %w", name, &option.Error{Msg: "not a Parquet or Arrow IPC table ({InputOptions.Format} table)"})
 	}
 	if opts.LabelName != "" {
-		return nil, fmt.Errorf("%s: --label-column %q names a table column; in a text corpus the label column is a 1-based number", name, opts.LabelName)
+		return nil, fmt.Errorf("%s: %w", name, &option.Error{
+			Msg: fmt.Sprintf("{InputOptions.LabelName} %q names a table column; in a text corpus the label column is a 1-based number", opts.LabelName)})
 	}
 	return newFormatReader(r, name, opts)
 }
@@ -276,6 +282,9 @@ type RunOptions struct {
 	TrainedColumns []string
 	// Warn receives warnings; nil: none are made.
 	Warn func(msg string)
+	// OptionName, when set, names an option (by its Go field, as
+	// option.Error does) in the warnings; nil: its Go name.
+	OptionName func(field string) string
 	// TemplatesFor, when set and Templates is nil, chooses the templates
 	// from the input's columns at its first sentence (DefaultTemplates);
 	// Chosen, when set, is told which set and columns. Only with a
@@ -293,8 +302,8 @@ func DefaultTemplates(columns []string) (*TemplateSet, string, error) {
 	name := ""
 	switch {
 	case len(missingColumns([]string{"w"}, columns)) > 0:
-		return nil, "", fmt.Errorf("no built-in template set fits the input's columns [%s] (they have no word column: word, form or token); choose one with --template (%s) or write a template file (docs/own-data.md)",
-			strings.Join(columns, " "), strings.Join(BuiltinNames(), ", "))
+		return nil, "", &option.Error{Msg: fmt.Sprintf("no built-in template set fits the input's columns [%s] (they have no word column: word, form or token); choose one with {RunOptions.Templates} (%s) or write a template file (docs/own-data.md)",
+			strings.Join(columns, " "), strings.Join(BuiltinNames(), ", "))}
 	case len(missingColumns([]string{"pos"}, columns)) == 0:
 		name = "chunking"
 	default:

@@ -4,7 +4,11 @@
 // attributes to ids, and package tables' FeatureWriter writes the table.
 package featurize
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dualcrf/dualcrf/option"
+)
 
 // Attr is one attribute of a token with its value (1 for a binary attribute).
 type Attr struct {
@@ -72,11 +76,24 @@ type Reader interface {
 	Columns() []string
 }
 
-// SyntaxError reports malformed input at a position in a file.
+// SyntaxError reports malformed input at a position in a file. When its
+// message names an option (a limit the input exceeds, a format that reads
+// it), it unwraps to the *option.Error that says so.
 type SyntaxError struct {
 	File string // file name, "-" or "<stdin>" for standard input
 	Line int    // 1-based line number, 0 when not known
 	Msg  string // what was expected
+
+	option *option.Error // Msg naming the options, or nil
+}
+
+// Unwrap returns the *option.Error of a message that names options, else
+// nil.
+func (e *SyntaxError) Unwrap() error {
+	if e.option == nil {
+		return nil
+	}
+	return e.option
 }
 
 func (e *SyntaxError) Error() string {

@@ -98,7 +98,7 @@ func TestTableRowBytes(t *testing.T) {
 	long := strings.Repeat("x", 2000)
 	data := columnTable(t, arrowio.FormatParquet, int64Col("sentence", 0, 0), stringCol("word", "a", long), stringCol("label", "O", "O"))
 	_, err := readTable(data, "t.parquet", InputOptions{MaxLineBytes: 1000})
-	if want := "t.parquet: row 2: 2001 bytes of text, more than 1000 (the limit, --max-line-bytes; its longest cell, column word, has 2000)"; err == nil || err.Error() != want {
+	if want := "t.parquet: row 2: 2001 bytes of text, more than 1000 (the limit, TokenColumns.MaxRowBytes; its longest cell, column word, has 2000)"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
 	}
 	if got, err := readTable(data, "t.parquet", InputOptions{MaxLineBytes: 2001}); err != nil || got != "a/O "+long+"/O" {
@@ -106,7 +106,7 @@ func TestTableRowBytes(t *testing.T) {
 	}
 	huge := strings.Repeat("y", DefaultMaxLineBytes)
 	data = columnTable(t, arrowio.FormatStream, int64Col("sentence", 0), stringCol("word", huge), stringCol("label", "O"))
-	if _, err := readTable(data, "t.arrows", InputOptions{}); err == nil || !strings.Contains(err.Error(), "more than 1048576 (the limit, --max-line-bytes") {
+	if _, err := readTable(data, "t.arrows", InputOptions{}); err == nil || !strings.Contains(err.Error(), "more than 1048576 (the limit, TokenColumns.MaxRowBytes") {
 		t.Errorf("the default limit: error %v", err)
 	}
 	data = columnTable(t, arrowio.FormatParquet, int64Col("sentence", 0, 0, 0), stringCol("word", "a", "b", "c"), stringCol("label", "O", "O", "O"))
@@ -142,7 +142,7 @@ func TestTableInvalidUTF8(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := NewTableReader(dir, nil, InputOptions{Partitions: true})
-	if want := filepath.Join(part, "p.parquet") + `: --partitions: directory name "lang=\xff" (decoded) is not valid UTF-8`; err == nil || err.Error() != want {
+	if want := filepath.Join(part, "p.parquet") + `: InputOptions.Partitions: directory name "lang=\xff" (decoded) is not valid UTF-8`; err == nil || err.Error() != want {
 		t.Errorf("hive key: error %v, want %q", err, want)
 	}
 }
@@ -175,8 +175,8 @@ func TestTableUint64(t *testing.T) {
 func TestTableColumnTypes(t *testing.T) {
 	base := []column{int64Col("sentence", 0, 0), stringCol("label", "O", "O")}
 	for name, c := range map[string]column{
-		`t.parquet: column "word" (--columns) is binary: a text column must hold strings (or integers, read as decimal text)`: binaryCol("word", "a", "b"),
-		`t.parquet: column "word" (--columns) is list<`:                                                                       listCol("word", "a", "b"),
+		`t.parquet: column "word" (TokenColumns.Text) is binary: a text column must hold strings (or integers, read as decimal text)`: binaryCol("word", "a", "b"),
+		`t.parquet: column "word" (TokenColumns.Text) is list<`:                                                                       listCol("word", "a", "b"),
 	} {
 		_, err := readTable(columnTable(t, arrowio.FormatParquet, append(base, c)...), "t.parquet", InputOptions{Columns: []string{"word"}})
 		if err == nil || !strings.HasPrefix(err.Error(), name) {

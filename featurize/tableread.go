@@ -46,6 +46,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/dualcrf/dualcrf/arrowio"
+	"github.com/dualcrf/dualcrf/option"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -250,13 +251,14 @@ func NewTableReader(path string, stdin io.Reader, opts InputOptions) (*TableRead
 		return rc, rc, name, err
 	}
 	if opts.Partitions && len(tr.files[0].parts) == 0 {
-		return nil, fmt.Errorf("%s: --partitions: no key=value directory names in it", path)
+		return nil, fmt.Errorf("%s: %w", path, &option.Error{Field: "InputOptions.Partitions", Msg: "no key=value directory names in it"})
 	}
 	if opts.Partitions {
 		for _, f := range tr.files {
 			for _, p := range f.parts {
 				if !utf8.ValidString(p[0]) || !utf8.ValidString(p[1]) {
-					return nil, fmt.Errorf("%s: --partitions: directory name %q (decoded) is not valid UTF-8", f.path, p[0]+"="+p[1])
+					return nil, fmt.Errorf("%s: %w", f.path, &option.Error{Field: "InputOptions.Partitions",
+						Msg: fmt.Sprintf("directory name %q (decoded) is not valid UTF-8", p[0]+"="+p[1])})
 				}
 			}
 		}
@@ -270,7 +272,8 @@ func newTableReaderOn(r io.Reader, name string, opts InputOptions) *TableReader 
 		open: func(tableFile) (io.Reader, io.Closer, string, error) { return r, nopCloser{}, name, nil }}
 	tr.err = refuseTextFlags(name, opts)
 	if opts.Partitions && tr.err == nil {
-		tr.err = fmt.Errorf("%s: --partitions takes its columns from a directory's key=value names; give the dataset's directory, not one file", name)
+		tr.err = fmt.Errorf("%s: %w", name, &option.Error{
+			Msg: "{InputOptions.Partitions} takes its columns from a directory's key=value names; give the dataset's directory, not one file"})
 	}
 	return tr
 }
@@ -490,7 +493,7 @@ func (tr *TableReader) openFile(f tableFile) error {
 	in := tr.opts
 	c := tables.TokenColumns{Sentence: in.SentenceColumn, Position: in.PositionColumn, Label: in.LabelName,
 		LabelAt: max(in.LabelColumn, 0), NoLabel: in.LabelColumn < 0, Text: in.Columns, As: in.ColumnMap,
-		MaxRowBytes: DefaultMaxLineBytes, LimitName: "--max-line-bytes"}
+		MaxRowBytes: DefaultMaxLineBytes}
 	if in.MaxLineBytes > 0 {
 		c.MaxRowBytes = in.MaxLineBytes
 	}
@@ -516,7 +519,8 @@ func (tr *TableReader) openFile(f tableFile) error {
 			case slices.Contains(t.Columns(), p[0]):
 				t.Release()
 				closer.Close()
-				return fmt.Errorf("%s: the partition key %s (its directory %s=%s) is also a column of the table: rename the key in the directory names, or read without --partitions", name, p[0], p[0], p[1])
+				return fmt.Errorf("%s: the partition key %s (its directory %s=%s) is also a column of the table: rename the key in the directory names, %w",
+					name, p[0], p[0], p[1], &option.Error{Msg: "or read without {InputOptions.Partitions}"})
 			case slices.Contains(names[len(t.Columns()):], p[0]):
 				t.Release()
 				closer.Close()
@@ -564,9 +568,9 @@ func compileFor(set *TemplateSet, r Reader) (*Extractor, error) {
 				}
 				for _, name := range append([]string{it.column}, tmplAliases[it.column]...) {
 					if typ := tr.columnType(name); typ != "" {
-						return nil, &SyntaxError{File: se.File, Line: se.Line, Msg: fmt.Sprintf(
-							"template %q: the table's column %q is %s, not text (a text column holds strings; name an integer column with --columns to read it as decimal text)",
-							t.name, name, typ)}
+						return nil, optionSyntaxError(se.File, se.Line,
+							"template %q: the table's column %q is %s, not text (a text column holds strings; name an integer column with {InputOptions.Columns} to read it as decimal text)",
+							t.name, name, typ)
 					}
 				}
 				return x, err

@@ -129,10 +129,10 @@ func TestTableReaderRules(t *testing.T) {
 			"He/PRP saw/VBD it/PRP | Yes/UH"},
 		{"no labels", twoSentences, InputOptions{LabelColumn: -1},
 			"He/PRP/B-NP/ saw/VBD/B-VP/ it/PRP/B-NP/ | Yes/UH/O/"},
-		{"sentence column", twoSentences, InputOptions{SentenceColumn: "nope"}, `t.parquet: no sentence column "nope" (--sentence-column)`},
-		{"label column", twoSentences, InputOptions{LabelName: "nope"}, `t.parquet: no label column "nope" (--label-column)`},
-		{"text column", twoSentences, InputOptions{Columns: []string{"lemma"}}, `t.parquet: no column "lemma" (--columns)`},
-		{"label index beyond", twoSentences, InputOptions{LabelColumn: 9}, "t.parquet: --label-column 9: the table has 5 columns"},
+		{"sentence column", twoSentences, InputOptions{SentenceColumn: "nope"}, `t.parquet: no sentence column "nope" (TokenColumns.Sentence)`},
+		{"label column", twoSentences, InputOptions{LabelName: "nope"}, `t.parquet: no label column "nope" (TokenColumns.Label)`},
+		{"text column", twoSentences, InputOptions{Columns: []string{"lemma"}}, `t.parquet: no column "lemma" (TokenColumns.Text)`},
+		{"label index beyond", twoSentences, InputOptions{LabelColumn: 9}, "t.parquet: TokenColumns.LabelAt 9: the table has 5 columns"},
 		{"position not integer", twoSentences, InputOptions{PositionColumn: "word"}, `t.parquet: position column "word" is utf8, want an integer type`},
 		{"row order", twoSentences, InputOptions{PositionColumn: "", SentenceColumn: "sentence", LabelName: "chunk", Columns: []string{"word"}},
 			"He/B-NP saw/B-VP it/B-NP | Yes/O"},
@@ -254,9 +254,9 @@ func TestTableReaderColumnMap(t *testing.T) {
 		wantErr string
 	}{
 		{[][2]string{{"tag", "pos"}}, "word tag", ""},
-		{[][2]string{{"x", "nosuch"}}, "", `no column "nosuch" (--column x=nosuch)`},
+		{[][2]string{{"x", "nosuch"}}, "", `no column "nosuch" (TokenColumns.As x=nosuch)`},
 		{[][2]string{{"word", "pos"}}, "", `two text columns named "word"`},
-		{[][2]string{{"c", "chunk"}}, "", `column "chunk" (--column c=chunk) is`},
+		{[][2]string{{"c", "chunk"}}, "", `column "chunk" (TokenColumns.As c=chunk) is`},
 	} {
 		r := newTableReaderOn(bytes.NewReader(data), "tokens", InputOptions{LabelName: "chunk", ColumnMap: c.m})
 		_, err := readSentences(r)

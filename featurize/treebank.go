@@ -304,7 +304,7 @@ func (r *TreebankReader) stepMRG() (done bool, err error) {
 		if len(r.stack) == 0 {
 			r.treeLine = r.lr.line
 		} else if len(r.stack) >= r.lr.maxTokens {
-			return false, r.lr.syntaxError("tree nested deeper than %d levels (the limit, --max-sentence-tokens)", r.lr.maxTokens)
+			return false, optionSyntaxError(r.lr.name, r.lr.line, "tree nested deeper than %d levels (the limit, {InputOptions.MaxSentenceTokens})", r.lr.maxTokens)
 		} else {
 			top := &r.stack[len(r.stack)-1]
 			if top.hasWord {

@@ -44,7 +44,7 @@ func ParseMode(s string) (Mode, error) {
 			return Mode(s), nil
 		}
 	}
-	return "", fmt.Errorf("--progress %q: want one of %s", s, strings.Join(Modes(), ", "))
+	return "", fmt.Errorf("progress mode %q: want one of %s", s, strings.Join(Modes(), ", "))
 }
 
 // Resolve turns Auto into Bar or None by whether the display is a

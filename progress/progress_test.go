@@ -131,7 +131,7 @@ func TestModes(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if _, err := ParseMode("bars"); err == nil || !strings.Contains(err.Error(), "--progress \"bars\": want one of none, auto, bar, json") {
+	if _, err := ParseMode("bars"); err == nil || !strings.Contains(err.Error(), "progress mode \"bars\": want one of none, auto, bar, json") {
 		t.Errorf("bad mode: %v", err)
 	}
 	if Auto.Resolve(true) != Bar || Auto.Resolve(false) != None || JSON.Resolve(false) != JSON {

@@ -48,6 +48,10 @@ type DecodeOptions struct {
 	// Log receives warnings (the input fits the model poorly); nil:
 	// discarded.
 	Log io.Writer
+	// OptionName, when set, names an option (by its Go field, as
+	// OptionError does) in the warnings; nil: its Go name. The command
+	// passes its flags' names.
+	OptionName func(field string) string
 	// Progress, when set, shows the sentences and tokens decoded; nil:
 	// nothing.
 	Progress *progress.Reporter
@@ -175,6 +179,7 @@ func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
 	r.Input = in
 	if o.Log != nil {
 		r.Warn = func(msg string) { fmt.Fprintf(o.Log, "decode: warning: %s\n", msg) }
+		r.OptionName = o.OptionName
 	}
 	return r, nil
 }

@@ -44,6 +44,10 @@ type FeaturizeOptions struct {
 	// Note, when set, is given warnings: text with more columns than
 	// Like's training text.
 	Note func(msg string)
+	// OptionName, when set, names an option (by its Go field, as
+	// OptionError does) in the notes; nil: its Go name. The command
+	// passes its flags' names.
+	OptionName func(field string) string
 	// Chosen, when set, is told the built-in template set chosen from the
 	// input's columns (the column formats) when it is not chunking, the
 	// set of CoNLL text with part-of-speech tags: the input has no such
@@ -88,6 +92,7 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 		r = o.Like.RunOptions()
 		if o.Note != nil {
 			r.Warn = func(msg string) { o.Note("warning: " + msg) }
+			r.OptionName = o.OptionName
 		}
 	} else {
 		r.Templates, r.MinCount = o.Templates, o.MinCount

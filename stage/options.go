@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
+
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // Lambda is the regularisation λ: a value, or a constant c divided by the
@@ -117,42 +118,11 @@ type Sampler struct {
 // "SAG.Variant"), "" when the run as a whole is refused (it needs more
 // memory than the budget); Value is the value as text ("" when the
 // message shows none); Msg says what is wrong, and names options as
-// {Field}. A program with its own names for the
-// options (the dualcrf command's flags) renders it with Format.
-type OptionError struct {
-	Field string
-	Value string
-	Msg   string
-}
-
-// Error renders the error with the options' Go names.
-func (e *OptionError) Error() string {
-	return e.Format(func(field string) string { return field })
-}
-
-// Format renders the error with each option named by name(field).
-func (e *OptionError) Format(name func(field string) string) string {
-	var b strings.Builder
-	if e.Field != "" {
-		b.WriteString(name(e.Field))
-		if e.Value != "" {
-			b.WriteString(" " + e.Value)
-		}
-		b.WriteString(": ")
-	}
-	msg := e.Msg
-	for {
-		i := strings.IndexByte(msg, '{')
-		j := strings.IndexByte(msg[i+1:], '}')
-		if i < 0 || j < 0 {
-			break
-		}
-		b.WriteString(msg[:i] + name(msg[i+1:i+1+j]))
-		msg = msg[i+1+j+1:]
-	}
-	b.WriteString(msg)
-	return b.String()
-}
+// {Field}. A program with its own names for the options (the dualcrf
+// command's flags) renders it with Format. The packages below stage
+// (train, duals, featurize, tables, decode) name their options in the
+// same way.
+type OptionError = option.Error
 
 // optionError is an *OptionError; value is shown quoted when a string.
 func optionError(field string, value any, msg string) *OptionError {

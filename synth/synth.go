@@ -51,6 +51,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/option"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 )
@@ -133,28 +134,28 @@ func (o *Options) check() error {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("synth: "+format, args...)
+	bad := func(field string, value any, format string, args ...any) error {
+		return fmt.Errorf("synth: %w", &option.Error{Field: "Options." + field, Value: fmt.Sprint(value), Msg: fmt.Sprintf(format, args...)})
 	}
 	switch {
 	case o.Sentences < 0:
-		return bad("--sentences %d: want ≥ 0", o.Sentences)
+		return bad("Sentences", o.Sentences, "want ≥ 0")
 	case o.First < 0:
-		return bad("--first %d: want ≥ 0", o.First)
+		return bad("First", o.First, "want ≥ 0")
 	case o.First > math.MaxInt64-o.Sentences:
-		return bad("--first %d: too large", o.First)
+		return bad("First", o.First, "too large")
 	case o.Workers > maxWorkers:
-		return bad("--workers %d: want at most %d", o.Workers, maxWorkers)
+		return bad("Workers", o.Workers, "want at most %d", maxWorkers)
 	case o.Labels < 2 || o.Labels > maxLabels:
-		return bad("--labels %d: want 2…%d", o.Labels, maxLabels)
+		return bad("Labels", o.Labels, "want 2…%d", maxLabels)
 	case o.MinLen < 1 || o.MaxLen < o.MinLen || o.MaxLen > maxCells/o.Labels:
-		return bad("lengths [%d, %d]: want 1 ≤ min ≤ max ≤ %d (for %d labels)", o.MinLen, o.MaxLen, maxCells/o.Labels, o.Labels)
+		return fmt.Errorf("synth: lengths [%d, %d]: want 1 ≤ min ≤ max ≤ %d (for %d labels)", o.MinLen, o.MaxLen, maxCells/o.Labels, o.Labels)
 	case o.Attrs < 1 || o.Attrs > maxAttrs:
-		return bad("--attrs %d: want 1…%d", o.Attrs, maxAttrs)
+		return bad("Attrs", o.Attrs, "want 1…%d", maxAttrs)
 	case o.PerToken < 1 || o.PerToken > o.Attrs:
-		return bad("--per-token %d: want 1…%d (the number of attributes)", o.PerToken, o.Attrs)
+		return bad("PerToken", o.PerToken, "want 1…%d (the number of attributes)", o.Attrs)
 	case !(o.Noise > 0) || math.IsInf(o.Noise, 0):
-		return bad("--noise %g: want a positive finite number", o.Noise)
+		return bad("Noise", strconv.FormatFloat(o.Noise, 'g', -1, 64), "want a positive finite number")
 	}
 	return nil
 }
@@ -289,7 +290,8 @@ func (m *model) checkRange(noise float64) error {
 		big = max(big, e.w)
 	}
 	if big > maxWeight {
-		return fmt.Errorf("synth: --noise %g is too small: it makes a weight of %.3g (at most %d)", noise, big, maxWeight)
+		return fmt.Errorf("synth: %w", &option.Error{
+			Msg: fmt.Sprintf("{Options.Noise} %g is too small: it makes a weight of %.3g (at most %d)", noise, big, maxWeight)})
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // UnknownAttrWarn is the share of attribute occurrences unknown to a model
@@ -74,8 +76,8 @@ func (c Coverage) UnknownLabelled() int {
 func (c Coverage) Mismatch(data, model string) error {
 	if c.Tokens > 0 && c.Attrs == c.UnknownAttrs {
 		return fmt.Errorf("%s and %s share no attribute: none of the %d attribute occurrences of its %d tokens is one the model knows "+
-			"(featurized with other templates or another vocabulary? featurize the text with --model %s)",
-			data, model, c.Attrs, c.Tokens, model)
+			"(featurized with other templates or another vocabulary? %w)",
+			data, model, c.Attrs, c.Tokens, &option.Error{Msg: "featurize the text with {FeaturizeOptions.Like} " + model})
 	}
 	if c.Labelled > 0 && c.UnknownLabelled() == c.Labelled {
 		return fmt.Errorf("%s and %s share no label: none of the gold labels of its %d labelled tokens (%s) is one the model can predict",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/option"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -332,8 +333,9 @@ func checkCoNLLSentence(t *FeatureTable, m *crf.Model, p *Predictions, i int) er
 		if v == "" {
 			problem = "is empty"
 		}
-		return fmt.Errorf("decode --format conll: sentence %d, token %d: %s %q %s, which CoNLL cannot hold (it separates columns by whitespace and sentences by blank lines, so the file would not read back); write --format parquet or arrow, which keep any text",
-			t.FirstSentence+i+1, tok-d.SentStart[i]+1, what, v, problem)
+		return fmt.Errorf("decode %w", &option.Error{Field: "PredictionOptions.Format", Value: PredictionCoNLL,
+			Msg: fmt.Sprintf("sentence %d, token %d: %s %q %s, which CoNLL cannot hold (it separates columns by whitespace and sentences by blank lines, so the file would not read back); write {PredictionOptions.Format} parquet or arrow, which keep any text",
+				t.FirstSentence+i+1, tok-d.SentStart[i]+1, what, v, problem)})
 	}
 	for tok := d.SentStart[i]; tok < d.SentStart[i+1]; tok++ {
 		if t.Text != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/dualcrf/dualcrf/arrowio"
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // The column names a token table's columns are looked for by, in order,
@@ -47,10 +48,8 @@ type TokenColumns struct {
 	NoLabel  bool     // the table has no label column
 	Text     []string // the text columns; nil: every string column but the others and pred
 	// MaxRowBytes bounds the text of a row (its text cells and label, what
-	// a line of a text corpus holds); 0: no limit. LimitName names the
-	// limit in errors (a flag, say).
+	// a line of a text corpus holds); 0: no limit.
 	MaxRowBytes int
-	LimitName   string
 	// As reads more columns as text columns under other names: As[i] is
 	// {name, source}, the table column source read as the text column
 	// name (appended after the others, or renaming source when it is one).
@@ -104,7 +103,7 @@ func OpenTokenReader(r io.Reader, name string, c TokenColumns) (*TokenReader, er
 		rr.Release()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	cols.maxRow, cols.limitName = c.MaxRowBytes, c.LimitName
+	cols.maxRow = c.MaxRowBytes
 	return &TokenReader{rr: rr, name: name, cols: cols, rowNo: 1}, nil
 }
 
@@ -232,16 +231,10 @@ func (r *TokenReader) readRow(i int) (TokenRow, error) {
 		if len(row.Label) > big {
 			where = fmt.Sprintf("its label, column %s, has %d", name(c.label), len(row.Label))
 		}
-		return row, fmt.Errorf("%s: row %d: %d bytes of text, more than %d (the limit%s; %s)", r.name, row.Row, n, c.maxRow, c.limitSuffix(), where)
+		return row, fmt.Errorf("%s: row %d: %w", r.name, row.Row,
+			&option.Error{Msg: fmt.Sprintf("%d bytes of text, more than %d (the limit, {TokenColumns.MaxRowBytes}; %s)", n, c.maxRow, where)})
 	}
 	return row, nil
-}
-
-func (c tokenCols) limitSuffix() string {
-	if c.limitName == "" {
-		return ""
-	}
-	return ", " + c.limitName
 }
 
 // invalidAt describes the first invalid byte of s.
@@ -260,12 +253,12 @@ func invalidAt(s string) string {
 // of schema s.
 func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) {
 	c := tokenCols{sentence: -1, position: -1, label: -1}
-	find := func(given string, defaults []string, what, flag string) (int, error) {
+	find := func(given string, defaults []string, what, field string) (int, error) {
 		if given != "" {
 			if idx := s.FieldIndices(given); len(idx) > 0 {
 				return idx[0], nil
 			}
-			return -1, fmt.Errorf("no %s column %q (%s); the table has %s", what, given, flag, strings.Join(fieldNames(s), ", "))
+			return -1, &option.Error{Msg: fmt.Sprintf("no %s column %q ({%s}); the table has %s", what, given, field, strings.Join(fieldNames(s), ", "))}
 		}
 		for _, name := range defaults {
 			if idx := s.FieldIndices(name); len(idx) > 0 {
@@ -275,18 +268,18 @@ func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) 
 		return -1, nil
 	}
 	var err error
-	if c.sentence, err = find(opts.Sentence, DefaultSentenceColumns, "sentence", "--sentence-column"); err != nil {
+	if c.sentence, err = find(opts.Sentence, DefaultSentenceColumns, "sentence", "TokenColumns.Sentence"); err != nil {
 		return c, err
 	}
 	if c.sentence < 0 {
-		return c, fmt.Errorf("no sentence id column (looked for %s; name it with --sentence-column); the table has %s",
-			strings.Join(DefaultSentenceColumns, ", "), strings.Join(fieldNames(s), ", "))
+		return c, &option.Error{Msg: fmt.Sprintf("no sentence id column (looked for %s; name it with {TokenColumns.Sentence}); the table has %s",
+			strings.Join(DefaultSentenceColumns, ", "), strings.Join(fieldNames(s), ", "))}
 	}
 	switch {
 	case opts.Position == PositionNone && len(s.FieldIndices(PositionNone)) == 0:
 		// row order, whatever position columns the table has
 	default:
-		if c.position, err = find(opts.Position, DefaultPositionColumns, "position", "--position-column"); err != nil {
+		if c.position, err = find(opts.Position, DefaultPositionColumns, "position", "TokenColumns.Position"); err != nil {
 			return c, err
 		}
 	}
@@ -297,12 +290,13 @@ func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) 
 	switch {
 	case opts.NoLabel:
 	case opts.Label != "":
-		if c.label, err = find(opts.Label, nil, "label", "--label-column"); err != nil {
+		if c.label, err = find(opts.Label, nil, "label", "TokenColumns.Label"); err != nil {
 			return c, err
 		}
 	case opts.LabelAt > 0:
 		if opts.LabelAt > s.NumFields() {
-			return c, fmt.Errorf("--label-column %d: the table has %d columns (%s)", opts.LabelAt, s.NumFields(), strings.Join(fieldNames(s), ", "))
+			return c, &option.Error{Field: "TokenColumns.LabelAt", Value: strconv.Itoa(opts.LabelAt),
+				Msg: fmt.Sprintf("the table has %d columns (%s)", s.NumFields(), strings.Join(fieldNames(s), ", "))}
 		}
 		c.label = opts.LabelAt - 1
 	default:
@@ -325,10 +319,10 @@ func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) 
 		for _, name := range opts.Text {
 			idx := s.FieldIndices(name)
 			if len(idx) == 0 {
-				return c, fmt.Errorf("no column %q (--columns); the table has %s", name, strings.Join(fieldNames(s), ", "))
+				return c, &option.Error{Msg: fmt.Sprintf("no column %q ({TokenColumns.Text}); the table has %s", name, strings.Join(fieldNames(s), ", "))}
 			}
 			if t := s.Field(idx[0]).Type; !isTextType(t) && !arrow.IsInteger(t.ID()) {
-				return c, fmt.Errorf("column %q (--columns) is %s: a text column must hold strings (or integers, read as decimal text)", name, t)
+				return c, &option.Error{Msg: fmt.Sprintf("column %q ({TokenColumns.Text}) is %s: a text column must hold strings (or integers, read as decimal text)", name, t)}
 			}
 			c.text = append(c.text, idx[0])
 		}
@@ -366,11 +360,11 @@ func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) 
 		name, src := a[0], a[1]
 		idx := s.FieldIndices(src)
 		if len(idx) == 0 {
-			return c, fmt.Errorf("no column %q (--column %s=%s); the table has %s", src, name, src, strings.Join(fieldNames(s), ", "))
+			return c, &option.Error{Msg: fmt.Sprintf("no column %q ({TokenColumns.As} %s=%s); the table has %s", src, name, src, strings.Join(fieldNames(s), ", "))}
 		}
 		k := idx[0]
 		if k == c.label || taken(k) || !isTextType(s.Field(k).Type) {
-			return c, fmt.Errorf("column %q (--column %s=%s) is %s: want a string column other than the sentence, position and label", src, name, src, s.Field(k).Type)
+			return c, &option.Error{Msg: fmt.Sprintf("column %q ({TokenColumns.As} %s=%s) is %s: want a string column other than the sentence, position and label", src, name, src, s.Field(k).Type)}
 		}
 		if i := slices.Index(c.text, k); i >= 0 {
 			c.names[i] = name
@@ -381,7 +375,7 @@ func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) 
 	}
 	for i, n := range c.names {
 		if slices.Contains(c.names[:i], n) {
-			return c, fmt.Errorf("two text columns named %q (--column); the table has %s", n, strings.Join(fieldNames(s), ", "))
+			return c, &option.Error{Msg: fmt.Sprintf("two text columns named %q ({TokenColumns.As}); the table has %s", n, strings.Join(fieldNames(s), ", "))}
 		}
 	}
 	if len(c.text) == 0 {
@@ -389,7 +383,7 @@ func resolveTokenColumns(s *arrow.Schema, opts TokenColumns) (tokenCols, error) 
 		for _, f := range s.Fields() {
 			cols = append(cols, f.Name+" ("+f.Type.String()+")")
 		}
-		return c, fmt.Errorf("no text column (a text column holds strings; name text columns with --columns, integer ones included); the table has %s", strings.Join(cols, ", "))
+		return c, &option.Error{Msg: fmt.Sprintf("no text column (a text column holds strings; name text columns with {TokenColumns.Text}, integer ones included); the table has %s", strings.Join(cols, ", "))}
 	}
 	return c, nil
 }

@@ -48,6 +48,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/internal/platform"
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // keepSnapshots is the number of snapshots kept on disk.
@@ -343,7 +344,7 @@ func (st *checkpointState) check(n, dim int) error {
 	case st.Sentences != n:
 		return fmt.Errorf("made for %d sentences, this dataset has %d", st.Sentences, n)
 	case st.Dim != dim:
-		return fmt.Errorf("has %d weights, this problem needs %d (other --no-bias setting?)", st.Dim, dim)
+		return fmt.Errorf("has %d weights, this problem needs %d (%w)", st.Dim, dim, &option.Error{Msg: "other {NoBias} setting?"})
 	case st.Epoch < 0 || st.Epoch > 1<<30:
 		return fmt.Errorf("epoch %d out of range", st.Epoch)
 	case st.Step < 0 || st.Step >= n:
@@ -660,16 +661,6 @@ func writeSyncedRename(path string, b []byte) error {
 	return platform.SyncDir(filepath.Dir(path))
 }
 
-// freshError is CheckFresh's refusal.
-type freshError struct{ dir, newest string }
-
-func (e *freshError) Error() string {
-	return fmt.Sprintf("--checkpoint %s holds the snapshots of an earlier run (newest %s): continue it with --resume %s, or remove %s to start afresh",
-		e.dir, e.newest, e.dir, e.dir)
-}
-
-func (e *freshError) Unwrap() error { return ErrCheckpointExists }
-
 // Snapshots lists the snapshots in dir, newest first; a directory that
 // does not exist has none.
 func Snapshots(dir string) []string { return snapshotNames(dir) }
@@ -677,15 +668,24 @@ func Snapshots(dir string) []string { return snapshotNames(dir) }
 // CheckFresh refuses a checkpoint directory that holds snapshots (or a
 // CURRENT naming one) when a run is to start from the beginning there: its
 // snapshots would be mixed with the earlier run's, and a streamed run
-// would overwrite the duals they refer to.
+// would overwrite the duals they refer to. The refusal is an
+// *option.Error about the checkpoint directory (Checkpoint, as
+// stage.TrainOptions names it) that wraps ErrCheckpointExists.
 func CheckFresh(dir string) error {
 	if names := snapshotNames(dir); len(names) > 0 {
-		return &freshError{dir, names[0]}
+		return freshError(dir, names[0])
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "CURRENT")); err == nil {
-		return &freshError{dir, fmt.Sprintf("%.40q", strings.TrimSpace(string(b)))}
+		return freshError(dir, fmt.Sprintf("%.40q", strings.TrimSpace(string(b))))
 	}
 	return nil
+}
+
+// freshError is CheckFresh's refusal of dir, whose newest snapshot is
+// newest.
+func freshError(dir, newest string) error {
+	return &option.Error{Err: ErrCheckpointExists,
+		Msg: fmt.Sprintf("{Checkpoint} %s holds the snapshots of an earlier run (newest %s): continue it with {Resume} %s, or remove %s to start afresh", dir, newest, dir, dir)}
 }
 
 // RemoveSnapshots removes what a finished run leaves in its checkpoint

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // TestResumeIsBitIdentical runs 6 epochs in one go and 3 + 3 with a
@@ -227,7 +228,10 @@ func TestCheckFreshAndRemoveSnapshots(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
 	os.WriteFile(filepath.Join(dir, "CURRENT"), []byte("ckpt-000002\n"), 0o644)
 	err := CheckFresh(dir)
-	if !errors.Is(err, ErrCheckpointExists) || !strings.Contains(err.Error(), "--resume "+dir) {
+	// The advice names the option; a command renders it as its flag.
+	var oe *option.Error
+	if !errors.Is(err, ErrCheckpointExists) || !strings.Contains(err.Error(), "Resume "+dir) ||
+		!errors.As(err, &oe) || !strings.Contains(oe.Format(func(f string) string { return "--" + strings.ToLower(f) }), "--resume "+dir) {
 		t.Errorf("CURRENT alone: %v", err)
 	}
 	for _, n := range []string{"ckpt-000001", "ckpt-000002"} {

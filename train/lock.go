@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dualcrf/dualcrf/internal/platform"
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // DirLock is the exclusive lock of a checkpoint directory, held by the one
@@ -40,8 +41,8 @@ func LockDir(dir string) (*DirLock, error) {
 		if locked.PID > 0 {
 			holder = " (process " + strconv.Itoa(locked.PID) + ")"
 		}
-		return nil, fmt.Errorf("%w: %s is locked by another training run%s; wait for it to end, or use another --checkpoint directory",
-			ErrLocked, dir, holder)
+		return nil, fmt.Errorf("%w: %s is locked by another training run%s; %w",
+			ErrLocked, dir, holder, &option.Error{Msg: "wait for it to end, or use another {Checkpoint} directory"})
 	case errors.As(err, &pe) && pe.Op == "lock":
 		return nil, fmt.Errorf("lock checkpoint directory %s: %w", dir, pe.Err)
 	case err != nil:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -57,12 +58,12 @@ model's tags feed the next (docs/own-data.md).
 			),
 			category(catOutput,
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
-				&cli.StringFlag{Name: "format", Value: tables.PredictionArrow, Usage: "output: arrow, conll or parquet"},
 			),
+			decodeOutputFlags().cliFlags(),
 			category(catOutput, writerFlags()...),
 			category(catProgress, progressFlag()),
 		),
-		Action: runDecode,
+		Action: decodeFlags().rendering(runDecode),
 	}
 }
 
@@ -89,7 +90,8 @@ func runDecode(c *cli.Context) error {
 		return err
 	}
 	o := stage.DecodeOptions{Format: string(kind), IPC: wopts, Marginals: c.Bool("marginals"), Workers: c.Int("workers"),
-		ChunkTokens: c.Int("chunk-tokens"), Text: c.String("text") != "", ModelName: modelPath, Log: c.App.ErrWriter}
+		ChunkTokens: c.Int("chunk-tokens"), Text: c.String("text") != "", ModelName: modelPath, Log: c.App.ErrWriter,
+		OptionName: decodeFlags().optionName}
 	if o.Text {
 		if o.Input, err = decodeInputOptions(c, m, modelPath); err != nil {
 			return err
@@ -161,6 +163,29 @@ func checkOutputFlags(c *cli.Context, format string) error {
 		}
 	}
 	return nil
+}
+
+// decodeOutputFlags choose the prediction table decode writes.
+func decodeOutputFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catOutput, &cli.StringFlag{Name: "format", Value: tables.PredictionArrow, Usage: "output: arrow, conll or parquet"},
+			[]string{"PredictionOptions.Format", "DecodeOptions.Format"}, nil},
+	}
+}
+
+// decodeFlags are the flags whose options the libraries' errors name in
+// decode (option.Error): --format, and featurize's input flags, which
+// decode --text reads its corpus with. The input limits and the
+// featurization of a model are featurize's (decode has no flags for them:
+// its errors name featurize's).
+func decodeFlags() optionFlags[struct{}] {
+	var input optionFlags[struct{}]
+	for _, f := range inputOptionFlags() {
+		if f.Names()[0] != "format" {
+			input = append(input, f)
+		}
+	}
+	return slices.Concat(decodeOutputFlags(), input, limitFlags(), featurizeLikeFlags())
 }
 
 // decodeInputFlags are featurize's input flags, which decode --text takes

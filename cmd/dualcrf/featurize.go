@@ -33,15 +33,7 @@ partitions) — with one row per token (--sentence-column, --position-column, --
    dualcrf featurize --model model.arrow test.txt.gz > test.arrow
    dualcrf featurize -f ocr --folds 0-8 -o ocr-train.arrow letter.data.gz`,
 		Flags: flagGroups(
-			category(catInput, inputFlags()...),
-			category(catInput, limitFlags()...),
-			category(catFeatures,
-				&cli.StringFlag{Name: "template", Aliases: []string{"t"}, DefaultText: "by the input's format and columns: chunking with a pos column, ner for words only", Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file"},
-				intIn(&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
-					0, math.MaxInt, "0 and 1 keep every attribute"),
-				&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
-				&cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
-			),
+			featurizeFlags().cliFlags(),
 			category(catOutput,
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output); Parquet when the name ends .parquet"},
 				&cli.StringFlag{Name: "output-format", DefaultText: "by -o's name, else arrow", Usage: "output table: arrow (Arrow IPC, see --ipc) or parquet"},
@@ -49,7 +41,7 @@ partitions) — with one row per token (--sentence-column, --position-column, --
 			category(catOutput, writerFlags()...),
 			category(catProgress, progressFlag()),
 		),
-		Action: runFeaturize,
+		Action: featurizeFlags().rendering(runFeaturize),
 	}
 }
 
@@ -99,6 +91,7 @@ func runFeaturize(c *cli.Context) error {
 	opts.Progress, log, done = stageProgress(c)
 	defer done()
 	opts.Note = func(msg string) { fmt.Fprintf(log, "featurize: %s\n", msg) }
+	opts.OptionName = featurizeFlags().optionName
 	opts.Chosen = func(name string, columns []string) {
 		opts.Note(fmt.Sprintf("template %s, chosen from the input's columns [%s], which have no part-of-speech column (--template chooses another)", name, strings.Join(columns, " ")))
 	}
@@ -121,23 +114,58 @@ func runFeaturize(c *cli.Context) error {
 	})
 }
 
-// inputFlags say how to read a corpus.
-func inputFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "input-format", Aliases: []string{"f"}, DefaultText: "conll, or the model's", Usage: "input format: " + strings.Join(featurize.Formats(), ", ")},
-		&cli.StringFlag{Name: "format", Hidden: true, Usage: "refused: the input's format is --input-format"},
-		&cli.StringFlag{Name: "columns", DefaultText: "word,pos,chunk,…; a token table's string columns", Usage: "comma-separated names of the CoNLL token columns; of a token table, the text columns to read"},
-		labelColumnFlag(),
-		&cli.StringFlag{Name: "sentence-column", DefaultText: "sentence, sentence_id, sent_id or sid", Usage: "token table: the sentence id column"},
-		&cli.StringFlag{Name: "position-column", DefaultText: "position, token_id, token_index or tid", Usage: "token table: the token position column (none: row order)"},
-		&cli.BoolFlag{Name: "partitions", Usage: "token table directory: its hive key=value directory names become text columns"},
-		&cli.BoolFlag{Name: "no-labels", Usage: "the input has no label column (text to tag)"},
-		&cli.BoolFlag{Name: "xpos", Usage: "CoNLL-U: label words with XPOS instead of UPOS"},
-		&cli.BoolFlag{Name: "keep-docstart", Usage: "CoNLL: keep -DOCSTART- lines as tokens"},
-		&cli.StringFlag{Name: "folds", DefaultText: "all", Usage: "OCR: read only these folds, e.g. 0-8 (train) or 9 (test); comma-separated folds and ranges in 0-9"},
-		&cli.StringSliceFlag{Name: "column", Usage: "token table: read its column SOURCE as the text column NAME, given as NAME=SOURCE (repeatable; pos=pred reads a prediction table's predicted tags as pos). Default: a prediction table's pred column is read as the one column the templates need that the table lacks"},
+// featurizeFlags are featurize's flags that set library options, with
+// the options they set (as the libraries' errors name them: option.Error);
+// the command reads them itself (featurizeOptions), and renders the
+// errors with this table.
+func featurizeFlags() optionFlags[struct{}] {
+	return slices.Concat(inputOptionFlags(), limitFlags(), optionFlags[struct{}]{
+		{catFeatures, &cli.StringFlag{Name: "template", Aliases: []string{"t"}, DefaultText: "by the input's format and columns: chunking with a pos column, ner for words only", Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file"},
+			[]string{"RunOptions.Templates"}, nil},
+		{catFeatures, intIn(&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
+			0, math.MaxInt, "0 and 1 keep every attribute"), []string{"RunOptions.MinCount"}, nil},
+	}, featurizeLikeFlags())
+}
+
+// featurizeLikeFlags featurize with the featurization of a model or of a
+// training table (stage.FeaturizeOptions.Like).
+func featurizeLikeFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catFeatures, &cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
+			[]string{"FeaturizeOptions.Like"}, nil},
+		{catFeatures, &cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
+			[]string{"FeaturizeOptions.Like"}, nil},
 	}
 }
+
+// inputOptionFlags say how to read a corpus: featurize.InputOptions, and
+// the tables.TokenColumns that featurize makes of them for a token table.
+func inputOptionFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catInput, &cli.StringFlag{Name: "input-format", Aliases: []string{"f"}, DefaultText: "conll, or the model's", Usage: "input format: " + strings.Join(featurize.Formats(), ", ")},
+			[]string{"InputOptions.Format"}, nil},
+		{catInput, &cli.StringFlag{Name: "format", Hidden: true, Usage: "refused: the input's format is --input-format"}, nil, nil},
+		{catInput, &cli.StringFlag{Name: "columns", DefaultText: "word,pos,chunk,…; a token table's string columns", Usage: "comma-separated names of the CoNLL token columns; of a token table, the text columns to read"},
+			[]string{"InputOptions.Columns", "TokenColumns.Text"}, nil},
+		{catInput, labelColumnFlag(), []string{"InputOptions.LabelColumn", "InputOptions.LabelName", "TokenColumns.Label", "TokenColumns.LabelAt"}, nil},
+		{catInput, &cli.StringFlag{Name: "sentence-column", DefaultText: "sentence, sentence_id, sent_id or sid", Usage: "token table: the sentence id column"},
+			[]string{"InputOptions.SentenceColumn", "TokenColumns.Sentence"}, nil},
+		{catInput, &cli.StringFlag{Name: "position-column", DefaultText: "position, token_id, token_index or tid", Usage: "token table: the token position column (none: row order)"},
+			[]string{"InputOptions.PositionColumn", "TokenColumns.Position"}, nil},
+		{catInput, &cli.BoolFlag{Name: "partitions", Usage: "token table directory: its hive key=value directory names become text columns"},
+			[]string{"InputOptions.Partitions"}, nil},
+		{catInput, &cli.BoolFlag{Name: "no-labels", Usage: "the input has no label column (text to tag)"}, nil, nil},
+		{catInput, &cli.BoolFlag{Name: "xpos", Usage: "CoNLL-U: label words with XPOS instead of UPOS"}, []string{"InputOptions.XPOS"}, nil},
+		{catInput, &cli.BoolFlag{Name: "keep-docstart", Usage: "CoNLL: keep -DOCSTART- lines as tokens"}, []string{"InputOptions.KeepDocstart"}, nil},
+		{catInput, &cli.StringFlag{Name: "folds", DefaultText: "all", Usage: "OCR: read only these folds, e.g. 0-8 (train) or 9 (test); comma-separated folds and ranges in 0-9"},
+			[]string{"InputOptions.Folds"}, nil},
+		{catInput, &cli.StringSliceFlag{Name: "column", Usage: "token table: read its column SOURCE as the text column NAME, given as NAME=SOURCE (repeatable; pos=pred reads a prediction table's predicted tags as pos). Default: a prediction table's pred column is read as the one column the templates need that the table lacks"},
+			[]string{"InputOptions.ColumnMap", "TokenColumns.As"}, nil},
+	}
+}
+
+// inputFlags are inputOptionFlags' flags.
+func inputFlags() []cli.Flag { return inputOptionFlags().plainFlags() }
 
 // parseColumnMap parses --column's NAME=SOURCE entries.
 func parseColumnMap(c *cli.Context) ([][2]string, error) {

@@ -201,11 +201,15 @@ func trainFiles(c *cli.Context, input string, duals stage.Duals) (model, log arr
 	return model, log, checkFiles(c, "train", []pipeline.Path{pathOf("", input), pathOf("--valid", c.String("valid"))}, outputs)
 }
 
-// limitFlags bound what featurize holds of its input at once.
-func limitFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.IntFlag{Name: "max-line-bytes", Value: featurize.DefaultMaxLineBytes, Usage: "longest input line accepted, in bytes"},
-		&cli.IntFlag{Name: "max-sentence-tokens", Value: featurize.DefaultMaxSentenceTokens, Usage: "most tokens a sentence may have"},
+// limitFlags bound what featurize holds of its input at once
+// (featurize.InputOptions' limits, and the row limit of the
+// tables.TokenColumns that featurize makes of them).
+func limitFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catInput, &cli.IntFlag{Name: "max-line-bytes", Value: featurize.DefaultMaxLineBytes, Usage: "longest input line accepted, in bytes"},
+			[]string{"InputOptions.MaxLineBytes", "TokenColumns.MaxRowBytes"}, nil},
+		{catInput, &cli.IntFlag{Name: "max-sentence-tokens", Value: featurize.DefaultMaxSentenceTokens, Usage: "most tokens a sentence may have"},
+			[]string{"InputOptions.MaxSentenceTokens"}, nil},
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/dualcrf/dualcrf/stage"
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // Numeric flags are checked where they are defined: intIn and friends
@@ -195,6 +194,21 @@ func (fs optionFlags[S]) cliFlags() []cli.Flag {
 	return all
 }
 
+// plainFlags returns the flags, in no category.
+func (fs optionFlags[S]) plainFlags() []cli.Flag {
+	var all []cli.Flag
+	for _, f := range fs {
+		all = append(all, f.Flag)
+	}
+	return all
+}
+
+// rendering returns run with its errors rendered in the command's words
+// (render).
+func (fs optionFlags[S]) rendering(run cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error { return fs.render(c, run(c)) }
+}
+
 // flagOf returns the flag that sets the option field, or nil.
 func (fs optionFlags[S]) flagOf(field string) cli.Flag {
 	for _, f := range fs {
@@ -214,39 +228,71 @@ func (fs optionFlags[S]) optionName(field string) string {
 	return field
 }
 
-// render rewrites an option's error in err (a *stage.OptionError, wrapped
-// or not) in the command's words: each option named by its flag, and the
-// value shown as the user gave it. Other errors are returned as they are.
-// (An error of package train that names a setting by its field, such as
-// a resumed run's settings mismatch, belongs here too, rendered from the
-// same table.)
+// render rewrites the options' errors in err (each *option.Error in its
+// chain, stage.OptionError among them) in the command's words: each option
+// named by its flag, and the value shown as the user gave it. Other errors
+// are returned as they are.
 func (fs optionFlags[S]) render(c *cli.Context, err error) error {
-	var oe *stage.OptionError
-	if err == nil || !errors.As(err, &oe) {
+	oes := optionErrors(err)
+	if len(oes) == 0 {
 		return err
 	}
-	name := fs.optionName
+	msg := err.Error()
+	for _, oe := range oes {
+		msg = strings.Replace(msg, oe.Error(), fs.shown(c, oe).Format(fs.optionName), 1)
+	}
+	return &renderedError{msg: msg, err: err}
+}
+
+// shown is oe with its value as the user gave it: a zero given for an
+// option whose zero is its default goes to the library as an invalid
+// value (givenFloat), and is shown as the 0 given.
+func (fs optionFlags[S]) shown(c *cli.Context, oe *option.Error) *option.Error {
 	shown := *oe
-	if f := fs.flagOf(oe.Field); f != nil && c.IsSet(f.Names()[0]) {
-		// A zero given for an option whose zero is its default goes to the
-		// library as an invalid value (givenFloat): show the 0.
-		switch v := c.Value(f.Names()[0]).(type) {
-		case string:
-			if v == "" {
-				shown.Value = `""`
-			}
-		case float64:
-			if v == 0 {
-				shown.Value = "0"
-			}
-		case int:
-			if v == 0 {
-				shown.Value = "0"
+	f := fs.flagOf(oe.Field)
+	if f == nil || !c.IsSet(f.Names()[0]) {
+		return &shown
+	}
+	switch v := c.Value(f.Names()[0]).(type) {
+	case string:
+		if v == "" {
+			shown.Value = `""`
+		}
+	case float64:
+		if v == 0 {
+			shown.Value = "0"
+		}
+	case int:
+		if v == 0 {
+			shown.Value = "0"
+		}
+	}
+	return &shown
+}
+
+// optionErrors returns the *option.Error values in err's chain, outermost
+// first.
+func optionErrors(err error) []*option.Error {
+	var all []*option.Error
+	var walk func(error)
+	walk = func(err error) {
+		if err == nil {
+			return
+		}
+		if oe, ok := err.(*option.Error); ok {
+			all = append(all, oe)
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
 			}
 		}
 	}
-	msg := strings.Replace(err.Error(), oe.Error(), shown.Format(name), 1)
-	return &renderedError{msg: msg, err: err}
+	walk(err)
+	return all
 }
 
 // renderedError is an error with its message rewritten in the command's

@@ -25,23 +25,30 @@ weights' Viterbi accuracy on held-out sentences, a ceiling for learners.
 
    dualcrf synth --sentences 46000 --labels 45 --min-len 20 --max-len 30 -o big.arrow
    dualcrf synth --sentences 2000 --first 46000 --labels 45 --min-len 20 --max-len 30 -o test.arrow`,
-		Flags: flagGroups(category(catFeatures,
-			&cli.IntFlag{Name: "sentences", Aliases: []string{"n"}, Value: 1000, Usage: "number of sentences"},
-			intIn(&cli.IntFlag{Name: "min-len", Value: 20, Usage: "shortest sentence, in tokens (≥ 1)"}, 1, math.MaxInt, ""),
-			intIn(&cli.IntFlag{Name: "max-len", Value: 30, Usage: "longest sentence, in tokens (≥ --min-len)"}, 1, math.MaxInt, ""),
-			&cli.IntFlag{Name: "labels", Aliases: []string{"k"}, Value: 45, Usage: "number of labels K"},
-			&cli.IntFlag{Name: "attrs", Value: 10000, Usage: "attribute vocabulary size A"},
-			&cli.IntFlag{Name: "per-token", Value: 20, Usage: "attributes per token"},
-			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed of the true CRF and of every sentence"},
-			positiveFloat(&cli.Float64Flag{Name: "noise", Value: 1, Usage: "temperature > 0: the true weights are divided by it (larger: noisier labels)"}, ""),
-			&cli.BoolFlag{Name: "real", Usage: "real-valued attributes (values in [0.25, 1.75)) instead of binary"},
-			&cli.IntFlag{Name: "first", Usage: "index of the first sentence in the seed's sequence"},
-			workersFlag("generating (the output does not depend on it)"),
-		),
+		Flags: flagGroups(synthFlags().cliFlags(),
 			category(catOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"}),
 			category(catOutput, writerFlags()...),
 		),
-		Action: runSynth,
+		Action: synthFlags().rendering(runSynth),
+	}
+}
+
+// synthFlags are synth's flags with the synth.Options they set (as
+// synth's errors name them: option.Error); runSynth reads them.
+func synthFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catFeatures, &cli.IntFlag{Name: "sentences", Aliases: []string{"n"}, Value: 1000, Usage: "number of sentences"}, []string{"Options.Sentences"}, nil},
+		{catFeatures, intIn(&cli.IntFlag{Name: "min-len", Value: 20, Usage: "shortest sentence, in tokens (≥ 1)"}, 1, math.MaxInt, ""), []string{"Options.MinLen"}, nil},
+		{catFeatures, intIn(&cli.IntFlag{Name: "max-len", Value: 30, Usage: "longest sentence, in tokens (≥ --min-len)"}, 1, math.MaxInt, ""), []string{"Options.MaxLen"}, nil},
+		{catFeatures, &cli.IntFlag{Name: "labels", Aliases: []string{"k"}, Value: 45, Usage: "number of labels K"}, []string{"Options.Labels"}, nil},
+		{catFeatures, &cli.IntFlag{Name: "attrs", Value: 10000, Usage: "attribute vocabulary size A"}, []string{"Options.Attrs"}, nil},
+		{catFeatures, &cli.IntFlag{Name: "per-token", Value: 20, Usage: "attributes per token"}, []string{"Options.PerToken"}, nil},
+		{catFeatures, &cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed of the true CRF and of every sentence"}, []string{"Options.Seed"}, nil},
+		{catFeatures, positiveFloat(&cli.Float64Flag{Name: "noise", Value: 1, Usage: "temperature > 0: the true weights are divided by it (larger: noisier labels)"}, ""),
+			[]string{"Options.Noise"}, nil},
+		{catFeatures, &cli.BoolFlag{Name: "real", Usage: "real-valued attributes (values in [0.25, 1.75)) instead of binary"}, []string{"Options.Real"}, nil},
+		{catFeatures, &cli.IntFlag{Name: "first", Usage: "index of the first sentence in the seed's sequence"}, []string{"Options.First"}, nil},
+		{catFeatures, workersFlag("generating (the output does not depend on it)"), []string{"Options.Workers"}, nil},
 	}
 }
 

@@ -216,7 +216,7 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 	if s.o.Checkpoint != "" && s.o.Resume == "" {
 		// Before the table is read; Train checks again, holding the lock.
 		if err := train.CheckFresh(s.o.Checkpoint); err != nil {
-			return s.o, fmt.Errorf("train: %w", err)
+			return s.o, flags.render(c, fmt.Errorf("train: %w", err))
 		}
 	}
 	return s.o, nil
