@@ -257,7 +257,7 @@ func (m *SDCA) setup(p *Problem) error {
 			return fmt.Errorf("%w: %d workers need a sampler that can be split (a Splitter, as NewSampler's are); %T is not: use Workers 1",
 				ErrBadProblem, P, m.sampler)
 		}
-		m.sched = newParallel(m, P)
+		m.sched = newOrdered(m, P)
 	default:
 		m.sched = &sequential{oneSampler: oneSampler{m}, next: -1}
 	}
@@ -397,9 +397,6 @@ func (m *SDCA) LiveSteps() int { return int(m.live.Load()) }
 // weights, and returns what it did (for tests, between epochs).
 func (m *SDCA) stepOne(i int) stepStats {
 	st, _ := m.st.step(&draws{sampler: m.sampler, rng: m.rng}, i, false)
-	if par, ok := m.sched.(*parallel); ok {
-		par.share(m.st.ws.rows)
-	}
 	return st
 }
 

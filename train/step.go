@@ -12,8 +12,9 @@ import (
 // stepper makes SDCA steps (sdca.go's steps 1–4: the oracle at w, the
 // direction, the line search, and the commit of μ_i, w and ‖w‖²) on the
 // weights w, with its scratch space. The sequential and streamed schedulers
-// step with SDCA's own stepper on the run's weights; each worker of the
-// parallel one has its own, on its view of them, with its scaling.
+// step with SDCA's own stepper on the run's weights; the ordered one
+// (ordered.go) runs its phases separately, on a scratch space per slot of
+// its rounds.
 type stepper struct {
 	p     *Problem
 	duals duals.Store
@@ -22,23 +23,9 @@ type stepper struct {
 	w     []float64 // the weights the steps move
 	wsq   float64   // ‖w‖², kept by the steps
 	ws    *stepWork
-	// scaled, for a worker of a parallel SDCA, scales the curvature and the
-	// moves of its steps (parallel.go); nil: the sequential step.
-	scaled stepScaler
 	// steps and lsIters count the steps made and their line-search
 	// evaluations.
 	steps, lsIters int64
-}
-
-// stepScaler weighs the curvature of a step's line search and scales its
-// move: what makes a worker's step a local step of the parallel SDCA.
-type stepScaler interface {
-	// rowsNorm returns the weighted ‖v‖² of the direction's packed rows.
-	rowsNorm(sp *stepper) float64
-	// tailScale returns the weight of the direction's dense tail.
-	tailScale() float64
-	// move adds the scaled γv to sp.w.
-	move(sp *stepper, gamma float64)
 }
 
 // newStepper returns a stepper for p on the dual store, with no weights yet.
@@ -242,8 +229,7 @@ func (sp *stepper) oracle(ws *stepWork, i int) stepStats {
 }
 
 // direct is step 2 after oracle: the directions δ = ν − μ_i and v into ws,
-// with ws.a = ⟨w,v⟩ at sp.w and ws.b = ‖v‖² (weighted for a worker of the
-// CoCoA+ scheduler). It only reads sp.w.
+// with ws.a = ⟨w,v⟩ at sp.w and ws.b = ‖v‖². It only reads sp.w.
 func (sp *stepper) direct(ws *stepWork) {
 	for j := range ws.dN {
 		ws.dN[j] = ws.nuN[j] - ws.muN[j]
@@ -271,11 +257,26 @@ func (sp *stepper) search(ws *stepWork, a, g0 float64) (d0, gamma float64, iters
 // ws ready for the next step.
 func (sp *stepper) commit(ws *stepWork, gamma, a float64) {
 	if gamma > 0 {
-		ws.edges.update(gamma, ws.mu, ws.nu)
+		moveDual(ws, gamma)
+	}
+	sp.commitPrimal(ws, gamma, a)
+}
+
+// commitPrimal is commit's move of the weights: w ← w + γv and ‖w‖², for
+// ⟨w,v⟩ = a at the w it moves; it clears the direction's tail for the
+// next step.
+func (sp *stepper) commitPrimal(ws *stepWork, gamma, a float64) {
+	if gamma > 0 {
 		sp.applyPrimal(ws, gamma)
 		sp.wsq += 2*gamma*a + gamma*gamma*ws.b
 	}
 	clear(ws.vt)
+}
+
+// moveDual is commit's move of the duals, μ_i ← μ_i + γδ: it only needs
+// ws's block and oracle, so a scheduler may make it later, elsewhere.
+func moveDual(ws *stepWork, gamma float64) {
+	ws.edges.update(gamma, ws.mu, ws.nu)
 }
 
 // muLogNu returns Σ_e μ_e log ν_e over the block's entries for the ν of
@@ -365,11 +366,7 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 			p.maskRow(ws.vr[r*K:r*K+K], a)
 		}
 	}
-	if sp.scaled == nil {
-		vv = dotKernel(ws.vr, ws.vr)
-	} else {
-		vv = sp.scaled.rowsNorm(sp)
-	}
+	vv = dotKernel(ws.vr, ws.vr)
 	// ⟨w, v⟩ on the attribute rows is c·Σ_t Σ_j x_j⟨U[a_j], δ_t⟩ = c·Σ_t ⟨θ_t − bias − start/end, δ_t⟩
 	// with the node scores θ of the oracle (masked-out weights are zero, so
 	// the mask changes nothing here).
@@ -417,21 +414,12 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 	}
 	wt := sp.w[lay.Trans():]
 	wv += dot(wt, tail)
-	if sp.scaled == nil {
-		vv += dot(tail, tail)
-	} else {
-		vv += sp.scaled.tailScale() * dot(tail, tail)
-	}
+	vv += dot(tail, tail)
 	return wv, vv
 }
 
-// applyPrimal adds γv to w on the touched rows and the dense tail (a
-// worker: its scaled move).
+// applyPrimal adds γv to w on the touched rows and the dense tail.
 func (sp *stepper) applyPrimal(ws *stepWork, gamma float64) {
-	if sp.scaled != nil {
-		sp.scaled.move(sp, gamma)
-		return
-	}
 	lay := sp.p.Layout
 	K := lay.NumLabels
 	axpyRows(sp.w, ws.rows, ws.vr, nil, nil, gamma, K)
