@@ -188,13 +188,13 @@ func TestParallelResumesBitIdentical(t *testing.T) {
 }
 
 // TestEstimateMemoryCountsWorkers checks that the memory estimate of a
-// parallel SDCA counts every worker's view of the weights.
+// parallel SDCA counts the scratch space of every slot of its rounds.
 func TestEstimateMemoryCountsWorkers(t *testing.T) {
 	p := randomProblem(t, 75, 50, 6, 20, 4, false, 0)
 	one := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1})
 	three := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1, SDCAWorkers: 3})
-	if got, want := three.Weights-one.Weights, int64(3*p.Layout.Dim()*8); got < want {
-		t.Fatalf("3 workers add %d bytes of weights, want at least their views' %d", got, want)
+	if got, want := three.Scratch-one.Scratch, int64(3*DefaultRoundSteps*p.Layout.NumLabels*p.Layout.NumLabels*8); got < want {
+		t.Fatalf("3 workers add %d bytes of scratch, want at least their slots' %d", got, want)
 	}
 	if n := (&SDCA{Workers: 3}).NumWorkers(p.N()); n != 3 {
 		t.Fatalf("NumWorkers = %d with Workers 3", n)
