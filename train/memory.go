@@ -134,10 +134,10 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 		// SDCA's per-sentence rows and slots, the sampler's trees.
 		e.Dataset += 8*occ + 48*n
 		if P := int64(o.SDCAWorkers); P > 1 {
-			// The ordered scheduler: per slot of a round (DefaultRoundSteps
-			// per worker) a step's scratch, per worker the bins' table,
-			// and a mark per sentence.
-			R := P * DefaultRoundSteps
+			// The ordered scheduler: per slot of a round (of the default
+			// length) a step's scratch, per worker the bins' table, and a
+			// mark per sentence.
+			R := P * max(1, DefaultRoundSize/P)
 			e.Scratch += R*4*maxT*K*K*8 + P*binCopies*binStride*(binKeys+1)*8
 			e.Dataset += 8 * n
 		}

@@ -62,10 +62,10 @@ type ordered struct {
 }
 
 // newOrdered makes the scheduler of m (set up but for its point) for P
-// workers of m.roundSteps() slots each.
+// workers of m.roundSteps(P) slots each.
 func newOrdered(m *SDCA, P int) *ordered {
 	p := m.p
-	R := P * m.roundSteps()
+	R := P * m.roundSteps(P)
 	o := &ordered{oneSampler: oneSampler{m}, P: P, carry: -1,
 		sents: make([]int, 0, R), g0: make([]float64, R), it0: make([]int, R), gap: make([]float64, R), gam: make([]float64, R),
 		mark: make([]int, p.N())}

@@ -193,7 +193,7 @@ func TestEstimateMemoryCountsWorkers(t *testing.T) {
 	p := randomProblem(t, 75, 50, 6, 20, 4, false, 0)
 	one := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1})
 	three := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1, SDCAWorkers: 3})
-	if got, want := three.Scratch-one.Scratch, int64(3*DefaultRoundSteps*p.Layout.NumLabels*p.Layout.NumLabels*8); got < want {
+	if got, want := three.Scratch-one.Scratch, int64(3*p.Layout.NumLabels*p.Layout.NumLabels*8); got < want {
 		t.Fatalf("3 workers add %d bytes of scratch, want at least their slots' %d", got, want)
 	}
 	if n := (&SDCA{Workers: 3}).NumWorkers(p.N()); n != 3 {
@@ -263,7 +263,7 @@ func TestWorkersSetting(t *testing.T) {
 	if rs := (&SDCA{Workers: 1}).runSettings(p); rs.Workers != 1 || rs.RoundSteps != 0 {
 		t.Fatalf("sequential run settings: %v", rs)
 	}
-	if rs := (&SDCA{Workers: 2}).runSettings(p); rs.Workers != 2 || rs.RoundSteps != DefaultRoundSteps {
+	if rs := (&SDCA{Workers: 2}).runSettings(p); rs.Workers != 2 || rs.RoundSteps != DefaultRoundSize/2 {
 		t.Fatalf("parallel run settings: %v", rs)
 	}
 }
