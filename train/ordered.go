@@ -52,7 +52,8 @@ type ordered struct {
 	// owed is the number of slots of the last round whose moves of the
 	// duals are not made yet (settle).
 	owed  int
-	mark  []int // per sentence: 1 + the round that drew it last
+	mark  []int // per sentence: the round that drew it last (rounds count from 1)
+	slot  []int // per sentence: its slot in that round
 	round int   // rounds made in the run (for mark)
 	carry int   // a sentence drawn twice, that opens the next round; −1: none
 	wg    sync.WaitGroup
@@ -68,7 +69,7 @@ func newOrdered(m *SDCA, P int) *ordered {
 	R := P * m.roundSteps(P)
 	o := &ordered{oneSampler: oneSampler{m}, P: P, carry: -1,
 		sents: make([]int, 0, R), g0: make([]float64, R), it0: make([]int, R), gap: make([]float64, R), gam: make([]float64, R),
-		mark: make([]int, p.N())}
+		mark: make([]int, p.N()), slot: make([]int, p.N())}
 	// A worker's slots share the moments' table of its bins (1 MiB, zero
 	// between steps): it steps them one at a time.
 	shared := make([][]float64, P)
@@ -116,12 +117,21 @@ func (o *ordered) runRound(left int) {
 	t0 := time.Now()
 	o.draw(min(len(o.slots), left))
 	t1 := time.Now()
-	o.settle()
+	// Each worker first makes the moves of the duals that the last
+	// round's commits in its slots owe (draw made those of this round's
+	// sentences already), then the first halves of its slots' steps.
+	owed := o.owed
 	o.each(func(k int) {
+		for r := k; r < owed; r += o.P {
+			if o.gam[r] > 0 {
+				moveDual(o.slots[r], o.gam[r])
+			}
+		}
 		for r := k; r < len(o.sents); r += o.P {
 			o.prepare(r)
 		}
 	})
+	o.owed = 0
 	t2 := time.Now()
 	o.commitAll()
 	o.parallel += t2.Sub(t1)
@@ -160,6 +170,7 @@ func (o *ordered) commitAll() {
 
 // settle makes the moves of the duals the last round's commits owe, each
 // worker those of its slots, in parallel: the round's blocks are disjoint.
+// (Between rounds, runRound makes them with the next round's oracles.)
 func (o *ordered) settle() {
 	if o.owed == 0 {
 		return
@@ -182,8 +193,7 @@ func (o *ordered) draw(count int) {
 	o.round++
 	o.sents = o.sents[:0]
 	if o.carry >= 0 {
-		o.sents = append(o.sents, o.carry)
-		o.mark[o.carry] = o.round
+		o.take(o.carry)
 		o.carry = -1
 	}
 	for len(o.sents) < count {
@@ -192,9 +202,20 @@ func (o *ordered) draw(count int) {
 			o.carry = i
 			return
 		}
-		o.mark[i] = o.round
-		o.sents = append(o.sents, i)
+		o.take(i)
 	}
+}
+
+// take adds sentence i to the round in progress. If the last round
+// stepped it, the move of its duals that round owes is made first: its
+// oracle in this round reads them.
+func (o *ordered) take(i int) {
+	if r := o.slot[i]; o.owed > 0 && o.mark[i] == o.round-1 && o.gam[r] > 0 {
+		moveDual(o.slots[r], o.gam[r])
+		o.gam[r] = 0
+	}
+	o.mark[i], o.slot[i] = o.round, len(o.sents)
+	o.sents = append(o.sents, i)
 }
 
 // prepare makes the first half of the step of slot r at the round's
