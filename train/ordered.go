@@ -32,7 +32,7 @@ package train
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dualcrf/dualcrf/crf"
@@ -43,7 +43,8 @@ import (
 type ordered struct {
 	oneSampler
 	P     int         // workers
-	slots []*stepWork // R = P·m, slot r worked on by worker r mod P
+	slots []*stepWork // R = P·m
+	bins  [][]float64 // per worker: the moments' table of its steps' bins (zero between steps)
 	sents []int       // the sentences of the round in progress, in draw order
 	g0    []float64   // per slot: γ of the search against the round's weights
 	it0   []int       // per slot: that search's evaluations
@@ -56,7 +57,14 @@ type ordered struct {
 	slot  []int // per sentence: its slot in that round
 	round int   // rounds made in the run (for mark)
 	carry int   // a sentence drawn twice, that opens the next round; −1: none
-	wg    sync.WaitGroup
+	// The parallel phase's tasks (phase): claim holds the phase's
+	// generation (high 32 bits) and its next unclaimed task; done counts
+	// the tasks finished, and the one that finishes the last says so on
+	// fin.
+	gen   uint32
+	claim atomic.Uint64
+	done  atomic.Int32
+	fin   chan struct{}
 	// The wall time of the parallel phases and of the serial commits (and
 	// draws), for the serial fraction (phaseTimes).
 	parallel, serial time.Duration
@@ -67,20 +75,16 @@ type ordered struct {
 func newOrdered(m *SDCA, P int) *ordered {
 	p := m.p
 	R := P * m.roundSteps(P)
-	o := &ordered{oneSampler: oneSampler{m}, P: P, carry: -1,
+	o := &ordered{oneSampler: oneSampler{m}, P: P, carry: -1, fin: make(chan struct{}, 1),
 		sents: make([]int, 0, R), g0: make([]float64, R), it0: make([]int, R), gap: make([]float64, R), gam: make([]float64, R),
 		mark: make([]int, p.N()), slot: make([]int, p.N())}
-	// A worker's slots share the moments' table of its bins (1 MiB, zero
-	// between steps): it steps them one at a time.
-	shared := make([][]float64, P)
-	for r := range R {
-		ws := newStepWork(p)
-		k := r % P
-		if shared[k] == nil {
-			shared[k] = make([]float64, binCopies*binStride*(binKeys+1))
-		}
-		ws.edges.slots = shared[k]
-		o.slots = append(o.slots, ws)
+	for range R {
+		o.slots = append(o.slots, newStepWork(p))
+	}
+	// A worker's steps share the moments' table of its bins (1 MiB): it
+	// makes them one at a time.
+	for range P {
+		o.bins = append(o.bins, make([]float64, binCopies*binStride*(binKeys+1)))
 	}
 	return o
 }
@@ -117,21 +121,7 @@ func (o *ordered) runRound(left int) {
 	t0 := time.Now()
 	o.draw(min(len(o.slots), left))
 	t1 := time.Now()
-	// Each worker first makes the moves of the duals that the last
-	// round's commits in its slots owe (draw made those of this round's
-	// sentences already), then the first halves of its slots' steps.
-	owed := o.owed
-	o.each(func(k int) {
-		for r := k; r < owed; r += o.P {
-			if o.gam[r] > 0 {
-				moveDual(o.slots[r], o.gam[r])
-			}
-		}
-		for r := k; r < len(o.sents); r += o.P {
-			o.prepare(r)
-		}
-	})
-	o.owed = 0
+	o.phase()
 	t2 := time.Now()
 	o.commitAll()
 	o.parallel += t2.Sub(t1)
@@ -168,21 +158,60 @@ func (o *ordered) commitAll() {
 	o.owed = len(o.sents)
 }
 
-// settle makes the moves of the duals the last round's commits owe, each
-// worker those of its slots, in parallel: the round's blocks are disjoint.
-// (Between rounds, runRound makes them with the next round's oracles.)
+// settle makes the moves of the duals the last round's commits owe, in
+// parallel: the round's blocks are disjoint. (Between rounds, the next
+// round's phase makes them.)
 func (o *ordered) settle() {
-	if o.owed == 0 {
-		return
+	if o.owed > 0 {
+		o.sents = o.sents[:0]
+		o.phase()
 	}
-	o.each(func(k int) {
-		for r := k; r < o.owed; r += o.P {
-			if o.gam[r] > 0 {
-				moveDual(o.slots[r], o.gam[r])
-			}
-		}
-	})
+}
+
+// phase runs the parallel phase of a round: task r moves the duals that
+// slot r owes from the last round's commit (r < owed; draw made those of
+// this round's sentences already) and then makes the first half of slot
+// r's step (r < len(sents)). The tasks touch nothing but their slot's
+// scratch and block, so whichever worker takes one, the result is the
+// same: the workers take the next task free until none is left, which
+// keeps them busy however long the sentences and however the system
+// schedules the threads. It returns when every task is done; a worker
+// that starts late finds none (the generation has moved on) and stops.
+func (o *ordered) phase() {
+	n := max(o.owed, len(o.sents))
+	o.gen++
+	gen := o.gen
+	o.done.Store(0)
+	o.claim.Store(uint64(gen) << 32)
+	for k := 1; k < min(o.P, n); k++ {
+		go o.work(k, gen, n)
+	}
+	o.work(0, gen, n)
+	<-o.fin
 	o.owed = 0
+}
+
+// work is worker k's part of phase gen of n tasks.
+func (o *ordered) work(k int, gen uint32, n int) {
+	for {
+		c := o.claim.Load()
+		if uint32(c>>32) != gen || int(uint32(c)) >= n {
+			return
+		}
+		if !o.claim.CompareAndSwap(c, c+1) {
+			continue
+		}
+		r := int(uint32(c))
+		if r < o.owed && o.gam[r] > 0 {
+			moveDual(o.slots[r], o.gam[r])
+		}
+		if r < len(o.sents) {
+			o.prepare(k, r)
+		}
+		if o.done.Add(1) == int32(n) {
+			o.fin <- struct{}{}
+		}
+	}
 }
 
 // draw draws the round's sentences, at most count: the sentence carried
@@ -218,28 +247,16 @@ func (o *ordered) take(i int) {
 	o.sents = append(o.sents, i)
 }
 
-// prepare makes the first half of the step of slot r at the round's
-// weights: oracle, gap, directions and the line search against them.
-func (o *ordered) prepare(r int) {
+// prepare makes, on worker k, the first half of the step of slot r at the
+// round's weights: oracle, gap, directions and the line search against
+// them.
+func (o *ordered) prepare(k, r int) {
 	st, ws := o.m.st, o.slots[r]
+	ws.edges.slots = o.bins[k]
 	s := st.oracle(ws, o.sents[r])
 	o.gap[r] = s.Gap
 	st.direct(ws)
 	_, o.g0[r], o.it0[r] = st.search(ws, ws.a, -1)
-}
-
-// each runs f(k) for every worker k at once, worker 0 on the calling
-// goroutine, and returns when all are done.
-func (o *ordered) each(f func(k int)) {
-	for k := 1; k < o.P; k++ {
-		o.wg.Add(1)
-		go func() {
-			defer o.wg.Done()
-			f(k)
-		}()
-	}
-	f(0)
-	o.wg.Wait()
 }
 
 // save records the workers and the sentence carried to the next round (a

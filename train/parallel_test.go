@@ -228,7 +228,7 @@ func TestParallelStepsDoNotAllocate(t *testing.T) {
 	if a := testing.AllocsPerRun(20, func() {
 		o.draw(len(o.slots))
 		for r := range o.sents {
-			o.prepare(r)
+			o.prepare(0, r)
 		}
 		o.commitAll()
 	}); a != 0 {
