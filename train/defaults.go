@@ -30,10 +30,10 @@ const (
 	// 15 and 20 epochs, the sequential SDCA in 13.
 	DefaultRoundSize = 4
 	// DefaultWorkers is SDCA.Workers's zero value: the sequential SDCA.
-	// On CoNLL-2000 2 workers need 19–22 epochs to a certified gap of 1e-3
-	// against the sequential SDCA's 13 (the shared rows' steps are damped
-	// by σ′), about what 2 cores can win back at best; more workers are
-	// there on request.
+	// On CoNLL-2000 2 workers need the sequential SDCA's 13 epochs to a
+	// certified gap of 1e-3 (18 to 1e-4), but on 2 cores shared with other
+	// work they did not win in wall time; more workers are there on
+	// request.
 	DefaultWorkers = 1
 	// AllWorkers, as SDCA.Workers, runs one worker per core
 	// (runtime.GOMAXPROCS).
