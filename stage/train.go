@@ -438,6 +438,9 @@ func (r *trainer) method() (train.Method, error) {
 	}
 	sd.Sampler = sampler
 	r.sd = sd
+	if w := sd.NumWorkers(r.p.N()); w > 1 {
+		r.logf("train: %d SDCA workers (parallel oracles, ordered commits)", w)
+	}
 	if r.place == DualsStream {
 		// Placed before the resume check: the block count is a run setting.
 		if r.stream, err = r.streamStore(); err != nil {

@@ -84,8 +84,9 @@ type checkpointState struct {
 	WeightsHash     string        `json:"weights_sha256"`
 	DualsCRC        uint32        `json:"duals_crc32c"`
 	// Workers is the number of workers of a parallel SDCA (absent for
-	// one), which snapshots only at the end of a round (Next is −1), and
-	// WorkerRNG their random states, in worker order.
+	// one), which snapshots only at the end of a round (Next is the
+	// sentence carried to the next round, or −1), and WorkerRNG their
+	// random states, in worker order (none: the ordered scheduler).
 	Workers   int      `json:"workers,omitempty"`
 	WorkerRNG [][]byte `json:"worker_rng,omitempty"`
 	// Stream, for a run on a duals.Stream, is its committed slot map and
@@ -351,12 +352,13 @@ func (st *checkpointState) check(n, dim int) error {
 		return fmt.Errorf("step %d out of range [0,%d)", st.Step, n)
 	case st.Pending && st.Step != 0:
 		return fmt.Errorf("pending record at step %d", st.Step)
-	case st.Workers < 0 || st.Workers == 1 || st.Workers > n || len(st.WorkerRNG) != st.Workers:
+	case st.Workers < 0 || st.Workers == 1 || st.Workers > n || len(st.WorkerRNG) != 0 && len(st.WorkerRNG) != st.Workers:
 		return fmt.Errorf("%d workers with %d random states", st.Workers, len(st.WorkerRNG))
 	case st.Stream != nil && (st.Next != -1 || st.Workers != 0 || st.BlockPos < 0 || (st.Step > 0) != (st.BlockPos > 0) ||
 		len(st.BlockSteps) != len(st.BlockOrder) || len(st.BlockShare) != len(st.BlockOrder) || (st.Step > 0 && st.BlockPos >= len(st.BlockOrder))):
 		return fmt.Errorf("streamed run at step %d, block %d of %d, next sentence %d", st.Step, st.BlockPos, len(st.BlockOrder), st.Next)
-	case st.Stream == nil && ((st.Step == 0 || st.Workers > 1) && st.Next != -1 || st.Step > 0 && st.Workers == 0 && (st.Next < 0 || st.Next >= n)):
+	case st.Stream == nil && (st.Step == 0 && st.Next != -1 || st.Step > 0 && st.Workers == 0 && (st.Next < 0 || st.Next >= n) ||
+		st.Workers > 1 && (st.Next < -1 || st.Next >= n)):
 		return fmt.Errorf("next sentence %d at step %d", st.Next, st.Step)
 	case st.Steps != int64(st.Epoch)*int64(n)+int64(st.Step):
 		return fmt.Errorf("%d steps done, but epoch %d step %d of %d sentences means %d",

@@ -22,17 +22,18 @@ const (
 	// curve.
 	DefaultEpsilon      = 1e-9
 	DefaultSubPrecision = 1e-3 // SDCA.SubPrecision
-	// DefaultRoundSteps is SDCA.RoundSteps's zero value. On CoNLL-2000
-	// (λ = 1/n) 2 workers reach a certified gap of 1e-3 in 19, 20 and 22
-	// epochs with rounds of 16, 64 and 256 steps per worker; the
-	// aggregation, done by one goroutine, costs about a pass over the rows
-	// the round touched, a larger share of shorter rounds.
-	DefaultRoundSteps = 64
+	// DefaultRoundSize is the number of steps of a round of the parallel
+	// SDCA that SDCA.RoundSteps's zero value asks for: each of P workers
+	// makes max(1, DefaultRoundSize/P) steps per round. A step's oracle is
+	// as stale as the round is long: on CoNLL-2000 (λ = 1/n) rounds of 2,
+	// 4, 8, 16 and 32 steps reach a certified gap of 1e-3 in 13, 13, 14,
+	// 15 and 20 epochs, the sequential SDCA in 13.
+	DefaultRoundSize = 4
 	// DefaultWorkers is SDCA.Workers's zero value: the sequential SDCA.
-	// On CoNLL-2000 2 workers need 19–22 epochs to a certified gap of 1e-3
-	// against the sequential SDCA's 13 (the shared rows' steps are damped
-	// by σ′), about what 2 cores can win back at best; more workers are
-	// there on request.
+	// On CoNLL-2000 2 workers need the sequential SDCA's 13 epochs to a
+	// certified gap of 1e-3 (18 to 1e-4), but on 2 cores shared with other
+	// work they did not win in wall time; more workers are there on
+	// request.
 	DefaultWorkers = 1
 	// AllWorkers, as SDCA.Workers, runs one worker per core
 	// (runtime.GOMAXPROCS).

@@ -134,13 +134,12 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 		// SDCA's per-sentence rows and slots, the sampler's trees.
 		e.Dataset += 8*occ + 48*n
 		if P := int64(o.SDCAWorkers); P > 1 {
-			// Per worker: its view of the weights, σ′ and a mark per
-			// attribute, its sampler's trees (over its share of the
-			// sentences), its step scratch.
-			A := int64(d.NumAttrs)
-			e.Weights += P*dim*8 + 9*A + P*A
-			e.Dataset += 48 * n
-			e.Scratch += P * 4 * maxT * K * K * 8
+			// The ordered scheduler: per slot of a round (of the default
+			// length) a step's scratch, per worker the bins' table, and a
+			// mark per sentence.
+			R := P * max(1, DefaultRoundSize/P)
+			e.Scratch += R*4*maxT*K*K*8 + P*binCopies*binStride*(binKeys+1)*8
+			e.Dataset += 8 * n
 		}
 		if o.DualsInMemory {
 			e.Duals = duals.Bytes(d)

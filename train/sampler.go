@@ -40,8 +40,8 @@ type Sampler interface {
 	Restore(SamplerState) error
 }
 
-// Splitter is a Sampler that can hand a subset of its sentences to a sampler of their own: what SDCA's
-// parallel workers draw from (SDCA.Workers), each over its partition. NewSampler's samplers are Splitters.
+// Splitter is a Sampler that can hand a subset of its sentences to a sampler of their own: what the
+// streamed SDCA's blocks draw from. NewSampler's samplers are Splitters.
 type Splitter interface {
 	Sampler
 	// Split returns a new sampler of the same kind and options over the sentences idx (distinct indices

@@ -56,17 +56,20 @@ type SDCA struct {
 	// Duals, when not nil, holds the dual variables (e.g. a file store);
 	// otherwise they are kept in memory.
 	Duals duals.Store
-	// Workers is the number of goroutines making SDCA steps at once, each
-	// on its own partition of the sentences (parallel.go); 0 means
-	// DefaultWorkers, 1 the sequential SDCA, and AllWorkers
-	// runtime.GOMAXPROCS (1 when Sampler is set and is not a Splitter).
+	// Workers is the number of goroutines making SDCA steps, in rounds:
+	// the oracles of a round's steps at once, then their commits in draw
+	// order (ordered.go); 0 means DefaultWorkers, 1 the sequential SDCA,
+	// and AllWorkers runtime.GOMAXPROCS (1 when Sampler is set and is not
+	// a Splitter).
 	// More than one needs a Sampler that is a Splitter (NewSampler's are).
 	// The same seed and number of workers give the same weights bit for
 	// bit.
 	Workers int
-	// RoundSteps is about the number of steps each worker makes between two
-	// aggregations of the workers' changes to the weights; 0 means
-	// DefaultRoundSteps. It applies to more than one worker only.
+	// RoundSteps is the number of steps per worker in a round of the
+	// parallel SDCA: a round of P workers draws P·RoundSteps sentences
+	// (fewer at a sentence drawn twice), whose oracles all see the
+	// weights of the round's start. 0 means max(1, DefaultRoundSize/P).
+	// It applies to more than one worker only.
 	RoundSteps int
 
 	p       *Problem
@@ -145,10 +148,10 @@ func (m *SDCA) numWorkers(n int) int {
 	return max(1, min(P, n))
 }
 
-// roundSteps returns RoundSteps with its default applied.
-func (m *SDCA) roundSteps() int {
+// roundSteps returns RoundSteps with its default applied for P workers.
+func (m *SDCA) roundSteps(P int) int {
 	if m.RoundSteps == 0 {
-		return DefaultRoundSteps
+		return max(1, DefaultRoundSize/P)
 	}
 	return m.RoundSteps
 }
@@ -168,7 +171,7 @@ func (m *SDCA) runSettings(p *Problem) runSettings {
 	}
 	// A sequential run records no round length.
 	if rs.Workers > 1 {
-		rs.RoundSteps = m.roundSteps()
+		rs.RoundSteps = m.roundSteps(rs.Workers)
 	}
 	return rs
 }
@@ -257,7 +260,7 @@ func (m *SDCA) setup(p *Problem) error {
 			return fmt.Errorf("%w: %d workers need a sampler that can be split (a Splitter, as NewSampler's are); %T is not: use Workers 1",
 				ErrBadProblem, P, m.sampler)
 		}
-		m.sched = newParallel(m, P)
+		m.sched = newOrdered(m, P)
 	default:
 		m.sched = &sequential{oneSampler: oneSampler{m}, next: -1}
 	}
@@ -397,9 +400,6 @@ func (m *SDCA) LiveSteps() int { return int(m.live.Load()) }
 // weights, and returns what it did (for tests, between epochs).
 func (m *SDCA) stepOne(i int) stepStats {
 	st, _ := m.st.step(&draws{sampler: m.sampler, rng: m.rng}, i, false)
-	if par, ok := m.sched.(*parallel); ok {
-		par.share(m.st.ws.rows)
-	}
 	return st
 }
 

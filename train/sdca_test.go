@@ -166,8 +166,8 @@ func TestLineSearchDerivatives(t *testing.T) {
 		m.st.ws.nuSum, m.st.ws.muSum = make([]float64, K*K), make([]float64, K*K)
 		blockNodesDot(nu, T, K, lat.Trans(), make([]float64, T*K), m.st.ws.nuSum)
 		blockNodesDot(mu, T, K, lat.Trans(), make([]float64, T*K), m.st.ws.muSum)
-		a, b := m.st.direction(i, s)
-		m.st.clearDirection()
+		a, b := m.st.direction(m.st.ws, i, s)
+		clear(m.st.ws.vt)
 		sepLo, sepHi := K, max(T-1, 1)*K
 		for _, g := range []float64{0.1, 0.37, 0.8} {
 			es, es2 := num.LineTerms(mu, nu, g)
@@ -278,7 +278,7 @@ func TestMuLogNuFromFactors(t *testing.T) {
 					t.Fatalf("sd %g sentence %d: Σ_t μ_t[%d] = %g, entry by entry %g", sd, i, j, sum[j], wantSum[j])
 				}
 			}
-			if got := m.st.muLogNu(T, mu, muB); !relClose(got, want, 1e-12) {
+			if got := muLogNu(m.st.ws, T, K, mu, muB); !relClose(got, want, 1e-12) {
 				t.Fatalf("sd %g sentence %d (T=%d): Σ μ log ν from factors %.15g, entry by entry %.15g", sd, i, T, got, want)
 			}
 		}

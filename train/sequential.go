@@ -7,7 +7,7 @@ import (
 
 // scheduler runs the epochs of an SDCA run: which sentences its steps
 // take, in what order, and on which weights. setup chooses one: sequential
-// (in memory, one stepper), parallel (workers in rounds, parallel.go) or
+// (in memory, one stepper), ordered (workers in rounds, ordered.go) or
 // streamed (block by block through a streamed store, sdca_stream.go).
 type scheduler interface {
 	// start takes the point the run is at after Init or a resume: SDCA's

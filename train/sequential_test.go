@@ -7,8 +7,8 @@ import (
 )
 
 // TestSchedulerChoice: Init runs the sequential scheduler for one worker,
-// the parallel one for more, and the streamed one on a streamed store; a
-// run of each keeps the run's position and counters.
+// the ordered (parallel) one for more, and the streamed one on a streamed
+// store; a run of each keeps the run's position and counters.
 func TestSchedulerChoice(t *testing.T) {
 	p := randomProblem(t, 5, 40, 6, 12, 3, true, 0)
 	stream := newStream(t, p, filepath.Join(t.TempDir(), "duals.stream"), 2048, 0)
@@ -17,7 +17,7 @@ func TestSchedulerChoice(t *testing.T) {
 		want string
 	}{
 		{&SDCA{Seed: 1}, "*train.sequential"},
-		{&SDCA{Seed: 1, Workers: 2, RoundSteps: 4}, "*train.parallel"},
+		{&SDCA{Seed: 1, Workers: 2, RoundSteps: 4}, "*train.ordered"},
 		{&SDCA{Seed: 1, Duals: stream}, "*train.streamed"},
 	} {
 		if err := c.m.Init(p); err != nil {

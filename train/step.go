@@ -12,8 +12,9 @@ import (
 // stepper makes SDCA steps (sdca.go's steps 1–4: the oracle at w, the
 // direction, the line search, and the commit of μ_i, w and ‖w‖²) on the
 // weights w, with its scratch space. The sequential and streamed schedulers
-// step with SDCA's own stepper on the run's weights; each worker of the
-// parallel one has its own, on its view of them, with its scaling.
+// step with SDCA's own stepper on the run's weights; the ordered one
+// (ordered.go) runs its phases separately, on a scratch space per slot of
+// its rounds.
 type stepper struct {
 	p     *Problem
 	duals duals.Store
@@ -22,23 +23,9 @@ type stepper struct {
 	w     []float64 // the weights the steps move
 	wsq   float64   // ‖w‖², kept by the steps
 	ws    *stepWork
-	// scaled, for a worker of a parallel SDCA, scales the curvature and the
-	// moves of its steps (parallel.go); nil: the sequential step.
-	scaled stepScaler
 	// steps and lsIters count the steps made and their line-search
 	// evaluations.
 	steps, lsIters int64
-}
-
-// stepScaler weighs the curvature of a step's line search and scales its
-// move: what makes a worker's step a local step of the parallel SDCA.
-type stepScaler interface {
-	// rowsNorm returns the weighted ‖v‖² of the direction's packed rows.
-	rowsNorm(sp *stepper) float64
-	// tailScale returns the weight of the direction's dense tail.
-	tailScale() float64
-	// move adds the scaled γv to sp.w.
-	move(sp *stepper, gamma float64)
 }
 
 // newStepper returns a stepper for p on the dual store, with no weights yet.
@@ -96,6 +83,11 @@ type stepWork struct {
 	vr    []float64 // len(rows)×K
 	vt    []float64 // Dim − Trans()
 	tokOf []int32   // per attribute occurrence of the sentence: its token
+	// The step in progress: its sentence i and block μ_i (oracle), and
+	// ⟨w,v⟩ and ‖v‖² at the weights of its oracle (direct).
+	i    int
+	mu   []float64
+	a, b float64
 }
 
 // sentenceRows lists, for every sentence, the distinct attributes it uses
@@ -172,20 +164,40 @@ func newStepWork(p *Problem) *stepWork {
 
 // step performs one SDCA step on d's sentence j. With draw, it also hands
 // the block gap to d's sampler once it is known, draws the next sentence,
-// starts fetching that sentence's weight rows, and returns it.
+// starts fetching that sentence's weight rows, and returns it. It is the
+// step's two phases one after the other: the oracle and the direction
+// (oracle, direct), then the line search and the commit (search, commit);
+// the ordered scheduler runs the first on many sentences at once.
 func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
-	p := sp.p
 	ws := sp.ws
+	sp.steps++
+	st := sp.oracle(ws, d.sentence(j))
+	next := -1
+	if draw {
+		d.sampler.Update(j, st.Gap)
+		next = d.sampler.Next(d.rng)
+		prefetchRows(sp.w, sp.rows.of(d.sentence(next)), sp.p.Layout.NumLabels)
+	}
+	sp.direct(ws)
+	st.Slope0, st.Gamma, st.Iters = sp.search(ws, ws.a, -1)
+	sp.lsIters += int64(st.Iters)
+	sp.commit(ws, st.Gamma, ws.a)
+	return st, next
+}
+
+// oracle is step 1 on sentence i into ws: the oracle at sp.w, and the
+// block gap D̃(μ‖ν) = Σ_e KL(μ_e‖ν_e) − Σ_s KL(μ_s‖ν_s). It only reads
+// sp.w and μ_i.
+func (sp *stepper) oracle(ws *stepWork, i int) stepStats {
+	p := sp.p
 	lay := p.Layout
 	K := lay.NumLabels
-	i := d.sentence(j)
 	s := p.Data.Sentence(i)
 	T := s.Len()
 	bl := crf.BlockLen(T, K)
 	mu := sp.duals.Block(i)
-	sp.steps++
+	ws.i, ws.mu = i, mu
 
-	// 1. Oracle and block gap D̃(μ‖ν) = Σ_e KL(μ_e‖ν_e) − Σ_s KL(μ_s‖ν_s).
 	ws.nu = grow(ws.nu, bl)
 	ws.muN = grow(ws.muN, T*K)
 	ws.nuN = grow(ws.nuN, T*K)
@@ -207,52 +219,70 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 	num.LogInto(lnuS, nuS)
 	e := &ws.edges
 	e.prepare(mu, ws.nu, muS, lmuS, nuS)
-	gap := e.xlogx - sp.muLogNu(T, mu, muB)
+	gap := e.xlogx - muLogNu(ws, T, K, mu, muB)
 	for j, x := range muS {
 		if x > 0 {
 			gap -= x * (lmuS[j] - lnuS[j])
 		}
 	}
-	st := stepStats{Sentence: i, Gap: max(gap, 0)}
-	next := -1
-	if draw {
-		d.sampler.Update(j, st.Gap)
-		next = d.sampler.Next(d.rng)
-		prefetchRows(sp.w, sp.rows.of(d.sentence(next)), K)
-	}
+	return stepStats{Sentence: i, Gap: max(gap, 0)}
+}
 
-	// 2. Directions.
+// direct is step 2 after oracle: the directions δ = ν − μ_i and v into ws,
+// with ws.a = ⟨w,v⟩ at sp.w and ws.b = ‖v‖². It only reads sp.w.
+func (sp *stepper) direct(ws *stepWork) {
 	for j := range ws.dN {
 		ws.dN[j] = ws.nuN[j] - ws.muN[j]
 	}
-	a, b := sp.direction(i, s)
+	ws.a, ws.b = sp.direction(ws, ws.i, sp.p.Data.Sentence(ws.i))
+}
 
-	// 3. Line search on φ'(γ) = −[S(γ) − S_sep(γ)] − λn(⟨w,v⟩ + γ‖v‖²).
+// search is step 3 after direct: the line search on
+// φ'(γ) = −[S(γ) − S_sep(γ)] − λn(⟨w,v⟩ + γ‖v‖²) for ⟨w,v⟩ = a, ‖v‖² =
+// ws.b, starting from γ = g0 when g0 is in (0,1) (the secant root of [0,1]
+// otherwise). It returns φ'(0), the step and the evaluations of φ'.
+func (sp *stepper) search(ws *stepWork, a, g0 float64) (d0, gamma float64, iters int) {
+	p := sp.p
+	e := &ws.edges
 	ln := p.Lambda * float64(p.N())
-	d0 := -(e.s0 - e.s0S) - ln*a
-	st.Slope0 = d0
-	gamma := 0.0
+	d0 = -(e.s0 - e.s0S) - ln*a
 	if d0 > 0 && !math.IsNaN(d0) {
-		gamma, st.Iters = sp.lineSearch(mu, d0, a, b, ln)
+		gamma, iters = sp.lineSearch(ws, ws.mu, d0, a, ws.b, ln, g0)
 	}
-	st.Gamma = gamma
-	sp.lsIters += int64(st.Iters)
+	return d0, gamma, iters
+}
 
-	// 4. Updates.
+// commit is step 4 after search: μ_i ← μ_i + γδ, w ← w + γv and
+// ‖w‖² ← ‖w‖² + 2γa + γ²‖v‖² for ⟨w,v⟩ = a at the w it moves; it leaves
+// ws ready for the next step.
+func (sp *stepper) commit(ws *stepWork, gamma, a float64) {
 	if gamma > 0 {
-		e.update(gamma, mu, ws.nu)
-		sp.applyPrimal(gamma)
-		sp.wsq += 2*gamma*a + gamma*gamma*b
+		moveDual(ws, gamma)
 	}
-	sp.clearDirection()
-	return st, next
+	sp.commitPrimal(ws, gamma, a)
+}
+
+// commitPrimal is commit's move of the weights: w ← w + γv and ‖w‖², for
+// ⟨w,v⟩ = a at the w it moves; it clears the direction's tail for the
+// next step.
+func (sp *stepper) commitPrimal(ws *stepWork, gamma, a float64) {
+	if gamma > 0 {
+		sp.applyPrimal(ws, gamma)
+		sp.wsq += 2*gamma*a + gamma*gamma*ws.b
+	}
+	clear(ws.vt)
+}
+
+// moveDual is commit's move of the duals, μ_i ← μ_i + γδ: it only needs
+// ws's block and oracle, so a scheduler may make it later, elsewhere.
+func moveDual(ws *stepWork, gamma float64) {
+	ws.edges.update(gamma, ws.mu, ws.nu)
 }
 
 // muLogNu returns Σ_e μ_e log ν_e over the block's entries for the ν of
-// the step's lattice (logNuDot).
-func (sp *stepper) muLogNu(T int, mu []float64, muB float64) float64 {
-	ws := sp.ws
-	return logNuDot(ws.lat, T, sp.p.Layout.NumLabels, mu, ws.muN, muB, &ws.fa, &ws.fc)
+// ws's lattice (logNuDot).
+func muLogNu(ws *stepWork, T, K int, mu []float64, muB float64) float64 {
+	return logNuDot(ws.lat, T, K, mu, ws.muN, muB, &ws.fa, &ws.fc)
 }
 
 // logNuDot returns Σ_e μ_e log ν_e over the entries of the block mu for the
@@ -306,9 +336,8 @@ func blockNodesDot(mu []float64, T, K int, B, node, sum []float64) (muB float64)
 // sentence i (s), B, bias, start and end (δ = ν − μ: its node part in
 // ws.dN, its sum over the edges in ws.nuSum − ws.muSum), and returns ⟨w,v⟩
 // and ‖v‖².
-func (sp *stepper) direction(i int, s crf.Sentence) (wv, vv float64) {
+func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float64) {
 	p := sp.p
-	ws := sp.ws
 	lay := p.Layout
 	K := lay.NumLabels
 	T := s.Len()
@@ -337,11 +366,7 @@ func (sp *stepper) direction(i int, s crf.Sentence) (wv, vv float64) {
 			p.maskRow(ws.vr[r*K:r*K+K], a)
 		}
 	}
-	if sp.scaled == nil {
-		vv = dotKernel(ws.vr, ws.vr)
-	} else {
-		vv = sp.scaled.rowsNorm(sp)
-	}
+	vv = dotKernel(ws.vr, ws.vr)
 	// ⟨w, v⟩ on the attribute rows is c·Σ_t Σ_j x_j⟨U[a_j], δ_t⟩ = c·Σ_t ⟨θ_t − bias − start/end, δ_t⟩
 	// with the node scores θ of the oracle (masked-out weights are zero, so
 	// the mask changes nothing here).
@@ -389,35 +414,19 @@ func (sp *stepper) direction(i int, s crf.Sentence) (wv, vv float64) {
 	}
 	wt := sp.w[lay.Trans():]
 	wv += dot(wt, tail)
-	if sp.scaled == nil {
-		vv += dot(tail, tail)
-	} else {
-		vv += sp.scaled.tailScale() * dot(tail, tail)
-	}
+	vv += dot(tail, tail)
 	return wv, vv
 }
 
-// applyPrimal adds γv to w on the touched rows and the dense tail (a
-// worker: its scaled move).
-func (sp *stepper) applyPrimal(gamma float64) {
-	if sp.scaled != nil {
-		sp.scaled.move(sp, gamma)
-		return
-	}
+// applyPrimal adds γv to w on the touched rows and the dense tail.
+func (sp *stepper) applyPrimal(ws *stepWork, gamma float64) {
 	lay := sp.p.Layout
 	K := lay.NumLabels
-	ws := sp.ws
 	axpyRows(sp.w, ws.rows, ws.vr, nil, nil, gamma, K)
 	w, v := sp.w[lay.Trans():], ws.vt
 	for j := range w {
 		w[j] += gamma * v[j]
 	}
-}
-
-// clearDirection zeroes the direction's dense tail for the next step (its
-// packed rows start empty).
-func (sp *stepper) clearDirection() {
-	clear(sp.ws.vt)
 }
 
 // lineSearch maximises φ on [0,1] by safeguarded Newton on φ', given
@@ -429,8 +438,9 @@ func (sp *stepper) clearDirection() {
 // the bracket is replaced by the secant root of the bracket (bisection when
 // that is degenerate). It stops when a step is shorter than the
 // sub-precision, and returns the step and the number of evaluations of φ'.
-func (sp *stepper) lineSearch(mu []float64, d0, a, b, ln float64) (float64, int) {
-	ws := sp.ws
+// A first point g0 in (0,1) replaces the secant root: the step of the same
+// search against nearby weights, a warm start.
+func (sp *stepper) lineSearch(ws *stepWork, mu []float64, d0, a, b, ln, g0 float64) (float64, int) {
 	tol := sp.sub
 	eval := func(g float64) (d, dd float64) {
 		s, s2 := ws.edges.eval(g, mu, ws.nu) // edges less separators
@@ -449,7 +459,10 @@ func (sp *stepper) lineSearch(mu []float64, d0, a, b, ln float64) (float64, int)
 		}
 		return g
 	}
-	g := secant()
+	g := g0
+	if !(g > 0 && g < 1) {
+		g = secant()
+	}
 	const maxIters = 60
 	for it := 1; it <= maxIters; it++ {
 		d, dd := eval(g)

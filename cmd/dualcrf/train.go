@@ -139,7 +139,7 @@ func trainFlags() optionFlags[trainSetup] {
 			}},
 		{catSolver, intIn(&cli.IntFlag{Name: "workers", Value: train.DefaultWorkers, Usage: "SDCA workers (deterministic parallel SDCA: the same seed and workers give the same model); 0: one per core"}, 0, math.MaxInt, ""),
 			[]string{"SDCA.Workers"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.Workers = workers(c.Int(n)); return nil }},
-		{catSolver, &cli.IntFlag{Name: "round-steps", Value: train.DefaultRoundSteps, Usage: "steps each SDCA worker makes between two aggregations, ≥ 1 (with --workers ≠ 1)"},
+		{catSolver, &cli.IntFlag{Name: "round-steps", DefaultText: fmt.Sprintf("%d/workers, at least 1", train.DefaultRoundSize), Usage: "SDCA steps per worker in a round of the parallel SDCA (their oracles in parallel, then their commits in order), ≥ 1 (with --workers ≠ 1)"},
 			[]string{"SDCA.RoundSteps"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.RoundSteps = givenInt(c, n); return nil }},
 		{catSolver, &cli.IntFlag{Name: "lbfgs-store", Value: train.DefaultLBFGSStore, Usage: "L-BFGS: correction pairs kept, ≥ 1"},
 			[]string{"LBFGS.Store"}, func(c *cli.Context, n string, s *trainSetup) error { s.lbfgs.Store = givenInt(c, n); return nil }},
@@ -230,7 +230,7 @@ func checkSolverFlags(c *cli.Context, s *trainSetup) error {
 		return errors.New("--sag-variant and --sag-initial-l apply to --solver sag only")
 	case solver != "oeg" && c.Float64("oeg-eta") != 0 && c.Float64("oeg-eta") != train.DefaultOEGEta:
 		return errors.New("--oeg-eta applies to --solver oeg only")
-	case solver != "sdca" && ((s.sdca.Workers != 0 && s.sdca.Workers != 1) || (s.sdca.RoundSteps != 0 && s.sdca.RoundSteps != train.DefaultRoundSteps)):
+	case solver != "sdca" && ((s.sdca.Workers != 0 && s.sdca.Workers != 1) || s.sdca.RoundSteps != 0):
 		return errors.New("--workers and --round-steps apply to --solver sdca only (L-BFGS's and the certificates' passes use every core; OEG and SAG are sequential)")
 	case solver != "sdca" && (s.o.Checkpoint != "" || s.o.Resume != "" || c.IsSet("duals")):
 		return errors.New("--checkpoint, --resume and --duals apply to --solver sdca only")
