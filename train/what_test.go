@@ -1,0 +1,97 @@
+package train
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
+)
+
+// whatSerial is ŵ(μ) as a single goroutine adds it up: crf.AddExpected
+// sentence after sentence — the order what must reproduce bit for bit.
+func whatSerial(p *Problem, store duals.Store) []float64 {
+	d := p.Data
+	K := p.Layout.NumLabels
+	w := p.GoldFeatures()
+	var node []float64
+	for i := 0; i < d.Len(); i++ {
+		s := d.Sentence(i)
+		T := s.Len()
+		node = grow(node, T*K)
+		mu := store.Block(i)
+		crf.NodeFromBlock(mu, T, K, node)
+		crf.AddExpected(w, p.Layout, s, node, mu, -1)
+	}
+	p.applyMask(w)
+	c := 1 / (p.Lambda * float64(d.Len()))
+	for j := range w {
+		w[j] *= c
+	}
+	return w
+}
+
+// TestWhatSameBitsAnyWorkers: ŵ(μ) computed on 1, 2, 3, K and more
+// goroutines is the serial sum bit for bit, with integer and real
+// attribute values, sentences of one token, with and without the bias and
+// masks, at duals whose entries are random (no two sums alike).
+func TestWhatSameBitsAnyWorkers(t *testing.T) {
+	cases := []struct {
+		name string
+		p    *Problem
+	}{
+		{"binary K=5", randomProblem(t, 1, 40, 6, 30, 5, false, 0)},
+		{"real K=7", randomProblem(t, 2, 50, 4, 20, 7, true, 0)},
+		{"one-token sentences", randomProblem(t, 3, 30, 1, 10, 4, true, 0)},
+		{"no bias, masks", maskedProblem(t, 4, 40, 12, 0.05, true, true, true)},
+		{"bias, masks", maskedProblem(t, 5, 40, 12, 0.05, false, true, true)},
+	}
+	for _, c := range cases {
+		p := c.p
+		store := duals.NewMemory(p.Data)
+		rng := rand.New(rand.NewPCG(9, 9))
+		for i := 0; i < p.N(); i++ {
+			for j, mu := 0, store.Block(i); j < len(mu); j++ {
+				mu[j] = rng.Float64() / 3
+			}
+		}
+		want := whatSerial(p, store)
+		for _, P := range []int{1, 2, 3, p.Layout.NumLabels, p.Layout.NumLabels + 5} {
+			got, err := p.what(store, P)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameBits(t, c.name, want, got)
+		}
+	}
+}
+
+// TestInitDualsAnyWorkers: the initial duals are the same bits on one
+// goroutine as on several, and Init's ŵ(μ⁰) is the serial sum's.
+func TestInitDualsAnyWorkers(t *testing.T) {
+	p := randomProblem(t, 6, 300, 7, 25, 5, true, 0)
+	blocks := func(workers int) []float64 {
+		m := &SDCA{}
+		if err := m.setup(p); err != nil {
+			t.Fatal(err)
+		}
+		m.initDuals(0, p.N(), 0.01, workers)
+		var all []float64
+		for i := 0; i < p.N(); i++ {
+			all = append(all, m.duals.Block(i)...)
+		}
+		return all
+	}
+	sameBits(t, "initial duals", blocks(1), blocks(4))
+	m := &SDCA{}
+	if err := m.Init(p); err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "ŵ(μ⁰)", whatSerial(p, m.duals), m.Weights())
+	c, err := m.Certify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "certified ŵ(μ⁰)", m.Weights(), c.Weights)
+}
