@@ -11,10 +11,17 @@ import (
 // What computes ŵ(μ) = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]) from scratch,
 // on all cores. Its only error is a duals.Stream's failure to read a block.
 func (p *Problem) What(store duals.Store) ([]float64, error) {
-	return p.what(store, runtime.GOMAXPROCS(0))
+	workers := runtime.GOMAXPROCS(0)
+	if _, ok := store.(sweeping); ok {
+		// Its Block drops the pages of the blocks behind the one asked
+		// for: it wants the blocks in order, from one goroutine.
+		workers = 1
+	}
+	return p.what(store, workers)
 }
 
-// what computes ŵ(μ) on the given number of goroutines. Every entry of w
+// what computes ŵ(μ) on the given number of goroutines; on one, it asks
+// store for the blocks in order, from one goroutine. Every entry of w
 // is the sum of the same terms in the same order as crf.AddExpected adds
 // them sentence after sentence — the gold features, then sentence 0's
 // terms in token order, then sentence 1's, … — so the result is the same
