@@ -2,6 +2,7 @@ package train
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/dualcrf/dualcrf/crf"
@@ -17,67 +18,101 @@ func (p *Problem) What(store duals.Store) ([]float64, error) {
 		// for: it wants the blocks in order, from one goroutine.
 		workers = 1
 	}
-	return p.what(store, workers)
+	return p.what(store, workers, whatChunkTokens)
 }
 
 // what computes ŵ(μ) on the given number of goroutines; on one, it asks
-// store for the blocks in order, from one goroutine. Every entry of w
-// is the sum of the same terms in the same order as crf.AddExpected adds
-// them sentence after sentence — the gold features, then sentence 0's
-// terms in token order, then sentence 1's, … — so the result is the same
-// bits whatever the number of goroutines. Sentences are taken in spans (all
-// of them, or a streamed store's block), each in two phases:
+// store for the blocks in order, from one goroutine. Every entry of w is
+// the sum of the same terms in the same order as crf.AddExpected adds them
+// sentence after sentence — the gold features, then sentence 0's terms in
+// token order, then sentence 1's, … — so the result is the same bits
+// whatever the number of goroutines. The sentences are taken in chunks of
+// at most chunkTokens tokens (or one sentence; a streamed store's blocks
+// one after the other), each in two phases:
 //
-//  1. by labels: the labels are split into contiguous ranges, and the
-//     goroutine of a range visits every sentence in order, reading only its
-//     rows of each edge block: it makes its labels' node marginals (a row
-//     sum of an edge block; the last node's a column sum of the last one)
-//     and adds into the transitions out of its labels, the bias, start and
-//     end — private copies of them, taken from w and put back;
-//  2. by attributes: the attributes are split into contiguous ranges of
-//     about equal occurrences, and the goroutine of a range visits every
-//     token in order, adding into its attributes' rows of w.
+//  1. by sentences: the goroutines split the chunk's sentences and make
+//     their node marginals (crf.NodeFromBlock), reading each dual once;
+//  2. by entries: goroutine k owns a range of attributes, of about equal
+//     occurrences, and a range of labels; it visits every token of the
+//     chunk in order, adding into its attributes' rows of w and into the
+//     transitions out of its labels, their bias, start and end (private
+//     copies of these, taken from w and put back at the end, so that no
+//     two goroutines write to the same cache line).
 //
-// The duals are read once in all, and no two goroutines write to the same
-// entries (nor, but at a range's ends, to the same cache lines). Memory:
-// the node marginals of a span (tokens × labels).
-func (p *Problem) what(store duals.Store, workers int) ([]float64, error) {
+// A chunk's duals are read from memory once, by phase 1, and again from
+// the cache by phase 2; its node marginals (tokens × labels) are the only
+// memory what adds besides w.
+func (p *Problem) what(store duals.Store, workers, chunkTokens int) ([]float64, error) {
 	d := p.Data
-	K := p.Layout.NumLabels
+	lay := p.Layout
+	K := lay.NumLabels
 	w := p.GoldFeatures()
-	if workers < 1 {
-		workers = 1
-	}
-	lws := make([]*labelWhat, min(workers, K))
+	P := max(1, workers)
+	lws := make([]*labelWhat, min(P, K))
 	for k := range lws {
 		lws[k] = newLabelWhat(p, k*K/len(lws), (k+1)*K/len(lws))
 		lws[k].move(w, true)
 	}
-	bounds := attrRanges(d, workers)
-	span := func(lo, hi int) {
+	bounds := attrRanges(d, P)
+	var node []float64
+	var mus [][]float64
+	// chunk runs both phases on sentences lo..hi−1.
+	chunk := func(lo, hi int) {
 		tokLo, tokHi := d.SentStart[lo], d.SentStart[hi]
+		node = grow(node, (tokHi-tokLo)*K)
+		if P == 1 {
+			// In order, on this goroutine (a sweeping store's wish).
+			mus = mus[:0]
+			for i := lo; i < hi; i++ {
+				mus = append(mus, store.Block(i))
+			}
+		} else {
+			mus = slices.Grow(mus[:0], hi-lo)[:hi-lo]
+		}
 		var wg sync.WaitGroup
-		for _, lw := range lws {
+		for k := range P {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				lw.node = grow(lw.node, (tokHi-tokLo)*(lw.y1-lw.y0))
-				for i := lo; i < hi; i++ {
-					tok := d.SentStart[i] - tokLo
-					lw.sentence(d.Sentence(i), store.Block(i), tok)
+				for i := lo + k*(hi-lo)/P; i < lo+(k+1)*(hi-lo)/P; i++ {
+					if P > 1 {
+						mus[i-lo] = store.Block(i)
+					}
+					T := d.SentStart[i+1] - d.SentStart[i]
+					at := (d.SentStart[i] - tokLo) * K
+					crf.NodeFromBlock(mus[i-lo], T, K, node[at:at+T*K])
 				}
 			}()
 		}
 		wg.Wait()
-		for k := 0; k+1 < len(bounds); k++ {
+		for k := range P {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				addAttrRows(w, p.Layout, d, lws, int32(bounds[k]), int32(bounds[k+1]), tokLo, tokHi)
+				if k+1 < len(bounds) {
+					addAttrRows(w, lay, d, node, int32(bounds[k]), int32(bounds[k+1]), tokLo, tokHi)
+				}
+				if k < len(lws) {
+					for i := lo; i < hi; i++ {
+						at := (d.SentStart[i] - tokLo) * K
+						T := d.SentStart[i+1] - d.SentStart[i]
+						lws[k].sentence(mus[i-lo], node[at:at+T*K], T)
+					}
+				}
 			}()
 		}
 		wg.Wait()
 		p.meterAdd(hi - lo)
+	}
+	span := func(lo, hi int) {
+		for lo < hi {
+			end := lo + 1
+			for end < hi && d.SentStart[end+1]-d.SentStart[lo] <= chunkTokens {
+				end++
+			}
+			chunk(lo, end)
+			lo = end
+		}
 	}
 	if ss, ok := store.(*duals.Stream); ok {
 		// Block by block in file order: the same sum in the same order.
@@ -101,6 +136,10 @@ func (p *Problem) what(store duals.Store, workers int) ([]float64, error) {
 	return w, nil
 }
 
+// whatChunkTokens is the number of tokens in a chunk of What: the duals of
+// 512 tokens of 22 labels take 2 MiB, their node marginals 88 KiB.
+const whatChunkTokens = 512
+
 // attrRanges splits the attribute ids into at most parts contiguous ranges
 // of about equal occurrences in d: range k is bounds[k]..bounds[k+1]−1.
 func attrRanges(d *crf.Dataset, parts int) []int {
@@ -120,12 +159,14 @@ func attrRanges(d *crf.Dataset, parts int) []int {
 }
 
 // addAttrRows subtracts the attribute rows' share of E_μ[F] of tokens
-// tokLo..tokHi−1 from w, for the attributes a0..a1−1 only, in token order,
-// as crf.AddExpectedNodes does (scale −1); the node marginals are the
-// label goroutines' (lws, in label order).
-func addAttrRows(w []float64, lay crf.Layout, d *crf.Dataset, lws []*labelWhat, a0, a1 int32, tokLo, tokHi int) {
+// tokLo..tokHi−1 (node marginals node, K per token) from w, for the
+// attributes a0..a1−1 only, in token order, as crf.AddExpectedNodes does
+// (scale −1).
+func addAttrRows(w []float64, lay crf.Layout, d *crf.Dataset, node []float64, a0, a1 int32, tokLo, tokHi int) {
 	const scale = -1.0
+	K := lay.NumLabels
 	for tok := tokLo; tok < tokHi; tok++ {
+		pt := node[(tok-tokLo)*K : (tok-tokLo+1)*K]
 		for j := d.AttrStart[tok]; j < d.AttrStart[tok+1]; j++ {
 			a := d.Attrs[j]
 			if a < a0 || a >= a1 {
@@ -136,29 +177,23 @@ func addAttrRows(w []float64, lay crf.Layout, d *crf.Dataset, lws []*labelWhat, 
 				c *= d.Values[j]
 			}
 			r := lay.Row(a)
-			for _, lw := range lws {
-				L := lw.y1 - lw.y0
-				pt := lw.node[(tok-tokLo)*L : (tok-tokLo+1)*L]
-				u := w[r+lw.y0 : r+lw.y1]
-				for y, pv := range pt {
-					u[y] += c * pv
-				}
+			u := w[r : r+K]
+			for y, pv := range pt {
+				u[y] += c * pv
 			}
 		}
 	}
 }
 
-// labelWhat is a goroutine of what's first phase: for the labels y0..y1−1
-// it makes the node marginals and subtracts E_μ[F] from its copy of their
-// transitions, bias, start and end, with the same arithmetic as
-// crf.NodeFromBlock and crf.AddExpected (scale −1).
+// labelWhat holds what a goroutine of what's second phase adds into for
+// the labels y0..y1−1: private copies of their transitions, bias, start and
+// end, into which it adds as crf.AddExpected does (scale −1).
 type labelWhat struct {
 	lay    crf.Layout
 	y0, y1 int
 	// The entries owned: rows y0..y1−1 of the transitions (L × K, with
 	// L = y1−y0), and L of the bias, start and end each.
 	trans, bias, start, end []float64
-	node                    []float64 // tokens of the span × L: the node marginals of the labels owned
 }
 
 func newLabelWhat(p *Problem, y0, y1 int) *labelWhat {
@@ -191,54 +226,29 @@ func (lw *labelWhat) move(w []float64, in bool) {
 	}
 }
 
-// sentence makes the node marginals of sentence s (μ its block), whose
-// first token is token tok of the span, and subtracts its transitions',
-// bias', start's and end's share of E_μ[F] from the owned entries (each
-// entry's terms in token order, as crf.AddExpected adds them).
-func (lw *labelWhat) sentence(s crf.Sentence, mu []float64, tok int) {
+// sentence subtracts the transitions', bias', start's and end's share of
+// E_μ[F] of a sentence of T tokens (μ its block, node its node marginals)
+// from the owned entries, each entry's terms in token order.
+func (lw *labelWhat) sentence(mu, node []float64, T int) {
 	const scale = -1.0
 	K := lw.lay.NumLabels
-	T := s.Len()
 	y0, y1 := lw.y0, lw.y1
-	L := y1 - y0
-	node := lw.node[tok*L : (tok+T)*L]
-	if T == 1 {
-		copy(node, mu[y0:y1])
-	} else {
-		// One sweep over the rows owned of each edge block makes the row
-		// sums and subtracts the edge marginals from the transitions.
-		for t := 0; t < T-1; t++ {
-			blk := mu[t*K*K : (t+1)*K*K]
-			for y := y0; y < y1; y++ {
-				tr := lw.trans[(y-y0)*K : (y-y0+1)*K]
-				s := 0.0
-				for b, v := range blk[y*K : (y+1)*K] {
-					s += v
-					tr[b] += scale * v
-				}
-				node[t*L+y-y0] = s
-			}
-		}
-		blk := mu[(T-2)*K*K : (T-1)*K*K]
-		last := node[(T-1)*L : T*L]
-		clear(last)
-		for y := 0; y < K; y++ {
-			for y2, v := range blk[y*K+y0 : y*K+y1] {
-				last[y2] += v
-			}
-		}
-	}
 	if !lw.lay.NoBias {
 		for t := 0; t < T; t++ {
-			for y, pv := range node[t*L : (t+1)*L] {
+			for y, pv := range node[t*K+y0 : t*K+y1] {
 				lw.bias[y] += scale * pv
 			}
 		}
-		for y, pv := range node[:L] {
+		for y, pv := range node[y0:y1] {
 			lw.start[y] += scale * pv
 		}
-		for y, pv := range node[(T-1)*L : T*L] {
+		for y, pv := range node[(T-1)*K+y0 : (T-1)*K+y1] {
 			lw.end[y] += scale * pv
+		}
+	}
+	for t := 0; t < T-1; t++ {
+		for i, v := range mu[t*K*K+y0*K : t*K*K+y1*K] {
+			lw.trans[i] += scale * v
 		}
 	}
 }

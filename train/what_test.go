@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -33,7 +34,7 @@ func whatSerial(p *Problem, store duals.Store) []float64 {
 }
 
 // TestWhatSameBitsAnyWorkers: ŵ(μ) computed on 1, 2, 3, K and more
-// goroutines is the serial sum bit for bit, with integer and real
+// goroutines, in chunks of one sentence to all, is the serial sum bit for bit, with integer and real
 // attribute values, sentences of one token, with and without the bias and
 // masks, at duals whose entries are random (no two sums alike).
 func TestWhatSameBitsAnyWorkers(t *testing.T) {
@@ -58,11 +59,13 @@ func TestWhatSameBitsAnyWorkers(t *testing.T) {
 		}
 		want := whatSerial(p, store)
 		for _, P := range []int{1, 2, 3, p.Layout.NumLabels, p.Layout.NumLabels + 5} {
-			got, err := p.what(store, P)
-			if err != nil {
-				t.Fatal(err)
+			for _, chunk := range []int{1, 7, whatChunkTokens} {
+				got, err := p.what(store, P, chunk)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameBits(t, fmt.Sprintf("%s, %d goroutines, chunks of %d tokens", c.name, P, chunk), want, got)
 			}
-			sameBits(t, c.name, want, got)
 		}
 	}
 }
