@@ -21,8 +21,8 @@ func (p *Problem) What(store duals.Store) ([]float64, error) {
 	return p.what(store, workers, whatChunkTokens)
 }
 
-// what computes ŵ(μ) on the given number of goroutines; on one, it asks
-// store for the blocks in order, from one goroutine. Every entry of w is
+// what computes ŵ(μ) on the given number of goroutines; on one, it is
+// whatSerial (which asks store for the blocks in order). Every entry of w is
 // the sum of the same terms in the same order as crf.AddExpected adds them
 // sentence after sentence — the gold features, then sentence 0's terms in
 // token order, then sentence 1's, … — so the result is the same bits
@@ -43,11 +43,14 @@ func (p *Problem) What(store duals.Store) ([]float64, error) {
 // the cache by phase 2; its node marginals (tokens × labels) are the only
 // memory what adds besides w.
 func (p *Problem) what(store duals.Store, workers, chunkTokens int) ([]float64, error) {
+	if workers <= 1 {
+		return p.whatSerial(store)
+	}
 	d := p.Data
 	lay := p.Layout
 	K := lay.NumLabels
 	w := p.GoldFeatures()
-	P := max(1, workers)
+	P := workers
 	lws := make([]*labelWhat, min(P, K))
 	for k := range lws {
 		lws[k] = newLabelWhat(p, k*K/len(lws), (k+1)*K/len(lws))
@@ -60,24 +63,14 @@ func (p *Problem) what(store duals.Store, workers, chunkTokens int) ([]float64, 
 	chunk := func(lo, hi int) {
 		tokLo, tokHi := d.SentStart[lo], d.SentStart[hi]
 		node = grow(node, (tokHi-tokLo)*K)
-		if P == 1 {
-			// In order, on this goroutine (a sweeping store's wish).
-			mus = mus[:0]
-			for i := lo; i < hi; i++ {
-				mus = append(mus, store.Block(i))
-			}
-		} else {
-			mus = slices.Grow(mus[:0], hi-lo)[:hi-lo]
-		}
+		mus = slices.Grow(mus[:0], hi-lo)[:hi-lo]
 		var wg sync.WaitGroup
 		for k := range P {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for i := lo + k*(hi-lo)/P; i < lo+(k+1)*(hi-lo)/P; i++ {
-					if P > 1 {
-						mus[i-lo] = store.Block(i)
-					}
+					mus[i-lo] = store.Block(i)
 					T := d.SentStart[i+1] - d.SentStart[i]
 					at := (d.SentStart[i] - tokLo) * K
 					crf.NodeFromBlock(mus[i-lo], T, K, node[at:at+T*K])
@@ -127,6 +120,46 @@ func (p *Problem) what(store duals.Store, workers, chunkTokens int) ([]float64, 
 	}
 	for _, lw := range lws {
 		lw.move(w, false)
+	}
+	p.applyMask(w)
+	c := 1 / (p.Lambda * float64(d.Len()))
+	for j := range w {
+		w[j] *= c
+	}
+	return w, nil
+}
+
+// whatSerial computes ŵ(μ) on one goroutine: crf.AddExpected sentence
+// after sentence, store's blocks asked for in order — what's reference.
+func (p *Problem) whatSerial(store duals.Store) ([]float64, error) {
+	d := p.Data
+	K := p.Layout.NumLabels
+	w := p.GoldFeatures()
+	var node []float64
+	add := func(i int) {
+		s := d.Sentence(i)
+		T := s.Len()
+		node = grow(node, T*K)
+		mu := store.Block(i)
+		crf.NodeFromBlock(mu, T, K, node)
+		crf.AddExpected(w, p.Layout, s, node, mu, -1)
+		p.meterAdd(1)
+	}
+	if ss, ok := store.(*duals.Stream); ok {
+		// Block by block in file order: the same sum in the same order.
+		if err := ss.Visit(ss.Sequential(), duals.VisitOptions{}, func(_, b int) error {
+			lo, hi := ss.BlockRange(b)
+			for i := lo; i < hi; i++ {
+				add(i)
+			}
+			return nil
+		}, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		for i := 0; i < d.Len(); i++ {
+			add(i)
+		}
 	}
 	p.applyMask(w)
 	c := 1 / (p.Lambda * float64(d.Len()))

@@ -6,29 +6,15 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
 )
 
-// whatSerial is ŵ(μ) as a single goroutine adds it up: crf.AddExpected
+// whatSerial is ŵ(μ) as one goroutine adds it up: crf.AddExpected
 // sentence after sentence — the order what must reproduce bit for bit.
 func whatSerial(p *Problem, store duals.Store) []float64 {
-	d := p.Data
-	K := p.Layout.NumLabels
-	w := p.GoldFeatures()
-	var node []float64
-	for i := 0; i < d.Len(); i++ {
-		s := d.Sentence(i)
-		T := s.Len()
-		node = grow(node, T*K)
-		mu := store.Block(i)
-		crf.NodeFromBlock(mu, T, K, node)
-		crf.AddExpected(w, p.Layout, s, node, mu, -1)
-	}
-	p.applyMask(w)
-	c := 1 / (p.Lambda * float64(d.Len()))
-	for j := range w {
-		w[j] *= c
+	w, err := p.whatSerial(store)
+	if err != nil {
+		panic(err)
 	}
 	return w
 }
