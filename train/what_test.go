@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"testing"
 
 	"github.com/dualcrf/dualcrf/duals"
@@ -83,4 +84,30 @@ func TestInitDualsAnyWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameBits(t, "certified ŵ(μ⁰)", m.Weights(), c.Weights)
+}
+
+// TestWhatStreamedSameBits: on a streamed store of several blocks, ŵ(μ)
+// split over goroutines (within each block, the blocks in file order) is
+// the serial sum bit for bit.
+func TestWhatStreamedSameBits(t *testing.T) {
+	p := randomProblem(t, 7, 120, 6, 20, 5, true, 0)
+	s := newStream(t, p, filepath.Join(t.TempDir(), "duals.stream"), duals.Bytes(p.Data)/5, 0)
+	m := &SDCA{Duals: s, Epsilon: 0.3}
+	if err := m.Init(p); err != nil {
+		t.Fatal(err)
+	}
+	if s.Blocks() < 3 {
+		t.Fatalf("%d blocks, want several", s.Blocks())
+	}
+	want, err := p.whatSerial(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, P := range []int{2, 3} {
+		got, err := p.what(s, P, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBits(t, fmt.Sprintf("streamed, %d goroutines", P), want, got)
+	}
 }
