@@ -29,8 +29,8 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 // SDCA is the stochastic dual coordinate ascent method. The zero value of
@@ -181,20 +181,14 @@ func (m *SDCA) Init(p *Problem) error {
 	if err := m.setup(p); err != nil {
 		return err
 	}
-	d := p.Data
-	K := p.Layout.NumLabels
 	eps, _ := m.effective()
 	if s := m.streamStore(); s != nil {
 		if err := m.streamInit(s, eps); err != nil {
 			return err
 		}
 	} else {
-		for i := 0; i < d.Len(); i++ {
-			s := d.Sentence(i)
-			mu := m.duals.Block(i)
-			initBlock(mu, s.Labels, K, eps)
-			p.meterAdd(1)
-		}
+		m.initDuals(0, p.N(), eps, 0)
+		p.meterAdd(p.N())
 	}
 	var err error
 	if m.st.w, err = p.What(m.duals); err != nil {
@@ -204,6 +198,21 @@ func (m *SDCA) Init(p *Problem) error {
 	m.st.wsq = dot(m.st.w, m.st.w)
 	m.sched.start()
 	return nil
+}
+
+// initDuals sets the blocks of sentences lo..hi−1 to μ⁰ (initBlock) on
+// the given number of goroutines (0: one per core). Each block is written
+// by one goroutine alone, so the result does not depend on their number.
+func (m *SDCA) initDuals(lo, hi int, eps float64, workers int) {
+	d := m.p.Data
+	K := m.p.Layout.NumLabels
+	// Init takes no context: the pass is short and cannot be cancelled.
+	_ = num.Parallel(context.Background(), hi-lo, workers, func() func(int) {
+		return func(i int) {
+			i += lo
+			initBlock(m.duals.Block(i), d.Sentence(i).Labels, K, eps)
+		}
+	})
 }
 
 // resume prepares SDCA for p at checkpoint c's exact position, a verified
@@ -314,46 +323,6 @@ func (p *Problem) Smoothness() []float64 {
 	return L
 }
 
-// What computes ŵ(μ) = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]) from scratch.
-// Its only error is a duals.Stream's failure to read a block.
-func (p *Problem) What(store duals.Store) ([]float64, error) {
-	d := p.Data
-	K := p.Layout.NumLabels
-	w := p.GoldFeatures()
-	var node []float64
-	add := func(i int) {
-		s := d.Sentence(i)
-		T := s.Len()
-		node = grow(node, T*K)
-		mu := store.Block(i)
-		crf.NodeFromBlock(mu, T, K, node)
-		crf.AddExpected(w, p.Layout, s, node, mu, -1)
-		p.meterAdd(1)
-	}
-	if ss, ok := store.(*duals.Stream); ok {
-		// Block by block in file order: the same sum in the same order.
-		if err := ss.Visit(ss.Sequential(), duals.VisitOptions{}, func(_, b int) error {
-			lo, hi := ss.BlockRange(b)
-			for i := lo; i < hi; i++ {
-				add(i)
-			}
-			return nil
-		}, nil); err != nil {
-			return nil, err
-		}
-	} else {
-		for i := 0; i < d.Len(); i++ {
-			add(i)
-		}
-	}
-	p.applyMask(w)
-	c := 1 / (p.Lambda * float64(d.Len()))
-	for j := range w {
-		w[j] *= c
-	}
-	return w, nil
-}
-
 // Weights returns the current weights (the method's own slice).
 func (m *SDCA) Weights() []float64 { return m.st.w }
 
@@ -417,12 +386,13 @@ func (m *SDCA) Counters() Counters {
 // Certify computes P(ŵ(μ)), D(μ) and every block gap with a full pass and
 // checks the gap identity P − D = mean block gap (dualCertificate).
 func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
-	// Streamed, where w was computed as ŵ(μ) by Init and no step has been
-	// made since, it is taken as it is: the same numbers, one read of the
-	// file fewer.
+	// Where w was computed as ŵ(μ) by Init and no step has been made since
+	// (the certificate of the initial point), it is taken as it is: the
+	// same numbers, one pass over the duals fewer.
 	var w []float64
-	if m.streamStore() != nil && m.whatAt == m.st.steps {
+	if m.whatAt == m.st.steps {
 		w = slices.Clone(m.st.w)
+		m.p.meterAdd(m.p.N()) // the ŵ(μ) half of the certificate's work
 	}
 	return dualCertificate(ctx, m.p, m.duals, w)
 }

@@ -189,13 +189,9 @@ func (m *SDCA) blockSteps(lo, hi, count int, f float64) {
 
 // streamInit writes μ⁰ into every block, in file order.
 func (m *SDCA) streamInit(s *duals.Stream, eps float64) error {
-	d := m.p.Data
-	K := m.p.Layout.NumLabels
 	return s.Visit(s.Sequential(), duals.VisitOptions{Write: true, Fresh: true}, func(_, b int) error {
 		lo, hi := s.BlockRange(b)
-		for i := lo; i < hi; i++ {
-			initBlock(s.Block(i), d.Sentence(i).Labels, K, eps)
-		}
+		m.initDuals(lo, hi, eps, 0)
 		return nil
 	}, nil)
 }
