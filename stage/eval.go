@@ -6,15 +6,12 @@ import (
 	"github.com/dualcrf/dualcrf/decode"
 )
 
-// DefaultScheme is the chunk rules Eval applies by default: conlleval's.
-const DefaultScheme = "conlleval"
-
 // EvalOptions configure Eval. The zero value scores chunks by conlleval's
 // rules.
 type EvalOptions struct {
-	// Scheme is the chunk rules (decode.ParseScheme): conlleval (""),
-	// auto, iob1, iob2 or iobes.
-	Scheme string
+	// Scheme is the chunk rules: decode.SchemeConlleval (the zero value),
+	// SchemeAuto, SchemeIOB1, SchemeIOB2 or SchemeIOBES.
+	Scheme decode.Scheme
 	// NoChunks scores token accuracy only (part-of-speech tags); not with
 	// Scheme.
 	NoChunks bool
@@ -45,13 +42,8 @@ func Eval(ctx context.Context, in Input, o EvalOptions) (*decode.Evaluator, erro
 
 // evaluator returns an empty evaluator for o.
 func (o EvalOptions) evaluator() (*decode.Evaluator, error) {
-	name := o.Scheme
-	if name == "" {
-		name = DefaultScheme
+	if _, err := decode.ParseScheme(o.Scheme.String()); err != nil {
+		return nil, optionError("Scheme", o.Scheme.String(), "want one of decode's schemes")
 	}
-	scheme, err := decode.ParseScheme(name)
-	if err != nil {
-		return nil, err
-	}
-	return decode.NewEvaluator(decode.EvalOptions{Scheme: scheme, NoChunks: o.NoChunks, AutoNoChunks: o.AutoNoChunks}), nil
+	return decode.NewEvaluator(decode.EvalOptions{Scheme: o.Scheme, NoChunks: o.NoChunks, AutoNoChunks: o.AutoNoChunks}), nil
 }

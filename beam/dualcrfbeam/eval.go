@@ -19,7 +19,6 @@ import (
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/pipeline"
-	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -45,7 +44,7 @@ func (c EvalConfig) options() (decode.EvalOptions, error) {
 	}
 	name := c.Scheme
 	if name == "" {
-		name = stage.DefaultScheme
+		name = decode.SchemeConlleval.String()
 	}
 	scheme, err := decode.ParseScheme(name)
 	if err != nil {

@@ -29,7 +29,7 @@ Exits non-zero when there are no gold labels.
    dualcrf eval --json predictions.arrow`,
 		Flags: flagGroups(
 			category(catScoring,
-				&cli.StringFlag{Name: "scheme", Value: stage.DefaultScheme, Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
+				&cli.StringFlag{Name: "scheme", Value: decode.SchemeConlleval.String(), Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
 				&cli.BoolFlag{Name: "no-chunks", Usage: "token accuracy only (e.g. part-of-speech tags)"},
 			),
 			category(catOutput,
@@ -52,10 +52,11 @@ func runEval(c *cli.Context) error {
 	}
 	// Without --scheme, a tag set without chunk prefixes (POS tags) is
 	// scored by token accuracy, saying why.
-	o := stage.EvalOptions{Scheme: c.String("scheme"), NoChunks: c.Bool("no-chunks"), AutoNoChunks: !c.IsSet("scheme")}
-	if _, err := decode.ParseScheme(o.Scheme); err != nil {
+	scheme, err := decode.ParseScheme(c.String("scheme"))
+	if err != nil {
 		return err
 	}
+	o := stage.EvalOptions{Scheme: scheme, NoChunks: c.Bool("no-chunks"), AutoNoChunks: !c.IsSet("scheme")}
 	in := c.Args().First()
 	if in == "" {
 		in = "-"
