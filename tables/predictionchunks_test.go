@@ -1,11 +1,9 @@
 package tables_test
 
-// PredictionWriter's chunked output against the whole-table writers, with
-// predictions from decode.Stream (hence an external test).
+// PredictionWriter's chunked output against the whole-table writers.
 
 import (
 	"bytes"
-	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -17,95 +15,46 @@ import (
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
-	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
-// sliceSource hands out prepared chunks, then err.
-type sliceSource struct {
-	chunks []*tables.FeatureTable
-	next   int
-	err    error
-}
-
-func (s *sliceSource) Next() bool {
-	if s.next >= len(s.chunks) {
-		return false
-	}
-	s.next++
-	return true
-}
-
-func (s *sliceSource) Chunk() *tables.FeatureTable { return s.chunks[s.next-1] }
-func (s *sliceSource) Err() error                  { return s.err }
-
-// streamCase is a random model and dataset, and the same dataset cut into
-// chunks whose attribute vocabulary is the model's shuffled, with unknown
-// attributes and an unknown label mixed in.
-type streamCase struct {
-	m            *crf.Model
-	d            *crf.Dataset // in the model's ids
-	chunks       []*tables.FeatureTable
-	unknownAttrs int // occurrences of attributes the model lacks, in the chunks
-	unknownLabel int // tokens labelled "new", which the model lacks
-}
-
-func newStreamCase(seed uint64, real bool) streamCase {
+// predictedChunks is a random model, and a random dataset in its ids cut
+// into chunks of 1–60 sentences, with a gold label the model lacks ("new")
+// on some tokens and random predictions (labels, confidences, and log
+// probabilities) for every chunk: what decode hands the writer.
+func predictedChunks(seed uint64) (*crf.Model, []*tables.FeatureTable, []*tables.Predictions, int) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	const A, K = 20, 4
-	d := crftest.RandomDataset(rng, 400, 8, A, K, real)
+	d := crftest.RandomDataset(rng, 400, 8, A, K, false)
 	lay := crf.Layout{NumAttrs: A, NumLabels: K}
 	m := &crf.Model{Layout: lay, Weights: crftest.RandomWeights(rng, lay, 1.5), AttrNames: d.AttrNames, LabelNames: d.LabelNames}
-	// The table's vocabulary: five names the model lacks, then the model's
-	// shuffled.
-	names := []string{"zz0", "zz1", "zz2", "zz3", "zz4"}
-	perm := rng.Perm(A)
-	tableID := make([]int32, A)
-	for _, a := range perm {
-		tableID[a] = int32(len(names))
-		names = append(names, d.AttrNames[a])
-	}
 	labels := append(slices.Clone(d.LabelNames), "new")
-	c := streamCase{m: m, d: d}
+	var chunks []*tables.FeatureTable
+	var preds []*tables.Predictions
 	for i := 0; i < d.Len(); {
-		n := 1 + rng.IntN(60)
-		hi := min(i+n, d.Len())
-		cd := &crf.Dataset{SentStart: []int{0}, AttrStart: []int{0}}
-		if real {
-			cd.Values = []float64{}
-		}
+		hi := min(i+1+rng.IntN(60), d.Len())
+		cd := &crf.Dataset{SentStart: []int{0}, AttrStart: []int{0}, AttrNames: d.AttrNames, NumAttrs: A, LabelNames: labels, NumLabels: K + 1}
+		p := &tables.Predictions{}
 		for s := i; s < hi; s++ {
 			for tok := d.SentStart[s]; tok < d.SentStart[s+1]; tok++ {
-				for j := d.AttrStart[tok]; j < d.AttrStart[tok+1]; j++ {
-					cd.Attrs = append(cd.Attrs, tableID[d.Attrs[j]])
-					if real {
-						cd.Values = append(cd.Values, d.Values[j])
-					}
-					if rng.IntN(4) == 0 { // an unknown attribute beside it
-						cd.Attrs = append(cd.Attrs, int32(rng.IntN(5)))
-						if real {
-							cd.Values = append(cd.Values, rng.NormFloat64())
-						}
-						c.unknownAttrs++
-					}
-				}
+				cd.Attrs = append(cd.Attrs, d.Attrs[d.AttrStart[tok]:d.AttrStart[tok+1]]...)
 				cd.AttrStart = append(cd.AttrStart, len(cd.Attrs))
 				y := d.Labels[tok]
 				if rng.IntN(10) == 0 {
-					y = int32(K)
-					c.unknownLabel++
+					y = K
 				}
 				cd.Labels = append(cd.Labels, y)
+				p.Labels = append(p.Labels, int32(rng.IntN(K)))
+				p.Confidence = append(p.Confidence, rng.Float64())
 			}
 			cd.SentStart = append(cd.SentStart, len(cd.Labels))
+			p.LogProb = append(p.LogProb, -10*rng.Float64())
 		}
-		// Chunks name what they have met so far; every name is met by now.
-		cd.AttrNames, cd.NumAttrs = names, len(names)
-		cd.LabelNames, cd.NumLabels = labels, len(labels)
-		c.chunks = append(c.chunks, &tables.FeatureTable{Data: cd, FirstSentence: i})
+		chunks = append(chunks, &tables.FeatureTable{Data: cd, FirstSentence: i})
+		preds = append(preds, p)
 		i = hi
 	}
-	return c
+	return m, chunks, preds, d.NumTokens()
 }
 
 // TestPredictionWriterChunks writes predictions chunk by chunk and checks
@@ -113,18 +62,7 @@ func newStreamCase(seed uint64, real bool) streamCase {
 // cut across chunks at the same rows), the same CoNLL text, and a Parquet
 // file of every row.
 func TestPredictionWriterChunks(t *testing.T) {
-	c := newStreamCase(6, false)
-	// The chunks after decoding (model ids), and the whole table.
-	var chunks []*tables.FeatureTable
-	var preds []*tables.Predictions
-	_, err := decode.Stream(context.Background(), c.m, &sliceSource{chunks: c.chunks}, decode.Options{Marginals: true},
-		func(tab *tables.FeatureTable, p *tables.Predictions) error {
-			chunks, preds = append(chunks, tab), append(preds, p)
-			return nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, chunks, preds, tokens := predictedChunks(6)
 	whole := &tables.FeatureTable{Data: &crf.Dataset{SentStart: []int{0}, LabelNames: chunks[0].Data.LabelNames}}
 	all := &tables.Predictions{}
 	for k, tab := range chunks {
@@ -141,7 +79,7 @@ func TestPredictionWriterChunks(t *testing.T) {
 	md := map[string]string{"dualcrf.source": "m.arrow"}
 	var wantArrow bytes.Buffer
 	rw := (arrowio.RecordWriter)(nil)
-	_, err = tables.PredictionBatches(whole, c.m, all, md, nil, func(rec arrow.RecordBatch) error {
+	_, err := tables.PredictionBatches(whole, m, all, md, nil, func(rec arrow.RecordBatch) error {
 		if rw == nil {
 			var err error
 			if rw, err = arrowio.NewRecordWriter(&wantArrow, rec.Schema(), arrowio.WriterOptions{}); err != nil {
@@ -157,13 +95,13 @@ func TestPredictionWriterChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wantCoNLL bytes.Buffer
-	if err := tables.WriteCoNLL(&wantCoNLL, whole, c.m, all); err != nil {
+	if err := tables.WriteCoNLL(&wantCoNLL, whole, m, all); err != nil {
 		t.Fatal(err)
 	}
 	for _, format := range tables.PredictionFormats() {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		var got bytes.Buffer
-		pw, err := tables.NewPredictionWriter(&got, c.m, tables.PredictionOptions{Format: format, Metadata: md, Mem: mem})
+		pw, err := tables.NewPredictionWriter(&got, m, tables.PredictionOptions{Format: format, Metadata: md, Mem: mem})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,8 +128,8 @@ func TestPredictionWriterChunks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := pf.NumRows(); n != int64(c.d.NumTokens()) {
-				t.Errorf("parquet: %d rows, want %d", n, c.d.NumTokens())
+			if n := pf.NumRows(); n != int64(tokens) {
+				t.Errorf("parquet: %d rows, want %d", n, tokens)
 			}
 			pf.Close()
 		}
