@@ -38,32 +38,14 @@ func compressed(t *testing.T, data []byte, format string) []byte {
 	return buf.Bytes()
 }
 
-// writeFile writes data to a new file name in dir and returns its path.
-func writeFile(t *testing.T, dir, name string, data []byte) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// withStdin runs fn with os.Stdin set to f.
-func withStdin(f *os.File, fn func()) {
-	old := os.Stdin
-	os.Stdin = f
-	defer func() { os.Stdin = old }()
-	fn()
-}
-
 // TestOpenInputArrow: an Arrow IPC stream or file compressed with gzip or
 // zstd reads as the plain one, from a named file and from standard input
 // (formerly, OpenInput undid gzip only).
 func TestOpenInputArrow(t *testing.T) {
 	dir := t.TempDir()
-	read := func(path string) []string {
+	read := func(src pipeline.Source) []string {
 		t.Helper()
-		rc, name, err := pipeline.OpenInput(path)
+		rc, name, err := src.Open()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,19 +64,20 @@ func TestOpenInputArrow(t *testing.T) {
 	for _, ipcFormat := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatFile} {
 		data := arrowio.WriteBatches(t, memory.DefaultAllocator, arrowio.WriterOptions{Format: ipcFormat})
 		for _, format := range []string{"gzip", "zstd"} {
-			path := writeFile(t, dir, "t.arrow."+format, compressed(t, data, format))
-			if got := read(path); !slices.Equal(got, arrowio.WantRows) {
+			path := filepath.Join(dir, "t.arrow."+format)
+			if err := os.WriteFile(path, compressed(t, data, format), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got := read(pipeline.Source{Path: path}); !slices.Equal(got, arrowio.WantRows) {
 				t.Errorf("%s %s: rows %v, want %v", ipcFormat, format, got, arrowio.WantRows)
 			}
 			f, err := os.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			withStdin(f, func() {
-				if got := read("-"); !slices.Equal(got, arrowio.WantRows) {
-					t.Errorf("%s %s on standard input: rows %v, want %v", ipcFormat, format, got, arrowio.WantRows)
-				}
-			})
+			if got := read(pipeline.Source{Path: "-", Stdin: f}); !slices.Equal(got, arrowio.WantRows) {
+				t.Errorf("%s %s on standard input: rows %v, want %v", ipcFormat, format, got, arrowio.WantRows)
+			}
 			f.Close()
 		}
 	}
