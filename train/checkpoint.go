@@ -39,7 +39,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,8 +84,9 @@ type checkpointState struct {
 	DualsCRC        uint32        `json:"duals_crc32c"`
 	// Workers is the number of workers of a parallel SDCA (absent for
 	// one), which snapshots only at the end of a round (Next is the
-	// sentence carried to the next round, or −1), and WorkerRNG their
-	// random states, in worker order (none: the ordered scheduler).
+	// sentence carried to the next round, or −1). WorkerRNG, the workers'
+	// random states, only a snapshot of the former partitioned rounds has:
+	// such a snapshot is refused (the ordered scheduler cannot continue it).
 	Workers   int      `json:"workers,omitempty"`
 	WorkerRNG [][]byte `json:"worker_rng,omitempty"`
 	// Stream, for a run on a duals.Stream, is its committed slot map and
@@ -352,8 +352,10 @@ func (st *checkpointState) check(n, dim int) error {
 		return fmt.Errorf("step %d out of range [0,%d)", st.Step, n)
 	case st.Pending && st.Step != 0:
 		return fmt.Errorf("pending record at step %d", st.Step)
-	case st.Workers < 0 || st.Workers == 1 || st.Workers > n || len(st.WorkerRNG) != 0 && len(st.WorkerRNG) != st.Workers:
-		return fmt.Errorf("%d workers with %d random states", st.Workers, len(st.WorkerRNG))
+	case len(st.WorkerRNG) != 0:
+		return fmt.Errorf("made by an earlier version's parallel SDCA (%d workers with their own random states), which this one cannot continue; start a fresh run", len(st.WorkerRNG))
+	case st.Workers < 0 || st.Workers == 1 || st.Workers > n:
+		return fmt.Errorf("%d workers", st.Workers)
 	case st.Stream != nil && (st.Next != -1 || st.Workers != 0 || st.BlockPos < 0 || (st.Step > 0) != (st.BlockPos > 0) ||
 		len(st.BlockSteps) != len(st.BlockOrder) || len(st.BlockShare) != len(st.BlockOrder) || (st.Step > 0 && st.BlockPos >= len(st.BlockOrder))):
 		return fmt.Errorf("streamed run at step %d, block %d of %d, next sentence %d", st.Step, st.BlockPos, len(st.BlockOrder), st.Next)
@@ -371,8 +373,6 @@ func (st *checkpointState) check(n, dim int) error {
 		return fmt.Errorf("‖w‖² = %g", st.WSq)
 	case len(st.RNG) != 20:
 		return fmt.Errorf("random state of %d bytes, want 20", len(st.RNG))
-	case slices.ContainsFunc(st.WorkerRNG, func(b []byte) bool { return len(b) != 20 }):
-		return fmt.Errorf("a worker's random state is not of 20 bytes")
 	case len(st.Sampler.Gaps) != n:
 		return fmt.Errorf("sampler state has %d gaps for %d sentences", len(st.Sampler.Gaps), n)
 	}

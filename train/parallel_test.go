@@ -249,13 +249,18 @@ func TestWorkersSetting(t *testing.T) {
 	if n, want := (&SDCA{Workers: AllWorkers}).NumWorkers(1000), runtime.GOMAXPROCS(0); n != want {
 		t.Fatalf("AllWorkers: %d workers, GOMAXPROCS %d", n, want)
 	}
-	cyc := &SDCA{Workers: AllWorkers, Sampler: &cyclicSampler{gaps: make([]float64, p.N())}}
-	if n := cyc.NumWorkers(p.N()); n != 1 {
-		t.Fatalf("AllWorkers with a sampler that cannot be split: %d workers", n)
-	}
+	// The parallel oracles draw from the run's one sampler: any sampler
+	// serves several workers (the former partitioned rounds needed a
+	// Splitter).
 	two := &SDCA{Workers: 2, Sampler: &cyclicSampler{gaps: make([]float64, p.N())}}
-	if err := two.Init(p); !errors.Is(err, ErrBadProblem) || !strings.Contains(err.Error(), "Splitter") {
+	if n := two.NumWorkers(p.N()); n != 2 {
+		t.Fatalf("2 workers with a sampler that cannot be split: %d workers", n)
+	}
+	if err := two.Init(p); err != nil {
 		t.Fatalf("2 workers with a sampler that cannot be split: %v", err)
+	}
+	if err := two.Epoch(context.Background()); err != nil {
+		t.Fatalf("2 workers with a sampler that cannot be split, an epoch: %v", err)
 	}
 	if err := (&SDCA{Workers: -2}).Init(p); !errors.Is(err, ErrBadProblem) {
 		t.Fatalf("Workers -2: %v", err)

@@ -59,9 +59,7 @@ type SDCA struct {
 	// Workers is the number of goroutines making SDCA steps, in rounds:
 	// the oracles of a round's steps at once, then their commits in draw
 	// order (ordered.go); 0 means DefaultWorkers, 1 the sequential SDCA,
-	// and AllWorkers runtime.GOMAXPROCS (1 when Sampler is set and is not
-	// a Splitter).
-	// More than one needs a Sampler that is a Splitter (NewSampler's are).
+	// and AllWorkers runtime.GOMAXPROCS.
 	// The same seed and number of workers give the same weights bit for
 	// bit.
 	Workers int
@@ -132,8 +130,7 @@ func (m *SDCA) effective() (eps, sub float64) {
 func (m *SDCA) NumWorkers(n int) int { return m.numWorkers(n) }
 
 // numWorkers returns the number of workers on n sentences: Workers, at
-// most n; 0 means DefaultWorkers, and AllWorkers GOMAXPROCS, or 1 when the
-// Sampler set is not a Splitter.
+// most n; 0 means DefaultWorkers, and AllWorkers GOMAXPROCS.
 func (m *SDCA) numWorkers(n int) int {
 	P := m.Workers
 	if P == 0 {
@@ -141,9 +138,6 @@ func (m *SDCA) numWorkers(n int) int {
 	}
 	if P == AllWorkers {
 		P = runtime.GOMAXPROCS(0)
-		if _, ok := m.Sampler.(Splitter); m.Sampler != nil && !ok {
-			P = 1
-		}
 	}
 	return max(1, min(P, n))
 }
@@ -265,10 +259,6 @@ func (m *SDCA) setup(p *Problem) error {
 	case m.streamStore() != nil:
 		m.sched = &streamed{oneSampler: oneSampler{m}}
 	case P > 1:
-		if _, ok := m.sampler.(Splitter); !ok {
-			return fmt.Errorf("%w: %d workers need a sampler that can be split (a Splitter, as NewSampler's are); %T is not: use Workers 1",
-				ErrBadProblem, P, m.sampler)
-		}
 		m.sched = newOrdered(m, P)
 	default:
 		m.sched = &sequential{oneSampler: oneSampler{m}, next: -1}

@@ -130,3 +130,16 @@ func TestOldSettingsRefused(t *testing.T) {
 		t.Fatalf("resume from an old snapshot: %v", err)
 	}
 }
+
+// TestPartitionedRoundsSnapshotRefused: a snapshot of the former parallel
+// SDCA (its workers' own random states) is refused by name, not continued
+// under the ordered scheduler, which would not give the model it was
+// heading for.
+func TestPartitionedRoundsSnapshotRefused(t *testing.T) {
+	st := checkpointState{Workers: 2, WorkerRNG: [][]byte{make([]byte, 20), make([]byte, 20)}, Next: -1}
+	st.Sentences, st.Dim = 10, 5
+	err := st.check(10, 5)
+	if err == nil || !strings.Contains(err.Error(), "earlier version's parallel SDCA") {
+		t.Fatalf("a snapshot with workers' random states: %v, want a refusal naming it", err)
+	}
+}
