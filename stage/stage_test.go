@@ -3,6 +3,7 @@ package stage_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"slices"
@@ -275,5 +276,29 @@ func TestRecordsInput(t *testing.T) {
 	_, _, err = stage.FeaturizeTable(ctx, stage.Records(records(feats.Bytes()), "feats"), stage.FeaturizeOptions{})
 	if err == nil || !strings.Contains(err.Error(), "not Arrow records") {
 		t.Errorf("FeaturizeTable from records: error %v, want a refusal", err)
+	}
+}
+
+// TestModelRecordsWorkers: a parallel run's model records its workers and
+// a round length that was given, which its trajectory depends on.
+func TestModelRecordsWorkers(t *testing.T) {
+	ctx := context.Background()
+	tab, _, err := stage.FeaturizeTable(ctx, stage.File(corpus), stage.FeaturizeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := stage.Train(ctx, tab, "test50", stage.TrainOptions{Method: &train.SDCA{Seed: 1, Workers: 2, RoundSteps: 3}, MaxEpochs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var facts struct {
+		Workers    int `json:"workers"`
+		RoundSteps int `json:"round_steps"`
+	}
+	if err := json.Unmarshal([]byte(res.Model.Meta[schemas.KeyTraining]), &facts); err != nil {
+		t.Fatal(err)
+	}
+	if facts.Workers != 2 || facts.RoundSteps != 3 {
+		t.Errorf("training facts: workers %d, round_steps %d; want 2 and 3", facts.Workers, facts.RoundSteps)
 	}
 }

@@ -559,6 +559,11 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 		facts["sampler"], facts["seed"] = r.o.Sampler.Kind, r.sd.Seed
 		if w := r.sd.NumWorkers(p.N()); w > 1 {
 			facts["workers"] = w
+			if r.sd.RoundSteps != 0 {
+				// The rounds' length shapes the trajectory: a given one is
+				// recorded (the default follows from the workers).
+				facts["round_steps"] = r.sd.RoundSteps
+			}
 		}
 	}
 	factsJSON, err := json.Marshal(facts)
