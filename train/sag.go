@@ -515,12 +515,15 @@ func (m *SAG) Certify(ctx context.Context) (Certificate, error) {
 	return primalCertificate(m.p, r.Primal, dot(r.Grad, r.Grad), w), nil
 }
 
-// Counters reports iterations as steps and updates, the Lipschitz tests as
-// line-search evaluations, both as oracle calls, and SAG's own estimate of
-// the gap, ‖λw + d/n‖²/(2λ) (its estimate of ‖∇P‖²/(2λ)), once every
-// sentence has been seen (+Inf before).
+// Counters reports the line searches made as steps (SAG-NUS* skips some:
+// its iterations less its steps are the skipped ones and those whose
+// gradient was too small to test), iterations as updates, the Lipschitz
+// evaluations as line-search evaluations, iterations and evaluations as
+// oracle calls, and SAG's own estimate of the gap, ‖λw + d/n‖²/(2λ) (its
+// estimate of ‖∇P‖²/(2λ)), once every sentence has been seen (+Inf
+// before).
 func (m *SAG) Counters() Counters {
-	return Counters{Steps: m.iters, LineSearch: m.tests, GapEstimate: m.estimate(),
+	return Counters{Steps: m.searches, LineSearch: m.tests, GapEstimate: m.estimate(),
 		OracleCalls: m.iters + m.tests, Updates: m.iters, CertifyCalls: int64(m.p.N())}
 }
 
