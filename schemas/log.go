@@ -7,7 +7,7 @@ import "github.com/apache/arrow-go/v18/arrow"
 // held-out metrics are null without --valid.
 //
 //	epoch              int32    0 for the initial point
-//	steps              int64    steps so far (SDCA: sentence updates; L-BFGS: iterations)
+//	steps              int64    steps so far (SDCA: sentence updates; SAG: line searches made; L-BFGS: iterations)
 //	seconds            float64  training time of the epoch, certificate passes excluded
 //	total_seconds      float64  training time so far
 //	cert_seconds       float64  time of the epoch's certificate pass

@@ -61,7 +61,7 @@ const (
 
 	SAGUniform = "uniform"  // uniform sampling, Lipschitz test every iteration
 	SAGNUS     = "nus"      // SAG-NUS: non-uniform sampling, Lipschitz test every iteration
-	SAGNUSStar = "nus-star" // SAG-NUS*: SAG-NUS that skips the test when the gradient is tiny
+	SAGNUSStar = "nus-star" // SAG-NUS*: SAG-NUS that skips line searches of sentences whose tests pass at once
 
 	MetricAccuracy = "accuracy" // token accuracy in [0,1]
 	MetricF1       = "f1"       // chunk F1 in [0,1]

@@ -44,7 +44,7 @@ type Certificate struct {
 
 // Counters are a method's running totals.
 type Counters struct {
-	Steps       int64   // steps (SDCA, OEG, SAG: sentence steps; L-BFGS: oracle calls of its evaluations)
+	Steps       int64   // steps (SDCA, OEG: sentence steps; SAG: line searches made; L-BFGS: oracle calls of its evaluations)
 	LineSearch  int64   // line-search evaluations
 	GapEstimate float64 // running estimate of the gap (SDCA), NaN if none
 	// OracleCalls is the number of oracle calls (forward–backward passes

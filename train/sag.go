@@ -2,23 +2,30 @@ package train
 
 // SAG for CRFs (Schmidt, Babanezhad, Ahmed, Defazio, Clifton & Sarkar,
 // AISTATS 2015, arXiv 1504.04406), one of the paper's peers (Le Priol et
-// al. 2018, §6.4).
+// al. 2018, §6.4), with the rules of Schmidt's own adaptive non-uniform
+// SAG code: SAG_LipschitzLS_logistic.c of the SAG4CRF and SAG packages,
+// read in its R port (IshmaelBelghazi/bigoptim, src/sag_adaptive.c; cited
+// below as "sag_adaptive.c"). SAG-NUS*'s line-search skipping is the rule
+// of the CRF port anoidgit/CRF (code_Torch/sag_nus.lua, "sag_nus.lua").
 //
 // The primal is P(w) = λ/2‖w‖² + (1/n) Σ_i f_i(w) with f_i the log-loss of
 // sentence i. SAG keeps the last gradient g_i = E_{p_i}[F] − F(x_i,y_i) of
-// every sentence it has seen, as the node marginals and summed edge
-// marginals of p_i (E_p[F] depends on nothing else), and their sum d. One
-// iteration on sentence i:
+// every sentence it has seen (of the loss alone, without the regulariser),
+// as the node marginals and summed edge marginals of p_i (E_p[F] depends on
+// nothing else), and their sum d. One iteration:
 //
-//  1. oracle: the marginals ν of p(·|x_i; w), f_i(w), g_i = E_ν[F] − F_i;
-//  2. Lipschitz test (each evaluation one oracle call): L_i doubles until
-//     f_i(w − g_i/L_i) ≤ f_i(w) − ‖g_i‖²/(2L_i);
-//  3. d ← d − g_i^old + g_i (only sentence i's attribute rows and the dense
-//     tail change), the marginals of i replace the old ones;
-//  4. every L_j decays by 2^(−1/n);
-//  5. w ← w − α(λw + d/m), m the number of sentences seen so far, with
-//     α = 1/(L + λ): L = max_j L_j (uniform sampling), (max_j L_j + mean_j
-//     L_j)/2 with non-uniform sampling.
+//  1. draw i (sampleIndex: with probability (n−m)/n an unseen sentence
+//     uniformly, m the sentences seen so far; else a seen one with
+//     probability ∝ (L_i + λ) + (L̄ + λ), L̄ the mean L_i of the seen);
+//  2. oracle: the marginals ν of p(·|x_i; w), f_i(w), g_i = E_ν[F] − F_i;
+//     d ← d − g_i^old + g_i, the marginals of i replace the old ones;
+//  3. line search: on a revisit L_i ← L_i/2; then while ‖g_i‖² > 2^−26
+//     and f_i(w − g_i/L_i) > f_i(w) − ‖g_i‖²/(2L_i), L_i ← 2L_i (each
+//     evaluation one oracle call); Lmax ← max(Lmax, L_i);
+//  4. step α = ((n−m)/n)/(Lmax + λ) + (m/n)·(1/(2(Lmax + λ)) + 1/(2(L̄ + λ)))
+//     with m counting i;
+//  5. w ← (1 − αλ)w − (α/m)d;
+//  6. Lmax ← Lmax·2^(−1/n). The individual L_i do not decay.
 //
 // Step 5 touches every weight. It is made lazily: w = s·v, so that the
 // factor (1 − αλ) is one multiplication of s; the rows of the attributes
@@ -29,13 +36,12 @@ package train
 // start, end) moves every iteration. When s falls below sagMinScale every
 // row is brought up to date and s folded into v, so s never underflows.
 //
-// Sampling: "uniform" draws i uniformly; "nus" and "nus-star" (SAG-NUS and
-// SAG-NUS*) draw i ∝ L_i half of the time and uniformly otherwise.
-// SAG-NUS* skips the Lipschitz test of a sentence whose gradient is tiny
-// (‖g_i‖² ≤ sagSkipNorm), keeping its L_i — a reconstruction of the paper's
-// line-search skipping, not checked against its text: a sentence's
-// gradient does not vanish at the optimum (only their sum does), so on
-// CoNLL-2000 the rule never fires and SAG-NUS* runs as SAG-NUS.
+// Variants: "nus" is the above (SAG-NUS); "nus-star" (SAG-NUS*) adds the
+// skip rule of sag_nus.lua: k_i counts the consecutive line searches of
+// sentence i accepted without a doubling; on such an acceptance the next
+// 2^(k_i−1) line searches of i are skipped (no halving, no test: L_i kept);
+// a doubling resets k_i to 0. "uniform" draws i uniformly among all n and
+// steps 1/(Lmax + λ), with the same line search.
 
 import (
 	"context"
@@ -47,13 +53,17 @@ import (
 
 // SAG's constants.
 const (
-	// sagSkipNorm: SAG-NUS* skips the Lipschitz test of a sentence whose
-	// ‖g_i‖² is at most this.
-	sagSkipNorm = 1e-8
+	// sagPrecision: no Lipschitz test when ‖g_i‖² is at most this
+	// (sag_adaptive.c: precision = 1.490116119384765625e-8, 2^−26).
+	sagPrecision = 1.490116119384765625e-8
 	// sagMinScale: below it the lazy scale s is folded into the weights.
 	sagMinScale = 1e-9
-	// sagMaxDoublings bounds the doublings of one Lipschitz test.
+	// sagMaxDoublings bounds the doublings of one Lipschitz test (a guard
+	// the original's loop does not have: 2^60 is no Lipschitz constant).
 	sagMaxDoublings = 60
+	// sagMaxRun caps SAG-NUS*'s run count k_i, so that 2^(k_i−1) skips
+	// stays an int (2^30 skips outlast any run).
+	sagMaxRun = 31
 )
 
 // SAG is the stochastic average gradient method with the Lipschitz line
@@ -63,7 +73,7 @@ type SAG struct {
 	// Variant is SAGUniform, SAGNUS or SAGNUSStar; "" means
 	// DefaultSAGVariant.
 	Variant string
-	// InitialL is every L_i before its first test; 0 means
+	// InitialL is every L_i and Lmax before the first test; 0 means
 	// DefaultSAGInitialL.
 	InitialL float64
 	// Seed seeds the sampling; the same seed gives the same weights bit
@@ -84,23 +94,28 @@ type SAG struct {
 	w       []float64 // Weights' buffer
 	// The stored marginals: sentence i's T×K node marginals and, for
 	// T ≥ 2, its K×K summed edge marginals at marg[off[i]:off[i+1]].
-	marg    []float64
-	off     []int
-	seen    []bool
-	m       int       // sentences seen
-	lst     []float64 // L_i / c
-	c       float64   // the global decay factor of the L_i
-	lmaxSt  float64   // max of lst
-	tree    *sumTree  // lst, for the draws ∝ L_i
-	decay   float64   // 2^(−1/n)
-	iters   int64
-	tests   int64
-	thg     []float64 // scratch: θ(g) node scores
-	estAt   int64     // iters when est was computed; −1 never
-	est     float64
-	nodeBuf []float64
-	newSum  []float64 // scratch: ν's summed edge marginals
-	edges   []float64 // scratch: ν's edge marginals
+	marg []float64
+	off  []int
+	// order holds the seen sentences in order[:m] and the unseen ones in
+	// order[m:]; pos[i] is i's place in it.
+	order, pos []int
+	m          int       // sentences seen
+	li         []float64 // L_i
+	lmax       float64   // Lmax
+	tree       *sumTree  // L_i of the seen sentences (0 for the unseen)
+	decay      float64   // 2^(−1/n)
+	run        []uint8   // SAG-NUS*: k_i
+	skip       []int32   // SAG-NUS*: line searches of i still to skip
+	iters      int64
+	tests      int64     // Lipschitz evaluations (oracle calls)
+	searches   int64     // line searches made
+	skipped    int64     // line searches skipped (SAG-NUS*)
+	thg        []float64 // scratch: θ(g) node scores
+	estAt      int64     // iters when est was computed; −1 never
+	est        float64
+	nodeBuf    []float64
+	newSum     []float64 // scratch: ν's summed edge marginals
+	edges      []float64 // scratch: ν's edge marginals
 	// lastAlpha is the step size of the last iteration (tests).
 	lastAlpha float64
 }
@@ -170,17 +185,25 @@ func (m *SAG) Init(p *Problem) error {
 	m.last = make([]float64, d.NumAttrs)
 	m.off = sagOffsets(d)
 	m.marg = make([]float64, m.off[n])
-	m.seen = make([]bool, n)
-	m.m = 0
-	m.lst = make([]float64, n)
-	for i := range m.lst {
-		m.lst[i] = L0
+	m.order, m.pos = make([]int, n), make([]int, n)
+	for i := range m.order {
+		m.order[i], m.pos[i] = i, i
 	}
-	m.c, m.lmaxSt = 1, L0
-	m.tree = newSumTree(n)
-	m.tree.fill(m.lst)
+	m.m = 0
+	// sag_adaptive.c takes Li and Lmax from its caller; Schmidt's
+	// examples start them all at 1 (DefaultSAGInitialL).
+	m.li = make([]float64, n)
+	for i := range m.li {
+		m.li[i] = L0
+	}
+	m.lmax = L0
+	m.tree = newSumTree(n) // no sentence seen: all leaves 0
 	m.decay = math.Exp2(-1 / float64(n))
-	m.iters, m.tests = 0, 0
+	m.run, m.skip = nil, nil
+	if m.variant == SAGNUSStar {
+		m.run, m.skip = make([]uint8, n), make([]int32, n)
+	}
+	m.iters, m.tests, m.searches, m.skipped = 0, 0, 0, 0
 	m.estAt = -1
 	return nil
 }
@@ -198,16 +221,37 @@ func (m *SAG) Epoch(ctx context.Context) error {
 	return nil
 }
 
-// draw picks the next sentence.
+// draw picks the next sentence. Rule 1 (sag_adaptive.c, sample_index):
+// with probability (n−m)/n an unseen sentence uniformly, else a seen one
+// with probability ∝ L_i + L̄ + 2λ. That weight's total over the seen is
+// S + m(L̄ + 2λ) = 2S + 2λm with S = Σ L_i, so the draw is ∝ L_i (from
+// the tree) with probability S/(2S + 2λm) and uniform among the seen
+// otherwise. The uniform variant draws among all n.
 func (m *SAG) draw() int {
 	n := m.p.N()
-	if m.variant == SAGUniform || m.rng.Float64() < 0.5 {
+	if m.variant == SAGUniform {
 		return m.rng.IntN(n)
 	}
-	if i := m.tree.sample(m.rng.Float64()); i >= 0 {
-		return i
+	if m.rng.Float64()*float64(n) < float64(n-m.m) {
+		return m.order[m.m+m.rng.IntN(n-m.m)]
 	}
-	return m.rng.IntN(n)
+	S := m.tree.total()
+	if m.rng.Float64()*(2*S+2*m.p.Lambda*float64(m.m)) < S {
+		if i := m.tree.sample(m.rng.Float64()); i >= 0 {
+			return i
+		}
+	}
+	return m.order[m.rng.IntN(m.m)]
+}
+
+// see records sentence i as seen: it moves to the seen part of order and
+// its L_i enters the tree.
+func (m *SAG) see(i int) {
+	j := m.pos[i]
+	k := m.order[m.m]
+	m.order[j], m.order[m.m] = k, i
+	m.pos[k], m.pos[i] = j, m.m
+	m.m++
 }
 
 // catchUp brings the rows of attributes attrs up to the running sum A.
@@ -237,8 +281,9 @@ func (m *SAG) iterate(i int) {
 	rows := m.rows.of(i)
 	m.catchUp(rows)
 	m.iters++
+	seen := m.pos[i] < m.m
 
-	// 1. Oracle at w = s·v: the scores are linear in w.
+	// Oracle at w = s·v: the scores are linear in w.
 	lat := m.lat
 	lat.SetScores(lay, m.v, s)
 	scaleAll(lat.Node()[:T*K], m.s)
@@ -260,7 +305,8 @@ func (m *SAG) iterate(i int) {
 		lat.MarginalsSum(m.edges, newSum)
 	}
 
-	// g_i = E_ν[F] − F_i into the scratch vector, on i's rows and the tail.
+	// g_i = E_ν[F] − F_i (the loss's gradient, no regulariser: rule 2)
+	// into the scratch vector, on i's rows and the tail.
 	g := m.g
 	addExpectedSum(g, lay, s, node, newSum, 1)
 	crf.AddFeatures(g, lay, s, s.Labels, -1)
@@ -273,37 +319,36 @@ func (m *SAG) iterate(i int) {
 	tail := g[lay.Trans():]
 	gg += dot(tail, tail)
 
-	// 2. Lipschitz test.
-	if !(m.variant == SAGNUSStar && gg <= sagSkipNorm) && gg > 0 {
-		m.lipschitz(i, s, f, gg)
-	}
-
-	// 3. d ← d − g_i^old + g_i = d + E_ν[F] − (E_old[F], or F_i if unseen).
+	// Rule 2 (sag_adaptive.c: d += (grad − g[i])x_i, g[i] = grad, before
+	// the line search): d ← d − g_i^old + g_i = d + E_ν[F] − (E_old[F],
+	// or F_i if unseen); the marginals stand for g_i.
 	addExpectedSum(m.d, lay, s, node, newSum, 1)
-	if m.seen[i] {
+	if seen {
 		old := m.marg[m.off[i] : m.off[i]+T*K]
 		addExpectedSum(m.d, lay, s, old, sum, -1)
 	} else {
 		crf.AddFeatures(m.d, lay, s, s.Labels, -1)
-		m.seen[i] = true
-		m.m++
 	}
 	m.maskSentence(m.d, rows)
 	copy(m.marg[m.off[i]:m.off[i]+T*K], node)
 	copy(sum, newSum)
+
+	// Rule 3, the line search on L_i, or SAG-NUS*'s skip.
+	m.lineSearch(i, s, seen, f, gg)
 	for _, a := range rows {
 		off := lay.Row(a)
 		clear(g[off : off+K])
 	}
 	clear(tail)
 
-	// 4–5. Decay the L_i, then step.
-	m.c *= m.decay
-	L := m.lmaxSt * m.c
-	if m.variant != SAGUniform {
-		L = (L + m.tree.total()/float64(p.N())*m.c) / 2
+	// sag_adaptive.c: the sentence counts as seen (m, L̄) before the step.
+	if !seen {
+		m.see(i)
 	}
-	alpha := 1 / (L + p.Lambda)
+	m.tree.set(i, m.li[i])
+
+	// Rule 4, the step size; rule 5, w ← (1 − αλ)w − (α/m)d.
+	alpha := m.stepSize()
 	m.lastAlpha = alpha
 	s1 := m.s * (1 - alpha*p.Lambda)
 	step := alpha / (float64(m.m) * s1)
@@ -313,15 +358,65 @@ func (m *SAG) iterate(i int) {
 		vt[j] -= x * step
 	}
 	m.s = s1
-	if m.s < sagMinScale || m.c < 1e-100 {
+	// Rule 6 (sag_adaptive.c, "Decrease value of max Lipschitz
+	// constant"): Lmax ← Lmax·2^(−1/n), the L_i unchanged.
+	m.lmax *= m.decay
+	if m.s < sagMinScale {
 		m.renormalise()
 	}
 }
 
-// lipschitz doubles L_i until the sufficient-decrease test passes at
-// w − g_i/L_i (g_i in m.g, ‖g_i‖² = gg, f_i(w) = f), one oracle call per
-// evaluation.
-func (m *SAG) lipschitz(i int, s crf.Sentence, f, gg float64) {
+// stepSize is rule 4 (sag_adaptive.c, "Compute step size"): with m the
+// sentences seen (i included) and L̄ their mean L_i,
+// α = ((n−m)/n)/(Lmax + λ) + (m/n)·(1/(2(Lmax + λ)) + 1/(2(L̄ + λ))).
+// The uniform variant steps 1/(Lmax + λ).
+func (m *SAG) stepSize() float64 {
+	lam := m.p.Lambda
+	if m.variant == SAGUniform {
+		return 1 / (m.lmax + lam)
+	}
+	n, seen := float64(m.p.N()), float64(m.m)
+	mean := m.tree.total() / seen
+	return (n-seen)/n/(m.lmax+lam) + seen/n*(1/(2*(m.lmax+lam))+1/(2*(mean+lam)))
+}
+
+// lineSearch is rule 3 on sentence i (g_i in m.g, ‖g_i‖² = gg,
+// f_i(w) = f), with SAG-NUS*'s skip rule.
+func (m *SAG) lineSearch(i int, s crf.Sentence, seen bool, f, gg float64) {
+	star := m.variant == SAGNUSStar
+	if star && gg > sagPrecision && m.skip[i] > 0 {
+		// sag_nus.lua: a skipped search decrements the count, L_i kept.
+		m.skip[i]--
+		m.skipped++
+		return
+	}
+	// sag_adaptive.c: "if (increasing && covered[i]) Li[i] /= 2", then the
+	// doubling loop, which its own test of ‖g_i‖² > precision guards.
+	if seen {
+		m.li[i] /= 2
+	}
+	doublings := 0
+	if gg > sagPrecision {
+		m.searches++
+		doublings = m.lipschitz(i, s, f, gg)
+		if star {
+			// sag_nus.lua: accepted without backtracking → k_i += 1 and
+			// skip the next 2^(k_i−1) searches; a backtrack resets k_i.
+			if doublings == 0 {
+				m.run[i] = min(m.run[i]+1, sagMaxRun)
+				m.skip[i] = 1 << (m.run[i] - 1)
+			} else {
+				m.run[i] = 0
+			}
+		}
+	}
+	m.lmax = max(m.lmax, m.li[i])
+}
+
+// lipschitz doubles L_i until f_i(w − g_i/L_i) ≤ f_i(w) − ‖g_i‖²/(2L_i)
+// (g_i in m.g, ‖g_i‖² = gg, f_i(w) = f), one oracle call per evaluation,
+// and returns the number of doublings.
+func (m *SAG) lipschitz(i int, s crf.Sentence, f, gg float64) int {
 	lay := m.p.Layout
 	K := lay.NumLabels
 	T := s.Len()
@@ -331,8 +426,9 @@ func (m *SAG) lipschitz(i int, s crf.Sentence, f, gg float64) {
 	copy(m.thg, m.lat2.Node()[:T*K])
 	copy(m.thg[T*K:], m.lat2.Trans())
 	thw, trw := m.lat.Node()[:T*K], m.lat.Trans()
-	L := m.lst[i] * m.c
-	for it := 0; it < sagMaxDoublings; it++ {
+	L := m.li[i]
+	it := 0
+	for ; it < sagMaxDoublings; it++ {
 		node, tr := m.lat2.Node()[:T*K], m.lat2.Trans()
 		for j := range node {
 			node[j] = thw[j] - m.thg[j]/L
@@ -347,13 +443,16 @@ func (m *SAG) lipschitz(i int, s crf.Sentence, f, gg float64) {
 		}
 		L *= 2
 	}
-	m.lst[i] = L / m.c
-	m.lmaxSt = max(m.lmaxSt, m.lst[i])
-	m.tree.set(i, m.lst[i])
+	m.li[i] = L
+	return it
 }
 
-// renormalise brings every row up to date and folds s into v (and the
-// decay factor c into the stored L_i), so that neither underflows.
+// LineSearches returns the line searches made on L_i and those SAG-NUS*
+// skipped, since Init.
+func (m *SAG) LineSearches() (made, skipped int64) { return m.searches, m.skipped }
+
+// renormalise brings every row up to date and folds s into v, so that it
+// does not underflow.
 func (m *SAG) renormalise() {
 	K := m.p.Layout.NumLabels
 	for a := range m.last {
@@ -368,10 +467,6 @@ func (m *SAG) renormalise() {
 	m.acc = 0
 	scaleAll(m.v, m.s)
 	m.s = 1
-	scaleAll(m.lst, m.c)
-	m.lmaxSt *= m.c
-	m.c = 1
-	m.tree.fill(m.lst)
 }
 
 // maskSentence zeroes the masked-out entries of x on the rows rows and the
@@ -420,12 +515,15 @@ func (m *SAG) Certify(ctx context.Context) (Certificate, error) {
 	return primalCertificate(m.p, r.Primal, dot(r.Grad, r.Grad), w), nil
 }
 
-// Counters reports iterations as steps and updates, the Lipschitz tests as
-// line-search evaluations, both as oracle calls, and SAG's own estimate of
-// the gap, ‖λw + d/n‖²/(2λ) (its estimate of ‖∇P‖²/(2λ)), once every
-// sentence has been seen (+Inf before).
+// Counters reports the line searches made as steps (SAG-NUS* skips some:
+// its iterations less its steps are the skipped ones and those whose
+// gradient was too small to test), iterations as updates, the Lipschitz
+// evaluations as line-search evaluations, iterations and evaluations as
+// oracle calls, and SAG's own estimate of the gap, ‖λw + d/n‖²/(2λ) (its
+// estimate of ‖∇P‖²/(2λ)), once every sentence has been seen (+Inf
+// before).
 func (m *SAG) Counters() Counters {
-	return Counters{Steps: m.iters, LineSearch: m.tests, GapEstimate: m.estimate(),
+	return Counters{Steps: m.searches, LineSearch: m.tests, GapEstimate: m.estimate(),
 		OracleCalls: m.iters + m.tests, Updates: m.iters, CertifyCalls: int64(m.p.N())}
 }
 

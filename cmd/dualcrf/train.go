@@ -143,12 +143,12 @@ func trainFlags() optionFlags[trainSetup] {
 			[]string{"SDCA.RoundSteps"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.RoundSteps = givenInt(c, n); return nil }},
 		{catSolver, &cli.IntFlag{Name: "lbfgs-store", Value: train.DefaultLBFGSStore, Usage: "L-BFGS: correction pairs kept, ≥ 1"},
 			[]string{"LBFGS.Store"}, func(c *cli.Context, n string, s *trainSetup) error { s.lbfgs.Store = givenInt(c, n); return nil }},
-		{catSolver, &cli.StringFlag{Name: "sag-variant", Value: train.DefaultSAGVariant, Usage: "SAG: nus (SAG-NUS: draws ∝ L_i half of the time), nus-star (SAG-NUS*: skips the Lipschitz test of tiny gradients) or uniform"},
+		{catSolver, &cli.StringFlag{Name: "sag-variant", Value: train.DefaultSAGVariant, Usage: "SAG: nus (SAG-NUS: Schmidt et al. 2015 non-uniform sampling and Lipschitz line search), nus-star (SAG-NUS*: skips 2^(k−1) line searches of a sentence after its k-th in a row passing at once) or uniform"},
 			[]string{"SAG.Variant"}, func(c *cli.Context, n string, s *trainSetup) error {
 				s.sag.Variant = givenString(c, n)
 				return nil
 			}},
-		{catSolver, &cli.Float64Flag{Name: "sag-initial-l", Value: train.DefaultSAGInitialL, Usage: "SAG: every sentence's Lipschitz estimate L_i before its first test, > 0"},
+		{catSolver, &cli.Float64Flag{Name: "sag-initial-l", Value: train.DefaultSAGInitialL, Usage: "SAG: every sentence's Lipschitz estimate L_i and their maximum before the first test, > 0"},
 			[]string{"SAG.InitialL"}, func(c *cli.Context, n string, s *trainSetup) error { s.sag.InitialL = givenFloat(c, n); return nil }},
 		{catSolver, &cli.Float64Flag{Name: "oeg-eta", Value: train.DefaultOEGEta, Usage: "OEG: every sentence's initial step size η_i, in (0,1] (halved while the dual does not increase, ×1.05 after a kept step)"},
 			[]string{"OEG.Eta"}, func(c *cli.Context, n string, s *trainSetup) error { s.oeg.Eta = givenFloat(c, n); return nil }},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 
 func TestParseFlagsRefuses(t *testing.T) {
 	for _, args := range [][]string{
-		{"-figures", "5"}, {"-sets", "wsj"}, {"-solvers", "sgd"}, {"-scale", "0"}, {"-format", "pdf"}, {"extra"},
+		{"-figures", "5"}, {"-figures", "6.2"}, {"-sets", "wsj"}, {"-solvers", "sgd"}, {"-scale", "0"}, {"-format", "pdf"}, {"extra"},
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {
 			t.Errorf("%v accepted", args)
@@ -64,5 +65,52 @@ func TestBracketAndRatio(t *testing.T) {
 	}
 	if got := ratioRange(rows); got != "2.00, 2.00" {
 		t.Errorf("ratio %s", got)
+	}
+}
+
+// TestSubPrecisionAndReuse runs §6.2's sub-precisions on OCR for one epoch,
+// then again with -reuse: the second run reads the five logs back (no
+// training) and writes the same table; a damaged log is refused by name.
+func TestSubPrecisionAndReuse(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"-data", datatest.Dir(t), "-out", out, "-figures", "sub", "-sets", "ocr", "-scale", "0.04"}
+	var log1, log2 bytes.Buffer
+	if err := run(context.Background(), args, &log1); err != nil {
+		t.Fatalf("%v\n%s", err, log1.String())
+	}
+	notes1, err := os.ReadFile(filepath.Join(out, "results-figsub-ocr.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range subPrecisions {
+		row := "| " + strconv.FormatFloat(sp, 'g', -1, 64) + " | "
+		if !strings.Contains(string(notes1), row) {
+			t.Errorf("the notes lack the row of sub-precision %g:\n%s", sp, notes1)
+		}
+	}
+	if err := run(context.Background(), append(args, "-reuse"), &log2); err != nil {
+		t.Fatalf("%v\n%s", err, log2.String())
+	}
+	if n := strings.Count(log2.String(), "read back from"); n != len(subPrecisions) {
+		t.Errorf("-reuse read %d logs back, want %d:\n%s", n, len(subPrecisions), log2.String())
+	}
+	notes2, err := os.ReadFile(filepath.Join(out, "results-figsub-ocr.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := func(b []byte) string {
+		s := string(b)
+		return s[strings.Index(s, "| sub-precision"):strings.Index(s, "These runs")]
+	}
+	if table(notes1) != table(notes2) {
+		t.Errorf("the table read back differs:\n%s\nagainst\n%s", table(notes2), table(notes1))
+	}
+	bad := filepath.Join(out, "logs", "ocr-subprecision-0.5.arrow")
+	if err := os.WriteFile(bad, []byte("not a log"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), append(args, "-reuse"), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("a damaged log read back gave %v, want an error naming %s", err, bad)
 	}
 }
