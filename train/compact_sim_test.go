@@ -154,7 +154,7 @@ func (c *compactSim) after(sp *stepper) func(ws *stepWork) {
 			a += dot(sp.w[int(at)*K:int(at)*K+K], ws.vr[r*K:r*K+K])
 		}
 		a += dot(sp.w[sp.p.Layout.Trans():], ws.vt)
-		_ = a
+		sp.commitPrimal(ws, 1, a)
 	}
 }
 
