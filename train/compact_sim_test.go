@@ -342,3 +342,40 @@ func TestCompactDualsMeasure(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCompactRound measures the simulated compact stores' rounding of
+// a block (T = 24, K = 22: CoNLL-2000's mean sentence), per dual entry,
+// to set beside BenchmarkStepKernels' whole step per entry:
+//
+//	go test ./train -run '^$' -bench CompactRound
+func BenchmarkCompactRound(b *testing.B) {
+	const T, K = 24, 22
+	p := &Problem{Layout: crf.Layout{NumLabels: K}}
+	src := make([]float64, crf.BlockLen(T, K))
+	x := uint64(1)
+	for j := range src {
+		x = x*6364136223846793005 + 1442695040888963407
+		src[j] = float64(x>>11) / (1 << 53)
+	}
+	for t := 0; t < T-1; t++ { // normalise each edge: a block of a chain's edges, not consistent
+		blk := src[t*K*K : (t+1)*K*K]
+		s := 0.0
+		for _, v := range blk {
+			s += v
+		}
+		for j := range blk {
+			blk[j] /= s
+		}
+	}
+	mu := make([]float64, len(src))
+	for _, mode := range []compactMode{compactF32, compactMarkov} {
+		b.Run(string(mode), func(b *testing.B) {
+			c := &compactSim{mode: mode, p: p}
+			for b.Loop() {
+				copy(mu, src)
+				c.round(mu, T)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(mu)), "ns/entry")
+		})
+	}
+}
