@@ -26,6 +26,9 @@ type stepper struct {
 	// steps and lsIters count the steps made and their line-search
 	// evaluations.
 	steps, lsIters int64
+	// afterCommit, when not nil, runs after every step's commit: the
+	// measurement of compact duals rounds μ_i there (nil in every run).
+	afterCommit func(ws *stepWork)
 }
 
 // newStepper returns a stepper for p on the dual store, with no weights yet.
@@ -182,6 +185,9 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 	st.Slope0, st.Gamma, st.Iters = sp.search(ws, ws.a, -1)
 	sp.lsIters += int64(st.Iters)
 	sp.commit(ws, st.Gamma, ws.a)
+	if sp.afterCommit != nil {
+		sp.afterCommit(ws)
+	}
 	return st, next
 }
 
