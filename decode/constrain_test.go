@@ -396,3 +396,33 @@ func TestForcedErrors(t *testing.T) {
 		t.Fatal("NBest -1 accepted")
 	}
 }
+
+// TestCalibrationTable checks a reliability table worked by hand: gold
+// chunks NP(0), VP(1), NP(3..4); predicted NP(0) 0.95 right, VP(1) 0.55
+// right, NP(3) 0.52 wrong (the gold chunk is 3..4), O at 2 and 4.
+func TestCalibrationTable(t *testing.T) {
+	ev := NewEvaluator(EvalOptions{Calibration: true})
+	gold := []string{"B-NP", "B-VP", "O", "B-NP", "I-NP"}
+	pred := []string{"B-NP", "B-VP", "O", "B-NP", "O"}
+	nan := math.NaN()
+	if err := ev.AddConfidence(gold, pred, []float64{0.95, 0.55, nan, 0.52, nan}); err != nil {
+		t.Fatal(err)
+	}
+	c := ev.Result().Calibration
+	if c.Chunks != 3 || c.Correct != 2 || c.Bins[9].Chunks != 1 || c.Bins[9].Correct != 1 || c.Bins[5].Chunks != 2 || c.Bins[5].Correct != 1 {
+		t.Fatalf("calibration %+v", c)
+	}
+	// ECE = 1/3·|1 − 0.95| + 2/3·|0.5 − 0.535|.
+	if want := (0.05 + 2*0.035) / 3; math.Abs(c.ECE-want) > 1e-12 {
+		t.Fatalf("ECE %g, want %g", c.ECE, want)
+	}
+	if math.Abs(c.MeanConf-(0.95+0.55+0.52)/3) > 1e-12 {
+		t.Fatalf("mean confidence %g", c.MeanConf)
+	}
+	if err := ev.AddConfidence([]string{"B-NP"}, []string{"B-NP"}, []float64{nan}); err == nil {
+		t.Fatal("a predicted chunk without confidence was counted")
+	}
+	if err := NewEvaluator(EvalOptions{}).AddConfidence(gold, pred, make([]float64, 5)); err == nil {
+		t.Fatal("AddConfidence without Calibration accepted")
+	}
+}
