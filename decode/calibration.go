@@ -97,18 +97,25 @@ func spans(labels []string, s Scheme) []span {
 	return out
 }
 
+// check reports a predicted chunk of sentence n without a confidence.
+func (k *calibrator) check(n int, pred []string, conf []float64) error {
+	for _, c := range spans(pred, k.scheme) {
+		if math.IsNaN(conf[c.s]) {
+			return fmt.Errorf("sentence %d, token %d: predicted chunk %s has no chunk confidence (decode it with --chunk-confidence and the same --scheme)", n, c.s+1, c.typ)
+		}
+	}
+	return nil
+}
+
 // add counts the predicted chunks of one sentence, conf[t] being the
-// confidence of the chunk token t is in.
-func (k *calibrator) add(n int, gold, pred []string, conf []float64) error {
+// confidence of the chunk token t is in (checked by check).
+func (k *calibrator) add(gold, pred []string, conf []float64) {
 	clear(k.gold)
 	for _, c := range spans(gold, k.scheme) {
 		k.gold[c] = true
 	}
 	for _, c := range spans(pred, k.scheme) {
 		p := conf[c.s]
-		if math.IsNaN(p) {
-			return fmt.Errorf("sentence %d, token %d: predicted chunk %s has no chunk confidence (decode it with --chunk-confidence and the same --scheme)", n, c.s+1, c.typ)
-		}
 		b := min(int(p*CalibrationBins), CalibrationBins-1)
 		k.c.Bins[b].Chunks++
 		k.c.sum[b] += p
@@ -119,7 +126,6 @@ func (k *calibrator) add(n int, gold, pred []string, conf []float64) error {
 			k.c.Correct++
 		}
 	}
-	return nil
 }
 
 // result returns the table with its means and ECE.

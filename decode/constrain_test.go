@@ -422,6 +422,9 @@ func TestCalibrationTable(t *testing.T) {
 	if err := ev.AddConfidence([]string{"B-NP"}, []string{"B-NP"}, []float64{nan}); err == nil {
 		t.Fatal("a predicted chunk without confidence was counted")
 	}
+	if r := ev.Result(); r.Sentences != 1 || r.Calibration.Chunks != 3 {
+		t.Fatalf("the refused sentence was counted: %d sentences, %d chunks", r.Sentences, r.Calibration.Chunks)
+	}
 	if err := NewEvaluator(EvalOptions{}).AddConfidence(gold, pred, make([]float64, 5)); err == nil {
 		t.Fatal("AddConfidence without Calibration accepted")
 	}

@@ -332,8 +332,9 @@ func (e *Evaluator) Add(gold, pred []string) error {
 
 // AddConfidence is Add for an evaluator with Calibration: chunkConf[i] is
 // the confidence of the predicted chunk token i is in (NaN outside
-// chunks), as decode's chunk confidence writes it. Without Calibration it
-// is an error.
+// chunks), as decode's chunk confidence writes it. A predicted chunk
+// without a confidence is an error, and so is an evaluator without
+// Calibration; on error nothing is counted.
 func (e *Evaluator) AddConfidence(gold, pred []string, chunkConf []float64) error {
 	e.init()
 	if e.calib == nil {
@@ -343,10 +344,14 @@ func (e *Evaluator) AddConfidence(gold, pred []string, chunkConf []float64) erro
 	if len(chunkConf) != len(pred) {
 		return fmt.Errorf("sentence %d: %d chunk confidences for %d tokens", n, len(chunkConf), len(pred))
 	}
+	if err := e.calib.check(n, pred, chunkConf); err != nil {
+		return err
+	}
 	if err := e.Add(gold, pred); err != nil {
 		return err
 	}
-	return e.calib.add(n, gold, pred, chunkConf)
+	e.calib.add(gold, pred, chunkConf)
+	return nil
 }
 
 // validate checks every tag against the prefixes the scheme allows.
