@@ -28,6 +28,12 @@ func decodeCommand() *cli.Command {
 (--marginals adds its probability and the sentence's log-probability) as an Arrow IPC stream,
 CoNLL text (--format conll) or Parquet (--format parquet).
 
+--constraints bio (iob1, iobes) keeps to well-formed chunk tags, in Viterbi, n-best and the marginals;
+--force-column NAME fixes the labels of the tokens whose cell in that text column is not "_";
+--nbest K writes the K best labellings with their log-probabilities (a rank column; in CoNLL text
+CRF++'s "# RANK P" blocks); --chunk-confidence adds each predicted chunk's marginal probability,
+which eval --calibration checks (docs/decoding.md).
+
 Decode streams: it reads the input in chunks of whole sentences (--chunk-tokens, default 65,536
 tokens), decodes one chunk while it reads the next and writes the one before, in input order, so
 it holds at most three chunks at a time besides the model, whatever the input's size (with
