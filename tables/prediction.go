@@ -453,6 +453,13 @@ func checkCoNLLSentence(t *FeatureTable, m *crf.Model, p *Predictions, i int) er
 		if v := m.LabelNames[p.Labels[tok]]; !conllCell(v) {
 			return bad(tok, "the predicted label", v)
 		}
+		if p.Alternatives != nil {
+			for _, a := range p.Alternatives[i] {
+				if v := m.LabelNames[a.Labels[tok-d.SentStart[i]]]; !conllCell(v) {
+					return bad(tok, "a predicted label", v)
+				}
+			}
+		}
 	}
 	return nil
 }
