@@ -2,11 +2,16 @@ package decode
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/internal/num"
+	"github.com/dualcrf/dualcrf/option"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -18,6 +23,51 @@ type Options struct {
 	Marginals bool
 	// Workers is the number of goroutines; 0 means GOMAXPROCS.
 	Workers int
+	// Constraints forbid the label sequences that are not well-formed in a
+	// chunk tagging scheme, in Viterbi, the n best paths and the marginals
+	// alike (see Constraints); the zero value allows every sequence.
+	Constraints Constraints
+	// ForceColumn names a text column of the input whose non-empty cells
+	// fix the label of their token (partial annotation at prediction
+	// time): the predictions, n best paths and marginals are those of the
+	// labellings that agree with it. A cell "" or "_" leaves its token
+	// free; any other cell must be one of the model's labels.
+	ForceColumn string
+	// NBest, when positive, asks for the NBest highest-scoring labellings
+	// of each sentence with their log-probabilities (exact, by list
+	// Viterbi): Predictions.Alternatives. 0 decodes the best one only.
+	NBest int
+	// ChunkConfidence asks for the marginal probability of each predicted
+	// chunk (its span and type, the chunks read by Scheme's rules):
+	// Predictions.ChunkConfidence.
+	ChunkConfidence bool
+	// Scheme is the chunk rules of ChunkConfidence (as eval's --scheme).
+	Scheme Scheme
+}
+
+// Check reports an invalid option as an *option.Error naming its field.
+func (o Options) Check() error {
+	switch {
+	case o.NBest < 0:
+		return &option.Error{Field: "DecodeOptions.NBest", Value: fmt.Sprint(o.NBest), Msg: "want 0 (the best labelling only) or a number of labellings ≥ 1"}
+	case o.NBest > MaxNBest:
+		return &option.Error{Field: "DecodeOptions.NBest", Value: fmt.Sprint(o.NBest), Msg: fmt.Sprintf("want at most %d labellings per sentence", MaxNBest)}
+	case int(o.Constraints) >= len(constraintNames):
+		return &option.Error{Field: "DecodeOptions.Constraints", Value: o.Constraints.String(), Msg: "want none, bio, iob1 or iobes"}
+	case int(o.Scheme) >= len(schemeNames):
+		return &option.Error{Field: "DecodeOptions.Scheme", Value: o.Scheme.String(), Msg: "want one of eval's schemes"}
+	}
+	return nil
+}
+
+// MaxNBest is the largest Options.NBest: the list Viterbi keeps NBest
+// partial paths per label and token.
+const MaxNBest = 1000
+
+// forwardBackward reports whether the options need a forward–backward per
+// sentence.
+func (o Options) forwardBackward() bool {
+	return o.Marginals || o.NBest > 0 || o.ChunkConfidence
 }
 
 // Remap returns, for each attribute id of d, the model's id for the same
@@ -76,21 +126,72 @@ func Apply(d *crf.Dataset, remap []int32, numAttrs int, names []string) *crf.Dat
 }
 
 // Decode runs Viterbi on every sentence of d (whose attribute ids must be the
-// model's: see Remap and Apply), in parallel, keeping d's order.
+// model's: see Remap and Apply), in parallel, keeping d's order. It takes
+// no ForceColumn: d has no text (see DecodeTable).
 func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*tables.Predictions, error) {
+	if opts.ForceColumn != "" {
+		return nil, errors.New("decode: forced labels come from a text column: decode a feature table (DecodeTable)")
+	}
+	return decode(ctx, m, d, nil, 0, opts)
+}
+
+// DecodeTable is Decode on a feature table (or a chunk of one), taking
+// the forced labels of opts.ForceColumn from its text. A forced label
+// that is not one of the model's is a *ForcedLabelError; forced labels no
+// labelling allowed by opts.Constraints can agree with are an
+// *InfeasibleError.
+func DecodeTable(ctx context.Context, m *crf.Model, t *tables.FeatureTable, opts Options) (*tables.Predictions, error) {
+	var forced []int32
+	if opts.ForceColumn != "" {
+		var err error
+		if forced, err = forcedLabels(m, t, opts.ForceColumn); err != nil {
+			return nil, err
+		}
+	}
+	return decode(ctx, m, t.Data, forced, t.FirstSentence, opts)
+}
+
+// decode is Decode with forced labels (per token, −1 for free; nil for
+// none); first is the number of the input's sentences before d's, for
+// errors.
+func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, first int, opts Options) (*tables.Predictions, error) {
+	if err := opts.Check(); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
 	if d.NumAttrs > m.Layout.NumAttrs {
 		return nil, fmt.Errorf("decode: dataset has %d attributes, model %d: remap it first", d.NumAttrs, m.Layout.NumAttrs)
 	}
+	masks, err := opts.Constraints.masks(m.LabelNames)
+	if err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	masked := opts.Constraints != NoConstraints || forced != nil
 	n := d.Len()
 	p := &tables.Predictions{Labels: make([]int32, d.NumTokens())}
 	if opts.Marginals {
 		p.Confidence = make([]float64, d.NumTokens())
+	}
+	if opts.Marginals || opts.NBest > 0 {
 		p.LogProb = make([]float64, n)
 	}
+	if opts.ChunkConfidence {
+		p.ChunkConfidence = make([]float64, d.NumTokens())
+	}
+	if opts.NBest > 0 {
+		p.Alternatives = make([][]tables.Alternative, n)
+	}
 	K := m.Layout.NumLabels
-	err := num.Parallel(ctx, n, opts.Workers, func() func(int) {
+	var mu sync.Mutex
+	firstBad := -1 // the first sentence without an allowed labelling
+	err = num.Parallel(ctx, n, opts.Workers, func() func(int) {
 		lat := crf.NewLattice(K)
+		var cp *chunkProber
+		if opts.ChunkConfidence {
+			cp = newChunkProber(m.LabelNames, opts.Scheme)
+		}
 		var node []float64
+		var paths []int32
+		var scores []float64
 		return func(i int) {
 			s := d.Sentence(i)
 			off := d.SentStart[i]
@@ -100,23 +201,165 @@ func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*t
 			}
 			path := p.Labels[off : off+T]
 			lat.SetScores(m.Layout, m.Weights, s)
+			if masked {
+				var f []int32
+				if forced != nil {
+					f = forced[off : off+T]
+				}
+				lat.Mask(masks.trans, masks.start, masks.end, f)
+			}
 			score := lat.Viterbi(path)
-			if !opts.Marginals {
+			if math.IsInf(score, -1) {
+				mu.Lock()
+				if firstBad < 0 || i < firstBad {
+					firstBad = i
+				}
+				mu.Unlock()
 				return
 			}
-			logZ := lat.ForwardBackward()
-			p.LogProb[i] = score - logZ
-			node = grow(node, T*K)
-			lat.NodeMarginals(node)
-			for t, y := range path {
-				p.Confidence[off+t] = node[t*K+int(y)]
+			if !opts.forwardBackward() {
+				return
 			}
+			var logZ float64
+			if masked {
+				logZ = lat.ForwardBackwardLog()
+			} else {
+				logZ = lat.ForwardBackward()
+			}
+			if p.LogProb != nil {
+				p.LogProb[i] = score - logZ
+			}
+			if opts.Marginals {
+				node = grow(node, T*K)
+				lat.NodeMarginals(node)
+				for t, y := range path {
+					p.Confidence[off+t] = node[t*K+int(y)]
+				}
+			}
+			if cp != nil {
+				cp.fill(lat, path, logZ, p.ChunkConfidence[off:off+T])
+			}
+			if opts.NBest == 0 {
+				return
+			}
+			paths = growInt32(paths, opts.NBest*T)
+			scores = grow(scores, opts.NBest)
+			got := lat.NBest(opts.NBest, paths, scores)
+			alts := make([]tables.Alternative, 0, got-1)
+			for r := 1; r < got; r++ {
+				a := tables.Alternative{Labels: slices.Clone(paths[r*T : (r+1)*T]), LogProb: scores[r] - logZ}
+				if opts.Marginals {
+					a.Confidence = make([]float64, T)
+					for t, y := range a.Labels {
+						a.Confidence[t] = node[t*K+int(y)]
+					}
+				}
+				if cp != nil {
+					a.ChunkConfidence = make([]float64, T)
+					cp.fill(lat, a.Labels, logZ, a.ChunkConfidence)
+				}
+				alts = append(alts, a)
+			}
+			p.Alternatives[i] = alts
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
+	if firstBad >= 0 {
+		return nil, &InfeasibleError{Sentence: first + firstBad + 1, Constraints: opts.Constraints, Column: opts.ForceColumn}
+	}
 	return p, nil
+}
+
+// fill sets conf[t] to the probability of the chunk of path that token t
+// is in, NaN for a token outside every chunk.
+func (c *chunkProber) fill(lat *crf.Lattice, path []int32, logZ float64, conf []float64) {
+	for t := range conf {
+		conf[t] = math.NaN()
+	}
+	c.chunks(path, func(s, e int) {
+		p := math.Exp(c.logProb(lat, s, e, path[s], logZ))
+		p = min(p, 1) // rounding
+		for t := s; t <= e; t++ {
+			conf[t] = p
+		}
+	})
+}
+
+// InfeasibleError says that no labelling of a sentence allowed by the
+// constraints agrees with its forced labels.
+type InfeasibleError struct {
+	Sentence    int         // 1-based, in the input
+	Constraints Constraints // the constraints applied
+	Column      string      // the forced labels' column
+}
+
+func (e *InfeasibleError) Error() string {
+	return fmt.Sprintf("sentence %d: no labelling allowed by the %s constraints agrees with the labels forced by column %s",
+		e.Sentence, e.Constraints, e.Column)
+}
+
+// ForcedLabelError is a cell of the forced labels' column that is not one
+// of the model's labels, or a column the input lacks.
+type ForcedLabelError struct {
+	Column          string
+	Sentence, Token int    // 1-based, in the input; 0 when the column is missing
+	Label           string // the cell
+	Msg             string
+}
+
+func (e *ForcedLabelError) Error() string {
+	if e.Sentence == 0 {
+		return fmt.Sprintf("column %s (forced labels): %s", e.Column, e.Msg)
+	}
+	return fmt.Sprintf("sentence %d, token %d: column %s forces label %q: %s", e.Sentence, e.Token, e.Column, e.Label, e.Msg)
+}
+
+// forcedLabels reads the forced labels of column col of t: per token the
+// model's label id of its cell, −1 for "" or "_".
+func forcedLabels(m *crf.Model, t *tables.FeatureTable, col string) ([]int32, error) {
+	c := slices.Index(t.Columns, col)
+	if c < 0 || t.Text == nil {
+		return nil, &ForcedLabelError{Column: col, Msg: fmt.Sprintf("the input has no such text column (its columns: %s)", strings.Join(t.Columns, ", "))}
+	}
+	ids := make(map[string]int32, len(m.LabelNames))
+	for y, l := range m.LabelNames {
+		ids[l] = int32(y)
+	}
+	d := t.Data
+	out := make([]int32, d.NumTokens())
+	for i := 0; i < d.Len(); i++ {
+		for tok := d.SentStart[i]; tok < d.SentStart[i+1]; tok++ {
+			v := t.Text[c][tok]
+			if v == "" || v == "_" {
+				out[tok] = -1
+				continue
+			}
+			y, ok := ids[v]
+			if !ok {
+				return nil, &ForcedLabelError{Column: col, Sentence: t.FirstSentence + i + 1, Token: tok - d.SentStart[i] + 1, Label: v,
+					Msg: fmt.Sprintf("not one of the model's %d labels (%s)", len(m.LabelNames), labelList(m.LabelNames))}
+			}
+			out[tok] = y
+		}
+	}
+	return out, nil
+}
+
+// labelList lists labels, the first 12 and a count of the rest.
+func labelList(labels []string) string {
+	if len(labels) <= 12 {
+		return strings.Join(labels, " ")
+	}
+	return fmt.Sprintf("%s … and %d more", strings.Join(labels[:12], " "), len(labels)-12)
+}
+
+func growInt32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
 }
 
 func grow(s []float64, n int) []float64 {
@@ -177,7 +420,7 @@ func Stream(ctx context.Context, m *crf.Model, src Source, opts Options, write f
 		defer wg.Done()
 		defer close(out)
 		for t := range read {
-			p, err := Decode(ctx, m, t.Data, opts)
+			p, err := DecodeTable(ctx, m, t, opts)
 			if err != nil {
 				decodeErr = err
 				cancel()

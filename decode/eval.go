@@ -118,6 +118,10 @@ type EvalOptions struct {
 	// "S-", "L-" or "U-" label): a tag set such as part-of-speech tags,
 	// where chunk scores do not apply. Scores.Note then says so.
 	AutoNoChunks bool
+	// Calibration adds a reliability table of the predicted chunks'
+	// confidence (Scores.Calibration): sentences are then added with
+	// AddConfidence. Not with NoChunks.
+	Calibration bool
 }
 
 // NoChunkPrefixNote is Scores.Note when AutoNoChunks found no chunk prefix.
@@ -283,6 +287,7 @@ type Evaluator struct {
 	correctTags int
 	labels      map[string]*labelCounts
 	chunks      chunker
+	calib       *calibrator
 	ready       bool
 }
 
@@ -297,6 +302,9 @@ func (e *Evaluator) init() {
 	}
 	e.labels = make(map[string]*labelCounts)
 	e.chunks = newChunker(e.opts.Scheme)
+	if e.opts.Calibration {
+		e.calib = newCalibrator(e.opts.Scheme)
+	}
 	e.ready = true
 }
 
@@ -319,6 +327,30 @@ func (e *Evaluator) Add(gold, pred []string) error {
 		e.chunks.step(outside, outside)
 	}
 	e.sentences++
+	return nil
+}
+
+// AddConfidence is Add for an evaluator with Calibration: chunkConf[i] is
+// the confidence of the predicted chunk token i is in (NaN outside
+// chunks), as decode's chunk confidence writes it. A predicted chunk
+// without a confidence is an error, and so is an evaluator without
+// Calibration; on error nothing is counted.
+func (e *Evaluator) AddConfidence(gold, pred []string, chunkConf []float64) error {
+	e.init()
+	if e.calib == nil {
+		return errors.New("decode: AddConfidence needs an evaluator with Calibration")
+	}
+	n := e.sentences + 1
+	if len(chunkConf) != len(pred) {
+		return fmt.Errorf("sentence %d: %d chunk confidences for %d tokens", n, len(chunkConf), len(pred))
+	}
+	if err := e.calib.check(n, pred, chunkConf); err != nil {
+		return err
+	}
+	if err := e.Add(gold, pred); err != nil {
+		return err
+	}
+	e.calib.add(gold, pred, chunkConf)
 	return nil
 }
 
@@ -466,6 +498,9 @@ type Scores struct {
 	// Note says why chunks were not scored when AutoNoChunks left them
 	// out (NoChunkPrefixNote); "" otherwise.
 	Note string `json:"note,omitempty"`
+	// Calibration is the reliability table of the predicted chunks'
+	// confidence, with EvalOptions.Calibration; nil otherwise.
+	Calibration *Calibration `json:"calibration,omitempty"`
 }
 
 // Result returns the scores so far. It does not change the evaluator:
@@ -480,6 +515,9 @@ func (e *Evaluator) Result() Scores {
 		Tokens:        e.tokens,
 		CorrectTokens: e.correctTags,
 		Labels:        e.labelScores(),
+	}
+	if e.calib != nil {
+		s.Calibration = e.calib.result()
 	}
 	if e.tokens > 0 {
 		s.Accuracy = float64(e.correctTags) / float64(e.tokens)
@@ -585,6 +623,7 @@ func (s *Scores) WriteJSON(w io.Writer) error {
 //	accuracy:  96.05%
 //
 // followed, when AutoNoChunks left the chunks out, by "note: " and Note.
+// With Calibration the reliability table follows (Calibration.Write).
 func (s *Scores) WriteConlleval(w io.Writer) error {
 	var b bytes.Buffer
 	if s.Chunks == nil {
@@ -597,6 +636,9 @@ func (s *Scores) WriteConlleval(w io.Writer) error {
 		}
 	} else {
 		writeChunkReport(&b, s)
+	}
+	if s.Calibration != nil {
+		s.Calibration.Write(&b)
 	}
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("write conlleval report: %w", err)

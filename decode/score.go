@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -16,7 +17,14 @@ import (
 // are errors naming name and the row.
 func EvaluateReader(rr array.RecordReader, name string, ev *Evaluator) error {
 	return tables.ReadPredictions(rr, name, true, func(s *tables.PredictedSentence) error {
-		if err := ev.Add(s.Gold, s.Pred); err != nil {
+		add := ev.Add
+		if ev.opts.Calibration {
+			if s.ChunkConf == nil {
+				return fmt.Errorf("%s: no %s column to calibrate: decode with --chunk-confidence", name, schemas.ColChunkConf)
+			}
+			add = func(gold, pred []string) error { return ev.AddConfidence(gold, pred, s.ChunkConf) }
+		}
+		if err := add(s.Gold, s.Pred); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		return nil

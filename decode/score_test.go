@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -79,6 +80,11 @@ func predTable(t testing.TB, rows []predRow, marginals bool, format arrowio.Form
 // evalBytes scores the prediction table data as EvaluateReader reads it
 // from a file named "pred.arrow"; a panic fails the test.
 func evalBytes(t *testing.T, data []byte) (s Scores, err error) {
+	return evalBytesWith(t, data, EvalOptions{})
+}
+
+// evalBytesWith is evalBytes with the evaluator's options.
+func evalBytesWith(t *testing.T, data []byte, opts EvalOptions) (s Scores, err error) {
 	t.Helper()
 	defer func() {
 		if p := recover(); p != nil {
@@ -90,7 +96,7 @@ func evalBytes(t *testing.T, data []byte) (s Scores, err error) {
 		return s, err
 	}
 	defer rr.Release()
-	ev := NewEvaluator(EvalOptions{})
+	ev := NewEvaluator(opts)
 	if err := EvaluateReader(rr, "pred.arrow", ev); err != nil {
 		return s, err
 	}
@@ -203,18 +209,57 @@ func FuzzEvaluateReader(f *testing.F) {
 			f.Add(predTable(f, predRows(predSample...), marg, format))
 		}
 	}
+	f.Add(nbestTable(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := evalBytes(t, data)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "pred.arrow") {
-				t.Fatalf("error %q does not name the file", err)
+		for _, opts := range []EvalOptions{{}, {Calibration: true}} {
+			s, err := evalBytesWith(t, data, opts)
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), "pred.arrow") {
+					t.Fatalf("error %q does not name the file", err)
+				}
+				continue
 			}
-			return
-		}
-		if s.Tokens == 0 || s.Accuracy < 0 || s.Accuracy > 1 {
-			t.Fatalf("scores of an accepted table: %+v", s)
+			if s.Tokens == 0 || s.Accuracy < 0 || s.Accuracy > 1 || opts.Calibration && (s.Calibration == nil || s.Calibration.ECE < 0 || s.Calibration.ECE > 1) {
+				t.Fatalf("scores of an accepted table: %+v", s)
+			}
 		}
 	})
+}
+
+// nbestTable is a prediction table decoded with n-best, constraints and
+// chunk confidence from a random BIO model.
+func nbestTable(tb testing.TB) []byte {
+	m, d := bioModel(21, 6, 5)
+	d.Labels = make([]int32, d.NumTokens()) // gold: O
+	tab := &tables.FeatureTable{Data: d}
+	p, err := DecodeTable(context.Background(), m, tab, Options{NBest: 3, ChunkConfidence: true, Marginals: true, Constraints: ConstraintsBIO})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := tables.NewPredictionWriter(&buf, m, tables.PredictionOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Write(tab, p); err != nil {
+		tb.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestNBestTableEvaluates: eval scores an n-best table's best labellings
+// and calibrates their chunk confidence.
+func TestNBestTableEvaluates(t *testing.T) {
+	s, err := evalBytesWith(t, nbestTable(t), EvalOptions{Calibration: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Sentences != 6 || s.Calibration == nil || s.Calibration.Chunks != s.Chunks.Predicted {
+		t.Fatalf("scores %+v", s)
+	}
 }
 
 // TestScoresRow: the row of the scores table holds the overall figures.

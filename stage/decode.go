@@ -28,6 +28,21 @@ type DecodeOptions struct {
 	// Marginals adds each predicted label's marginal probability and the
 	// sentence's log-probability (not with CoNLL output).
 	Marginals bool
+	// Constraints allow only the label sequences well-formed in a chunk
+	// tagging scheme (decode.Constraints), in the best path, the n best
+	// paths and the marginals.
+	Constraints decode.Constraints
+	// ForceColumn names a text column of the input whose non-empty cells
+	// ("_" is empty) fix their tokens' labels (decode.Options.ForceColumn).
+	ForceColumn string
+	// NBest, when positive, writes the NBest best labellings of each
+	// sentence with their log-probabilities: a rank column, and in CoNLL
+	// text a block per labelling.
+	NBest int
+	// ChunkConfidence adds the marginal probability of each predicted
+	// chunk (not with CoNLL output), chunks read by Scheme's rules.
+	ChunkConfidence bool
+	Scheme          decode.Scheme
 	// Workers is the number of decoding goroutines; 0: one per core.
 	Workers int
 	// ChunkTokens is the number of tokens read, decoded and written at a
@@ -81,6 +96,31 @@ type decodeInput struct {
 
 // Close closes the input.
 func (in *decodeInput) Close() { in.close() }
+
+// Check reports an invalid option, or options that do not go together,
+// as an *OptionError.
+func (o DecodeOptions) Check() error {
+	if err := o.options().Check(); err != nil {
+		return err
+	}
+	if o.Format == tables.PredictionCoNLL {
+		for _, f := range []struct {
+			field string
+			set   bool
+		}{{"DecodeOptions.Marginals", o.Marginals}, {"DecodeOptions.ChunkConfidence", o.ChunkConfidence}} {
+			if f.set {
+				return optionError(f.field, nil, "applies to {DecodeOptions.Format} arrow or parquet, not conll (CoNLL text has no column for it)")
+			}
+		}
+	}
+	return nil
+}
+
+// options are the decoder's options.
+func (o DecodeOptions) options() decode.Options {
+	return decode.Options{Marginals: o.Marginals, Workers: o.Workers, Constraints: o.Constraints, ForceColumn: o.ForceColumn,
+		NBest: o.NBest, ChunkConfidence: o.ChunkConfidence, Scheme: o.Scheme}
+}
 
 // modelName is o.ModelName or "model".
 func (o DecodeOptions) modelName() string {
@@ -193,6 +233,9 @@ func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
 // poorly gets warnings on o.Log. It returns what the model covered of the
 // input.
 func Decode(ctx context.Context, m *crf.Model, in Input, out io.Writer, o DecodeOptions) (tables.Coverage, error) {
+	if err := o.Check(); err != nil {
+		return tables.Coverage{}, fmt.Errorf("decode: %w", err)
+	}
 	input, err := openDecodeInput(ctx, m, in, o)
 	if err != nil {
 		return tables.Coverage{}, err
@@ -218,9 +261,14 @@ func decodeFrom(ctx context.Context, m *crf.Model, in *decodeInput, out io.Write
 		return tables.Coverage{}, err
 	}
 	write, endProgress := decodeProgress(o.Progress, pw.Write)
-	cov, err := decode.Stream(ctx, m, in.src, decode.Options{Marginals: o.Marginals, Workers: o.Workers}, write)
+	cov, err := decode.Stream(ctx, m, in.src, o.options(), write)
 	endProgress()
 	err = nameInput(err, "decode", in.name)
+	var fe *decode.ForcedLabelError
+	var ie *decode.InfeasibleError
+	if errors.As(err, &fe) || errors.As(err, &ie) {
+		err = fmt.Errorf("decode: %s: %w", in.name, err)
+	}
 	if err == nil {
 		if err = cov.Mismatch(in.name, o.modelName()); err != nil {
 			err = fmt.Errorf("decode: %w", err)

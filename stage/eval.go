@@ -18,6 +18,10 @@ type EvalOptions struct {
 	// AutoNoChunks scores token accuracy only when no label has a chunk
 	// prefix, saying so (decode.EvalOptions.AutoNoChunks).
 	AutoNoChunks bool
+	// Calibration adds the reliability table of the predicted chunks'
+	// confidence (a prediction table decoded with ChunkConfidence); not
+	// with NoChunks.
+	Calibration bool
 }
 
 // Eval scores the prediction table in against its gold labels: token
@@ -45,5 +49,9 @@ func (o EvalOptions) evaluator() (*decode.Evaluator, error) {
 	if _, err := decode.ParseScheme(o.Scheme.String()); err != nil {
 		return nil, optionError("Scheme", o.Scheme.String(), "want one of decode's schemes")
 	}
-	return decode.NewEvaluator(decode.EvalOptions{Scheme: o.Scheme, NoChunks: o.NoChunks, AutoNoChunks: o.AutoNoChunks}), nil
+	if o.Calibration && o.NoChunks {
+		return nil, optionError("EvalOptions.Calibration", nil, "calibrates chunk confidence: not with {EvalOptions.NoChunks}")
+	}
+	return decode.NewEvaluator(decode.EvalOptions{Scheme: o.Scheme, NoChunks: o.NoChunks, AutoNoChunks: o.AutoNoChunks && !o.Calibration,
+		Calibration: o.Calibration}), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -23,7 +24,23 @@ import (
 type Predictions struct {
 	Labels     []int32   // per token: predicted label id (into the model's labels)
 	Confidence []float64 // per token: p(y_t = pred | x), with marginals (nil without)
-	LogProb    []float64 // per sentence: log p(pred | x), with marginals (nil without)
+	LogProb    []float64 // per sentence: log p(pred | x), with marginals or n-best (nil without)
+	// ChunkConfidence is, per token, the marginal probability of the
+	// predicted chunk the token is in (its span and type), NaN for a token
+	// outside every chunk; nil without chunk confidence.
+	ChunkConfidence []float64
+	// Alternatives holds, per sentence, its labellings after the best
+	// one, best first (ranks 2, 3, …), with n-best decoding; nil without.
+	Alternatives [][]Alternative
+}
+
+// Alternative is a labelling of a sentence other than the best one, from
+// n-best decoding: the columns of its rows in a prediction table.
+type Alternative struct {
+	Labels          []int32   // per token: label id
+	LogProb         float64   // log p(labels | x)
+	Confidence      []float64 // per token: p(y_t = label | x), with marginals (nil without)
+	ChunkConfidence []float64 // per token: as Predictions.ChunkConfidence (nil without)
 }
 
 // batchTokens is the target number of rows per prediction record batch
@@ -190,45 +207,65 @@ func (pw *PredictionWriter) emitParquet(rec arrow.RecordBatch) error {
 
 // batcher builds prediction record batches across chunks.
 type batcher struct {
-	schema     *arrow.Schema
-	b          *array.RecordBuilder
-	m          *crf.Model
-	gold, marg bool
-	ncols      int
-	rows       int
-	sentence   *array.Int64Builder
-	position   *array.Int32Builder
-	text       []*array.StringBuilder
-	goldB      *array.StringBuilder
-	predB      *array.StringBuilder
-	confB      *array.Float64Builder
-	logpB      *array.Float64Builder
+	schema   *arrow.Schema
+	b        *array.RecordBuilder
+	m        *crf.Model
+	cols     schemas.PredictionColumns
+	ncols    int
+	rows     int
+	sentence *array.Int64Builder
+	position *array.Int32Builder
+	text     []*array.StringBuilder
+	goldB    *array.StringBuilder
+	predB    *array.StringBuilder
+	confB    *array.Float64Builder
+	logpB    *array.Float64Builder
+	chunkB   *array.Float64Builder
+	rankB    *array.Int32Builder
+}
+
+// predictionColumns are the optional columns of the table of chunk t and
+// its predictions p.
+func predictionColumns(t *FeatureTable, p *Predictions) schemas.PredictionColumns {
+	return schemas.PredictionColumns{
+		Gold:            slices.ContainsFunc(t.Data.Labels, func(y int32) bool { return y >= 0 }),
+		Confidence:      p.Confidence != nil,
+		LogProb:         p.LogProb != nil,
+		ChunkConfidence: p.ChunkConfidence != nil,
+		Rank:            p.Alternatives != nil,
+	}
 }
 
 // newBatcher fixes the prediction schema from the first chunk t and its
 // predictions p.
 func newBatcher(t *FeatureTable, p *Predictions, m *crf.Model, md map[string]string, mem memory.Allocator) (*batcher, error) {
-	gold := slices.ContainsFunc(t.Data.Labels, func(y int32) bool { return y >= 0 })
-	marg := p.Confidence != nil
-	schema, err := schemas.PredictionSchema(t.Columns, gold, marg, md)
+	cols := predictionColumns(t, p)
+	schema, err := schemas.PredictionSchemaFor(t.Columns, cols, md)
 	if err != nil {
 		return nil, err
 	}
-	b := &batcher{schema: schema, b: array.NewRecordBuilder(mem, schema), m: m, gold: gold, marg: marg, ncols: len(t.Columns)}
-	b.sentence = b.b.Field(0).(*array.Int64Builder)
-	b.position = b.b.Field(1).(*array.Int32Builder)
+	b := &batcher{schema: schema, b: array.NewRecordBuilder(mem, schema), m: m, cols: cols, ncols: len(t.Columns)}
+	field := func(name string) array.Builder { return b.b.Field(schema.FieldIndices(name)[0]) }
+	b.sentence = field(schemas.ColSentence).(*array.Int64Builder)
+	b.position = field(schemas.ColPosition).(*array.Int32Builder)
 	for c := range t.Columns {
 		b.text = append(b.text, b.b.Field(2+c).(*array.StringBuilder))
 	}
-	col := 2 + b.ncols
-	if gold {
-		b.goldB = b.b.Field(col).(*array.StringBuilder)
-		col++
+	if cols.Gold {
+		b.goldB = field(schemas.ColGold).(*array.StringBuilder)
 	}
-	b.predB = b.b.Field(col).(*array.StringBuilder)
-	if marg {
-		b.confB = b.b.Field(col + 1).(*array.Float64Builder)
-		b.logpB = b.b.Field(col + 2).(*array.Float64Builder)
+	b.predB = field(schemas.ColPred).(*array.StringBuilder)
+	if cols.Confidence {
+		b.confB = field(schemas.ColConfidence).(*array.Float64Builder)
+	}
+	if cols.LogProb {
+		b.logpB = field(schemas.ColLogProb).(*array.Float64Builder)
+	}
+	if cols.ChunkConfidence {
+		b.chunkB = field(schemas.ColChunkConf).(*array.Float64Builder)
+	}
+	if cols.Rank {
+		b.rankB = field(schemas.ColRank).(*array.Int32Builder)
 	}
 	return b, nil
 }
@@ -236,42 +273,38 @@ func newBatcher(t *FeatureTable, p *Predictions, m *crf.Model, md map[string]str
 func (b *batcher) release() { b.b.Release() }
 
 // add appends the rows of chunk t, calling emit with each batch that
-// reaches batchTokens rows (released after emit returns).
+// reaches batchTokens rows (released after emit returns). With n-best, a
+// sentence's rows are those of its best labelling, then those of each
+// alternative in rank order.
 func (b *batcher) add(t *FeatureTable, p *Predictions, emit func(arrow.RecordBatch) error) error {
 	d := t.Data
-	if len(t.Columns) != b.ncols || (p.Confidence != nil) != b.marg {
+	got := predictionColumns(t, p)
+	got.Gold = b.cols.Gold
+	if len(t.Columns) != b.ncols || got != b.cols {
 		return fmt.Errorf("decode: sentence %d: the chunk's columns differ from the first chunk's", t.FirstSentence)
 	}
 	for i := 0; i < d.Len(); i++ {
 		lo, hi := d.SentStart[i], d.SentStart[i+1]
-		if !b.gold && slices.ContainsFunc(d.Labels[lo:hi], func(y int32) bool { return y >= 0 }) {
+		if !b.cols.Gold && slices.ContainsFunc(d.Labels[lo:hi], func(y int32) bool { return y >= 0 }) {
 			return fmt.Errorf("decode: sentence %d has gold labels, but the sentences before it in the first chunk had none, "+
 				"so the prediction table has no gold column", t.FirstSentence+i)
 		}
-		for tok := lo; tok < hi; tok++ {
-			b.sentence.Append(int64(t.FirstSentence + i))
-			b.position.Append(int32(tok - lo))
-			for c, sb := range b.text {
-				if t.Text != nil {
-					sb.Append(t.Text[c][tok])
-				} else {
-					sb.AppendNull()
-				}
-			}
-			if b.gold {
-				if y := d.Labels[tok]; y >= 0 {
-					b.goldB.Append(d.LabelNames[y])
-				} else {
-					b.goldB.AppendNull()
-				}
-			}
-			b.predB.Append(b.m.LabelNames[p.Labels[tok]])
-			if b.marg {
-				b.confB.Append(p.Confidence[tok])
-				b.logpB.Append(p.LogProb[i])
+		best := Alternative{Labels: p.Labels[lo:hi]}
+		if p.LogProb != nil {
+			best.LogProb = p.LogProb[i]
+		}
+		if p.Confidence != nil {
+			best.Confidence = p.Confidence[lo:hi]
+		}
+		if p.ChunkConfidence != nil {
+			best.ChunkConfidence = p.ChunkConfidence[lo:hi]
+		}
+		b.addRows(t, i, 1, best)
+		if p.Alternatives != nil {
+			for r, a := range p.Alternatives[i] {
+				b.addRows(t, i, r+2, a)
 			}
 		}
-		b.rows += hi - lo
 		if b.rows >= batchTokens {
 			if err := b.flush(emit); err != nil {
 				return err
@@ -279,6 +312,50 @@ func (b *batcher) add(t *FeatureTable, p *Predictions, emit func(arrow.RecordBat
 		}
 	}
 	return nil
+}
+
+// addRows appends the rows of sentence i of chunk t labelled as a, of the
+// given rank.
+func (b *batcher) addRows(t *FeatureTable, i, rank int, a Alternative) {
+	d := t.Data
+	lo, hi := d.SentStart[i], d.SentStart[i+1]
+	for tok := lo; tok < hi; tok++ {
+		j := tok - lo
+		b.sentence.Append(int64(t.FirstSentence + i))
+		b.position.Append(int32(j))
+		for c, sb := range b.text {
+			if t.Text != nil {
+				sb.Append(t.Text[c][tok])
+			} else {
+				sb.AppendNull()
+			}
+		}
+		if b.cols.Gold {
+			if y := d.Labels[tok]; y >= 0 {
+				b.goldB.Append(d.LabelNames[y])
+			} else {
+				b.goldB.AppendNull()
+			}
+		}
+		b.predB.Append(b.m.LabelNames[a.Labels[j]])
+		if b.confB != nil {
+			b.confB.Append(a.Confidence[j])
+		}
+		if b.logpB != nil {
+			b.logpB.Append(a.LogProb)
+		}
+		if b.chunkB != nil {
+			if c := a.ChunkConfidence[j]; math.IsNaN(c) {
+				b.chunkB.AppendNull()
+			} else {
+				b.chunkB.Append(c)
+			}
+		}
+		if b.rankB != nil {
+			b.rankB.Append(int32(rank))
+		}
+	}
+	b.rows += hi - lo
 }
 
 // flush emits the rows built so far as a record batch, if any.
@@ -292,33 +369,58 @@ func (b *batcher) flush(emit func(arrow.RecordBatch) error) error {
 	return emit(rec)
 }
 
+// writeCoNLL writes the sentences of chunk t as CoNLL text: a line per
+// token (its columns, the gold label, the predicted one) and a blank line
+// after each sentence. With n-best each labelling is such a block, headed
+// by CRF++'s n-best line "# RANK PROBABILITY" (ranks from 0, the best).
 func writeCoNLL(bw *bufio.Writer, t *FeatureTable, m *crf.Model, p *Predictions) error {
 	d := t.Data
 	for i := 0; i < d.Len(); i++ {
 		if err := checkCoNLLSentence(t, m, p, i); err != nil {
 			return err
 		}
-		for tok := d.SentStart[i]; tok < d.SentStart[i+1]; tok++ {
-			if t.Text != nil {
-				for c := range t.Columns {
-					bw.WriteString(t.Text[c][tok])
-					bw.WriteByte(' ')
-				}
+		lo, hi := d.SentStart[i], d.SentStart[i+1]
+		if p.Alternatives == nil {
+			if err := writeCoNLLBlock(bw, t, m, lo, hi, p.Labels[lo:hi]); err != nil {
+				return err
 			}
-			if y := d.Labels[tok]; y >= 0 {
-				bw.WriteString(d.LabelNames[y])
-				bw.WriteByte(' ')
-			}
-			bw.WriteString(m.LabelNames[p.Labels[tok]])
-			if err := bw.WriteByte('\n'); err != nil {
+			continue
+		}
+		fmt.Fprintf(bw, "# 0 %.6f\n", math.Exp(p.LogProb[i]))
+		if err := writeCoNLLBlock(bw, t, m, lo, hi, p.Labels[lo:hi]); err != nil {
+			return err
+		}
+		for r, a := range p.Alternatives[i] {
+			fmt.Fprintf(bw, "# %d %.6f\n", r+1, math.Exp(a.LogProb))
+			if err := writeCoNLLBlock(bw, t, m, lo, hi, a.Labels); err != nil {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// writeCoNLLBlock writes tokens lo..hi-1 of t labelled pred, and a blank
+// line.
+func writeCoNLLBlock(bw *bufio.Writer, t *FeatureTable, m *crf.Model, lo, hi int, pred []int32) error {
+	d := t.Data
+	for tok := lo; tok < hi; tok++ {
+		if t.Text != nil {
+			for c := range t.Columns {
+				bw.WriteString(t.Text[c][tok])
+				bw.WriteByte(' ')
+			}
+		}
+		if y := d.Labels[tok]; y >= 0 {
+			bw.WriteString(d.LabelNames[y])
+			bw.WriteByte(' ')
+		}
+		bw.WriteString(m.LabelNames[pred[tok-lo]])
 		if err := bw.WriteByte('\n'); err != nil {
 			return err
 		}
 	}
-	return nil
+	return bw.WriteByte('\n')
 }
 
 // checkCoNLLSentence refuses sentence i of t when one of the cells CoNLL
@@ -350,6 +452,13 @@ func checkCoNLLSentence(t *FeatureTable, m *crf.Model, p *Predictions, i int) er
 		}
 		if v := m.LabelNames[p.Labels[tok]]; !conllCell(v) {
 			return bad(tok, "the predicted label", v)
+		}
+		if p.Alternatives != nil {
+			for _, a := range p.Alternatives[i] {
+				if v := m.LabelNames[a.Labels[tok-d.SentStart[i]]]; !conllCell(v) {
+					return bad(tok, "a predicted label", v)
+				}
+			}
 		}
 	}
 	return nil

@@ -26,15 +26,18 @@ type PredictedSentence struct {
 	// no gold column).
 	HasGold []bool
 	Conf    []float64 // per token, the confidence of the prediction (nil without marginals)
+	// ChunkConf is, per token, the probability of the predicted chunk it
+	// is in, NaN outside chunks (nil without a chunk_confidence column).
+	ChunkConf []float64
 }
 
 func (s *PredictedSentence) reset() {
-	s.Gold, s.Pred, s.HasGold, s.Conf = s.Gold[:0], s.Pred[:0], s.HasGold[:0], s.Conf[:0]
+	s.Gold, s.Pred, s.HasGold, s.Conf, s.ChunkConf = s.Gold[:0], s.Pred[:0], s.HasGold[:0], s.Conf[:0], s.ChunkConf[:0]
 }
 
-// predColumns are the indices of a prediction table's columns; gold, conf
-// are -1 when absent.
-type predColumns struct{ sent, pos, gold, pred, conf int }
+// predColumns are the indices of a prediction table's columns; gold, conf,
+// chunk and rank are -1 when absent.
+type predColumns struct{ sent, pos, gold, pred, conf, chunk, rank int }
 
 // ReadPredictions reads the prediction table of rr sentence by sentence,
 // calling fn with each (valid until fn returns; its label strings stay
@@ -43,6 +46,8 @@ type predColumns struct{ sent, pos, gold, pred, conf int }
 // ends where the sentence id changes or, in concatenated streams, the
 // stream does. With needGold a token
 // without a gold label is an error. Errors name the input and the row.
+// Of an n-best table (a rank column) only the best labelling of each
+// sentence, rank 1, is read.
 func ReadPredictions(rr array.RecordReader, name string, needGold bool, fn func(*PredictedSentence) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -56,7 +61,7 @@ func ReadPredictions(rr array.RecordReader, name string, needGold bool, fn func(
 	cols := predColumns{
 		sent: schema.FieldIndices(schemas.ColSentence)[0],
 		pos:  schema.FieldIndices(schemas.ColPosition)[0],
-		gold: -1, conf: -1,
+		gold: -1, conf: -1, chunk: -1, rank: -1,
 		pred: schema.FieldIndices(schemas.ColPred)[0],
 	}
 	if idx := schema.FieldIndices(schemas.ColGold); len(idx) == 1 && schema.Field(idx[0]).Type.ID() == arrow.STRING {
@@ -64,6 +69,12 @@ func ReadPredictions(rr array.RecordReader, name string, needGold bool, fn func(
 	}
 	if idx := schema.FieldIndices(schemas.ColConfidence); len(idx) == 1 && schema.Field(idx[0]).Type.ID() == arrow.FLOAT64 {
 		cols.conf = idx[0]
+	}
+	if idx := schema.FieldIndices(schemas.ColChunkConf); len(idx) == 1 {
+		cols.chunk = idx[0]
+	}
+	if idx := schema.FieldIndices(schemas.ColRank); len(idx) == 1 {
+		cols.rank = idx[0]
 	}
 	streams, _ := rr.(arrowio.Streamer)
 	// Labels are interned: Value aliases the batch's buffer, and a sentence
@@ -102,7 +113,14 @@ func ReadPredictions(rr array.RecordReader, name string, needGold bool, fn func(
 		ps := rec.Column(cols.pos).(*array.Int32)
 		preds := rec.Column(cols.pred).(*array.String)
 		var golds *array.String
-		var confs *array.Float64
+		var confs, chunks *array.Float64
+		var ranks *array.Int32
+		if cols.chunk >= 0 {
+			chunks = rec.Column(cols.chunk).(*array.Float64)
+		}
+		if cols.rank >= 0 {
+			ranks = rec.Column(cols.rank).(*array.Int32)
+		}
 		if cols.gold >= 0 {
 			golds = rec.Column(cols.gold).(*array.String)
 		}
@@ -115,6 +133,14 @@ func ReadPredictions(rr array.RecordReader, name string, needGold bool, fn func(
 			}
 			sent, pos := ss.Value(j), ps.Value(j)
 			where := func() string { return fmt.Sprintf("%s: row %d (sentence %d position %d)", name, row, sent, pos) }
+			if ranks != nil {
+				if ranks.IsNull(j) || ranks.Value(j) < 1 {
+					return fmt.Errorf("%s: rank %d, want 1 or more", where(), ranks.Value(j))
+				}
+				if ranks.Value(j) != 1 {
+					continue // an alternative labelling: the best one is scored
+				}
+			}
 			if sent != cur {
 				if err := flush(); err != nil {
 					return err
@@ -141,6 +167,15 @@ func ReadPredictions(rr array.RecordReader, name string, needGold bool, fn func(
 					return fmt.Errorf("%s: confidence %v, want a probability in [0, 1]", where(), c)
 				}
 				s.Conf = append(s.Conf, c)
+			}
+			if chunks != nil {
+				c := math.NaN()
+				if chunks.IsValid(j) {
+					if c = chunks.Value(j); !(c >= 0 && c <= 1) {
+						return fmt.Errorf("%s: chunk confidence %v, want a probability in [0, 1] or null", where(), c)
+					}
+				}
+				s.ChunkConf = append(s.ChunkConf, c)
 			}
 		}
 	}
@@ -202,7 +237,8 @@ func InspectPredictions(rr array.RecordReader, name string) (PredictionSummary, 
 		Gold: len(schema.FieldIndices(schemas.ColGold)) > 0, Marginals: len(schema.FieldIndices(schemas.ColConfidence)) > 0}
 	for _, f := range schema.Fields() {
 		switch f.Name {
-		case schemas.ColSentence, schemas.ColPosition, schemas.ColGold, schemas.ColPred, schemas.ColConfidence, schemas.ColLogProb:
+		case schemas.ColSentence, schemas.ColPosition, schemas.ColGold, schemas.ColPred, schemas.ColConfidence, schemas.ColLogProb,
+			schemas.ColChunkConf, schemas.ColRank:
 		default:
 			s.Columns = append(s.Columns, f.Name)
 		}

@@ -95,6 +95,8 @@ func corruptFixtures(t *testing.T, dir string) []corruptType {
 		{"decode", "-m", p("model.arrow"), "--marginals", "-o", p("pred-other.arrow"), p("test.arrow")},
 		{"eval", "--arrow", p("scores.arrow"), p("pred.arrow")},
 		{"eval", "--no-chunks", "--arrow", p("scores-other.arrow"), p("pred.arrow")},
+		{"decode", "-m", p("model.arrow"), "--nbest", "3", "--chunk-confidence", "--constraints", "bio", "-o", p("pred-nbest.arrow"), p("test.arrow")},
+		{"decode", "-m", p("model.arrow"), "--nbest", "2", "--chunk-confidence", "--marginals", "-o", p("pred-nbest-other.arrow"), p("test.arrow")},
 		// The same kinds as Parquet.
 		{"featurize", "--min-count", "2", "-o", p("feat.parquet"), p("train.txt")},
 		{"featurize", "--min-count", "2", "-o", p("feat-other.parquet"), test},
@@ -135,6 +137,8 @@ func corruptFixtures(t *testing.T, dir string) []corruptType {
 		{"eval", func(f, _ string) []string { return []string{"eval", f} }},
 		inspect,
 	}
+	types = append(types, corruptType{name: "prediction table n-best", good: p("pred-nbest.arrow"), other: p("pred-nbest-other.arrow"),
+		stages: append(predStages, corruptStage{"eval --calibration", func(f, _ string) []string { return []string{"eval", "--calibration", f} }})})
 	for _, ext := range []string{".arrow", ".parquet"} {
 		kind := ""
 		if ext == ".parquet" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
@@ -26,6 +27,12 @@ func decodeCommand() *cli.Command {
 		Description: `Writes the input's text columns, the gold label when present and the predicted label
 (--marginals adds its probability and the sentence's log-probability) as an Arrow IPC stream,
 CoNLL text (--format conll) or Parquet (--format parquet).
+
+--constraints bio (iob1, iobes) keeps to well-formed chunk tags, in Viterbi, n-best and the marginals;
+--force-column NAME fixes the labels of the tokens whose cell in that text column is not "_";
+--nbest K writes the K best labellings with their log-probabilities (a rank column; in CoNLL text
+CRF++'s "# RANK P" blocks); --chunk-confidence adds each predicted chunk's marginal probability,
+which eval --calibration checks (docs/decoding.md).
 
 Decode streams: it reads the input in chunks of whole sentences (--chunk-tokens, default 65,536
 tokens), decodes one chunk while it reads the next and writes the one before, in input order, so
@@ -52,6 +59,9 @@ model's tags feed the next (docs/own-data.md).
 			category(catInput, decodeInputFlags()...),
 			category(catDecoding,
 				&cli.BoolFlag{Name: "marginals", Usage: "add each predicted label's marginal probability and the sentence log-probability"},
+			),
+			decodingFlags().cliFlags(),
+			category(catDecoding,
 				workersFlag("decoding"),
 				intIn(&cli.IntFlag{Name: "chunk-tokens", Value: tables.DefaultChunkTokens, Usage: "tokens per chunk read, decoded and written at a time (bounds the memory)"},
 					1, math.MaxInt, ""),
@@ -91,7 +101,17 @@ func runDecode(c *cli.Context) error {
 	}
 	o := stage.DecodeOptions{Format: string(kind), IPC: wopts, Marginals: c.Bool("marginals"), Workers: c.Int("workers"),
 		ChunkTokens: c.Int("chunk-tokens"), Text: c.String("text") != "", ModelName: modelPath, Log: c.App.ErrWriter,
-		OptionName: decodeFlags().optionName}
+		OptionName: decodeFlags().optionName, ForceColumn: c.String("force-column"), NBest: c.Int("nbest"),
+		ChunkConfidence: c.Bool("chunk-confidence")}
+	if o.Constraints, err = decode.ParseConstraints(c.String("constraints")); err != nil {
+		return err
+	}
+	if o.Scheme, err = decode.ParseScheme(c.String("scheme")); err != nil {
+		return err
+	}
+	if c.IsSet("scheme") && !o.ChunkConfidence {
+		return fmt.Errorf("decode: --scheme applies to --chunk-confidence (the rules its chunks are read by)")
+	}
 	if o.Text {
 		if o.Input, err = decodeInputOptions(c, m, modelPath); err != nil {
 			return err
@@ -154,8 +174,10 @@ func (f *forwardWriter) Write(p []byte) (int, error) { return f.w.Write(p) }
 // use, rather than ignore them: CoNLL text has no column for the marginals,
 // and only Arrow IPC has an IPC format and body compression.
 func checkOutputFlags(c *cli.Context, format string) error {
-	if format == tables.PredictionCoNLL && c.Bool("marginals") {
-		return fmt.Errorf("decode: --marginals applies to --format arrow or parquet, not conll (CoNLL text has no column for them)")
+	for _, name := range []string{"marginals", "chunk-confidence"} {
+		if format == tables.PredictionCoNLL && c.Bool(name) {
+			return fmt.Errorf("decode: --%s applies to --format arrow or parquet, not conll (CoNLL text has no column for them)", name)
+		}
 	}
 	for _, name := range []string{"ipc", "compression"} {
 		if format != tables.PredictionArrow && c.IsSet(name) {
@@ -163,6 +185,24 @@ func checkOutputFlags(c *cli.Context, format string) error {
 		}
 	}
 	return nil
+}
+
+// decodingFlags choose how decode labels: constraints, forced labels,
+// n-best, chunk confidence.
+func decodingFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catDecoding, &cli.StringFlag{Name: "constraints", Value: decode.NoConstraints.String(),
+			Usage: "allow only well-formed chunk tag sequences: none, bio (IOB2: no I-X first, after O or after another type), iob1 or iobes; in Viterbi, n-best and the marginals"},
+			[]string{"DecodeOptions.Constraints"}, nil},
+		{catDecoding, &cli.StringFlag{Name: "force-column", Usage: "a text column of the input whose cells fix their tokens' labels (\"_\" or empty: free); partial annotation at prediction time"},
+			[]string{"DecodeOptions.ForceColumn"}, nil},
+		{catDecoding, intIn(&cli.IntFlag{Name: "nbest", Usage: "write the K best labellings of each sentence with their log-probabilities (a rank column; CoNLL: a \"# RANK P\" block per labelling)"},
+			0, decode.MaxNBest, ""), []string{"DecodeOptions.NBest"}, nil},
+		{catDecoding, &cli.BoolFlag{Name: "chunk-confidence", Usage: "add the marginal probability of each predicted chunk (span and type) to its tokens: a chunk_confidence column"},
+			[]string{"DecodeOptions.ChunkConfidence"}, nil},
+		{catDecoding, &cli.StringFlag{Name: "scheme", Value: decode.SchemeConlleval.String(), Usage: "with --chunk-confidence: the chunk rules, as eval's --scheme"},
+			[]string{"DecodeOptions.Scheme"}, nil},
+	}
 }
 
 // decodeOutputFlags choose the prediction table decode writes.
@@ -185,7 +225,7 @@ func decodeFlags() optionFlags[struct{}] {
 			input = append(input, f)
 		}
 	}
-	return slices.Concat(decodeOutputFlags(), input, limitFlags(), featurizeLikeFlags())
+	return slices.Concat(decodeOutputFlags(), decodingFlags(), input, limitFlags(), featurizeLikeFlags())
 }
 
 // decodeInputFlags are featurize's input flags, which decode --text takes

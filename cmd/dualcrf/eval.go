@@ -31,6 +31,7 @@ Exits non-zero when there are no gold labels.
 			category(catScoring,
 				&cli.StringFlag{Name: "scheme", Value: decode.SchemeConlleval.String(), Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
 				&cli.BoolFlag{Name: "no-chunks", Usage: "token accuracy only (e.g. part-of-speech tags)"},
+				&cli.BoolFlag{Name: "calibration", Usage: "add a reliability table of the predicted chunks' confidence (needs decode --chunk-confidence): bins, precision, ECE"},
 			),
 			category(catOutput,
 				&cli.BoolFlag{Name: "json", Usage: "write the scores as JSON"},
@@ -56,7 +57,10 @@ func runEval(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	o := stage.EvalOptions{Scheme: scheme, NoChunks: c.Bool("no-chunks"), AutoNoChunks: !c.IsSet("scheme")}
+	if c.Bool("no-chunks") && c.Bool("calibration") {
+		return fmt.Errorf("eval: --calibration and --no-chunks exclude each other (--calibration scores chunk confidence)")
+	}
+	o := stage.EvalOptions{Scheme: scheme, NoChunks: c.Bool("no-chunks"), AutoNoChunks: !c.IsSet("scheme"), Calibration: c.Bool("calibration")}
 	in := c.Args().First()
 	if in == "" {
 		in = "-"
