@@ -70,10 +70,10 @@ type StageReport struct {
 	Resumed bool           `json:"resumed,omitempty"` // train continued from its checkpoint
 	// WarmStart says how a train stage started: from the duals its last
 	// run kept, or cold and why.
-	WarmStart *WarmReport `json:"warm_start,omitempty"`
-	Seconds float64        `json:"seconds"`
-	Metrics map[string]any `json:"metrics,omitempty"`
-	Error   string         `json:"error,omitempty"`
+	WarmStart *WarmReport    `json:"warm_start,omitempty"`
+	Seconds   float64        `json:"seconds"`
+	Metrics   map[string]any `json:"metrics,omitempty"`
+	Error     string         `json:"error,omitempty"`
 }
 
 // Manifest is the record of one run of a job.
