@@ -99,3 +99,79 @@ func TestJobWarmStart(t *testing.T) {
 		t.Fatalf("λ changed: %+v\n%s", w, log)
 	}
 }
+
+// TestTrainWarmStart: train --keep-duals, then --warm-start on a grown
+// table (a warm start with counts in the log and the model), on a table
+// featurized with other templates (cold, said), with λ changed (cold,
+// said), and the refusals: streamed duals, --resume, another solver, a
+// corrupted kept file (an error naming it).
+func TestTrainWarmStart(t *testing.T) {
+	fixtures(t)
+	full, err := os.ReadFile("testdata/train150.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sents := strings.SplitAfter(strings.TrimSpace(string(full))+"\n", "\n\n")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "old.txt"), []byte(strings.Join(sents[:100], "")), 0o644)
+	os.WriteFile(filepath.Join(dir, "new.txt"), []byte(strings.Join(sents[:150], "")), 0o644)
+	run := func(args ...string) (string, error) {
+		t.Helper()
+		cmd := command(dir, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		return stderr.String(), err
+	}
+	must := func(args ...string) string {
+		t.Helper()
+		log, err := run(args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, log)
+		}
+		return log
+	}
+	must("featurize", "--template", "chunking", "-o", "old.arrow", "old.txt")
+	must("featurize", "--template", "chunking", "-o", "new.arrow", "new.txt")
+	must("featurize", "--template", "ner", "-o", "ner.arrow", "new.txt")
+	must("train", "-q", "--gap-tol", "1e-3", "--keep-duals", "old.duals", "-o", "old.model", "old.arrow")
+	log := must("train", "-q", "--gap-tol", "1e-3", "--warm-start", "old.duals", "-o", "warm.model", "new.arrow")
+	if !strings.Contains(log, "train: warm start from old.duals: 100 sentences kept, 50 added, 0 dropped") {
+		t.Errorf("warm start log:\n%s", log)
+	}
+	cmd := command(dir, "inspect", "warm.model")
+	info, err := cmd.Output()
+	if err != nil || !strings.Contains(string(info), `warm_start   {"from":"old.duals","kept":100,"added":50,"dropped":0,`) {
+		t.Errorf("the model does not record the warm start:\n%s", info)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--warm-start", "old.duals", "ner.arrow"}, "starting cold, not from old.duals: its duals were trained on a table of other feature templates"},
+		{[]string{"--warm-start", "old.duals", "--lambda", "0.01", "new.arrow"}, "its duals were trained with λ = 1/n, this run has λ = 0.01"},
+	} {
+		if log := must(append([]string{"train", "-q", "--gap-tol", "1e-2", "-o", "cold.model"}, tc.args...)...); !strings.Contains(log, tc.want) {
+			t.Errorf("%v: want %q in\n%s", tc.args, tc.want, log)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "old.duals"))
+	b[len(b)/2] ^= 1
+	os.WriteFile(filepath.Join(dir, "bad.duals"), b, 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--warm-start", "old.duals", "--duals", "stream"}, "--warm-start"},
+		{[]string{"--warm-start", "old.duals", "--resume", "ck"}, "--resume"},
+		{[]string{"--warm-start", "old.duals", "--solver", "lbfgs"}, "applies to SDCA only"},
+		{[]string{"--keep-duals", "k.duals", "--solver", "lbfgs"}, "applies to SDCA only"},
+		{[]string{"--keep-duals", "new.arrow"}, "--keep-duals"},
+		{[]string{"--warm-start", "bad.duals"}, "bad.duals: not a usable kept-duals file: the duals' checksum does not match"},
+	} {
+		log, err := run(append(append([]string{"train", "-q", "-o", "x.model"}, tc.args...), "new.arrow")...)
+		if err == nil || !strings.Contains(log, tc.want) {
+			t.Errorf("%v: %v, want an error with %q:\n%s", tc.args, err, tc.want, log)
+		}
+	}
+}
