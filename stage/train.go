@@ -34,8 +34,8 @@ type TrainOptions struct {
 	// sampler is Sampler's), *train.LBFGS, *train.OEG or *train.SAG; nil:
 	// &train.SDCA{}. Train reads its exported fields and runs a fresh
 	// value of that type, so one TrainOptions trains any number of times.
-	// SDCA's Sampler and Duals must be nil: Train makes them from Sampler
-	// and Duals.
+	// SDCA's Sampler, Duals and Warm must be nil: Train makes them from
+	// Sampler, Duals and WarmStart.
 	Method       train.Method
 	Sampler      Sampler // SDCA's sampler
 	NoBias       bool    // leave out the bias, start and end weights (CRFsuite's model)
@@ -222,6 +222,7 @@ func (o TrainOptions) Check() error {
 		checks = append(checks, []check{
 			{m.Sampler != nil, "SDCA.Sampler", nil, "want nil: Train makes the sampler of {Sampler.Kind}"},
 			{m.Duals != nil, "SDCA.Duals", nil, "want nil: Train places the duals as {Duals} says"},
+			{m.Warm != nil, "SDCA.Warm", nil, "want nil: Train makes the warm start of {WarmStart}"},
 		}...)
 	}
 	if Solver(o.Method) != "sdca" {
