@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/duals"
 )
 
 // warmJobFile is a job of featurize and train on a corpus that grows.
@@ -135,7 +137,13 @@ func TestTrainWarmStart(t *testing.T) {
 	must("featurize", "--template", "chunking", "-o", "new.arrow", "new.txt")
 	must("featurize", "--template", "ner", "-o", "ner.arrow", "new.txt")
 	must("train", "-q", "--gap-tol", "1e-3", "--keep-duals", "old.duals", "-o", "old.model", "old.arrow")
-	log := must("train", "-q", "--gap-tol", "1e-3", "--warm-start", "old.duals", "-o", "warm.model", "new.arrow")
+	// Memory-mapped duals, keeping today's for tomorrow.
+	log := must("train", "-q", "--gap-tol", "1e-3", "--warm-start", "old.duals", "--keep-duals", "new.duals", "--duals", "mm.duals", "-o", "warm.model", "new.arrow")
+	if k, err := duals.OpenKept(filepath.Join(dir, "new.duals")); err != nil || len(k.Keys) != 150 {
+		t.Errorf("today's kept duals: %v", err)
+	} else {
+		k.Close()
+	}
 	if !strings.Contains(log, "train: warm start from old.duals: 100 sentences kept, 50 added, 0 dropped") {
 		t.Errorf("warm start log:\n%s", log)
 	}
