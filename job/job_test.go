@@ -139,7 +139,7 @@ func TestRunSkipsUnchanged(t *testing.T) {
 		t.Errorf("featurize ran\n%s\nwant\n%s", x.runs[0], want)
 	}
 	if !strings.Contains(x.runs[1], "train --checkpoint="+filepath.Join(dir, ".dualcrf-job/t/checkpoints/train")+
-		" --checkpoint-every=0 --checkpoint-interval=5m0s --gap-tol=0.01 --no-bias=true") {
+		" --checkpoint-every=0 --checkpoint-interval=5m0s --keep-duals="+filepath.Join(dir, ".dualcrf-job/t/duals/train.duals")+" --gap-tol=0.01 --no-bias=true") {
 		t.Errorf("train ran %s", x.runs[1])
 	}
 	if f1 := m.Stages[2].Metrics["f1"]; f1 != 0.25 {

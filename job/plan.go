@@ -70,6 +70,14 @@ func (f *File) makeStep(st *step) error {
 			v = f.resolve(v)
 			st.outputs = append(st.outputs, v)
 			out("--"+k, v)
+		case st.Run == "train" && k == "keep-duals":
+			// Written at the end of the run, like a duals file not
+			// recorded; the warm-start file it may replace is not an
+			// input either (the job keeps its own in its state).
+			v = f.resolve(v)
+			out("--keep-duals", v)
+		case st.Run == "train" && k == "warm-start":
+			v = f.resolve(v)
 		case st.Run == "train" && k == "duals":
 			// A duals file is written (not recorded: it is train's
 			// scratch); stream or auto in the checkpoint directory.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,9 +68,12 @@ type StageReport struct {
 	Inputs  []FileHash     `json:"inputs,omitempty"`
 	Outputs []FileHash     `json:"outputs,omitempty"`
 	Resumed bool           `json:"resumed,omitempty"` // train continued from its checkpoint
-	Seconds float64        `json:"seconds"`
-	Metrics map[string]any `json:"metrics,omitempty"`
-	Error   string         `json:"error,omitempty"`
+	// WarmStart says how a train stage started: from the duals its last
+	// run kept, or cold and why.
+	WarmStart *WarmReport    `json:"warm_start,omitempty"`
+	Seconds   float64        `json:"seconds"`
+	Metrics   map[string]any `json:"metrics,omitempty"`
+	Error     string         `json:"error,omitempty"`
 }
 
 // Manifest is the record of one run of a job.
@@ -88,6 +92,22 @@ type Manifest struct {
 // state is the job's memory: each stage's last successful run.
 type state struct {
 	Stages map[string]*Record `json:"stages"`
+}
+
+// WarmReport is how a train stage started, in the manifest.
+type WarmReport struct {
+	// Start is "warm" (from the duals the stage's last run kept) or
+	// "cold"; Reason says why a run with kept duals started cold.
+	Start  string `json:"start"`
+	Reason string `json:"reason,omitempty"`
+	// From is the kept-duals file; Kept, Added and Dropped count the
+	// sentences found again, new and gone; NewLabels are labels the kept
+	// duals did not have.
+	From      string   `json:"from,omitempty"`
+	Kept      int      `json:"kept,omitempty"`
+	Added     int      `json:"added,omitempty"`
+	Dropped   int      `json:"dropped,omitempty"`
+	NewLabels []string `json:"new_labels,omitempty"`
 }
 
 // runner is one run of a job.
@@ -277,6 +297,7 @@ func (r *runner) exec(ctx context.Context, s *step, inputs []FileHash, rep *Stag
 				ckArgs = append(ckArgs, "--checkpoint-every=0", "--checkpoint-interval="+CheckpointInterval.String())
 			}
 		}
+		ckArgs = append(ckArgs, r.warmArgs(s, inputs, resume, rep)...)
 		args = append(append([]string{args[0]}, ckArgs...), args[1:]...)
 	}
 	if s.stdout == "" {
@@ -300,7 +321,84 @@ func (r *runner) exec(ctx context.Context, s *step, inputs []FileHash, rep *Stag
 		os.RemoveAll(ckpt) // the model is written: the snapshots are spent
 		os.Remove(ckpt + ".key")
 	}
+	if rep.WarmStart != nil {
+		r.warmFacts(s, rep)
+	}
 	return nil
+}
+
+// keptDuals is the file where train stage s keeps its final duals for the
+// next run's warm start.
+func (f *File) keptDuals(s *step) string {
+	return filepath.Join(f.StateDir(), "duals", s.Name+".duals")
+}
+
+// warmArgs are the flags that make an SDCA train stage keep its final
+// duals in the job's state and start from those of its last run: when it
+// runs again with the same options on changed inputs (a grown corpus).
+// Unchanged inputs (a lost output) train from the start: the same model.
+// With other options (λ, …) it starts cold, as after a resume; the stage
+// itself starts cold when the table's templates or labels do not fit the
+// kept duals. A stage whose options name keep-duals or warm-start is left
+// as it is.
+func (r *runner) warmArgs(s *step, inputs []FileHash, resume bool, rep *StageReport) []string {
+	if _, set := s.Options["keep-duals"]; set {
+		return nil
+	}
+	if _, set := s.Options["warm-start"]; set {
+		return nil
+	}
+	kept := r.f.keptDuals(s)
+	if err := os.MkdirAll(filepath.Dir(kept), 0o755); err != nil {
+		return nil // train reports the unwritable path
+	}
+	args := []string{"--keep-duals=" + kept}
+	rep.WarmStart = &WarmReport{Start: "cold"}
+	rec := r.st.Stages[s.Name]
+	_, err := os.Stat(kept)
+	switch {
+	case err != nil:
+		rep.WarmStart.Reason = "no kept duals (first run)"
+	case resume:
+		rep.WarmStart.Reason = "resumed from its checkpoint"
+	case rec == nil || !slices.Equal(rec.Args, s.args):
+		rep.WarmStart.Reason = "its options changed since the kept duals were made"
+	case slices.Equal(rec.Inputs, inputs):
+		// An output lost or changed: the same inputs make the same model
+		// from the start, bit for bit.
+		rep.WarmStart.Reason = "its inputs did not change"
+	default:
+		rep.WarmStart.Start, rep.WarmStart.From = "warm", kept
+		return append(args, "--warm-start="+kept)
+	}
+	if err == nil {
+		fmt.Fprintf(r.o.Log, "run: %s: starting cold, not from %s: %s\n", s.Name, kept, rep.WarmStart.Reason)
+	}
+	return args
+}
+
+// warmFacts completes a warm start's report from the model's training
+// facts: the counts, or why the stage started cold after all.
+func (r *runner) warmFacts(s *step, rep *StageReport) {
+	if rep.WarmStart.Start != "warm" {
+		return
+	}
+	m, err := stage.ReadModel(context.Background(), stage.File(s.outputs[len(s.outputs)-1]))
+	if err != nil {
+		return
+	}
+	var facts struct {
+		Warm *stage.WarmFacts `json:"warm_start"`
+	}
+	if json.Unmarshal([]byte(m.Meta[schemas.KeyTraining]), &facts) != nil || facts.Warm == nil {
+		return
+	}
+	w := rep.WarmStart
+	if facts.Warm.Cold != "" {
+		w.Start, w.Reason, w.From = "cold", facts.Warm.Cold, ""
+		return
+	}
+	w.Kept, w.Added, w.Dropped, w.NewLabels = facts.Warm.Kept, facts.Warm.Added, facts.Warm.Dropped, facts.Warm.NewLabels
 }
 
 // CheckpointInterval is the training time between two snapshots of a

@@ -47,3 +47,4 @@ fuzz train FuzzDecodeState 8000 10s
 fuzz train FuzzDecodeWeights 30000 10s
 fuzz duals FuzzDualsHeader 25000 10s
 fuzz duals FuzzStreamFile 3000 0s
+fuzz duals FuzzReadKept 8000 0s

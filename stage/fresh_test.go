@@ -9,10 +9,11 @@ import (
 
 // TestFreshCopiesEverySetting: the method Train runs is a new value with
 // every exported setting of the one it was given — a field added to a
-// method and forgotten in fresh fails here — except SDCA's Sampler and
-// Duals, which Train makes from TrainOptions.Sampler and Duals.
+// method and forgotten in fresh fails here — except SDCA's Sampler, Duals
+// and Warm, which Train makes from TrainOptions.Sampler, Duals and
+// WarmStart.
 func TestFreshCopiesEverySetting(t *testing.T) {
-	madeByTrain := map[string]bool{"SDCA.Sampler": true, "SDCA.Duals": true}
+	madeByTrain := map[string]bool{"SDCA.Sampler": true, "SDCA.Duals": true, "SDCA.Warm": true}
 	for _, m := range []train.Method{&train.SDCA{}, &train.LBFGS{}, &train.OEG{}, &train.SAG{}} {
 		v := reflect.ValueOf(m).Elem()
 		name := v.Type().Name()

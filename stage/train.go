@@ -34,8 +34,8 @@ type TrainOptions struct {
 	// sampler is Sampler's), *train.LBFGS, *train.OEG or *train.SAG; nil:
 	// &train.SDCA{}. Train reads its exported fields and runs a fresh
 	// value of that type, so one TrainOptions trains any number of times.
-	// SDCA's Sampler and Duals must be nil: Train makes them from Sampler
-	// and Duals.
+	// SDCA's Sampler, Duals and Warm must be nil: Train makes them from
+	// Sampler, Duals and WarmStart.
 	Method       train.Method
 	Sampler      Sampler // SDCA's sampler
 	NoBias       bool    // leave out the bias, start and end weights (CRFsuite's model)
@@ -81,6 +81,21 @@ type TrainOptions struct {
 	// checkpoint directory) once AfterTraining has succeeded. A failed or
 	// interrupted run always keeps them, for Resume.
 	KeepCheckpoints bool
+
+	// KeepDuals, when set, is a file where a run that ends well keeps its
+	// final duals with a key per sentence — a hash of its tokens (the
+	// table's text columns, read with it; else its attribute names) and
+	// gold label names — for a later WarmStart. Written to a temporary
+	// file and renamed. SDCA only.
+	KeepDuals string
+	// WarmStart, when set, is a KeepDuals file of an earlier run whose
+	// duals this one starts from: sentences found again by key keep their
+	// duals (relabelled by label name), new ones start at eq. 21's μ⁰,
+	// and the initial certificate's block gaps seed the sampler. Kept
+	// duals of other feature templates, another λ setting, or a label
+	// this table lacks give a cold start, which the log and the model's
+	// training facts say. Duals in memory or memory-mapped; SDCA only.
+	WarmStart string
 
 	// Log receives the summary lines and warnings (and, unless Quiet, one
 	// line per epoch and per checkpoint); nil: discarded.
@@ -200,11 +215,14 @@ func (o TrainOptions) Check() error {
 		{o.Duals.Place == DualsFile && o.Duals.Path == "", "Duals", nil, "want a file path with DualsFile"},
 		{(o.Duals.Place == DualsAuto || o.Duals.Place == DualsMemory) && o.Duals.Path != "", "Duals", o.Duals.Path, "a path applies to DualsStream and DualsFile only"},
 		{o.MemoryBudget < 0, "MemoryBudget", o.MemoryBudget, "want a positive size"},
+		{o.WarmStart != "" && o.Resume != "", "WarmStart", o.WarmStart, "a run resumed with {Resume} continues from its own duals"},
+		{o.WarmStart != "" && o.Duals.Place == DualsStream, "WarmStart", o.WarmStart, "needs the duals in memory or in a memory-mapped file, not {Duals} stream"},
 	}
 	if m, ok := o.Method.(*train.SDCA); ok {
 		checks = append(checks, []check{
 			{m.Sampler != nil, "SDCA.Sampler", nil, "want nil: Train makes the sampler of {Sampler.Kind}"},
 			{m.Duals != nil, "SDCA.Duals", nil, "want nil: Train places the duals as {Duals} says"},
+			{m.Warm != nil, "SDCA.Warm", nil, "want nil: Train makes the warm start of {WarmStart}"},
 		}...)
 	}
 	if Solver(o.Method) != "sdca" {
@@ -212,6 +230,8 @@ func (o TrainOptions) Check() error {
 			{o.Checkpoint != "", "Checkpoint", o.Checkpoint, "applies to SDCA only (the other methods cannot resume)"},
 			{o.Resume != "", "Resume", o.Resume, "applies to SDCA only (the other methods cannot resume)"},
 			{o.Duals != Duals{}, "Duals", nil, "applies to SDCA only"},
+			{o.KeepDuals != "", "KeepDuals", o.KeepDuals, "applies to SDCA only (the other methods have no duals)"},
+			{o.WarmStart != "", "WarmStart", o.WarmStart, "applies to SDCA only (the other methods have no duals)"},
 		}...)
 	}
 	for _, ch := range checks {
@@ -272,6 +292,9 @@ type trainer struct {
 	streamOpts   duals.StreamOptions
 	streamBlocks int
 	stream       *duals.Stream
+	// The warm start's kept duals and facts (WarmStart).
+	kept *duals.Kept
+	warm *WarmFacts
 }
 
 // logf writes a line to the log.
@@ -287,6 +310,9 @@ func (r *trainer) logf(format string, args ...any) { fmt.Fprintf(r.o.Log, format
 func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOptions) (*TrainResult, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
+	}
+	if o.KeepDuals != "" && sameFile(o.KeepDuals, name) {
+		return nil, optionError("KeepDuals", o.KeepDuals, "is the training table: it would be overwritten")
 	}
 	r := &trainer{o: o.withDefaults(), name: name, t: t}
 	r.solver = Solver(r.o.Method)
@@ -307,6 +333,7 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 	if r.stream != nil {
 		defer r.stream.Close() // closing twice does nothing
 	}
+	defer r.kept.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -330,8 +357,14 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 		r.sd.Duals = store
 	}
 	res, err := r.run(ctx, method)
+	r.kept.Close() // read by Init; closed before KeepDuals may replace it
 	if err != nil {
 		return nil, err
+	}
+	if r.o.KeepDuals != "" {
+		if err := r.keepDuals(res); err != nil {
+			return nil, err
+		}
 	}
 	if r.o.AfterTraining != nil {
 		if err := r.o.AfterTraining(res); err != nil {
@@ -451,6 +484,14 @@ func (r *trainer) method() (train.Method, error) {
 	if o.Checkpoint != "" {
 		r.set.Checkpoint = r.saveCheckpoint
 	}
+	if o.WarmStart != "" {
+		if r.place == DualsStream {
+			return nil, optionError("WarmStart", o.WarmStart, "needs the duals in memory or in a memory-mapped file; this run streams them ({Duals} auto): give {Duals} file:PATH or a larger {MemoryBudget}")
+		}
+		if err := r.openWarm(); err != nil {
+			return nil, err
+		}
+	}
 	if o.Resume == "" {
 		return r.sd, nil
 	}
@@ -554,6 +595,9 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 		facts["seed"] = m.Seed
 	case *train.SAG:
 		facts["seed"], facts["sag_variant"] = m.Seed, cmp.Or(m.Variant, train.DefaultSAGVariant)
+	}
+	if r.warm != nil {
+		facts["warm_start"] = r.warm
 	}
 	if r.sd != nil {
 		facts["sampler"], facts["seed"] = r.o.Sampler.Kind, r.sd.Seed

@@ -69,6 +69,11 @@ type SDCA struct {
 	// weights of the round's start. 0 means max(1, DefaultRoundSize/P).
 	// It applies to more than one worker only.
 	RoundSteps int
+	// Warm, when not nil, is the initial point taken from an earlier
+	// run's duals (warm.go) instead of eq. 21's μ⁰; the initial
+	// certificate's exact block gaps then seed the sampler. Duals in
+	// memory or in a memory-mapped file only.
+	Warm *WarmStart
 
 	p       *Problem
 	duals   duals.Store
@@ -91,6 +96,9 @@ type SDCA struct {
 	// whatAt is the step count at which w was set to ŵ(μ) computed from
 	// the duals (Init), −1 if never.
 	whatAt int64
+	// warmGaps is set by a warm start until the initial certificate has
+	// handed its block gaps to the sampler.
+	warmGaps bool
 }
 
 // Check refuses a setting out of range with a *FieldError; a zero that
@@ -170,13 +178,18 @@ func (m *SDCA) runSettings(p *Problem) runSettings {
 	return rs
 }
 
-// Init sets μ⁰ = ε·uniform + (1−ε)·gold on every block and w = ŵ(μ⁰).
+// Init sets μ⁰ = ε·uniform + (1−ε)·gold on every block (or the kept
+// duals of Warm) and w = ŵ(μ⁰).
 func (m *SDCA) Init(p *Problem) error {
 	if err := m.setup(p); err != nil {
 		return err
 	}
 	eps, _ := m.effective()
-	if s := m.streamStore(); s != nil {
+	if m.Warm != nil {
+		if err := m.initWarm(m.Warm, eps); err != nil {
+			return err
+		}
+	} else if s := m.streamStore(); s != nil {
 		if err := m.streamInit(s, eps); err != nil {
 			return err
 		}
@@ -248,6 +261,7 @@ func (m *SDCA) setup(p *Problem) error {
 	}
 	m.epoch, m.pos = 0, 0
 	m.whatAt = -1
+	m.warmGaps = false
 	m.src = rand.NewPCG(m.Seed, 0x5dca)
 	m.rng = rand.New(m.src)
 	m.rows = newSentenceRows(d)
@@ -383,6 +397,9 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	if m.whatAt == m.st.steps {
 		w = slices.Clone(m.st.w)
 		m.p.meterAdd(m.p.N()) // the ŵ(μ) half of the certificate's work
+		if m.warmGaps {
+			return m.warmCertify(ctx, w)
+		}
 	}
 	return dualCertificate(ctx, m.p, m.duals, w)
 }
@@ -392,6 +409,12 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 // identity P − D = mean block gap. w, when not nil, is ŵ(μ) recomputed
 // from scratch by the caller (a slice the certificate takes); nil: What.
 func dualCertificate(ctx context.Context, p *Problem, store duals.Store, w []float64) (Certificate, error) {
+	c, _, err := dualCertificateGaps(ctx, p, store, w)
+	return c, err
+}
+
+// dualCertificateGaps is dualCertificate that also returns the block gaps.
+func dualCertificateGaps(ctx context.Context, p *Problem, store duals.Store, w []float64) (Certificate, []float64, error) {
 	// The pass takes ŵ(μ) recomputed from the duals rather than the
 	// incrementally kept w (equal to ~1e-13): the certificate is then exactly
 	// about the pair (ŵ(μ), μ) the gap identity speaks of, and its residual
@@ -400,20 +423,20 @@ func dualCertificate(ctx context.Context, p *Problem, store duals.Store, w []flo
 	if w == nil {
 		var err error
 		if w, err = p.What(store); err != nil {
-			return Certificate{}, err
+			return Certificate{}, nil, err
 		}
 	}
 	r, err := p.pass(ctx, w, store, false)
 	if err != nil {
-		return Certificate{}, err
+		return Certificate{}, nil, err
 	}
 	c := Certificate{Primal: r.Primal, Dual: r.Dual, Gap: r.Primal - r.Dual, Weights: w}
 	c.Residual = math.Abs(c.Gap - r.MeanGap)
 	if c.Residual > 1e-7*max(1, math.Abs(r.Primal)) {
-		return c, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g (corrupt duals, or float64 precision exhausted: is λ = %g too small for this data?)",
+		return c, nil, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g (corrupt duals, or float64 precision exhausted: is λ = %g too small for this data?)",
 			ErrIdentity, c.Gap, r.MeanGap, p.Lambda)
 	}
-	return c, nil
+	return c, r.Gaps, nil
 }
 
 var (

@@ -100,6 +100,9 @@ func trainFlags() optionFlags[trainSetup] {
 				s.o.Transitions, err = parsePairs(n, c.String(n), "all")
 				return err
 			}},
+		{catInput, &cli.StringFlag{Name: "warm-start", Usage: "start SDCA from the duals an earlier run kept with --keep-duals: its sentences found again (by their tokens and labels) keep their duals, new ones start as usual; " +
+			"other feature templates, another --lambda or a label this table lacks start cold (said in the log and the model). Not with streamed duals"},
+			[]string{"WarmStart"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.WarmStart = c.String(n); return nil }},
 		{catFeatures, &cli.BoolFlag{Name: "no-bias", Usage: "leave out the bias, start and end weights (CRFsuite's model)"},
 			[]string{"NoBias"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.NoBias = c.Bool(n); return nil }},
 		{catSolver, &cli.StringFlag{Name: "lambda", Value: "1/n", Usage: "regularisation λ > 0: a number, or c/n for c divided by the number of sentences"},
@@ -161,6 +164,8 @@ func trainFlags() optionFlags[trainSetup] {
 		{catStopping, &cli.DurationFlag{Name: "max-time", DefaultText: "no limit", Usage: "stop after this much training time, e.g. 10m or 1h30m"},
 			[]string{"MaxTime"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.MaxTime = c.Duration(n); return nil }},
 		{catOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "model file (Arrow IPC file; Parquet when the name ends .parquet); - = standard output"}, nil, nil},
+		{catOutput, &cli.StringFlag{Name: "keep-duals", Usage: "keep the final duals here, with a key per sentence, for a later --warm-start on a grown corpus (SDCA; about the size of the duals)"},
+			[]string{"KeepDuals"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.KeepDuals = c.String(n); return nil }},
 		{catOutput, &cli.StringFlag{Name: "log", Usage: "write the per-epoch training log here (Arrow IPC file; Parquet when the name ends .parquet)"}, nil, nil},
 		{catOutput, &cli.StringFlag{Name: "plot", Usage: "draw the certified gap and P − best dual against seconds and epochs here (.svg or .png); certifies every epoch unless --gap-every is given (a full pass each: on CoNLL-2000 about +50% CPU time)"}, nil, nil},
 		{catOutput, &cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the training loop here", Hidden: true}, nil, nil},
@@ -325,7 +330,8 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := readTableArg(c, in)
+	// The kept duals' keys hash the tokens' text: read with the table.
+	t, err := stage.ReadFeatureTable(c.Context, stageInput(c, in), o.KeepDuals == "" && o.WarmStart == "")
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,179 @@
+package train
+
+// SDCA's warm start: the initial duals taken from an earlier run's final
+// duals on (part of) the same sentences.
+//
+// A kept block μ_j is a point of sentence j's marginal polytope over the
+// kept labels; relabelled by an injective map π of the kept labels into
+// the problem's, it is a point of the polytope over the problem's labels
+// that gives zero mass to every label π misses (a new label). The dual
+// entropy H̃ needs μ in the polytope's relative interior, so where labels
+// are new the block is mixed with the uniform marginals U (positive
+// everywhere): μ_i = (1−ε)·π(μ_j) + ε·U, ε the run's Epsilon (eq. 21's).
+// Both terms are consistent marginals (adjacent edges agree on their
+// shared node), so their convex combination is too, and it is positive:
+// μ is dual-feasible, and P(ŵ(μ)) − D(μ) = (1/n)Σ_i D̃(μ_i‖ν_i(ŵ(μ)))
+// holds exactly as at any interior point — the certificate passes check
+// this identity as always. Where the label set is the same (π a
+// permutation) ε is 0 and the kept entries are moved, not changed: a kept
+// block with the same label ids is bit-identical. A sentence without a
+// kept block starts at eq. 21's μ⁰.
+//
+// The sampler's gap estimates from a cold start (all equal) would be far
+// off: kept sentences are near their optimum, new ones far from it. The
+// initial certificate's pass computes every block gap exactly; they are
+// handed to the sampler before the first epoch.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/internal/num"
+)
+
+// WarmStart is SDCA's initial point taken from kept duals (SDCA.Warm).
+type WarmStart struct {
+	// From[i] is the kept block of the problem's sentence i, an index
+	// into the blocks Blocks reads, or −1 for a sentence without one. No
+	// block may serve two sentences.
+	From []int
+	// Labels[a] is the problem's label id of kept label a; distinct. A
+	// problem label no kept label maps to is new: it gets zero mass
+	// before the mix with ε of the uniform marginals.
+	Labels []int
+	// Blocks calls fn with every kept block in order (j = 0, 1, …) and
+	// stops at fn's first error (duals.Kept.Each); mu may be reused
+	// between calls.
+	Blocks func(fn func(j int, mu []float64) error) error
+}
+
+// check refuses a warm start that does not fit the problem's n sentences
+// and K labels.
+func (ws *WarmStart) check(n, K int) error {
+	if len(ws.From) != n {
+		return fmt.Errorf("%w: the warm start maps %d sentences, the problem has %d", ErrBadProblem, len(ws.From), n)
+	}
+	if len(ws.Labels) == 0 || len(ws.Labels) > K || ws.Blocks == nil {
+		return fmt.Errorf("%w: the warm start has %d labels for a problem of %d", ErrBadProblem, len(ws.Labels), K)
+	}
+	seen := make([]bool, K)
+	for a, y := range ws.Labels {
+		if y < 0 || y >= K || seen[y] {
+			return fmt.Errorf("%w: the warm start maps its label %d to %d", ErrBadProblem, a, y)
+		}
+		seen[y] = true
+	}
+	return nil
+}
+
+// initWarm sets the duals from ws as the file's comment says.
+func (m *SDCA) initWarm(ws *WarmStart, eps float64) error {
+	p := m.p
+	d := p.Data
+	n, K := d.Len(), p.Layout.NumLabels
+	if err := ws.check(n, K); err != nil {
+		return err
+	}
+	if m.streamStore() != nil {
+		return fmt.Errorf("%w: a warm start needs duals in memory or in a memory-mapped file, not streamed", ErrBadProblem)
+	}
+	// inv[j] is the sentence kept block j starts.
+	inv := map[int]int{}
+	for i, j := range ws.From {
+		if j < -1 {
+			return fmt.Errorf("%w: the warm start maps sentence %d to block %d", ErrBadProblem, i, j)
+		}
+		if j < 0 {
+			continue
+		}
+		if o, dup := inv[j]; dup {
+			return fmt.Errorf("%w: the warm start gives kept block %d to sentences %d and %d", ErrBadProblem, j, o, i)
+		}
+		inv[j] = i
+	}
+	_ = num.Parallel(context.Background(), n, 0, func() func(int) {
+		return func(i int) {
+			if ws.From[i] < 0 {
+				initBlock(m.duals.Block(i), d.Sentence(i).Labels, K, eps)
+			}
+		}
+	})
+	mix := 0.0
+	if len(ws.Labels) < K {
+		mix = eps
+	}
+	done := 0
+	err := ws.Blocks(func(j int, mu []float64) error {
+		i, ok := inv[j]
+		if !ok {
+			return nil
+		}
+		T := d.SentStart[i+1] - d.SentStart[i]
+		if want := crf.BlockLen(T, len(ws.Labels)); len(mu) != want {
+			return fmt.Errorf("%w: kept block %d has %d entries; sentence %d of %d tokens wants %d", ErrBadProblem, j, len(mu), i, T, want)
+		}
+		relabel(m.duals.Block(i), mu, ws.Labels, T, K, mix)
+		done++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if done != len(inv) {
+		return fmt.Errorf("%w: the warm start read %d of its %d kept blocks", ErrBadProblem, done, len(inv))
+	}
+	p.meterAdd(n)
+	m.warmGaps = true
+	return nil
+}
+
+// relabel sets dst, a block of T tokens over K labels, to
+// (1−mix)·π(src) + mix·U, where src is a block over len(L) labels and
+// π maps label a to L[a]. With mix 0 the entries of src are moved
+// unchanged.
+func relabel(dst, src []float64, L []int, T, K int, mix float64) {
+	Ko := len(L)
+	keep := 1 - mix
+	if T <= 1 {
+		u := mix / float64(K)
+		for y := range dst {
+			dst[y] = u
+		}
+		for a, y := range L {
+			dst[y] = keep*src[a] + u
+		}
+		return
+	}
+	u := mix / float64(K*K)
+	for e := range dst {
+		dst[e] = u
+	}
+	for t := 0; t < T-1; t++ {
+		for a, ya := range L {
+			so := (t*Ko + a) * Ko
+			do := (t*K + ya) * K
+			for b, yb := range L {
+				dst[do+yb] = keep*src[so+b] + u
+			}
+		}
+	}
+}
+
+// warmCertify is the initial certificate of a warm start: the dual
+// certificate, whose exact block gaps become the sampler's estimates.
+func (m *SDCA) warmCertify(ctx context.Context, w []float64) (Certificate, error) {
+	c, gaps, err := dualCertificateGaps(ctx, m.p, m.duals, w)
+	if err != nil {
+		return c, err
+	}
+	m.sched.refresh(slices.Clone(gaps))
+	m.warmGaps = false
+	return c, nil
+}
+
+// Store returns the dual store of the run (after Init or a resume): the
+// duals a run keeps for a later warm start.
+func (m *SDCA) Store() duals.Store { return m.duals }

@@ -1,0 +1,233 @@
+package train
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/crf/crftest"
+	"github.com/dualcrf/dualcrf/duals"
+)
+
+// trainCold trains p from eq. 21 to the tolerance and returns the result
+// and the method (whose Store holds the final duals).
+func trainCold(t *testing.T, p *Problem, tol float64) (*Result, *SDCA) {
+	t.Helper()
+	m := &SDCA{Seed: 2, Workers: 1}
+	res, err := Train(context.Background(), p, Settings{MaxEpochs: 500, GapTol: tol}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, m
+}
+
+// storeBlocks reads the blocks of s in order, as duals.Kept.Each does.
+func storeBlocks(s duals.Store) func(func(int, []float64) error) error {
+	return func(fn func(int, []float64) error) error {
+		for j := range s.Len() {
+			if err := fn(j, append([]float64(nil), s.Block(j)...)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// TestWarmSameProblem starts a run from a finished run's duals on the same
+// sentences: every block is taken bit for bit, the initial certificate is
+// the finished run's final one, its block gaps are the sampler's, and the
+// run stops at once.
+func TestWarmSameProblem(t *testing.T) {
+	p := randomProblem(t, 21, 25, 6, 10, 3, true, 0)
+	cold, cm := trainCold(t, p, 1e-6)
+	old := cm.Store()
+	from := make([]int, p.N())
+	for i := range from {
+		from[i] = i
+	}
+	w := &SDCA{Seed: 9, Workers: 1, Warm: &WarmStart{From: from, Labels: []int{0, 1, 2}, Blocks: storeBlocks(old)}}
+	if err := w.Init(p); err != nil {
+		t.Fatal(err)
+	}
+	for i := range p.N() {
+		a, b := w.Store().Block(i), old.Block(i)
+		for e := range a {
+			if math.Float64bits(a[e]) != math.Float64bits(b[e]) {
+				t.Fatalf("block %d entry %d: %v, kept %v", i, e, a[e], b[e])
+			}
+		}
+	}
+	c, err := w.Certify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !relClose(c.Primal, cold.Last.Primal, 1e-12) || math.Abs(c.Gap-cold.Last.Gap) > 1e-12 {
+		t.Fatalf("initial certificate P %.15g gap %g; the kept run ended at P %.15g gap %g", c.Primal, c.Gap, cold.Last.Primal, cold.Last.Gap)
+	}
+	// The sampler holds the exact block gaps: their mean is the gap.
+	gaps := w.sampler.State().Gaps
+	sum := 0.0
+	for _, g := range gaps {
+		sum += g
+	}
+	if !relClose(sum/float64(len(gaps)), c.Gap, 1e-6) {
+		t.Fatalf("the sampler's gaps average %g, the certified gap is %g", sum/float64(len(gaps)), c.Gap)
+	}
+	w2 := &SDCA{Seed: 9, Workers: 1, Warm: &WarmStart{From: from, Labels: []int{0, 1, 2}, Blocks: storeBlocks(old)}}
+	res, err := Train(context.Background(), p, Settings{MaxEpochs: 500, GapTol: 1e-6}, w2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Epochs != 0 || res.Stopped != GapReached {
+		t.Fatalf("a warm start at a certified point ran %d epochs (%v)", res.Epochs, res.Stopped)
+	}
+}
+
+// grown returns p's sentences plus extra random ones, with the labels
+// renumbered by perm (old label a is perm[a]) and, in the added sentences
+// only, old label 0 renamed to the new label newLabel: a corpus grown by a
+// day whose annotators split a label.
+func grown(t *testing.T, p *Problem, extra int, perm []int, newLabel int) *Problem {
+	t.Helper()
+	K := p.Layout.NumLabels + 1
+	more := crftest.RandomDataset(rand.New(rand.NewPCG(99, 1)), extra, 6, p.Data.NumAttrs, p.Layout.NumLabels, true)
+	a, b := p.Data, more
+	d := &crf.Dataset{NumAttrs: a.NumAttrs, NumLabels: K}
+	d.SentStart = append([]int(nil), a.SentStart...)
+	d.AttrStart = append([]int(nil), a.AttrStart...)
+	d.Attrs = append(append([]int32(nil), a.Attrs...), b.Attrs...)
+	d.Values = append(append([]float64(nil), a.Values...), b.Values...)
+	for _, y := range a.Labels {
+		d.Labels = append(d.Labels, int32(perm[y]))
+	}
+	for _, y := range b.Labels {
+		if y == 0 {
+			d.Labels = append(d.Labels, int32(newLabel))
+		} else {
+			d.Labels = append(d.Labels, int32(perm[y]))
+		}
+	}
+	N, occ := a.SentStart[len(a.SentStart)-1], a.AttrStart[len(a.AttrStart)-1]
+	for _, s := range b.SentStart[1:] {
+		d.SentStart = append(d.SentStart, N+s)
+	}
+	for _, s := range b.AttrStart[1:] {
+		d.AttrStart = append(d.AttrStart, occ+s)
+	}
+	q, err := NewProblem(d, p.Lambda, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// TestWarmGrownNewLabel warm-starts a grown corpus with relabelled ids and
+// a new label: kept blocks are (1−ε)·π(μ) + ε·uniform exactly, positive and
+// consistent marginals, the certificates hold, and the final primal agrees
+// with a cold run's within the two certified gaps.
+func TestWarmGrownNewLabel(t *testing.T) {
+	p := randomProblem(t, 31, 20, 5, 10, 3, true, 0)
+	_, cm := trainCold(t, p, 1e-8)
+	old := cm.Store()
+	perm := []int{1, 3, 0} // kept label a is the grown problem's perm[a]; label 2 is new
+	q := grown(t, p, 10, perm, 2)
+	from := make([]int, q.N())
+	for i := range from {
+		from[i] = -1
+		if i < p.N() {
+			from[i] = i
+		}
+	}
+	const eps = 1e-3
+	ws := &WarmStart{From: from, Labels: perm, Blocks: storeBlocks(old)}
+	w := &SDCA{Seed: 5, Workers: 1, Epsilon: eps, Warm: ws}
+	if err := w.Init(q); err != nil {
+		t.Fatal(err)
+	}
+	K := 4
+	for i := range p.N() {
+		T := q.Data.SentStart[i+1] - q.Data.SentStart[i]
+		got, kept := w.Store().Block(i), old.Block(i)
+		for e, x := range got {
+			if !(x > 0) {
+				t.Fatalf("block %d entry %d = %g: not positive", i, e, x)
+			}
+		}
+		if T == 1 {
+			for a, y := range perm {
+				if want := (1-eps)*kept[a] + eps/float64(K); got[y] != want {
+					t.Fatalf("block %d label %d: %g, want %g", i, y, got[y], want)
+				}
+			}
+			continue
+		}
+		for tt := 0; tt < T-1; tt++ {
+			for a, ya := range perm {
+				for b, yb := range perm {
+					want := (1-eps)*kept[(tt*3+a)*3+b] + eps/float64(K*K)
+					if g := got[(tt*K+ya)*K+yb]; g != want {
+						t.Fatalf("block %d edge %d (%d,%d): %g, want %g", i, tt, ya, yb, g, want)
+					}
+				}
+			}
+		}
+		// Consistent: edge tt's right node marginal is edge tt+1's left one.
+		for tt := 0; tt+2 < T; tt++ {
+			for y := range K {
+				right, left := 0.0, 0.0
+				for z := range K {
+					right += got[(tt*K+z)*K+y]
+					left += got[((tt+1)*K+y)*K+z]
+				}
+				if math.Abs(right-left) > 1e-12 {
+					t.Fatalf("block %d: node %d label %d has marginals %g and %g", i, tt+1, y, right, left)
+				}
+			}
+		}
+	}
+	ctx := context.Background()
+	warm, err := Train(ctx, q, Settings{MaxEpochs: 500, GapTol: 1e-8}, &SDCA{Seed: 5, Workers: 1, Epsilon: eps,
+		Warm: &WarmStart{From: from, Labels: perm, Blocks: storeBlocks(old)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cold, _ := trainCold(t, q, 1e-8)
+	if d := math.Abs(warm.Last.Primal - cold.Last.Primal); d > warm.Last.Gap+cold.Last.Gap {
+		t.Fatalf("warm primal %.15g and cold %.15g differ by %g, more than their gaps %g + %g",
+			warm.Last.Primal, cold.Last.Primal, d, warm.Last.Gap, cold.Last.Gap)
+	}
+	if warm.Records[0].Gap >= cold.Records[0].Gap {
+		t.Errorf("the warm start's initial gap %g is not below the cold start's %g", warm.Records[0].Gap, cold.Records[0].Gap)
+	}
+}
+
+// TestWarmRefused refuses a warm start that does not fit the problem.
+func TestWarmRefused(t *testing.T) {
+	p := randomProblem(t, 41, 5, 4, 6, 3, false, 0)
+	m := duals.NewMemory(p.Data)
+	defer m.Close()
+	ok := func() *WarmStart {
+		return &WarmStart{From: []int{0, 1, 2, 3, 4}, Labels: []int{0, 1, 2}, Blocks: storeBlocks(m)}
+	}
+	for name, change := range map[string]func(*WarmStart){
+		"short":       func(w *WarmStart) { w.From = w.From[:4] },
+		"twice":       func(w *WarmStart) { w.From[1] = 0 },
+		"label twice": func(w *WarmStart) { w.Labels[1] = 0 },
+		"label range": func(w *WarmStart) { w.Labels[2] = 3 },
+		"more labels": func(w *WarmStart) { w.Labels = []int{0, 1, 2, 3} },
+		"below -1":    func(w *WarmStart) { w.From[2] = -2 },
+		"no blocks":   func(w *WarmStart) { w.Blocks = nil },
+		"block size": func(w *WarmStart) {
+			w.Blocks = func(fn func(int, []float64) error) error { return fn(0, make([]float64, 1)) }
+		},
+		"few blocks": func(w *WarmStart) { w.Blocks = func(func(int, []float64) error) error { return nil } },
+	} {
+		ws := ok()
+		change(ws)
+		if err := (&SDCA{Workers: 1, Warm: ws}).Init(p); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
