@@ -129,7 +129,13 @@ func corruptFixtures(t *testing.T, dir string) []corruptType {
 		{"decode -m", func(f, o string) []string { return []string{"decode", "-m", f, "-o", o, p("test.arrow")} }},
 		{"featurize --model", func(f, o string) []string { return []string{"featurize", "--model", f, "-o", o, test} }},
 		{"decode --text -m", func(f, o string) []string { return []string{"decode", "--text", test, "-m", f, "-o", o} }},
+		{"explain", func(f, o string) []string { return []string{"explain", "--top", "3", "-o", o, f} }},
 		inspect,
+	}
+	// export refuses a model with bias weights: it reads the --no-bias one.
+	noBiasStages := []corruptStage{
+		{"export", func(f, o string) []string { return []string{"export", "--format", "crfsuite", "-o", o, f} }},
+		{"explain -o .parquet", func(f, o string) []string { return []string{"explain", "--format", "parquet", "-o", o, f} }},
 	}
 	predStages := []corruptStage{
 		{"eval", func(f, _ string) []string { return []string{"eval", f} }},
@@ -143,6 +149,7 @@ func corruptFixtures(t *testing.T, dir string) []corruptType {
 		}
 		types = append(types,
 			corruptType{name: "model" + kind, good: p("model" + ext), other: p("model-other" + ext), identical: true, stages: modelStages},
+			corruptType{name: "model no-bias" + kind, good: p("model-other" + ext), other: p("model" + ext), identical: true, stages: noBiasStages},
 			corruptType{name: "prediction table" + kind, good: p("pred" + ext), other: p("pred-other" + ext), stages: predStages},
 			corruptType{name: "training log" + kind, good: p("log" + ext), other: p("log-other" + ext), stages: []corruptStage{inspect}},
 			corruptType{name: "scores table" + kind, good: p("scores" + ext), other: p("scores-other" + ext), stages: []corruptStage{inspect}},
