@@ -104,6 +104,11 @@ func corruptFixtures(t *testing.T, dir string) []corruptType {
 		{"decode", "-m", p("model.arrow"), "--marginals", "-o", p("pred-other.parquet"), p("test.arrow")},
 		{"eval", "--arrow", p("scores.parquet"), p("pred.arrow")},
 		{"eval", "--no-chunks", "--arrow", p("scores-other.parquet"), p("pred.arrow")},
+		// Weights tables (explain -o), both formats.
+		{"explain", "-o", p("weights.arrow"), p("model.arrow")},
+		{"explain", "-o", p("weights-other.arrow"), p("model-other.arrow")},
+		{"explain", "-o", p("weights.parquet"), p("model.arrow")},
+		{"explain", "-o", p("weights-other.parquet"), p("model-other.arrow")},
 	}
 	for _, args := range steps {
 		if code, _, stderr, pv := inProcess(args...); code != 0 || pv != nil {
@@ -153,6 +158,7 @@ func corruptFixtures(t *testing.T, dir string) []corruptType {
 			corruptType{name: "prediction table" + kind, good: p("pred" + ext), other: p("pred-other" + ext), stages: predStages},
 			corruptType{name: "training log" + kind, good: p("log" + ext), other: p("log-other" + ext), stages: []corruptStage{inspect}},
 			corruptType{name: "scores table" + kind, good: p("scores" + ext), other: p("scores-other" + ext), stages: []corruptStage{inspect}},
+			corruptType{name: "weights table" + kind, good: p("weights" + ext), other: p("weights-other" + ext), stages: []corruptStage{inspect}},
 		)
 	}
 	// Parquet token tables, read by featurize: one from a data lake and

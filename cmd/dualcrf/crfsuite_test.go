@@ -14,7 +14,7 @@ import (
 )
 
 // crfsuiteVar names the CRFsuite binary the interoperability test runs
-// (.ci/crfsuite.sh builds it from CRFsuite 0.12.2's sources and sets it).
+// (scripts/ci-crfsuite.sh builds it from CRFsuite 0.12.2's sources and sets it).
 const crfsuiteVar = "DUALCRF_CRFSUITE"
 
 // crfsuiteBinary returns the crfsuite binary of $DUALCRF_CRFSUITE; without
@@ -24,7 +24,7 @@ func crfsuiteBinary(t *testing.T) string {
 	path := os.Getenv(crfsuiteVar)
 	if path == "" {
 		if datatest.Required() {
-			t.Fatalf("$%s is not set: CI builds CRFsuite (.ci/crfsuite.sh) and names its binary there", crfsuiteVar)
+			t.Fatalf("$%s is not set: CI builds CRFsuite (scripts/ci-crfsuite.sh) and names its binary there", crfsuiteVar)
 		}
 		t.Skipf("$%s is not set: no CRFsuite binary to check the export with", crfsuiteVar)
 	}

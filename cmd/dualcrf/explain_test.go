@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -27,6 +29,9 @@ func TestExplainWeightsTable(t *testing.T) {
 	want := stage.WeightRows(m)
 	for _, name := range []string{"w.arrow", "w.parquet", "w.feather"} {
 		mustRun(t, dir, "explain", "-o", name, f.model)
+		if r := mustRun(t, dir, "inspect", name); !strings.Contains(string(r.stdout), fmt.Sprintf("rows        %d\n", len(want))) {
+			t.Fatalf("inspect %s:\n%s", name, r.stdout)
+		}
 		in, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
