@@ -37,6 +37,7 @@ fuzz arrowio FuzzParquetFooter 5000 2s
 fuzz tables FuzzReadFeatureTable 15000 0s
 fuzz tables FuzzReadModel 4000 0s
 fuzz tables FuzzReadLog 4000 0s
+fuzz tables FuzzReadWeights 4000 0s
 fuzz decode FuzzEvaluateReader 1500 0s
 fuzz plots FuzzReadRun 1500 0s
 fuzz featurize FuzzParseInputOptions 30000 0s

@@ -83,12 +83,14 @@ func inspect(out *bytes.Buffer, open opener) error {
 		schemas.PredictionFormat: printPredictions,
 		schemas.LogFormat:        printLog,
 		schemas.ScoresFormat:     printScores,
+		schemas.WeightsFormat:    printWeights,
 	}
 	summarise, ok := readers[format]
 	if !ok {
 		return open(func(_ io.Reader, name string) error {
-			return fmt.Errorf("%s: not a table dualcrf writes (schema metadata %s is %q; want %s, %s, %s, %s or %s)", name,
-				schemas.KeyFormat, format, schemas.FeatureFormat, schemas.ModelFormat, schemas.PredictionFormat, schemas.LogFormat, schemas.ScoresFormat)
+			return fmt.Errorf("%s: not a table dualcrf writes (schema metadata %s is %q; want %s, %s, %s, %s, %s or %s)", name,
+				schemas.KeyFormat, format, schemas.FeatureFormat, schemas.ModelFormat, schemas.PredictionFormat, schemas.LogFormat, schemas.ScoresFormat,
+				schemas.WeightsFormat)
 		})
 	}
 	return open(func(r io.Reader, name string) error {
@@ -293,4 +295,34 @@ func reopenable(in pipeline.Source) (opener, error) {
 		return nil, err
 	}
 	return func(fn func(io.Reader, string) error) error { return fn(bytes.NewReader(data), name) }, nil
+}
+
+// printWeights summarises a weights table (explain -o): its rows by kind,
+// its labels and the templates of its attributes.
+func printWeights(out *bytes.Buffer, rr array.RecordReader, name string) error {
+	rows, err := tables.ReadWeights(rr, name)
+	if err != nil {
+		return err
+	}
+	md := schemas.MetadataMap(rr.Schema())
+	kinds := map[string]int{}
+	labels, templates, attrs := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, r := range rows {
+		kinds[r.Kind]++
+		labels[r.Label] = true
+		if r.Kind == schemas.KindAttr {
+			attrs[r.Attribute] = true
+			if r.Template != "" {
+				templates[r.Template] = true
+			}
+		}
+	}
+	fmt.Fprintf(out, "weights table %s (format version %s)\n", name, md[schemas.KeyVersion])
+	fmt.Fprintf(out, "rows        %d\n", len(rows))
+	for _, k := range []string{schemas.KindAttr, schemas.KindTrans, schemas.KindBias, schemas.KindStart, schemas.KindEnd} {
+		fmt.Fprintf(out, "  %-10s %d\n", k, kinds[k])
+	}
+	fmt.Fprintf(out, "labels      %d\nattributes  %d (with a non-zero weight)\ntemplates   %d\n", len(labels), len(attrs), len(templates))
+	printMetadata(out, md, schemas.KeySource)
+	return nil
 }

@@ -17,6 +17,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		trainCommand(),
 		decodeCommand(),
 		evalCommand(),
+		explainCommand(),
+		exportCommand(),
 		demoCommand(),
 		synthCommand(),
 		runCommand(),

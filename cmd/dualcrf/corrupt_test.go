@@ -106,6 +106,11 @@ func corruptFixtures(t *testing.T, dir string) []corruptType {
 		{"decode", "-m", p("model.arrow"), "--marginals", "-o", p("pred-other.parquet"), p("test.arrow")},
 		{"eval", "--arrow", p("scores.parquet"), p("pred.arrow")},
 		{"eval", "--no-chunks", "--arrow", p("scores-other.parquet"), p("pred.arrow")},
+		// Weights tables (explain -o), both formats.
+		{"explain", "-o", p("weights.arrow"), p("model.arrow")},
+		{"explain", "-o", p("weights-other.arrow"), p("model-other.arrow")},
+		{"explain", "-o", p("weights.parquet"), p("model.arrow")},
+		{"explain", "-o", p("weights-other.parquet"), p("model-other.arrow")},
 	}
 	for _, args := range steps {
 		if code, _, stderr, pv := inProcess(args...); code != 0 || pv != nil {
@@ -131,7 +136,13 @@ func corruptFixtures(t *testing.T, dir string) []corruptType {
 		{"decode -m", func(f, o string) []string { return []string{"decode", "-m", f, "-o", o, p("test.arrow")} }},
 		{"featurize --model", func(f, o string) []string { return []string{"featurize", "--model", f, "-o", o, test} }},
 		{"decode --text -m", func(f, o string) []string { return []string{"decode", "--text", test, "-m", f, "-o", o} }},
+		{"explain", func(f, o string) []string { return []string{"explain", "--top", "3", "-o", o, f} }},
 		inspect,
+	}
+	// export refuses a model with bias weights: it reads the --no-bias one.
+	noBiasStages := []corruptStage{
+		{"export", func(f, o string) []string { return []string{"export", "--format", "crfsuite", "-o", o, f} }},
+		{"explain -o .parquet", func(f, o string) []string { return []string{"explain", "--format", "parquet", "-o", o, f} }},
 	}
 	predStages := []corruptStage{
 		{"eval", func(f, _ string) []string { return []string{"eval", f} }},
@@ -147,9 +158,11 @@ func corruptFixtures(t *testing.T, dir string) []corruptType {
 		}
 		types = append(types,
 			corruptType{name: "model" + kind, good: p("model" + ext), other: p("model-other" + ext), identical: true, stages: modelStages},
+			corruptType{name: "model no-bias" + kind, good: p("model-other" + ext), other: p("model" + ext), identical: true, stages: noBiasStages},
 			corruptType{name: "prediction table" + kind, good: p("pred" + ext), other: p("pred-other" + ext), stages: predStages},
 			corruptType{name: "training log" + kind, good: p("log" + ext), other: p("log-other" + ext), stages: []corruptStage{inspect}},
 			corruptType{name: "scores table" + kind, good: p("scores" + ext), other: p("scores-other" + ext), stages: []corruptStage{inspect}},
+			corruptType{name: "weights table" + kind, good: p("weights" + ext), other: p("weights-other" + ext), stages: []corruptStage{inspect}},
 		)
 	}
 	// Parquet token tables, read by featurize: one from a data lake and

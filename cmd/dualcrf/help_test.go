@@ -14,7 +14,7 @@ import (
 )
 
 // stages are the dualcrf stages the help must list.
-var stages = []string{"featurize", "inspect", "train", "decode", "eval", "demo", "synth", "run", "plot"}
+var stages = []string{"featurize", "inspect", "train", "decode", "eval", "explain", "export", "demo", "synth", "run", "plot"}
 
 // TestHelp checks that `dualcrf --help` (and `dualcrf`, `dualcrf help`)
 // lists every stage with a one-line purpose on standard output.

@@ -12,7 +12,7 @@ import (
 func inspectCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "inspect",
-		Usage:     "check and summarise any table dualcrf writes: feature table, model, prediction table, training log, scores",
+		Usage:     "check and summarise any table dualcrf writes: feature table, model, prediction table, training log, scores, weights table",
 		ArgsUsage: "FILE|-",
 		Description: `Reads the whole table, checking it as the stage that reads it would (a model's checksum and
 weights, every row of a table), and prints a summary: its kind and format version, then counts,

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/dualcrf/dualcrf/crfsuite"
+	"github.com/dualcrf/dualcrf/pipeline"
+	"github.com/dualcrf/dualcrf/stage"
+)
+
+func exportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "write a model in another tool's format: CRFsuite 0.12's binary model",
+		ArgsUsage: "MODEL|-",
+		Description: `Writes the model in CRFsuite's binary model format (--format crfsuite), which crfsuite tag,
+python-crfsuite, sklearn-crfsuite, crfsuite-rs and CRFsuite's other bindings read. The export is exact
+for a model trained with --no-bias (CRFsuite's model has state and transition weights only; use
+--feature-space observed for CRFsuite's own feature set): CRFsuite tags every sentence as decode does.
+A model with non-zero bias, start or end weights is refused with the reason: CRFsuite has no place for
+them and they cannot be folded into its weights.
+
+   dualcrf train --feature-space observed --no-bias -o model.arrow train.arrow
+   dualcrf export --format crfsuite -o model.crfsuite model.arrow
+   crfsuite tag -m model.crfsuite test.crfsuite.txt`,
+		Flags: flagGroups(
+			category(catOutput,
+				&cli.StringFlag{Name: "format", Usage: "the model format to write: crfsuite (required)"},
+				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the file to write (required; - for standard output)"},
+			),
+		),
+		Action: runExport,
+	}
+}
+
+// runExport reads the model and writes it in the format asked for.
+func runExport(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return fmt.Errorf("export: want one model file (or -), got %d arguments", c.NArg())
+	}
+	switch f := c.String("format"); f {
+	case "crfsuite":
+	case "":
+		return fmt.Errorf("export: --format is required: crfsuite")
+	default:
+		return fmt.Errorf("export: --format %q: want crfsuite", f)
+	}
+	in, out := c.Args().First(), c.String("output")
+	if out == "" {
+		return fmt.Errorf("export: -o is required: the CRFsuite model file to write (- for standard output)")
+	}
+	if err := checkFiles(c, "export", []pipeline.Path{pathOf("", in)}, []pipeline.Path{pathOf("-o", out)}); err != nil {
+		return err
+	}
+	m, err := stage.ReadModel(c.Context, stageInput(c, in))
+	if err != nil {
+		return err
+	}
+	if err := crfsuite.Check(m); err != nil {
+		return fmt.Errorf("export: %s: %w", inputName(in), err)
+	}
+	var s crfsuite.Summary
+	err = withOutput(c, out, func(w io.Writer, name string) error {
+		var err error
+		if s, err = crfsuite.WriteModel(w, m); err != nil {
+			return fmt.Errorf("export: %s: %w", name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	logf(c, "export: %s: %d features (%d transitions), %d attributes, %d labels, %d bytes",
+		inputName(out), s.Features, s.Transition, s.Attributes, s.Labels, s.Bytes)
+	return nil
+}

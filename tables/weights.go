@@ -1,0 +1,137 @@
+package tables
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/dualcrf/dualcrf/arrowio"
+	"github.com/dualcrf/dualcrf/schemas"
+)
+
+// WeightRow is one row of the weights table (schemas.WeightsSchema): one
+// weight of a model. Empty FromLabel, Attribute and Template are written as
+// nulls.
+type WeightRow struct {
+	Kind      string // schemas.KindAttr, KindTrans, KindBias, KindStart or KindEnd
+	Label     string // the label the weight scores (a transition's next label)
+	FromLabel string // a transition's previous label
+	Attribute string // an attr weight's attribute
+	Template  string // the template that made Attribute, when known
+	Weight    float64
+}
+
+// WriteWeights writes rows as a weights table with the free metadata md,
+// in batches of DefaultBatchTokens rows, in the format opts asks for (the
+// Arrow IPC file format by default).
+func WriteWeights(w io.Writer, rows []WeightRow, md map[string]string, opts arrowio.WriterOptions) error {
+	schema, err := schemas.WeightsSchema(md)
+	if err != nil {
+		return err
+	}
+	mem := opts.Mem
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	if opts.Format == "" {
+		opts.Format = arrowio.FormatFile
+	}
+	rw, err := arrowio.NewRecordWriter(w, schema, opts)
+	if err != nil {
+		return err
+	}
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	str := func(i int, s string, nullable bool) {
+		fb := b.Field(i).(*array.StringBuilder)
+		if s == "" && nullable {
+			fb.AppendNull()
+		} else {
+			fb.Append(s)
+		}
+	}
+	for start := 0; start == 0 || start < len(rows); start += DefaultBatchTokens {
+		for _, r := range rows[start:min(start+DefaultBatchTokens, len(rows))] {
+			str(0, r.Kind, false)
+			str(1, r.Label, false)
+			str(2, r.FromLabel, true)
+			str(3, r.Attribute, r.Kind != schemas.KindAttr)
+			str(4, r.Template, true)
+			b.Field(5).(*array.Float64Builder).Append(r.Weight)
+		}
+		rec := b.NewRecordBatch()
+		err := rw.Write(rec)
+		rec.Release()
+		if err != nil {
+			rw.Abort()
+			return err
+		}
+	}
+	return rw.Close()
+}
+
+// ReadWeights reads a weights table written by WriteWeights; name is used
+// in errors. A damaged table, or a row with an unknown kind, an empty
+// label, a column null or not null against its kind, or a weight that is
+// not a finite number, is refused naming the row. The record batches come
+// from rr, with its allocator.
+func ReadWeights(rr array.RecordReader, name string) (rows []WeightRow, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rows, err = nil, fmt.Errorf("%s: corrupt weights table: %v", name, p)
+		}
+	}()
+	if err := schemas.ValidateWeightsSchema(rr.Schema()); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	idx := func(col string) int { return rr.Schema().FieldIndices(col)[0] }
+	cols := []int{idx(schemas.ColKind), idx(schemas.ColLabel), idx(schemas.ColFromLabel), idx(schemas.ColAttribute), idx(schemas.ColTemplate)}
+	wcol := idx(schemas.ColWeight)
+	for batch := 0; rr.Next(); batch++ {
+		rec := rr.RecordBatch()
+		if err := arrowio.ValidateBatch(rec); err != nil {
+			return nil, fmt.Errorf("%s: batch %d: %w", name, batch, err)
+		}
+		var str [5]*array.String
+		for i, c := range cols {
+			s, ok := rec.Column(c).(*array.String)
+			if !ok {
+				return nil, fmt.Errorf("%s: batch %d: column %s is %s, want string", name, batch, rec.ColumnName(c), rec.Column(c).DataType())
+			}
+			str[i] = s
+		}
+		w, ok := rec.Column(wcol).(*array.Float64)
+		if !ok {
+			return nil, fmt.Errorf("%s: batch %d: column %s is %s, want float64", name, batch, schemas.ColWeight, rec.Column(wcol).DataType())
+		}
+		for i := range int(rec.NumRows()) {
+			row := len(rows)
+			if str[0].IsNull(i) || str[1].IsNull(i) || w.IsNull(i) {
+				return nil, fmt.Errorf("%s: row %d: kind, label and weight may not be null", name, row)
+			}
+			r := WeightRow{Kind: str[0].Value(i), Label: str[1].Value(i), FromLabel: str[2].Value(i),
+				Attribute: str[3].Value(i), Template: str[4].Value(i), Weight: w.Value(i)}
+			switch {
+			case r.Kind != schemas.KindAttr && r.Kind != schemas.KindTrans && r.Kind != schemas.KindBias &&
+				r.Kind != schemas.KindStart && r.Kind != schemas.KindEnd:
+				return nil, fmt.Errorf("%s: row %d: kind %q, want attr, trans, bias, start or end", name, row, r.Kind)
+			case r.Label == "":
+				return nil, fmt.Errorf("%s: row %d: empty label", name, row)
+			case str[2].IsNull(i) != (r.Kind != schemas.KindTrans):
+				return nil, fmt.Errorf("%s: row %d: a %s row with from_label %q (null: %v); only trans rows have one", name, row, r.Kind, r.FromLabel, str[2].IsNull(i))
+			case str[3].IsNull(i) != (r.Kind != schemas.KindAttr):
+				return nil, fmt.Errorf("%s: row %d: a %s row with attribute %q (null: %v); only attr rows have one", name, row, r.Kind, r.Attribute, str[3].IsNull(i))
+			case math.IsNaN(r.Weight) || math.IsInf(r.Weight, 0):
+				return nil, fmt.Errorf("%s: row %d: weight %v, want a finite number", name, row, r.Weight)
+			}
+			rows = append(rows, r)
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
