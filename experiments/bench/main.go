@@ -16,13 +16,18 @@
 //
 // -certify default runs train as a user does (its own certificates, no
 // --valid), so the wall time is what a user waits; -workers 1,2 runs each
-// SDCA solver with each worker count.
+// SDCA solver with each worker count; -duals memory,stream:1GiB runs each
+// SDCA solver with its duals in memory and streamed from disk within a
+// 1 GiB --memory-budget, and adds a table of the certified gap against the
+// sampler's gap estimate per epoch. The set ewt-xpos (EWT's 49 XPOS tags,
+// 3.44 GiB of duals) is the large-label case for it.
 //
 // Run it from experiments/ (or through experiments/bench.sh); it builds the
 // repository's ./cmd/dualcrf unless -bin names a binary:
 //
 //	go run ./bench -sets conll2000 -solvers gap,lbfgs -max-epochs 3
 //	go run ./bench -sets conll2000 -solvers gap,uniform -workers 1,2 -certify default -gap-tol 1e-3
+//	go run ./bench -sets ewt-xpos -solvers gap -duals memory,stream:1GiB,stream:512MiB -gap-tol 1e-3 -max-epochs 40
 package main
 
 import (
@@ -37,6 +42,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -107,12 +113,31 @@ func datasets() []dataset {
 			Train: "ud_english_ewt/en_ewt-ud-train.conllu.gz", Test: "ud_english_ewt/en_ewt-ud-test.conllu.gz",
 			FeaturizeFlags: []string{"--input-format", "conllu", "--template", "pos"},
 			EvalFlags:      []string{"--no-chunks"}},
+		// The large-label case: the 49 Penn Treebank tags of EWT's XPOS
+		// column, 3.44 GiB of duals at λ = 1/n (Σ(T_i−1)K² floats), so
+		// that it is run in memory and streamed side by side (-duals).
+		{Name: "ewt-xpos", Title: "UD English EWT XPOS",
+			Train: "ud_english_ewt/en_ewt-ud-train.conllu.gz", Test: "ud_english_ewt/en_ewt-ud-test.conllu.gz",
+			FeaturizeFlags: []string{"--input-format", "conllu", "--xpos", "--template", "pos"},
+			EvalFlags:      []string{"--no-chunks"}},
 	}
 }
 
+// setNames lists the known data sets for messages.
+func setNames() string {
+	var names []string
+	for _, d := range datasets() {
+		names = append(names, d.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
 // solverFlags returns the dualcrf train flags selecting a solver: gap,
-// uniform or lbfgs, an SDCA one optionally with "@P" for P workers (gap@2).
+// uniform or lbfgs, an SDCA one optionally with "@P" for P workers (gap@2)
+// and with "+STORE" for where its duals are kept (gap+stream:1GiB, see
+// dualsFlags).
 func solverFlags(name string) ([]string, bool) {
+	name, store, stored := strings.Cut(name, "+")
 	base, workers, parallel := strings.Cut(name, "@")
 	var flags []string
 	switch base {
@@ -131,18 +156,56 @@ func solverFlags(name string) ([]string, bool) {
 		}
 		flags = append(flags, "--workers", workers)
 	}
+	if stored {
+		df, ok := dualsFlags(store)
+		if !ok || base == "lbfgs" {
+			return nil, false
+		}
+		flags = append(flags, df...)
+	}
 	return flags, true
+}
+
+// dualsFlags returns the dualcrf train flags of a dual store: memory, auto,
+// or stream:SIZE (streamed from a temporary file with --memory-budget SIZE,
+// which train parses, e.g. 1GiB).
+func dualsFlags(store string) ([]string, bool) {
+	switch {
+	case store == "memory" || store == "auto":
+		return []string{"--duals", store}, true
+	case strings.HasPrefix(store, "stream:") && len(store) > len("stream:"):
+		return []string{"--duals", "stream", "--memory-budget", strings.TrimPrefix(store, "stream:")}, true
+	}
+	return nil, false
+}
+
+// dualsTitle names a dual store in tables.
+func dualsTitle(store string) string {
+	if budget, ok := strings.CutPrefix(store, "stream:"); ok {
+		return "streamed " + budget
+	}
+	return store
+}
+
+// runDir is the directory name of a run: its name with the characters
+// that some file systems refuse replaced.
+func runDir(name string) string {
+	return strings.NewReplacer(":", "-", "+", "_").Replace(name)
 }
 
 // solverTitle names a solver in tables and legends.
 func solverTitle(name string) string {
-	base, workers, parallel := strings.Cut(name, "@")
+	solver, store, stored := strings.Cut(name, "+")
+	base, workers, parallel := strings.Cut(solver, "@")
 	title := map[string]string{"gap": "SDCA-GAP", "uniform": "SDCA-uniform", "lbfgs": "L-BFGS"}[base]
 	if title == "" {
 		return name
 	}
 	if parallel {
 		title += " ×" + workers
+	}
+	if stored {
+		title += ", " + dualsTitle(store)
 	}
 	return title
 }
@@ -162,6 +225,26 @@ func withWorkers(solvers, workers []string) []string {
 			} else {
 				out = append(out, s+"@"+w)
 			}
+		}
+	}
+	return out
+}
+
+// withDuals expands each SDCA solver into one run per dual store (gap becomes
+// gap+memory, gap+stream:1GiB, …); L-BFGS runs once. No stores leaves the
+// solvers as they are (train's default store).
+func withDuals(solvers, stores []string) []string {
+	if len(stores) == 0 {
+		return solvers
+	}
+	var out []string
+	for _, s := range solvers {
+		if strings.HasPrefix(s, "lbfgs") {
+			out = append(out, s)
+			continue
+		}
+		for _, d := range stores {
+			out = append(out, s+"+"+d)
 		}
 	}
 	return out
@@ -220,7 +303,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var sets, solvers, levels string
 	fs.StringVar(&cfg.Data, "data", "", "data directory (default $DUALCRF_DATA, else data/ or ../shared/data from the repository root)")
 	fs.StringVar(&cfg.Out, "out", "bench-out", "output directory (feature tables are cached here)")
-	fs.StringVar(&sets, "sets", "conll2000,conll2002,ewt", "comma-separated data sets: conll2000, conll2002, ewt")
+	fs.StringVar(&sets, "sets", "conll2000,conll2002,ewt", "comma-separated data sets: "+setNames())
 	fs.StringVar(&solvers, "solvers", "gap,uniform,lbfgs", "comma-separated solvers: gap, uniform, lbfgs")
 	fs.IntVar(&cfg.MaxEpochs, "max-epochs", 40, "SDCA epochs per run")
 	fs.IntVar(&cfg.LBFGSIters, "lbfgs-iters", 0, "L-BFGS iterations per run (0: -max-epochs)")
@@ -230,7 +313,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.Bin, "bin", "", "prebuilt dualcrf binary (default: build ./cmd/dualcrf into the output directory)")
 	fs.StringVar(&levels, "gap-levels", "1e-2,1e-3,1e-4", "report the training time to these certified gaps")
 	fs.Float64Var(&cfg.SuboptTol, "subopt-tol", 1e-3, "report the training time to this primal suboptimality P − P*")
-	var workers, certify string
+	var workers, certify, stores string
+	fs.StringVar(&stores, "duals", "", "comma-separated dual stores, each SDCA solver running with each: memory, auto, stream:SIZE (streamed with --memory-budget SIZE, e.g. stream:1GiB); empty: train's default")
 	fs.StringVar(&workers, "workers", "1", "comma-separated SDCA worker counts: each SDCA solver runs with each (gap@2 names one run)")
 	fs.StringVar(&certify, "certify", "every", "every: certify and score the test set every epoch (the curves); default: train's own certificates and no --valid (the wall time a user waits)")
 	if err := fs.Parse(args); err != nil {
@@ -245,7 +329,13 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	default:
 		return config{}, fmt.Errorf("-certify %q: want every or default", certify)
 	}
-	cfg.Sets, cfg.Solvers = splitList(sets), withWorkers(splitList(solvers), splitList(workers))
+	for _, d := range splitList(stores) {
+		if _, ok := dualsFlags(d); !ok {
+			return config{}, fmt.Errorf("-duals: unknown store %q (want memory, auto or stream:SIZE)", d)
+		}
+	}
+	cfg.Sets = splitList(sets)
+	cfg.Solvers = withDuals(withWorkers(splitList(solvers), splitList(workers)), splitList(stores))
 	for _, s := range cfg.Solvers {
 		if _, ok := solverFlags(s); !ok {
 			return config{}, fmt.Errorf("unknown solver %q (want gap, uniform or lbfgs; an SDCA one with @P for P ≥ 1 workers)", s)
@@ -317,7 +407,7 @@ func selectSets(names []string) ([]dataset, error) {
 	for _, n := range names {
 		i := slices.IndexFunc(all, func(d dataset) bool { return d.Name == n })
 		if i < 0 {
-			return nil, fmt.Errorf("unknown data set %q (want conll2000, conll2002 or ewt)", n)
+			return nil, fmt.Errorf("unknown data set %q (want one of %s)", n, setNames())
 		}
 		out = append(out, all[i])
 	}
@@ -375,6 +465,7 @@ type logRow struct {
 	TotalSeconds float64 // cumulative training time
 	Primal       float64
 	Gap          float64 // certified gap, NaN when not certified
+	GapEstimate  float64 // the sampler's estimate of the gap (mean of its per-sentence gaps), NaN when none
 }
 
 // certified reports whether the row carries a certificate.
@@ -388,6 +479,7 @@ type solverRun struct {
 	Wall    float64 // wall seconds of the training process
 	TestAcc float64 // token accuracy in [0,1], NaN when unknown
 	TestF1  float64 // conlleval chunk F1 in [0,1], NaN when unknown
+	Blocks  int     // blocks of a streamed run's dual store, 0 when not streamed
 	Err     error
 }
 
@@ -413,6 +505,7 @@ type summary struct {
 	FinalPrimal float64 // primal of the last certified row
 	PStar       float64
 	Wall        float64
+	Blocks      int // streamed dual store's blocks, 0 when not streamed
 	Err         string
 }
 
@@ -428,7 +521,7 @@ func benchSet(ctx context.Context, cfg config, ds dataset, stderr io.Writer) (se
 		if err := ctx.Err(); err != nil {
 			return setTable{}, err
 		}
-		r := runSolver(ctx, cfg, ds, s, train, test, filepath.Join(dir, s), stderr)
+		r := runSolver(ctx, cfg, ds, s, train, test, filepath.Join(dir, runDir(s)), stderr)
 		if r.Err != nil {
 			fmt.Fprintf(stderr, "bench: %s/%s failed: %v\n", ds.Name, s, r.Err)
 		}
@@ -528,12 +621,42 @@ func runSolver(ctx context.Context, cfg config, ds dataset, solver, train, test,
 		r.Err = err
 		return r
 	}
+	if r.Blocks, err = streamBlocks(filepath.Join(dir, "train.stderr")); err != nil {
+		r.Err = err
+		return r
+	}
 	if r.Rows, err = readLog(logPath); err != nil {
 		r.Err = err
 		return r
 	}
 	r.TestAcc, r.TestF1, r.Err = score(ctx, cfg.Bin, ds, model, test, dir, stderr)
 	return r
+}
+
+// streamBlocks reads the number of blocks of a streamed dual store from
+// train's standard error ("train: duals … streamed from … in N blocks"),
+// 0 when the run did not stream its duals.
+func streamBlocks(errPath string) (int, error) {
+	b, err := os.ReadFile(errPath)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", errPath, err)
+	}
+	blocks := regexp.MustCompile(` in ([0-9]+) blocks \(`)
+	for line := range strings.Lines(string(b)) {
+		if !strings.HasPrefix(line, "train: duals ") || !strings.Contains(line, " streamed from ") {
+			continue
+		}
+		m := blocks.FindAllStringSubmatch(line, -1)
+		if len(m) == 0 {
+			return 0, fmt.Errorf("%s: no block count in %q", errPath, strings.TrimSpace(line))
+		}
+		n, err := strconv.Atoi(m[len(m)-1][1])
+		if err != nil || n < 1 {
+			return 0, fmt.Errorf("%s: bad block count in %q", errPath, strings.TrimSpace(line))
+		}
+		return n, nil
+	}
+	return 0, nil
 }
 
 // trainArgs is the dualcrf train command line of one run.
@@ -607,7 +730,8 @@ func readLog(path string) ([]logRow, error) {
 	}
 	rows := make([]logRow, len(log.Rows))
 	for i, r := range log.Rows {
-		rows[i] = logRow{Epoch: r.Epoch, Seconds: r.Seconds, TotalSeconds: r.TotalSeconds, Primal: r.Primal, Gap: r.Gap}
+		rows[i] = logRow{Epoch: r.Epoch, Seconds: r.Seconds, TotalSeconds: r.TotalSeconds, Primal: r.Primal, Gap: r.Gap,
+			GapEstimate: r.GapEstimate}
 	}
 	return rows, nil
 }
@@ -683,7 +807,7 @@ func median(xs []float64) float64 {
 
 // summarize computes the report line of one run.
 func summarize(set string, r solverRun, pStar float64, levels []float64, suboptTol float64) summary {
-	s := summary{Set: set, Solver: r.Solver, PeakRSS: r.PeakRSS, Wall: r.Wall,
+	s := summary{Set: set, Solver: r.Solver, PeakRSS: r.PeakRSS, Wall: r.Wall, Blocks: r.Blocks,
 		TestAcc: r.TestAcc, TestF1: r.TestF1, PStar: pStar,
 		FinalGap: math.NaN(), FinalPrimal: math.NaN(), SecPerEpoch: math.NaN(), TSubopt: math.NaN()}
 	if r.Err != nil {
@@ -757,6 +881,12 @@ func writeSetTable(b *strings.Builder, cfg config, t setTable) {
 	b.WriteString("|---|---:|---:|" + strings.Repeat("---:|", len(cfg.GapLevels)) + "---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range t.Rows {
 		name := solverTitle(s.Solver)
+		switch {
+		case s.Blocks == 1:
+			name += " (1 block)"
+		case s.Blocks > 1:
+			name += fmt.Sprintf(" (%d blocks)", s.Blocks)
+		}
 		if s.Err != "" {
 			name += " (failed)"
 		}
@@ -771,6 +901,41 @@ func writeSetTable(b *strings.Builder, cfg config, t setTable) {
 		if s.Err != "" {
 			fmt.Fprintf(b, "\n%s failed: %s\n", solverTitle(s.Solver), s.Err)
 		}
+	}
+	writeEstimateTable(b, t)
+}
+
+// writeEstimateTable renders, for the runs given a dual store (-duals), the
+// certified gap and the sampler's gap estimate at the end of every epoch:
+// how far the estimate that steers sampling and certificates is from the
+// truth. Nothing is written when no run has a store.
+func writeEstimateTable(b *strings.Builder, t setTable) {
+	var runs []solverRun
+	epochs := -1
+	for _, r := range t.Runs {
+		if strings.Contains(r.Solver, "+") && len(r.Rows) > 0 {
+			runs = append(runs, r)
+			epochs = max(epochs, r.Rows[len(r.Rows)-1].Epoch)
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	b.WriteString("\nCertified gap and the sampler's gap estimate at the end of each epoch (— : no certificate that epoch, or the run had stopped):\n\n| epoch |")
+	for _, r := range runs {
+		fmt.Fprintf(b, " %s: certified | estimate |", solverTitle(r.Solver))
+	}
+	b.WriteString("\n|---:|" + strings.Repeat("---:|---:|", len(runs)) + "\n")
+	for e := 0; e <= epochs; e++ {
+		fmt.Fprintf(b, "| %d |", e)
+		for _, r := range runs {
+			gap, est := math.NaN(), math.NaN()
+			if i := slices.IndexFunc(r.Rows, func(row logRow) bool { return row.Epoch == e }); i >= 0 {
+				gap, est = r.Rows[i].Gap, r.Rows[i].GapEstimate
+			}
+			fmt.Fprintf(b, " %s | %s |", fmtSci(gap), fmtSci(est))
+		}
+		b.WriteString("\n")
 	}
 }
 
@@ -859,6 +1024,7 @@ func benchSchema(cfg config) *arrow.Schema {
 		arrow.Field{Name: "final_primal", Type: f64, Nullable: true},
 		arrow.Field{Name: "p_star_best_found", Type: f64, Nullable: true},
 		arrow.Field{Name: "wall_seconds", Type: f64, Nullable: true},
+		arrow.Field{Name: "stream_blocks", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		arrow.Field{Name: "error", Type: arrow.BinaryTypes.String, Nullable: true},
 	)
 	md := arrow.NewMetadata(
@@ -921,6 +1087,11 @@ func appendSummary(b *array.RecordBuilder, s summary) {
 	}
 	for _, v := range []float64{s.TestAcc, s.TestF1, s.FinalGap, s.FinalPrimal, s.PStar, s.Wall} {
 		appendFloat(next(), v)
+	}
+	if bb := next().(*array.Int32Builder); s.Blocks > 0 {
+		bb.Append(int32(s.Blocks))
+	} else {
+		bb.AppendNull()
 	}
 	if eb := next().(*array.StringBuilder); s.Err != "" {
 		eb.Append(s.Err)
