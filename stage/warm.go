@@ -29,10 +29,10 @@ type WarmFacts struct {
 	Added     int      `json:"added"`                // sentences without kept duals (eq. 21)
 	Dropped   int      `json:"dropped"`              // kept sentences no longer in the table
 	NewLabels []string `json:"new_labels,omitempty"` // labels the kept duals did not have
-	// RefreshEvery is 1 when the warm run recomputes its gap estimates at
-	// the start of every epoch after the first (a sampler of gap
-	// estimates: train.WarmRefreshes), whatever RefreshEvery says; 0
-	// otherwise.
+	// RefreshEvery is the period in epochs at which the warm run
+	// recomputes its gap estimates: RefreshEvery when given, else
+	// train.WarmRefreshEvery, with a sampler of gap estimates
+	// (train.WarmRefreshes); 0 (absent) otherwise.
 	RefreshEvery int `json:"refresh_every,omitempty"`
 }
 
@@ -173,14 +173,20 @@ func (r *trainer) openWarm() error {
 	}
 	r.sd.Warm = &train.WarmStart{From: from, Labels: labels, Blocks: k.Each}
 	if train.WarmRefreshes(r.sd) {
-		f.RefreshEvery = 1
+		f.RefreshEvery = train.WarmRefreshEvery
+		if r.o.RefreshEvery > 0 {
+			f.RefreshEvery = r.o.RefreshEvery
+		}
 	}
 	line := fmt.Sprintf("train: warm start from %s: %d sentences kept, %d added, %d dropped", path, f.Kept, f.Added, f.Dropped)
 	if len(f.NewLabels) > 0 {
 		line += fmt.Sprintf("; new label%s %s (zero mass, mixed with ε of the uniform marginals)", plural(len(f.NewLabels)), strings.Join(f.NewLabels, ", "))
 	}
-	if f.RefreshEvery == 1 {
+	switch {
+	case f.RefreshEvery == 1:
 		line += "; gap estimates recomputed every epoch"
+	case f.RefreshEvery > 1:
+		line += fmt.Sprintf("; gap estimates recomputed every %d epochs", f.RefreshEvery)
 	}
 	r.logf("%s (kept: λ = %g, %s feature space, certified gap %.4g)", line, info.Lambda, info.FeatureSpace, info.Gap)
 	return nil

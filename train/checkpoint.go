@@ -100,8 +100,8 @@ type checkpointState struct {
 	BlockShare []float64          `json:"block_share,omitempty"`
 	BlockPos   int                `json:"block_pos,omitempty"`
 	// WarmRefresh: the run started warm, and refreshes its gap estimates
-	// at the start of every epoch after the first (SDCA.Warm); a resume
-	// goes on doing so.
+	// every WarmRefreshEvery epochs unless RefreshEvery says otherwise
+	// (SDCA.Warm); a resume goes on doing so.
 	WarmRefresh bool `json:"warm_refresh,omitempty"`
 }
 

@@ -496,8 +496,8 @@ func (r *run) epoch() error {
 }
 
 // refresh recomputes the method's gap estimates when an epoch starts at a
-// multiple of RefreshEvery (after the first), or at the start of every
-// epoch after the first of a run that started warm (warmRefreshing).
+// multiple of the refresh period (after the first): RefreshEvery, or
+// WarmRefreshEvery for a run that started warm (refreshEvery).
 func (r *run) refresh() error {
 	if r.prog.Step != 0 || r.refreshEvery() <= 0 || r.prog.Epoch%r.refreshEvery() != 0 || r.prog.Epoch == 0 {
 		return nil
@@ -505,13 +505,17 @@ func (r *run) refresh() error {
 	return r.m.(refresher).refresh(r.ctx)
 }
 
-// refreshEvery returns the run's refresh period: 1 for a run that started
-// warm, else RefreshEvery.
+// refreshEvery returns the run's refresh period: RefreshEvery when given;
+// else WarmRefreshEvery for a run that started warm with a sampler of gap
+// estimates (SDCA.Warm), 0 (never) for others.
 func (r *run) refreshEvery() int {
-	if w, ok := r.m.(interface{ warmRefreshing() bool }); ok && w.warmRefreshing() {
-		return 1
+	if r.s.RefreshEvery > 0 {
+		return r.s.RefreshEvery
 	}
-	return r.s.RefreshEvery
+	if w, ok := r.m.(interface{ warmRefreshing() bool }); ok && w.warmRefreshing() {
+		return WarmRefreshEvery
+	}
+	return 0
 }
 
 // refreshCalls returns the oracle calls of the refresh passes made before

@@ -101,7 +101,7 @@ type SDCA struct {
 	warmGaps bool
 	// warmRefresh is set for the whole of a run that started warm (and by
 	// the resume of its snapshot): the run recomputes every gap estimate
-	// exactly at the start of every epoch after the first (warm.go).
+	// exactly every WarmRefreshEvery epochs (warm.go).
 	warmRefresh bool
 }
 

@@ -234,10 +234,10 @@ func TestWarmRefused(t *testing.T) {
 }
 
 // TestWarmRefreshResumes: a run that starts warm recomputes its gap
-// estimates at the start of every epoch after the first, exactly as
-// RefreshEvery 1 does on the same start (the same weights bit for bit,
-// and the same oracle calls counted), not as a run without refreshes
-// does; its snapshot records it, and a run resumed from a snapshot goes on
+// estimates every WarmRefreshEvery epochs, exactly as RefreshEvery does
+// on the same start (the same weights bit for bit, and the same oracle
+// calls counted), not as a run without refreshes does, nor as one with
+// RefreshEvery 1; its snapshot records it, and a run resumed from a snapshot goes on
 // refreshing — the uninterrupted run's weights bit for bit — where a
 // resume that forgot it ends elsewhere.
 func TestWarmRefreshResumes(t *testing.T) {
@@ -264,15 +264,24 @@ func TestWarmRefreshResumes(t *testing.T) {
 	// The same start, its refreshes asked for by RefreshEvery, and without
 	// any: a warm start's sampler gaps are the initial certificate's in
 	// all three, so only the refreshes tell them apart.
-	r1 := set
-	r1.RefreshEvery = 1
-	asked, err := Train(ctx, q, r1, warm())
+	r2 := set
+	r2.RefreshEvery = WarmRefreshEvery
+	asked, err := Train(ctx, q, r2, warm())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameBits(t, "warm vs warm with RefreshEvery 1", asked.Weights, full.Weights)
-	if a, b := asked.Records[6].OracleCalls, full.Records[6].OracleCalls; a != b || a != int64(6*q.N()+5*q.N()) {
-		t.Fatalf("oracle calls: %d warm, %d with RefreshEvery 1, want 6 epochs and 5 refreshes of %d", b, a, q.N())
+	sameBits(t, "warm vs warm with RefreshEvery WarmRefreshEvery", asked.Weights, full.Weights)
+	if a, b := asked.Records[6].OracleCalls, full.Records[6].OracleCalls; a != b || a != int64(6*q.N()+(5/WarmRefreshEvery)*q.N()) {
+		t.Fatalf("oracle calls: %d warm, %d with RefreshEvery, want 6 epochs and %d refreshes of %d", b, a, 5/WarmRefreshEvery, q.N())
+	}
+	r1 := set
+	r1.RefreshEvery = 1
+	every, err := Train(ctx, q, r1, warm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(every.Weights, full.Weights) {
+		t.Fatal("the same weights with RefreshEvery 1 as with the warm start's own period")
 	}
 	none := warm()
 	if err := none.Init(q); err != nil {

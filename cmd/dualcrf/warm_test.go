@@ -144,13 +144,13 @@ func TestTrainWarmStart(t *testing.T) {
 	} else {
 		k.Close()
 	}
-	if !strings.Contains(log, "train: warm start from old.duals: 100 sentences kept, 50 added, 0 dropped") || !strings.Contains(log, "; gap estimates recomputed every epoch") {
+	if !strings.Contains(log, "train: warm start from old.duals: 100 sentences kept, 50 added, 0 dropped") || !strings.Contains(log, "; gap estimates recomputed every 2 epochs") {
 		t.Errorf("warm start log:\n%s", log)
 	}
 	cmd := command(dir, "inspect", "warm.model")
 	info, err := cmd.Output()
 	if err != nil || !strings.Contains(string(info), `warm_start   {"from":"old.duals","kept":100,"added":50,"dropped":0,`) ||
-		!strings.Contains(string(info), `,"refresh_every":1}`) {
+		!strings.Contains(string(info), `,"refresh_every":2}`) {
 		t.Errorf("the model does not record the warm start:\n%s", info)
 	}
 	// A warm run interrupted after 2 epochs and resumed (without the kept
