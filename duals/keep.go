@@ -173,17 +173,19 @@ type Kept struct {
 	// Info is the file's header.
 	Info KeptInfo
 	// Keys and Lens are each block's sentence key and token count.
-	Keys []SentenceKey
-	Lens []int
-	name string
-	r    io.ReaderAt
-	c    io.Closer
-	muAt int64 // offset of μ
+	Keys  []SentenceKey
+	Lens  []int
+	name  string
+	r     io.ReaderAt
+	c     io.Closer
+	muAt  int64  // offset of μ
+	muCRC uint32 // μ's checksum, as the file records it
 }
 
-// OpenKept opens the kept-duals file at path and verifies it whole: header,
-// records and μ against their checksums, the file's size, and that every
-// entry of μ is a finite number ≥ 0. Errors are *FileError naming the file.
+// OpenKept opens the kept-duals file at path and verifies its header and
+// sentence records against their checksums, the file's size and its end
+// mark; μ, the bulk of the file, is verified as Each reads it (one read
+// of it, not two). Errors are *FileError naming the file.
 func OpenKept(path string) (*Kept, error) {
 	if err := checkHost(path); err != nil {
 		return nil, err
@@ -207,7 +209,7 @@ func OpenKept(path string) (*Kept, error) {
 }
 
 // ReadKept reads and verifies a kept-duals file of size bytes from r, as
-// OpenKept does; name names it in errors. The Kept reads r again in Each.
+// OpenKept does; name names it in errors. The Kept reads μ from r in Each.
 func ReadKept(r io.ReaderAt, size int64, name string) (*Kept, error) {
 	bad := func(format string, args ...any) error {
 		return &FileError{Path: name, Msg: "not a usable kept-duals file: " + fmt.Sprintf(format, args...), Err: ErrFormat}
@@ -288,30 +290,24 @@ func ReadKept(r io.ReaderAt, size int64, name string) (*Kept, error) {
 	if string(tail[4:]) != keptEnd {
 		return nil, bad("it does not end with its end mark")
 	}
-	crc := uint32(0)
-	err := k.each(func(i int, mu []float64) error {
-		crc = crc32.Update(crc, castagnoli, floatBytes(mu))
-		for _, x := range mu {
-			if !(x >= 0 && x <= 1+1e-9) { // a probability, up to rounding
-				return bad("sentence %d's duals hold %g, not a probability", i, x)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if crc != binary.LittleEndian.Uint32(tail[:4]) {
-		return nil, bad("the duals' checksum does not match (corrupted)")
-	}
+	k.muCRC = binary.LittleEndian.Uint32(tail[:4])
 	return k, nil
 }
 
 // Each calls fn with every block of the file in order (j = 0..n−1); mu is
-// reused between calls. It stops at fn's first error.
+// reused between calls. It stops at fn's first error. It verifies μ as it
+// reads it: a block entry that is not a probability is an error before fn
+// sees the block; μ's checksum is compared after the last block, so a
+// corrupted file is an error of Each after fn has seen its blocks — a
+// caller that fails on Each's error (a warm start's Init) never goes on
+// from them. Errors of the file are *FileError naming it.
 func (k *Kept) Each(fn func(j int, mu []float64) error) error { return k.each(fn) }
 
 func (k *Kept) each(fn func(j int, mu []float64) error) error {
+	bad := func(format string, args ...any) error {
+		return &FileError{Path: k.name, Msg: "not a usable kept-duals file: " + fmt.Sprintf(format, args...), Err: ErrFormat}
+	}
+	crc := uint32(0)
 	K := len(k.Info.Labels)
 	br := bufio.NewReaderSize(io.NewSectionReader(k.r, k.muAt, math.MaxInt64-k.muAt), 1<<20)
 	var buf []byte
@@ -326,12 +322,20 @@ func (k *Kept) each(fn func(j int, mu []float64) error) error {
 		if _, err := io.ReadFull(br, b); err != nil {
 			return &FileError{Path: k.name, Msg: fmt.Sprintf("reading sentence %d's duals: %v", j, err), Err: err}
 		}
+		crc = crc32.Update(crc, castagnoli, b)
 		for e := range mu {
-			mu[e] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*e:]))
+			x := math.Float64frombits(binary.LittleEndian.Uint64(b[8*e:]))
+			if !(x >= 0 && x <= 1+1e-9) { // a probability, up to rounding
+				return bad("sentence %d's duals hold %g, not a probability", j, x)
+			}
+			mu[e] = x
 		}
 		if err := fn(j, mu); err != nil {
 			return err
 		}
+	}
+	if crc != k.muCRC {
+		return bad("the duals' checksum does not match (corrupted)")
 	}
 	return nil
 }

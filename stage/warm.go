@@ -29,6 +29,11 @@ type WarmFacts struct {
 	Added     int      `json:"added"`                // sentences without kept duals (eq. 21)
 	Dropped   int      `json:"dropped"`              // kept sentences no longer in the table
 	NewLabels []string `json:"new_labels,omitempty"` // labels the kept duals did not have
+	// RefreshEvery is the period in epochs at which the warm run
+	// recomputes its gap estimates: RefreshEvery when given, else
+	// train.WarmRefreshEvery, with a sampler of gap estimates
+	// (train.WarmRefreshes); 0 (absent) otherwise.
+	RefreshEvery int `json:"refresh_every,omitempty"`
 }
 
 // sentenceKeys returns a key per sentence of t: a hash of its tokens' text
@@ -167,9 +172,21 @@ func (r *trainer) openWarm() error {
 		}
 	}
 	r.sd.Warm = &train.WarmStart{From: from, Labels: labels, Blocks: k.Each}
+	if train.WarmRefreshes(r.sd) {
+		f.RefreshEvery = train.WarmRefreshEvery
+		if r.o.RefreshEvery > 0 {
+			f.RefreshEvery = r.o.RefreshEvery
+		}
+	}
 	line := fmt.Sprintf("train: warm start from %s: %d sentences kept, %d added, %d dropped", path, f.Kept, f.Added, f.Dropped)
 	if len(f.NewLabels) > 0 {
 		line += fmt.Sprintf("; new label%s %s (zero mass, mixed with ε of the uniform marginals)", plural(len(f.NewLabels)), strings.Join(f.NewLabels, ", "))
+	}
+	switch {
+	case f.RefreshEvery == 1:
+		line += "; gap estimates recomputed every epoch"
+	case f.RefreshEvery > 1:
+		line += fmt.Sprintf("; gap estimates recomputed every %d epochs", f.RefreshEvery)
 	}
 	r.logf("%s (kept: λ = %g, %s feature space, certified gap %.4g)", line, info.Lambda, info.FeatureSpace, info.Gap)
 	return nil

@@ -99,6 +99,10 @@ type checkpointState struct {
 	BlockSteps []int              `json:"block_steps,omitempty"`
 	BlockShare []float64          `json:"block_share,omitempty"`
 	BlockPos   int                `json:"block_pos,omitempty"`
+	// WarmRefresh: the run started warm, and refreshes its gap estimates
+	// every WarmRefreshEvery epochs unless RefreshEvery says otherwise
+	// (SDCA.Warm); a resume goes on doing so.
+	WarmRefresh bool `json:"warm_refresh,omitempty"`
 }
 
 // stateFile is state.json: the state and the SHA-256 of its exact bytes.
@@ -233,7 +237,8 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 		Epoch: pr.Epoch, Step: pr.Step, Next: -1, Pending: pr.Pending, Training: pr.Training,
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
 		Steps: m.st.steps, LineSearch: m.st.lsIters, WSq: m.st.wsq, RNG: rng, Sampler: m.sched.samplerState(),
-		Records: pr.Records, Settings: pr.settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc, Stream: stream}
+		Records: pr.Records, Settings: pr.settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc, Stream: stream,
+		WarmRefresh: m.warmRefresh}
 	if err := m.sched.save(&st); err != nil {
 		return "", err
 	}

@@ -496,13 +496,26 @@ func (r *run) epoch() error {
 }
 
 // refresh recomputes the method's gap estimates when an epoch starts at a
-// multiple of RefreshEvery (after the first).
+// multiple of the refresh period (after the first): RefreshEvery, or
+// WarmRefreshEvery for a run that started warm (refreshEvery).
 func (r *run) refresh() error {
-	ep := r.prog.Epoch
-	if r.s.RefreshEvery <= 0 || r.prog.Step != 0 || ep == 0 || ep%r.s.RefreshEvery != 0 {
+	if r.prog.Step != 0 || r.refreshEvery() <= 0 || r.prog.Epoch%r.refreshEvery() != 0 || r.prog.Epoch == 0 {
 		return nil
 	}
 	return r.m.(refresher).refresh(r.ctx)
+}
+
+// refreshEvery returns the run's refresh period: RefreshEvery when given;
+// else WarmRefreshEvery for a run that started warm with a sampler of gap
+// estimates (SDCA.Warm), 0 (never) for others.
+func (r *run) refreshEvery() int {
+	if r.s.RefreshEvery > 0 {
+		return r.s.RefreshEvery
+	}
+	if w, ok := r.m.(interface{ warmRefreshing() bool }); ok && w.warmRefreshing() {
+		return WarmRefreshEvery
+	}
+	return 0
 }
 
 // refreshCalls returns the oracle calls of the refresh passes made before
@@ -511,7 +524,7 @@ func (r *run) refresh() error {
 // counted from the position alone, so that a resumed run counts as the
 // uninterrupted one.
 func (r *run) refreshCalls() int64 {
-	R, e := r.s.RefreshEvery, r.prog.Epoch-1 // the pending epoch is prog.Epoch: it started after epoch e
+	R, e := r.refreshEvery(), r.prog.Epoch-1 // the pending epoch is prog.Epoch: it started after epoch e
 	if R <= 0 || e < 1 {
 		return 0
 	}

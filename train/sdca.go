@@ -99,6 +99,10 @@ type SDCA struct {
 	// warmGaps is set by a warm start until the initial certificate has
 	// handed its block gaps to the sampler.
 	warmGaps bool
+	// warmRefresh is set for the whole of a run that started warm (and by
+	// the resume of its snapshot): the run recomputes every gap estimate
+	// exactly every WarmRefreshEvery epochs (warm.go).
+	warmRefresh bool
 }
 
 // Check refuses a setting out of range with a *FieldError; a zero that
@@ -261,7 +265,7 @@ func (m *SDCA) setup(p *Problem) error {
 	}
 	m.epoch, m.pos = 0, 0
 	m.whatAt = -1
-	m.warmGaps = false
+	m.warmGaps, m.warmRefresh = false, false
 	m.src = rand.NewPCG(m.Seed, 0x5dca)
 	m.rng = rand.New(m.src)
 	m.rows = newSentenceRows(d)
@@ -290,6 +294,7 @@ func (m *SDCA) restore(c *Checkpoint) error {
 	m.st.wsq = st.WSq
 	m.st.steps, m.st.lsIters, m.epoch = st.Steps, st.LineSearch, st.Epoch
 	m.pos = st.Step
+	m.warmRefresh = st.WarmRefresh
 	if err := m.src.UnmarshalBinary(st.RNG); err != nil {
 		return fmt.Errorf("resume: random state: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/dualcrf/dualcrf/crf"
@@ -229,5 +230,105 @@ func TestWarmRefused(t *testing.T) {
 		if err := (&SDCA{Workers: 1, Warm: ws}).Init(p); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestWarmRefreshResumes: a run that starts warm recomputes its gap
+// estimates every WarmRefreshEvery epochs, exactly as RefreshEvery does
+// on the same start (the same weights bit for bit, and the same oracle
+// calls counted), not as a run without refreshes does, nor as one with
+// RefreshEvery 1; its snapshot records it, and a run resumed from a snapshot goes on
+// refreshing — the uninterrupted run's weights bit for bit — where a
+// resume that forgot it ends elsewhere.
+func TestWarmRefreshResumes(t *testing.T) {
+	p := randomProblem(t, 61, 24, 5, 10, 3, true, 0)
+	_, cm := trainCold(t, p, 1e-6)
+	old := cm.Store()
+	q := grown(t, p, 12, []int{0, 1, 2}, 3)
+	from := make([]int, q.N())
+	for i := range from {
+		from[i] = -1
+		if i < p.N() {
+			from[i] = i
+		}
+	}
+	warm := func() *SDCA {
+		return &SDCA{Seed: 8, Workers: 1, Warm: &WarmStart{From: from, Labels: []int{0, 1, 2}, Blocks: storeBlocks(old)}}
+	}
+	ctx := context.Background()
+	set := Settings{MaxEpochs: 6, GapTol: 1e-300, GapEvery: 3}
+	full, err := Train(ctx, q, set, warm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same start, its refreshes asked for by RefreshEvery, and without
+	// any: a warm start's sampler gaps are the initial certificate's in
+	// all three, so only the refreshes tell them apart.
+	r2 := set
+	r2.RefreshEvery = WarmRefreshEvery
+	asked, err := Train(ctx, q, r2, warm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBits(t, "warm vs warm with RefreshEvery WarmRefreshEvery", asked.Weights, full.Weights)
+	if a, b := asked.Records[6].OracleCalls, full.Records[6].OracleCalls; a != b || a != int64(6*q.N()+(5/WarmRefreshEvery)*q.N()) {
+		t.Fatalf("oracle calls: %d warm, %d with RefreshEvery, want 6 epochs and %d refreshes of %d", b, a, 5/WarmRefreshEvery, q.N())
+	}
+	r1 := set
+	r1.RefreshEvery = 1
+	every, err := Train(ctx, q, r1, warm())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(every.Weights, full.Weights) {
+		t.Fatal("the same weights with RefreshEvery 1 as with the warm start's own period")
+	}
+	none := warm()
+	if err := none.Init(q); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := none.Certify(ctx); err != nil {
+		t.Fatal(err)
+	}
+	none.warmRefresh = false
+	for range 6 {
+		if err := none.Epoch(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if slices.Equal(none.Weights(), full.Weights) {
+		t.Fatal("the same weights with and without the warm start's refreshes")
+	}
+
+	dir := t.TempDir()
+	m := warm()
+	first := set
+	first.MaxEpochs, first.CheckpointEvery, first.Checkpoint = 2, 1, saver(dir, m)
+	if _, err := Train(ctx, q, first, m); err != nil {
+		t.Fatal(err)
+	}
+	resume := func(forget bool) []float64 {
+		c, err := LoadCheckpoint(dir, q, func(s string) { t.Error(s) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Duals.Close()
+		if c.state.Epoch != 2 || !c.state.WarmRefresh {
+			t.Fatalf("snapshot at epoch %d, warm refresh %v", c.state.Epoch, c.state.WarmRefresh)
+		}
+		c.state.WarmRefresh = !forget
+		second := set
+		second.Resume = c
+		// A resume is made without the kept duals (its own are in the
+		// snapshot).
+		res, err := Train(ctx, q, second, &SDCA{Seed: 8, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Weights
+	}
+	sameBits(t, "warm resumed vs uninterrupted", full.Weights, resume(false))
+	if slices.Equal(resume(true), full.Weights) {
+		t.Fatal("a resume without the warm refreshes gives the same weights")
 	}
 }

@@ -144,13 +144,34 @@ func TestTrainWarmStart(t *testing.T) {
 	} else {
 		k.Close()
 	}
-	if !strings.Contains(log, "train: warm start from old.duals: 100 sentences kept, 50 added, 0 dropped") {
+	if !strings.Contains(log, "train: warm start from old.duals: 100 sentences kept, 50 added, 0 dropped") || !strings.Contains(log, "; gap estimates recomputed every 2 epochs") {
 		t.Errorf("warm start log:\n%s", log)
 	}
 	cmd := command(dir, "inspect", "warm.model")
 	info, err := cmd.Output()
-	if err != nil || !strings.Contains(string(info), `warm_start   {"from":"old.duals","kept":100,"added":50,"dropped":0,`) {
+	if err != nil || !strings.Contains(string(info), `warm_start   {"from":"old.duals","kept":100,"added":50,"dropped":0,`) ||
+		!strings.Contains(string(info), `,"refresh_every":2}`) {
 		t.Errorf("the model does not record the warm start:\n%s", info)
+	}
+	// A warm run interrupted after 2 epochs and resumed (without the kept
+	// duals: its own are in the snapshot) ends where the uninterrupted one
+	// does, at every digit the log prints.
+	stopped := func(log string) string {
+		t.Helper()
+		for _, l := range strings.Split(log, "\n") {
+			if strings.HasPrefix(l, "train: stopped") {
+				_, after, _ := strings.Cut(l, "wall): ")
+				before, _, _ := strings.Cut(l, ",")
+				return before + " " + after
+			}
+		}
+		t.Fatalf("no stop line in\n%s", log)
+		return ""
+	}
+	whole := stopped(must("train", "-q", "--gap-tol", "1e-5", "--warm-start", "old.duals", "-o", "whole.model", "new.arrow"))
+	must("train", "-q", "--gap-tol", "1e-5", "--warm-start", "old.duals", "--checkpoint", "ck", "--keep-checkpoints", "--max-epochs", "2", "-o", "part.model", "new.arrow")
+	if resumed := stopped(must("train", "-q", "--gap-tol", "1e-5", "--resume", "ck", "-o", "resumed.model", "new.arrow")); resumed != whole {
+		t.Errorf("resumed warm run: %q, uninterrupted: %q", resumed, whole)
 	}
 	for _, tc := range []struct {
 		args []string

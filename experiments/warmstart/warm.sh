@@ -31,7 +31,7 @@ for sc in $scenarios; do
 		flags=()
 		[[ $run == warm ]] && flags=(--warm-start "$d/old.duals")
 		echo "== $sc: today $run  load: $(uptime | sed 's/.*average: //')"
-		/usr/bin/time -f "wall %e s, max RSS %M KiB" "$bin" train --gap-tol "$tol" "${flags[@]}" -o "$d/$run.model" "$d/new.arrow" 2>"$d/$run.err"
+		/usr/bin/time -f "wall %e s, CPU %U s user + %S s system, max RSS %M KiB" "$bin" train --gap-tol "$tol" "${flags[@]}" -o "$d/$run.model" "$d/new.arrow" 2>"$d/$run.err"
 		grep -E '^train: (warm start|warning: starting cold)' "$d/$run.err" || true
 		grep -E '^epoch +0 ' "$d/$run.err"
 		tail -n 2 "$d/$run.err"
