@@ -36,8 +36,14 @@ type TrainOptions struct {
 	// value of that type, so one TrainOptions trains any number of times.
 	// SDCA's Sampler and Duals must be nil: Train makes them from Sampler
 	// and Duals.
-	Method       train.Method
-	Sampler      Sampler // SDCA's sampler
+	Method train.Method
+	// Loss is the training loss: LossLog (the CRF's negative
+	// log-likelihood; "" too) or LossHinge (the structural SVM's Hamming
+	// hinge loss, trained by *train.BCFW, SDCA-GAP's structured twin: a
+	// Method nil or *train.SDCA is run as BCFW with its Seed, and
+	// Sampler is BCFW's; the other methods minimise the log loss only).
+	Loss         string
+	Sampler      Sampler // SDCA's (BCFW's) sampler
 	NoBias       bool    // leave out the bias, start and end weights (CRFsuite's model)
 	FeatureSpace Pairs   // the (attribute, label) pairs weighed
 	Transitions  Pairs   // the (label, label) pairs weighed
@@ -109,6 +115,12 @@ type TrainOptions struct {
 	Progress *progress.Reporter
 }
 
+// The losses TrainOptions.Loss names.
+const (
+	LossLog   = "log"
+	LossHinge = "hinge"
+)
+
 // ErrUnlabelled refuses a training table in which no token has a gold
 // label (featurized without labels?).
 var ErrUnlabelled = errors.New("no token has a gold label; train needs a labelled feature table")
@@ -138,11 +150,13 @@ func (r *TrainResult) WriteLogAs(w io.Writer, opts arrowio.WriterOptions) error 
 func (r *TrainResult) LogRows() []tables.LogRow { return logRows(r.Train.Records) }
 
 // Solver names a method as a model's metadata records it: sdca, lbfgs,
-// oeg or sag; "" for a method Train does not run.
+// oeg, sag or bcfw; "" for a method Train does not run.
 func Solver(m train.Method) string {
 	switch m.(type) {
 	case nil, *train.SDCA:
 		return "sdca"
+	case *train.BCFW:
+		return "bcfw"
 	case *train.LBFGS:
 		return "lbfgs"
 	case *train.OEG:
@@ -157,6 +171,12 @@ func Solver(m train.Method) string {
 func (o TrainOptions) withDefaults() TrainOptions {
 	if o.Method == nil {
 		o.Method = &train.SDCA{}
+	}
+	if sd, ok := o.Method.(*train.SDCA); ok && o.Loss == LossHinge {
+		o.Method = &train.BCFW{Seed: sd.Seed}
+	}
+	if _, ok := o.Method.(*train.BCFW); ok {
+		o.Loss = LossHinge
 	}
 	if o.Sampler.Kind == "" {
 		o.Sampler.Kind = train.DefaultSampler
@@ -184,7 +204,8 @@ func (o TrainOptions) Check() error {
 		msg   string
 	}
 	checks := []check{
-		{Solver(o.Method) == "", "Method", fmt.Sprintf("%T", o.Method), "want *train.SDCA, *train.LBFGS, *train.OEG or *train.SAG"},
+		{Solver(o.Method) == "", "Method", fmt.Sprintf("%T", o.Method), "want *train.SDCA, *train.LBFGS, *train.OEG, *train.SAG or *train.BCFW"},
+		{o.Loss != "" && o.Loss != LossLog && o.Loss != LossHinge, "Loss", o.Loss, "want log or hinge"},
 		{o.Sampler.Kind != "" && !slices.Contains(train.SamplerKinds(), o.Sampler.Kind), "Sampler.Kind", o.Sampler.Kind, "want one of " + strings.Join(train.SamplerKinds(), ", ")},
 		{!inUnit(o.Sampler.NonUniform), "Sampler.NonUniform", o.Sampler.NonUniform, "want a probability in (0,1]"},
 		{o.RefreshEvery < 0, "RefreshEvery", o.RefreshEvery, "want 0 (never) or a number of epochs ≥ 1"},
@@ -207,7 +228,22 @@ func (o TrainOptions) Check() error {
 			{m.Duals != nil, "SDCA.Duals", nil, "want nil: Train places the duals as {Duals} says"},
 		}...)
 	}
-	if Solver(o.Method) != "sdca" {
+	hinge := o.Loss == LossHinge || Solver(o.Method) == "bcfw"
+	if hinge {
+		sd, _ := o.Method.(*train.SDCA)
+		if sd == nil {
+			sd = &train.SDCA{}
+		}
+		checks = append(checks, []check{
+			{o.Loss == LossLog, "Method", "*train.BCFW", "BCFW minimises the hinge loss: want {Loss} hinge"},
+			{Solver(o.Method) != "sdca" && Solver(o.Method) != "bcfw", "Method", Solver(o.Method), "minimises the log loss only: {Loss} hinge is trained by BCFW (SDCA-GAP's structured twin: the default method)"},
+			{sd.Epsilon != 0, "SDCA.Epsilon", sd.Epsilon, "applies to the log loss only (BCFW starts from the gold labelling)"},
+			{sd.SubPrecision != 0, "SDCA.SubPrecision", sd.SubPrecision, "applies to the log loss only (BCFW's line search is exact)"},
+			{sd.Workers > 1 || sd.Workers == train.AllWorkers || sd.RoundSteps != 0, "SDCA.Workers", sd.Workers, "applies to the log loss only (BCFW is sequential)"},
+			{o.Checkpoint != "" || o.Resume != "", "Checkpoint", o.Checkpoint, "applies to the log loss only (BCFW cannot resume yet)"},
+			{o.Duals != Duals{} && o.Duals.Place != DualsMemory, "Duals", nil, "BCFW keeps its duals in memory"},
+		}...)
+	} else if Solver(o.Method) != "sdca" {
 		checks = append(checks, []check{
 			{o.Checkpoint != "", "Checkpoint", o.Checkpoint, "applies to SDCA only (the other methods cannot resume)"},
 			{o.Resume != "", "Resume", o.Resume, "applies to SDCA only (the other methods cannot resume)"},
@@ -250,6 +286,8 @@ func fresh(m train.Method) train.Method {
 		return &train.OEG{Eta: m.Eta, Seed: m.Seed}
 	case *train.SAG:
 		return &train.SAG{Variant: m.Variant, InitialL: m.InitialL, Seed: m.Seed}
+	case *train.BCFW:
+		return &train.BCFW{Seed: m.Seed}
 	}
 	return m
 }
@@ -394,7 +432,7 @@ func (r *trainer) setup() error {
 	}
 	dualBytes, what := int64(0), "duals %s (μ, float64)"
 	switch r.solver {
-	case "sdca":
+	case "sdca", "bcfw":
 		dualBytes = duals.Bytes(d)
 	case "oeg":
 		dualBytes, what = train.OEGBytes(d), "potentials θ̃ and marginal sums %s (float64)"
@@ -411,7 +449,7 @@ func (r *trainer) settings() train.Settings {
 	o := r.o
 	s := train.Settings{MaxEpochs: o.MaxEpochs, MaxTime: o.MaxTime, GapTol: o.GapTol, GapEvery: o.GapEvery,
 		RefreshEvery: o.RefreshEvery, CheckpointEvery: o.CheckpointEvery, CheckpointInterval: o.CheckpointInterval, Phase: o.Phase}
-	if r.solver != "sdca" {
+	if r.solver != "sdca" && r.solver != "bcfw" {
 		s.RefreshEvery = 0 // only SDCA has gap estimates to refresh: the option has never applied to the others
 	}
 	if !o.Quiet {
@@ -428,6 +466,14 @@ func (r *trainer) settings() train.Settings {
 func (r *trainer) method() (train.Method, error) {
 	o := r.o
 	m := fresh(o.Method)
+	if bc, ok := m.(*train.BCFW); ok {
+		sampler, err := train.NewSampler(o.Sampler.Kind, r.p.N(), train.SamplerOptions{NonUniform: o.Sampler.NonUniform, Smoothness: r.p.Smoothness()})
+		if err != nil {
+			return nil, err
+		}
+		bc.Sampler = sampler
+		return bc, nil
+	}
 	sd, ok := m.(*train.SDCA)
 	if !ok {
 		return m, nil
@@ -554,6 +600,9 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 		facts["seed"] = m.Seed
 	case *train.SAG:
 		facts["seed"], facts["sag_variant"] = m.Seed, cmp.Or(m.Variant, train.DefaultSAGVariant)
+	case *train.BCFW:
+		// The log loss's models record no loss: their bytes stay as they were.
+		facts["seed"], facts["sampler"], facts["loss"] = m.Seed, r.o.Sampler.Kind, LossHinge
 	}
 	if r.sd != nil {
 		facts["sampler"], facts["seed"] = r.o.Sampler.Kind, r.sd.Seed
