@@ -266,10 +266,23 @@ func TestBCFWSteps(t *testing.T) {
 				}
 				// The same move on α: towards the oracle's path.
 				k := slices.IndexFunc(e.paths[i], func(y []int32) bool { return slices.Equal(y, m.bw.path) })
-				for j := range alpha[i] {
-					alpha[i][j] *= 1 - st.Gamma
+				before := slices.Clone(alpha[i])
+				moveTo := func(g float64) {
+					for j := range alpha[i] {
+						alpha[i][j] = (1 - g) * before[j]
+					}
+					alpha[i][k] += g
 				}
-				alpha[i][k] += st.Gamma
+				// γ maximises the dual on [0,1] along the step's direction.
+				for _, g := range []float64{st.Gamma - 1e-3, st.Gamma + 1e-3} {
+					moveTo(min(1, max(0, g)))
+					Dg := e.dual(alpha)
+					moveTo(st.Gamma)
+					if D := e.dual(alpha); Dg > D+1e-13 {
+						t.Fatalf("step %d: D(γ=%g) = %.15g > D(γ=%g) = %.15g", step, g, Dg, st.Gamma, D)
+					}
+				}
+				moveTo(st.Gamma)
 				if st.Gamma > 0 {
 					moved++
 				}
