@@ -40,7 +40,10 @@ A run that ends well removes its snapshots (--keep-checkpoints keeps them).
 The paper's peers: --solver oeg (online exponentiated gradient, Collins et al. 2008; SDCA's dual
 certificate) and --solver sag (stochastic average gradient, Schmidt et al. 2015: --sag-variant
 nus, nus-star or uniform; certificate ‖∇P‖²/(2λ) from a full pass, as L-BFGS's). The log counts
-oracle calls (forward–backward passes over one sentence, certificates apart) and parameter updates.`,
+oracle calls (forward–backward passes over one sentence, certificates apart) and parameter updates.
+
+--loss hinge trains the structural SVM (normalised Hamming hinge loss) instead, by block-coordinate
+Frank–Wolfe with the same samplers and certified gap; the model decodes as any other.`,
 		Flags:  trainFlags().cliFlags(),
 		Action: runTrain,
 	}
