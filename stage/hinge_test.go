@@ -60,7 +60,6 @@ func TestHingeLoss(t *testing.T) {
 		{stage.TrainOptions{Loss: stage.LossLog, Method: &train.BCFW{}}, "Method"},
 		{stage.TrainOptions{Loss: stage.LossHinge, Method: &train.SDCA{Epsilon: 0.1}}, "SDCA.Epsilon"},
 		{stage.TrainOptions{Loss: stage.LossHinge, Method: &train.SDCA{Workers: 2}}, "SDCA.Workers"},
-		{stage.TrainOptions{Loss: stage.LossHinge, Resume: "ck"}, "Checkpoint"},
 		{stage.TrainOptions{Loss: stage.LossHinge, Duals: stage.Duals{Place: stage.DualsStream}}, "Duals"},
 	} {
 		var oe *stage.OptionError

@@ -74,13 +74,13 @@ type TrainOptions struct {
 	// Checkpoint is a directory (locked while training) where snapshots are
 	// written atomically every CheckpointEvery epochs (0: none by epoch),
 	// every CheckpointInterval of training time (0: none by time), and when
-	// ctx is cancelled; "": Resume's, or no checkpoints. SDCA only.
+	// ctx is cancelled; "": Resume's, or no checkpoints. SDCA and BCFW only.
 	Checkpoint         string
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
 	// Resume continues from the newest valid snapshot in this directory.
 	// Without it, a Checkpoint directory that holds snapshots is refused
-	// (train.ErrCheckpointExists) before any work. SDCA only.
+	// (train.ErrCheckpointExists) before any work. SDCA and BCFW only.
 	Resume string
 	// KeepCheckpoints keeps the snapshots of a run that ends well; by
 	// default they are removed (with the streamed duals file in the
@@ -240,7 +240,6 @@ func (o TrainOptions) Check() error {
 			{sd.Epsilon != 0, "SDCA.Epsilon", sd.Epsilon, "applies to the log loss only (BCFW starts from the gold labelling)"},
 			{sd.SubPrecision != 0, "SDCA.SubPrecision", sd.SubPrecision, "applies to the log loss only (BCFW's line search is exact)"},
 			{sd.Workers > 1 || sd.Workers == train.AllWorkers || sd.RoundSteps != 0, "SDCA.Workers", sd.Workers, "applies to the log loss only (BCFW is sequential)"},
-			{o.Checkpoint != "" || o.Resume != "", "Checkpoint", o.Checkpoint, "applies to the log loss only (BCFW cannot resume yet)"},
 			{o.Duals != Duals{} && o.Duals.Place != DualsMemory, "Duals", nil, "BCFW keeps its duals in memory"},
 		}...)
 	} else if Solver(o.Method) != "sdca" {
@@ -302,6 +301,7 @@ type trainer struct {
 	p        *train.Problem
 	set      train.Settings
 	sd       *train.SDCA
+	bc       *train.BCFW
 	resume   *train.Checkpoint
 	progress *trainProgress
 	// Where the duals go (checkMemory) and, when streamed, the store's
@@ -386,7 +386,7 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 // checkpoint directory (duals.stream, not a stream:PATH the user named).
 func (r *trainer) removeSnapshots() {
 	dir := r.o.Checkpoint
-	if dir == "" || r.o.KeepCheckpoints || r.sd == nil {
+	if dir == "" || r.o.KeepCheckpoints || (r.sd == nil && r.bc == nil) {
 		return
 	}
 	streamed := ""
@@ -472,7 +472,11 @@ func (r *trainer) method() (train.Method, error) {
 			return nil, err
 		}
 		bc.Sampler = sampler
-		return bc, nil
+		r.bc = bc
+		if o.Checkpoint != "" {
+			r.set.Checkpoint = r.saveCheckpoint
+		}
+		return bc, r.resumeFrom(bc)
 	}
 	sd, ok := m.(*train.SDCA)
 	if !ok {
@@ -497,26 +501,40 @@ func (r *trainer) method() (train.Method, error) {
 	if o.Checkpoint != "" {
 		r.set.Checkpoint = r.saveCheckpoint
 	}
+	return r.sd, r.resumeFrom(r.sd)
+}
+
+// resumeFrom loads the checkpoint to resume, if any, checks it against m's
+// settings and hands it to the run.
+func (r *trainer) resumeFrom(m train.Method) error {
+	o := r.o
 	if o.Resume == "" {
-		return r.sd, nil
+		return nil
 	}
+	var err error
 	if r.resume, err = train.LoadCheckpoint(o.Resume, r.p, func(msg string) { r.logf("train: warning: %s", msg) }); err != nil {
-		return nil, err
+		return err
 	}
-	if err := r.resume.CheckSettings(r.p, r.set, r.sd); err != nil {
+	if err := r.resume.CheckSettings(r.p, r.set, m); err != nil {
 		r.resume.Duals.Close()
 		r.resume = nil
-		return nil, err
+		return err
 	}
 	r.set.Resume = r.resume
 	r.logf("train: resuming from %s (%s)", r.resume.Dir, describe(r.resume.Progress().Position))
-	return r.sd, nil
+	return nil
 }
 
 // saveCheckpoint writes a snapshot of the run to the checkpoint directory.
 func (r *trainer) saveCheckpoint(pr train.Progress) (string, error) {
 	t0 := time.Now()
-	path, err := train.SaveCheckpoint(r.o.Checkpoint, r.sd, pr)
+	var path string
+	var err error
+	if r.bc != nil {
+		path, err = train.SaveBCFWCheckpoint(r.o.Checkpoint, r.bc, pr)
+	} else {
+		path, err = train.SaveCheckpoint(r.o.Checkpoint, r.sd, pr)
+	}
 	if err == nil && !r.o.Quiet {
 		r.logf("checkpoint: %s (%.2fs)", path, time.Since(t0).Seconds())
 	}

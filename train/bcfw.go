@@ -81,11 +81,13 @@ type BCFW struct {
 	p       *Problem
 	duals   duals.Store
 	sampler Sampler
+	src     *rand.PCG
 	rng     *rand.Rand
 	st      *stepper // the weights, ‖w‖², the step count and SDCA's direction
 	bw      *bcfwWork
 	epoch   int   // completed epochs
 	pos     int   // steps done in the epoch in progress
+	next    int   // the sentence drawn for step pos (when pos > 0)
 	whatAt  int64 // the step count at which w was last set from the duals, −1 if never
 }
 
@@ -110,6 +112,24 @@ func (m *BCFW) Check() error { return nil }
 
 // Init sets μ_i to the gold path's marginals on every block and w = 0.
 func (m *BCFW) Init(p *Problem) error {
+	if err := m.setup(p); err != nil {
+		return err
+	}
+	d := p.Data
+	K := p.Layout.NumLabels
+	for i := 0; i < d.Len(); i++ {
+		initBlock(m.duals.Block(i), d.Sentence(i).Labels, K, 0)
+	}
+	p.meterAdd(d.Len())
+	m.st.w = make([]float64, p.Layout.Dim())
+	m.st.wsq = 0
+	m.whatAt = 0
+	return nil
+}
+
+// setup prepares everything but the point: the dual store, the sampler,
+// the random numbers and the scratch space.
+func (m *BCFW) setup(p *Problem) error {
 	m.p = p
 	d := p.Data
 	m.duals = m.Duals
@@ -128,18 +148,12 @@ func (m *BCFW) Init(p *Problem) error {
 	} else if n := len(m.sampler.State().Gaps); n != d.Len() {
 		return fmt.Errorf("%w: the sampler is sized for %d sentences, the problem has %d", ErrBadProblem, n, d.Len())
 	}
-	m.rng = rand.New(rand.NewPCG(m.Seed, 0xbcf3))
+	m.src = rand.NewPCG(m.Seed, 0xbcf3)
+	m.rng = rand.New(m.src)
 	m.st = newStepper(p, m.duals, newSentenceRows(d), DefaultSubPrecision)
 	m.bw = &bcfwWork{}
-	m.epoch, m.pos = 0, 0
-	K := p.Layout.NumLabels
-	for i := 0; i < d.Len(); i++ {
-		initBlock(m.duals.Block(i), d.Sentence(i).Labels, K, 0)
-	}
-	p.meterAdd(d.Len())
-	m.st.w = make([]float64, p.Layout.Dim())
-	m.st.wsq = 0
-	m.whatAt = 0
+	m.epoch, m.pos, m.next = 0, 0, -1
+	m.whatAt = -1
 	return nil
 }
 
@@ -150,17 +164,27 @@ func (m *BCFW) Weights() []float64 { return m.st.w }
 // ctx is cancelled it returns between two steps.
 func (m *BCFW) Epoch(ctx context.Context) error {
 	n := m.p.N()
+	if m.pos == 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m.next = m.sampler.Next(m.rng)
+	}
+	// The sentence of each step is drawn as soon as the previous step's
+	// gap is known, so that a snapshot between two steps holds it.
 	for ; m.pos < n; m.pos++ {
-		if m.pos&255 == 0 {
+		if m.pos&255 == 0 && m.pos > 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		i := m.sampler.Next(m.rng)
-		st := m.step(i)
-		m.sampler.Update(i, st.Gap)
+		st := m.step(m.next)
+		m.sampler.Update(m.next, st.Gap)
+		if m.pos < n-1 {
+			m.next = m.sampler.Next(m.rng)
+		}
 	}
-	m.pos = 0
+	m.pos, m.next = 0, -1
 	m.epoch++
 	return nil
 }
@@ -372,4 +396,5 @@ var (
 	_ Method       = (*BCFW)(nil)
 	_ refresher    = (*BCFW)(nil)
 	_ epochStepper = (*BCFW)(nil)
+	_ resumer      = (*BCFW)(nil)
 )

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,5 +33,27 @@ func TestTrainHinge(t *testing.T) {
 	r = mustRun(t, dir, "inspect", "hinge.arrow")
 	if s := string(r.stdout); !strings.Contains(s, "bcfw") || !strings.Contains(s, "hinge") {
 		t.Fatalf("inspect:\n%s", s)
+	}
+}
+
+// TestTrainHingeResume: a hinge run stopped after 3 epochs with
+// --checkpoint and resumed with --resume to 6 gives the weights of a run
+// of 6 epochs bit for bit.
+func TestTrainHingeResume(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	args := []string{"train", "-q", "--loss", "hinge", "--gap-tol", "1e-9"}
+	mustRun(t, dir, append(args, "--max-epochs", "6", "-o", "full.arrow", f.train)...)
+	mustRun(t, dir, append(args, "--max-epochs", "3", "--checkpoint", "ck", "--keep-checkpoints", "-o", "part.arrow", f.train)...)
+	mustRun(t, dir, append(args, "--max-epochs", "6", "--resume", "ck", "--keep-checkpoints", "-o", "resumed.arrow", f.train)...)
+	full, resumed := readModelFile(t, filepath.Join(dir, "full.arrow")), readModelFile(t, filepath.Join(dir, "resumed.arrow"))
+	for j, w := range full.Weights {
+		if math.Float64bits(w) != math.Float64bits(resumed.Weights[j]) {
+			t.Fatalf("weight %d: %.17g uninterrupted, %.17g resumed", j, w, resumed.Weights[j])
+		}
+	}
+	r := runInProcess(t, dir, "", "train", "-q", "--resume", "ck", "--max-epochs", "6", "-o", "sdca.arrow", f.train)
+	if r.code == 0 || !strings.Contains(string(r.stderr), "solver") {
+		t.Fatalf("SDCA resuming a hinge snapshot: %v", r)
 	}
 }

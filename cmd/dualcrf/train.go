@@ -34,7 +34,8 @@ certificate is about.
    dualcrf featurize --template chunking --min-count 3 train.txt.gz | dualcrf train - > model.arrow
 
 With --checkpoint DIR, SIGINT or SIGTERM at any moment saves the exact point reached (exit 130 or
-143), and --resume DIR continues to the same model bytes as an uninterrupted run (SDCA only).
+143), and --resume DIR continues to the same model bytes as an uninterrupted run (SDCA, and BCFW
+for --loss hinge).
 A run that ends well removes its snapshots (--keep-checkpoints keeps them).
 
 The paper's peers: --solver oeg (online exponentiated gradient, Collins et al. 2008; SDCA's dual
