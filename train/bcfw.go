@@ -77,11 +77,13 @@ type BCFW struct {
 	// duals.Memory or duals.File: BCFW visits the blocks in the sampler's
 	// order); otherwise they are kept in memory.
 	Duals duals.Store
-	// Average keeps a second dual array μ̄ (as large as the duals): the
-	// weighted average of the iterates at the ends of the epochs, epoch e
-	// weighing e (Lacoste-Julien et al.'s BCFW-wavg, per epoch). An average
-	// of feasible duals is feasible and ŵ is linear, so P(ŵ(μ̄)) − D(μ̄) is
-	// an exact certificate too; Certify returns the better of the two.
+	// Average keeps w̄, the weighted average of the weights at the ends
+	// of the epochs, epoch e weighing e (Lacoste-Julien et al.'s
+	// BCFW-wavg, per epoch; one more weight vector), and certifies
+	// min(P(w), P(w̄)) − D(μ): weak duality makes any primal value less any
+	// feasible dual value a bound on the suboptimality, and D(μ) is the
+	// best dual of the run (BCFW's dual never decreases, so the average of
+	// the iterates' duals, D(ŵ(μ̄)) ≤ D(μ), would not be better).
 	Average bool
 
 	p       *Problem
@@ -91,12 +93,12 @@ type BCFW struct {
 	rng     *rand.Rand
 	st      *stepper // the weights, ‖w‖², the step count and SDCA's direction
 	bw      *bcfwWork
-	epoch   int           // completed epochs
-	pos     int           // steps done in the epoch in progress
-	next    int           // the sentence drawn for step pos (when pos > 0)
-	whatAt  int64         // the step count at which w was last set from the duals, −1 if never
-	avg     *duals.Memory // μ̄ when Average, else nil
-	avgN    int           // the epochs averaged into avg
+	epoch   int       // completed epochs
+	pos     int       // steps done in the epoch in progress
+	next    int       // the sentence drawn for step pos (when pos > 0)
+	whatAt  int64     // the step count at which w was last set from the duals, −1 if never
+	avg     []float64 // w̄ when Average, else nil
+	avgN    int       // the epochs averaged into avg
 }
 
 // bcfwWork is a step's scratch space beyond SDCA's stepWork.
@@ -164,13 +166,13 @@ func (m *BCFW) setup(p *Problem) error {
 	m.whatAt = -1
 	m.avg, m.avgN = nil, 0
 	if m.Average {
-		m.avg = duals.NewMemory(d)
+		m.avg = make([]float64, p.Layout.Dim())
 	}
 	return nil
 }
 
-// average folds the duals at the end of epoch e = avgN+1 into μ̄:
-// μ̄ ← ((e−1)/(e+1)) μ̄ + (2/(e+1)) μ, so that μ̄ = Σ_e e·μ_e / Σ_e e.
+// average folds the weights at the end of epoch e = avgN+1 into w̄:
+// w̄ ← ((e−1)/(e+1)) w̄ + (2/(e+1)) w, so that w̄ = Σ_e e·w_e / Σ_e e.
 func (m *BCFW) average() {
 	if m.avg == nil {
 		return
@@ -178,11 +180,8 @@ func (m *BCFW) average() {
 	m.avgN++
 	e := float64(m.avgN)
 	a, b := (e-1)/(e+1), 2/(e+1)
-	for i := 0; i < m.p.N(); i++ {
-		mu, bar := m.duals.Block(i), m.avg.Block(i)
-		for j := range bar {
-			bar[j] = a*bar[j] + b*mu[j]
-		}
+	for j, v := range m.st.w {
+		m.avg[j] = a*m.avg[j] + b*v
 	}
 }
 
@@ -385,19 +384,16 @@ func (m *BCFW) Certify(ctx context.Context) (Certificate, error) {
 	if err != nil || m.avg == nil || m.avgN == 0 {
 		return c, err
 	}
-	wa, err := m.p.What(m.avg)
+	// The primal at w̄ (the pass's dual and gaps, at w̄ with μ, mean
+	// nothing).
+	ra, err := m.p.hingePass(ctx, m.avg, m.duals)
 	if err != nil {
 		return Certificate{}, err
 	}
-	ra, err := m.p.hingePass(ctx, wa, m.avg)
-	if err != nil {
-		return Certificate{}, err
+	if ra.primal < c.Primal {
+		c.Primal, c.Gap, c.Weights = ra.primal, ra.primal-c.Dual, slices.Clone(m.avg)
 	}
-	ca, err := m.certificate(wa, ra)
-	if err != nil || ca.Gap >= c.Gap {
-		return c, err
-	}
-	return ca, nil
+	return c, nil
 }
 
 // certificate makes the certificate of the pass r at w and checks the gap
