@@ -43,6 +43,9 @@ func (m *BCFW) resume(p *Problem, c *Checkpoint) error {
 	if st.Steps == 0 {
 		m.whatAt = 0 // w = 0 from the gold duals, as Init left it
 	}
+	if err := m.resumeAverage(c); err != nil {
+		return err
+	}
 	if err := m.src.UnmarshalBinary(st.RNG); err != nil {
 		return fmt.Errorf("resume: random state: %w", err)
 	}
@@ -80,6 +83,15 @@ func SaveBCFWCheckpoint(dir string, m *BCFW, pr Progress) (path string, err erro
 	if err := writeSynced(filepath.Join(tmp, "weights.bin"), wb); err != nil {
 		return "", err
 	}
+	var avgHash string
+	if m.avg != nil {
+		ab := floatBytes(m.avg)
+		sum := sha256.Sum256(ab)
+		avgHash = hex.EncodeToString(sum[:])
+		if err := writeSynced(filepath.Join(tmp, "average.bin"), ab); err != nil {
+			return "", err
+		}
+	}
 	rng, err := m.src.MarshalBinary()
 	if err != nil {
 		return "", err
@@ -89,7 +101,8 @@ func SaveBCFWCheckpoint(dir string, m *BCFW, pr Progress) (path string, err erro
 		Epoch: pr.Epoch, Step: pr.Step, Next: m.next, Pending: pr.Pending, Training: pr.Training,
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
 		Steps: m.st.steps, WSq: m.st.wsq, RNG: rng, Sampler: m.sampler.State(),
-		Records: pr.Records, Settings: pr.settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc}
+		Records: pr.Records, Settings: pr.settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc,
+		AverageHash: avgHash, AverageEpochs: m.avgN}
 	js, err := encodeState(st)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
@@ -112,4 +125,40 @@ func SaveBCFWCheckpoint(dir string, m *BCFW, pr Progress) (path string, err erro
 	}
 	pruneSnapshots(dir, name)
 	return final, nil
+}
+
+// resumeAverage restores w̄ from the snapshot's average.bin when the run
+// averages; a snapshot with averaged weights and a run without Average, or
+// the other way round, cannot continue each other.
+func (m *BCFW) resumeAverage(c *Checkpoint) error {
+	st := c.state
+	switch {
+	case m.avg == nil && st.AverageHash == "":
+		return nil
+	case m.avg == nil:
+		return fmt.Errorf("resume %s: the snapshot holds averaged weights, a run with Average; this one has none", c.Dir)
+	case st.AverageHash == "":
+		return fmt.Errorf("resume %s: the snapshot holds no averaged weights (a run without Average)", c.Dir)
+	case st.AverageEpochs < 0 || st.AverageEpochs > st.Epoch:
+		return fmt.Errorf("resume %s: state.json: %d epochs averaged after %d epochs", c.Dir, st.AverageEpochs, st.Epoch)
+	}
+	path := filepath.Join(c.Dir, "average.bin")
+	b, err := readSmall(path, 8*int64(len(m.avg)))
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	if len(b) != 8*len(m.avg) {
+		return fmt.Errorf("resume: %s: %d bytes, want %d (%d weights)", path, len(b), 8*len(m.avg), len(m.avg))
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != st.AverageHash {
+		return fmt.Errorf("resume: %s: checksum mismatch (corrupt or incomplete)", path)
+	}
+	for j, v := range bytesFloat64(b) {
+		if !finite(v) {
+			return fmt.Errorf("resume: %s: weight %d is %g", path, j, v)
+		}
+		m.avg[j] = v
+	}
+	m.avgN = st.AverageEpochs
+	return nil
 }
