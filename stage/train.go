@@ -286,7 +286,7 @@ func fresh(m train.Method) train.Method {
 	case *train.SAG:
 		return &train.SAG{Variant: m.Variant, InitialL: m.InitialL, Seed: m.Seed}
 	case *train.BCFW:
-		return &train.BCFW{Seed: m.Seed}
+		return &train.BCFW{Seed: m.Seed, NoAverage: m.NoAverage}
 	}
 	return m
 }

@@ -77,14 +77,16 @@ type BCFW struct {
 	// duals.Memory or duals.File: BCFW visits the blocks in the sampler's
 	// order); otherwise they are kept in memory.
 	Duals duals.Store
-	// Average keeps w̄, the weighted average of the weights at the ends
-	// of the epochs, epoch e weighing e (Lacoste-Julien et al.'s
-	// BCFW-wavg, per epoch; one more weight vector), and certifies
-	// min(P(w), P(w̄)) − D(μ): weak duality makes any primal value less any
+	// NoAverage turns off the averaged weights. By default BCFW keeps w̄,
+	// the weighted average of the weights at the ends of the epochs, epoch
+	// e weighing e (Lacoste-Julien et al.'s BCFW-wavg, per epoch; one more
+	// weight vector), and certifies min(P(w), P(w̄)) − D(μ), returning the
+	// better weights: weak duality makes any primal value less any
 	// feasible dual value a bound on the suboptimality, and D(μ) is the
-	// best dual of the run (BCFW's dual never decreases, so the average of
-	// the iterates' duals, D(ŵ(μ̄)) ≤ D(μ), would not be better).
-	Average bool
+	// best dual of the run (BCFW's dual never decreases, so the dual of
+	// the averaged duals would be no better). It costs a primal pass more
+	// per certificate.
+	NoAverage bool
 
 	p       *Problem
 	duals   duals.Store
@@ -97,7 +99,7 @@ type BCFW struct {
 	pos     int       // steps done in the epoch in progress
 	next    int       // the sentence drawn for step pos (when pos > 0)
 	whatAt  int64     // the step count at which w was last set from the duals, −1 if never
-	avg     []float64 // w̄ when Average, else nil
+	avg     []float64 // w̄, nil with NoAverage
 	avgN    int       // the epochs averaged into avg
 }
 
@@ -165,7 +167,7 @@ func (m *BCFW) setup(p *Problem) error {
 	m.epoch, m.pos, m.next = 0, 0, -1
 	m.whatAt = -1
 	m.avg, m.avgN = nil, 0
-	if m.Average {
+	if !m.NoAverage {
 		m.avg = make([]float64, p.Layout.Dim())
 	}
 	return nil

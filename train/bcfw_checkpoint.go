@@ -128,7 +128,7 @@ func SaveBCFWCheckpoint(dir string, m *BCFW, pr Progress) (path string, err erro
 }
 
 // resumeAverage restores w̄ from the snapshot's average.bin when the run
-// averages; a snapshot with averaged weights and a run without Average, or
+// averages; a snapshot with averaged weights and a run not averaging, or
 // the other way round, cannot continue each other.
 func (m *BCFW) resumeAverage(c *Checkpoint) error {
 	st := c.state
@@ -136,9 +136,9 @@ func (m *BCFW) resumeAverage(c *Checkpoint) error {
 	case m.avg == nil && st.AverageHash == "":
 		return nil
 	case m.avg == nil:
-		return fmt.Errorf("resume %s: the snapshot holds averaged weights, a run with Average; this one has none", c.Dir)
+		return fmt.Errorf("resume %s: the snapshot holds averaged weights; this run (NoAverage) keeps none", c.Dir)
 	case st.AverageHash == "":
-		return fmt.Errorf("resume %s: the snapshot holds no averaged weights (a run without Average)", c.Dir)
+		return fmt.Errorf("resume %s: the snapshot holds no averaged weights (a run with NoAverage)", c.Dir)
 	case st.AverageEpochs < 0 || st.AverageEpochs > st.Epoch:
 		return fmt.Errorf("resume %s: state.json: %d epochs averaged after %d epochs", c.Dir, st.AverageEpochs, st.Epoch)
 	}

@@ -14,7 +14,7 @@ import (
 // epoch) from the newest snapshot in dir, or afresh when dir has none.
 func bcfwResumeRun(t *testing.T, p *Problem, set Settings, dir string, ctx context.Context, avg bool) (*Result, error) {
 	t.Helper()
-	m := &BCFW{Seed: 7, Sampler: kindSampler(t, SamplerGap, p), Average: avg}
+	m := &BCFW{Seed: 7, Sampler: kindSampler(t, SamplerGap, p), NoAverage: !avg}
 	set.Checkpoint = func(pr Progress) (string, error) { return SaveBCFWCheckpoint(dir, m, pr) }
 	if len(snapshotNames(dir)) > 0 {
 		c, err := LoadCheckpoint(dir, p, func(s string) { t.Log(s) })
@@ -31,7 +31,7 @@ func bcfwResumeRun(t *testing.T, p *Problem, set Settings, dir string, ctx conte
 // epoch at an exact step, before a certificate, during a checkpoint write
 // and between epochs, resumes from the snapshot written on the way out,
 // and requires the final weights, certificate and log of the
-// uninterrupted run bit for bit, with and without Average; an SDCA run
+// uninterrupted run bit for bit, with and not averaging; an SDCA run
 // refuses BCFW's snapshot.
 func TestBCFWInterruptResumesBitIdentical(t *testing.T) {
 	for _, avg := range []bool{false, true} {
@@ -108,7 +108,7 @@ func testBCFWInterrupt(t *testing.T, avg bool) {
 }
 
 // TestBCFWResumeAverageRefusals checks that a snapshot's averaged weights
-// are verified and must match the run's Average: a run without Average
+// are verified and must match the run's averaging: a run not averaging
 // refuses a snapshot with them, a run with it refuses one without, and a
 // damaged average.bin is refused by its name.
 func TestBCFWResumeAverageRefusals(t *testing.T) {
@@ -122,7 +122,7 @@ func TestBCFWResumeAverageRefusals(t *testing.T) {
 		defer c.Duals.Close()
 		s := set
 		s.MaxEpochs, s.Resume = 3, c
-		_, err = Train(context.Background(), p, s, &BCFW{Seed: 7, Sampler: kindSampler(t, SamplerGap, p), Average: avg})
+		_, err = Train(context.Background(), p, s, &BCFW{Seed: 7, Sampler: kindSampler(t, SamplerGap, p), NoAverage: !avg})
 		return err
 	}
 	plain, withAvg := t.TempDir(), t.TempDir()
@@ -132,10 +132,10 @@ func TestBCFWResumeAverageRefusals(t *testing.T) {
 		}
 	}
 	if err := resume(plain, true); err == nil || !strings.Contains(err.Error(), "no averaged weights") {
-		t.Fatalf("Average resuming a snapshot without it: %v", err)
+		t.Fatalf("an averaging run resuming a snapshot without w̄: %v", err)
 	}
-	if err := resume(withAvg, false); err == nil || !strings.Contains(err.Error(), "holds averaged weights") {
-		t.Fatalf("no Average resuming a snapshot with it: %v", err)
+	if err := resume(withAvg, false); err == nil || !strings.Contains(err.Error(), "holds averaged weights;") {
+		t.Fatalf("a run with NoAverage resuming a snapshot with w̄: %v", err)
 	}
 	cur, err := os.ReadFile(filepath.Join(withAvg, "CURRENT"))
 	if err != nil {

@@ -89,7 +89,7 @@ type checkpointState struct {
 	// such a snapshot is refused (the ordered scheduler cannot continue it).
 	Workers   int      `json:"workers,omitempty"`
 	WorkerRNG [][]byte `json:"worker_rng,omitempty"`
-	// AverageHash, for BCFW with Average, is the SHA-256 (hex) of
+	// AverageHash, for BCFW averaging, is the SHA-256 (hex) of
 	// average.bin, its averaged weights w̄ as little-endian float64, and
 	// AverageEpochs the epochs averaged into them.
 	AverageHash   string `json:"average_sha256,omitempty"`
