@@ -101,6 +101,22 @@ type BCFW struct {
 	whatAt  int64     // the step count at which w was last set from the duals, −1 if never
 	avg     []float64 // w̄, nil with NoAverage
 	avgN    int       // the epochs averaged into avg
+	// certGaps are the last certificate's block gaps at the current
+	// point, until useCertificate hands them to the sampler.
+	certGaps []float64
+}
+
+// useCertificate hands the last certificate's block gaps, exact at the
+// current point, to the sampler: its estimates become the truth again
+// (Osokin et al.'s exact refresh), so that a block whose gap grew since its
+// last visit is drawn again. Train calls it after every certificate its
+// schedule makes (not one forced by a stop, which a longer run would not
+// make), so the refresh costs no pass of its own.
+func (m *BCFW) useCertificate() {
+	if m.certGaps != nil {
+		m.sampler.Refresh(m.certGaps)
+		m.certGaps = nil
+	}
 }
 
 // bcfwWork is a step's scratch space beyond SDCA's stepWork.
@@ -378,10 +394,7 @@ func (m *BCFW) Certify(ctx context.Context) (Certificate, error) {
 	if err != nil {
 		return Certificate{}, err
 	}
-	// The pass's block gaps are exact at the current point: the sampler's
-	// estimates become the truth again (Osokin et al.'s exact refresh), so
-	// that a block whose gap grew since its last visit is drawn again.
-	m.sampler.Refresh(r.gaps)
+	m.certGaps = r.gaps
 	c, err := m.certificate(w, r)
 	if err != nil || m.avg == nil || m.avgN == 0 {
 		return c, err
@@ -453,6 +466,7 @@ func (p *Problem) hingePass(ctx context.Context, w []float64, store duals.Store)
 var (
 	_ Method       = (*BCFW)(nil)
 	_ refresher    = (*BCFW)(nil)
+	_ certUser     = (*BCFW)(nil)
 	_ epochStepper = (*BCFW)(nil)
 	_ resumer      = (*BCFW)(nil)
 )

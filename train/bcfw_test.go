@@ -396,7 +396,9 @@ func TestBCFWDeterministic(t *testing.T) {
 }
 
 // TestBCFWCertifyRefreshesSampler checks that a certificate hands the
-// sampler the exact block gaps of its pass: after Certify the sampler's
+// sampler the exact block gaps of its pass: after Certify and
+// useCertificate (what Train does after a certificate due by its
+// schedule) the sampler's
 // estimates are the exact gaps at the current point, not the stale gaps
 // of the steps, and the certified gap is no larger than their mean.
 func TestBCFWCertifyRefreshesSampler(t *testing.T) {
@@ -415,6 +417,7 @@ func TestBCFWCertifyRefreshesSampler(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				m.useCertificate()
 				// The current point's gaps (the certificate may be w̄'s);
 				// the pass's gaps are checked against enumeration by
 				// TestBCFWSteps.
