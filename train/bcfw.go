@@ -45,9 +45,13 @@ package train
 //  5. μ_i ← (1−γ)μ_i + γs, w ← w + γv, ‖w‖² ← ‖w‖² + 2γ⟨w,v⟩ + γ²‖v‖².
 //
 // The start is μ_i = the gold path's marginals for every i: w = 0, D = 0,
-// P = (1/n) Σ_i max_y Δ_i(y) = 1. The block gaps are exact at the weights
-// of the step, so the sampler's estimates are stale only by the steps made
-// on other blocks since (Osokin et al.'s gap sampling).
+// P = (1/n) Σ_i max_y Δ_i(y) = 1. A step's block gap is exact at the
+// step's weights, and goes stale as other blocks move w; every certificate
+// due by the schedule hands its pass's n exact gaps to the sampler (Osokin
+// et al.'s exact refresh, here at no extra pass). Unless NoAverage, the
+// weights averaged over the epochs, w̄, are certified too:
+// min(P(w), P(w̄)) − D(μ) is as exact a bound (weak duality) and, with gap
+// sampling, whose current primal swings, much the smaller.
 
 import (
 	"context"
