@@ -36,8 +36,14 @@ type TrainOptions struct {
 	// value of that type, so one TrainOptions trains any number of times.
 	// SDCA's Sampler, Duals and Warm must be nil: Train makes them from
 	// Sampler, Duals and WarmStart.
-	Method       train.Method
-	Sampler      Sampler // SDCA's sampler
+	Method train.Method
+	// Loss is the training loss: LossLog (the CRF's negative
+	// log-likelihood; "" too) or LossHinge (the structural SVM's Hamming
+	// hinge loss, trained by *train.BCFW, SDCA-GAP's structured twin: a
+	// Method nil or *train.SDCA is run as BCFW with its Seed, and
+	// Sampler is BCFW's; the other methods minimise the log loss only).
+	Loss         string
+	Sampler      Sampler // SDCA's (BCFW's) sampler
 	NoBias       bool    // leave out the bias, start and end weights (CRFsuite's model)
 	FeatureSpace Pairs   // the (attribute, label) pairs weighed
 	Transitions  Pairs   // the (label, label) pairs weighed
@@ -68,13 +74,13 @@ type TrainOptions struct {
 	// Checkpoint is a directory (locked while training) where snapshots are
 	// written atomically every CheckpointEvery epochs (0: none by epoch),
 	// every CheckpointInterval of training time (0: none by time), and when
-	// ctx is cancelled; "": Resume's, or no checkpoints. SDCA only.
+	// ctx is cancelled; "": Resume's, or no checkpoints. SDCA and BCFW only.
 	Checkpoint         string
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
 	// Resume continues from the newest valid snapshot in this directory.
 	// Without it, a Checkpoint directory that holds snapshots is refused
-	// (train.ErrCheckpointExists) before any work. SDCA only.
+	// (train.ErrCheckpointExists) before any work. SDCA and BCFW only.
 	Resume string
 	// KeepCheckpoints keeps the snapshots of a run that ends well; by
 	// default they are removed (with the streamed duals file in the
@@ -124,6 +130,12 @@ type TrainOptions struct {
 	Progress *progress.Reporter
 }
 
+// The losses TrainOptions.Loss names.
+const (
+	LossLog   = "log"
+	LossHinge = "hinge"
+)
+
 // ErrUnlabelled refuses a training table in which no token has a gold
 // label (featurized without labels?).
 var ErrUnlabelled = errors.New("no token has a gold label; train needs a labelled feature table")
@@ -153,11 +165,13 @@ func (r *TrainResult) WriteLogAs(w io.Writer, opts arrowio.WriterOptions) error 
 func (r *TrainResult) LogRows() []tables.LogRow { return logRows(r.Train.Records) }
 
 // Solver names a method as a model's metadata records it: sdca, lbfgs,
-// oeg or sag; "" for a method Train does not run.
+// oeg, sag or bcfw; "" for a method Train does not run.
 func Solver(m train.Method) string {
 	switch m.(type) {
 	case nil, *train.SDCA:
 		return "sdca"
+	case *train.BCFW:
+		return "bcfw"
 	case *train.LBFGS:
 		return "lbfgs"
 	case *train.OEG:
@@ -172,6 +186,12 @@ func Solver(m train.Method) string {
 func (o TrainOptions) withDefaults() TrainOptions {
 	if o.Method == nil {
 		o.Method = &train.SDCA{}
+	}
+	if sd, ok := o.Method.(*train.SDCA); ok && o.Loss == LossHinge {
+		o.Method = &train.BCFW{Seed: sd.Seed}
+	}
+	if _, ok := o.Method.(*train.BCFW); ok {
+		o.Loss = LossHinge
 	}
 	if o.Sampler.Kind == "" {
 		o.Sampler.Kind = train.DefaultSampler
@@ -199,7 +219,8 @@ func (o TrainOptions) Check() error {
 		msg   string
 	}
 	checks := []check{
-		{Solver(o.Method) == "", "Method", fmt.Sprintf("%T", o.Method), "want *train.SDCA, *train.LBFGS, *train.OEG or *train.SAG"},
+		{Solver(o.Method) == "", "Method", fmt.Sprintf("%T", o.Method), "want *train.SDCA, *train.LBFGS, *train.OEG, *train.SAG or *train.BCFW"},
+		{o.Loss != "" && o.Loss != LossLog && o.Loss != LossHinge, "Loss", o.Loss, "want log or hinge"},
 		{o.Sampler.Kind != "" && !slices.Contains(train.SamplerKinds(), o.Sampler.Kind), "Sampler.Kind", o.Sampler.Kind, "want one of " + strings.Join(train.SamplerKinds(), ", ")},
 		{!inUnit(o.Sampler.NonUniform), "Sampler.NonUniform", o.Sampler.NonUniform, "want a probability in (0,1]"},
 		{o.RefreshEvery < 0, "RefreshEvery", o.RefreshEvery, "want 0 (never) or a number of epochs ≥ 1"},
@@ -225,7 +246,23 @@ func (o TrainOptions) Check() error {
 			{m.Warm != nil, "SDCA.Warm", nil, "want nil: Train makes the warm start of {WarmStart}"},
 		}...)
 	}
-	if Solver(o.Method) != "sdca" {
+	hinge := o.Loss == LossHinge || Solver(o.Method) == "bcfw"
+	if hinge {
+		sd, _ := o.Method.(*train.SDCA)
+		if sd == nil {
+			sd = &train.SDCA{}
+		}
+		checks = append(checks, []check{
+			{o.Loss == LossLog, "Method", "*train.BCFW", "BCFW minimises the hinge loss: want {Loss} hinge"},
+			{Solver(o.Method) != "sdca" && Solver(o.Method) != "bcfw", "Method", Solver(o.Method), "minimises the log loss only: {Loss} hinge is trained by BCFW (SDCA-GAP's structured twin: the default method)"},
+			{sd.Epsilon != 0, "SDCA.Epsilon", sd.Epsilon, "applies to the log loss only (BCFW starts from the gold labelling)"},
+			{sd.SubPrecision != 0, "SDCA.SubPrecision", sd.SubPrecision, "applies to the log loss only (BCFW's line search is exact)"},
+			{sd.Workers > 1 || sd.Workers == train.AllWorkers || sd.RoundSteps != 0, "SDCA.Workers", sd.Workers, "applies to the log loss only (BCFW is sequential)"},
+			{o.Duals != Duals{} && o.Duals.Place != DualsMemory, "Duals", nil, "BCFW keeps its duals in memory"},
+			{o.KeepDuals != "", "KeepDuals", o.KeepDuals, "applies to the log loss only (a warm start carries SDCA's duals)"},
+			{o.WarmStart != "", "WarmStart", o.WarmStart, "applies to the log loss only (a warm start carries SDCA's duals)"},
+		}...)
+	} else if Solver(o.Method) != "sdca" {
 		checks = append(checks, []check{
 			{o.Checkpoint != "", "Checkpoint", o.Checkpoint, "applies to SDCA only (the other methods cannot resume)"},
 			{o.Resume != "", "Resume", o.Resume, "applies to SDCA only (the other methods cannot resume)"},
@@ -270,6 +307,8 @@ func fresh(m train.Method) train.Method {
 		return &train.OEG{Eta: m.Eta, Seed: m.Seed}
 	case *train.SAG:
 		return &train.SAG{Variant: m.Variant, InitialL: m.InitialL, Seed: m.Seed}
+	case *train.BCFW:
+		return &train.BCFW{Seed: m.Seed, NoAverage: m.NoAverage}
 	}
 	return m
 }
@@ -284,6 +323,7 @@ type trainer struct {
 	p        *train.Problem
 	set      train.Settings
 	sd       *train.SDCA
+	bc       *train.BCFW
 	resume   *train.Checkpoint
 	progress *trainProgress
 	// Where the duals go (checkMemory) and, when streamed, the store's
@@ -381,7 +421,7 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 // checkpoint directory (duals.stream, not a stream:PATH the user named).
 func (r *trainer) removeSnapshots() {
 	dir := r.o.Checkpoint
-	if dir == "" || r.o.KeepCheckpoints || r.sd == nil {
+	if dir == "" || r.o.KeepCheckpoints || (r.sd == nil && r.bc == nil) {
 		return
 	}
 	streamed := ""
@@ -427,7 +467,7 @@ func (r *trainer) setup() error {
 	}
 	dualBytes, what := int64(0), "duals %s (μ, float64)"
 	switch r.solver {
-	case "sdca":
+	case "sdca", "bcfw":
 		dualBytes = duals.Bytes(d)
 	case "oeg":
 		dualBytes, what = train.OEGBytes(d), "potentials θ̃ and marginal sums %s (float64)"
@@ -444,7 +484,7 @@ func (r *trainer) settings() train.Settings {
 	o := r.o
 	s := train.Settings{MaxEpochs: o.MaxEpochs, MaxTime: o.MaxTime, GapTol: o.GapTol, GapEvery: o.GapEvery,
 		RefreshEvery: o.RefreshEvery, CheckpointEvery: o.CheckpointEvery, CheckpointInterval: o.CheckpointInterval, Phase: o.Phase}
-	if r.solver != "sdca" {
+	if r.solver != "sdca" && r.solver != "bcfw" {
 		s.RefreshEvery = 0 // only SDCA has gap estimates to refresh: the option has never applied to the others
 	}
 	if !o.Quiet {
@@ -461,6 +501,18 @@ func (r *trainer) settings() train.Settings {
 func (r *trainer) method() (train.Method, error) {
 	o := r.o
 	m := fresh(o.Method)
+	if bc, ok := m.(*train.BCFW); ok {
+		sampler, err := train.NewSampler(o.Sampler.Kind, r.p.N(), train.SamplerOptions{NonUniform: o.Sampler.NonUniform, Smoothness: r.p.Smoothness()})
+		if err != nil {
+			return nil, err
+		}
+		bc.Sampler = sampler
+		r.bc = bc
+		if o.Checkpoint != "" {
+			r.set.Checkpoint = r.saveCheckpoint
+		}
+		return bc, r.resumeFrom(bc)
+	}
 	sd, ok := m.(*train.SDCA)
 	if !ok {
 		return m, nil
@@ -492,26 +544,40 @@ func (r *trainer) method() (train.Method, error) {
 			return nil, err
 		}
 	}
+	return r.sd, r.resumeFrom(r.sd)
+}
+
+// resumeFrom loads the checkpoint to resume, if any, checks it against m's
+// settings and hands it to the run.
+func (r *trainer) resumeFrom(m train.Method) error {
+	o := r.o
 	if o.Resume == "" {
-		return r.sd, nil
+		return nil
 	}
+	var err error
 	if r.resume, err = train.LoadCheckpoint(o.Resume, r.p, func(msg string) { r.logf("train: warning: %s", msg) }); err != nil {
-		return nil, err
+		return err
 	}
-	if err := r.resume.CheckSettings(r.p, r.set, r.sd); err != nil {
+	if err := r.resume.CheckSettings(r.p, r.set, m); err != nil {
 		r.resume.Duals.Close()
 		r.resume = nil
-		return nil, err
+		return err
 	}
 	r.set.Resume = r.resume
 	r.logf("train: resuming from %s (%s)", r.resume.Dir, describe(r.resume.Progress().Position))
-	return r.sd, nil
+	return nil
 }
 
 // saveCheckpoint writes a snapshot of the run to the checkpoint directory.
 func (r *trainer) saveCheckpoint(pr train.Progress) (string, error) {
 	t0 := time.Now()
-	path, err := train.SaveCheckpoint(r.o.Checkpoint, r.sd, pr)
+	var path string
+	var err error
+	if r.bc != nil {
+		path, err = train.SaveBCFWCheckpoint(r.o.Checkpoint, r.bc, pr)
+	} else {
+		path, err = train.SaveCheckpoint(r.o.Checkpoint, r.sd, pr)
+	}
 	if err == nil && !r.o.Quiet {
 		r.logf("checkpoint: %s (%.2fs)", path, time.Since(t0).Seconds())
 	}
@@ -595,6 +661,9 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 		facts["seed"] = m.Seed
 	case *train.SAG:
 		facts["seed"], facts["sag_variant"] = m.Seed, cmp.Or(m.Variant, train.DefaultSAGVariant)
+	case *train.BCFW:
+		// The log loss's models record no loss: their bytes stay as they were.
+		facts["seed"], facts["sampler"], facts["loss"] = m.Seed, r.o.Sampler.Kind, LossHinge
 	}
 	if r.warm != nil {
 		facts["warm_start"] = r.warm

@@ -47,7 +47,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	}
 	r.place = o.Duals.Place
 	if r.solver != "sdca" {
-		r.place = DualsMemory
+		r.place = DualsMemory // BCFW's duals are in memory too
 	}
 	if r.place == DualsAuto {
 		r.place = DualsStream
@@ -77,7 +77,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		r.streamBlocks = blocks
 		est = estimate(false, duals.StreamBuffers*slot)
 	default:
-		est = estimate(r.place == DualsMemory && r.solver == "sdca", 0)
+		est = estimate(r.place == DualsMemory && (r.solver == "sdca" || r.solver == "bcfw"), 0)
 	}
 	if limit == 0 || est.Total() <= limit {
 		return nil

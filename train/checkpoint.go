@@ -89,6 +89,11 @@ type checkpointState struct {
 	// such a snapshot is refused (the ordered scheduler cannot continue it).
 	Workers   int      `json:"workers,omitempty"`
 	WorkerRNG [][]byte `json:"worker_rng,omitempty"`
+	// AverageHash, for BCFW averaging, is the SHA-256 (hex) of
+	// average.bin, its averaged weights w̄ as little-endian float64, and
+	// AverageEpochs the epochs averaged into them.
+	AverageHash   string `json:"average_sha256,omitempty"`
+	AverageEpochs int    `json:"average_epochs,omitempty"`
 	// Stream, for a run on a duals.Stream, is its committed slot map and
 	// block checksums (the snapshot has no duals.bin: the duals stay in
 	// the streamed file); BlockOrder is the epoch's block order and

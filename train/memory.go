@@ -10,7 +10,7 @@ import (
 
 // MemoryOptions describe a run for EstimateMemory.
 type MemoryOptions struct {
-	Solver        string // "sdca", "lbfgs", "oeg" or "sag"
+	Solver        string // "sdca", "lbfgs", "oeg", "sag" or "bcfw" (counted as SDCA: the same duals, weights and rows)
 	DualsInMemory bool   // SDCA: μ in memory (else memory-mapped, paged by the kernel)
 	LBFGSStore    int    // L-BFGS correction pairs; 0: DefaultLBFGSStore
 	Workers       int    // goroutines of a full pass; 0: GOMAXPROCS

@@ -73,6 +73,14 @@ type refresher interface {
 	refresh(ctx context.Context) error
 }
 
+// certUser is a Method that learns from its last certificate's pass
+// (BCFW's exact block gaps, for its sampler) when the certificate was due
+// by the schedule, not forced by a stop.
+type certUser interface {
+	Method
+	useCertificate()
+}
+
 // committer is a Method that must checkpoint within an epoch (SDCA on a
 // streamed store, whose spare slots bound the block writes between two
 // commits): Train gives it the function that writes the checkpoint.
@@ -536,7 +544,8 @@ func (r *run) refreshCalls() int64 {
 func (r *run) finishEpoch() error {
 	ep := r.prog.Epoch
 	est := r.m.Counters().GapEstimate
-	certify := ep == 0 || r.due(ep, est) || ep >= r.maxEpochs || (r.s.MaxTime > 0 && r.prog.Training >= r.s.MaxTime)
+	due := ep == 0 || r.due(ep, est)
+	certify := due || ep >= r.maxEpochs || (r.s.MaxTime > 0 && r.prog.Training >= r.s.MaxTime)
 	c := r.m.Counters()
 	rec := EpochRecord{Epoch: ep, Steps: c.Steps, Seconds: (r.prog.Training - r.prog.EpochTraining).Seconds(),
 		Total: r.prog.Training.Seconds(), GapEstimate: c.GapEstimate, LineSearch: c.LineSearch - r.prog.EpochLineSearch,
@@ -545,6 +554,11 @@ func (r *run) finishEpoch() error {
 	if certify {
 		if err := r.certify(&rec); err != nil {
 			return err
+		}
+		// Only a certificate the schedule made may steer the run: one
+		// forced by a stop is absent from a longer run that goes on.
+		if cu, ok := r.m.(certUser); ok && due {
+			cu.useCertificate()
 		}
 	}
 	r.prog.Records = append(r.prog.Records, rec)

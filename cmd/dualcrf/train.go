@@ -34,13 +34,17 @@ certificate is about.
    dualcrf featurize --template chunking --min-count 3 train.txt.gz | dualcrf train - > model.arrow
 
 With --checkpoint DIR, SIGINT or SIGTERM at any moment saves the exact point reached (exit 130 or
-143), and --resume DIR continues to the same model bytes as an uninterrupted run (SDCA only).
+143), and --resume DIR continues to the same model bytes as an uninterrupted run (SDCA, and BCFW
+for --loss hinge).
 A run that ends well removes its snapshots (--keep-checkpoints keeps them).
 
 The paper's peers: --solver oeg (online exponentiated gradient, Collins et al. 2008; SDCA's dual
 certificate) and --solver sag (stochastic average gradient, Schmidt et al. 2015: --sag-variant
 nus, nus-star or uniform; certificate ‖∇P‖²/(2λ) from a full pass, as L-BFGS's). The log counts
-oracle calls (forward–backward passes over one sentence, certificates apart) and parameter updates.`,
+oracle calls (forward–backward passes over one sentence, certificates apart) and parameter updates.
+
+--loss hinge trains the structural SVM (normalised Hamming hinge loss) instead, by block-coordinate
+Frank–Wolfe with the same samplers and certified gap; the model decodes as any other.`,
 		Flags:  trainFlags().cliFlags(),
 		Action: runTrain,
 	}
@@ -119,6 +123,8 @@ func trainFlags() optionFlags[trainSetup] {
 				s.o.Method = m
 				return nil
 			}},
+		{catSolver, &cli.StringFlag{Name: "loss", Value: stage.LossLog, Usage: "log (the CRF's negative log-likelihood) or hinge (the structural SVM's Hamming hinge loss, trained by BCFW with the sampler and seed: --solver sdca only)"},
+			[]string{"Loss"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Loss = givenString(c, n); return nil }},
 		{catSolver, &cli.StringFlag{Name: "sampler", Value: train.DefaultSampler, Usage: "SDCA's choice of the next sentence: " + strings.Join(train.SamplerKinds(), ", ")},
 			[]string{"Sampler.Kind"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Sampler.Kind = givenString(c, n); return nil }},
 		{catSolver, &cli.Float64Flag{Name: "nonuniform", Value: train.DefaultNonUniform, Usage: "probability in (0,1] that a draw follows the gap or importance sampler rather than the uniform one"},
@@ -206,6 +212,16 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 	}
 	if err := checkSolverFlags(c, s); err != nil {
 		return s.o, err
+	}
+	if s.o.Loss == stage.LossHinge && c.String("solver") == "sdca" {
+		// SDCA-GAP's structured twin: the hinge loss's solver, with the
+		// sampler and seed; SDCA's own settings do not apply to it.
+		for _, name := range []string{"epsilon", "subprecision", "workers", "round-steps"} {
+			if c.IsSet(name) {
+				return s.o, fmt.Errorf("--%s applies to --loss log only (--loss hinge trains by BCFW: sequential, from the gold labelling, with an exact line search)", name)
+			}
+		}
+		s.o.Method = &train.BCFW{Seed: s.sdca.Seed}
 	}
 	if err := s.o.Check(); err != nil {
 		return s.o, flags.render(c, err)
@@ -471,6 +487,8 @@ func runName(c *cli.Context, solver string) string {
 		return "SDCA, " + c.String("sampler") + " sampler"
 	case "lbfgs":
 		return "L-BFGS"
+	case "bcfw":
+		return "BCFW (hinge loss), " + c.String("sampler") + " sampler"
 	case "sag":
 		return "SAG (" + c.String("sag-variant") + ")"
 	}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTrainHinge runs the --loss hinge commands docs/training.md shows:
+// BCFW with gap sampling and refreshes and with the uniform sampler, a
+// plot and a log, then decodes and scores with the model.
+func TestTrainHinge(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	r := mustRun(t, dir, "train", "--loss", "hinge", "--lambda", "0.1/n", "--gap-tol", "1e-2", "--refresh-every", "5",
+		"--plot", "hinge.svg", "--log", "hinge-log.arrow", "-o", "hinge.arrow", f.train)
+	if s := string(r.stderr); !strings.Contains(s, "stopped (gap)") || !strings.Contains(s, "gap ") {
+		t.Fatalf("stderr:\n%s", s)
+	}
+	mustRun(t, dir, "train", "-q", "--loss", "hinge", "--sampler", "uniform", "--gap-tol", "1e-2", "-o", "uniform.arrow", f.train)
+	for _, name := range []string{"hinge.svg", "hinge-log.arrow", "uniform.arrow"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustRun(t, dir, "decode", "-m", "hinge.arrow", "-o", "pred.arrow", f.test)
+	r = mustRun(t, dir, "eval", "pred.arrow")
+	if !strings.Contains(string(r.stdout), "FB1") {
+		t.Fatalf("eval:\n%s", r.stdout)
+	}
+	r = mustRun(t, dir, "inspect", "hinge.arrow")
+	if s := string(r.stdout); !strings.Contains(s, "bcfw") || !strings.Contains(s, "hinge") {
+		t.Fatalf("inspect:\n%s", s)
+	}
+}
+
+// TestTrainHingeResume: a hinge run stopped after 3 epochs with
+// --checkpoint and resumed with --resume to 6 gives the weights of a run
+// of 6 epochs bit for bit.
+func TestTrainHingeResume(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	args := []string{"train", "-q", "--loss", "hinge", "--gap-tol", "1e-9"}
+	mustRun(t, dir, append(args, "--max-epochs", "6", "-o", "full.arrow", f.train)...)
+	mustRun(t, dir, append(args, "--max-epochs", "3", "--checkpoint", "ck", "--keep-checkpoints", "-o", "part.arrow", f.train)...)
+	mustRun(t, dir, append(args, "--max-epochs", "6", "--resume", "ck", "--keep-checkpoints", "-o", "resumed.arrow", f.train)...)
+	full, resumed := readModelFile(t, filepath.Join(dir, "full.arrow")), readModelFile(t, filepath.Join(dir, "resumed.arrow"))
+	for j, w := range full.Weights {
+		if math.Float64bits(w) != math.Float64bits(resumed.Weights[j]) {
+			t.Fatalf("weight %d: %.17g uninterrupted, %.17g resumed", j, w, resumed.Weights[j])
+		}
+	}
+	r := runInProcess(t, dir, "", "train", "-q", "--resume", "ck", "--max-epochs", "6", "-o", "sdca.arrow", f.train)
+	if r.code == 0 || !strings.Contains(string(r.stderr), "solver") {
+		t.Fatalf("SDCA resuming a hinge snapshot: %v", r)
+	}
+}

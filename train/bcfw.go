@@ -1,0 +1,476 @@
+package train
+
+// BCFW: the structural SVM of a chain trained by block-coordinate
+// Frank–Wolfe (Lacoste-Julien, Jaggi, Schmidt & Pletscher, ICML 2013,
+// Algorithm 3) with gap sampling (Osokin, Alayrac, Lukasewitz, Dokania &
+// Lacoste-Julien, ICML 2016).
+//
+// The primal is the ℓ2-regularised Hamming hinge loss
+//
+//	P(w) = λ/2 ‖w‖² + (1/n) Σ_i H_i(w),
+//	H_i(w) = max_y [Δ_i(y) − ⟨w, ψ_i(y)⟩],  ψ_i(y) = F(x_i,y_i) − F(x_i,y),
+//	Δ_i(y) = (1/T_i) Σ_t [y_t ≠ y_{i,t}],
+//
+// the Hamming loss normalised by the sentence's length, so that every
+// sentence's loss lies in [0,1] whatever its length — one sentence is one
+// example, as in the CRF's log loss, and a long sentence does not outweigh
+// many short ones — the lecture's 1/M_i. H_i ≥ 0 (y = y_i).
+//
+// The dual variable of sentence i is a distribution α_i over its label
+// sequences, kept compactly as its clique marginals μ_i (the marginals of a
+// convex combination of paths: the same shape as SDCA's μ_i, and in the
+// same stores); everything the method needs is linear in them:
+//
+//	w = ŵ(μ) = (1/(λn)) Σ_i E_μ_i[ψ_i] = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]),
+//	ℓ_i = E_μ_i[Δ_i] = (1/T_i) Σ_t (1 − μ_{i,t}(y_{i,t})),
+//	D(μ) = −λ/2 ‖w‖² + (1/n) Σ_i ℓ_i.
+//
+// One step on sentence i (block i):
+//
+//  1. oracle: the loss-augmented Viterbi path y* = argmax_y Δ_i(y) + ⟨w, F(x_i,y)⟩
+//     (node scores + 1/T_i off the gold label); H_i(w) is its score less
+//     the gold path's;
+//  2. block gap G_i = H_i(w) − E_μ_i[Δ_i − ⟨w,ψ_i⟩]
+//     = [Δ_i(y*) + ⟨w,F(y*)⟩] − [ℓ_i + E_μ_i⟨w,F⟩] ≥ 0 — n times the
+//     paper's g_i, so that P − D = (1/n) Σ_i G_i, the mean block gap, as for
+//     the CRF;
+//  3. direction: s = the marginals of y* (a point mass), δ = s − μ_i; the
+//     paper's w_s − w_i is v = −(1/(λn)) E_δ[F] (the same sparse vector as
+//     SDCA's), and ℓ_s − ℓ_i = (Δ_i(y*) − ℓ_i)/n;
+//  4. line search: D along μ_i + γδ changes by (1/n)[γ(Δ_i(y*) − ℓ_i)
+//     − λn(γ⟨w,v⟩ + γ²‖v‖²/2)], a concave parabola; its derivative at 0 is
+//     (Δ_i(y*) − ℓ_i) − λn⟨w,v⟩ = G_i, so the exact maximiser on [0,1] is
+//     γ = clip(G_i / (λn‖v‖²), 0, 1) — the paper's
+//     γ = (λ⟨w_i − w_s, w⟩ − ℓ_i + ℓ_s) / (λ‖w_i − w_s‖²) in these units;
+//  5. μ_i ← (1−γ)μ_i + γs, w ← w + γv, ‖w‖² ← ‖w‖² + 2γ⟨w,v⟩ + γ²‖v‖².
+//
+// The start is μ_i = the gold path's marginals for every i: w = 0, D = 0,
+// P = (1/n) Σ_i max_y Δ_i(y) = 1. A step's block gap is exact at the
+// step's weights, and goes stale as other blocks move w; every certificate
+// due by the schedule hands its pass's n exact gaps to the sampler (Osokin
+// et al.'s exact refresh, here at no extra pass). Unless NoAverage, the
+// weights averaged over the epochs, w̄, are certified too:
+// min(P(w), P(w̄)) − D(μ) is as exact a bound (weak duality) and, with gap
+// sampling, whose current primal swings, much the smaller.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/internal/num"
+)
+
+// BCFW is block-coordinate Frank–Wolfe on the structural SVM's dual: the
+// hinge-loss trainer. The zero value of each field is its documented
+// default.
+type BCFW struct {
+	// Sampler picks the sentence of each step and learns from the block
+	// gaps it is told; nil means NewSampler(DefaultSampler, n,
+	// SamplerOptions{}): gap sampling. It must be sized for the problem's
+	// n sentences and fresh from NewSampler: the run changes it.
+	Sampler Sampler
+	// Seed seeds the sampler's random numbers; the same seed gives the same
+	// weights bit for bit.
+	Seed uint64
+	// Duals, when not nil, holds the marginals of the dual variables (a
+	// duals.Memory or duals.File: BCFW visits the blocks in the sampler's
+	// order); otherwise they are kept in memory.
+	Duals duals.Store
+	// NoAverage turns off the averaged weights. By default BCFW keeps w̄,
+	// the weighted average of the weights at the ends of the epochs, epoch
+	// e weighing e (Lacoste-Julien et al.'s BCFW-wavg, per epoch; one more
+	// weight vector), and certifies min(P(w), P(w̄)) − D(μ), returning the
+	// better weights: weak duality makes any primal value less any
+	// feasible dual value a bound on the suboptimality, and D(μ) is the
+	// best dual of the run (BCFW's dual never decreases, so the dual of
+	// the averaged duals would be no better). It costs a primal pass more
+	// per certificate.
+	NoAverage bool
+
+	p       *Problem
+	duals   duals.Store
+	sampler Sampler
+	src     *rand.PCG
+	rng     *rand.Rand
+	st      *stepper // the weights, ‖w‖², the step count and SDCA's direction
+	bw      *bcfwWork
+	epoch   int       // completed epochs
+	pos     int       // steps done in the epoch in progress
+	next    int       // the sentence drawn for step pos (when pos > 0)
+	whatAt  int64     // the step count at which w was last set from the duals, −1 if never
+	avg     []float64 // w̄, nil with NoAverage
+	avgN    int       // the epochs averaged into avg
+	// certGaps are the last certificate's block gaps at the current
+	// point, until useCertificate hands them to the sampler.
+	certGaps []float64
+}
+
+// useCertificate hands the last certificate's block gaps, exact at the
+// current point, to the sampler: its estimates become the truth again
+// (Osokin et al.'s exact refresh), so that a block whose gap grew since its
+// last visit is drawn again. Train calls it after every certificate its
+// schedule makes (not one forced by a stop, which a longer run would not
+// make), so the refresh costs no pass of its own.
+func (m *BCFW) useCertificate() {
+	if m.certGaps != nil {
+		m.sampler.Refresh(m.certGaps)
+		m.certGaps = nil
+	}
+}
+
+// bcfwWork is a step's scratch space beyond SDCA's stepWork.
+type bcfwWork struct {
+	path  []int32   // the oracle's path y*
+	theta []float64 // the node scores before the loss augmentation
+}
+
+// bcfwStep is what one step did.
+type bcfwStep struct {
+	Sentence int
+	Gap      float64 // G_i at the step's weights, before the step
+	Slope    float64 // the derivative of n·D along δ at γ = 0, equal to Gap
+	Gamma    float64
+	Hinge    float64 // H_i(w) before the step
+	Loss     float64 // ℓ_i before the step
+}
+
+// Check refuses a setting out of range; BCFW has none that can be.
+func (m *BCFW) Check() error { return nil }
+
+// Init sets μ_i to the gold path's marginals on every block and w = 0.
+func (m *BCFW) Init(p *Problem) error {
+	if err := m.setup(p); err != nil {
+		return err
+	}
+	d := p.Data
+	K := p.Layout.NumLabels
+	for i := 0; i < d.Len(); i++ {
+		initBlock(m.duals.Block(i), d.Sentence(i).Labels, K, 0)
+	}
+	p.meterAdd(d.Len())
+	m.st.w = make([]float64, p.Layout.Dim())
+	m.st.wsq = 0
+	m.whatAt = 0
+	return nil
+}
+
+// setup prepares everything but the point: the dual store, the sampler,
+// the random numbers and the scratch space.
+func (m *BCFW) setup(p *Problem) error {
+	m.p = p
+	d := p.Data
+	m.duals = m.Duals
+	if m.duals == nil {
+		m.duals = duals.NewMemory(d)
+	}
+	if m.duals.Len() != d.Len() {
+		return fmt.Errorf("%w: dual store has %d blocks for %d sentences", ErrBadProblem, m.duals.Len(), d.Len())
+	}
+	m.sampler = m.Sampler
+	if m.sampler == nil {
+		var err error
+		if m.sampler, err = NewSampler(DefaultSampler, d.Len(), SamplerOptions{}); err != nil {
+			return err
+		}
+	} else if n := len(m.sampler.State().Gaps); n != d.Len() {
+		return fmt.Errorf("%w: the sampler is sized for %d sentences, the problem has %d", ErrBadProblem, n, d.Len())
+	}
+	m.src = rand.NewPCG(m.Seed, 0xbcf3)
+	m.rng = rand.New(m.src)
+	m.st = newStepper(p, m.duals, newSentenceRows(d), DefaultSubPrecision)
+	m.bw = &bcfwWork{}
+	m.epoch, m.pos, m.next = 0, 0, -1
+	m.whatAt = -1
+	m.avg, m.avgN = nil, 0
+	if !m.NoAverage {
+		m.avg = make([]float64, p.Layout.Dim())
+	}
+	return nil
+}
+
+// average folds the weights at the end of epoch e = avgN+1 into w̄:
+// w̄ ← ((e−1)/(e+1)) w̄ + (2/(e+1)) w, so that w̄ = Σ_e e·w_e / Σ_e e.
+func (m *BCFW) average() {
+	if m.avg == nil {
+		return
+	}
+	m.avgN++
+	e := float64(m.avgN)
+	a, b := (e-1)/(e+1), 2/(e+1)
+	for j, v := range m.st.w {
+		m.avg[j] = a*m.avg[j] + b*v
+	}
+}
+
+// Weights returns the current weights (the method's own slice).
+func (m *BCFW) Weights() []float64 { return m.st.w }
+
+// Epoch makes n steps, or the rest of an epoch interrupted before; when
+// ctx is cancelled it returns between two steps.
+func (m *BCFW) Epoch(ctx context.Context) error {
+	n := m.p.N()
+	if m.pos == 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m.next = m.sampler.Next(m.rng)
+	}
+	// The sentence of each step is drawn as soon as the previous step's
+	// gap is known, so that a snapshot between two steps holds it.
+	for ; m.pos < n; m.pos++ {
+		if m.pos&255 == 0 && m.pos > 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		st := m.step(m.next)
+		m.sampler.Update(m.next, st.Gap)
+		if m.pos < n-1 {
+			m.next = m.sampler.Next(m.rng)
+		}
+	}
+	m.pos, m.next = 0, -1
+	m.epoch++
+	m.average()
+	return nil
+}
+
+// epochSteps returns the steps done in the epoch in progress.
+func (m *BCFW) epochSteps() int { return m.pos }
+
+// step makes one BCFW step on sentence i at the run's weights.
+func (m *BCFW) step(i int) bcfwStep {
+	p, sp, ws, bw := m.p, m.st, m.st.ws, m.bw
+	lay := p.Layout
+	K := lay.NumLabels
+	s := p.Data.Sentence(i)
+	T := s.Len()
+	mu := m.duals.Block(i)
+	sp.steps++
+
+	// 1–2: the oracle and the block gap.
+	ws.lat.SetScores(lay, sp.w, s)
+	ws.muN = grow(ws.muN, T*K)
+	ws.muSum = grow(ws.muSum, K*K)
+	ws.nuSum = grow(ws.nuSum, K*K)
+	ws.dN = grow(ws.dN, T*K)
+	bw.path = slices.Grow(bw.path[:0], T)[:T]
+	o := hingeOracle(ws.lat, s, mu, ws.muN, ws.muSum, bw)
+
+	// 3: δ = s − μ_i on the nodes and the summed edges, and v.
+	copy(ws.dN, ws.muN[:T*K])
+	for j := range ws.dN {
+		ws.dN[j] = -ws.dN[j]
+	}
+	clear(ws.nuSum)
+	for t, y := range bw.path {
+		ws.dN[t*K+int(y)]++
+		if t > 0 {
+			ws.nuSum[int(bw.path[t-1])*K+int(y)]++
+		}
+	}
+	wv, vv := sp.direction(ws, i, s)
+	ws.a, ws.b = wv, vv
+
+	// 4: the exact line search on the dual's parabola.
+	slope := (o.pathLoss - o.loss) - p.Lambda*float64(p.N())*wv
+	gamma := 0.0
+	if vv > 0 && slope > 0 {
+		gamma = min(1, slope/(p.Lambda*float64(p.N())*vv))
+	}
+
+	// 5: the move.
+	if gamma > 0 {
+		moveToPath(mu, bw.path, T, K, gamma)
+	}
+	sp.commitPrimal(ws, gamma, wv)
+	return bcfwStep{Sentence: i, Gap: max(o.gap, 0), Slope: slope, Gamma: gamma, Hinge: o.hinge, Loss: o.loss}
+}
+
+// hingeTerms are the oracle's numbers for one block at some weights.
+type hingeTerms struct {
+	hinge    float64 // H_i(w) = max_y Δ_i(y) − ⟨w,ψ_i(y)⟩
+	loss     float64 // ℓ_i = E_μ_i[Δ_i]
+	pathLoss float64 // Δ_i(y*)
+	gap      float64 // G_i = H_i(w) − E_μ_i[Δ_i − ⟨w,ψ_i⟩]
+}
+
+// hingeOracle runs the loss-augmented Viterbi on the lattice, whose scores
+// are set for sentence s at w, into bw.path, and returns the block's
+// terms for the duals mu. It sets muN to μ_i's node marginals and muSum to
+// its edge marginals summed over the positions. The lattice's node scores
+// are left as they were.
+func hingeOracle(lat *crf.Lattice, s crf.Sentence, mu, muN, muSum []float64, bw *bcfwWork) hingeTerms {
+	K, T := lat.K, s.Len()
+	muB := blockNodesDot(mu, T, K, lat.Trans(), muN, muSum)
+	th := lat.Node()[:T*K]
+	gold := lat.Score(s.Labels)
+	expScore := dot(th, muN[:T*K]) + muB // E_μ⟨w,F⟩
+	hit := 0.0
+	for t, y := range s.Labels {
+		hit += muN[t*K+int(y)]
+	}
+	inv := 1 / float64(T)
+	loss := (float64(T) - hit) * inv
+	bw.theta = append(bw.theta[:0], th...)
+	for t, y := range s.Labels {
+		row := th[t*K : (t+1)*K]
+		for k := range row {
+			if k != int(y) {
+				row[k] += inv
+			}
+		}
+	}
+	aug := lat.Viterbi(bw.path)
+	copy(th, bw.theta)
+	miss := 0
+	for t, y := range s.Labels {
+		if bw.path[t] != y {
+			miss++
+		}
+	}
+	return hingeTerms{hinge: aug - gold, loss: loss, pathLoss: float64(miss) * inv, gap: aug - (loss + expScore)}
+}
+
+// moveToPath sets the block mu to (1−γ)·mu + γ·(the marginals of path).
+func moveToPath(mu []float64, path []int32, T, K int, gamma float64) {
+	bl := crf.BlockLen(T, K)
+	mu = mu[:bl]
+	if gamma >= 1 {
+		clear(mu)
+		gamma = 1
+	} else {
+		for j := range mu {
+			mu[j] *= 1 - gamma
+		}
+	}
+	if T == 1 {
+		mu[path[0]] += gamma
+		return
+	}
+	for t := 0; t < T-1; t++ {
+		mu[(t*K+int(path[t]))*K+int(path[t+1])] += gamma
+	}
+}
+
+// Counters reports steps and the running gap estimate; every step is one
+// oracle call (a loss-augmented Viterbi) and one update of w.
+func (m *BCFW) Counters() Counters {
+	steps := m.st.steps
+	calls := int64(m.p.N())
+	if m.avg != nil && m.avgN > 0 {
+		calls *= 2 // the averaged pair's pass too
+	}
+	return Counters{Steps: steps, GapEstimate: m.sampler.Estimate(), OracleCalls: steps, Updates: steps,
+		CertifyCalls: calls}
+}
+
+// refresh recomputes every block gap at the current weights with a full
+// pass and hands them to the sampler (Settings.RefreshEvery).
+func (m *BCFW) refresh(ctx context.Context) error {
+	r, err := m.p.hingePass(ctx, m.st.w, m.duals)
+	if err != nil {
+		return err
+	}
+	m.sampler.Refresh(r.gaps)
+	return nil
+}
+
+// Certify computes P(ŵ(μ)), D(μ) and every block gap with a full pass and
+// checks the gap identity P − D = mean block gap.
+func (m *BCFW) Certify(ctx context.Context) (Certificate, error) {
+	var w []float64
+	if m.whatAt == m.st.steps {
+		w = slices.Clone(m.st.w)
+		m.p.meterAdd(m.p.N())
+	} else {
+		var err error
+		if w, err = m.p.What(m.duals); err != nil {
+			return Certificate{}, err
+		}
+	}
+	r, err := m.p.hingePass(ctx, w, m.duals)
+	if err != nil {
+		return Certificate{}, err
+	}
+	m.certGaps = r.gaps
+	c, err := m.certificate(w, r)
+	if err != nil || m.avg == nil || m.avgN == 0 {
+		return c, err
+	}
+	// The primal at w̄ (the pass's dual and gaps, at w̄ with μ, mean
+	// nothing).
+	ra, err := m.p.hingePass(ctx, m.avg, m.duals)
+	if err != nil {
+		return Certificate{}, err
+	}
+	if ra.primal < c.Primal {
+		c.Primal, c.Gap, c.Weights = ra.primal, ra.primal-c.Dual, slices.Clone(m.avg)
+	}
+	return c, nil
+}
+
+// certificate makes the certificate of the pass r at w and checks the gap
+// identity P − D = mean block gap.
+func (m *BCFW) certificate(w []float64, r *hingeResult) (Certificate, error) {
+	c := Certificate{Primal: r.primal, Dual: r.dual, Gap: r.primal - r.dual, Weights: w}
+	c.Residual = math.Abs(c.Gap - r.meanGap)
+	if c.Residual > 1e-7*max(1, math.Abs(r.primal)) {
+		return c, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g (corrupt duals, or float64 precision exhausted: is λ = %g too small for this data?)",
+			ErrIdentity, c.Gap, r.meanGap, m.p.Lambda)
+	}
+	return c, nil
+}
+
+// hingeResult is a full pass of the hinge loss at some weights and duals.
+type hingeResult struct {
+	primal, dual, meanGap float64
+	gaps                  []float64 // every block gap G_i
+}
+
+// hingePass computes, at w and the duals, P(w), D = −λ/2‖w‖² + (1/n)Σ ℓ_i
+// and every block gap, on all cores; the sums are taken in sentence order,
+// so the result does not depend on their number.
+func (p *Problem) hingePass(ctx context.Context, w []float64, store duals.Store) (*hingeResult, error) {
+	n := p.N()
+	K := p.Layout.NumLabels
+	hinge, loss, gaps := make([]float64, n), make([]float64, n), make([]float64, n)
+	workers := 0
+	if _, ok := store.(sweeping); ok {
+		workers = 1
+	}
+	err := num.Parallel(ctx, n, workers, func() func(int) {
+		lat := crf.NewLattice(K)
+		bw := &bcfwWork{}
+		var muN, muSum []float64
+		return func(i int) {
+			s := p.Data.Sentence(i)
+			T := s.Len()
+			muN, muSum = grow(muN, T*K), grow(muSum, K*K)
+			bw.path = slices.Grow(bw.path[:0], T)[:T]
+			lat.SetScores(p.Layout, w, s)
+			o := hingeOracle(lat, s, store.Block(i), muN, muSum, bw)
+			hinge[i], loss[i], gaps[i] = o.hinge, o.loss, o.gap
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.meterAdd(n)
+	half := 0.5 * p.Lambda * dot(w, w)
+	nf := float64(n)
+	return &hingeResult{primal: half + sum(hinge)/nf, dual: -half + sum(loss)/nf, meanGap: sum(gaps) / nf, gaps: gaps}, nil
+}
+
+var (
+	_ Method       = (*BCFW)(nil)
+	_ refresher    = (*BCFW)(nil)
+	_ certUser     = (*BCFW)(nil)
+	_ epochStepper = (*BCFW)(nil)
+	_ resumer      = (*BCFW)(nil)
+)
