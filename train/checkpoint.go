@@ -99,6 +99,13 @@ type checkpointState struct {
 	BlockSteps []int              `json:"block_steps,omitempty"`
 	BlockShare []float64          `json:"block_share,omitempty"`
 	BlockPos   int                `json:"block_pos,omitempty"`
+	// Held lists the streamed run's working set (sentences held apart from
+	// their blocks), in the order of their duals in held.bin, whose CRC-32C
+	// is HeldCRC; HeldOut the positions in Held of those ranked out of it,
+	// held until their block's period.
+	Held    []int  `json:"held,omitempty"`
+	HeldOut []int  `json:"held_out,omitempty"`
+	HeldCRC uint32 `json:"held_crc32c,omitempty"`
 }
 
 // stateFile is state.json: the state and the SHA-256 of its exact bytes.
@@ -202,6 +209,11 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 		// No copy of the duals: commit the streamed file and record its
 		// slot map in the snapshot.
 		err = ss.Commit(func(st duals.StreamState) error {
+			if b := m.heldBytes(); len(b) > 0 {
+				if err := writeSynced(filepath.Join(tmp, "held.bin"), b); err != nil {
+					return err
+				}
+			}
 			path, err = m.writeSnapshot(dir, tmp, name, pr, 0, &st)
 			return err
 		})
@@ -356,7 +368,7 @@ func (st *checkpointState) check(n, dim int) error {
 		return fmt.Errorf("made by an earlier version's parallel SDCA (%d workers with their own random states), which this one cannot continue; start a fresh run", len(st.WorkerRNG))
 	case st.Workers < 0 || st.Workers == 1 || st.Workers > n:
 		return fmt.Errorf("%d workers", st.Workers)
-	case st.Stream != nil && (st.Next != -1 || st.Workers != 0 || st.BlockPos < 0 || (st.Step > 0) != (st.BlockPos > 0) ||
+	case st.Stream != nil && (st.Next != -1 || st.BlockPos < 0 || (st.Step > 0) != (st.BlockPos > 0) ||
 		len(st.BlockSteps) != len(st.BlockOrder) || len(st.BlockShare) != len(st.BlockOrder) || (st.Step > 0 && st.BlockPos >= len(st.BlockOrder))):
 		return fmt.Errorf("streamed run at step %d, block %d of %d, next sentence %d", st.Step, st.BlockPos, len(st.BlockOrder), st.Next)
 	case st.Stream == nil && (st.Step == 0 && st.Next != -1 || st.Step > 0 && st.Workers == 0 && (st.Next < 0 || st.Next >= n) ||

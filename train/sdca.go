@@ -257,7 +257,7 @@ func (m *SDCA) setup(p *Problem) error {
 	}
 	switch P := m.numWorkers(d.Len()); {
 	case m.streamStore() != nil:
-		m.sched = &streamed{oneSampler: oneSampler{m}}
+		m.sched = newStreamed(m, m.streamStore(), P)
 	case P > 1:
 		m.sched = newOrdered(m, P)
 	default:
@@ -384,7 +384,14 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 		w = slices.Clone(m.st.w)
 		m.p.meterAdd(m.p.N()) // the ŵ(μ) half of the certificate's work
 	}
-	return dualCertificate(ctx, m.p, m.duals, w)
+	c, gaps, err := certifyDuals(ctx, m.p, m.duals, w)
+	if sc, ok := m.sched.(*streamed); ok && sc.room > 0 && err == nil {
+		// Streamed over blocks, the estimates of sentences stepped many
+		// times in one period, and not since, fall far below their gaps:
+		// the certificate's exact gaps replace them.
+		sc.refresh(gaps)
+	}
+	return c, err
 }
 
 // dualCertificate is the certificate of a dual method at duals μ: P(ŵ(μ)),
@@ -392,6 +399,12 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 // identity P − D = mean block gap. w, when not nil, is ŵ(μ) recomputed
 // from scratch by the caller (a slice the certificate takes); nil: What.
 func dualCertificate(ctx context.Context, p *Problem, store duals.Store, w []float64) (Certificate, error) {
+	c, _, err := certifyDuals(ctx, p, store, w)
+	return c, err
+}
+
+// certifyDuals is dualCertificate, which also returns every block gap.
+func certifyDuals(ctx context.Context, p *Problem, store duals.Store, w []float64) (Certificate, []float64, error) {
 	// The pass takes ŵ(μ) recomputed from the duals rather than the
 	// incrementally kept w (equal to ~1e-13): the certificate is then exactly
 	// about the pair (ŵ(μ), μ) the gap identity speaks of, and its residual
@@ -400,20 +413,20 @@ func dualCertificate(ctx context.Context, p *Problem, store duals.Store, w []flo
 	if w == nil {
 		var err error
 		if w, err = p.What(store); err != nil {
-			return Certificate{}, err
+			return Certificate{}, nil, err
 		}
 	}
 	r, err := p.pass(ctx, w, store, false)
 	if err != nil {
-		return Certificate{}, err
+		return Certificate{}, nil, err
 	}
 	c := Certificate{Primal: r.Primal, Dual: r.Dual, Gap: r.Primal - r.Dual, Weights: w}
 	c.Residual = math.Abs(c.Gap - r.MeanGap)
 	if c.Residual > 1e-7*max(1, math.Abs(r.Primal)) {
-		return c, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g (corrupt duals, or float64 precision exhausted: is λ = %g too small for this data?)",
+		return c, nil, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g (corrupt duals, or float64 precision exhausted: is λ = %g too small for this data?)",
 			ErrIdentity, c.Gap, r.MeanGap, p.Lambda)
 	}
-	return c, nil
+	return c, r.Gaps, nil
 }
 
 var (
