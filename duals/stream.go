@@ -67,7 +67,8 @@ const (
 	StreamBuffers = 3
 	// StreamHeldSlots is the room, in slots, that a store of more than one
 	// block gives its held sentences (SetHeld): SDCA's working set across
-	// blocks. A memory plan counts StreamBuffers + StreamHeldSlots slots.
+	// blocks (StreamOptions.HeldSlots' default). A memory plan counts
+	// StreamBuffers + StreamHeldSlots slots.
 	// Three, by measurement: on CoNLL-2000 in 400 MiB, one slot's worth
 	// (18 blocks) left a certified gap of 1.6e-3 after 30 epochs, three
 	// (27 smaller blocks) reached 1e-3 in 27.
@@ -84,6 +85,9 @@ type StreamOptions struct {
 	// write-back (runs that checkpoint); 0 means none: blocks are always
 	// written in place and Commit is refused.
 	Spare int
+	// HeldSlots is the room for held sentences (Hold), in slots, that a
+	// store of more than one block has; 0 means StreamHeldSlots, < 0 none.
+	HeldSlots int
 }
 
 // StreamState is what a committed state records of a streamed store: the
@@ -132,7 +136,8 @@ type Stream struct {
 	// The held sentences (Hold): their duals live in arena, apart from
 	// their blocks, and Block returns them there; a block written back
 	// takes its held sentences' duals from there first.
-	heldAt    []int64 // per sentence: offset in arena, −1 when not held; nil before SetHeld
+	heldSlots int     // the room for held sentences, in slots
+	heldAt    []int64 // per sentence: offset in arena, −1 when not held; nil without room
 	arena     []float64
 	arenaUsed int64
 	arenaFree func()
@@ -263,7 +268,13 @@ func newStreamStore(path string, d *crf.Dataset, o StreamOptions) *Stream {
 	nb := len(start) - 1
 	s := &Stream{path: path, off: off, start: start, slotBytes: slotSize(off, start), nslots: nb + o.Spare,
 		slotOf: make([]int32, nb), crc: make([]uint32, nb), known: make([]bool, nb),
-		writing: map[int]chan struct{}{}, cur: -1}
+		writing: map[int]chan struct{}{}, cur: -1, heldSlots: o.HeldSlots}
+	if s.heldSlots == 0 {
+		s.heldSlots = StreamHeldSlots
+	}
+	if nb == 1 || s.heldSlots < 0 {
+		s.heldSlots = 0
+	}
 	for b := range s.slotOf {
 		s.slotOf[b] = int32(b)
 	}
@@ -284,6 +295,9 @@ func (s *Stream) alloc() {
 			s.frees = append(s.frees, free)
 		}
 		s.pool <- buf
+	}
+	if s.heldSlots > 0 {
+		s.SetHeld(int64(s.heldSlots) * s.slotBytes / 8)
 	}
 }
 
@@ -762,9 +776,14 @@ func (s *Stream) Close() error {
 var _ Store = (*Stream)(nil)
 
 // SetHeld gives the store room for held sentences (Hold): floats numbers
-// of duals, in memory besides the StreamBuffers block buffers. It is
-// called once, before any Hold.
+// of duals, in memory besides the StreamBuffers block buffers, in place of
+// the room StreamOptions.HeldSlots gave (which is released). It is called
+// before any Hold.
 func (s *Stream) SetHeld(floats int64) {
+	if s.arenaFree != nil {
+		s.arenaFree()
+	}
+	s.arenaUsed = 0
 	s.heldAt = make([]int64, s.Len())
 	for i := range s.heldAt {
 		s.heldAt[i] = -1

@@ -65,22 +65,31 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		// Slots are blocks rounded up to 4096 bytes: round down here. A
 		// store of more than one block holds SDCA's working set besides
 		// its block buffers.
-		plan := func(slots int64) (int, int64) {
-			r.streamOpts = duals.StreamOptions{BlockBytes: max((budget-rest)/slots/4096*4096, minBlockBytes)}
+		// The working set gets fewer slots (or none) where the blocks
+		// reach their smallest size before it fits.
+		plan := func(held int) (int, int64) {
+			r.streamOpts = duals.StreamOptions{BlockBytes: max((budget-rest)/int64(duals.StreamBuffers+held)/4096*4096, minBlockBytes),
+				HeldSlots: max(held, -1)}
 			if o.Checkpoint != "" {
 				r.streamOpts.Spare = duals.DefaultSpare
 			}
 			blocks, slot, _ := duals.StreamLayout(r.t.Data, r.streamOpts)
 			return blocks, slot
 		}
-		slots := int64(duals.StreamBuffers)
-		blocks, slot := plan(slots)
+		held := 0
+		blocks, slot := plan(-1)
 		if blocks > 1 {
-			slots += duals.StreamHeldSlots
-			blocks, slot = plan(slots)
+			for held = duals.StreamHeldSlots; held > 0; held-- {
+				if blocks, slot = plan(held); estimate(false, int64(duals.StreamBuffers+held)*slot).Total() <= budget {
+					break
+				}
+			}
+			if held == 0 {
+				blocks, slot = plan(-1)
+			}
 		}
 		r.streamBlocks = blocks
-		est = estimate(false, slots*slot)
+		est = estimate(false, int64(duals.StreamBuffers+held)*slot)
 	default:
 		est = estimate(r.place == DualsMemory && r.solver == "sdca", 0)
 	}
@@ -152,8 +161,8 @@ func (r *trainer) streamStore() (*duals.Stream, error) {
 	}
 	_, slot, size := duals.StreamLayout(d, r.streamOpts)
 	held := ""
-	if s.Blocks() > 1 {
-		held = fmt.Sprintf(", %s of working set", byteSize(duals.StreamHeldSlots*slot))
+	if room := s.HeldRoom(); room > 0 {
+		held = fmt.Sprintf(", %s of working set", byteSize(8*room))
 	}
 	r.logf("train: duals %s streamed from %s in %d blocks (slots of %s, %d spare; %s file; %s): %s of block buffers%s",
 		byteSize(duals.Bytes(d)), path, s.Blocks(), byteSize(slot), r.streamOpts.Spare, byteSize(size), direct,

@@ -11,7 +11,8 @@ package train
 // With more than one block, a working set crosses the blocks (selective
 // block minimization, Chang & Roth, KDD 2011; dual cached loops,
 // Matsushima, Vishwanathan & Smola, KDD 2012): besides the resident
-// block, the store holds up to duals.StreamHeldSlots slots' worth of the sentences of
+// block, the store holds up to its room for them (by default
+// duals.StreamHeldSlots slots) of the sentences of
 // highest gap estimate (duals.Stream.Hold), and a block's period draws its
 // steps, with the sampler restricted to them (Splitter.Split), from the
 // block and the held sentences of other blocks. At the end of the period
@@ -71,8 +72,8 @@ func (sc *streamed) start() {
 }
 
 // newStreamed makes the scheduler of m on s for P workers, with a working
-// set of duals.StreamHeldSlots slots' worth when s has more than one block
-// and the sampler draws by gap.
+// set of the room s has for held sentences (duals.StreamOptions.HeldSlots)
+// when the sampler draws by gap.
 func newStreamed(m *SDCA, s *duals.Stream, P int) *streamed {
 	sc := &streamed{oneSampler: oneSampler{m}}
 	if P > 1 {
@@ -83,10 +84,7 @@ func newStreamed(m *SDCA, s *duals.Stream, P int) *streamed {
 	bs, byGap := m.sampler.(*blockSampler)
 	byGap = byGap && (bs.kind == SamplerGap || bs.kind == SamplerGapImportance)
 	if s.Blocks() > 1 && byGap {
-		sc.room = duals.StreamHeldSlots * s.SlotBytes() / 8
-		if s.HeldRoom() == 0 {
-			s.SetHeld(sc.room)
-		}
+		sc.room = s.HeldRoom()
 		sc.out = make([]bool, m.p.N())
 	}
 	return sc
