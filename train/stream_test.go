@@ -277,3 +277,41 @@ func TestStreamCorrupt(t *testing.T) {
 		t.Fatalf("got %v, want duals.ErrMismatch", err)
 	}
 }
+
+// TestStreamHeldCorrupt: a snapshot's working set (held.bin) flipped,
+// truncated or missing is refused on resume with an error naming it.
+func TestStreamHeldCorrupt(t *testing.T) {
+	p := randomProblem(t, 76, 200, 6, 15, 3, true, 0)
+	set := Settings{MaxEpochs: 2, GapTol: 1e-300, CheckpointEvery: 1}
+	for _, how := range []string{"flip", "truncate", "remove"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			path, ck := filepath.Join(dir, "duals"), filepath.Join(dir, "ck")
+			if _, err := streamCkptRun(t, p, path, ck, set, context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			cur, err := os.ReadFile(filepath.Join(ck, "CURRENT"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := filepath.Join(ck, strings.TrimSpace(string(cur)), "held.bin")
+			b, err := os.ReadFile(held)
+			if err != nil || len(b) == 0 {
+				t.Fatalf("the last snapshot holds no working set: %v", err)
+			}
+			switch how {
+			case "flip":
+				b[len(b)/2] ^= 1
+				os.WriteFile(held, b, 0o666)
+			case "truncate":
+				os.WriteFile(held, b[:len(b)-8], 0o666)
+			case "remove":
+				os.Remove(held)
+			}
+			_, err = streamCkptRun(t, p, path, ck, Settings{MaxEpochs: 3, GapTol: 1e-300, CheckpointEvery: 1}, context.Background(), nil)
+			if err == nil || !strings.Contains(err.Error(), "held.bin") {
+				t.Fatalf("got %v, want an error naming held.bin", err)
+			}
+		})
+	}
+}
