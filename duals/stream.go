@@ -748,13 +748,21 @@ func (s *Stream) Adopt(st StreamState) error {
 	return nil
 }
 
-// Close writes back a block loaded by Block, waits for the writes and
-// closes the file (which stays on disk: the caller removes a temporary one).
+// Close writes back a block loaded by Block and, in a store that never
+// committed, every held sentence into its block (WriteHeld), waits for the
+// writes and closes the file (which stays on disk: the caller removes a
+// temporary one). A store that committed keeps its last committed state:
+// a committed state's held sentences are its owner's to keep (a snapshot's
+// working set), and a block written now would take a slot of the
+// committed state's or none.
 func (s *Stream) Close() error {
 	if s.f == nil {
 		return nil
 	}
 	err := s.dropLoose()
+	if err == nil && s.committed == nil {
+		err = s.WriteHeld()
+	}
 	if werr := s.waitWrites(); err == nil {
 		err = werr
 	}
@@ -877,6 +885,36 @@ func (s *Stream) Compact(held []int) {
 		at += n
 	}
 	s.arenaUsed = at
+}
+
+// WriteHeld writes every held sentence back into its block, which is read
+// and written back (in file order), and ends their holding: the file then
+// holds every sentence's duals, as Block returns them. Called outside
+// Visit; Close calls it in a store that never committed.
+func (s *Stream) WriteHeld() error {
+	if s.heldAt == nil || s.arenaUsed == 0 {
+		return nil
+	}
+	var order []int
+	for b := 0; b < s.Blocks(); b++ {
+		for i := s.start[b]; i < s.start[b+1]; i++ {
+			if s.heldAt[i] >= 0 {
+				order = append(order, b)
+				break
+			}
+		}
+	}
+	if len(order) > 0 {
+		// Visit writes each block back with its held sentences (syncHeld).
+		if err := s.Visit(order, VisitOptions{Write: true}, func(int, int) error { return nil }, nil); err != nil {
+			return err
+		}
+	}
+	for i := range s.heldAt {
+		s.heldAt[i] = -1
+	}
+	s.arenaUsed = 0
+	return nil
 }
 
 // syncHeld copies the held sentences of block b into buf, its duals about

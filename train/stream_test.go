@@ -315,3 +315,34 @@ func TestStreamHeldCorrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamFileAfterRun: when a run on many blocks with a working set
+// ends, the file holds every sentence's final duals, held ones included:
+// ŵ(μ) recomputed from the file reopened equals the model's weights.
+func TestStreamFileAfterRun(t *testing.T) {
+	p := randomProblem(t, 77, 300, 6, 15, 3, true, 0)
+	path := filepath.Join(t.TempDir(), "duals.stream")
+	o := duals.StreamOptions{BlockBytes: duals.Bytes(p.Data) / 9}
+	s, err := duals.CreateStream(path, p.Data, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 5, Duals: s}
+	res, err := Train(context.Background(), p, Settings{MaxEpochs: 4, GapTol: 1e-300, GapEvery: 1}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.HeldUsed() == 0 {
+		t.Fatal("the run ended with no held sentence: nothing to check")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := duals.OpenStream(path, p.Data, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sameBits(t, "ŵ(μ) from the file vs the model's weights", mustWhat(t, p, r), res.Weights)
+}
