@@ -106,6 +106,9 @@ type checkpointState struct {
 	Held    []int  `json:"held,omitempty"`
 	HeldOut []int  `json:"held_out,omitempty"`
 	HeldCRC uint32 `json:"held_crc32c,omitempty"`
+	// Refreshed counts the oracle calls the streamed run made to refresh
+	// a block's gap estimates when it was read (Counters.OracleCalls).
+	Refreshed int64 `json:"refreshed,omitempty"`
 }
 
 // stateFile is state.json: the state and the SHA-256 of its exact bytes.
@@ -366,6 +369,8 @@ func (st *checkpointState) check(n, dim int) error {
 		return fmt.Errorf("pending record at step %d", st.Step)
 	case len(st.WorkerRNG) != 0:
 		return fmt.Errorf("made by an earlier version's parallel SDCA (%d workers with their own random states), which this one cannot continue; start a fresh run", len(st.WorkerRNG))
+	case st.Refreshed < 0 || st.Refreshed > 0 && st.Stream == nil:
+		return fmt.Errorf("%d refresh oracle calls", st.Refreshed)
 	case st.Workers < 0 || st.Workers == 1 || st.Workers > n:
 		return fmt.Errorf("%d workers", st.Workers)
 	case st.Stream != nil && (st.Next != -1 || st.BlockPos < 0 || (st.Step > 0) != (st.BlockPos > 0) ||

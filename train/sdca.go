@@ -369,8 +369,12 @@ func (m *SDCA) Counters() Counters {
 	// included: it is the update the method chose); the line search needs
 	// no oracle.
 	steps := m.st.steps
+	calls := steps
+	if sc, ok := m.sched.(*streamed); ok {
+		calls += sc.refreshed // the gaps of blocks refreshed when read
+	}
 	return Counters{Steps: steps, LineSearch: m.st.lsIters, GapEstimate: est,
-		OracleCalls: steps, Updates: steps, CertifyCalls: int64(m.p.N())}
+		OracleCalls: calls, Updates: steps, CertifyCalls: int64(m.p.N())}
 }
 
 // Certify computes P(ŵ(μ)), D(μ) and every block gap with a full pass and

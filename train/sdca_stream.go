@@ -28,7 +28,10 @@ package train
 // The sampler's estimates stay honest: a sentence's estimate is the gap
 // its last step saw, and a certificate (a full pass) hands every exact
 // gap to the sampler (refresh), which the estimates of sentences stepped
-// many times in one period, and not since, would otherwise miss.
+// many times in one period, and not since, would otherwise miss. With a
+// working set, a block's estimates are also made exact when it is read,
+// before its period draws (refreshGaps: one oracle call per sentence an
+// epoch, counted in Counters.OracleCalls).
 //
 // Workers step inside a period as in memory (ordered.go): their rounds
 // draw from the period's sampler, and end with the period.
@@ -44,6 +47,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/internal/num"
 )
 
 // streamed is the scheduler of an SDCA on a streamed store: the epoch's
@@ -63,6 +67,8 @@ type streamed struct {
 	room int64
 	held []int
 	out  []bool
+	// refreshed counts the oracle calls of refreshGaps.
+	refreshed int64
 }
 
 func (sc *streamed) start() {
@@ -226,6 +232,7 @@ func (sc *streamed) save(st *checkpointState) error {
 	if sc.par != nil {
 		st.Workers = sc.par.P
 	}
+	st.Refreshed = sc.refreshed
 	st.Held = append([]int(nil), sc.held...)
 	if len(st.Held) > 0 {
 		st.HeldCRC = crc32.Checksum(sc.m.heldBytes(), castagnoli)
@@ -249,6 +256,7 @@ func (sc *streamed) restore(st checkpointState) error {
 	if max(st.Workers, 1) != P {
 		return errWorkers(max(st.Workers, 1), P)
 	}
+	sc.refreshed = st.Refreshed
 	if st.Stream != nil && st.Step > 0 {
 		sc.order, sc.done = append([]int(nil), st.BlockOrder...), st.BlockPos
 		sc.steps = append([]int(nil), st.BlockSteps...)
@@ -257,7 +265,8 @@ func (sc *streamed) restore(st checkpointState) error {
 	return nil
 }
 
-// period makes count steps in block lo..hi−1's period: on its sentences
+// period makes count steps in block lo..hi−1's period, after the block's
+// gap estimates are made exact (refreshGaps) when there is a working set: on its sentences
 // and the working set's others, with the sampler restricted to them, as an
 // in-memory epoch makes n on all; f ≥ 0 is the restricted sampler's
 // non-uniform share (−1: the sampler's own). Then the working set is
@@ -272,6 +281,9 @@ func (sc *streamed) period(s *duals.Stream, lo, hi, count int, f float64) {
 		if (i < lo || i >= hi) && !sc.out[i] {
 			idx = append(idx, i)
 		}
+	}
+	if sc.room > 0 {
+		sc.refreshGaps(s, idx[:hi-lo])
 	}
 	sub := m.sampler.(Splitter).Split(idx)
 	if bs, ok := sub.(*blockSampler); ok && f >= 0 && bs.draw != nil {
@@ -289,6 +301,31 @@ func (sc *streamed) period(s *duals.Stream, lo, hi, count int, f float64) {
 	}
 	if sc.room > 0 {
 		sc.rerank(s, lo, hi, idx, gaps)
+	}
+}
+
+// refreshGaps hands the sampler the exact gaps of the sentences idx (a
+// block just read) at the current weights, one oracle call each on all
+// cores: their estimates date from their block's last period, an epoch
+// ago, and the weights have moved since. Measured on CoNLL-2000 in 400 MiB
+// (27 blocks): 1e-3 in 23 epochs, where the estimates of an epoch ago
+// took 27; refreshing the working set's others too in every period (3n
+// oracle calls an epoch) gave 23 as well.
+func (sc *streamed) refreshGaps(s *duals.Stream, idx []int) {
+	m := sc.m
+	gaps := make([]float64, len(idx))
+	K := m.p.Layout.NumLabels
+	_ = num.Parallel(context.Background(), len(idx), 0, func() func(int) {
+		pw := &passWorker{lat: crf.NewLattice(K)}
+		return func(j int) {
+			i := idx[j]
+			_, _, gaps[j] = pw.sentence(m.p, m.st.w, m.p.Data.Sentence(i), s.Block(i))
+		}
+	})
+	m.p.meterAdd(len(idx))
+	sc.refreshed += int64(len(idx))
+	for j, i := range idx {
+		m.sampler.Update(i, gaps[j])
 	}
 }
 

@@ -346,3 +346,23 @@ func TestStreamFileAfterRun(t *testing.T) {
 	defer r.Close()
 	sameBits(t, "ŵ(μ) from the file vs the model's weights", mustWhat(t, p, r), res.Weights)
 }
+
+// TestStreamBlockRefreshCalls: with a working set, every block's gap
+// estimates are made exact when it is read — one oracle call per sentence
+// an epoch besides the steps' — and the run's counters say so; with one
+// block nothing is refreshed.
+func TestStreamBlockRefreshCalls(t *testing.T) {
+	p := randomProblem(t, 78, 300, 6, 15, 3, true, 0)
+	const epochs = 3
+	for _, blocks := range []int64{9, 1} {
+		res, s := streamRun(t, p, SamplerGap, duals.Bytes(p.Data)/blocks, epochs)
+		want := int64(epochs) * int64(p.N())
+		if s.Blocks() == 1 {
+			want = 0
+		}
+		steps := int64(epochs) * int64(p.N())
+		if got := res.Records[len(res.Records)-1].OracleCalls - steps; got != want {
+			t.Fatalf("%d blocks: %d oracle calls besides the %d steps, want %d", s.Blocks(), got, steps, want)
+		}
+	}
+}
