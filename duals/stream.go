@@ -71,7 +71,8 @@ const (
 	// StreamBuffers + StreamHeldSlots slots.
 	// Three, by measurement: on CoNLL-2000 in 400 MiB, one slot's worth
 	// (18 blocks) left a certified gap of 1.6e-3 after 30 epochs, three
-	// (27 smaller blocks) reached 1e-3 in 27.
+	// (27 smaller blocks) reached 1e-3 in 27 (23 with the gaps of a block
+	// refreshed when read; 2, 6 or 9 slots did worse with the refresh).
 	StreamHeldSlots = 3
 )
 
