@@ -68,7 +68,8 @@ type TrainOptions struct {
 	// MemoryBudget, in bytes, is the most memory a run may be estimated to
 	// need; 0: physical memory. A run that needs more is refused. Streamed
 	// duals take what the rest of the run leaves of it (default: half of
-	// physical memory), in StreamBuffers blocks.
+	// physical memory), in duals.StreamBuffers blocks and, with more than
+	// one block, duals.StreamHeldSlots blocks' worth of SDCA's working set.
 	MemoryBudget int64
 
 	// Checkpoint is a directory (locked while training) where snapshots are

@@ -10,7 +10,6 @@ import (
 	iofs "io/fs"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/dualcrf/dualcrf/crf"
@@ -58,24 +57,39 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	var est train.MemoryEstimate
 	switch r.place {
 	case DualsStream:
-		if workers > 1 {
-			how := map[bool]string{true: "{Duals} auto, as the run does not fit the memory budget", false: "{Duals} stream"}[o.Duals.Place == DualsAuto]
-			return &OptionError{Field: "SDCA.Workers", Value: strconv.Itoa(workers),
-				Msg: "streamed duals (" + how + ") are stepped by the sequential SDCA only; use {SDCA.Workers} 1, or {Duals} memory"}
-		}
 		budget := o.MemoryBudget
 		if budget == 0 {
 			budget = autoLimit
 		}
 		rest := estimate(false, 1).Total() - 1 // all but the block buffers
-		// Slots are blocks rounded up to 4096 bytes: round down here.
-		r.streamOpts = duals.StreamOptions{BlockBytes: max((budget-rest)/duals.StreamBuffers/4096*4096, minBlockBytes)}
-		if o.Checkpoint != "" {
-			r.streamOpts.Spare = duals.DefaultSpare
+		// Slots are blocks rounded up to 4096 bytes: round down here. A
+		// store of more than one block holds SDCA's working set besides
+		// its block buffers.
+		// The working set gets fewer slots (or none) where the blocks
+		// reach their smallest size before it fits.
+		plan := func(held int) (int, int64) {
+			r.streamOpts = duals.StreamOptions{BlockBytes: max((budget-rest)/int64(duals.StreamBuffers+held)/4096*4096, minBlockBytes),
+				HeldSlots: max(held, -1)}
+			if o.Checkpoint != "" {
+				r.streamOpts.Spare = duals.DefaultSpare
+			}
+			blocks, slot, _ := duals.StreamLayout(r.t.Data, r.streamOpts)
+			return blocks, slot
 		}
-		blocks, slot, _ := duals.StreamLayout(r.t.Data, r.streamOpts)
+		held := 0
+		blocks, slot := plan(-1)
+		if blocks > 1 {
+			for held = duals.StreamHeldSlots; held > 0; held-- {
+				if blocks, slot = plan(held); estimate(false, int64(duals.StreamBuffers+held)*slot).Total() <= budget {
+					break
+				}
+			}
+			if held == 0 {
+				blocks, slot = plan(-1)
+			}
+		}
 		r.streamBlocks = blocks
-		est = estimate(false, duals.StreamBuffers*slot)
+		est = estimate(false, int64(duals.StreamBuffers+held)*slot)
 	default:
 		est = estimate(r.place == DualsMemory && (r.solver == "sdca" || r.solver == "bcfw"), 0)
 	}
@@ -146,9 +160,13 @@ func (r *trainer) streamStore() (*duals.Stream, error) {
 		direct = "buffered, sequential advice"
 	}
 	_, slot, size := duals.StreamLayout(d, r.streamOpts)
-	r.logf("train: duals %s streamed from %s in %d blocks (slots of %s, %d spare; %s file; %s): %s of block buffers",
+	held := ""
+	if room := s.HeldRoom(); room > 0 {
+		held = fmt.Sprintf(", %s of working set", byteSize(8*room))
+	}
+	r.logf("train: duals %s streamed from %s in %d blocks (slots of %s, %d spare; %s file; %s): %s of block buffers%s",
 		byteSize(duals.Bytes(d)), path, s.Blocks(), byteSize(slot), r.streamOpts.Spare, byteSize(size), direct,
-		byteSize(duals.StreamBuffers*slot))
+		byteSize(duals.StreamBuffers*slot), held)
 	return s, nil
 }
 

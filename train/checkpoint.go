@@ -108,6 +108,16 @@ type checkpointState struct {
 	// every WarmRefreshEvery epochs unless RefreshEvery says otherwise
 	// (SDCA.Warm); a resume goes on doing so.
 	WarmRefresh bool `json:"warm_refresh,omitempty"`
+	// Held lists the streamed run's working set (sentences held apart from
+	// their blocks), in the order of their duals in held.bin, whose CRC-32C
+	// is HeldCRC; HeldOut the positions in Held of those ranked out of it,
+	// held until their block's period.
+	Held    []int  `json:"held,omitempty"`
+	HeldOut []int  `json:"held_out,omitempty"`
+	HeldCRC uint32 `json:"held_crc32c,omitempty"`
+	// Refreshed counts the oracle calls the streamed run made to refresh
+	// a block's gap estimates when it was read (Counters.OracleCalls).
+	Refreshed int64 `json:"refreshed,omitempty"`
 }
 
 // stateFile is state.json: the state and the SHA-256 of its exact bytes.
@@ -211,6 +221,11 @@ func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
 		// No copy of the duals: commit the streamed file and record its
 		// slot map in the snapshot.
 		err = ss.Commit(func(st duals.StreamState) error {
+			if b := m.heldBytes(); len(b) > 0 {
+				if err := writeSynced(filepath.Join(tmp, "held.bin"), b); err != nil {
+					return err
+				}
+			}
 			path, err = m.writeSnapshot(dir, tmp, name, pr, 0, &st)
 			return err
 		})
@@ -364,9 +379,11 @@ func (st *checkpointState) check(n, dim int) error {
 		return fmt.Errorf("pending record at step %d", st.Step)
 	case len(st.WorkerRNG) != 0:
 		return fmt.Errorf("made by an earlier version's parallel SDCA (%d workers with their own random states), which this one cannot continue; start a fresh run", len(st.WorkerRNG))
+	case st.Refreshed < 0 || st.Refreshed > 0 && st.Stream == nil:
+		return fmt.Errorf("%d refresh oracle calls", st.Refreshed)
 	case st.Workers < 0 || st.Workers == 1 || st.Workers > n:
 		return fmt.Errorf("%d workers", st.Workers)
-	case st.Stream != nil && (st.Next != -1 || st.Workers != 0 || st.BlockPos < 0 || (st.Step > 0) != (st.BlockPos > 0) ||
+	case st.Stream != nil && (st.Next != -1 || st.BlockPos < 0 || (st.Step > 0) != (st.BlockPos > 0) ||
 		len(st.BlockSteps) != len(st.BlockOrder) || len(st.BlockShare) != len(st.BlockOrder) || (st.Step > 0 && st.BlockPos >= len(st.BlockOrder))):
 		return fmt.Errorf("streamed run at step %d, block %d of %d, next sentence %d", st.Step, st.BlockPos, len(st.BlockOrder), st.Next)
 	case st.Stream == nil && (st.Step == 0 && st.Next != -1 || st.Step > 0 && st.Workers == 0 && (st.Next < 0 || st.Next >= n) ||

@@ -42,6 +42,10 @@ import (
 // commits.
 type ordered struct {
 	oneSampler
+	// d is where the rounds draw from: the run's sampler, or a streamed
+	// period's (run).
+	d     *draws
+	js    []int       // per slot: the sentence's index in d's sampler
 	P     int         // workers
 	slots []*stepWork // R = P·m
 	bins  [][]float64 // per worker: the moments' table of its steps' bins (zero between steps)
@@ -57,6 +61,8 @@ type ordered struct {
 	slot  []int // per sentence: its slot in that round
 	round int   // rounds made in the run (for mark)
 	carry int   // a sentence drawn twice, that opens the next round; −1: none
+	// carryJ is the carried sentence's index in d's sampler.
+	carryJ int
 	// The parallel phase's tasks (phase): claim holds the phase's
 	// generation (high 32 bits) and its next unclaimed task; done counts
 	// the tasks finished, and the one that finishes the last says so on
@@ -75,7 +81,7 @@ type ordered struct {
 func newOrdered(m *SDCA, P int) *ordered {
 	p := m.p
 	R := P * m.roundSteps(P)
-	o := &ordered{oneSampler: oneSampler{m}, P: P, carry: -1, fin: make(chan struct{}, 1),
+	o := &ordered{oneSampler: oneSampler{m}, d: &draws{sampler: m.sampler, rng: m.rng}, js: make([]int, 0, R), P: P, carry: -1, fin: make(chan struct{}, 1),
 		sents: make([]int, 0, R), g0: make([]float64, R), it0: make([]int, R), gap: make([]float64, R), gam: make([]float64, R),
 		mark: make([]int, p.N()), slot: make([]int, p.N())}
 	for range R {
@@ -134,7 +140,7 @@ func (o *ordered) commitAll() {
 	m := o.m
 	st := m.st
 	K := m.p.Layout.NumLabels
-	for r, i := range o.sents {
+	for r := range o.sents {
 		ws := o.slots[r]
 		if r+1 < len(o.sents) {
 			// The next commit's rows are cold: the oracles read them on
@@ -153,7 +159,7 @@ func (o *ordered) commitAll() {
 		o.gam[r] = gamma
 		st.steps++
 		st.lsIters += int64(iters)
-		m.sampler.Update(i, o.gap[r])
+		o.d.sampler.Update(o.js[r], o.gap[r])
 	}
 	o.owed = len(o.sents)
 }
@@ -218,33 +224,45 @@ func (o *ordered) work(k int, gen uint32, n int) {
 // from the last round first, then from the sampler until count or a
 // sentence drawn twice, which is carried to the next round.
 func (o *ordered) draw(count int) {
-	m := o.m
 	o.round++
-	o.sents = o.sents[:0]
+	o.sents, o.js = o.sents[:0], o.js[:0]
 	if o.carry >= 0 {
-		o.take(o.carry)
+		o.take(o.carry, o.carryJ)
 		o.carry = -1
 	}
 	for len(o.sents) < count {
-		i := m.sampler.Next(m.rng)
+		j := o.d.sampler.Next(o.d.rng)
+		i := o.d.sentence(j)
 		if o.mark[i] == o.round {
-			o.carry = i
+			o.carry, o.carryJ = i, j
 			return
 		}
-		o.take(i)
+		o.take(i, j)
 	}
+}
+
+// run makes count steps drawn from d (a streamed period's sampler), in
+// rounds, and settles them: no sentence is carried past them.
+func (o *ordered) run(d *draws, count int) {
+	o.d = d
+	for done := 0; done < count; done += len(o.sents) {
+		o.runRound(count - done)
+	}
+	o.settle()
+	o.m.st.wsq = dot(o.m.st.w, o.m.st.w)
 }
 
 // take adds sentence i to the round in progress. If the last round
 // stepped it, the move of its duals that round owes is made first: its
 // oracle in this round reads them.
-func (o *ordered) take(i int) {
+func (o *ordered) take(i, j int) {
 	if r := o.slot[i]; o.owed > 0 && o.mark[i] == o.round-1 && o.gam[r] > 0 {
 		moveDual(o.slots[r], o.gam[r])
 		o.gam[r] = 0
 	}
 	o.mark[i], o.slot[i] = o.round, len(o.sents)
 	o.sents = append(o.sents, i)
+	o.js = append(o.js, j)
 }
 
 // prepare makes, on worker k, the first half of the step of slot r at the
@@ -275,7 +293,7 @@ func (o *ordered) restore(st checkpointState) error {
 	if st.Workers != o.P {
 		return errWorkers(st.Workers, o.P)
 	}
-	o.carry = st.Next
+	o.carry, o.carryJ = st.Next, st.Next
 	return nil
 }
 

@@ -275,7 +275,7 @@ func (m *SDCA) setup(p *Problem) error {
 	}
 	switch P := m.numWorkers(d.Len()); {
 	case m.streamStore() != nil:
-		m.sched = &streamed{oneSampler: oneSampler{m}}
+		m.sched = newStreamed(m, m.streamStore(), P)
 	case P > 1:
 		m.sched = newOrdered(m, P)
 	default:
@@ -388,8 +388,12 @@ func (m *SDCA) Counters() Counters {
 	// included: it is the update the method chose); the line search needs
 	// no oracle.
 	steps := m.st.steps
+	calls := steps
+	if sc, ok := m.sched.(*streamed); ok {
+		calls += sc.refreshed // the gaps of blocks refreshed when read
+	}
 	return Counters{Steps: steps, LineSearch: m.st.lsIters, GapEstimate: est,
-		OracleCalls: steps, Updates: steps, CertifyCalls: int64(m.p.N())}
+		OracleCalls: calls, Updates: steps, CertifyCalls: int64(m.p.N())}
 }
 
 // Certify computes P(ŵ(μ)), D(μ) and every block gap with a full pass and
@@ -406,7 +410,14 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 			return m.warmCertify(ctx, w)
 		}
 	}
-	return dualCertificate(ctx, m.p, m.duals, w)
+	c, gaps, err := dualCertificateGaps(ctx, m.p, m.duals, w)
+	if sc, ok := m.sched.(*streamed); ok && sc.room > 0 && err == nil {
+		// Streamed over blocks, the estimates of sentences stepped many
+		// times in one period, and not since, fall far below their gaps:
+		// the certificate's exact gaps replace them.
+		sc.refresh(gaps)
+	}
+	return c, err
 }
 
 // dualCertificate is the certificate of a dual method at duals μ: P(ŵ(μ)),

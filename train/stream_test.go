@@ -277,3 +277,92 @@ func TestStreamCorrupt(t *testing.T) {
 		t.Fatalf("got %v, want duals.ErrMismatch", err)
 	}
 }
+
+// TestStreamHeldCorrupt: a snapshot's working set (held.bin) flipped,
+// truncated or missing is refused on resume with an error naming it.
+func TestStreamHeldCorrupt(t *testing.T) {
+	p := randomProblem(t, 76, 200, 6, 15, 3, true, 0)
+	set := Settings{MaxEpochs: 2, GapTol: 1e-300, CheckpointEvery: 1}
+	for _, how := range []string{"flip", "truncate", "remove"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			path, ck := filepath.Join(dir, "duals"), filepath.Join(dir, "ck")
+			if _, err := streamCkptRun(t, p, path, ck, set, context.Background(), nil); err != nil {
+				t.Fatal(err)
+			}
+			cur, err := os.ReadFile(filepath.Join(ck, "CURRENT"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := filepath.Join(ck, strings.TrimSpace(string(cur)), "held.bin")
+			b, err := os.ReadFile(held)
+			if err != nil || len(b) == 0 {
+				t.Fatalf("the last snapshot holds no working set: %v", err)
+			}
+			switch how {
+			case "flip":
+				b[len(b)/2] ^= 1
+				os.WriteFile(held, b, 0o666)
+			case "truncate":
+				os.WriteFile(held, b[:len(b)-8], 0o666)
+			case "remove":
+				os.Remove(held)
+			}
+			_, err = streamCkptRun(t, p, path, ck, Settings{MaxEpochs: 3, GapTol: 1e-300, CheckpointEvery: 1}, context.Background(), nil)
+			if err == nil || !strings.Contains(err.Error(), "held.bin") {
+				t.Fatalf("got %v, want an error naming held.bin", err)
+			}
+		})
+	}
+}
+
+// TestStreamFileAfterRun: when a run on many blocks with a working set
+// ends, the file holds every sentence's final duals, held ones included:
+// ŵ(μ) recomputed from the file reopened equals the model's weights.
+func TestStreamFileAfterRun(t *testing.T) {
+	p := randomProblem(t, 77, 300, 6, 15, 3, true, 0)
+	path := filepath.Join(t.TempDir(), "duals.stream")
+	o := duals.StreamOptions{BlockBytes: duals.Bytes(p.Data) / 9}
+	s, err := duals.CreateStream(path, p.Data, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m := &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 5, Duals: s}
+	res, err := Train(context.Background(), p, Settings{MaxEpochs: 4, GapTol: 1e-300, GapEvery: 1}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.HeldUsed() == 0 {
+		t.Fatal("the run ended with no held sentence: nothing to check")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := duals.OpenStream(path, p.Data, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sameBits(t, "ŵ(μ) from the file vs the model's weights", mustWhat(t, p, r), res.Weights)
+}
+
+// TestStreamBlockRefreshCalls: with a working set, every block's gap
+// estimates are made exact when it is read — one oracle call per sentence
+// an epoch besides the steps' — and the run's counters say so; with one
+// block nothing is refreshed.
+func TestStreamBlockRefreshCalls(t *testing.T) {
+	p := randomProblem(t, 78, 300, 6, 15, 3, true, 0)
+	const epochs = 3
+	for _, blocks := range []int64{9, 1} {
+		res, s := streamRun(t, p, SamplerGap, duals.Bytes(p.Data)/blocks, epochs)
+		want := int64(epochs) * int64(p.N())
+		if s.Blocks() == 1 {
+			want = 0
+		}
+		steps := int64(epochs) * int64(p.N())
+		if got := res.Records[len(res.Records)-1].OracleCalls - steps; got != want {
+			t.Fatalf("%d blocks: %d oracle calls besides the %d steps, want %d", s.Blocks(), got, steps, want)
+		}
+	}
+}

@@ -172,6 +172,69 @@ func TestSignalsResumeToSameBytes(t *testing.T) {
 	}
 }
 
+// TestStreamedSignalsResumeToSameBytes: a run on streamed duals in many
+// blocks, with a working set across them, signalled (SIGTERM: a snapshot
+// at the block boundary) or killed (SIGKILL: the last commit within the
+// epoch is what is left) in the middle of an epoch, whose snapshot holds a
+// non-empty working set (held.bin), ends after --resume with the
+// uninterrupted run's model bytes; with one worker and with two.
+func TestStreamedSignalsResumeToSameBytes(t *testing.T) {
+	table := demoFeatures(t)
+	dir := t.TempDir()
+	for _, workers := range []string{"1", "2"} {
+		common := []string{"train", "-q", "--duals", "stream", "--memory-budget", "72MiB", "--workers", workers,
+			"--max-epochs", "3", "--gap-every", "2", "--gap-tol", "1e-9"}
+		full := "full" + workers + ".arrow"
+		if r := runBinary(t, dir, "", append(common, "-o", full, table)...); r.code != 0 {
+			t.Fatalf("uninterrupted: %v", r)
+		}
+		for _, c := range []struct {
+			hook string
+			code int
+		}{{"epoch:3:3:TERM", 143}, {"epoch:3:10:KILL", -1}} {
+			t.Run(workers+"-"+strings.ReplaceAll(c.hook, ":", "-"), func(t *testing.T) {
+				ck := filepath.Join(t.TempDir(), "ck")
+				cmd := command(dir, append(common, "--checkpoint", ck, "-o", "m.arrow", table)...)
+				withTestHook(t, cmd, c.hook)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				r := result{args: cmd.Args}
+				finish(&r, cmd, cmd.Run())
+				r.stderr = stderr.Bytes()
+				if r.code != c.code {
+					t.Fatalf("want exit %d; got %v", c.code, r)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "m.arrow")); err == nil {
+					t.Fatal("an interrupted run wrote a model")
+				}
+				cur, err := os.ReadFile(filepath.Join(ck, "CURRENT"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				snap := filepath.Join(ck, strings.TrimSpace(string(cur)))
+				if !strings.Contains(snap, "step") {
+					t.Fatalf("snapshot %s: want one within the last epoch", snap)
+				}
+				js, err := os.ReadFile(filepath.Join(snap, "state.json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(js), `"held":[`) {
+					t.Fatalf("snapshot %s holds no working set", snap)
+				}
+				if _, err := os.Stat(filepath.Join(snap, "held.bin")); err != nil {
+					t.Fatal(err)
+				}
+				res := runBinary(t, dir, "", append(common, "--checkpoint", ck, "--resume", ck, "-o", "resumed.arrow", table)...)
+				if res.code != 0 {
+					t.Fatalf("resume: %v", res)
+				}
+				sameFile(t, filepath.Join(dir, full), filepath.Join(dir, "resumed.arrow"))
+			})
+		}
+	}
+}
+
 // TestResumeAtMaxEpochsKeepsCertificate resumes a checkpoint whose epoch is
 // at or past --max-epochs: the model carries the run's real certificate and
 // epoch count, not zeros (defect 2), and is the same model.

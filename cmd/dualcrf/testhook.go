@@ -23,7 +23,7 @@ import (
 )
 
 // hookEnv names a hidden test hook: "PHASE:EPOCH:CHECKS:SIG" makes train
-// send itself SIG (INT or TERM) when it enters PHASE (epoch, certificate,
+// send itself SIG (INT, TERM, or KILL: a crash) when it enters PHASE (epoch, certificate,
 // checkpoint write) of EPOCH — at once when CHECKS is 0, else at the
 // CHECKS-th look at its context after that (every 256 SDCA steps, every
 // chunk of a certificate pass) — and wait until the signal has cancelled
@@ -86,7 +86,7 @@ func installTestHook(c *cli.Context, o *stage.TrainOptions) context.Context {
 	}
 	parts := strings.Split(spec, ":")
 	if len(parts) != 4 {
-		fmt.Fprintf(stderr, "train: warning: %s=%q ignored (want PHASE:EPOCH:CHECKS:INT|TERM)\n", hookEnv, spec)
+		fmt.Fprintf(stderr, "train: warning: %s=%q ignored (want PHASE:EPOCH:CHECKS:INT|TERM|KILL)\n", hookEnv, spec)
 		return ctx
 	}
 	epoch, err1 := strconv.Atoi(parts[1])
@@ -96,8 +96,11 @@ func installTestHook(c *cli.Context, o *stage.TrainOptions) context.Context {
 		return ctx
 	}
 	h := &hookCtx{Context: ctx, sig: syscall.SIGINT, log: stderr}
-	if parts[3] == "TERM" {
+	switch parts[3] {
+	case "TERM":
 		h.sig = syscall.SIGTERM
+	case "KILL":
+		h.sig = syscall.SIGKILL
 	}
 	o.Phase = func(phase string, ep int) {
 		if phase != parts[0] || ep != epoch {
