@@ -23,7 +23,7 @@ import (
 func trainCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "train",
-		Usage:     "fit a CRF to a feature table with SDCA-GAP (or L-BFGS, OEG, SAG), certifying the duality gap",
+		Usage:     "fit a CRF to a feature table with SDCA-GAP (or L-BFGS, OEG, SAG; --loss hinge: a structural SVM by BCFW), certifying the duality gap",
 		ArgsUsage: "FEATURES|-",
 		Description: `Minimises λ/2‖w‖² + mean negative log-likelihood. SDCA certifies the duality gap P − D ≥ P − P*
 with a full pass every --gap-every epochs and stops when it is ≤ --gap-tol. One line per epoch
