@@ -164,21 +164,9 @@ func (m *BCFW) Init(p *Problem) error {
 func (m *BCFW) setup(p *Problem) error {
 	m.p = p
 	d := p.Data
-	m.duals = m.Duals
-	if m.duals == nil {
-		m.duals = duals.NewMemory(d)
-	}
-	if m.duals.Len() != d.Len() {
-		return fmt.Errorf("%w: dual store has %d blocks for %d sentences", ErrBadProblem, m.duals.Len(), d.Len())
-	}
-	m.sampler = m.Sampler
-	if m.sampler == nil {
-		var err error
-		if m.sampler, err = NewSampler(DefaultSampler, d.Len(), SamplerOptions{}); err != nil {
-			return err
-		}
-	} else if n := len(m.sampler.State().Gaps); n != d.Len() {
-		return fmt.Errorf("%w: the sampler is sized for %d sentences, the problem has %d", ErrBadProblem, n, d.Len())
+	var err error
+	if m.duals, m.sampler, err = storeAndSampler(d, m.Duals, m.Sampler); err != nil {
+		return err
 	}
 	m.src = rand.NewPCG(m.Seed, 0xbcf3)
 	m.rng = rand.New(m.src)

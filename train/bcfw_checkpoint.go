@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/dualcrf/dualcrf/duals"
-	"github.com/dualcrf/dualcrf/internal/platform"
 )
 
 // BCFW's snapshots have SDCA's format (duals.bin, weights.bin,
@@ -103,28 +102,7 @@ func SaveBCFWCheckpoint(dir string, m *BCFW, pr Progress) (path string, err erro
 		Steps: m.st.steps, WSq: m.st.wsq, RNG: rng, Sampler: m.sampler.State(),
 		Records: pr.Records, Settings: pr.settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc,
 		AverageHash: avgHash, AverageEpochs: m.avgN}
-	js, err := encodeState(st)
-	if err != nil {
-		return "", fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := writeSynced(filepath.Join(tmp, "state.json"), js); err != nil {
-		return "", err
-	}
-	if err := platform.SyncDir(tmp); err != nil {
-		return "", err
-	}
-	final := filepath.Join(dir, name)
-	if err := renameReplacing(tmp, final); err != nil {
-		return "", fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := platform.SyncDir(dir); err != nil {
-		return "", err
-	}
-	if err := writeSyncedRename(filepath.Join(dir, "CURRENT"), []byte(name+"\n")); err != nil {
-		return "", err
-	}
-	pruneSnapshots(dir, name)
-	return final, nil
+	return commitSnapshot(dir, tmp, name, st)
 }
 
 // resumeAverage restores w̄ from the snapshot's average.bin when the run

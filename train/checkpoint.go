@@ -262,6 +262,13 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 	if err := m.sched.save(&st); err != nil {
 		return "", err
 	}
+	return commitSnapshot(dir, tmp, name, st)
+}
+
+// commitSnapshot writes the state st into the snapshot directory tmp, whose
+// other files are written and synced, and makes it the snapshot name of
+// dir: tmp renamed to it, CURRENT pointing at it, older snapshots pruned.
+func commitSnapshot(dir, tmp, name string, st checkpointState) (string, error) {
 	js, err := encodeState(st)
 	if err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)

@@ -29,6 +29,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/internal/num"
 )
@@ -247,21 +248,9 @@ func (m *SDCA) setup(p *Problem) error {
 	m.p = p
 	_, m.sub = m.effective()
 	d := p.Data
-	m.duals = m.Duals
-	if m.duals == nil {
-		m.duals = duals.NewMemory(d)
-	}
-	if m.duals.Len() != d.Len() {
-		return fmt.Errorf("%w: dual store has %d blocks for %d sentences", ErrBadProblem, m.duals.Len(), d.Len())
-	}
-	m.sampler = m.Sampler
-	if m.sampler == nil {
-		var err error
-		if m.sampler, err = NewSampler(DefaultSampler, d.Len(), SamplerOptions{}); err != nil {
-			return err
-		}
-	} else if n := len(m.sampler.State().Gaps); n != d.Len() {
-		return fmt.Errorf("%w: the sampler is sized for %d sentences, the problem has %d", ErrBadProblem, n, d.Len())
+	var err error
+	if m.duals, m.sampler, err = storeAndSampler(d, m.Duals, m.Sampler); err != nil {
+		return err
 	}
 	m.epoch, m.pos = 0, 0
 	m.whatAt = -1
@@ -462,3 +451,24 @@ var (
 	_ committer    = (*SDCA)(nil)
 	_ epochStepper = (*SDCA)(nil)
 )
+
+// storeAndSampler returns the dual store and sampler of a dual method on
+// d: the given ones, checked against d's size, or for nil a store in
+// memory and the default sampler.
+func storeAndSampler(d *crf.Dataset, store duals.Store, sampler Sampler) (duals.Store, Sampler, error) {
+	if store == nil {
+		store = duals.NewMemory(d)
+	}
+	if store.Len() != d.Len() {
+		return nil, nil, fmt.Errorf("%w: dual store has %d blocks for %d sentences", ErrBadProblem, store.Len(), d.Len())
+	}
+	if sampler == nil {
+		var err error
+		if sampler, err = NewSampler(DefaultSampler, d.Len(), SamplerOptions{}); err != nil {
+			return nil, nil, err
+		}
+	} else if n := len(sampler.State().Gaps); n != d.Len() {
+		return nil, nil, fmt.Errorf("%w: the sampler is sized for %d sentences, the problem has %d", ErrBadProblem, n, d.Len())
+	}
+	return store, sampler, nil
+}
