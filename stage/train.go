@@ -308,7 +308,7 @@ func fresh(m train.Method) train.Method {
 	case *train.SAG:
 		return &train.SAG{Variant: m.Variant, InitialL: m.InitialL, Seed: m.Seed}
 	case *train.BCFW:
-		return &train.BCFW{Seed: m.Seed, NoAverage: m.NoAverage}
+		return &train.BCFW{Seed: m.Seed, NoAverage: m.NoAverage, Hamming: m.Hamming}
 	}
 	return m
 }
@@ -664,6 +664,7 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 	case *train.BCFW:
 		// The log loss's models record no loss: their bytes stay as they were.
 		facts["seed"], facts["sampler"], facts["loss"] = m.Seed, r.o.Sampler.Kind, LossHinge
+		facts["hamming"] = cmp.Or(m.Hamming, train.DefaultHamming)
 	}
 	if r.warm != nil {
 		facts["warm_start"] = r.warm
