@@ -40,8 +40,9 @@ type TrainOptions struct {
 	// Loss is the training loss: LossLog (the CRF's negative
 	// log-likelihood; "" too) or LossHinge (the structural SVM's Hamming
 	// hinge loss, trained by *train.BCFW, SDCA-GAP's structured twin: a
-	// Method nil or *train.SDCA is run as BCFW with its Seed, and
-	// Sampler is BCFW's; the other methods minimise the log loss only).
+	// Method nil or *train.SDCA is run as BCFW with its Seed and the
+	// default Hamming loss (a *train.BCFW sets its own), and Sampler is
+	// BCFW's; the other methods minimise the log loss only).
 	Loss         string
 	Sampler      Sampler // SDCA's (BCFW's) sampler
 	NoBias       bool    // leave out the bias, start and end weights (CRFsuite's model)

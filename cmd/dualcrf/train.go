@@ -43,8 +43,9 @@ certificate) and --solver sag (stochastic average gradient, Schmidt et al. 2015:
 nus, nus-star or uniform; certificate ‖∇P‖²/(2λ) from a full pass, as L-BFGS's). The log counts
 oracle calls (forward–backward passes over one sentence, certificates apart) and parameter updates.
 
---loss hinge trains the structural SVM (normalised Hamming hinge loss) instead, by block-coordinate
-Frank–Wolfe with the same samplers and certified gap; the model decodes as any other.`,
+--loss hinge trains the structural SVM (Hamming hinge loss: --hamming mean normalises a sentence's
+count of wrong tokens by its length, --hamming count does not) instead, by block-coordinate Frank–Wolfe
+with the same samplers and certified gap; the model decodes as any other.`,
 		Flags:  trainFlags().cliFlags(),
 		Action: runTrain,
 	}
