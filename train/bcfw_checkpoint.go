@@ -17,10 +17,12 @@ import (
 // the solver "bcfw", which an SDCA run refuses to resume and vice versa.
 
 // runSettings returns every setting of BCFW on p that a resumed run must
-// repeat: the sampler's, the seed, λ and the feature space.
+// repeat: the sampler's, the seed, λ, the feature space and the Hamming
+// loss.
 func (m *BCFW) runSettings(p *Problem) runSettings {
 	rs := runSettings{Version: settingsVersion, Solver: "bcfw", Seed: m.Seed, Lambda: p.Lambda, Sentences: p.N(),
-		FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(), Bias: !p.Layout.NoBias, Workers: 1}
+		FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(), Bias: !p.Layout.NoBias, Workers: 1,
+		Hamming: m.hamming()}
 	rs.Sampler, rs.NonUniform = samplerSettings(m.Sampler)
 	return rs
 }

@@ -14,8 +14,9 @@ import (
 
 // enumDual is the structural SVM's dual written out by enumeration, the
 // independent reference of the BCFW tests: for every sentence i its label
-// paths, their normalised Hamming losses Δ_i(y) and their dense feature
-// differences ψ_i(y) = F(x_i,y_i) − F(x_i,y) (masked).
+// paths, their Hamming losses Δ_i(y) (the count of wrong tokens, divided
+// by T_i for HammingMean) and their dense feature differences
+// ψ_i(y) = F(x_i,y_i) − F(x_i,y) (masked).
 type enumDual struct {
 	p     *Problem
 	paths [][][]int32   // paths[i][k]
@@ -23,7 +24,7 @@ type enumDual struct {
 	psi   [][][]float64 // ψ_i(path k)
 }
 
-func newEnumDual(p *Problem) *enumDual {
+func newEnumDual(p *Problem, hamming string) *enumDual {
 	e := &enumDual{p: p}
 	dim := p.Layout.Dim()
 	for i := 0; i < p.N(); i++ {
@@ -39,7 +40,14 @@ func newEnumDual(p *Problem) *enumDual {
 					miss++
 				}
 			}
-			ls = append(ls, float64(miss)/float64(T))
+			switch hamming {
+			case HammingMean:
+				ls = append(ls, float64(miss)/float64(T))
+			case HammingCount:
+				ls = append(ls, float64(miss))
+			default:
+				panic("unknown Hamming loss " + hamming)
+			}
 			g := make([]float64, dim)
 			crf.AddFeatures(g, p.Layout, s, s.Labels, 1)
 			crf.AddFeatures(g, p.Layout, s, y, -1)
@@ -224,6 +232,10 @@ func tinyHingeProblems(t *testing.T) map[string]*Problem {
 	return out
 }
 
+// hammings are BCFW's Hamming losses, which the enumeration tests run
+// through.
+var hammings = []string{HammingMean, HammingCount}
+
 // TestBCFWSteps makes BCFW steps on tiny problems and checks after every
 // step, against an explicit distribution α_i over every sentence's paths
 // moved by the same Frank–Wolfe steps: the blocks are α's marginals; the
@@ -234,98 +246,102 @@ func tinyHingeProblems(t *testing.T) map[string]*Problem {
 func TestBCFWSteps(t *testing.T) {
 	ctx := context.Background()
 	for name, p := range tinyHingeProblems(t) {
-		t.Run(name, func(t *testing.T) {
-			e := newEnumDual(p)
-			m := &BCFW{Sampler: kindSampler(t, SamplerUniform, p), Seed: 3}
-			if err := m.Init(p); err != nil {
-				t.Fatal(err)
+		for _, hamming := range hammings {
+			t.Run(name+"/"+hamming, func(t *testing.T) { testBCFWSteps(ctx, t, p, hamming) })
+		}
+	}
+}
+
+func testBCFWSteps(ctx context.Context, t *testing.T, p *Problem, hamming string) {
+	e := newEnumDual(p, hamming)
+	m := &BCFW{Sampler: kindSampler(t, SamplerUniform, p), Seed: 3, Hamming: hamming}
+	if err := m.Init(p); err != nil {
+		t.Fatal(err)
+	}
+	alpha := make([][]float64, p.N())
+	for i := range alpha {
+		alpha[i] = make([]float64, len(e.paths[i]))
+		k := slices.IndexFunc(e.paths[i], func(y []int32) bool { return slices.Equal(y, p.Data.Sentence(i).Labels) })
+		alpha[i][k] = 1
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	prevD := e.dual(alpha)
+	moved := 0
+	for step := 0; step < 200; step++ {
+		i := rng.IntN(p.N())
+		w0 := slices.Clone(m.Weights())
+		wantGap := e.blockGap(i, alpha[i], w0)
+		wantH := math.Inf(-1)
+		for k := range e.paths[i] {
+			wantH = max(wantH, e.loss[i][k]-dot(w0, e.psi[i][k]))
+		}
+		st := m.step(i)
+		if math.Abs(st.Gap-max(wantGap, 0)) > 1e-10 || math.Abs(st.Slope-wantGap) > 1e-10 {
+			t.Fatalf("step %d: block gap %.15g, slope %.15g, enumerated %.15g", step, st.Gap, st.Slope, wantGap)
+		}
+		if math.Abs(st.Hinge-wantH) > 1e-10 {
+			t.Fatalf("step %d: H_i %.15g, enumerated %.15g", step, st.Hinge, wantH)
+		}
+		// The same move on α: towards the oracle's path.
+		k := slices.IndexFunc(e.paths[i], func(y []int32) bool { return slices.Equal(y, m.bw.path) })
+		before := slices.Clone(alpha[i])
+		moveTo := func(g float64) {
+			for j := range alpha[i] {
+				alpha[i][j] = (1 - g) * before[j]
 			}
-			alpha := make([][]float64, p.N())
-			for i := range alpha {
-				alpha[i] = make([]float64, len(e.paths[i]))
-				k := slices.IndexFunc(e.paths[i], func(y []int32) bool { return slices.Equal(y, p.Data.Sentence(i).Labels) })
-				alpha[i][k] = 1
+			alpha[i][k] += g
+		}
+		// γ maximises the dual on [0,1] along the step's direction.
+		for _, g := range []float64{st.Gamma - 1e-3, st.Gamma + 1e-3} {
+			moveTo(min(1, max(0, g)))
+			Dg := e.dual(alpha)
+			moveTo(st.Gamma)
+			if D := e.dual(alpha); Dg > D+1e-13 {
+				t.Fatalf("step %d: D(γ=%g) = %.15g > D(γ=%g) = %.15g", step, g, Dg, st.Gamma, D)
 			}
-			rng := rand.New(rand.NewPCG(9, 9))
-			prevD := e.dual(alpha)
-			moved := 0
-			for step := 0; step < 200; step++ {
-				i := rng.IntN(p.N())
-				w0 := slices.Clone(m.Weights())
-				wantGap := e.blockGap(i, alpha[i], w0)
-				wantH := math.Inf(-1)
-				for k := range e.paths[i] {
-					wantH = max(wantH, e.loss[i][k]-dot(w0, e.psi[i][k]))
-				}
-				st := m.step(i)
-				if math.Abs(st.Gap-max(wantGap, 0)) > 1e-10 || math.Abs(st.Slope-wantGap) > 1e-10 {
-					t.Fatalf("step %d: block gap %.15g, slope %.15g, enumerated %.15g", step, st.Gap, st.Slope, wantGap)
-				}
-				if math.Abs(st.Hinge-wantH) > 1e-10 {
-					t.Fatalf("step %d: H_i %.15g, enumerated %.15g", step, st.Hinge, wantH)
-				}
-				// The same move on α: towards the oracle's path.
-				k := slices.IndexFunc(e.paths[i], func(y []int32) bool { return slices.Equal(y, m.bw.path) })
-				before := slices.Clone(alpha[i])
-				moveTo := func(g float64) {
-					for j := range alpha[i] {
-						alpha[i][j] = (1 - g) * before[j]
-					}
-					alpha[i][k] += g
-				}
-				// γ maximises the dual on [0,1] along the step's direction.
-				for _, g := range []float64{st.Gamma - 1e-3, st.Gamma + 1e-3} {
-					moveTo(min(1, max(0, g)))
-					Dg := e.dual(alpha)
-					moveTo(st.Gamma)
-					if D := e.dual(alpha); Dg > D+1e-13 {
-						t.Fatalf("step %d: D(γ=%g) = %.15g > D(γ=%g) = %.15g", step, g, Dg, st.Gamma, D)
-					}
-				}
-				moveTo(st.Gamma)
-				if st.Gamma > 0 {
-					moved++
-				}
-				mu := e.marginals(i, alpha[i])
-				for j, x := range mu {
-					if math.Abs(x-m.duals.Block(i)[j]) > 1e-12 {
-						t.Fatalf("step %d: block %d entry %d = %g, α's marginal %g", step, i, j, m.duals.Block(i)[j], x)
-					}
-				}
-				w := e.weights(alpha)
-				for j, v := range w {
-					if math.Abs(v-m.st.w[j]) > 1e-9*max(1, math.Abs(v)) {
-						t.Fatalf("step %d: w[%d] = %.15g, w(α) = %.15g", step, j, m.st.w[j], v)
-					}
-				}
-				if !relClose(dot(w, w), m.st.wsq, 1e-9) && math.Abs(dot(w, w)-m.st.wsq) > 1e-12 {
-					t.Fatalf("step %d: ‖w‖² kept %.15g, w(α) %.15g", step, m.st.wsq, dot(w, w))
-				}
-				D := e.dual(alpha)
-				if D < prevD-1e-12 {
-					t.Fatalf("step %d (γ=%g): dual decreased %.15g → %.15g", step, st.Gamma, prevD, D)
-				}
-				prevD = D
-				r, err := p.hingePass(ctx, w, m.duals)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if P := e.primal(w); math.Abs(r.primal-P) > 1e-10 || math.Abs(r.dual-D) > 1e-10 {
-					t.Fatalf("step %d: pass P = %.15g, D = %.15g; enumerated %.15g, %.15g", step, r.primal, r.dual, P, D)
-				}
-				for b := range alpha {
-					if g := e.blockGap(b, alpha[b], w); math.Abs(r.gaps[b]-g) > 1e-10 {
-						t.Fatalf("step %d: block %d gap %.15g, enumerated %.15g", step, b, r.gaps[b], g)
-					}
-				}
-				if math.Abs(r.primal-r.dual-r.meanGap) > 1e-12 {
-					t.Fatalf("step %d: P − D = %.15g, mean block gap %.15g", step, r.primal-r.dual, r.meanGap)
-				}
+		}
+		moveTo(st.Gamma)
+		if st.Gamma > 0 {
+			moved++
+		}
+		mu := e.marginals(i, alpha[i])
+		for j, x := range mu {
+			if math.Abs(x-m.duals.Block(i)[j]) > 1e-12 {
+				t.Fatalf("step %d: block %d entry %d = %g, α's marginal %g", step, i, j, m.duals.Block(i)[j], x)
 			}
-			if moved < 20 {
-				t.Fatalf("only %d of 200 steps moved", moved)
+		}
+		w := e.weights(alpha)
+		for j, v := range w {
+			if math.Abs(v-m.st.w[j]) > 1e-9*max(1, math.Abs(v)) {
+				t.Fatalf("step %d: w[%d] = %.15g, w(α) = %.15g", step, j, m.st.w[j], v)
 			}
-		})
+		}
+		if !relClose(dot(w, w), m.st.wsq, 1e-9) && math.Abs(dot(w, w)-m.st.wsq) > 1e-12 {
+			t.Fatalf("step %d: ‖w‖² kept %.15g, w(α) %.15g", step, m.st.wsq, dot(w, w))
+		}
+		D := e.dual(alpha)
+		if D < prevD-1e-12 {
+			t.Fatalf("step %d (γ=%g): dual decreased %.15g → %.15g", step, st.Gamma, prevD, D)
+		}
+		prevD = D
+		r, err := p.hingePass(ctx, w, m.duals, m.count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if P := e.primal(w); math.Abs(r.primal-P) > 1e-10 || math.Abs(r.dual-D) > 1e-10 {
+			t.Fatalf("step %d: pass P = %.15g, D = %.15g; enumerated %.15g, %.15g", step, r.primal, r.dual, P, D)
+		}
+		for b := range alpha {
+			if g := e.blockGap(b, alpha[b], w); math.Abs(r.gaps[b]-g) > 1e-10 {
+				t.Fatalf("step %d: block %d gap %.15g, enumerated %.15g", step, b, r.gaps[b], g)
+			}
+		}
+		if math.Abs(r.primal-r.dual-r.meanGap) > 1e-12 {
+			t.Fatalf("step %d: P − D = %.15g, mean block gap %.15g", step, r.primal-r.dual, r.meanGap)
+		}
+	}
+	if moved < 20 {
+		t.Fatalf("only %d of 200 steps moved", moved)
 	}
 }
 
@@ -335,41 +351,47 @@ func TestBCFWSteps(t *testing.T) {
 // the weights within the distance λ-strong convexity allows.
 func TestBCFWOptimum(t *testing.T) {
 	for name, p := range tinyHingeProblems(t) {
-		e := newEnumDual(p)
-		alpha := e.optimum(20000)
-		wq := e.weights(alpha)
-		Pq, Dq := e.primal(wq), e.dual(alpha)
-		if Pq-Dq > 1e-4 {
-			t.Fatalf("%s: the reference did not converge: P − D = %g", name, Pq-Dq)
+		for _, hamming := range hammings {
+			testBCFWOptimum(t, name+"/"+hamming, p, hamming)
 		}
-		for _, kind := range []string{SamplerGap, SamplerUniform} {
-			t.Run(name+"/"+kind, func(t *testing.T) {
-				res, err := Train(context.Background(), p, Settings{GapTol: 1e-4, MaxEpochs: 500000},
-					&BCFW{Sampler: kindSampler(t, kind, p), Seed: 1})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !res.TargetMet() {
-					t.Fatalf("stopped (%s) after %d epochs at gap %g", res.Stopped, res.Epochs, res.Last.Gap)
-				}
-				Pb := e.primal(res.Weights)
-				if math.Abs(Pb-res.Last.Primal) > 1e-10 {
-					t.Fatalf("certified primal %.15g, enumerated %.15g", res.Last.Primal, Pb)
-				}
-				// P* ∈ [Dq, Pq] and P* ∈ [Pb − gap, Pb].
-				if Pb < Dq-1e-12 || Pb-res.Last.Gap > Pq+1e-12 {
-					t.Fatalf("BCFW P = %.12g (gap %.3g), reference P* ∈ [%.12g, %.12g]", Pb, res.Last.Gap, Dq, Pq)
-				}
-				// λ/2‖w − w*‖² ≤ P(w) − P*, for both.
-				d := 0.0
-				for j := range wq {
-					d += (wq[j] - res.Weights[j]) * (wq[j] - res.Weights[j])
-				}
-				if r := math.Sqrt(2*res.Last.Gap/p.Lambda) + math.Sqrt(2*(Pq-Dq)/p.Lambda); math.Sqrt(d) > r+1e-9 {
-					t.Fatalf("‖w − w_ref‖ = %g, beyond the certified %g", math.Sqrt(d), r)
-				}
-			})
-		}
+	}
+}
+
+func testBCFWOptimum(t *testing.T, name string, p *Problem, hamming string) {
+	e := newEnumDual(p, hamming)
+	alpha := e.optimum(20000)
+	wq := e.weights(alpha)
+	Pq, Dq := e.primal(wq), e.dual(alpha)
+	if Pq-Dq > 1e-4 {
+		t.Fatalf("%s: the reference did not converge: P − D = %g", name, Pq-Dq)
+	}
+	for _, kind := range []string{SamplerGap, SamplerUniform} {
+		t.Run(name+"/"+kind, func(t *testing.T) {
+			res, err := Train(context.Background(), p, Settings{GapTol: 1e-4, MaxEpochs: 500000},
+				&BCFW{Sampler: kindSampler(t, kind, p), Seed: 1, Hamming: hamming})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.TargetMet() {
+				t.Fatalf("stopped (%s) after %d epochs at gap %g", res.Stopped, res.Epochs, res.Last.Gap)
+			}
+			Pb := e.primal(res.Weights)
+			if math.Abs(Pb-res.Last.Primal) > 1e-10 {
+				t.Fatalf("certified primal %.15g, enumerated %.15g", res.Last.Primal, Pb)
+			}
+			// P* ∈ [Dq, Pq] and P* ∈ [Pb − gap, Pb].
+			if Pb < Dq-1e-12 || Pb-res.Last.Gap > Pq+1e-12 {
+				t.Fatalf("BCFW P = %.12g (gap %.3g), reference P* ∈ [%.12g, %.12g]", Pb, res.Last.Gap, Dq, Pq)
+			}
+			// λ/2‖w − w*‖² ≤ P(w) − P*, for both.
+			d := 0.0
+			for j := range wq {
+				d += (wq[j] - res.Weights[j]) * (wq[j] - res.Weights[j])
+			}
+			if r := math.Sqrt(2*res.Last.Gap/p.Lambda) + math.Sqrt(2*(Pq-Dq)/p.Lambda); math.Sqrt(d) > r+1e-9 {
+				t.Fatalf("‖w − w_ref‖ = %g, beyond the certified %g", math.Sqrt(d), r)
+			}
+		})
 	}
 }
 
@@ -425,7 +447,7 @@ func TestBCFWCertifyRefreshesSampler(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, err := p.hingePass(ctx, w, m.duals)
+				r, err := p.hingePass(ctx, w, m.duals, m.count)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -453,52 +475,56 @@ func TestBCFWCertifyRefreshesSampler(t *testing.T) {
 func TestBCFWAverage(t *testing.T) {
 	ctx := context.Background()
 	for name, p := range tinyHingeProblems(t) {
-		t.Run(name, func(t *testing.T) {
-			e := newEnumDual(p)
-			Dq := e.dual(e.optimum(20000))
-			m := &BCFW{Sampler: kindSampler(t, SamplerUniform, p), Seed: 11}
-			if err := m.Init(p); err != nil {
-				t.Fatal(err)
-			}
-			var ws [][]float64 // the weights after each epoch
-			averaged := 0
-			for ep := 1; ep <= 30; ep++ {
-				if err := m.Epoch(ctx); err != nil {
-					t.Fatal(err)
-				}
-				w := slices.Clone(m.Weights())
-				ws = append(ws, w)
-				r, err := p.hingePass(ctx, w, m.duals)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sw := float64(ep*(ep+1)) / 2 // Σ_e e
-				wbar := make([]float64, len(w))
-				for k := range ws {
-					for j := range wbar {
-						wbar[j] += float64(k+1) / sw * ws[k][j]
-					}
-				}
-				Pbar := e.primal(wbar)
-				if Pbar < Dq-1e-9 {
-					t.Fatalf("epoch %d: P(w̄) = %.12g below the optimum's dual %.12g", ep, Pbar, Dq)
-				}
-				c, err := m.Certify(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if P := min(r.primal, Pbar); math.Abs(c.Primal-P) > 1e-9 || math.Abs(c.Dual-r.dual) > 1e-12 || math.Abs(c.Gap-(P-r.dual)) > 1e-9 {
-					t.Fatalf("epoch %d: certificate P = %.15g, D = %.15g, gap %.15g; P(w) = %.15g, P(w̄) = %.15g, D(μ) = %.15g",
-						ep, c.Primal, c.Dual, c.Gap, r.primal, Pbar, r.dual)
-				}
-				if math.Abs(e.primal(c.Weights)-c.Primal) > 1e-9 {
-					t.Fatalf("epoch %d: the certificate's weights have P = %.15g, not its %.15g", ep, e.primal(c.Weights), c.Primal)
-				}
-				if Pbar < r.primal-1e-9 {
-					averaged++
-				}
-			}
-			t.Logf("w̄ had the lower primal at %d of 30 epochs", averaged)
-		})
+		for _, hamming := range hammings {
+			t.Run(name+"/"+hamming, func(t *testing.T) { testBCFWAverage(ctx, t, p, hamming) })
+		}
 	}
+}
+
+func testBCFWAverage(ctx context.Context, t *testing.T, p *Problem, hamming string) {
+	e := newEnumDual(p, hamming)
+	Dq := e.dual(e.optimum(20000))
+	m := &BCFW{Sampler: kindSampler(t, SamplerUniform, p), Seed: 11, Hamming: hamming}
+	if err := m.Init(p); err != nil {
+		t.Fatal(err)
+	}
+	var ws [][]float64 // the weights after each epoch
+	averaged := 0
+	for ep := 1; ep <= 30; ep++ {
+		if err := m.Epoch(ctx); err != nil {
+			t.Fatal(err)
+		}
+		w := slices.Clone(m.Weights())
+		ws = append(ws, w)
+		r, err := p.hingePass(ctx, w, m.duals, m.count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw := float64(ep*(ep+1)) / 2 // Σ_e e
+		wbar := make([]float64, len(w))
+		for k := range ws {
+			for j := range wbar {
+				wbar[j] += float64(k+1) / sw * ws[k][j]
+			}
+		}
+		Pbar := e.primal(wbar)
+		if Pbar < Dq-1e-9 {
+			t.Fatalf("epoch %d: P(w̄) = %.12g below the optimum's dual %.12g", ep, Pbar, Dq)
+		}
+		c, err := m.Certify(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if P := min(r.primal, Pbar); math.Abs(c.Primal-P) > 1e-9 || math.Abs(c.Dual-r.dual) > 1e-12 || math.Abs(c.Gap-(P-r.dual)) > 1e-9 {
+			t.Fatalf("epoch %d: certificate P = %.15g, D = %.15g, gap %.15g; P(w) = %.15g, P(w̄) = %.15g, D(μ) = %.15g",
+				ep, c.Primal, c.Dual, c.Gap, r.primal, Pbar, r.dual)
+		}
+		if math.Abs(e.primal(c.Weights)-c.Primal) > 1e-9 {
+			t.Fatalf("epoch %d: the certificate's weights have P = %.15g, not its %.15g", ep, e.primal(c.Weights), c.Primal)
+		}
+		if Pbar < r.primal-1e-9 {
+			averaged++
+		}
+	}
+	t.Logf("w̄ had the lower primal at %d of 30 epochs", averaged)
 }

@@ -42,14 +42,16 @@ const (
 	DefaultNonUniform = 0.8 // SamplerOptions.NonUniform, the probability of a non-uniform draw
 	DefaultInitialGap = 100 // SamplerOptions.InitialGap
 
-	DefaultOEGEta      = 0.5    // OEG.Eta: every sentence's initial step size η_i
-	DefaultSAGVariant  = SAGNUS // SAG.Variant
-	DefaultSAGInitialL = 1.0    // SAG.InitialL: every L_i before its first test
-	DefaultLBFGSStore  = 10     // LBFGS.Store: the number of correction pairs
+	DefaultOEGEta      = 0.5         // OEG.Eta: every sentence's initial step size η_i
+	DefaultSAGVariant  = SAGNUS      // SAG.Variant
+	DefaultSAGInitialL = 1.0         // SAG.InitialL: every L_i before its first test
+	DefaultLBFGSStore  = 10          // LBFGS.Store: the number of correction pairs
+	DefaultHamming     = HammingMean // BCFW.Hamming
 )
 
 // The names of the settings' values and of what a run reports: the
-// sampler kinds (NewSampler), the SAG variants (SAG.Variant), the held-out
+// sampler kinds (NewSampler), the SAG variants (SAG.Variant), BCFW's
+// Hamming losses (BCFW.Hamming), the held-out
 // metrics the log knows and the phases of a run (Settings.Phase,
 // InterruptedError).
 const (
@@ -62,6 +64,9 @@ const (
 	SAGUniform = "uniform"  // uniform sampling, Lipschitz test every iteration
 	SAGNUS     = "nus"      // SAG-NUS: non-uniform sampling, Lipschitz test every iteration
 	SAGNUSStar = "nus-star" // SAG-NUS*: SAG-NUS that skips line searches of sentences whose tests pass at once
+
+	HammingMean  = "mean"  // BCFW.Hamming: a wrong token costs 1/T_i, a sentence's loss lies in [0,1]
+	HammingCount = "count" // BCFW.Hamming: a wrong token costs 1, a sentence's loss is its count of wrong tokens
 
 	MetricAccuracy = "accuracy" // token accuracy in [0,1]
 	MetricF1       = "f1"       // chunk F1 in [0,1]

@@ -21,6 +21,9 @@ type runSettings struct {
 	FeatureSpace string  `json:"feature_space"`
 	Transitions  string  `json:"transitions"`
 	Bias         bool    `json:"bias"`
+	// Hamming is BCFW's Hamming loss; "" for the other methods (and in a
+	// BCFW checkpoint written before it could be set: HammingMean).
+	Hamming string `json:"hamming,omitempty"`
 	// How the epochs are run: the workers (1 for the sequential SDCA,
 	// whose RoundSteps is 0) and, on a streamed store, its blocks (0 for
 	// duals held otherwise).
@@ -83,6 +86,10 @@ func (rs runSettings) list() []setting {
 	if rs.NonUniform != nil {
 		nonUniform = g(*rs.NonUniform)
 	}
+	hamming := rs.Hamming
+	if hamming == "" && rs.Solver == "bcfw" {
+		hamming = HammingMean // all there was
+	}
 	return []setting{
 		{"Solver", "the solver", rs.Solver},
 		{"Lambda", "λ", g(rs.Lambda)},
@@ -90,6 +97,7 @@ func (rs runSettings) list() []setting {
 		{"FeatureSpace", "the feature space", rs.FeatureSpace},
 		{"Transitions", "the transitions", rs.Transitions},
 		{"Bias", "the bias features", strconv.FormatBool(rs.Bias)},
+		{"Hamming", "the Hamming loss", hamming},
 		{"Workers", "the number of workers", strconv.Itoa(rs.Workers)},
 		{"RoundSteps", "the steps per worker in a round", strconv.Itoa(rs.RoundSteps)},
 		{"DualsBlocks", "the streamed duals' block count (it follows from the memory budget and the rest of the run)", strconv.Itoa(rs.DualsBlocks)},
@@ -110,7 +118,8 @@ type SettingsError struct {
 	// Field names the setting by the field that sets it: SDCA's
 	// (Sampler, NonUniform for SamplerOptions.NonUniform, Epsilon,
 	// SubPrecision, Seed, Workers, RoundSteps), the problem's (Lambda,
-	// Sentences, FeatureSpace, Transitions, Bias), Settings' RefreshEvery,
+	// Sentences, FeatureSpace, Transitions, Bias), BCFW's Hamming,
+	// Settings' RefreshEvery,
 	// Solver (the method) or DualsBlocks (a streamed store's block count).
 	Field      string
 	Checkpoint string // its value in the checkpoint

@@ -9,8 +9,9 @@ import (
 )
 
 // TestTrainHinge runs the --loss hinge commands docs/training.md shows:
-// BCFW with gap sampling and refreshes and with the uniform sampler, a
-// plot and a log, then decodes and scores with the model.
+// BCFW with gap sampling and refreshes, with the uniform sampler and with
+// --hamming count, a plot and a log, then decodes and scores with the
+// models; the models' facts name their Hamming loss.
 func TestTrainHinge(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
@@ -20,7 +21,8 @@ func TestTrainHinge(t *testing.T) {
 		t.Fatalf("stderr:\n%s", s)
 	}
 	mustRun(t, dir, "train", "-q", "--loss", "hinge", "--sampler", "uniform", "--gap-tol", "1e-2", "-o", "uniform.arrow", f.train)
-	for _, name := range []string{"hinge.svg", "hinge-log.arrow", "uniform.arrow"} {
+	mustRun(t, dir, "train", "-q", "--loss", "hinge", "--hamming", "count", "--gap-tol", "1e-2", "-o", "count.arrow", f.train)
+	for _, name := range []string{"hinge.svg", "hinge-log.arrow", "uniform.arrow", "count.arrow"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +33,15 @@ func TestTrainHinge(t *testing.T) {
 		t.Fatalf("eval:\n%s", r.stdout)
 	}
 	r = mustRun(t, dir, "inspect", "hinge.arrow")
-	if s := string(r.stdout); !strings.Contains(s, "bcfw") || !strings.Contains(s, "hinge") {
+	if s := string(r.stdout); !strings.Contains(s, "bcfw") || !strings.Contains(s, "hinge") || !strings.Contains(s, "mean") {
+		t.Fatalf("inspect:\n%s", s)
+	}
+	mustRun(t, dir, "decode", "-m", "count.arrow", "-o", "pred-count.arrow", f.test)
+	if r = mustRun(t, dir, "eval", "pred-count.arrow"); !strings.Contains(string(r.stdout), "FB1") {
+		t.Fatalf("eval:\n%s", r.stdout)
+	}
+	r = mustRun(t, dir, "inspect", "count.arrow")
+	if s := string(r.stdout); !strings.Contains(s, "count") {
 		t.Fatalf("inspect:\n%s", s)
 	}
 }
@@ -55,5 +65,9 @@ func TestTrainHingeResume(t *testing.T) {
 	r := runInProcess(t, dir, "", "train", "-q", "--resume", "ck", "--max-epochs", "6", "-o", "sdca.arrow", f.train)
 	if r.code == 0 || !strings.Contains(string(r.stderr), "solver") {
 		t.Fatalf("SDCA resuming a hinge snapshot: %v", r)
+	}
+	r = runInProcess(t, dir, "", append(args, "--hamming", "count", "--resume", "ck", "--max-epochs", "6", "-o", "count.arrow", f.train)...)
+	if s := string(r.stderr); r.code == 0 || !strings.Contains(s, "--hamming mean") || !strings.Contains(s, "--hamming count") {
+		t.Fatalf("--hamming count resuming a --hamming mean snapshot: %v", r)
 	}
 }

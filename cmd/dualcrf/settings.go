@@ -17,6 +17,7 @@ var settingOptions = map[string]string{
 	"Lambda":       "Lambda",
 	"FeatureSpace": "FeatureSpace",
 	"Transitions":  "Transitions",
+	"Hamming":      "BCFW.Hamming",
 	"Workers":      "SDCA.Workers",
 	"RoundSteps":   "SDCA.RoundSteps",
 	"Sampler":      "Sampler.Kind",

@@ -43,8 +43,9 @@ certificate) and --solver sag (stochastic average gradient, Schmidt et al. 2015:
 nus, nus-star or uniform; certificate ‖∇P‖²/(2λ) from a full pass, as L-BFGS's). The log counts
 oracle calls (forward–backward passes over one sentence, certificates apart) and parameter updates.
 
---loss hinge trains the structural SVM (normalised Hamming hinge loss) instead, by block-coordinate
-Frank–Wolfe with the same samplers and certified gap; the model decodes as any other.`,
+--loss hinge trains the structural SVM (Hamming hinge loss: --hamming mean normalises a sentence's
+count of wrong tokens by its length, --hamming count does not) instead, by block-coordinate Frank–Wolfe
+with the same samplers and certified gap; the model decodes as any other.`,
 		Flags:  trainFlags().cliFlags(),
 		Action: runTrain,
 	}
@@ -64,6 +65,7 @@ type trainSetup struct {
 	lbfgs train.LBFGS
 	oeg   train.OEG
 	sag   train.SAG
+	bcfw  train.BCFW // --loss hinge's settings beyond the sampler and seed
 }
 
 // trainFlags are train's flags: each flag's name, default and meaning,
@@ -125,6 +127,8 @@ func trainFlags() optionFlags[trainSetup] {
 			}},
 		{catSolver, &cli.StringFlag{Name: "loss", Value: stage.LossLog, Usage: "log (the CRF's negative log-likelihood) or hinge (the structural SVM's Hamming hinge loss, trained by BCFW with the sampler and seed: --solver sdca only)"},
 			[]string{"Loss"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Loss = givenString(c, n); return nil }},
+		{catSolver, &cli.StringFlag{Name: "hamming", Value: train.DefaultHamming, Usage: "--loss hinge: the cost of a wrong token, mean (1/length: every sentence's loss in [0,1]) or count (1: the number of wrong tokens; often the better F1)"},
+			[]string{"BCFW.Hamming"}, func(c *cli.Context, n string, s *trainSetup) error { s.bcfw.Hamming = givenString(c, n); return nil }},
 		{catSolver, &cli.StringFlag{Name: "sampler", Value: train.DefaultSampler, Usage: "SDCA's choice of the next sentence: " + strings.Join(train.SamplerKinds(), ", ")},
 			[]string{"Sampler.Kind"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Sampler.Kind = givenString(c, n); return nil }},
 		{catSolver, &cli.Float64Flag{Name: "nonuniform", Value: train.DefaultNonUniform, Usage: "probability in (0,1] that a draw follows the gap or importance sampler rather than the uniform one"},
@@ -221,7 +225,7 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 				return s.o, fmt.Errorf("--%s applies to --loss log only (--loss hinge trains by BCFW: sequential, from the gold labelling, with an exact line search)", name)
 			}
 		}
-		s.o.Method = &train.BCFW{Seed: s.sdca.Seed}
+		s.o.Method = &train.BCFW{Seed: s.sdca.Seed, Hamming: s.bcfw.Hamming}
 	}
 	if err := s.o.Check(); err != nil {
 		return s.o, flags.render(c, err)
@@ -247,6 +251,8 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 func checkSolverFlags(c *cli.Context, s *trainSetup) error {
 	solver := c.String("solver")
 	switch {
+	case c.IsSet("hamming") && s.o.Loss != stage.LossHinge:
+		return errors.New("--hamming applies to --loss hinge only (the log loss has no Hamming loss)")
 	case solver != "sag" && ((c.String("sag-variant") != train.DefaultSAGVariant) || c.Float64("sag-initial-l") != train.DefaultSAGInitialL):
 		return errors.New("--sag-variant and --sag-initial-l apply to --solver sag only")
 	case solver != "oeg" && c.Float64("oeg-eta") != 0 && c.Float64("oeg-eta") != train.DefaultOEGEta:
