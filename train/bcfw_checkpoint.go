@@ -58,16 +58,9 @@ func (m *BCFW) resume(p *Problem, c *Checkpoint) error {
 // locked with LockDir) and returns its path, as SaveCheckpoint does for
 // SDCA.
 func SaveBCFWCheckpoint(dir string, m *BCFW, pr Progress) (path string, err error) {
-	if pr.Step != m.pos {
-		return "", fmt.Errorf("checkpoint: the driver is at step %d of its epoch, the method at %d", pr.Step, m.pos)
-	}
-	if pr.settings.Version != settingsVersion {
-		return "", fmt.Errorf("checkpoint: the progress holds no run settings to record (it was not made by Train)")
-	}
-	name := snapshotName(pr.Position)
-	tmp, err := os.MkdirTemp(dir, "."+name+".tmp-")
+	name, tmp, err := beginSnapshot(dir, pr, m.pos)
 	if err != nil {
-		return "", fmt.Errorf("checkpoint %s: %w", dir, err)
+		return "", err
 	}
 	defer func() {
 		if err != nil {

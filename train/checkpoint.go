@@ -200,16 +200,9 @@ func (a Position) before(b Position) bool {
 // Train hands Settings.Checkpoint, the run's settings included) under dir
 // (which the caller has locked with LockDir) and returns its path.
 func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
-	if pr.Step != m.pos {
-		return "", fmt.Errorf("checkpoint: the driver is at step %d of its epoch, the method at %d", pr.Step, m.pos)
-	}
-	if pr.settings.Version != settingsVersion {
-		return "", fmt.Errorf("checkpoint: the progress holds no run settings to record (it was not made by Train)")
-	}
-	name := snapshotName(pr.Position)
-	tmp, err := os.MkdirTemp(dir, "."+name+".tmp-")
+	name, tmp, err := beginSnapshot(dir, pr, m.pos)
 	if err != nil {
-		return "", fmt.Errorf("checkpoint %s: %w", dir, err)
+		return "", err
 	}
 	defer func() {
 		if err != nil {
@@ -263,6 +256,24 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 		return "", err
 	}
 	return commitSnapshot(dir, tmp, name, st)
+}
+
+// beginSnapshot checks that the driver's progress pr is at the method's
+// step pos and carries the run's settings, and makes the temporary
+// directory tmp in dir where the snapshot name is written before
+// commitSnapshot renames it.
+func beginSnapshot(dir string, pr Progress, pos int) (name, tmp string, err error) {
+	if pr.Step != pos {
+		return "", "", fmt.Errorf("checkpoint: the driver is at step %d of its epoch, the method at %d", pr.Step, pos)
+	}
+	if pr.settings.Version != settingsVersion {
+		return "", "", fmt.Errorf("checkpoint: the progress holds no run settings to record (it was not made by Train)")
+	}
+	name = snapshotName(pr.Position)
+	if tmp, err = os.MkdirTemp(dir, "."+name+".tmp-"); err != nil {
+		return "", "", fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	return name, tmp, nil
 }
 
 // commitSnapshot writes the state st into the snapshot directory tmp, whose
