@@ -14,7 +14,7 @@ data="${DUALCRF_DATA:-../shared/data}"
 epochs="${1:-60}"
 sents="${2:-2000}"
 [[ "$epochs" =~ ^[1-9][0-9]*$ && "$sents" =~ ^[1-9][0-9]*$ ]] || { echo "usage: experiments/compact-duals.sh [EPOCHS [SENTENCES]]" >&2; exit 2; }
-work="$(mktemp -d /tmp/compact-duals.XXXXXX)"
+work="$(mktemp -d -t compact-duals.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/dualcrf" ./cmd/dualcrf
 go test -c -o "$work/train.test" ./train
