@@ -246,6 +246,7 @@ func (o TrainOptions) Check() error {
 			{m.Sampler != nil, "SDCA.Sampler", nil, "want nil: Train makes the sampler of {Sampler.Kind}"},
 			{m.Duals != nil, "SDCA.Duals", nil, "want nil: Train places the duals as {Duals} says"},
 			{m.Warm != nil, "SDCA.Warm", nil, "want nil: Train makes the warm start of {WarmStart}"},
+			{m.Async != "" && o.Duals.Place == DualsStream, "SDCA.Async", m.Async, "needs the duals in memory or in a memory-mapped file, not {Duals} stream (the rounds, the default, run on streamed duals)"},
 		}...)
 	}
 	hinge := o.Loss == LossHinge || Solver(o.Method) == "bcfw"
@@ -259,7 +260,7 @@ func (o TrainOptions) Check() error {
 			{Solver(o.Method) != "sdca" && Solver(o.Method) != "bcfw", "Method", Solver(o.Method), "minimises the log loss only: {Loss} hinge is trained by BCFW (SDCA-GAP's structured twin: the default method)"},
 			{sd.Epsilon != 0, "SDCA.Epsilon", sd.Epsilon, "applies to the log loss only (BCFW starts from the gold labelling)"},
 			{sd.SubPrecision != 0, "SDCA.SubPrecision", sd.SubPrecision, "applies to the log loss only (BCFW's line search is exact)"},
-			{sd.Workers > 1 || sd.Workers == train.AllWorkers || sd.RoundSteps != 0, "SDCA.Workers", sd.Workers, "applies to the log loss only (BCFW is sequential)"},
+			{sd.Workers > 1 || sd.Workers == train.AllWorkers || sd.RoundSize != 0 || sd.Async != "", "SDCA.Workers", sd.Workers, "applies to the log loss only (BCFW is sequential)"},
 			{o.Duals != Duals{} && o.Duals.Place != DualsMemory, "Duals", nil, "BCFW keeps its duals in memory"},
 			{o.KeepDuals != "", "KeepDuals", o.KeepDuals, "applies to the log loss only (a warm start carries SDCA's duals)"},
 			{o.WarmStart != "", "WarmStart", o.WarmStart, "applies to the log loss only (a warm start carries SDCA's duals)"},
@@ -302,7 +303,7 @@ type checker interface {
 func fresh(m train.Method) train.Method {
 	switch m := m.(type) {
 	case *train.SDCA:
-		return &train.SDCA{Epsilon: m.Epsilon, SubPrecision: m.SubPrecision, Seed: m.Seed, Workers: m.Workers, RoundSteps: m.RoundSteps}
+		return &train.SDCA{Epsilon: m.Epsilon, SubPrecision: m.SubPrecision, Seed: m.Seed, Workers: m.Workers, RoundSize: m.RoundSize, Async: m.Async}
 	case *train.LBFGS:
 		return &train.LBFGS{Store: m.Store}
 	case *train.OEG:
@@ -525,8 +526,11 @@ func (r *trainer) method() (train.Method, error) {
 	}
 	sd.Sampler = sampler
 	r.sd = sd
-	if w := sd.NumWorkers(r.p.N()); w > 1 {
-		r.logf("train: %d SDCA workers (parallel oracles, ordered commits)", w)
+	switch kind, w, R := sd.Schedule(r.p.N()); kind {
+	case train.ScheduleRounds:
+		r.logf("train: parallel SDCA in pipelined rounds of %d steps on %d workers (the model depends on the seed and the round size, not on the workers)", R, w)
+	case train.ScheduleAsyncAtomic, train.ScheduleAsyncWild:
+		r.logf("train: asynchronous SDCA on %d workers (%s): not reproducible, the model differs from run to run", w, kind)
 	}
 	if r.place == DualsStream {
 		// Placed before the resume check: the block count is a run setting.
@@ -586,6 +590,15 @@ func (r *trainer) saveCheckpoint(pr train.Progress) (string, error) {
 	return path, err
 }
 
+// scheduleStats returns where the time of a parallel SDCA's steps went.
+func (r *trainer) scheduleStats() (train.ScheduleStats, bool) {
+	if r.sd == nil {
+		return train.ScheduleStats{}, false
+	}
+	st, ok := r.sd.ScheduleStats()
+	return st, ok && st.Wall > 0
+}
+
 // run trains and makes the model.
 func (r *trainer) run(ctx context.Context, method train.Method) (*TrainResult, error) {
 	t0 := time.Now()
@@ -597,6 +610,11 @@ func (r *trainer) run(ctx context.Context, method train.Method) (*TrainResult, e
 	}
 	r.logf("train: stopped (%s) after %d epochs, %.2fs training (%.2fs wall): primal %.10g, certified gap %.4g",
 		res.Stopped, res.Epochs, res.Training.Seconds(), time.Since(t0).Seconds(), res.Last.Primal, res.Last.Gap)
+	if st, ok := r.scheduleStats(); ok && !r.o.Quiet {
+		busy := st.Oracles + st.Commits + st.Moves
+		r.logf("train: %d workers busy %.0f%% of the steps' %.2fs wall: oracles %.2fs, commits %.2fs (one at a time), moves of the duals %.2fs; waiting %.2fs",
+			st.Workers, 100*busy.Seconds()/(float64(st.Workers)*st.Wall.Seconds()), st.Wall.Seconds(), st.Oracles.Seconds(), st.Commits.Seconds(), st.Moves.Seconds(), st.Waited.Seconds())
+	}
 	if !res.TargetMet() {
 		r.logf("train: warning: stopped by %s with a certified gap of %.4g, above %s %g: the target was not reached",
 			r.stopReason(res.Stopped), res.Last.Gap, r.o.OptionName("GapTol"), res.GapTol)
@@ -673,13 +691,15 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 	}
 	if r.sd != nil {
 		facts["sampler"], facts["seed"] = r.o.Sampler.Kind, r.sd.Seed
-		if w := r.sd.NumWorkers(p.N()); w > 1 {
-			facts["workers"] = w
-			if r.sd.RoundSteps != 0 {
-				// The rounds' length shapes the trajectory: a given one is
-				// recorded (the default follows from the workers).
-				facts["round_steps"] = r.sd.RoundSteps
-			}
+		// A sequential run records no schedule: its bytes stay as they
+		// were. The rounds record their size and not the workers, which
+		// do not change the model; asynchronous steps, which are not
+		// reproducible, their workers.
+		switch kind, w, R := r.sd.Schedule(p.N()); kind {
+		case train.ScheduleRounds:
+			facts["schedule"], facts["round_size"] = kind, R
+		case train.ScheduleAsyncAtomic, train.ScheduleAsyncWild:
+			facts["schedule"], facts["workers"] = kind, w
 		}
 	}
 	factsJSON, err := json.Marshal(facts)

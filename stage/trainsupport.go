@@ -33,16 +33,16 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	if limit == 0 && perr == nil {
 		limit, what, autoLimit = phys, "physical memory", phys/2
 	}
-	workers, lbfgsStore := 1, 0
+	workers, round, lbfgsStore := 1, 0, 0
 	switch m := o.Method.(type) {
 	case *train.SDCA:
-		workers = (&train.SDCA{Workers: m.Workers}).NumWorkers(r.p.N())
+		_, workers, round = m.Schedule(r.p.N())
 	case *train.LBFGS:
 		lbfgsStore = m.Store
 	}
 	estimate := func(inMemory bool, stream int64) train.MemoryEstimate {
 		return train.EstimateMemory(r.p, train.MemoryOptions{Solver: r.solver, DualsInMemory: inMemory, LBFGSStore: lbfgsStore,
-			SDCAWorkers: workers, StreamBytes: stream})
+			SDCAWorkers: workers, SDCARoundSize: round, StreamBytes: stream})
 	}
 	r.place = o.Duals.Place
 	if r.solver != "sdca" {

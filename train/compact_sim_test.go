@@ -180,7 +180,7 @@ func TestCompactDualsSim(t *testing.T) {
 	for _, mode := range []compactMode{compactF32, compactF32W, compactMarkov} {
 		t.Run(string(mode), func(t *testing.T) {
 			p := randomProblem(t, 41, 120, 5, 12, 3, true, 0)
-			m := &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 3}
+			m := &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 3, Workers: 1}
 			if err := m.Init(p); err != nil {
 				t.Fatal(err)
 			}
@@ -302,7 +302,7 @@ func TestCompactDualsMeasure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := &SDCA{Sampler: s, Seed: 1}
+		m := &SDCA{Sampler: s, Seed: 1, Workers: 1}
 		if err := m.Init(p); err != nil {
 			t.Fatal(err)
 		}

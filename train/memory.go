@@ -15,9 +15,13 @@ type MemoryOptions struct {
 	LBFGSStore    int    // L-BFGS correction pairs; 0: DefaultLBFGSStore
 	Workers       int    // goroutines of a full pass; 0: GOMAXPROCS
 	// SDCAWorkers is the number of workers of a parallel SDCA
-	// ((*SDCA).NumWorkers); each has its own view of the weights and
-	// scratch. 0 or 1: the sequential SDCA.
+	// ((*SDCA).Schedule); each has its own scratch. 0 or 1 without a
+	// round size: the sequential SDCA.
 	SDCAWorkers int
+	// SDCARoundSize is the round size of the parallel SDCA's rounds
+	// ((*SDCA).Schedule), which hold a second copy of the weights; 0 for
+	// the other schedules.
+	SDCARoundSize int
 	// StreamBytes is the memory of a streamed store's block buffers
 	// (duals.StreamBuffers × its slot size), when the duals are streamed.
 	StreamBytes int64
@@ -133,13 +137,21 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 		e.Weights += 4 * dim * 8
 		// SDCA's per-sentence rows and slots, the sampler's trees.
 		e.Dataset += 8*occ + 48*n
-		if P := int64(o.SDCAWorkers); P > 1 {
-			// The ordered scheduler: per slot of a round (of the default
-			// length) a step's scratch, per worker the bins' table, and a
-			// mark per sentence.
-			R := P * max(1, DefaultRoundSize/P)
-			e.Scratch += R*4*maxT*K*K*8 + P*binCopies*binStride*(binKeys+1)*8
-			e.Dataset += 8 * n
+		bins := int64(binCopies * binStride * (binKeys + 1) * 8)
+		if P, R := max(1, int64(o.SDCAWorkers)), int64(o.SDCARoundSize); R > 0 {
+			// The rounds (ordered.go): the second copy of the weights; a
+			// step's scratch and bins' table per slot of the three rounds
+			// in flight (nothing per worker: the plan of a streamed store
+			// must not depend on the cores); a mark and a slot per
+			// sentence.
+			e.Weights += dim * 8
+			e.Scratch += 3 * R * (4*maxT*K*K*8 + bins)
+			e.Dataset += 16 * n
+		} else if P > 1 {
+			// Asynchronous steps: a step's scratch and bins per worker, a
+			// flag per sentence.
+			e.Scratch += P * (4*maxT*K*K*8 + bins)
+			e.Dataset += n
 		}
 		if o.DualsInMemory {
 			e.Duals = duals.Bytes(d)

@@ -21,6 +21,7 @@ package train
 // φ'(0) = ⟨δ, log ν − log μ⟩ = KL(μ‖ν) + KL(ν‖μ) ≥ g_i, and φ'(1) = −λn‖v‖².
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -57,19 +58,20 @@ type SDCA struct {
 	// Duals, when not nil, holds the dual variables (e.g. a file store);
 	// otherwise they are kept in memory.
 	Duals duals.Store
-	// Workers is the number of goroutines making SDCA steps, in rounds:
-	// the oracles of a round's steps at once, then their commits in draw
-	// order (ordered.go); 0 means DefaultWorkers, 1 the sequential SDCA,
-	// and AllWorkers runtime.GOMAXPROCS.
-	// The same seed and number of workers give the same weights bit for
-	// bit.
+	// Workers is the number of goroutines making SDCA steps. 1 is the
+	// sequential SDCA (unless RoundSize is set), more the parallel SDCA by
+	// pipelined ordered commits (ordered.go: rounds of RoundSize steps whose
+	// oracles run in parallel and whose commits are made in draw order),
+	// whose weights depend on the seed and RoundSize only, not on the
+	// workers; 0 means DefaultWorkers and AllWorkers runtime.GOMAXPROCS.
 	Workers int
-	// RoundSteps is the number of steps per worker in a round of the
-	// parallel SDCA: a round of P workers draws P·RoundSteps sentences
-	// (fewer at a sentence drawn twice), whose oracles all see the
-	// weights of the round's start. 0 means max(1, DefaultRoundSize/P).
-	// It applies to more than one worker only.
-	RoundSteps int
+	// RoundSize is the number of steps of a round of the parallel SDCA;
+	// 0 means DefaultRoundSize. Set with Workers 1, it runs the parallel
+	// scheme on one goroutine (the same weights as on any number).
+	RoundSize int
+	// Async, when not empty, replaces the ordered commits by asynchronous
+	// steps (async.go): AsyncAtomic or AsyncWild. Not reproducible.
+	Async string
 	// Warm, when not nil, is the initial point taken from an earlier
 	// run's duals (warm.go) instead of eq. 21's μ⁰; the initial
 	// certificate's exact block gaps then seed the sampler. Duals in
@@ -100,6 +102,8 @@ type SDCA struct {
 	// warmGaps is set by a warm start until the initial certificate has
 	// handed its block gaps to the sampler.
 	warmGaps bool
+	// segRounds, when not 0, shortens the rounds' segments (tests).
+	segRounds int
 	// warmRefresh is set for the whole of a run that started warm (and by
 	// the resume of its snapshot): the run recomputes every gap estimate
 	// exactly every WarmRefreshEvery epochs (warm.go).
@@ -119,8 +123,12 @@ func (m *SDCA) Check() error {
 		return bad("SubPrecision", m.SubPrecision, "want a step length in (0,1)")
 	case m.Workers < AllWorkers:
 		return bad("Workers", m.Workers, fmt.Sprintf("want AllWorkers (%d: one per core), 0 (DefaultWorkers) or a number of workers ≥ 1", AllWorkers))
-	case m.RoundSteps < 0:
-		return bad("RoundSteps", m.RoundSteps, "want a number of steps ≥ 1")
+	case m.RoundSize < 0:
+		return bad("RoundSize", m.RoundSize, "want a number of steps ≥ 1")
+	case m.Async != "" && m.Async != AsyncAtomic && m.Async != AsyncWild:
+		return bad("Async", m.Async, fmt.Sprintf("want %q, %q or empty (the ordered commits)", AsyncAtomic, AsyncWild))
+	case m.Async != "" && m.RoundSize != 0:
+		return bad("RoundSize", m.RoundSize, "want 0: asynchronous steps have no rounds")
 	}
 	return nil
 }
@@ -138,29 +146,47 @@ func (m *SDCA) effective() (eps, sub float64) {
 }
 
 // NumWorkers returns the number of workers SDCA will run on a problem of n
-// sentences: Workers with its default applied, at most n (what
-// MemoryOptions.SDCAWorkers wants).
+// sentences: Workers with its default applied, at most n.
 func (m *SDCA) NumWorkers(n int) int { return m.numWorkers(n) }
 
 // numWorkers returns the number of workers on n sentences: Workers, at
 // most n; 0 means DefaultWorkers, and AllWorkers GOMAXPROCS.
 func (m *SDCA) numWorkers(n int) int {
-	P := m.Workers
-	if P == 0 {
-		P = DefaultWorkers
-	}
+	P := cmp.Or(m.Workers, DefaultWorkers)
 	if P == AllWorkers {
 		P = runtime.GOMAXPROCS(0)
 	}
 	return max(1, min(P, n))
 }
 
-// roundSteps returns RoundSteps with its default applied for P workers.
-func (m *SDCA) roundSteps(P int) int {
-	if m.RoundSteps == 0 {
-		return max(1, DefaultRoundSize/P)
+// The schedules of an SDCA run (SDCA.Schedule).
+const (
+	ScheduleSequential  = "sequential"   // one worker: the SDCA of the paper
+	ScheduleRounds      = "rounds"       // pipelined ordered commits (ordered.go): reproducible
+	ScheduleAsyncAtomic = "async-atomic" // asynchronous steps, atomic adds (async.go): not reproducible
+	ScheduleAsyncWild   = "async-wild"   // asynchronous steps, plain adds: not reproducible
+)
+
+// Schedule returns how SDCA runs its steps on a problem of n sentences:
+// the schedule (ScheduleSequential, ScheduleRounds, ScheduleAsyncAtomic or
+// ScheduleAsyncWild), its workers and, for the rounds, their size.
+func (m *SDCA) Schedule(n int) (kind string, workers, roundSize int) { return m.schedule(n) }
+
+// schedule returns how SDCA runs its epochs on n sentences: the schedule,
+// its goroutines and, for rounds, the round size.
+func (m *SDCA) schedule(n int) (kind string, P, R int) {
+	P = m.numWorkers(n)
+	switch {
+	case m.Async == AsyncAtomic:
+		return ScheduleAsyncAtomic, P, 0
+	case m.Async == AsyncWild:
+		return ScheduleAsyncWild, P, 0
+	case cmp.Or(m.Workers, DefaultWorkers) == 1 && m.RoundSize == 0:
+		// Only one worker asked for: on one core, the default is still the
+		// rounds, so that the model is the same on every machine.
+		return ScheduleSequential, 1, 0
 	}
-	return m.RoundSteps
+	return ScheduleRounds, P, cmp.Or(m.RoundSize, DefaultRoundSize)
 }
 
 // runSettings returns every setting of SDCA on p that a resumed run must
@@ -171,14 +197,21 @@ func (m *SDCA) runSettings(p *Problem) runSettings {
 	eps, sub := m.effective()
 	rs := runSettings{Version: settingsVersion, Solver: "sdca", Seed: m.Seed, Epsilon: eps, SubPrecision: sub,
 		Lambda: p.Lambda, Sentences: p.N(), FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(),
-		Bias: !p.Layout.NoBias, Workers: m.numWorkers(p.N())}
+		Bias: !p.Layout.NoBias}
 	rs.Sampler, rs.NonUniform = samplerSettings(m.Sampler)
 	if s, ok := m.Duals.(*duals.Stream); ok {
 		rs.DualsBlocks = s.Blocks()
 	}
-	// A sequential run records no round length.
-	if rs.Workers > 1 {
-		rs.RoundSteps = m.roundSteps(rs.Workers)
+	// A sequential run records one worker and no schedule (as it always
+	// has); the rounds their size, whatever the workers (the weights do not
+	// depend on them); asynchronous steps their kind only.
+	switch kind, _, R := m.schedule(p.N()); kind {
+	case ScheduleSequential:
+		rs.Workers = 1
+	case ScheduleRounds:
+		rs.Schedule, rs.RoundSize = kind, R
+	default:
+		rs.Schedule = kind
 	}
 	return rs
 }
@@ -262,11 +295,18 @@ func (m *SDCA) setup(p *Problem) error {
 	if err := m.checkStream(d.Len()); err != nil {
 		return err
 	}
-	switch P := m.numWorkers(d.Len()); {
+	switch kind, P, R := m.schedule(d.Len()); {
 	case m.streamStore() != nil:
-		m.sched = newStreamed(m, m.streamStore(), P)
-	case P > 1:
-		m.sched = newOrdered(m, P)
+		if kind == ScheduleAsyncAtomic || kind == ScheduleAsyncWild {
+			return fmt.Errorf("%w: asynchronous steps (SDCA.Async) need the duals in memory or in a memory-mapped file, not streamed", ErrBadProblem)
+		}
+		m.sched = newStreamed(m, m.streamStore(), P, R)
+	case kind == ScheduleRounds:
+		o := newOrdered(m, P, R)
+		o.segRounds = cmp.Or(m.segRounds, segmentRounds)
+		m.sched = o
+	case kind != ScheduleSequential:
+		m.sched = newAsync(m, P, kind == ScheduleAsyncWild)
 	default:
 		m.sched = &sequential{oneSampler: oneSampler{m}, next: -1}
 	}
@@ -391,6 +431,13 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	// Where w was computed as ŵ(μ) by Init and no step has been made since
 	// (the certificate of the initial point), it is taken as it is: the
 	// same numbers, one pass over the duals fewer.
+	if a, ok := m.sched.(*async); ok && !a.fresh {
+		// The workers have stopped: training goes on from ŵ(μ), which the
+		// certificate is about, and the races' drift is gone.
+		if err := a.exact(); err != nil {
+			return Certificate{}, err
+		}
+	}
 	var w []float64
 	if m.whatAt == m.st.steps {
 		w = slices.Clone(m.st.w)
@@ -437,7 +484,7 @@ func dualCertificateGaps(ctx context.Context, p *Problem, store duals.Store, w [
 	}
 	c := Certificate{Primal: r.Primal, Dual: r.Dual, Gap: r.Primal - r.Dual, Weights: w}
 	c.Residual = math.Abs(c.Gap - r.MeanGap)
-	if c.Residual > 1e-7*max(1, math.Abs(r.Primal)) {
+	if !(c.Residual <= 1e-7*max(1, math.Abs(r.Primal))) { // NaN too
 		return c, nil, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g (corrupt duals, or float64 precision exhausted: is λ = %g too small for this data?)",
 			ErrIdentity, c.Gap, r.MeanGap, p.Lambda)
 	}

@@ -24,12 +24,16 @@ type runSettings struct {
 	// Hamming is BCFW's Hamming loss; "" for the other methods (and in a
 	// BCFW checkpoint written before it could be set: HammingMean).
 	Hamming string `json:"hamming,omitempty"`
-	// How the epochs are run: the workers (1 for the sequential SDCA,
-	// whose RoundSteps is 0) and, on a streamed store, its blocks (0 for
-	// duals held otherwise).
-	Workers     int `json:"workers"`
-	RoundSteps  int `json:"round_steps,omitempty"`
-	DualsBlocks int `json:"duals_blocks,omitempty"`
+	// How the epochs are run: the schedule ("" for the sequential SDCA,
+	// which records Workers 1; "rounds" with its RoundSize; "async-atomic"
+	// or "async-wild"), and on a streamed store its blocks (0 for duals
+	// held otherwise). RoundSteps, the steps per worker of an earlier
+	// version's parallel rounds, only its checkpoints have.
+	Schedule    string `json:"schedule,omitempty"`
+	Workers     int    `json:"workers"`
+	RoundSize   int    `json:"round_size,omitempty"`
+	RoundSteps  int    `json:"round_steps,omitempty"`
+	DualsBlocks int    `json:"duals_blocks,omitempty"`
 	// The sampler's kind and, for NewSampler's, its non-uniform share.
 	Sampler    string   `json:"sampler"`
 	NonUniform *float64 `json:"nonuniform,omitempty"`
@@ -98,8 +102,8 @@ func (rs runSettings) list() []setting {
 		{"Transitions", "the transitions", rs.Transitions},
 		{"Bias", "the bias features", strconv.FormatBool(rs.Bias)},
 		{"Hamming", "the Hamming loss", hamming},
-		{"Workers", "the number of workers", strconv.Itoa(rs.Workers)},
-		{"RoundSteps", "the steps per worker in a round", strconv.Itoa(rs.RoundSteps)},
+		{"Schedule", "the schedule of the steps", rs.schedule()},
+		{"RoundSize", "the round size", strconv.Itoa(rs.RoundSize)},
 		{"DualsBlocks", "the streamed duals' block count (it follows from the memory budget and the rest of the run)", strconv.Itoa(rs.DualsBlocks)},
 		{"Sampler", "the sampler", rs.Sampler},
 		{"NonUniform", "the sampler's non-uniform share", nonUniform},
@@ -110,6 +114,18 @@ func (rs runSettings) list() []setting {
 	}
 }
 
+// schedule names the schedule in words: "sequential", "rounds",
+// "async-atomic", "async-wild", or an earlier version's parallel SDCA.
+func (rs runSettings) schedule() string {
+	switch {
+	case rs.Schedule != "":
+		return rs.Schedule
+	case rs.Workers > 1:
+		return fmt.Sprintf("an earlier version's parallel rounds (%d workers, %d steps each)", rs.Workers, rs.RoundSteps)
+	}
+	return ScheduleSequential
+}
+
 // SettingsError refuses a resume whose settings differ from those its
 // checkpoint was made with: the first setting that differs and its two
 // values. It wraps ErrResumeSettings.
@@ -117,7 +133,8 @@ type SettingsError struct {
 	Dir string // the snapshot
 	// Field names the setting by the field that sets it: SDCA's
 	// (Sampler, NonUniform for SamplerOptions.NonUniform, Epsilon,
-	// SubPrecision, Seed, Workers, RoundSteps), the problem's (Lambda,
+	// SubPrecision, Seed, RoundSize; Schedule for Workers, RoundSize and
+	// Async together), the problem's (Lambda,
 	// Sentences, FeatureSpace, Transitions, Bias), BCFW's Hamming,
 	// Settings' RefreshEvery,
 	// Solver (the method) or DualsBlocks (a streamed store's block count).

@@ -20,12 +20,15 @@ func isSettingsError(err error, field, was, now string) bool {
 		se.Field == field && se.Checkpoint == was && se.Now == now
 }
 
-// TestCheckSettingsNamesWorkers: a resume with another worker count names
-// the workers (a sequential run records no round length), and equal
-// settings pass.
+// TestCheckSettingsNamesWorkers: a resume with another schedule names the
+// schedule, one with another round size the round size, and equal settings
+// pass (the rounds record no workers: any number continues them); an
+// earlier version's parallel rounds are named as such.
 func TestCheckSettingsNamesWorkers(t *testing.T) {
 	seq := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 1}
-	par := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 2, RoundSteps: 64}
+	par := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleRounds, RoundSize: 64}
+	old := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 2, RoundSteps: 2}
+	async := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleAsyncAtomic}
 	with := func(rs runSettings, f func(*runSettings)) runSettings { f(&rs); return rs }
 	for _, c := range []struct {
 		name           string
@@ -35,10 +38,14 @@ func TestCheckSettingsNamesWorkers(t *testing.T) {
 	}{
 		{name: "same sequential", snap: seq, run: seq},
 		{name: "same parallel", snap: par, run: par},
-		{"sequential, resumed with two", seq, par, "Workers", "1", "2", "made with the number of workers 1, this run has 2"},
-		{"two, resumed sequential", par, seq, "Workers", "2", "1", "made with the number of workers 2, this run has 1"},
-		{"other round", par, with(par, func(rs *runSettings) { rs.RoundSteps = 16 }), "RoundSteps", "64", "16",
-			"made with the steps per worker in a round 64, this run has 16"},
+		{name: "same asynchronous", snap: async, run: async},
+		{"sequential, resumed with rounds", seq, par, "Schedule", "sequential", "rounds", "made with the schedule of the steps sequential, this run has rounds"},
+		{"rounds, resumed sequential", par, seq, "Schedule", "rounds", "sequential", "made with the schedule of the steps rounds, this run has sequential"},
+		{"rounds, resumed asynchronous", par, async, "Schedule", "rounds", "async-atomic", "this run has async-atomic"},
+		{"other round", par, with(par, func(rs *runSettings) { rs.RoundSize = 16 }), "RoundSize", "64", "16",
+			"made with the round size 64, this run has 16"},
+		{"earlier parallel rounds", old, par, "Schedule", "an earlier version's parallel rounds (2 workers, 2 steps each)", "rounds",
+			"made with the schedule of the steps an earlier version's parallel rounds (2 workers, 2 steps each), this run has rounds"},
 		{"other seed", seq, with(seq, func(rs *runSettings) { rs.Seed = 2 }), "Seed", "1", "2", "made with the seed 1, this run has 2"},
 	} {
 		ck := &Checkpoint{Dir: "ck/ckpt-000002", state: checkpointState{Settings: c.snap}}

@@ -150,10 +150,12 @@ func trainFlags() optionFlags[trainSetup] {
 				s.sdca.Seed, s.oeg.Seed, s.sag.Seed = c.Uint64(n), c.Uint64(n), c.Uint64(n)
 				return nil
 			}},
-		{catSolver, intIn(&cli.IntFlag{Name: "workers", Value: train.DefaultWorkers, Usage: "SDCA workers (deterministic parallel SDCA: the same seed and workers give the same model); 0: one per core"}, 0, math.MaxInt, ""),
-			[]string{"SDCA.Workers"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.Workers = workers(c.Int(n)); return nil }},
-		{catSolver, &cli.IntFlag{Name: "round-steps", DefaultText: fmt.Sprintf("%d/workers, at least 1", train.DefaultRoundSize), Usage: "SDCA steps per worker in a round of the parallel SDCA (their oracles in parallel, then their commits in order), ≥ 1 (with --workers ≠ 1)"},
-			[]string{"SDCA.RoundSteps"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.RoundSteps = givenInt(c, n); return nil }},
+		{catSolver, intIn(&cli.IntFlag{Name: "workers", DefaultText: "one per core", Usage: "SDCA workers: 1 runs the sequential SDCA; more, or 0 (one per core), the parallel SDCA by pipelined rounds, whose model depends on the seed and --round-size only (the same bytes on any number of cores)"}, 0, math.MaxInt, ""),
+			[]string{"SDCA.Workers"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.Workers = workers(c, n); return nil }},
+		{catSolver, &cli.IntFlag{Name: "round-size", DefaultText: strconv.Itoa(train.DefaultRoundSize), Usage: "SDCA steps in a round of the parallel SDCA (their oracles in parallel, then their commits in draw order), ≥ 1; with --workers 1, the parallel SDCA on one worker"},
+			[]string{"SDCA.RoundSize"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.RoundSize = givenInt(c, n); return nil }},
+		{catSolver, &cli.StringFlag{Name: "nondeterministic-async", Usage: "asynchronous SDCA steps on the workers (PASSCoDe): atomic (atomic adds to the weights) or wild (plain adds); NOT reproducible: the same seed gives a different model from run to run"},
+			[]string{"SDCA.Async"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.Async = c.String(n); return nil }},
 		{catSolver, &cli.IntFlag{Name: "lbfgs-store", Value: train.DefaultLBFGSStore, Usage: "L-BFGS: correction pairs kept, ≥ 1"},
 			[]string{"LBFGS.Store"}, func(c *cli.Context, n string, s *trainSetup) error { s.lbfgs.Store = givenInt(c, n); return nil }},
 		{catSolver, &cli.StringFlag{Name: "sag-variant", Value: train.DefaultSAGVariant, Usage: "SAG: nus (SAG-NUS: Schmidt et al. 2015 non-uniform sampling and Lipschitz line search), nus-star (SAG-NUS*: skips 2^(k−1) line searches of a sentence after its k-th in a row passing at once) or uniform"},
@@ -220,7 +222,7 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 	if s.o.Loss == stage.LossHinge && c.String("solver") == "sdca" {
 		// SDCA-GAP's structured twin: the hinge loss's solver, with the
 		// sampler and seed; SDCA's own settings do not apply to it.
-		for _, name := range []string{"epsilon", "subprecision", "workers", "round-steps"} {
+		for _, name := range []string{"epsilon", "subprecision", "workers", "round-size", "nondeterministic-async"} {
 			if c.IsSet(name) {
 				return s.o, fmt.Errorf("--%s applies to --loss log only (--loss hinge trains by BCFW: sequential, from the gold labelling, with an exact line search)", name)
 			}
@@ -257,8 +259,8 @@ func checkSolverFlags(c *cli.Context, s *trainSetup) error {
 		return errors.New("--sag-variant and --sag-initial-l apply to --solver sag only")
 	case solver != "oeg" && c.Float64("oeg-eta") != 0 && c.Float64("oeg-eta") != train.DefaultOEGEta:
 		return errors.New("--oeg-eta applies to --solver oeg only")
-	case solver != "sdca" && ((s.sdca.Workers != 0 && s.sdca.Workers != 1) || s.sdca.RoundSteps != 0):
-		return errors.New("--workers and --round-steps apply to --solver sdca only (L-BFGS's and the certificates' passes use every core; OEG and SAG are sequential)")
+	case solver != "sdca" && ((s.sdca.Workers != 0 && s.sdca.Workers != 1) || s.sdca.RoundSize != 0 || s.sdca.Async != ""):
+		return errors.New("--workers, --round-size and --nondeterministic-async apply to --solver sdca only (L-BFGS's and the certificates' passes use every core; OEG and SAG are sequential)")
 	case solver != "sdca" && (s.o.Checkpoint != "" || s.o.Resume != "" || c.IsSet("duals")):
 		return errors.New("--checkpoint, --resume and --duals apply to --solver sdca only")
 	}
@@ -477,12 +479,17 @@ func (t *trainOutputs) close() {
 	}
 }
 
-// workers maps --workers (0: one per core) to the stage's Workers.
-func workers(n int) int {
-	if n == 0 {
+// workers maps --workers to the stage's Workers: unset, the default (0);
+// 0, one per core.
+func workers(c *cli.Context, name string) int {
+	switch n := c.Int(name); {
+	case !c.IsSet(name):
+		return 0
+	case n == 0:
 		return train.AllWorkers
+	default:
+		return n
 	}
-	return n
 }
 
 // runName names a run in train --plot's legend: the solver, with SDCA's
