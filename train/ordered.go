@@ -460,6 +460,12 @@ func (o *ordered) prepare(rs *roundSet, r int) {
 	ws := s.ws
 	st := sp.oracle(ws, s.i)
 	s.gap = st.Gap
+	if r+1 < rs.n {
+		// The round's next oracle, here or on another core, reads its
+		// weight rows: fetched while this step finishes, as the sequential
+		// SDCA fetches its next step's.
+		prefetchRows(sp.w, sp.rows.of(rs.slots[r+1].i), sp.p.Layout.NumLabels)
+	}
 	clear(ws.vt) // the direction adds into it
 	sp.direct(ws)
 	_, s.g0, s.it0 = sp.search(ws, ws.a, -1)

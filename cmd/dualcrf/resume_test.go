@@ -160,6 +160,11 @@ func TestSignalsResumeToSameBytes(t *testing.T) {
 			{"checkpoint write:1:0:TERM", 143, "interrupted during a checkpoint write after epoch 1", "ckpt-000001"},
 			{"certificate:0:1:INT", 130, "interrupted during the certificate pass of epoch 0", "ckpt-000000-cert"},
 		}
+		if sched.name != "sequential" {
+			// The certificate and checkpoint write are the schedule's
+			// business only in where the epoch stopped: the epoch's case.
+			cases = cases[:1]
+		}
 		for _, c := range cases {
 			t.Run(sched.name+"-"+strings.ReplaceAll(c.hook, " ", "-"), func(t *testing.T) {
 				ck := filepath.Join(t.TempDir(), "ck")
