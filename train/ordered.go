@@ -41,7 +41,15 @@ package train
 // round q+1's oracles read S_{q−1} from the other copy all along: no worker
 // waits for a round's end, and a round's commits need only their own
 // oracles. The run's weights (SDCA.st.w) are wb[0]; both copies are equal
-// whenever the pipeline is empty.
+// whenever the pipeline is empty. Besides the sequential SDCA's, the rounds
+// hold that second copy (d numbers), three rounds of slots (each a step's
+// scratch space: the oracle's block ν, its entries' keys and logarithms,
+// the bins' table of 1 MiB), and a round and a slot per sentence —
+// nothing per worker.
+//
+// The goroutines take the most urgent task ready, under one lock: the
+// next round's commits (the critical path), a move of the duals, an oracle
+// of the earliest round.
 //
 // The pipeline is emptied every segmentRounds rounds, at the end of an
 // epoch or of a streamed period: the two rounds after that point are both
