@@ -140,12 +140,10 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 		bins := int64(binCopies * binStride * (binKeys + 1) * 8)
 		if P, R := max(1, int64(o.SDCAWorkers)), int64(o.SDCARoundSize); R > 0 {
 			// The rounds (ordered.go): the second copy of the weights; a
-			// step's scratch and bins' table per slot of the three rounds
-			// in flight (nothing per worker: the plan of a streamed store
-			// must not depend on the cores); a mark and a slot per
-			// sentence.
+			// step's scratch per slot of the four rounds held (nsets); per
+			// worker the bins' table; a mark and a slot per sentence.
 			e.Weights += dim * 8
-			e.Scratch += 3 * R * (4*maxT*K*K*8 + bins)
+			e.Scratch += nsets*R*4*maxT*K*K*8 + P*bins
 			e.Dataset += 16 * n
 		} else if P > 1 {
 			// Asynchronous steps: a step's scratch and bins per worker, a

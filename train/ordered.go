@@ -12,22 +12,24 @@ package train
 //
 //   - the oracles (prepare): for each of its sentences, the first half of a
 //     sequential step at S_{q−2} — the oracle, the block gap, the
-//     directions δ = ν − μ_i and v with ⟨w,v⟩ and ‖v‖², and the line
-//     search against S_{q−2} (stepper.oracle, direct, search). They run on
-//     the workers while round q−1 is committed, and write nothing but their
-//     slot's scratch space;
+//     directions δ = ν − μ_i and v with ‖v‖² and the entropy's terms
+//     (stepper.oracle, direct). They run on the workers while round q−1 is
+//     committed, and write nothing but their slot's scratch space;
 //   - the commits (commitRound), one goroutine at a time, in draw order:
-//     each step's line search is redone against the current weights (⟨w,v⟩
-//     as a sparse dot over v's rows and tail; φ's entropy terms do not
-//     depend on w), starting from the first search's γ, and w and ‖w‖²
-//     move; the sampler is told the block gap;
+//     each step's line search against the current weights (⟨w,v⟩ as a
+//     sparse dot over v's rows and tail; φ's entropy terms do not depend
+//     on w; a first search against S_{q−2}, to start this one from, measured
+//     no gain), and w and ‖w‖² move; the sampler is told the block gap;
 //   - the moves of the duals μ_i ← μ_i + γδ, once the round is committed,
-//     on the workers (the round's blocks are disjoint);
+//     on the workers (the round's blocks are disjoint), each by the worker
+//     that made its oracle (whose core holds the block) unless another has
+//     nothing else to do;
 //   - round q+2 is drawn once round q is committed, so its oracles see S_q.
 //
-// A sentence stepped in round q−1 or q−2 is prepared in round q only once
-// that step's move of its duals is made, so every oracle reads the current
-// μ_i. Every γ is then the maximiser, to the sub-precision, of the dual
+// A sentence stepped in one of the three rounds before q is prepared in
+// round q only once that step's move of its duals is made, so every oracle
+// reads the current μ_i (the moves of earlier rounds are made before round
+// q is drawn). Every γ is then the maximiser, to the sub-precision, of the dual
 // along a feasible direction (μ_i + γδ is a mixture of μ_i and ν) at the
 // current iterate: the dual never decreases and the certificate is that of
 // the sequential SDCA. An oracle misses at most 2R−1 commits, out of n per
@@ -42,10 +44,10 @@ package train
 // waits for a round's end, and a round's commits need only their own
 // oracles. The run's weights (SDCA.st.w) are wb[0]; both copies are equal
 // whenever the pipeline is empty. Besides the sequential SDCA's, the rounds
-// hold that second copy (d numbers), three rounds of slots (each a step's
-// scratch space: the oracle's block ν, its entries' keys and logarithms,
-// the bins' table of 1 MiB), and a round and a slot per sentence —
-// nothing per worker.
+// hold that second copy (d numbers), four rounds of slots (each a step's
+// scratch space: the oracle's block ν, its entries' keys and logarithms),
+// per goroutine the bins' table (1 MiB), and a round and a slot per
+// sentence.
 //
 // The goroutines take the most urgent task ready, under one lock: the
 // next round's commits (the critical path), a move of the duals, an oracle
@@ -71,6 +73,12 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 )
 
+// nsets is the number of rounds a scheduler holds: while round q is
+// committed, round q+1 is prepared, round q−1's steps are replayed, and
+// round q−2's moves of the duals may still be in progress — so that no
+// commit waits for the last round's moves.
+const nsets = 4
+
 // segmentRounds is the number of rounds between two points where the
 // pipeline is empty (or an epoch's or period's end): a cancelled run stops
 // at the next one.
@@ -90,11 +98,11 @@ type ordered struct {
 	views [2]stepper
 	// twin is set while wb[1] equals wb[0] between segments.
 	twin bool
-	// sets are the rounds q−1, q, q+1 live while q commits: round q in
-	// sets[q mod 3]. Each slot has its scratch space, the moments' table
-	// of its bins (1 MiB) included, so that what the rounds hold does not
-	// depend on the workers.
-	sets  [3]roundSet
+	sets [nsets]roundSet // round q in sets[q mod nsets]
+	// bins is per goroutine the moments' table of its oracles' bins (1 MiB,
+	// zero between steps): one table kept hot in its core's cache, where a
+	// table per slot measured 1.6× the CPU of edgeTerms.prepare.
+	bins  [][]float64
 	mark  []int // per sentence: the round that drew it last (rounds count from 1)
 	slot  []int // per sentence: its slot in that round
 	round int   // rounds drawn in the run (for mark)
@@ -140,10 +148,9 @@ type roundSet struct {
 	slots []*slotState
 	n     int // slots drawn
 	// prepNext is the first slot not yet taken for its oracle, prepLeft
-	// the oracles not done, moveNext the first slot whose move is not
-	// taken, moveLeft the moves not done; done: committed.
+	// the oracles not done, moveLeft the moves not done; done: committed.
 	prepNext, prepLeft int
-	moveNext, moveLeft int
+	moveLeft           int
 	done               bool
 }
 
@@ -156,9 +163,9 @@ type slotState struct {
 	// depS; depQ 0: none) whose move of the duals the oracle waits for.
 	depQ, depS int
 	taken      bool // the oracle is taken (under mu)
+	owner      int  // the goroutine that made the oracle (under mu)
+	moving     bool // the move of the duals is taken (under mu)
 	gap        float64
-	g0         float64 // γ of the search against the oracle's weights
-	it0        int     // that search's evaluations
 	gam        float64 // the step committed
 	moved      bool    // the move of the duals is made (under mu)
 }
@@ -181,6 +188,9 @@ func newOrdered(m *SDCA, P, R int) *ordered {
 		for range R {
 			o.sets[k].slots = append(o.sets[k].slots, &slotState{ws: newStepWork(p)})
 		}
+	}
+	for range P {
+		o.bins = append(o.bins, make([]float64, binCopies*binStride*(binKeys+1)))
 	}
 	return o
 }
@@ -278,7 +288,7 @@ func (o *ordered) drawNext() {
 	}
 	o.round++
 	q := o.round
-	rs := &o.sets[q%3]
+	rs := &o.sets[q%nsets]
 	rs.q, rs.n, rs.done = q, 0, false
 	count := min(o.R, o.left)
 	if o.carry >= 0 {
@@ -294,20 +304,20 @@ func (o *ordered) drawNext() {
 		}
 		o.take(rs, i, j)
 	}
-	rs.prepNext, rs.prepLeft, rs.moveNext, rs.moveLeft = 0, rs.n, 0, rs.n
+	rs.prepNext, rs.prepLeft, rs.moveLeft = 0, rs.n, rs.n
 	o.left -= rs.n
 	o.rounds--
 	o.last = q
 }
 
 // take adds sentence i (index j in the sampler) to round rs. If one of the
-// segment's last two rounds stepped it, its oracle waits for that step's
+// segment's last three rounds stepped it, its oracle waits for that step's
 // move of the duals.
 func (o *ordered) take(rs *roundSet, i, j int) {
 	s := rs.slots[rs.n]
-	s.i, s.j, s.taken, s.moved, s.gam = i, j, false, false, 0
+	s.i, s.j, s.taken, s.moving, s.moved, s.gam = i, j, false, false, false, 0
 	s.depQ = 0
-	if q := o.mark[i]; q >= o.first && q >= rs.q-2 {
+	if q := o.mark[i]; q >= o.first && q >= rs.q-(nsets-1) {
 		s.depQ, s.depS = q, o.slot[i]
 	}
 	o.mark[i], o.slot[i] = rs.q, rs.n
@@ -337,7 +347,7 @@ func (o *ordered) work(k int) {
 			o.mu.Lock()
 			o.serial = false
 			o.committed = q
-			rs := &o.sets[q%3]
+			rs := &o.sets[q%nsets]
 			rs.done = true
 			for _, s := range rs.slots[:rs.n] {
 				if s.gam == 0 {
@@ -349,7 +359,25 @@ func (o *ordered) work(k int) {
 			o.cond.Broadcast()
 			continue
 		}
-		if rs, s := o.nextMove(); s != nil {
+		// A move is made by the goroutine that prepared its slot, whose
+		// core holds the block and ν, unless nothing else is left to do.
+		rs, s := o.nextMove(k, false)
+		if s == nil {
+			if rs, r := o.nextPrepare(); rs != nil {
+				rs.slots[r].owner = k
+				o.mu.Unlock()
+				t := time.Now()
+				o.prepare(k, rs, r)
+				d := time.Since(t)
+				o.mu.Lock()
+				o.busy[taskPrepare] += d
+				rs.prepLeft--
+				o.cond.Broadcast()
+				continue
+			}
+			rs, s = o.nextMove(k, true)
+		}
+		if s != nil {
 			o.mu.Unlock()
 			t := time.Now()
 			moveDual(s.ws, s.gam)
@@ -358,17 +386,6 @@ func (o *ordered) work(k int) {
 			o.busy[taskMove] += d
 			s.moved = true
 			rs.moveLeft--
-			o.cond.Broadcast()
-			continue
-		}
-		if rs, r := o.nextPrepare(); rs != nil {
-			o.mu.Unlock()
-			t := time.Now()
-			o.prepare(rs, r)
-			d := time.Since(t)
-			o.mu.Lock()
-			o.busy[taskPrepare] += d
-			rs.prepLeft--
 			o.cond.Broadcast()
 			continue
 		}
@@ -388,14 +405,14 @@ func (o *ordered) work(k int) {
 }
 
 // commitReady says whether round q may be committed: its oracles are
-// done, and the moves of round q−1, whose set round q+2 will take, are
+// done, and the moves of round q−2, whose set round q+2 will take, are
 // made.
 func (o *ordered) commitReady(q int) bool {
-	rs := &o.sets[q%3]
+	rs := &o.sets[q%nsets]
 	if rs.prepLeft > 0 {
 		return false
 	}
-	if p := &o.sets[(q+2)%3]; p.q == q-1 && p.moveLeft > 0 {
+	if p := &o.sets[(q+2)%nsets]; p.q == q-2 && p.moveLeft > 0 {
 		return false
 	}
 	return true
@@ -412,17 +429,17 @@ func (o *ordered) movesDone() bool {
 }
 
 // nextMove takes the first move of the duals not yet taken, of the
-// earliest committed round.
-func (o *ordered) nextMove() (*roundSet, *slotState) {
-	for q := max(o.first, o.committed-2); q <= o.committed; q++ {
-		rs := &o.sets[q%3]
-		if rs.q != q {
+// earliest committed round: of a slot goroutine k prepared, or with any
+// of any slot.
+func (o *ordered) nextMove(k int, any bool) (*roundSet, *slotState) {
+	for q := max(o.first, o.committed-(nsets-1)); q <= o.committed; q++ {
+		rs := &o.sets[q%nsets]
+		if rs.q != q || rs.moveLeft == 0 {
 			continue
 		}
-		for rs.moveNext < rs.n {
-			s := rs.slots[rs.moveNext]
-			rs.moveNext++
-			if !s.moved {
+		for _, s := range rs.slots[:rs.n] {
+			if !s.moved && !s.moving && (any || s.owner == k) {
+				s.moving = true
 				return rs, s
 			}
 		}
@@ -434,7 +451,7 @@ func (o *ordered) nextMove() (*roundSet, *slotState) {
 // taken, and its sentence's earlier step moved.
 func (o *ordered) nextPrepare() (*roundSet, int) {
 	for q := o.committed + 1; q <= o.last; q++ {
-		rs := &o.sets[q%3]
+		rs := &o.sets[q%nsets]
 		for r := rs.prepNext; r < rs.n; r++ {
 			s := rs.slots[r]
 			if s.taken || !o.depMoved(s) {
@@ -456,16 +473,16 @@ func (o *ordered) depMoved(s *slotState) bool {
 	if s.depQ == 0 {
 		return true
 	}
-	d := &o.sets[s.depQ%3]
+	d := &o.sets[s.depQ%nsets]
 	return d.q != s.depQ || d.slots[s.depS].moved
 }
 
-// prepare makes the first half of the step of slot r of
-// round rs at S_{q−2} (wb[q mod 2]): oracle, gap, directions and the line
-// search against them.
-func (o *ordered) prepare(rs *roundSet, r int) {
+// prepare makes, on goroutine k, the first half of the step of slot r of
+// round rs at S_{q−2} (wb[q mod 2]): oracle, gap and directions.
+func (o *ordered) prepare(k int, rs *roundSet, r int) {
 	sp, s := &o.views[rs.q%2], rs.slots[r]
 	ws := s.ws
+	ws.edges.slots = o.bins[k]
 	st := sp.oracle(ws, s.i)
 	s.gap = st.Gap
 	if r+1 < rs.n {
@@ -476,7 +493,6 @@ func (o *ordered) prepare(rs *roundSet, r int) {
 	}
 	clear(ws.vt) // the direction adds into it
 	sp.direct(ws)
-	_, s.g0, s.it0 = sp.search(ws, ws.a, -1)
 }
 
 // commitRound commits round q into wb[q mod 2]: round q−1's steps are
@@ -489,10 +505,11 @@ func (o *ordered) commitRound(q int) {
 	st := m.st
 	lay := m.p.Layout
 	K := lay.NumLabels
-	o.replay(q)
 	sp := &o.views[q%2]
 	w := o.wb[q%2]
-	rs := &o.sets[q%3]
+	rs := &o.sets[q%nsets]
+	prefetchRows(w, rs.slots[0].ws.rows, K)
+	o.replay(q)
 	for r, s := range rs.slots[:rs.n] {
 		ws := s.ws
 		if r+1 < rs.n {
@@ -500,13 +517,13 @@ func (o *ordered) commitRound(q int) {
 			// other cores, before this round's commits.
 			prefetchRows(w, rs.slots[r+1].ws.rows, K)
 		}
-		a, gamma, iters := ws.a, s.g0, s.it0
+		// The oracle's weights are the current ones for the segment's
+		// first step only: ⟨w,v⟩ is recomputed for every other.
+		a := ws.a
 		if q > o.first || r > 0 {
 			a = dotRows(w, ws.rows, ws.vr, ws.vt, lay)
-			var it int
-			_, gamma, it = st.search(ws, a, gamma)
-			iters += it
 		}
+		_, gamma, iters := st.search(ws, a, -1)
 		if gamma > 0 {
 			sp.applyPrimal(ws, gamma)
 			st.wsq += 2*gamma*a + gamma*gamma*ws.b
@@ -518,6 +535,14 @@ func (o *ordered) commitRound(q int) {
 	}
 	o.steps += rs.n
 	m.live.Store(int64(o.base + o.steps))
+	// The next round's commits replay these steps into the other copy:
+	// fetch its rows (the oracles read that copy; nobody writes it).
+	other := o.wb[(q+1)%2]
+	for _, s := range rs.slots[:rs.n] {
+		if s.gam > 0 {
+			prefetchRows(other, s.ws.rows, K)
+		}
+	}
 	if o.afterRound != nil {
 		o.afterRound(q)
 	}
@@ -530,7 +555,7 @@ func (o *ordered) replay(q int) {
 	if q-1 < o.first {
 		return
 	}
-	rs := &o.sets[(q-1)%3]
+	rs := &o.sets[(q-1)%nsets]
 	sp := &o.views[q%2]
 	for _, s := range rs.slots[:rs.n] {
 		if s.gam > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -84,7 +85,19 @@ func TestRoundsCommitsAscend(t *testing.T) {
 	scratch := duals.NewMemory(p.Data)
 	o.afterRound = func(q int) {
 		rounds++
-		rs := &o.sets[q%3]
+		// Round q−1's moves may still be made by the other worker: wait
+		// for them (round q's wait for this hook to return).
+		for {
+			o.mu.Lock()
+			p := &o.sets[(q-1)%nsets]
+			left := p.q == q-1 && q-1 >= o.first && p.moveLeft > 0
+			o.mu.Unlock()
+			if !left {
+				break
+			}
+			runtime.Gosched()
+		}
+		rs := &o.sets[q%nsets]
 		for i := range p.N() {
 			copy(scratch.Block(i), m.duals.Block(i))
 		}

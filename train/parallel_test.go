@@ -190,14 +190,14 @@ func TestParallelResumesBitIdentical(t *testing.T) {
 
 // TestEstimateMemoryCountsWorkers checks that the memory estimate of the
 // rounds counts the second copy of the weights and the scratch space of
-// every slot of the three rounds in flight, and that of asynchronous steps
+// every slot of the four rounds it holds, and that of asynchronous steps
 // every worker's scratch.
 func TestEstimateMemoryCountsWorkers(t *testing.T) {
 	p := randomProblem(t, 75, 50, 6, 20, 4, false, 0)
 	KK := int64(p.Layout.NumLabels * p.Layout.NumLabels * 8)
 	one := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1})
 	rounds := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1, SDCAWorkers: 2, SDCARoundSize: 4})
-	if got, want := rounds.Scratch-one.Scratch, 3*4*KK; got < want {
+	if got, want := rounds.Scratch-one.Scratch, nsets*4*KK; got < want {
 		t.Fatalf("rounds of 4 add %d bytes of scratch, want at least their slots' %d", got, want)
 	}
 	if got, want := rounds.Weights-one.Weights, int64(p.Layout.Dim()*8); got != want {
