@@ -2,15 +2,24 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
+	"github.com/dualcrf/dualcrf/stage"
 )
 
 // crfsuiteVar names the CRFsuite binary the interoperability test runs
@@ -200,4 +209,219 @@ func TestExportCRFsuiteTagsAsDecode(t *testing.T) {
 	if equal != testTokens {
 		t.Errorf("crfsuite tag disagrees with decode on %d of %d tokens: %s", testTokens-equal, testTokens, strings.Join(diffs, "; "))
 	}
+}
+
+// headSentences writes the first n sentences of a gzipped CoNLL file to
+// dst as plain text.
+func headSentences(t *testing.T, src, dst string, n int) {
+	t.Helper()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	sc := bufio.NewScanner(zr)
+	for sc.Scan() && n > 0 {
+		b.WriteString(sc.Text() + "\n")
+		if strings.TrimSpace(sc.Text()) == "" {
+			n--
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gzipConllRows reads the sentences of a gzipped CoNLL file as rows of
+// their token columns, the label (the last column) left out.
+func gzipConllRows(t *testing.T, path string) [][][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sents := conllRows(string(text))
+	for _, s := range sents {
+		for i, row := range s {
+			s[i] = row[:len(row)-1]
+		}
+	}
+	return sents
+}
+
+// TestExportDefaultModel exports a model trained as train does by default
+// (the chunking templates featurize chooses, bias, start and end weights),
+// on the first 2000 sentences of CoNLL-2000 train, and checks on the whole
+// test set that
+//
+//   - CRFsuite 0.12.2's tagger, given `featurize --model M --output-format
+//     crfsuite` lines, gives every token the label dualcrf's decode gives —
+//     or, where they differ, the two label paths tie: their scores under
+//     the model are equal to 1e-9 (relative), so that each is a best path
+//     and only the order of floating-point sums chose between them;
+//   - the Python module export wrote beside the model (run by python3)
+//     gives every token exactly featurize's attributes, names, values and
+//     order.
+func TestExportDefaultModel(t *testing.T) {
+	crfsuiteBin := crfsuiteBinary(t)
+	python := datatest.Python3(t)
+	dir := t.TempDir()
+	testGz := datatest.Path(t, "conll2000", "test.txt.gz")
+	headSentences(t, datatest.Path(t, "conll2000", "train.txt.gz"), filepath.Join(dir, "train.txt"), 2000)
+	mustRun(t, dir, "featurize", "-o", "train.arrow", "train.txt")
+	mustRun(t, dir, "train", "--max-epochs", "4", "--quiet", "-o", "model.arrow", "train.arrow")
+	r := mustRun(t, dir, "export", "--format", "crfsuite", "-o", "model.crfsuite", "model.arrow")
+	if !strings.Contains(string(r.stderr), "@bias, @start and @end") || !strings.Contains(string(r.stderr), "model_features.py") {
+		t.Errorf("export's summary does not name the markers and the module:\n%s", r.stderr)
+	}
+	mustRun(t, dir, "featurize", "--model", "model.arrow", "--output-format", "crfsuite", "-o", "test.crfsuite.txt", testGz)
+	mustRun(t, dir, "decode", "-m", "model.arrow", "-o", "pred.conll", "--text", testGz)
+
+	pred, err := os.ReadFile(filepath.Join(dir, "pred.conll"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, oursSents := lastColumn(t, string(pred))
+	cmd := exec.Command(crfsuiteBin, "tag", "-m", filepath.Join(dir, "model.crfsuite"), filepath.Join(dir, "test.crfsuite.txt"))
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Join(filepath.Dir(filepath.Dir(crfsuiteBin)), "lib"))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("crfsuite tag: %v", err)
+	}
+	theirs, theirSents := lastColumn(t, string(out))
+	rows := gzipConllRows(t, testGz)
+	tokens := 0
+	for _, s := range rows {
+		tokens += len(s)
+	}
+	if len(ours) != tokens || len(theirs) != tokens || oursSents != len(rows) || theirSents != len(rows) {
+		t.Fatalf("test set of %d sentences, %d tokens: decode gave %d sentences, %d labels; crfsuite %d, %d",
+			len(rows), tokens, oursSents, len(ours), theirSents, len(theirs))
+	}
+
+	// Where the labels differ, score both paths with the model.
+	m, err := stage.ReadModel(context.Background(), stage.File(filepath.Join(dir, "model.arrow")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := featurize.FromModel(m, "model.arrow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, _, err := stage.FeaturizeTable(context.Background(), stage.File(testGz), stage.FeaturizeOptions{Like: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelID := map[string]int32{}
+	for i, l := range m.LabelNames {
+		labelID[l] = int32(i)
+	}
+	equal, ties, tok := 0, 0, 0
+	for i := range table.Data.Len() {
+		s := table.Data.Sentence(i)
+		a, b := make([]int32, s.Len()), make([]int32, s.Len())
+		same := true
+		for j := range a {
+			a[j], b[j] = labelID[ours[tok+j]], labelID[theirs[tok+j]]
+			same = same && a[j] == b[j]
+		}
+		if !same {
+			sa, sb := crf.Dot(m.Weights, m.Layout, s, a), crf.Dot(m.Weights, m.Layout, s, b)
+			if math.Abs(sa-sb) > 1e-9*(1+math.Abs(sa)) {
+				t.Errorf("sentence %d: crfsuite's path scores %.12g, decode's %.12g: not a tie", i, sb, sa)
+			}
+		}
+		for j := range a {
+			switch {
+			case a[j] == b[j]:
+				equal++
+			default:
+				ties++
+			}
+		}
+		tok += s.Len()
+	}
+	t.Logf("CoNLL-2000 test, default chunking model with bias, start and end weights: crfsuite tag and decode agree on %d of %d tokens (%d sentences); %d tokens differ within tied paths",
+		equal, tokens, len(rows), ties)
+
+	// The Python module against featurize's CRFsuite lines.
+	cs, err := os.Open(filepath.Join(dir, "test.crfsuite.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	cr := featurize.NewCRFsuiteReader(cs, "test.crfsuite.txt")
+	var input bytes.Buffer
+	enc := json.NewEncoder(&input)
+	for _, s := range rows {
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	py := exec.Command(python, "-c", `import json, sys
+sys.path.insert(0, sys.argv[1])
+import model_features as m
+for line in sys.stdin:
+    print(json.dumps([[[n, v.hex()] for n, v in a] for a in m.sent2attributes(json.loads(line))]))
+    assert [[n for n, _ in a] for a in m.sent2attributes(json.loads(line))] == m.sent2features(json.loads(line))
+`, dir)
+	py.Stdin = &input
+	var pyErr bytes.Buffer
+	py.Stderr = &pyErr
+	pyOut, err := py.Output()
+	if err != nil {
+		t.Fatalf("python3: %v\n%s", err, pyErr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(string(pyOut), "\n"), "\n")
+	compared, attrs := 0, 0
+	for i := 0; cr.Scan(); i++ {
+		if i >= len(lines) {
+			t.Fatalf("python gave %d sentences, featurize more", len(lines))
+		}
+		var got [][][2]string
+		if err := json.Unmarshal([]byte(lines[i]), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := cr.Sentence().Attrs
+		if len(got) != len(want) {
+			t.Fatalf("sentence %d: python %d tokens, featurize %d", i, len(got), len(want))
+		}
+		for j := range want {
+			if len(got[j]) != len(want[j]) {
+				t.Fatalf("sentence %d token %d: python %d attributes, featurize %d", i, j, len(got[j]), len(want[j]))
+			}
+			for k, a := range want[j] {
+				v, err := strconv.ParseFloat(got[j][k][1], 64)
+				if err != nil || got[j][k][0] != a.Name || v != a.Value {
+					t.Fatalf("sentence %d token %d attribute %d: python %q = %s, featurize %q = %v", i, j, k, got[j][k][0], got[j][k][1], a.Name, a.Value)
+				}
+				attrs++
+			}
+			compared++
+		}
+	}
+	if err := cr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if compared != tokens {
+		t.Fatalf("compared %d tokens of %d", compared, tokens)
+	}
+	t.Logf("the Python module's attributes equal featurize's on %d of %d tokens (%d attributes)", compared, tokens, attrs)
 }
