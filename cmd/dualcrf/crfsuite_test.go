@@ -425,3 +425,31 @@ for line in sys.stdin:
 	}
 	t.Logf("the Python module's attributes equal featurize's on %d of %d tokens (%d attributes)", compared, tokens, attrs)
 }
+
+// TestExportWithoutTemplates: a model trained on a table made without text
+// (synth's) exports with its markers and no Python module, saying so;
+// asking for the module by name is an error naming the reason, which
+// leaves neither file.
+func TestExportWithoutTemplates(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "synth", "--sentences", "20", "--attrs", "50", "--labels", "3", "-o", "syn.arrow")
+	mustRun(t, dir, "train", "-q", "--max-epochs", "1", "-o", "model.arrow", "syn.arrow")
+	r := mustRun(t, dir, "export", "--format", "crfsuite", "-o", "model.crfsuite", "model.arrow")
+	if !strings.Contains(string(r.stderr), "no Python feature module: model.arrow records no feature templates") ||
+		!strings.Contains(string(r.stderr), "give them to CRFsuite's tagger") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "model_features.py")); !os.IsNotExist(err) {
+		t.Errorf("a Python module was written: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "model.crfsuite"))
+	r = runInProcess(t, dir, "", "export", "--format", "crfsuite", "-o", "model.crfsuite", "--features-py", "f.py", "model.arrow")
+	if r.code != 1 || !strings.Contains(string(r.stderr), "--features-py f.py: model.arrow records no feature templates") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	for _, name := range []string{"model.crfsuite", "f.py"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("%s was written by a failed export: %v", name, err)
+		}
+	}
+}

@@ -109,8 +109,16 @@ func runExport(c *cli.Context) error {
 	logf(c, "export: %s: %d features (%d transitions), %d attributes (%d markers), %d labels, %d bytes",
 		inputName(out), s.Features, s.Transition, s.Attributes, s.Markers, s.Labels, s.Bytes)
 	if mk := crfsuite.MarkersOf(m); mk.Bias != "" {
-		logf(c, "export: the bias, start and end weights are the marker attributes %s, %s and %s: featurize --model %s --output-format crfsuite and the Python module add them",
-			mk.Bias, mk.Start, mk.End, inputName(in))
+		model := "MODEL"
+		if !pipeline.IsStdin(in) {
+			model = in
+		}
+		who := fmt.Sprintf("featurize --model %s --output-format crfsuite and the Python module add them", model)
+		if recordsNoTemplates(m) {
+			who = "give them to CRFsuite's tagger with each token's attributes"
+		}
+		logf(c, "export: the bias, start and end weights are the marker attributes %s (every token), %s (the first) and %s (the last): %s",
+			mk.Bias, mk.Start, mk.End, who)
 	}
 	if py != "" {
 		logf(c, "export: %s: the Python module of the model's templates (sent2features)", inputName(py))

@@ -127,13 +127,8 @@ func runFeaturize(c *cli.Context) error {
 // start and end weights.
 func featurizeCRFsuite(c *cli.Context, in string, opts stage.FeaturizeOptions, model *crf.Model, log io.Writer) error {
 	var mk featurize.Markers
-	switch {
-	case model != nil:
+	if model != nil {
 		mk = featurize.Markers(crfsuite.MarkersOf(model))
-	case c.IsSet("vocab"):
-		opts.Note("the attributes of --vocab's templates, without marker attributes: a model's bias, start and end weights need them (give --model)")
-	default:
-		opts.Note("the attributes of the templates, without marker attributes: to tag with a model dualcrf export wrote, give it with --model (its templates, and the markers of its bias, start and end weights)")
 	}
 	return withOutput(c, c.String("output"), func(w io.Writer, name string) error {
 		sum, err := stage.FeaturizeCRFsuite(c.Context, stageInput(c, in), w, opts, mk)
@@ -145,6 +140,13 @@ func featurizeCRFsuite(c *cli.Context, in string, opts stage.FeaturizeOptions, m
 		}
 		fmt.Fprintf(log, "featurize: %d sentences, %d tokens, %d attributes as CRFsuite attribute lines -> %s\n",
 			sum.Sentences, sum.Tokens, sum.Attributes, name)
+		switch {
+		case model != nil:
+		case c.IsSet("vocab"):
+			opts.Note("the attributes of --vocab's templates, without marker attributes: a model's bias, start and end weights need them (give the model with --model)")
+		default:
+			opts.Note("the attributes of the templates, without marker attributes: to tag with a model dualcrf export wrote, give it with --model (its templates, and the markers of its bias, start and end weights)")
+		}
 		return nil
 	})
 }
