@@ -19,14 +19,14 @@ import (
 // step is a stage made concrete: its command line and its files.
 type step struct {
 	Stage
-	index   int
-	args    []string // the command's arguments (without train's checkpoint flags)
-	inputs  []string // every file read: arguments and file options
+	index  int
+	args   []string // the command's arguments (without train's checkpoint flags)
+	inputs []string // every file read: arguments and file options
 	// relative holds the inputs (resolved) that the job file gave as
 	// relative paths, with the path as written.
 	relative map[string]string
-	outputs []string // every file written
-	stdout  string   // eval's report goes to this file ("" : the run's standard output)
+	outputs  []string // every file written
+	stdout   string   // eval's report goes to this file ("" : the run's standard output)
 	// files are the stage's inputs (with the glob patterns they came from)
 	// and outputs (with the files written but not recorded, such as
 	// train's duals) as the job's file check names them.
