@@ -143,23 +143,16 @@ func WritePython(w io.Writer, set *TemplateSet, o PythonOptions) error {
 // pyDoc is the module's docstring.
 func pyDoc(set *TemplateSet, o PythonOptions, input, allOne bool) string {
 	var b strings.Builder
-	model := o.Model
-	if model == "" {
-		model = "a dualcrf model"
-	}
-	fmt.Fprintf(&b, "Attributes of the feature templates of %s, for CRFsuite's tagger.\n\n", pyDocText(model))
-	if o.Generator != "" {
-		fmt.Fprintf(&b, "Written by %s", pyDocText(o.Generator))
-	} else {
-		b.WriteString("Written by dualcrf")
-	}
-	fmt.Fprintf(&b, " from the model %s", pyDocText(model))
+	model := pyDocText(cmpOr(o.Model, "a dualcrf model"))
+	para := func(text string) { b.WriteString(wrapText(text, 76) + "\n\n") }
+	para(fmt.Sprintf("Attributes of the feature templates of %s, for CRFsuite's tagger.", model))
+	made := fmt.Sprintf("Written by %s from the model %s", pyDocText(cmpOr(o.Generator, "dualcrf")), model)
 	if o.Checksum != "" {
-		fmt.Fprintf(&b, " (%s)", pyDocText(o.Checksum))
+		made += " (" + pyDocText(o.Checksum) + ")"
 	}
-	b.WriteString(". It computes the\nattributes exactly as dualcrf featurize does: the same names, values and order,\n" +
-		"the same lower-casing, word shapes and letter classes (Go's Unicode " + unicode.Version + " tables, embedded\n" +
-		"here, whatever this Python's own Unicode version). Standard library only.\n\n")
+	para(made + ". It computes the attributes exactly as dualcrf featurize does: the same names, values and " +
+		"order, the same lower-casing, word shapes and letter classes (Go's Unicode " + unicode.Version +
+		" tables, embedded here, whatever this Python's own Unicode version). Python 3.7 or later, standard library only.")
 	b.WriteString("Templates (TEMPLATES):\n\n")
 	for _, line := range strings.Split(strings.TrimRight(set.String(), "\n"), "\n") {
 		if line == "" {
@@ -167,41 +160,64 @@ func pyDoc(set *TemplateSet, o PythonOptions, input, allOne bool) string {
 		}
 		b.WriteString("    " + pyDocText(line) + "\n")
 	}
-	b.WriteString("\nA sentence is a list of tokens; a token is a sequence of its columns in the\norder of COLUMNS")
+	b.WriteString("\n")
 	cols := make([]string, len(o.Columns))
 	for i, c := range o.Columns {
 		cols[i] = pyDocText(c)
 	}
-	fmt.Fprintf(&b, " (%s),\nor a dict mapping column names to text, or a str when there is one column.\n", strings.Join(cols, ", "))
+	para(fmt.Sprintf("A sentence is a list of tokens; a token is a sequence of its columns in the order of COLUMNS (%s), "+
+		"or a dict mapping column names to text, or a str when there is one column.", strings.Join(cols, ", ")))
 	if input {
-		b.WriteString("The templates pass the input's own attributes through (@input): give them as\n" +
-			"attributes, one list per token of names or (name, value) pairs.\n")
+		para("The templates pass the input's own attributes through (@input): give them as attributes, " +
+			"one list per token of names or (name, value) pairs.")
 	}
 	if names := o.Markers.names(); len(names) > 0 {
-		fmt.Fprintf(&b, "\nThe model's label bias, start and end weights are the marker attributes\n%s, %s and %s: the first on every token, the second on the first token,\nthe third on the last; they follow the template attributes.\n",
-			pyDocText(o.Markers.Bias), pyDocText(o.Markers.Start), pyDocText(o.Markers.End))
+		para(fmt.Sprintf("The model's label bias, start and end weights are the marker attributes %s, %s and %s: "+
+			"the first on every token, the second on the first token, the third on the last; they follow the template attributes.",
+			pyDocText(o.Markers.Bias), pyDocText(o.Markers.Start), pyDocText(o.Markers.End)))
 	}
-	crfsuiteModel := o.CRFsuiteModel
-	if crfsuiteModel == "" {
-		crfsuiteModel = "model.crfsuite"
-	}
-	module := o.Module
-	if module == "" {
-		module = "features"
-	}
-	fmt.Fprintf(&b, "\nWith python-crfsuite:\n\n    import pycrfsuite\n    import %s\n\n    tagger = pycrfsuite.Tagger()\n", pyDocText(module))
-	fmt.Fprintf(&b, "    tagger.open(%s)\n", pyDocText(pyString(crfsuiteModel)))
+	module := pyDocText(cmpOr(o.Module, "features"))
+	fmt.Fprintf(&b, "With python-crfsuite:\n\n    import pycrfsuite\n    import %s\n\n    tagger = pycrfsuite.Tagger()\n", module)
+	fmt.Fprintf(&b, "    tagger.open(%s)\n", pyDocText(pyString(cmpOr(o.CRFsuiteModel, "model.crfsuite"))))
 	example := "[('He', 'PRP'), ('reckons', 'VBZ')]"
 	if len(o.Columns) == 1 {
 		example = "['He', 'reckons']"
 	}
-	fmt.Fprintf(&b, "    labels = tagger.tag(%s.sent2features(%s))\n", pyDocText(module), example)
-	if allOne {
-		b.WriteString("\nsent2features gives each token's attribute names (every value is 1);\n")
-	} else {
-		b.WriteString("\nsent2features gives each token's attributes as a dict of name to value\n(repeated names summed);\n")
+	fmt.Fprintf(&b, "    labels = tagger.tag(%s.sent2features(%s))\n\n", module, example)
+	form := "each token's attribute names (every value is 1)"
+	if !allOne {
+		form = "each token's attributes as a dict of name to value (repeated names summed)"
 	}
-	b.WriteString("sent2attributes gives (name, value) pairs, in order, for any other use.")
+	b.WriteString(wrapText("sent2features gives "+form+"; sent2attributes gives (name, value) pairs, in order, for any other use.", 76))
+	return b.String()
+}
+
+// cmpOr returns s, or def when s is empty.
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// wrapText breaks text into lines of at most width bytes at spaces (a
+// longer word keeps a line of its own).
+func wrapText(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(text) {
+		switch {
+		case i == 0:
+		case n+1+len(w) > width:
+			b.WriteByte('\n')
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
 	return b.String()
 }
 
