@@ -266,13 +266,79 @@ func gzipConllRows(t *testing.T, path string) [][][]string {
 	return sents
 }
 
+// crfsuiteTag runs crfsuite tag -p with model on the attribute file attrs
+// and returns its labels, the number of sentences and each sentence's
+// probability of its best path (as CRFsuite prints it, %f).
+func crfsuiteTag(t *testing.T, bin, model, attrs string) (labels []string, sents int, probs []string) {
+	t.Helper()
+	cmd := exec.Command(bin, "tag", "-p", "-m", model, attrs)
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Join(filepath.Dir(filepath.Dir(bin)), "lib"))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("crfsuite tag: %v", err)
+	}
+	var kept []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if p, ok := strings.CutPrefix(line, "@probability\t"); ok {
+			probs = append(probs, p)
+		} else if !strings.HasPrefix(line, "@") {
+			kept = append(kept, line)
+		}
+	}
+	labels, sents = lastColumn(t, strings.Join(kept, "\n"))
+	return labels, sents, probs
+}
+
+// decodeProbabilities runs decode --nbest 1 with model in dir on the
+// input args and returns each sentence's probability of its best path
+// ("# 0 P" in CoNLL output, %f).
+func decodeProbabilities(t *testing.T, dir, model string, args ...string) []string {
+	t.Helper()
+	mustRun(t, dir, append([]string{"decode", "-m", model, "--nbest", "1", "--format", "conll", "-o", "nbest.conll"}, args...)...)
+	b, err := os.ReadFile(filepath.Join(dir, "nbest.conll"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probs []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "# 0 "); ok {
+			probs = append(probs, p)
+		}
+	}
+	return probs
+}
+
+// sameProbabilities counts the sentences whose probabilities, as the two
+// tools print them (six decimals), agree to the last digit (one unit of it
+// for rounding), failing the test when the counts of sentences differ.
+func sameProbabilities(t *testing.T, a, b []string) int {
+	t.Helper()
+	if len(a) != len(b) || len(a) == 0 {
+		t.Fatalf("%d probabilities from crfsuite, %d from decode", len(a), len(b))
+	}
+	n := 0
+	for i := range a {
+		x, err1 := strconv.ParseFloat(a[i], 64)
+		y, err2 := strconv.ParseFloat(b[i], 64)
+		if err1 == nil && err2 == nil && math.Abs(x-y) <= 1.5e-6 {
+			n++
+		} else if i-n < 5 {
+			t.Logf("sentence %d: crfsuite's best path has probability %s, decode's %s", i, a[i], b[i])
+		}
+	}
+	return n
+}
+
 // TestExportDefaultModel exports a model trained as train does by default
 // (the chunking templates featurize chooses, bias, start and end weights),
 // on the first 2000 sentences of CoNLL-2000 train, and checks on the whole
 // test set that
 //
 //   - CRFsuite 0.12.2's tagger, given `featurize --model M --output-format
-//     crfsuite` lines, gives every token the label dualcrf's decode gives —
+//     crfsuite` lines, gives every sentence's best path the probability
+//     decode --nbest 1 gives it (both print six decimals), so that the
+//     exported model is the same distribution, its normaliser included;
+//   - it gives every token the label dualcrf's decode gives —
 //     or, where they differ, the two label paths tie: their scores under
 //     the model are equal to 1e-9 (relative), so that each is a best path
 //     and only the order of floating-point sums chose between them;
@@ -299,13 +365,10 @@ func TestExportDefaultModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours, oursSents := lastColumn(t, string(pred))
-	cmd := exec.Command(crfsuiteBin, "tag", "-m", filepath.Join(dir, "model.crfsuite"), filepath.Join(dir, "test.crfsuite.txt"))
-	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Join(filepath.Dir(filepath.Dir(crfsuiteBin)), "lib"))
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("crfsuite tag: %v", err)
+	theirs, theirSents, theirProbs := crfsuiteTag(t, crfsuiteBin, filepath.Join(dir, "model.crfsuite"), filepath.Join(dir, "test.crfsuite.txt"))
+	if n := sameProbabilities(t, theirProbs, decodeProbabilities(t, dir, "model.arrow", "--text", testGz)); n != len(theirProbs) {
+		t.Errorf("the best path's probability differs on %d sentences", len(theirProbs)-n)
 	}
-	theirs, theirSents := lastColumn(t, string(out))
 	rows := gzipConllRows(t, testGz)
 	tokens := 0
 	for _, s := range rows {
@@ -451,5 +514,62 @@ func TestExportWithoutTemplates(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
 			t.Errorf("%s was written by a failed export: %v", name, err)
 		}
+	}
+}
+
+// TestExportEscapes trains a default model (bias, start and end weights)
+// on a small corpus whose words hold ':' and '\' — written escaped in
+// CRFsuite's lines, twice escaped where the templates escape '\' too — and
+// non-ASCII letters, and checks that CRFsuite 0.12.2 tags it with the
+// model export wrote exactly as decode does: the same labels, and every
+// sentence's best path with the same probability (which any attribute
+// CRFsuite failed to find would change).
+func TestExportEscapes(t *testing.T) {
+	crfsuiteBin := crfsuiteBinary(t)
+	dir := t.TempDir()
+	words := []string{`a:b`, `c\d`, `\:`, `x\\`, `:`, `é:\`, `::`, `plain`, `Ünï`, `\`}
+	var text strings.Builder
+	for i := range 120 {
+		for j := range 3 + i%4 {
+			w := words[(i*7+j*3)%len(words)]
+			label := "O"
+			switch {
+			case strings.Contains(w, `\`):
+				label = "B-BS"
+			case strings.Contains(w, ":"):
+				label = "B-CO"
+			}
+			fmt.Fprintf(&text, "%s P%d %s\n", w, j%2, label)
+		}
+		text.WriteString("\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "corpus.txt"), []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, dir, "featurize", "--template", "ner", "-o", "train.arrow", "corpus.txt")
+	mustRun(t, dir, "train", "--max-epochs", "5", "--quiet", "-o", "model.arrow", "train.arrow")
+	mustRun(t, dir, "export", "--format", "crfsuite", "-o", "model.crfsuite", "model.arrow")
+	mustRun(t, dir, "featurize", "--model", "model.arrow", "--output-format", "crfsuite", "-o", "corpus.crfsuite.txt", "corpus.txt")
+	attrs, err := os.ReadFile(filepath.Join(dir, "corpus.crfsuite.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`w[0]=a\:b`, `w[0]=c\\\\d`, `w[0]=\\\\\:`, `@bias`} {
+		if !strings.Contains(string(attrs), want) {
+			t.Errorf("CRFsuite lines lack %q", want)
+		}
+	}
+	mustRun(t, dir, "decode", "-m", "model.arrow", "-o", "pred.conll", "--text", "corpus.txt")
+	pred, err := os.ReadFile(filepath.Join(dir, "pred.conll"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, _ := lastColumn(t, string(pred))
+	theirs, _, probs := crfsuiteTag(t, crfsuiteBin, filepath.Join(dir, "model.crfsuite"), filepath.Join(dir, "corpus.crfsuite.txt"))
+	if strings.Join(ours, " ") != strings.Join(theirs, " ") {
+		t.Errorf("crfsuite tag and decode disagree:\n decode   %v\n crfsuite %v", ours, theirs)
+	}
+	if n := sameProbabilities(t, probs, decodeProbabilities(t, dir, "model.arrow", "--text", "corpus.txt")); n != len(probs) {
+		t.Errorf("the best path's probability differs on %d of %d sentences", len(probs)-n, len(probs))
 	}
 }
