@@ -14,6 +14,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
 )
@@ -405,44 +406,88 @@ func TestPythonDeterministic(t *testing.T) {
 	}
 }
 
-// TestPythonReaders compares the module with Go on the sentences of each
-// text reader the repository carries a corpus for, with the templates
-// featurize chooses for it: CoNLL (chunking, and ner on word-only rows),
-// CoNLL-U (pos), plain text and token lines (ner).
+// readCopies reads up to max sentences of the input in the format given, copied.
+func readCopies(t *testing.T, src pipeline.Source, in InputOptions, max int) ([]*Sentence, []string) {
+	t.Helper()
+	r, closer, err := OpenReader(src, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closer.Close()
+	var sents []*Sentence
+	for r.Scan() && len(sents) < max {
+		s := r.Sentence()
+		cp := &Sentence{Line: s.Line}
+		for _, row := range s.Tokens {
+			cp.Tokens = append(cp.Tokens, append([]string(nil), row...))
+		}
+		for _, row := range s.Attrs {
+			cp.Attrs = append(cp.Attrs, append([]Attr(nil), row...))
+		}
+		sents = append(sents, cp)
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return sents, r.Columns()
+}
+
+// TestPythonReaders compares the module with Go on the sentences of every
+// reader, with the columns it gives and the templates featurize chooses
+// for it (by its columns for the column formats, the format's default
+// set otherwise; the input's own attributes for CRFsuite and OCR files):
+// CoNLL (chunking; with -DOCSTART- lines; without labels), CoNLL-U and
+// the Penn Treebank's .pos and .mrg (pos), CRFsuite attribute files and
+// OCR letters (@input), plain text and token lines (ner), and a token
+// table (chunking).
 func TestPythonReaders(t *testing.T) {
 	mk := Markers{Bias: "@bias", Start: "@start", End: "@end"}
-	for _, c := range []struct {
-		name, format, path string
-		template           string
-		max                int
-	}{
-		{"conll", "conll", datatest.Carried(t, "cmd", "dualcrf", "demodata", "test.txt.gz"), "chunking", 300},
-		{"conllu", "conllu", datatest.Carried(t, "testdata", "corpora", "ud_english_ewt", "en_ewt-ud-dev.conllu.gz"), "pos", 400},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			r, closer, err := OpenReader(pipeline.Source{Path: c.path}, InputOptions{Format: c.format})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer closer.Close()
-			var sents []*Sentence
-			for r.Scan() && len(sents) < c.max {
-				s := r.Sentence()
-				cp := &Sentence{Line: s.Line}
-				for _, row := range s.Tokens {
-					cp.Tokens = append(cp.Tokens, append([]string(nil), row...))
-				}
-				sents = append(sents, cp)
-			}
-			if err := r.Err(); err != nil {
-				t.Fatal(err)
-			}
-			set, err := Builtin(c.template)
-			if err != nil {
-				t.Fatal(err)
-			}
-			comparePython(t, pyCase{set, r.Columns(), mk, sents})
-			t.Logf("%s columns %s", c.name, fmt.Sprint(r.Columns()))
-		})
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
+	readers := filepath.Join("testdata", "readers")
+	ocr := ocrSample() + ocrLine(4, "d", false, 3, 1, 1, 5, 6, 7) + ocrLine(5, "e", true, 3, 2, 1, 8)
+	cases := []struct {
+		name, path string
+		in         InputOptions
+		template   string // "" : chosen from the columns
+	}{
+		{"conll", datatest.Carried(t, "cmd", "dualcrf", "demodata", "test.txt.gz"), InputOptions{}, ""},
+		{"conll-docstart", filepath.Join(readers, "docstart2003.conll"), InputOptions{}, ""},
+		{"conll-nolabels", filepath.Join(readers, "text.nolabel.conll"), InputOptions{LabelColumn: -1}, ""},
+		{"conllu", datatest.Carried(t, "testdata", "corpora", "ud_english_ewt", "en_ewt-ud-dev.conllu.gz"), InputOptions{Format: "conllu"}, "pos"},
+		{"conllu-xpos", filepath.Join(readers, "sample.conllu"), InputOptions{Format: "conllu", XPOS: true}, "pos"},
+		{"ptb-pos", filepath.Join(readers, "sample.pos"), InputOptions{Format: "ptb-pos"}, "pos"},
+		{"ptb-mrg", filepath.Join(readers, "sample.mrg"), InputOptions{Format: "ptb-mrg"}, "pos"},
+		{"crfsuite", filepath.Join(readers, "sample.crfsuite"), InputOptions{Format: "crfsuite"}, "@input"},
+		{"ocr", write("letter.data", []byte(ocr)), InputOptions{Format: "ocr"}, "@input"},
+		{"plain", write("plain.txt", []byte("Grace flew to Lima, Peru.\nI don't know \u00e9t\u00e9 3.5%!\n")), InputOptions{Format: FormatPlain}, ""},
+		{"tokens", write("tokens.txt", []byte("Grace\nflew\n\nİZMİR\n|\\\n")), InputOptions{Format: FormatTokens}, ""},
+		{"table", write("t.parquet", tokenTable(t, arrowio.FormatParquet, []tok{{0, 0, "He", "PRP", "B-NP"}, {0, 1, "saw", "VBD", "B-VP"}, {1, 0, "Ça", "UH", "O"}})), InputOptions{}, ""},
+	}
+	var pcs []pyCase
+	for _, c := range cases {
+		sents, cols := readCopies(t, pipeline.Source{Path: c.path}, c.in, 400)
+		var set *TemplateSet
+		var err error
+		switch c.template {
+		case "":
+			set, _, err = DefaultTemplates(cols)
+		case "@input":
+			set = &TemplateSet{}
+		default:
+			set, err = Builtin(c.template)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		t.Logf("%s: columns %q, %d templates, %d sentences", c.name, cols, set.Len(), len(sents))
+		pcs = append(pcs, pyCase{set, cols, mk, sents})
+	}
+	comparePython(t, pcs...)
 }
