@@ -43,13 +43,13 @@ type skip struct {
 
 // summary is what the events said, in the order packages ended.
 type summary struct {
-	out       io.Writer
-	output    map[key][]string // each running test's (and package's) output
-	build     map[string][]string
-	started   map[string]bool
-	ended     map[string]bool
-	skips     []skip
-	failed    bool
+	out     io.Writer
+	output  map[key][]string // each running test's (and package's) output
+	build   map[string][]string
+	started map[string]bool
+	ended   map[string]bool
+	skips   []skip
+	failed  bool
 }
 
 func newSummary(out io.Writer) *summary {
