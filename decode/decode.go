@@ -227,13 +227,13 @@ func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, f
 				logZ = lat.ForwardBackward()
 			}
 			if p.LogProb != nil {
-				p.LogProb[i] = score - logZ
+				p.LogProb[i] = logProb(score - logZ)
 			}
 			if opts.Marginals {
 				node = grow(node, T*K)
 				lat.NodeMarginals(node)
 				for t, y := range path {
-					p.Confidence[off+t] = node[t*K+int(y)]
+					p.Confidence[off+t] = prob(node[t*K+int(y)])
 				}
 			}
 			if cp != nil {
@@ -247,11 +247,11 @@ func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, f
 			got := lat.NBest(opts.NBest, paths, scores)
 			alts := make([]tables.Alternative, 0, got-1)
 			for r := 1; r < got; r++ {
-				a := tables.Alternative{Labels: slices.Clone(paths[r*T : (r+1)*T]), LogProb: scores[r] - logZ}
+				a := tables.Alternative{Labels: slices.Clone(paths[r*T : (r+1)*T]), LogProb: logProb(scores[r] - logZ)}
 				if opts.Marginals {
 					a.Confidence = make([]float64, T)
 					for t, y := range a.Labels {
-						a.Confidence[t] = node[t*K+int(y)]
+						a.Confidence[t] = prob(node[t*K+int(y)])
 					}
 				}
 				if cp != nil {
@@ -279,13 +279,22 @@ func (c *chunkProber) fill(lat *crf.Lattice, path []int32, logZ float64, conf []
 		conf[t] = math.NaN()
 	}
 	c.chunks(path, func(s, e int) {
-		p := math.Exp(c.logProb(lat, s, e, path[s], logZ))
-		p = min(p, 1) // rounding
+		p := prob(math.Exp(c.logProb(lat, s, e, path[s], logZ)))
 		for t := s; t <= e; t++ {
 			conf[t] = p
 		}
 	})
 }
+
+// prob returns a probability computed with rounding (a marginal,
+// exp(log α + log β − log Z)) clamped to [0, 1]: a token forced to its
+// label has a marginal of exactly 1, which rounds above 1 about half the
+// time.
+func prob(p float64) float64 { return max(0, min(p, 1)) }
+
+// logProb returns a log-probability computed with rounding (score − log
+// Z) clamped to at most 0.
+func logProb(lp float64) float64 { return min(lp, 0) }
 
 // InfeasibleError says that no labelling of a sentence allowed by the
 // constraints agrees with its forced labels.
