@@ -70,6 +70,10 @@ type OutputRequest struct {
 	Kinds    []Kind // what the stage can write there; the first is its default
 	Kind     Kind   // asked for with KindFlag; "" = from the extension, else Kinds[0]
 	KindFlag string // e.g. "--format"
+	// KindName is Kind as the stage names it to KindFlag, when that is not
+	// the kind's own name: explain's "--format text" asks for KindCoNLL,
+	// which is plain text there. "" = Kind.
+	KindName string
 
 	IPC     arrowio.Format // Arrow IPC format asked for with IPCFlag, or fixed by the stage when IPCFlag is ""; "" = from the extension, else stream
 	IPCFlag string         // e.g. "--ipc"
@@ -103,8 +107,12 @@ func (s Std) ResolveOutput(r OutputRequest) (OutputFormat, error) {
 	switch {
 	case r.Kind != "":
 		if extKind != "" && extKind != r.Kind {
+			asked, what := string(r.Kind), r.Kind.describe()
+			if r.KindName != "" {
+				asked, what = r.KindName, r.KindName
+			}
 			return out, fmt.Errorf("%s %s names %s by its extension, but %s %s asks for %s: drop %s or rename the file",
-				r.Flag, r.Path, extKind.describe(), r.KindFlag, r.Kind, r.Kind.describe(), r.KindFlag)
+				r.Flag, r.Path, extKind.describe(), r.KindFlag, asked, what, r.KindFlag)
 		}
 		out.Kind = r.Kind
 	case extKind != "":

@@ -33,6 +33,8 @@ func TestResolveOutput(t *testing.T) {
 		{"fixed ipc", OutputRequest{Path: "m.bin", Kinds: arrowOnly, IPC: arrowio.FormatFile}, OutputFormat{Kind: KindArrow, IPC: arrowio.FormatFile}, ""},
 		{"flag contradicts extension", OutputRequest{Flag: "-o", Path: "p.parquet", Kinds: decode, Kind: KindArrow, KindFlag: "--format"}, OutputFormat{},
 			"-o p.parquet names Parquet by its extension, but --format arrow asks for Arrow IPC: drop --format or rename the file"},
+		{"flag named by the stage", OutputRequest{Flag: "-o", Path: "x.parquet", Kinds: decode, Kind: KindCoNLL, KindFlag: "--format", KindName: "text"}, OutputFormat{},
+			"-o x.parquet names Parquet by its extension, but --format text asks for text: drop --format or rename the file"},
 		{"stage cannot write it", OutputRequest{Flag: "-o", Path: "t.parquet", Kinds: arrowOnly}, OutputFormat{},
 			"-o t.parquet names Parquet by its extension, but this stage writes Arrow IPC there"},
 		{"text for an arrow-only stage", OutputRequest{Flag: "--log", Path: "log.txt", Kinds: arrowOnly}, OutputFormat{}, "writes Arrow IPC there"},

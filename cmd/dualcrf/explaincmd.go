@@ -57,7 +57,7 @@ func runExplain(c *cli.Context) error {
 		req.KindFlag = "--format"
 		switch f := c.String("format"); f {
 		case explainText:
-			req.Kind = pipeline.KindCoNLL
+			req.Kind, req.KindName = pipeline.KindCoNLL, explainText
 		case string(pipeline.KindArrow), string(pipeline.KindParquet):
 			req.Kind = pipeline.Kind(f)
 		default:
