@@ -132,7 +132,7 @@ func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*t
 	if opts.ForceColumn != "" {
 		return nil, errors.New("decode: forced labels come from a text column: decode a feature table (DecodeTable)")
 	}
-	return decode(ctx, m, d, nil, 0, opts)
+	return decode(ctx, m, d, nil, 0, nil, opts)
 }
 
 // DecodeTable is Decode on a feature table (or a chunk of one), taking
@@ -148,13 +148,13 @@ func DecodeTable(ctx context.Context, m *crf.Model, t *tables.FeatureTable, opts
 			return nil, err
 		}
 	}
-	return decode(ctx, m, t.Data, forced, t.FirstSentence, opts)
+	return decode(ctx, m, t.Data, forced, t.FirstSentence, t.Lines, opts)
 }
 
 // decode is Decode with forced labels (per token, −1 for free; nil for
-// none); first is the number of the input's sentences before d's, for
-// errors.
-func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, first int, opts Options) (*tables.Predictions, error) {
+// none); first is the number of the input's sentences before d's and lines
+// the line of each sentence (nil when not known), for errors.
+func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, first int, lines []int, opts Options) (*tables.Predictions, error) {
 	if err := opts.Check(); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
@@ -267,7 +267,12 @@ func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, f
 		return nil, err
 	}
 	if firstBad >= 0 {
-		return nil, &InfeasibleError{Sentence: first + firstBad + 1, Constraints: opts.Constraints, Column: opts.ForceColumn}
+		e := &InfeasibleError{Sentence: first + firstBad + 1, Tokens: d.Sentence(firstBad).Len(), Constraints: opts.Constraints,
+			Column: opts.ForceColumn, Labels: m.LabelNames}
+		if firstBad < len(lines) {
+			e.Line = lines[firstBad]
+		}
+		return nil, e
 	}
 	return p, nil
 }
@@ -296,17 +301,30 @@ func prob(p float64) float64 { return max(0, min(p, 1)) }
 // Z) clamped to at most 0.
 func logProb(lp float64) float64 { return min(lp, 0) }
 
-// InfeasibleError says that no labelling of a sentence allowed by the
-// constraints agrees with its forced labels.
+// InfeasibleError says that the constraints allow no labelling of a
+// sentence that agrees with its forced labels, or, with no forced labels,
+// no labelling of it at all (iobes with labels B-X and E-X only cannot tag
+// a sentence of one token).
 type InfeasibleError struct {
 	Sentence    int         // 1-based, in the input
+	Line        int         // 1-based line of its first token in the corpus; 0 when not known
+	Tokens      int         // its length
 	Constraints Constraints // the constraints applied
-	Column      string      // the forced labels' column
+	Column      string      // the forced labels' column; "" when none
+	Labels      []string    // the model's labels
 }
 
 func (e *InfeasibleError) Error() string {
-	return fmt.Sprintf("sentence %d: no labelling allowed by the %s constraints agrees with the labels forced by column %s",
-		e.Sentence, e.Constraints, e.Column)
+	where := fmt.Sprintf("sentence %d", e.Sentence)
+	if e.Line > 0 {
+		where += fmt.Sprintf(" (line %d)", e.Line)
+	}
+	if e.Column != "" {
+		return fmt.Sprintf("%s: no labelling allowed by the %s constraints agrees with the labels forced by column %s",
+			where, e.Constraints, e.Column)
+	}
+	return fmt.Sprintf("%s: the %s constraints leave no valid labelling of its %d %s with the model's labels (%s)",
+		where, e.Constraints, e.Tokens, map[bool]string{true: "token", false: "tokens"}[e.Tokens == 1], labelList(e.Labels))
 }
 
 // ForcedLabelError is a cell of the forced labels' column that is not one
