@@ -100,7 +100,7 @@ func (c Constraints) masks(labels []string) (labelMasks, error) {
 	}
 	if bad != nil {
 		return labelMasks{}, c.labelError(fmt.Sprintf("%s %s not O or one of %s- followed by a type",
-			labelList(bad), map[bool]string{true: "is", false: "are"}[len(bad) == 1], strings.Join(strings.Split(allowed, ""), "-, ")))
+			labelsNamed(bad), map[bool]string{true: "is", false: "are"}[len(bad) == 1], strings.Join(strings.Split(allowed, ""), "-, ")))
 	}
 	m := labelMasks{trans: make([]bool, K*K), start: make([]bool, K), end: make([]bool, K)}
 	inChunk := func(t tag) bool { return t.prefix == "B" || t.prefix == "I" } // IOBES: a chunk open after it
@@ -133,9 +133,18 @@ func (c Constraints) masks(labels []string) (labelMasks, error) {
 		}
 	}
 	if unusable := m.unusable(labels); unusable != nil {
-		return labelMasks{}, c.labelError(fmt.Sprintf("no labelling the %s constraints allow can hold %s%s", c, labelList(unusable), c.schemeHint(tags)))
+		return labelMasks{}, c.labelError(fmt.Sprintf("no labelling the %s constraints allow can hold %s%s", c, labelsNamed(unusable), c.schemeHint(tags)))
 	}
 	return m, nil
+}
+
+// labelsNamed names labels in a message: "the label X" or "the labels X Y
+// … and N more".
+func labelsNamed(labels []string) string {
+	if len(labels) == 1 {
+		return "the label " + labels[0]
+	}
+	return "the labels " + labelList(labels)
 }
 
 // labelError is the *option.Error of labels that do not fit c's scheme.

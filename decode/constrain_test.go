@@ -479,7 +479,7 @@ func TestConstraintsRefuseLabelsOfAnotherScheme(t *testing.T) {
 			}
 			continue
 		}
-		want := fmt.Sprintf("DecodeOptions.Constraints %s: the model's labels are not of that scheme: no labelling the %s constraints allow can hold %s", tc.c, tc.c, strings.Join(tc.bad, " "))
+		want := fmt.Sprintf("DecodeOptions.Constraints %s: the model's labels are not of that scheme: no labelling the %s constraints allow can hold %s", tc.c, tc.c, labelsNamed(tc.bad))
 		if !errors.Is(err, ErrConstraintLabel) || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tc.hint) {
 			t.Fatalf("%s on %v: %v\nwant %s … %s", tc.c, tc.labels, err, want, tc.hint)
 		}
