@@ -160,6 +160,9 @@ func printPredictions(out *bytes.Buffer, rr array.RecordReader, name string) err
 		return err
 	}
 	fmt.Fprintf(out, "prediction table %s (format version %s)\n", name, s.Version)
+	if s.Ranked {
+		fmt.Fprintf(out, "ranked      n-best labellings (decode --nbest, a rank column): the figures below are those of rank 1\n")
+	}
 	fmt.Fprintf(out, "sentences   %d\ntokens      %d (longest sentence %d)\ncolumns     %s\n",
 		s.Sentences, s.Tokens, s.MaxLen, strings.Join(s.Columns, " "))
 	switch {

@@ -2,6 +2,7 @@ package tables
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -106,4 +107,21 @@ func TestPredictionNBest(t *testing.T) {
 	if conll != want {
 		t.Fatalf("CoNLL\n%s\nwant\n%s", conll, want)
 	}
+}
+
+// TestNBestTableIsNoTokenTable: an n-best prediction table given where a
+// token table is read (featurize, decode --text) is refused saying what it
+// holds and what reads it, where it was refused as "sentence 0 has
+// position 0 twice"; the same table without ranks reads as a token table.
+func TestNBestTableIsNoTokenTable(t *testing.T) {
+	data := nbestCase().write(t, PredictionOptions{})
+	_, err := OpenTokenReader(bytes.NewReader(data), "pred.arrow", TokenColumns{})
+	if !errors.Is(err, ErrRankedLabellings) || !strings.HasPrefix(err.Error(), "pred.arrow: a prediction table of ranked labellings (decode --nbest") {
+		t.Fatalf("n-best table read as a token table: %v", err)
+	}
+	r, err := OpenTokenReader(bytes.NewReader(newPredCase(false).write(t, PredictionOptions{})), "pred.arrow", TokenColumns{})
+	if err != nil {
+		t.Fatalf("a prediction table without ranks: %v", err)
+	}
+	r.Release()
 }
