@@ -43,6 +43,19 @@ type Options struct {
 	ChunkConfidence bool
 	// Scheme is the chunk rules of ChunkConfidence (as eval's --scheme).
 	Scheme Scheme
+	// MemoryBudget, when positive, bounds the memory of the process while
+	// it decodes, in bytes: what a chunk needs (the workers' lattices, n
+	// best lists and marginals for its longest sentences, its predictions,
+	// the model, the chunks in flight and the garbage collector's
+	// headroom) is estimated before it is decoded; a chunk over the budget
+	// is decoded on fewer workers, and one that one worker cannot decode
+	// within it is refused with an *option.Error (ErrMemory) saying what it
+	// needs and what would fit. 0: no bound.
+	MemoryBudget int64
+	// MachineMemory says that MemoryBudget is the machine's memory
+	// (physical memory, or the cgroup's limit), not a budget given: the
+	// messages say so.
+	MachineMemory bool
 }
 
 // Check reports an invalid option as an *option.Error naming its field.
@@ -56,8 +69,24 @@ func (o Options) Check() error {
 		return &option.Error{Field: "DecodeOptions.Constraints", Value: o.Constraints.String(), Msg: "want none, bio, iob1 or iobes"}
 	case int(o.Scheme) >= len(schemeNames):
 		return &option.Error{Field: "DecodeOptions.Scheme", Value: o.Scheme.String(), Msg: "want one of eval's schemes"}
+	case o.MemoryBudget < 0:
+		return &option.Error{Field: "DecodeOptions.MemoryBudget", Value: fmt.Sprint(o.MemoryBudget), Msg: "want a positive size (0: no bound)"}
 	}
 	return nil
+}
+
+// CheckModel reports what keeps the options from decoding with model m,
+// before any input is read: constraints of a scheme its labels are not of
+// (ErrConstraintLabel), or labels so many that a worker's lattice alone
+// exceeds MemoryBudget (ErrMemory). Both are *option.Error values.
+func (o Options) CheckModel(m *crf.Model) error {
+	if err := o.Check(); err != nil {
+		return err
+	}
+	if _, err := o.Constraints.masks(m.LabelNames); err != nil {
+		return err
+	}
+	return newPlanner(m, o, false).checkModel()
 }
 
 // MaxNBest is the largest Options.NBest: the list Viterbi keeps NBest
@@ -132,7 +161,7 @@ func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*t
 	if opts.ForceColumn != "" {
 		return nil, errors.New("decode: forced labels come from a text column: decode a feature table (DecodeTable)")
 	}
-	return decode(ctx, m, d, nil, 0, nil, opts)
+	return decode(ctx, m, &tables.FeatureTable{Data: d}, nil, newPlanner(m, opts, false), opts)
 }
 
 // DecodeTable is Decode on a feature table (or a chunk of one), taking
@@ -141,6 +170,11 @@ func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*t
 // labelling allowed by opts.Constraints can agree with are an
 // *InfeasibleError.
 func DecodeTable(ctx context.Context, m *crf.Model, t *tables.FeatureTable, opts Options) (*tables.Predictions, error) {
+	return decodeTable(ctx, m, t, newPlanner(m, opts, false), opts)
+}
+
+// decodeTable is DecodeTable with the memory planner pl.
+func decodeTable(ctx context.Context, m *crf.Model, t *tables.FeatureTable, pl *planner, opts Options) (*tables.Predictions, error) {
 	var forced []int32
 	if opts.ForceColumn != "" {
 		var err error
@@ -148,20 +182,24 @@ func DecodeTable(ctx context.Context, m *crf.Model, t *tables.FeatureTable, opts
 			return nil, err
 		}
 	}
-	return decode(ctx, m, t.Data, forced, t.FirstSentence, t.Lines, opts)
+	return decode(ctx, m, t, forced, pl, opts)
 }
 
-// decode is Decode with forced labels (per token, −1 for free; nil for
-// none); first is the number of the input's sentences before d's and lines
-// the line of each sentence (nil when not known), for errors.
-func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, first int, lines []int, opts Options) (*tables.Predictions, error) {
+// decode is DecodeTable with forced labels (per token, −1 for free; nil
+// for none) and the memory planner pl.
+func decode(ctx context.Context, m *crf.Model, t *tables.FeatureTable, forced []int32, pl *planner, opts Options) (*tables.Predictions, error) {
 	if err := opts.Check(); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
+	d, first, lines := t.Data, t.FirstSentence, t.Lines
 	if d.NumAttrs > m.Layout.NumAttrs {
 		return nil, fmt.Errorf("decode: dataset has %d attributes, model %d: remap it first", d.NumAttrs, m.Layout.NumAttrs)
 	}
 	masks, err := opts.Constraints.masks(m.LabelNames)
+	if err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	workers, err := pl.plan(t, first)
 	if err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
@@ -183,7 +221,7 @@ func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, f
 	K := m.Layout.NumLabels
 	var mu sync.Mutex
 	firstBad := -1 // the first sentence without an allowed labelling
-	err = num.Parallel(ctx, n, opts.Workers, func() func(int) {
+	err = num.Parallel(ctx, n, workers, func() func(int) {
 		lat := crf.NewLattice(K)
 		var cp *chunkProber
 		if opts.ChunkConfidence {
@@ -426,6 +464,7 @@ func Stream(ctx context.Context, m *crf.Model, src Source, opts Options, write f
 	read := make(chan *tables.FeatureTable)
 	out := make(chan decoded)
 	rm := newRemapper(m)
+	pl := newPlanner(m, opts, true)
 	var readErr, decodeErr error
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -447,7 +486,7 @@ func Stream(ctx context.Context, m *crf.Model, src Source, opts Options, write f
 		defer wg.Done()
 		defer close(out)
 		for t := range read {
-			p, err := DecodeTable(ctx, m, t, opts)
+			p, err := decodeTable(ctx, m, t, pl, opts)
 			if err != nil {
 				decodeErr = err
 				cancel()

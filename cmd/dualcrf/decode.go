@@ -61,11 +61,7 @@ model's tags feed the next (docs/own-data.md).
 				&cli.BoolFlag{Name: "marginals", Usage: "add each predicted label's marginal probability and the sentence log-probability"},
 			),
 			decodingFlags().cliFlags(),
-			category(catDecoding,
-				workersFlag("decoding"),
-				intIn(&cli.IntFlag{Name: "chunk-tokens", Value: tables.DefaultChunkTokens, Usage: "tokens per chunk read, decoded and written at a time (bounds the memory)"},
-					1, math.MaxInt, ""),
-			),
+			decodeMemoryFlags().cliFlags(),
 			category(catOutput,
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
 			),
@@ -103,6 +99,9 @@ func runDecode(c *cli.Context) error {
 		ChunkTokens: c.Int("chunk-tokens"), Text: c.String("text") != "", ModelName: modelPath, Log: c.App.ErrWriter,
 		OptionName: decodeFlags().optionName, ForceColumn: c.String("force-column"), NBest: c.Int("nbest"),
 		ChunkConfidence: c.Bool("chunk-confidence")}
+	if o.MemoryBudget, err = memoryBudget(c); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
 	if o.Constraints, err = decode.ParseConstraints(c.String("constraints")); err != nil {
 		return err
 	}
@@ -205,6 +204,19 @@ func decodingFlags() optionFlags[struct{}] {
 	}
 }
 
+// decodeMemoryFlags bound what decode holds at a time: its goroutines, its
+// chunks and its memory.
+func decodeMemoryFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catDecoding, workersFlag("decoding"), []string{"DecodeOptions.Workers"}, nil},
+		{catDecoding, intIn(&cli.IntFlag{Name: "chunk-tokens", Value: tables.DefaultChunkTokens, Usage: "tokens per chunk read, decoded and written at a time (bounds the memory)"},
+			1, math.MaxInt, ""), []string{"DecodeOptions.ChunkTokens"}, nil},
+		{catDecoding, memoryBudgetFlag("what each chunk needs (the lattices, n-best lists and marginals of its longest sentences, its predictions) is estimated first: " +
+			"a chunk over the budget is decoded on fewer goroutines, or refused saying what it needs and what would fit"),
+			[]string{"DecodeOptions.MemoryBudget"}, nil},
+	}
+}
+
 // decodeOutputFlags choose the prediction table decode writes.
 func decodeOutputFlags() optionFlags[struct{}] {
 	return optionFlags[struct{}]{
@@ -225,7 +237,7 @@ func decodeFlags() optionFlags[struct{}] {
 			input = append(input, f)
 		}
 	}
-	return slices.Concat(decodeOutputFlags(), decodingFlags(), input, limitFlags(), featurizeLikeFlags())
+	return slices.Concat(decodeOutputFlags(), decodingFlags(), decodeMemoryFlags(), input, limitFlags(), featurizeLikeFlags())
 }
 
 // decodeInputFlags are featurize's input flags, which decode --text takes
