@@ -3,7 +3,9 @@ package tables
 import (
 	"fmt"
 	"io"
+	"iter"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -28,6 +30,13 @@ type WeightRow struct {
 // in batches of DefaultBatchTokens rows, in the format opts asks for (the
 // Arrow IPC file format by default).
 func WriteWeights(w io.Writer, rows []WeightRow, md map[string]string, opts arrowio.WriterOptions) error {
+	return WriteWeightRows(w, slices.Values(rows), md, opts)
+}
+
+// WriteWeightRows is WriteWeights on rows as they come: it holds one batch
+// of them at a time, so a model's weights table is written in the memory
+// of a batch, whatever the model's size.
+func WriteWeightRows(w io.Writer, rows iter.Seq[WeightRow], md map[string]string, opts arrowio.WriterOptions) error {
 	schema, err := schemas.WeightsSchema(md)
 	if err != nil {
 		return err
@@ -53,19 +62,31 @@ func WriteWeights(w io.Writer, rows []WeightRow, md map[string]string, opts arro
 			fb.Append(s)
 		}
 	}
-	for start := 0; start == 0 || start < len(rows); start += DefaultBatchTokens {
-		for _, r := range rows[start:min(start+DefaultBatchTokens, len(rows))] {
-			str(0, r.Kind, false)
-			str(1, r.Label, false)
-			str(2, r.FromLabel, true)
-			str(3, r.Attribute, r.Kind != schemas.KindAttr)
-			str(4, r.Template, true)
-			b.Field(5).(*array.Float64Builder).Append(r.Weight)
-		}
+	n, batches := 0, 0
+	flush := func() error {
 		rec := b.NewRecordBatch()
 		err := rw.Write(rec)
 		rec.Release()
-		if err != nil {
+		n = 0
+		batches++
+		return err
+	}
+	for r := range rows {
+		str(0, r.Kind, false)
+		str(1, r.Label, false)
+		str(2, r.FromLabel, true)
+		str(3, r.Attribute, r.Kind != schemas.KindAttr)
+		str(4, r.Template, true)
+		b.Field(5).(*array.Float64Builder).Append(r.Weight)
+		if n++; n == DefaultBatchTokens {
+			if err := flush(); err != nil {
+				rw.Abort()
+				return err
+			}
+		}
+	}
+	if n > 0 || batches == 0 { // the rows left, or an empty batch for an empty table
+		if err := flush(); err != nil {
 			rw.Abort()
 			return err
 		}

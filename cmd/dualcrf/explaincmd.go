@@ -84,10 +84,10 @@ func runExplain(c *cli.Context) error {
 		case pipeline.KindCoNLL:
 			return stage.Explain(w, m, inputName(in), o)
 		case pipeline.KindParquet:
-			return tables.WriteWeights(w, stage.WeightRows(m), map[string]string{schemas.KeySource: inputName(in)},
+			return tables.WriteWeightRows(w, stage.WeightRowSeq(m), map[string]string{schemas.KeySource: inputName(in)},
 				arrowio.WriterOptions{Format: arrowio.FormatParquet})
 		}
-		return tables.WriteWeights(w, stage.WeightRows(m), map[string]string{schemas.KeySource: inputName(in)},
+		return tables.WriteWeightRows(w, stage.WeightRowSeq(m), map[string]string{schemas.KeySource: inputName(in)},
 			arrowio.WriterOptions{Format: of.IPC})
 	})
 }
