@@ -352,6 +352,7 @@ func makeBadFixtures(t *testing.T, f fixtureSet) (string, error) {
 		{"train", "-q", "--max-epochs", "2", "-o", p("pos-model.arrow"), p("pos.arrow")},
 		{"decode", "-m", p("pos-model.arrow"), "--chunk-confidence", "-o", p("pos-pred.arrow"), p("pos.arrow")},
 		{"decode", "-m", f.model, "--nbest", "3", "-o", p("nbest.arrow"), f.test},
+		{"train", "-q", "--no-bias", "--max-epochs", "2", "-o", p("nobias-model.arrow"), f.train},
 		{"featurize", "--no-labels", "-o", p("nolabels.arrow"), p("train.nolabels.txt")},
 		{"featurize", "-o", p("onelabel.arrow"), p("onelabel.txt")},
 		{"featurize", "-t", "ner", "-o", p("ner.arrow"), f.testText},
