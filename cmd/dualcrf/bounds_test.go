@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,5 +39,35 @@ func TestExportMemoryBound(t *testing.T) {
 	}
 	if err := checkExportMemory(m, "m.arrow", 0, func() (int64, error) { return 0, errors.New("unknown") }); err != nil {
 		t.Fatalf("the machine's memory unknown: %v", err)
+	}
+}
+
+// TestForcedMarginalsEvaluate: forced labels with marginals (a forced
+// token's confidence is 1) make a prediction table eval reads, with
+// --calibration too; decode wrote confidences of 1.0000000000000284, which
+// eval refused as no probability.
+func TestForcedMarginalsEvaluate(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	n := 0
+	rewriteLines(t, f.testText, filepath.Join(dir, "forced.txt"), func(fl []string) []string {
+		n++
+		force := "_"
+		if n%3 == 0 {
+			force = fl[len(fl)-1]
+		}
+		return append(fl[:len(fl)-1:len(fl)-1], force, fl[len(fl)-1])
+	})
+	for _, flags := range [][]string{{"--marginals"}, {"--marginals", "--chunk-confidence", "--constraints", "bio", "--nbest", "2"}} {
+		args := append([]string{"decode", "-m", f.model, "--text", "forced.txt", "--columns", "word,pos,force", "--force-column", "force",
+			"-o", "pred.arrow"}, flags...)
+		mustRun(t, dir, args...)
+		eval := []string{"eval", "pred.arrow"}
+		if slices.Contains(flags, "--chunk-confidence") {
+			eval = []string{"eval", "--calibration", "pred.arrow"}
+		}
+		if r := mustRun(t, dir, eval...); !strings.Contains(string(r.stdout), "accuracy:") {
+			t.Fatalf("eval: %s", r.stdout)
+		}
 	}
 }
