@@ -37,7 +37,10 @@ which eval --calibration checks (docs/decoding.md).
 Decode streams: it reads the input in chunks of whole sentences (--chunk-tokens, default 65,536
 tokens), decodes one chunk while it reads the next and writes the one before, in input order, so
 it holds at most three chunks at a time besides the model, whatever the input's size (with
-CoNLL-2000's chunking model, a peak RSS of about 200 MB).
+CoNLL-2000's chunking model, a peak RSS of about 200 MB). What each chunk needs (the lattices,
+n-best lists and marginals of its longest sentences, its predictions) is estimated before it is
+decoded and held to --memory-budget (default: the machine's memory): fewer goroutines when that
+is enough, else a refusal saying what it needs and the --nbest or --chunk-tokens that fits.
 
 The input must fit the model: no shared attribute (a table featurized for another model or with
 other templates) or no shared gold label is an error; more than half of the attribute occurrences
