@@ -52,6 +52,9 @@ type Options struct {
 	// within it is refused with an *option.Error (ErrMemory) saying what it
 	// needs and what would fit. 0: no bound.
 	MemoryBudget int64
+	// ChunkTokens is the number of tokens the Source hands Stream at a
+	// time (0: not known), for CheckModel's bound on the chunks in flight.
+	ChunkTokens int
 	// MachineMemory says that MemoryBudget is the machine's memory
 	// (physical memory, or the cgroup's limit), not a budget given: the
 	// messages say so.
@@ -69,6 +72,8 @@ func (o Options) Check() error {
 		return &option.Error{Field: "DecodeOptions.Constraints", Value: o.Constraints.String(), Msg: "want none, bio, iob1 or iobes"}
 	case int(o.Scheme) >= len(schemeNames):
 		return &option.Error{Field: "DecodeOptions.Scheme", Value: o.Scheme.String(), Msg: "want one of eval's schemes"}
+	case o.ChunkTokens < 0:
+		return &option.Error{Field: "DecodeOptions.ChunkTokens", Value: fmt.Sprint(o.ChunkTokens), Msg: "want a number of tokens ≥ 1 (0: unknown)"}
 	case o.MemoryBudget < 0:
 		return &option.Error{Field: "DecodeOptions.MemoryBudget", Value: fmt.Sprint(o.MemoryBudget), Msg: "want a positive size (0: no bound)"}
 	}
@@ -78,7 +83,8 @@ func (o Options) Check() error {
 // CheckModel reports what keeps the options from decoding with model m,
 // before any input is read: constraints of a scheme its labels are not of
 // (ErrConstraintLabel), or labels so many that a worker's lattice alone
-// exceeds MemoryBudget (ErrMemory). Both are *option.Error values.
+// exceeds MemoryBudget, or chunks of ChunkTokens tokens that cannot be in
+// flight within it (ErrMemory). All are *option.Error values.
 func (o Options) CheckModel(m *crf.Model) error {
 	if err := o.Check(); err != nil {
 		return err

@@ -357,15 +357,36 @@ func (p *planner) checkModel() error {
 	if o.MemoryBudget <= 0 {
 		return nil
 	}
-	need := memoryParts{model: p.model, runtime: runtimeBytes, lattices: p.perWorker()}
-	need.gc = need.lattices
-	if need.total() <= o.MemoryBudget {
-		return nil
-	}
 	allowed := "the {DecodeOptions.MemoryBudget} " + byteSize(o.MemoryBudget)
 	if o.MachineMemory {
 		allowed = "the " + byteSize(o.MemoryBudget) + " of memory this machine has (physical memory, or the cgroup's limit)"
 	}
-	return &option.Error{Msg: fmt.Sprintf("a model of %d labels needs about %s in memory to decode anything (%s: the lattice's arrays of %d×%d weights), more than %s allows; try {DecodeOptions.MemoryBudget} SIZE if more memory is available",
-		p.m.Layout.NumLabels, byteSize(need.total()), need, p.m.Layout.NumLabels, p.m.Layout.NumLabels, allowed), Err: ErrMemory}
+	need := memoryParts{model: p.model, runtime: runtimeBytes, lattices: p.perWorker()}
+	need.gc = need.lattices
+	if need.total() > o.MemoryBudget {
+		return &option.Error{Msg: fmt.Sprintf("a model of %d labels needs about %s in memory to decode anything (%s: the lattice's arrays of %d×%d weights), more than %s allows; try {DecodeOptions.MemoryBudget} SIZE if more memory is available",
+			p.m.Layout.NumLabels, byteSize(need.total()), need, p.m.Layout.NumLabels, p.m.Layout.NumLabels, allowed), Err: ErrMemory}
+	}
+	if o.ChunkTokens > 0 {
+		// The least a token in flight holds: its label and row start in
+		// each input chunk, its predicted labels (and confidences) in each
+		// chunk's predictions, and as much again of headroom.
+		n := int64(max(o.NBest, 1))
+		perToken := int64(4)
+		if o.Marginals {
+			perToken += 8
+		}
+		if o.ChunkConfidence {
+			perToken += 8
+		}
+		chunk := memoryParts{model: p.model, runtime: runtimeBytes, lattices: p.perWorker(),
+			input: 3 * 12 * int64(o.ChunkTokens), predictions: 2 * perToken * n * int64(o.ChunkTokens)}
+		chunk.gc = chunk.lattices + chunk.input + chunk.predictions
+		if chunk.total() > o.MemoryBudget {
+			return &option.Error{Field: "DecodeOptions.ChunkTokens", Value: fmt.Sprint(o.ChunkTokens),
+				Msg: fmt.Sprintf("chunks of that many tokens need at least %s in memory in flight (%s), more than %s allows; try a smaller {DecodeOptions.ChunkTokens}, or {DecodeOptions.MemoryBudget} SIZE if more memory is available",
+					byteSize(chunk.total()), chunk, allowed), Err: ErrMemory}
+		}
+	}
+	return nil
 }

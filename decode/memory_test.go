@@ -209,3 +209,27 @@ func TestCheckModelRefusesHugeLabelSets(t *testing.T) {
 		t.Fatalf("without a budget: %v", err)
 	}
 }
+
+// TestCheckModelRefusesHugeChunks: chunks of more tokens than can be in
+// flight within the budget are refused before the first is read (a chunk
+// is read whole before its needs can be estimated).
+func TestCheckModelRefusesHugeChunks(t *testing.T) {
+	m, _ := longSentence(5, 10, 1)
+	o := Options{MemoryBudget: 1 << 30, ChunkTokens: 1_000_000_000}
+	err := o.CheckModel(m)
+	if !errors.Is(err, ErrMemory) || !strings.HasPrefix(err.Error(), "DecodeOptions.ChunkTokens 1000000000: chunks of that many tokens need at least ") ||
+		!strings.Contains(err.Error(), "try a smaller DecodeOptions.ChunkTokens") {
+		t.Fatalf("got %v", err)
+	}
+	o.ChunkTokens = 65536
+	if err := o.CheckModel(m); err != nil {
+		t.Fatalf("the default chunk: %v", err)
+	}
+	o.NBest, o.ChunkTokens = 1000, 4_000_000 // 16 GB of n-best labels in flight
+	if err := o.CheckModel(m); !errors.Is(err, ErrMemory) {
+		t.Fatalf("n-best chunks of 4 M tokens: %v", err)
+	}
+	if err := (Options{ChunkTokens: -1}).Check(); err == nil {
+		t.Fatal("ChunkTokens -1 accepted")
+	}
+}

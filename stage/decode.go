@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -130,7 +131,8 @@ func (o DecodeOptions) Check() error {
 // which the decoder's check refuses when negative (see budget).
 func (o DecodeOptions) options() decode.Options {
 	return decode.Options{Marginals: o.Marginals, Workers: o.Workers, Constraints: o.Constraints, ForceColumn: o.ForceColumn,
-		NBest: o.NBest, ChunkConfidence: o.ChunkConfidence, Scheme: o.Scheme, MemoryBudget: o.MemoryBudget}
+		NBest: o.NBest, ChunkConfidence: o.ChunkConfidence, Scheme: o.Scheme, MemoryBudget: o.MemoryBudget,
+		ChunkTokens: cmp.Or(o.ChunkTokens, tables.DefaultChunkTokens)}
 }
 
 // budget is the decoder's options with the memory budget resolved:

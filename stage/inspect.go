@@ -292,9 +292,7 @@ func reopenable(in pipeline.Source) (opener, func(), error) {
 		if spool, err = platform.NewSpool("", n); err != nil {
 			return err
 		}
-		// Through Write, which bounds the spool (its *os.File's ReadFrom
-		// would not).
-		_, err = io.Copy(struct{ io.Writer }{spool}, r)
+		_, err = io.Copy(spool, r)
 		var de *pipeline.DecompressError
 		if errors.As(err, &de) {
 			return err // it names the input
