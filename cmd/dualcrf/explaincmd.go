@@ -52,12 +52,12 @@ func runExplain(c *cli.Context) error {
 	}
 	in, out := c.Args().First(), c.String("output")
 	req := pipeline.OutputRequest{Flag: "-o", Path: out, PathGiven: c.IsSet("output"),
-		Kinds: []pipeline.Kind{pipeline.KindCoNLL, pipeline.KindArrow, pipeline.KindParquet}, IPC: arrowio.FormatFile}
+		Kinds: []pipeline.Kind{pipeline.KindCoNLL, pipeline.KindArrow, pipeline.KindParquet}, IPC: arrowio.FormatFile, TextName: explainText}
 	if c.IsSet("format") {
 		req.KindFlag = "--format"
 		switch f := c.String("format"); f {
 		case explainText:
-			req.Kind, req.KindName = pipeline.KindCoNLL, explainText
+			req.Kind = pipeline.KindCoNLL
 		case string(pipeline.KindArrow), string(pipeline.KindParquet):
 			req.Kind = pipeline.Kind(f)
 		default:
