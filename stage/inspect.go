@@ -314,27 +314,35 @@ func reopenable(in pipeline.Source) (opener, func(), error) {
 }
 
 // printWeights summarises a weights table (explain -o): its rows by kind,
-// its labels and the templates of its attributes.
+// its labels and the templates of its attributes. It reads the rows one at
+// a time, keeping only the distinct names.
 func printWeights(out *bytes.Buffer, rr array.RecordReader, name string) error {
-	rows, err := tables.ReadWeights(rr, name)
-	if err != nil {
-		return err
-	}
 	md := schemas.MetadataMap(rr.Schema())
 	kinds := map[string]int{}
 	labels, templates, attrs := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for _, r := range rows {
-		kinds[r.Kind]++
-		labels[r.Label] = true
-		if r.Kind == schemas.KindAttr {
-			attrs[r.Attribute] = true
-			if r.Template != "" {
-				templates[r.Template] = true
-			}
+	see := func(set map[string]bool, s string) {
+		if !set[s] {
+			set[strings.Clone(s)] = true
 		}
 	}
+	rows := 0
+	err := tables.EachWeightRow(rr, name, func(r tables.WeightRow) error {
+		rows++
+		kinds[r.Kind]++
+		see(labels, r.Label)
+		if r.Kind == schemas.KindAttr {
+			see(attrs, r.Attribute)
+			if r.Template != "" {
+				see(templates, r.Template)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "weights table %s (format version %s)\n", name, md[schemas.KeyVersion])
-	fmt.Fprintf(out, "rows        %d\n", len(rows))
+	fmt.Fprintf(out, "rows        %d\n", rows)
 	for _, k := range []string{schemas.KindAttr, schemas.KindTrans, schemas.KindBias, schemas.KindStart, schemas.KindEnd} {
 		fmt.Fprintf(out, "  %-10s %d\n", k, kinds[k])
 	}
