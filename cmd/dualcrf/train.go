@@ -76,19 +76,11 @@ func trainFlags() optionFlags[trainSetup] {
 	return optionFlags[trainSetup]{
 		{catInput, &cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates), scored after each certificate"},
 			[]string{"Valid"}, nil}, // read by runTrain
-		{catInput, &cli.StringFlag{Name: "memory-budget", DefaultText: "physical memory", Usage: "memory the run may use, e.g. 8GiB; a run estimated to need more is refused. " +
-			"--duals auto keeps the duals in memory when the whole run fits in it (unset: in half of physical memory); streamed duals get what the rest of the run leaves, in 3 block buffers"},
-			[]string{"MemoryBudget"}, func(c *cli.Context, n string, s *trainSetup) error {
-				b := c.String(n)
-				if b == "" {
-					return nil
-				}
-				v, err := parseBytes(b)
-				if err != nil || v <= 0 {
-					return fmt.Errorf("--memory-budget %q: want a positive size such as 8GiB", b)
-				}
-				s.o.MemoryBudget = v
-				return nil
+		{catInput, memoryBudgetFlag("a run estimated to need more is refused. " +
+			"--duals auto keeps the duals in memory when the whole run fits in it (unset: in half of physical memory); streamed duals get what the rest of the run leaves, in 3 block buffers"),
+			[]string{"MemoryBudget"}, func(c *cli.Context, n string, s *trainSetup) (err error) {
+				s.o.MemoryBudget, err = memoryBudget(c)
+				return err
 			}},
 		{catInput, &cli.StringFlag{Name: "duals", Value: "auto", Usage: "where SDCA keeps its dual variables: memory; auto (memory when the run fits --memory-budget, else stream); " +
 			"stream or stream:PATH (streamed from disk in blocks sized by --memory-budget: PATH, else duals.stream in the checkpoint directory, else a temporary file); or a file PATH (memory-mapped)"},
