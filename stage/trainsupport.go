@@ -100,7 +100,9 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	switch {
 	case r.solver == "lbfgs":
 		help = append(help, fmt.Sprintf("a smaller {LBFGS.Store} (its history takes %s)", byteSize(est.LBFGS)))
-	case r.place == DualsMemory:
+	case r.place == DualsMemory && r.solver == "sdca":
+		// Only SDCA streams or maps its duals (BCFW keeps them in memory;
+		// OEG's and SAG's state is not duals).
 		help = append(help, fmt.Sprintf("{Duals} stream or {Duals} auto (streamed from disk in blocks), or {Duals} PATH (the duals take %s)", byteSize(est.Duals)))
 	}
 	if o.FeatureSpace == AllPairs {
