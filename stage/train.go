@@ -744,7 +744,13 @@ func (r *trainer) method() (train.Method, error) {
 		// A resumed run continues from its own duals; its snapshot says
 		// how it started (resumeFrom).
 	case r.place == DualsStream:
-		// Duals auto chose to stream them (Check refuses Duals stream).
+		// Duals auto chose to stream them (Check refuses Duals stream):
+		// the kept duals are checked, and the run starts cold.
+		k, err := duals.OpenKept(o.WarmStart)
+		if err != nil {
+			return nil, err
+		}
+		k.Close()
 		r.warm = &WarmFacts{From: o.WarmStart, Added: r.p.N(),
 			Cold: "the duals are streamed (the run does not fit in memory), and a warm start needs them in memory or in a memory-mapped file"}
 		r.logf("train: warning: starting cold, not from %s: %s; give %s PATH (memory-mapped) or a larger %s to start warm",

@@ -91,37 +91,57 @@ func runIn(ctx context.Context, args ...string) result {
 	return result{args: args, stdout: out.Bytes(), stderr: errb.Bytes(), code: code}
 }
 
-// makeComboFixtures featurizes the first 70 and 100 sentences of
-// train150.txt, keeps the duals of the first table, and finds the memory
-// budget at which the second one's duals stream in several blocks.
+var (
+	comboOnce sync.Once
+	comboFix  comboFixtures
+	comboErr  error
+)
+
+// makeComboFixtures returns the fixtures, made on first use: the first
+// 70 and 100 sentences of train150.txt featurized, the duals of the first
+// table kept, and the memory budget at which the second one's duals
+// stream in several blocks.
 func makeComboFixtures(t *testing.T) comboFixtures {
 	t.Helper()
+	comboOnce.Do(func() { comboFix, comboErr = buildComboFixtures(filepath.Join(binDir, "combos")) })
+	if comboErr != nil {
+		t.Fatal(comboErr)
+	}
+	return comboFix
+}
+
+func buildComboFixtures(dir string) (comboFixtures, error) {
+	var fx comboFixtures
 	full, err := os.ReadFile("testdata/train150.txt")
 	if err != nil {
-		t.Fatal(err)
+		return fx, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fx, err
 	}
 	sents := strings.SplitAfter(strings.TrimSpace(string(full))+"\n", "\n\n")
-	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
-	must := func(args ...string) result {
-		t.Helper()
-		r := runIn(context.Background(), args...)
-		if r.code != 0 {
-			t.Fatalf("%v", r)
+	must := func(args ...string) error {
+		if r := runIn(context.Background(), args...); r.code != 0 {
+			return fmt.Errorf("%v", r)
 		}
-		return r
+		return nil
 	}
 	for _, c := range []struct {
 		name string
 		n    int
 	}{{"day1", 70}, {"day2", 100}} {
 		if err := os.WriteFile(p(c.name+".txt"), []byte(strings.Join(sents[:c.n], "")), 0o644); err != nil {
-			t.Fatal(err)
+			return fx, err
 		}
-		must("featurize", "--template", "chunking", "-o", p(c.name+".arrow"), p(c.name+".txt"))
+		if err := must("featurize", "--template", "chunking", "-o", p(c.name+".arrow"), p(c.name+".txt")); err != nil {
+			return fx, err
+		}
 	}
-	must("train", "-q", "--max-epochs", "3", "--keep-duals", p("day1.duals"), "-o", p("day1.model"), p("day1.arrow"))
-	fx := comboFixtures{dir: dir, table: p("day2.arrow"), kept: p("day1.duals"), budget: map[int]string{}}
+	if err := must("train", "-q", "--max-epochs", "3", "--keep-duals", p("day1.duals"), "-o", p("day1.model"), p("day1.arrow")); err != nil {
+		return fx, err
+	}
+	fx = comboFixtures{dir: dir, table: p("day2.arrow"), kept: p("day1.duals"), budget: map[int]string{}}
 	// The budget of each number of workers: the first, from 36 MiB in
 	// steps of 512 KiB, at which a run with checkpoints streams the duals
 	// in three blocks or more (a run that meets its target at the initial
@@ -137,11 +157,11 @@ func makeComboFixtures(t *testing.T) comboFixtures {
 			}
 		}
 		if found == "" {
-			t.Fatalf("no memory budget from 36 to 72 MiB streams the table's duals in 3 blocks or more with %d workers", workers)
+			return fx, fmt.Errorf("no memory budget from 36 to 72 MiB streams the table's duals in 3 blocks or more with %d workers", workers)
 		}
 		fx.budget[workers] = found
 	}
-	return fx
+	return fx, nil
 }
 
 // args returns the cell's command line, writing into dir.
