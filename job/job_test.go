@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -362,10 +363,21 @@ func TestCorruptState(t *testing.T) {
 }
 
 // TestLBFGSNoCheckpoint: train with solver: lbfgs gets no checkpoint
-// directory (L-BFGS refuses --checkpoint and --resume).
+// directory and no kept duals: train's check (here the fake's, as
+// train's) refuses the checkpoint flags and --keep-duals with L-BFGS.
 func TestLBFGSNoCheckpoint(t *testing.T) {
 	_, path := setup(t, strings.Replace(testJob, "{gap-tol: 0.01, no-bias: true}", "{gap-tol: 0.01, solver: lbfgs}", 1))
-	x := &fakeExec{}
+	x := &fakeExec{check: func(args []string) error {
+		if !slices.Contains(args, "--solver=lbfgs") {
+			return nil
+		}
+		for _, a := range args {
+			if strings.HasPrefix(a, "--checkpoint") || strings.HasPrefix(a, "--keep-duals") || strings.HasPrefix(a, "--warm-start") {
+				return fmt.Errorf("%s: not used by --solver lbfgs", a)
+			}
+		}
+		return nil
+	}}
 	if _, err := runJob(t, path, x, Options{}); err != nil {
 		t.Fatal(err)
 	}

@@ -146,6 +146,8 @@ func Run(ctx context.Context, f *File, x Exec, o Options) (*Manifest, error) {
 		if err := x.Check(s.args); err != nil {
 			return nil, fmt.Errorf("%s: stage %s (%s): %w", f.path, s.Name, s.Run, err)
 		}
+		// Train checkpoints where it accepts the flags the job would give.
+		s.ckpt = s.Run == "train" && x.Check(s.withFlags("--checkpoint-interval="+CheckpointInterval.String())) == nil
 	}
 	if err := f.checkFiles(steps); err != nil {
 		return nil, err
@@ -317,8 +319,7 @@ func (r *runner) exec(ctx context.Context, s *step, inputs []FileHash, rep *Stag
 				ckArgs = append(ckArgs, "--checkpoint-every=0", "--checkpoint-interval="+CheckpointInterval.String())
 			}
 		}
-		withCk := append(append([]string{args[0]}, ckArgs...), args[1:]...)
-		ckArgs = append(ckArgs, r.warmArgs(s, withCk, inputs, resume, rep)...)
+		ckArgs = append(ckArgs, r.warmArgs(s, s.withFlags(ckArgs...), inputs, resume, rep)...)
 		args = append(append([]string{args[0]}, ckArgs...), args[1:]...)
 	}
 	if s.stdout == "" {
@@ -447,11 +448,14 @@ func (r *runner) warmFacts(s *step, rep *StageReport) {
 // SIGINT and SIGTERM always save the point reached.
 const CheckpointInterval = 5 * time.Minute
 
-// checkpoints reports whether train checkpoints: SDCA does, L-BFGS
-// (solver: lbfgs) has nothing to resume from and refuses the flags.
-func (s *step) checkpoints() bool {
-	v, _ := optionValue(s.Options["solver"])
-	return v == "" || v == "sdca"
+// checkpoints reports whether train checkpoints with the stage's options
+// (s.ckpt, from train's own check: SDCA and BCFW do; L-BFGS, OEG and SAG
+// cannot resume and refuse the flags).
+func (s *step) checkpoints() bool { return s.ckpt }
+
+// withFlags returns the stage's command line with flags after the command.
+func (s *step) withFlags(flags ...string) []string {
+	return append(append([]string{s.args[0]}, flags...), s.args[1:]...)
 }
 
 // checkpoint returns train's checkpoint directory and whether it holds a
