@@ -159,7 +159,8 @@ func TestTrainWarmStart(t *testing.T) {
 	}
 	// A warm run interrupted after 2 epochs and resumed (without the kept
 	// duals: its own are in the snapshot) ends where the uninterrupted one
-	// does, at every digit the log prints.
+	// does, at every digit the log prints, with its model's bytes (the
+	// warm start's facts included).
 	stopped := func(log string) string {
 		t.Helper()
 		for _, l := range strings.Split(log, "\n") {
@@ -177,6 +178,7 @@ func TestTrainWarmStart(t *testing.T) {
 	if resumed := stopped(must("train", "-q", "--gap-tol", "1e-5", "--resume", "ck", "-o", "resumed.model", "new.arrow")); resumed != whole {
 		t.Errorf("resumed warm run: %q, uninterrupted: %q", resumed, whole)
 	}
+	sameFile(t, filepath.Join(dir, "whole.model"), filepath.Join(dir, "resumed.model"))
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -196,9 +198,9 @@ func TestTrainWarmStart(t *testing.T) {
 		want string
 	}{
 		{[]string{"--warm-start", "old.duals", "--duals", "stream"}, "--warm-start"},
-		{[]string{"--warm-start", "old.duals", "--resume", "ck"}, "--resume"},
-		{[]string{"--warm-start", "old.duals", "--solver", "lbfgs"}, "applies to SDCA only"},
-		{[]string{"--keep-duals", "k.duals", "--solver", "lbfgs"}, "applies to SDCA only"},
+		{[]string{"--warm-start", "old.duals", "--resume", "ck"}, "ck is not a checkpoint directory"}, // the run ended: its snapshots are gone
+		{[]string{"--warm-start", "old.duals", "--solver", "lbfgs"}, "not used by --solver lbfgs (only by --solver sdca)"},
+		{[]string{"--keep-duals", "k.duals", "--solver", "lbfgs"}, "not used by --solver lbfgs (only by --solver sdca)"},
 		{[]string{"--keep-duals", "new.arrow"}, "--keep-duals"},
 		{[]string{"--warm-start", "bad.duals"}, "bad.duals: not a usable kept-duals file: the duals' checksum does not match"},
 	} {
@@ -351,12 +353,12 @@ stages:
   - name: streamed
     run: train
     inputs: [out/big.arrow]
-    options: {duals: stream, memory-budget: 72MiB, checkpoint-every: 1, max-epochs: 2, quiet: true}
+    options: {duals: stream, memory-budget: 72MiB, checkpoint-every: 1, max-epochs: 1, quiet: true}
     output: out/streamed.arrow
   - name: kept
     run: train
     inputs: [out/big.arrow]
-    options: {duals: stream, memory-budget: 72MiB, checkpoint-every: 1, max-epochs: 2, quiet: true, keep-duals: out/kept.duals}
+    options: {duals: stream, memory-budget: 72MiB, checkpoint-every: 1, max-epochs: 1, quiet: true, keep-duals: out/kept.duals}
     output: out/kept.arrow
 `)
 	manifest := filepath.Join(dir, ".dualcrf-job/grow/manifest.json")
