@@ -363,3 +363,28 @@ func loadAverage() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+// TestStreamBudgetMonotone: a larger memory budget is never refused where
+// a smaller one streams the same table's duals (a budget between two that
+// ran used to be refused: its plan took one block buffer fewer than it
+// holds, so blocks too large for it).
+func TestStreamBudgetMonotone(t *testing.T) {
+	fx := makeComboFixtures(t)
+	dir := t.TempDir()
+	accepted := ""
+	for kib := 40 << 10; kib <= 56<<10; kib += 512 {
+		budget := fmt.Sprintf("%dKiB", kib)
+		r := runIn(context.Background(), "train", "-q", "--duals", "stream", "--memory-budget", budget, "--gap-tol", "1e9",
+			"-o", filepath.Join(dir, "m.arrow"), fx.table)
+		noPanic(t, r)
+		switch {
+		case r.code == 0:
+			accepted = budget
+		case accepted != "":
+			t.Fatalf("--memory-budget %s ran, but %s is refused: %s", accepted, budget, r.stderr)
+		}
+	}
+	if accepted == "" {
+		t.Fatal("no budget from 40 to 56 MiB ran")
+	}
+}
