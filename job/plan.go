@@ -27,6 +27,8 @@ type step struct {
 	relative map[string]string
 	outputs  []string // every file written
 	stdout   string   // eval's report goes to this file ("" : the run's standard output)
+	// ckpt: train checkpoints with the stage's options (checkpoints).
+	ckpt bool
 	// files are the stage's inputs (with the glob patterns they came from)
 	// and outputs (with the files written but not recorded, such as
 	// train's duals) as the job's file check names them.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crfsuite"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/internal/platform"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/stage"
@@ -39,6 +41,7 @@ the Python module and featurize --model M --output-format crfsuite add to each s
 				&cli.StringFlag{Name: "features-py", DefaultText: "beside -o: NAME_features.py, NAME its name without extension; none when -o is -",
 					Usage: "the Python module of the model's feature templates to write (- for standard output)"},
 			),
+			category(catOutput, memoryBudgetFlag("the file is built in memory (about ten times its size at most, with its lists): an export estimated to need more is refused")),
 		),
 		Action: runExport,
 	}
@@ -60,6 +63,10 @@ func runExport(c *cli.Context) error {
 	in, out := c.Args().First(), c.String("output")
 	if out == "" {
 		return fmt.Errorf("export: -o is required: the CRFsuite model file to write (- for standard output)")
+	}
+	budget, err := memoryBudget(c)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
 	}
 	py := c.String("features-py")
 	switch {
@@ -84,6 +91,9 @@ func runExport(c *cli.Context) error {
 	if err := crfsuite.Check(m); err != nil {
 		return fmt.Errorf("export: %s: %w", inputName(in), err)
 	}
+	if err := checkExportMemory(m, inputName(in), budget, platform.PhysicalMemory); err != nil {
+		return err
+	}
 	var module []byte
 	if py != "" {
 		if module, err = featuresModule(m, inputName(in), out, py); err != nil {
@@ -99,11 +109,18 @@ func runExport(c *cli.Context) error {
 	}
 
 	var s crfsuite.Summary
-	var buf bytes.Buffer
-	if s, err = crfsuite.WriteModel(&buf, m); err != nil {
-		return fmt.Errorf("export: %s: %w", inputName(out), err)
-	}
-	if err := writeOutputs(c, []pendingOutput{{out, buf.Bytes()}, {py, module}}); err != nil {
+	err = writeOutputs(c, []pendingOutput{
+		{out, func(w io.Writer) error {
+			var err error
+			s, err = crfsuite.WriteModel(w, m)
+			return err
+		}},
+		{py, func(w io.Writer) error {
+			_, err := w.Write(module)
+			return err
+		}},
+	})
+	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	logf(c, "export: %s: %d features (%d transitions), %d attributes (%d markers), %d labels, %d bytes",
@@ -183,14 +200,15 @@ func featuresModule(m *crf.Model, name, out, py string) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// pendingOutput is an output's path and bytes; an empty path is none.
+// pendingOutput is an output's path and what writes it; an empty path is
+// none.
 type pendingOutput struct {
-	path string
-	data []byte
+	path  string
+	write func(io.Writer) error
 }
 
 // writeOutputs writes each output to its unnamed temporary, then commits
-// them all: a failure before the commits leaves none of them.
+// them all: a failure, or a signal, before the commits leaves none of them.
 func writeOutputs(c *cli.Context, outs []pendingOutput) error {
 	var opened []*pipeline.Output
 	defer func() {
@@ -207,7 +225,7 @@ func writeOutputs(c *cli.Context, outs []pendingOutput) error {
 			return err
 		}
 		opened = append(opened, o)
-		if _, err := o.Write(po.data); err != nil {
+		if err := po.write(o); err != nil {
 			return fmt.Errorf("%s: %w", o.Name(), err)
 		}
 	}
@@ -221,4 +239,49 @@ func writeOutputs(c *cli.Context, outs []pendingOutput) error {
 		opened = opened[1:]
 	}
 	return nil
+}
+
+// checkExportMemory refuses to export model m (read from name) when its
+// CRFsuite file does not fit the format's 32-bit offsets, or when writing
+// it would need more memory than budget (0: the machine's, from phys),
+// before anything is built.
+func checkExportMemory(m *crf.Model, name string, budget int64, phys func() (int64, error)) error {
+	size := crfsuite.SizeOf(m)
+	if err := size.Check(); err != nil {
+		return fmt.Errorf("export: %s: %w", name, err)
+	}
+	allowed := ""
+	if budget > 0 {
+		allowed = "the --memory-budget " + byteSize(budget)
+	} else if b, err := phys(); err == nil && b > 0 {
+		budget, allowed = b, "the "+byteSize(b)+" of memory this machine has (physical memory, or the cgroup's limit)"
+	} else {
+		return nil
+	}
+	modelBytes := 8 * int64(len(m.Weights))
+	for _, names := range [][]string{m.AttrNames, m.LabelNames} {
+		for _, n := range names {
+			modelBytes += int64(len(n)) + 16
+		}
+	}
+	const runtimeBytes = 24 << 20
+	need := runtimeBytes + modelBytes + size.Memory
+	if need <= budget {
+		return nil
+	}
+	return fmt.Errorf("export: %s: writing it in CRFsuite's format needs about %s in memory (%s to build its file of %s in memory with its feature lists, %s for the model, %s for the runtime), more than %s allows; try --memory-budget SIZE if more memory is available",
+		name, byteSize(need), byteSize(size.Memory), byteSize(size.File), byteSize(modelBytes), byteSize(runtimeBytes), allowed)
+}
+
+// byteSize formats a number of bytes for people.
+func byteSize(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
 }

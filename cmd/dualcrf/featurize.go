@@ -161,6 +161,8 @@ func featurizeFlags() optionFlags[struct{}] {
 			[]string{"RunOptions.Templates"}, nil},
 		{catFeatures, intIn(&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
 			0, math.MaxInt, "0 and 1 keep every attribute"), []string{"RunOptions.MinCount"}, nil},
+		{catFeatures, memoryBudgetFlag("the attribute vocabulary learnt (every distinct attribute until --min-count prunes them) is held to it: past it featurize stops at the line it reached"),
+			[]string{"RunOptions.MemoryBudget", "FeaturizeOptions.MemoryBudget"}, nil},
 	}, featurizeLikeFlags())
 }
 
@@ -378,6 +380,9 @@ func featurizeOptions(c *cli.Context) (o stage.FeaturizeOptions, m *crf.Model, e
 		return o, m, err
 	}
 	o.Input = &in
+	if o.MemoryBudget, err = memoryBudget(c); err != nil {
+		return o, m, fmt.Errorf("featurize: %w", err)
+	}
 	return o, m, nil
 }
 
