@@ -25,8 +25,7 @@ func demoCommand() *cli.Command {
 		Name:  "demo",
 		Usage: "run featurize → train → decode → eval on CoNLL-2000, printing each stage's command",
 		Description: `Uses CoNLL-2000 from $DUALCRF_DATA/conll2000 when set, else from data/conll2000 (where
-go run ./scripts/getdata puts it) or ../shared/data/conll2000, else a 1,000-sentence slice embedded
-in the binary. Files go to --dir (default: a temporary directory, removed after).
+go run ./scripts/getdata puts it), else a 1,000-sentence slice embedded in the binary. Files go to --dir (default: a temporary directory, removed after).
 
    dualcrf demo
    dualcrf demo --dir out --gap-tol 1e-4`,
@@ -45,7 +44,7 @@ in the binary. Files go to --dir (default: a temporary directory, removed after)
 func demoCorpus(dir string, embedded bool) (train, test, what string, err error) {
 	roots := []string{os.Getenv("DUALCRF_DATA")}
 	if roots[0] == "" {
-		roots = []string{"data", filepath.Join("..", "shared", "data")}
+		roots = []string{"data"}
 	}
 	for _, root := range roots {
 		if embedded {
@@ -76,14 +75,21 @@ func runDemo(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("demo: takes no arguments, got %q", c.Args().First())
 	}
-	dir := c.String("dir")
+	out := c.App.Writer
+	dir, where := c.String("dir"), ""
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "dualcrf-demo-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+		defer func() {
+			if err := os.RemoveAll(tmp); err != nil {
+				fmt.Fprintf(c.App.ErrWriter, "demo: removing %s: %v\n", tmp, err)
+				return
+			}
+			fmt.Fprintf(out, "\n# removed %s and the tables, model and log in it (dualcrf demo --dir DIR keeps them)\n", tmp)
+		}()
+		dir, where = tmp, ", removed at the end (--dir DIR keeps them)"
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("demo: --dir: %w", err)
 	}
@@ -91,8 +97,7 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	out := c.App.Writer
-	fmt.Fprintf(out, "# dualcrf demo on %s; files in %s\n", what, dir)
+	fmt.Fprintf(out, "# dualcrf demo on %s; files in %s%s\n", what, dir, where)
 	f := func(name string) string { return filepath.Join(dir, name) }
 	steps := [][]string{
 		{"featurize", "--template", "chunking", "--min-count", "3", "-o", f("train.arrow"), train},

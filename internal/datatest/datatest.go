@@ -1,11 +1,11 @@
-// Package datatest finds the corpora that tests and benchmarks read, and
-// the small slices of them that the repository carries.
+// Package datatest finds the corpora that tests and benchmarks read, the
+// small slices of them that the repository carries, and the Python 3
+// interpreter the tests of the generated Python feature module run.
 //
 // The data directory is $DUALCRF_DATA when set; else data/ under the
 // repository's root (the directory holding its go.mod, not a nested
 // module's) when it holds a corpus, which is where
-// `go run ./scripts/getdata -o data` puts them; else ../shared/data beside
-// the root when it exists.
+// `go run ./scripts/getdata -o data` puts them.
 //
 // When none is found, a test that needs the full corpora is skipped, with a
 // message saying how to get them, and Main prints how many were skipped.
@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -71,19 +72,17 @@ func Find() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %s is not set and %v", ErrNoData, EnvVar, err)
 	}
-	cands := Candidates(root)
-	for _, dir := range cands {
-		if holdsCorpus(dir) {
-			return dir, nil
-		}
+	dir := DefaultDir(root)
+	if holdsCorpus(dir) {
+		return dir, nil
 	}
-	return "", fmt.Errorf("%w: %s is not set and neither %s holds a corpus", ErrNoData, EnvVar, strings.Join(cands, " nor "))
+	return "", fmt.Errorf("%w: %s is not set and %s holds no corpus", ErrNoData, EnvVar, dir)
 }
 
-// Candidates returns the default data directories looked at, in order,
-// for the repository rooted at root: data/ under it, then ../shared/data.
-func Candidates(root string) []string {
-	return []string{filepath.Join(root, "data"), filepath.Join(filepath.Dir(root), "shared", "data")}
+// DefaultDir is the data directory looked at when $DUALCRF_DATA is not set,
+// for the repository rooted at root: data/ under it.
+func DefaultDir(root string) string {
+	return filepath.Join(root, "data")
 }
 
 // holdsCorpus reports whether dir has one of the corpora's subdirectories.
@@ -191,6 +190,30 @@ func Carried(t testing.TB, rel ...string) string {
 		t.Fatalf("a file the repository carries is missing: %v", err)
 	}
 	return p
+}
+
+// PythonVar names the Python 3 interpreter the tests run (default:
+// python3 on the PATH).
+const PythonVar = "DUALCRF_PYTHON"
+
+// Python3 returns the path of the Python 3 interpreter ($DUALCRF_PYTHON,
+// else python3 on the PATH). Without one the test is skipped, or fails
+// when Required (CI installs python3).
+func Python3(t testing.TB) string {
+	t.Helper()
+	name := os.Getenv(PythonVar)
+	if name == "" {
+		name = "python3"
+	}
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if Required() || os.Getenv(PythonVar) != "" {
+		t.Fatalf("no Python 3 interpreter (%v): install python3, or name one with %s", err, PythonVar)
+	}
+	t.Skipf("needs python3 (install it, or name an interpreter with %s)", PythonVar)
+	return ""
 }
 
 // Main runs the tests (call it from TestMain: os.Exit(datatest.Main(m)))
