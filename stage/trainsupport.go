@@ -92,8 +92,15 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 				blocks, slot = plan(-1)
 			}
 		}
-		r.streamBlocks = blocks
 		est = estimate(false, int64(duals.StreamBuffers+held)*slot)
+		// A plan of one block holds the duals whole, which can exceed the
+		// blocks planned: smaller blocks then, while they are refused.
+		for est.Total() > budget && r.streamOpts.BlockBytes > minBlockBytes {
+			r.streamOpts.BlockBytes = max(r.streamOpts.BlockBytes*3/4/4096*4096, minBlockBytes)
+			blocks, slot, _ = duals.StreamLayout(r.t.Data, r.streamOpts)
+			est = estimate(false, int64(duals.StreamBuffers+max(held, 0))*slot)
+		}
+		r.streamBlocks = blocks
 	default:
 		est = estimate(r.place == DualsMemory && (r.solver == "sdca" || r.solver == "bcfw"), 0)
 	}
