@@ -29,11 +29,11 @@ import (
 
 // comboCell is one cell of the table.
 type comboCell struct {
-	solver  string // sdca, lbfgs, oeg, sag, or hinge (--loss hinge)
-	duals   string // memory (the default: no flag), file or stream
-	ckpt    bool   // --checkpoint
-	warm    string // keep (--keep-duals), warm (--warm-start) or ""
-	sched   string // default (no flag), seq (--workers 1) or async (--workers 2 --nondeterministic-async atomic)
+	solver string // sdca, lbfgs, oeg, sag, or hinge (--loss hinge)
+	duals  string // memory (the default: no flag), file or stream
+	ckpt   bool   // --checkpoint
+	warm   string // keep (--keep-duals), warm (--warm-start) or ""
+	sched  string // default (no flag), seq (--workers 1) or async (--workers 2 --nondeterministic-async atomic)
 }
 
 func (c comboCell) String() string {
