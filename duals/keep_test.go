@@ -35,7 +35,7 @@ func writeKeptFixture(t *testing.T) (*crf.Dataset, *Memory, []SentenceKey, strin
 	}
 	path := filepath.Join(t.TempDir(), "kept.duals")
 	info := KeptInfo{Lambda: 0.5, LambdaSetting: "1/n", Templates: "abc", KeyColumns: []string{"word"}, Source: "t.arrow"}
-	if err := WriteKept(path, info, keys, d, m); err != nil {
+	if err := writeKeptFile(path, info, keys, d, m); err != nil {
 		t.Fatal(err)
 	}
 	return d, m, keys, path
@@ -138,7 +138,7 @@ func FuzzReadKept(f *testing.F) {
 		}
 	}
 	path := filepath.Join(f.TempDir(), "seed.duals")
-	if err := WriteKept(path, KeptInfo{}, make([]SentenceKey, d.Len()), d, m); err != nil {
+	if err := writeKeptFile(path, KeptInfo{}, make([]SentenceKey, d.Len()), d, m); err != nil {
 		f.Fatal(err)
 	}
 	m.Close()
@@ -170,4 +170,17 @@ func FuzzReadKept(f *testing.F) {
 			t.Fatalf("a verified file read %d of %d blocks", n, len(k.Keys))
 		}
 	})
+}
+
+// writeKeptFile writes a kept-duals file at path with WriteKept.
+func writeKeptFile(path string, info KeptInfo, keys []SentenceKey, d *crf.Dataset, src Store) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := WriteKept(f, path, info, keys, d, src); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -26,13 +26,17 @@ them and they cannot be folded into its weights.
    dualcrf train --feature-space observed --no-bias -o model.arrow train.arrow
    dualcrf export --format crfsuite -o model.crfsuite model.arrow
    crfsuite tag -m model.crfsuite test.crfsuite.txt`,
-		Flags: flagGroups(
-			category(catOutput,
-				&cli.StringFlag{Name: "format", Usage: "the model format to write: crfsuite (required)"},
-				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the file to write (required; - for standard output)"},
-			),
-		),
-		Action: runExport,
+		Flags:  exportFlags().cliFlags(),
+		Action: exportFlags().checkedAction(runExport),
+	}
+}
+
+// exportFlags is export's flag table: its flags and the files it names.
+func exportFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catInput, argFiles("MODEL", pipeline.RoleInput, true), nil, nil},
+		{catOutput, &cli.StringFlag{Name: "format", Usage: "the model format to write: crfsuite (required)"}, nil, nil},
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the file to write (required; - for standard output)"}).std(), nil, nil},
 	}
 }
 
@@ -51,9 +55,6 @@ func runExport(c *cli.Context) error {
 	in, out := c.Args().First(), c.String("output")
 	if out == "" {
 		return fmt.Errorf("export: -o is required: the CRFsuite model file to write (- for standard output)")
-	}
-	if err := checkFiles(c, "export", []pipeline.Path{pathOf("", in)}, []pipeline.Path{pathOf("-o", out)}); err != nil {
-		return err
 	}
 	m, err := stage.ReadModel(c.Context, stageInput(c, in))
 	if err != nil {
@@ -74,6 +75,6 @@ func runExport(c *cli.Context) error {
 		return err
 	}
 	logf(c, "export: %s: %d features (%d transitions), %d attributes, %d labels, %d bytes",
-		inputName(out), s.Features, s.Transition, s.Attributes, s.Labels, s.Bytes)
+		outputName(out), s.Features, s.Transition, s.Attributes, s.Labels, s.Bytes)
 	return nil
 }
