@@ -142,13 +142,13 @@ func Run(ctx context.Context, f *File, x Exec, o Options) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.checkFiles(steps); err != nil {
+		return nil, err
+	}
 	for _, s := range steps {
 		if err := x.Check(s.args); err != nil {
 			return nil, fmt.Errorf("%s: stage %s (%s): %w", f.path, s.Name, s.Run, err)
 		}
-	}
-	if err := f.checkFiles(steps); err != nil {
-		return nil, err
 	}
 	r := &runner{f: f, x: x, o: o, steps: steps, made: map[string]string{},
 		man: Manifest{Job: f.Name, File: f.path, Started: time.Now().UTC(), PID: os.Getpid()}}
