@@ -76,7 +76,7 @@ func trainFlags() optionFlags[trainSetup] {
 		{catInput, argFiles("FEATURES", pipeline.RoleInput, true), nil, nil},
 		{catInput, fileOf(pipeline.RoleInput, &cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates), scored after each certificate"}).std(),
 			[]string{"Valid"}, nil}, // read by runTrain
-		{catInput, &cli.StringFlag{Name: "memory-budget", DefaultText: "physical memory", Usage: "memory the run may use, e.g. 8GiB; a run estimated to need more is refused. " +
+		{catInput, &cli.StringFlag{Name: "memory-budget", DefaultText: "physical memory", Usage: "memory the run may use, e.g. 8GiB or 500MB (KiB, MiB, GiB, TiB: powers of 1024; kB, MB, GB, TB: of 1000); a run estimated to need more is refused. " +
 			"--duals auto keeps the duals in memory when the whole run fits in it (unset: in half of physical memory); streamed duals get what the rest of the run leaves, in 3 block buffers"},
 			[]string{"MemoryBudget"}, func(c *cli.Context, n string, s *trainSetup) error {
 				b := c.String(n)
