@@ -170,9 +170,9 @@ func (r Role) noun() string {
 // lake). Files are compared by identity, not by name: by device and inode
 // (os.SameFile) when they exist, so symbolic links, hard links and every
 // spelling of a path (./x, x, /abs/x, dir/../x) are caught; a file that
-// does not exist yet by its directory, resolved through symbolic links
-// (".." included, as the system resolves it), and its name, and by where
-// a symbolic link to it leads. "-" stands for the file behind standard
+// does not exist yet by its directory (its device and inode, and its path
+// resolved through symbolic links, ".." included as the system resolves
+// it) and its name, and by where a symbolic link to it leads. "-" stands for the file behind standard
 // input or output, so `-o in.arrow < in.arrow` is caught too.
 //
 // Two files may be the same only as Compatible allows; besides:
@@ -417,6 +417,10 @@ type fileID struct {
 	std  bool   // "-": a standard stream
 	key  string // the resolved directory and name ("" for a stream that is a file)
 	real string // where a symbolic link named key leads ("" : key)
+	// parent is the directory of a file not made yet, when it exists:
+	// with its name, the file's identity (a directory reached by two
+	// paths, as through a bind mount, is one directory).
+	parent os.FileInfo
 
 	members  []member // a directory input's files
 	patterns []string // a Pattern input's forms (patternForms)
@@ -463,6 +467,7 @@ func identify(p Path, std any, stdName string) (fileID, bool) {
 		}
 	} else {
 		real = linkTarget(id.key) // a writer that opens the name creates its target
+		id.parent, _ = os.Stat(filepath.Dir(id.key))
 	}
 	if real != id.key {
 		id.real = real
@@ -530,8 +535,9 @@ func (id fileID) forms() []string {
 }
 
 // sameFile reports whether a and b are one file: by device and inode when
-// both exist, else by the places they name (a stream that is no file by
-// its name).
+// both exist, else by their directories' device and inode and their
+// names, or by the places they name (a stream that is no file by its
+// name).
 func sameFile(a, b fileID) bool {
 	switch {
 	case a.info != nil && b.info != nil:
@@ -539,6 +545,8 @@ func sameFile(a, b fileID) bool {
 	case a.info != nil || b.info != nil:
 		return false
 	case a.key != "" && a.key == b.key:
+		return true
+	case a.parent != nil && b.parent != nil && filepath.Base(a.key) == filepath.Base(b.key) && os.SameFile(a.parent, b.parent):
 		return true
 	}
 	for _, x := range a.forms() {
