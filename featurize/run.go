@@ -291,6 +291,14 @@ type RunOptions struct {
 	// vocabulary to learn.
 	TemplatesFor func(columns []string) (*TemplateSet, string, error)
 	Chosen       func(name string, columns []string)
+	// MemoryBudget, when positive, bounds the memory of the vocabulary
+	// learnt, in bytes: it holds every distinct attribute of the input
+	// until MinCount prunes them at its end, so its size follows the
+	// corpus and the templates; past the budget the first pass stops with
+	// a *SyntaxError at the line it reached. MachineMemory says the budget
+	// is the machine's memory, not one given. 0: no bound.
+	MemoryBudget  int64
+	MachineMemory bool
 }
 
 // DefaultTemplates chooses the built-in template set for an input of
@@ -451,9 +459,16 @@ func firstPass(ctx context.Context, src *source, display string, opts RunOptions
 	for _, l := range labels {
 		known[l] = true
 	}
+	nextCheck := vocabCheckEvery
 	set, err := scanChoose(ctx, src, display, opts, true, set, func(_ []string, s *Sentence, feats [][]Feature) error {
 		if vocab == nil {
 			vb.AddSentence(feats)
+			if opts.MemoryBudget > 0 && vb.Len() >= nextCheck {
+				nextCheck = vb.Len() + vocabCheckEvery
+				if err := checkVocabMemory(vb, display, s.Line, opts); err != nil {
+					return err
+				}
+			}
 		}
 		for _, l := range s.Labels {
 			if l != "" && !known[l] {
@@ -473,6 +488,42 @@ func firstPass(ctx context.Context, src *source, display string, opts RunOptions
 		vocab = vb.Build(opts.MinCount)
 	}
 	return vocab, labels, set, nil
+}
+
+// vocabCheckEvery is how many new attributes the vocabulary learns
+// between two checks of its memory.
+const vocabCheckEvery = 1 << 16
+
+// vocabRuntimeBytes is about what the process holds besides the
+// vocabulary while it is learnt: the program, the runtime and a sentence.
+const vocabRuntimeBytes = 32 << 20
+
+// checkVocabMemory refuses the vocabulary vb, learnt up to line of the
+// input display, when it needs more than opts.MemoryBudget.
+func checkVocabMemory(vb *VocabBuilder, display string, line int, opts RunOptions) error {
+	need := vocabRuntimeBytes + vb.MemoryBytes()
+	if need <= opts.MemoryBudget {
+		return nil
+	}
+	allowed := "the {RunOptions.MemoryBudget} " + byteSize(opts.MemoryBudget)
+	if opts.MachineMemory {
+		allowed = "the " + byteSize(opts.MemoryBudget) + " of memory this machine has (physical memory, or the cgroup's limit)"
+	}
+	return optionSyntaxError(display, line, "the attribute vocabulary has grown to %d distinct attributes, about %s in memory "+
+		"(every attribute is kept until {RunOptions.MinCount} prunes them at the end of the input), more than %s allows; "+
+		"try fewer or narrower templates ({RunOptions.Templates}), a part of the corpus, or {RunOptions.MemoryBudget} SIZE if more memory is available",
+		vb.Len(), byteSize(need), allowed)
+}
+
+// byteSize formats a number of bytes for people.
+func byteSize(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d B", b)
 }
 
 // addCoverage counts in c a sentence featurized with a fixed vocabulary:

@@ -220,6 +220,7 @@ func (tr *TextReader) add(t *tables.FeatureTable, s *Sentence) error {
 		return err
 	}
 	d.SentStart = append(d.SentStart, len(d.Labels))
+	t.Lines = append(t.Lines, s.Line)
 	for tok, fs := range tr.feats {
 		var dropped int
 		tr.ids, tr.vals, dropped = tr.vocab.AppendIDs(tr.ids[:0], tr.vals[:0], fs)

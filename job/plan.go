@@ -23,6 +23,8 @@ type step struct {
 	inputs  []string // every file read and hashed: arguments and input options
 	outputs []string // every file written and recorded
 	stdout  string   // eval's report goes to this file ("" : the run's standard output)
+	// ckpt: train checkpoints with the stage's options (checkpoints).
+	ckpt bool
 	// files are every file the stage names, each with its role (the
 	// glob patterns its inputs came from too, and the state files it
 	// reads or writes but the job does not record, such as train's
@@ -135,9 +137,9 @@ func (f *File) makeStep(st *step, specs map[string]pipeline.FileSpec) error {
 // (pipeline.CheckFiles): no file a stage writes may be a file that stage
 // or an earlier one reads (or lie inside such a directory input, or match
 // such a glob), the job file, a file another stage writes, or another
-// stage's state; the manifests, the job's state and lock, train's
-// checkpoint directories and the duals the job keeps for train's warm
-// starts may be no stage's input or output.
+// stage's state; the manifests, the job's state and lock, and the places
+// the job keeps a train stage's checkpoints and duals (reserved whether
+// or not its options let it use them) may be no stage's input or output.
 func (f *File) checkFiles(steps []*step) error {
 	paths := []pipeline.Path{
 		{Name: f.path, Role: pipeline.RoleInput, Owner: "the job file"},
@@ -148,7 +150,7 @@ func (f *File) checkFiles(steps []*step) error {
 	}
 	for _, s := range steps {
 		paths = append(paths, s.files...)
-		if s.Run != "train" || !s.checkpoints() {
+		if s.Run != "train" {
 			continue
 		}
 		dir := f.checkpointDir(s)

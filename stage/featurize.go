@@ -10,6 +10,7 @@ import (
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/internal/platform"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/tables"
@@ -53,6 +54,10 @@ type FeaturizeOptions struct {
 	// set of CoNLL text with part-of-speech tags: the input has no such
 	// column.
 	Chosen func(name string, columns []string)
+	// MemoryBudget bounds the memory of the vocabulary learnt (not with
+	// Like, which learns none), in bytes (featurize.RunOptions.MemoryBudget);
+	// 0: the machine's physical memory, or its cgroup's limit when lower.
+	MemoryBudget int64
 }
 
 // DefaultTemplate names the built-in template set used for an input
@@ -85,6 +90,12 @@ func templatesByColumns(format string) bool {
 // runOptions turns o into featurize's options for the input in.
 func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, error) {
 	var r featurize.RunOptions
+	switch {
+	case o.MemoryBudget < 0:
+		return r, fmt.Errorf("featurize: %w", optionError("FeaturizeOptions.MemoryBudget", o.MemoryBudget, "want a positive size (0: the machine's memory)"))
+	case o.MemoryBudget > 0 && o.Like != nil:
+		return r, fmt.Errorf("featurize: %w", optionError("FeaturizeOptions.MemoryBudget", nil, "bounds the vocabulary featurize learns; with {FeaturizeOptions.Like} it learns none"))
+	}
 	if o.Like != nil && (o.Templates != nil || o.MinCount != 0) {
 		return r, errors.New("featurize: the templates and min-count come from the model or table featurized like; do not repeat them")
 	}
@@ -102,6 +113,14 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 	}
 	r.Writer = o.Writer
 	r.Progress = o.Progress
+	if o.Like == nil {
+		r.MemoryBudget = o.MemoryBudget
+		if r.MemoryBudget == 0 {
+			if b, err := platform.PhysicalMemory(); err == nil && b > 0 {
+				r.MemoryBudget, r.MachineMemory = b, true
+			}
+		}
+	}
 	if !in.IsStdin() && strings.HasSuffix(in.Path, ".zip") && !strings.HasPrefix(r.Input.Format, "ptb-") {
 		return r, fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with the input format ptb-mrg or ptb-pos", in.Path)
 	}

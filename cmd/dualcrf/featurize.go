@@ -118,6 +118,8 @@ func featurizeFlags() optionFlags[struct{}] {
 			[]string{"RunOptions.Templates"}, nil},
 		{catFeatures, intIn(&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
 			0, math.MaxInt, "0 and 1 keep every attribute"), []string{"RunOptions.MinCount"}, nil},
+		{catFeatures, memoryBudgetFlag("the attribute vocabulary learnt (every distinct attribute until --min-count prunes them) is held to it: past it featurize stops at the line it reached"),
+			[]string{"RunOptions.MemoryBudget", "FeaturizeOptions.MemoryBudget"}, nil},
 	}, featurizeLikeFlags(), optionFlags[struct{}]{
 		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output); Parquet when the name ends .parquet"}).std(), nil, nil},
 		{catOutput, &cli.StringFlag{Name: "output-format", DefaultText: "by -o's name, else arrow", Usage: "output table: arrow (Arrow IPC, see --ipc) or parquet"}, nil, nil},
@@ -339,6 +341,9 @@ func featurizeOptions(c *cli.Context) (stage.FeaturizeOptions, error) {
 		return o, err
 	}
 	o.Input = &in
+	if o.MemoryBudget, err = memoryBudget(c); err != nil {
+		return o, fmt.Errorf("featurize: %w", err)
+	}
 	return o, nil
 }
 

@@ -323,13 +323,13 @@ func TestPathStdStreams(t *testing.T) {
 func TestFileTables(t *testing.T) {
 	app := newApp(nil, nil, nil)
 	notFiles := map[string][]string{
-		"featurize": {"input-format", "format", "columns", "label-column", "sentence-column", "position-column", "folds", "column", "output-format", "ipc", "compression", "progress"},
+		"featurize": {"memory-budget", "input-format", "format", "columns", "label-column", "sentence-column", "position-column", "folds", "column", "output-format", "ipc", "compression", "progress"},
 		"train": {"memory-budget", "feature-space", "transitions", "lambda", "solver", "loss", "hamming", "sampler", "sag-variant",
 			"progress"},
-		"decode":  {"input-format", "columns", "label-column", "sentence-column", "position-column", "folds", "column", "constraints", "force-column", "scheme", "format", "ipc", "compression", "progress"},
+		"decode":  {"memory-budget", "input-format", "columns", "label-column", "sentence-column", "position-column", "folds", "column", "constraints", "force-column", "scheme", "format", "ipc", "compression", "progress"},
 		"eval":    {"scheme"},
 		"explain": {"format"},
-		"export":  {"format"},
+		"export":  {"format", "memory-budget"},
 		"demo":    {"gap-tol"},
 		"synth":   {"ipc", "compression"},
 		"run":     {"var", "progress"},
