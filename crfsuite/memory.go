@@ -34,6 +34,23 @@ func SizeOf(m *crf.Model) Size {
 			attrNameBytes += int64(len(m.AttrNames[a]))
 		}
 	}
+	if !m.Layout.NoBias {
+		mk := MarkersOf(m)
+		for i, name := range []string{mk.Bias, mk.Start, mk.End} {
+			n := int64(0)
+			off := m.Layout.Bias() + i*K
+			for _, w := range m.Weights[off : off+K] {
+				if w != 0 {
+					n++
+				}
+			}
+			if n > 0 {
+				feats += n
+				attrs++
+				attrNameBytes += int64(len(name))
+			}
+		}
+	}
 	for _, w := range m.Weights[m.Layout.Trans() : m.Layout.Trans()+K*K] {
 		if w != 0 {
 			trans++

@@ -13,9 +13,10 @@ import (
 )
 
 // sizeModel is a random model of A attributes and K labels, a share of its
-// weights zero (whole rows among them), without bias.
-func sizeModel(rng *rand.Rand, A, K int, zeros int) *crf.Model {
-	lay := crf.Layout{NumAttrs: A, NumLabels: K, NoBias: true}
+// weights zero (whole rows among them), with bias, start and end weights
+// unless noBias.
+func sizeModel(rng *rand.Rand, A, K int, zeros int, noBias bool) *crf.Model {
+	lay := crf.Layout{NumAttrs: A, NumLabels: K, NoBias: noBias}
 	w := crftest.RandomWeights(rng, lay, 1)
 	for i := range w {
 		if rng.IntN(zeros+1) != 0 {
@@ -39,7 +40,7 @@ func TestSizeOf(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := range 30 {
 		A, K := 1+rng.IntN(2000), 1+rng.IntN(9)
-		m := sizeModel(rng, A, K, trial%4)
+		m := sizeModel(rng, A, K, trial%4, trial%3 == 0)
 		s := SizeOf(m)
 		var buf bytes.Buffer
 		buf.Grow(int(s.File))

@@ -150,6 +150,10 @@ func (tr *TextReader) read() (*tables.FeatureTable, error) {
 			if err := tr.r.Err(); err != nil {
 				return nil, err
 			}
+			if cr, ok := tr.r.(*ConllReader); ok && !tr.done {
+				noteStats(readStats{docstarts: cr.Docstarts()}, tr.display, tr.opts)
+				tr.done = true
+			}
 			break
 		}
 		s := tr.r.Sentence()

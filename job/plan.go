@@ -3,6 +3,7 @@ package job
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,11 +19,14 @@ import (
 // step is a stage made concrete: its command line and its files.
 type step struct {
 	Stage
-	index   int
-	args    []string // the command's arguments (without train's checkpoint flags)
-	inputs  []string // every file read and hashed: arguments and input options
-	outputs []string // every file written and recorded
-	stdout  string   // eval's report goes to this file ("" : the run's standard output)
+	index  int
+	args   []string // the command's arguments (without train's checkpoint flags)
+	inputs []string // every file read and hashed: arguments and input options
+	// relative holds the inputs (resolved) that the job file gave as
+	// relative paths, with the path as written.
+	relative map[string]string
+	outputs  []string // every file written and recorded
+	stdout   string   // eval's report goes to this file ("" : the run's standard output)
 	// ckpt: train checkpoints with the stage's options (checkpoints).
 	ckpt bool
 	// files are every file the stage names, each with its role (the
@@ -54,6 +58,12 @@ func (f *File) makeStep(st *step, specs map[string]pipeline.FileSpec) error {
 	add := func(flag, name string, role pipeline.Role) {
 		st.files = append(st.files, pipeline.Path{Flag: flag, Name: name, Role: role, Owner: owner, Step: st.index + 1})
 	}
+	st.relative = map[string]string{}
+	given := func(written, resolved string) {
+		if written != "" && !filepath.IsAbs(written) {
+			st.relative[resolved] = written
+		}
+	}
 	st.args = []string{st.Run}
 	keys := make([]string, 0, len(st.Options))
 	for k := range st.Options {
@@ -68,6 +78,7 @@ func (f *File) makeStep(st *step, specs map[string]pipeline.FileSpec) error {
 				return fmt.Errorf("option %s %q: a job's stages read and write files, not standard input or output", k, v)
 			}
 			if p != "" {
+				written := p
 				p = f.resolve(p)
 				v = prefix + p
 				add("--"+k, p, spec.Role)
@@ -76,6 +87,7 @@ func (f *File) makeStep(st *step, specs map[string]pipeline.FileSpec) error {
 				// checkpoints) is checked but not recorded.
 				switch spec.Role {
 				case pipeline.RoleInput:
+					given(written, p)
 					st.inputs = append(st.inputs, p)
 				case pipeline.RoleOutput:
 					st.outputs = append(st.outputs, p)
@@ -109,6 +121,7 @@ func (f *File) makeStep(st *step, specs map[string]pipeline.FileSpec) error {
 		if !strings.ContainsAny(pat, "*?[") {
 			args = append(args, p)
 			add("", p, pipeline.RoleInput)
+			given(pat, p)
 			continue
 		}
 		st.files = append(st.files, pipeline.Path{Name: p, Role: pipeline.RoleInput, Owner: owner, Step: st.index + 1, Pattern: true})
@@ -117,6 +130,9 @@ func (f *File) makeStep(st *step, specs map[string]pipeline.FileSpec) error {
 			return fmt.Errorf("input %q: %w", pat, err)
 		}
 		if len(m) == 0 {
+			if !filepath.IsAbs(pat) {
+				return fmt.Errorf("input %q matches no file: %s", pat, f.relativeTo())
+			}
 			return fmt.Errorf("input %q matches no file", pat)
 		}
 		args = append(args, m...) // sorted by Glob
@@ -130,6 +146,26 @@ func (f *File) makeStep(st *step, specs map[string]pipeline.FileSpec) error {
 	}
 	st.inputs = append(st.inputs, args...)
 	return nil
+}
+
+// relativeTo says where a job's relative paths are read from.
+func (f *File) relativeTo() string {
+	return fmt.Sprintf("a job's relative paths are relative to the job file's directory, %s", f.dir)
+}
+
+// relativeHint is the end of the message of err, an input of st that
+// could not be read: when it is missing and the job file gave it as a
+// relative path, where that path was looked for.
+func (f *File) relativeHint(st *step, err error) string {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	written, ok := st.relative[pe.Path]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (%q in the job file; %s)", written, f.relativeTo())
 }
 
 // checkFiles refuses a job whose runs would lose a file, before anything

@@ -289,7 +289,7 @@ func (r *runner) inputsAndReason(s *step, rec *Record) ([]FileHash, string, erro
 	}
 	inputs, err := hashFiles(s.inputs)
 	if err != nil {
-		return nil, "", fmt.Errorf("input: %w", err)
+		return nil, "", fmt.Errorf("input: %w%s", err, r.f.relativeHint(s, err))
 	}
 	return inputs, whyRun(s, rec, inputs), nil
 }

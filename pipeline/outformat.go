@@ -17,6 +17,9 @@ const (
 	KindArrow   Kind = "arrow"   // Arrow IPC, stream or file format
 	KindParquet Kind = "parquet" // Parquet
 	KindCoNLL   Kind = "conll"   // CoNLL columns (text)
+	// KindCRFsuite is CRFsuite's attribute lines (text), the input of
+	// crfsuite tag and learn.
+	KindCRFsuite Kind = "crfsuite"
 )
 
 // binary reports whether k is unreadable on a terminal.
@@ -31,6 +34,8 @@ func (k Kind) describe() string {
 		return "Parquet"
 	case KindCoNLL:
 		return "CoNLL text"
+	case KindCRFsuite:
+		return "CRFsuite attribute text"
 	}
 	return string(k)
 }
@@ -42,7 +47,7 @@ func (k Kind) describe() string {
 //	.arrow, .ipc           Arrow IPC (either format)
 //	.arrows                Arrow IPC stream
 //	.feather               Arrow IPC file (Feather version 2)
-//	.conll, .txt           CoNLL text
+//	.conll, .txt           CoNLL text (.txt: any text kind asked for)
 //
 // Other names tell nothing ("", "").
 func kindOfName(path string) (Kind, arrowio.Format) {
@@ -117,7 +122,7 @@ func (s Std) ResolveOutput(r OutputRequest) (OutputFormat, error) {
 	}
 	switch {
 	case r.Kind != "":
-		if extKind != "" && extKind != r.Kind {
+		if extKind != "" && extKind != r.Kind && !(strings.EqualFold(filepath.Ext(r.Path), ".txt") && !r.Kind.binary()) {
 			asked := string(r.Kind)
 			if r.Kind == KindCoNLL && r.TextName != "" {
 				asked = r.TextName

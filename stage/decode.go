@@ -249,6 +249,7 @@ func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
 	r.Input = in
 	if o.Log != nil {
 		r.Warn = func(msg string) { fmt.Fprintf(o.Log, "decode: warning: %s\n", msg) }
+		r.Note = func(msg string) { fmt.Fprintf(o.Log, "decode: %s\n", msg) }
 		r.OptionName = o.OptionName
 	}
 	return r, nil

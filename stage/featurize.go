@@ -42,8 +42,10 @@ type FeaturizeOptions struct {
 	// Progress, when set, shows the input bytes read with their rate and
 	// ETA; nil: nothing.
 	Progress *progress.Reporter
-	// Note, when set, is given warnings: text with more columns than
-	// Like's training text.
+	// Note, when set, is given warnings — text with more columns than
+	// Like's training text; a label seen rarely next to a near-identical
+	// frequent one, likely mistyped (learning a vocabulary) — and notes:
+	// the CoNLL "-DOCSTART-" lines left out.
 	Note func(msg string)
 	// OptionName, when set, names an option (by its Go field, as
 	// OptionError does) in the notes; nil: its Go name. The command
@@ -101,12 +103,13 @@ func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, 
 	}
 	if o.Like != nil {
 		r = o.Like.RunOptions()
-		if o.Note != nil {
-			r.Warn = func(msg string) { o.Note("warning: " + msg) }
-			r.OptionName = o.OptionName
-		}
 	} else {
 		r.Templates, r.MinCount = o.Templates, o.MinCount
+	}
+	if o.Note != nil {
+		r.Warn = func(msg string) { o.Note("warning: " + msg) }
+		r.Note = o.Note
+		r.OptionName = o.OptionName
 	}
 	if o.Input != nil {
 		r.Input = *o.Input
@@ -159,6 +162,29 @@ func Featurize(ctx context.Context, input Input, out io.Writer, o FeaturizeOptio
 		return tables.FeatureSummary{}, err
 	}
 	sum, err := featurize.Run(ctx, in, out, r)
+	return sum, nameInput(err, "featurize", in.Name())
+}
+
+// FeaturizeCRFsuite reads the corpus in as Featurize does and writes every
+// token's attributes as CRFsuite attribute lines (featurize.WriteCRFsuite),
+// with the marker attributes mk of a model's bias, start and end weights
+// (crfsuite.MarkersOf of the model Like comes from; zero for none): what
+// CRFsuite's tagger needs to tag with the model `dualcrf export` wrote.
+// o.MinCount and o.Writer do not apply: every attribute is written.
+func FeaturizeCRFsuite(ctx context.Context, input Input, out io.Writer, o FeaturizeOptions, mk featurize.Markers) (featurize.CRFsuiteSummary, error) {
+	if o.MinCount > 1 {
+		return featurize.CRFsuiteSummary{}, optionError("RunOptions.MinCount", o.MinCount,
+			"CRFsuite attribute lines carry every attribute (CRFsuite's learn has its own cutoff, feature.minfreq)")
+	}
+	in, err := input.source(ctx)
+	if err != nil {
+		return featurize.CRFsuiteSummary{}, err
+	}
+	r, err := o.runOptions(in)
+	if err != nil {
+		return featurize.CRFsuiteSummary{}, err
+	}
+	sum, err := featurize.WriteCRFsuite(ctx, in, out, r, mk)
 	return sum, nameInput(err, "featurize", in.Name())
 }
 

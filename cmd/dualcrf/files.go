@@ -31,6 +31,9 @@ import (
 type fileFlag struct {
 	*cli.StringFlag
 	spec pipeline.FileSpec
+	// unset, when not nil, is the file the command names when the flag is
+	// not given, made from other flags (export's --features-py beside -o).
+	unset func(c *cli.Context) string
 }
 
 // fileOf declares f a flag that names a file of role r; "-" is refused
@@ -48,6 +51,13 @@ func (f *fileFlag) split(fn func(string) (prefix, path string)) *fileFlag {
 	return f
 }
 
+// derived declares the file the command names when the flag is not
+// given: fn's, from the other flags ("": none).
+func (f *fileFlag) derived(fn func(c *cli.Context) string) *fileFlag {
+	f.unset = fn
+	return f
+}
+
 // shown names the flag in messages as users mostly write it: its
 // one-letter alias when it has one (-o), else its name (--log).
 func (f *fileFlag) shown() string {
@@ -62,6 +72,9 @@ func (f *fileFlag) shown() string {
 // paths returns the file the flag names in c, if any.
 func (f *fileFlag) paths(c *cli.Context) []pipeline.Path {
 	v := c.String(f.Name)
+	if !c.IsSet(f.Name) && f.unset != nil {
+		v = f.unset(c)
+	}
 	if v == "" {
 		return nil
 	}
@@ -249,7 +262,7 @@ func arrowOutput(c *cli.Context, stage string, parquet bool) (arrowio.WriterOpti
 		if c.IsSet("output-format") {
 			req.Kind, req.KindFlag = pipeline.Kind(c.String("output-format")), "--output-format"
 			if req.Kind != pipeline.KindArrow && req.Kind != pipeline.KindParquet {
-				return wopts, fmt.Errorf("%s: --output-format %q: want arrow or parquet", stage, req.Kind)
+				return wopts, fmt.Errorf("%s: --output-format %q: want arrow, parquet or crfsuite", stage, req.Kind)
 			}
 		}
 	}
@@ -295,6 +308,33 @@ func tableFileFormat(c *cli.Context, flag, path string) (arrowio.Format, error) 
 		return arrowio.FormatParquet, nil
 	}
 	return arrowio.FormatFile, nil
+}
+
+// featurizeOutput resolves featurize's output: a feature table
+// (arrowOutput), or CRFsuite attribute lines with --output-format crfsuite,
+// for which --ipc and --compression mean nothing.
+func featurizeOutput(c *cli.Context) (pipeline.Kind, arrowio.WriterOptions, error) {
+	if c.String("output-format") != string(pipeline.KindCRFsuite) {
+		wopts, err := arrowOutput(c, "featurize", true)
+		if err != nil {
+			return "", wopts, err
+		}
+		if wopts.Format == arrowio.FormatParquet {
+			return pipeline.KindParquet, wopts, nil
+		}
+		return pipeline.KindArrow, wopts, nil
+	}
+	for _, name := range []string{"ipc", "compression"} {
+		if c.IsSet(name) {
+			return "", arrowio.WriterOptions{}, fmt.Errorf("featurize: --%s applies to Arrow IPC output, not to --output-format crfsuite (text)", name)
+		}
+	}
+	_, err := std(c).ResolveOutput(pipeline.OutputRequest{Flag: "-o", Path: c.String("output"), PathGiven: c.IsSet("output"),
+		Kinds: []pipeline.Kind{pipeline.KindCRFsuite}, Kind: pipeline.KindCRFsuite, KindFlag: "--output-format"})
+	if err != nil {
+		return "", arrowio.WriterOptions{}, fmt.Errorf("featurize: %w", err)
+	}
+	return pipeline.KindCRFsuite, arrowio.WriterOptions{}, nil
 }
 
 // decodeOutput resolves decode's output: --format when given, else the

@@ -171,7 +171,7 @@ func TestExportStdoutName(t *testing.T) {
 	if r.code != 0 || len(r.stdout) == 0 {
 		t.Fatalf("%v", r)
 	}
-	if s := string(r.stderr); !strings.HasPrefix(s, "export: <stdout>: ") || strings.Contains(s, "stdin") {
+	if s := string(r.stderr); !strings.Contains(s, "\nexport: <stdout>: ") || strings.Contains(s, "stdin") {
 		t.Errorf("export -o - says %q; want it to name <stdout>", s)
 	}
 }
@@ -212,4 +212,15 @@ func TestMemoryBudgetUnits(t *testing.T) {
 	if r.code != 1 || !strings.Contains(string(r.stderr), `--memory-budget "1e30GiB": too large`) {
 		t.Errorf("--memory-budget 1e30GiB: %v\nwant it refused as too large", r)
 	}
+}
+
+// TestExportModuleBesideIsChecked: the Python module export writes beside
+// -o when --features-py is not given is one of its outputs for the file
+// check too: it may not be the model it reads.
+func TestExportModuleBesideIsChecked(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	copyFile(t, f.model, filepath.Join(dir, "m_features.py"))
+	refusedIntact(t, dir, [][]string{{"export", "--format", "crfsuite", "-o", "m.crfsuite", "m_features.py"}},
+		[]string{"export: output --features-py m_features.py is the same file as input m_features.py: refusing to overwrite an input"})
 }

@@ -422,7 +422,7 @@ func (t *trainOutputs) write(res *stage.TrainResult) error {
 	}
 	if t.plot != nil {
 		format, _ := plots.FormatOf(t.c.String("plot")) // checked by trainOptions
-		fig := plots.LogFigure([]plots.Run{{Name: runName(t.c, res.Solver), Rows: res.LogRows()}},
+		fig := plots.LogFigure([]plots.Run{{Name: runName(t.c, res.Solver), Rows: res.LogRows(), Solver: res.Solver}},
 			plots.LogOptions{Title: filepath.Base(t.c.Args().First()), Ref: math.NaN(), GapTol: res.Train.GapTol})
 		if err := fig.Write(t.plot, format); err != nil {
 			return fmt.Errorf("write plot %s: %w", t.plot.Name(), err)
