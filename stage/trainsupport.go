@@ -44,6 +44,19 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		return train.EstimateMemory(r.p, train.MemoryOptions{Solver: r.solver, DualsInMemory: inMemory, LBFGSStore: lbfgsStore,
 			SDCAWorkers: workers, SDCARoundSize: round, StreamBytes: stream})
 	}
+	// A streamed store's block layout decides the trajectory (a block's
+	// steps are drawn from it): it is planned as for planCores workers on
+	// as many cores, so that it follows the budget and the data and not
+	// the machine or --workers (up to planCores; a budget too tight for
+	// more takes smaller blocks, below).
+	planEstimate := func(stream int64) train.MemoryEstimate {
+		sdcaWorkers := 1
+		if round > 0 {
+			sdcaWorkers = planCores
+		}
+		return train.EstimateMemory(r.p, train.MemoryOptions{Solver: r.solver, Workers: planCores, LBFGSStore: lbfgsStore,
+			SDCAWorkers: sdcaWorkers, SDCARoundSize: round, StreamBytes: stream})
+	}
 	r.place = o.Duals.Place
 	if r.solver != "sdca" {
 		r.place = DualsMemory // BCFW's duals are in memory too
@@ -61,7 +74,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		if budget == 0 {
 			budget = autoLimit
 		}
-		rest := estimate(false, 1).Total() - 1 // all but the block buffers
+		rest := planEstimate(1).Total() - 1 // all but the block buffers
 		// Slots are blocks rounded up to 4096 bytes: round down here. A
 		// store of more than one block holds SDCA's working set besides
 		// its block buffers.
@@ -84,7 +97,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		blocks, slot := plan(-1)
 		if blocks > 1 {
 			for held = duals.StreamHeldSlots; held > 0; held-- {
-				if blocks, slot = plan(held); estimate(false, int64(duals.StreamBuffers+held)*slot).Total() <= budget {
+				if blocks, slot = plan(held); planEstimate(int64(duals.StreamBuffers+held)*slot).Total() <= budget {
 					break
 				}
 			}
@@ -92,11 +105,20 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 				blocks, slot = plan(-1)
 			}
 		}
-		est = estimate(false, int64(duals.StreamBuffers+held)*slot)
+		est = planEstimate(int64(duals.StreamBuffers+max(held, 0)) * slot)
 		// A plan of one block holds the duals whole, which can exceed the
 		// blocks planned: smaller blocks then, while they are refused.
 		for est.Total() > budget && r.streamOpts.BlockBytes > minBlockBytes {
 			r.streamOpts.BlockBytes = max(r.streamOpts.BlockBytes*3/4/4096*4096, minBlockBytes)
+			blocks, slot, _ = duals.StreamLayout(r.t.Data, r.streamOpts)
+			est = planEstimate(int64(duals.StreamBuffers+max(held, 0)) * slot)
+		}
+		est = estimate(false, int64(duals.StreamBuffers+max(held, 0))*slot)
+		// A budget too tight for the scratch of the workers and of the
+		// passes on every core beside the blocks planned takes smaller
+		// blocks: another layout (a resume names the block count).
+		for est.Total() > budget && r.streamOpts.BlockBytes > minBlockBytes {
+			r.streamOpts.BlockBytes = max(r.streamOpts.BlockBytes*15/16/4096*4096, minBlockBytes)
 			blocks, slot, _ = duals.StreamLayout(r.t.Data, r.streamOpts)
 			est = estimate(false, int64(duals.StreamBuffers+max(held, 0))*slot)
 		}
@@ -123,6 +145,12 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	return &OptionError{Msg: fmt.Sprintf("train: this run needs about %s in memory (%s), more than the %s %s; try %s",
 		byteSize(est.Total()), est, what, byteSize(limit), strings.Join(help, ", or "))}
 }
+
+// planCores is the number of cores and of workers a streamed store's
+// block layout is planned for (checkMemory): the same budget gives the
+// same layout, and so the same model, on up to planCores cores and
+// workers.
+const planCores = 8
 
 // minBlockBytes is the smallest block a streamed store is given, however
 // small the budget: smaller blocks only add I/O requests.
