@@ -354,6 +354,9 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	if err := s.check(); err != nil {
 		return nil, err
 	}
+	if err := p.checkLayout(); err != nil {
+		return nil, err
+	}
 	r := &run{ctx: ctx, s: s, m: m, n: p.N(), maxEpochs: s.MaxEpochs, tol: s.GapTol, every: s.GapEvery, phase: PhaseSetup,
 		hitDone: make(chan struct{})}
 	if r.maxEpochs == 0 {

@@ -238,17 +238,17 @@ func (m *OEG) step(i int) {
 		m.maskRows(rows)
 		wv, vv := 0.0, 0.0
 		for _, a := range rows {
-			off := lay.Row(a)
-			wv += dot(m.w[off:off+K], m.g[off:off+K])
-			vv += dot(m.g[off:off+K], m.g[off:off+K])
+			lo, hi := lay.Span(a)
+			wv += dot(m.w[lo:hi], m.g[lo:hi])
+			vv += dot(m.g[lo:hi], m.g[lo:hi])
 		}
 		tr := lay.Trans()
 		wv += dot(m.w[tr:], m.g[tr:])
 		vv += dot(m.g[tr:], m.g[tr:])
 		if gain := h - m.ent[i] - ln/2*(2*wv+vv); gain > 0 {
 			for _, a := range rows {
-				off := lay.Row(a)
-				for j := off; j < off+K; j++ {
+				lo, hi := lay.Span(a)
+				for j := lo; j < hi; j++ {
 					m.w[j] += m.g[j]
 				}
 			}
@@ -272,7 +272,7 @@ func (m *OEG) step(i int) {
 }
 
 // maskRows zeroes the masked-out entries of the direction on rows and
-// the transitions.
+// the transitions (a sparse layout holds no masked-out entry on rows).
 func (m *OEG) maskRows(rows []int32) {
 	p := m.p
 	K := p.Layout.NumLabels
@@ -288,10 +288,9 @@ func (m *OEG) maskRows(rows []int32) {
 // clearDirection zeroes the scratch direction on rows and the tail.
 func (m *OEG) clearDirection(rows []int32) {
 	lay := m.p.Layout
-	K := lay.NumLabels
 	for _, a := range rows {
-		off := lay.Row(a)
-		clear(m.g[off : off+K])
+		lo, hi := lay.Span(a)
+		clear(m.g[lo:hi])
 	}
 	clear(m.g[lay.Trans():])
 }

@@ -222,8 +222,14 @@ func addAttrRows(w []float64, lay crf.Layout, d *crf.Dataset, node []float64, a0
 			if d.Values != nil {
 				c *= d.Values[j]
 			}
-			r := lay.Row(a)
-			u := w[r : r+K]
+			lo, hi := lay.Span(a)
+			u := w[lo:hi]
+			if lay.Free != nil {
+				for k, y := range lay.RowLabels(a) {
+					u[k] += c * pt[y]
+				}
+				continue
+			}
 			for y, pv := range pt {
 				u[y] += c * pv
 			}
