@@ -390,9 +390,9 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 			return nil, err
 		}
 	}
+	var store *duals.File
 	if r.sd != nil && r.place == DualsFile {
-		store, err := r.dualStore()
-		if err != nil {
+		if store, err = r.dualStore(); err != nil {
 			return nil, err
 		}
 		defer store.Close()
@@ -408,6 +408,12 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 			return nil, err
 		}
 	}
+	// The duals are not needed any more: their memory goes before the
+	// model's dense weights are made (the deferred closes do nothing then).
+	if err := closeAll(method, store, r.stream, r.resume); err != nil {
+		r.logf("train: warning: %v", err) // as the deferred closes ignored it: the model is sound
+	}
+	res.Model.Layout, res.Model.Weights = r.p.Layout.Dense(), r.p.Layout.Expand(res.Model.Weights)
 	if r.o.AfterTraining != nil {
 		if err := r.o.AfterTraining(res); err != nil {
 			return nil, err
@@ -415,6 +421,24 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 	}
 	r.removeSnapshots()
 	return res, nil
+}
+
+// closeAll closes the method's duals (or OEG's potentials), the duals file,
+// the streamed store and the resumed checkpoint's duals, those that are
+// set.
+func closeAll(method train.Method, store *duals.File, stream *duals.Stream, resume *train.Checkpoint) error {
+	var errs []error
+	if c, ok := method.(io.Closer); ok {
+		errs = append(errs, c.Close())
+	}
+	errs = append(errs, store.Close())
+	if stream != nil {
+		errs = append(errs, stream.Close())
+	}
+	if resume != nil && resume.Duals != nil {
+		errs = append(errs, resume.Duals.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // removeSnapshots removes the snapshots of a run that ended well, unless
@@ -456,7 +480,7 @@ func (r *trainer) setup() error {
 		return fmt.Errorf("%s: %w", r.name, err)
 	}
 	if r.o.FeatureSpace == ObservedPairs {
-		r.p.Mask = train.ObservedMask(d)
+		r.p.ObserveFeatures() // sparse weights where they are fewer than half the pairs
 	}
 	if r.o.Transitions == ObservedPairs {
 		r.p.TransMask = train.ObservedTransitions(d)

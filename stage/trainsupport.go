@@ -239,8 +239,9 @@ func (r *trainer) validator(feat *featurize.TemplateSet) (func([]float64) (map[s
 		return nil, &OptionError{Field: "Valid", Value: path, Msg: "shares no attribute with the training table"}
 	}
 	return func(w []float64) (map[string]float64, error) {
-		m := &crf.Model{Layout: crf.Layout{NumAttrs: lay.NumAttrs, NumLabels: lay.NumLabels, NoBias: len(w) != lay.Dim()},
-			Weights: w, AttrNames: trainData.AttrNames, LabelNames: trainData.LabelNames}
+		// The weights in the training layout, sparse or not: decoding
+		// scores either (the model is never written).
+		m := &crf.Model{Layout: r.p.Layout, Weights: w, AttrNames: trainData.AttrNames, LabelNames: trainData.LabelNames}
 		p, err := decode.Decode(context.Background(), m, vd, decode.Options{})
 		if err != nil {
 			return nil, err

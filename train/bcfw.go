@@ -494,3 +494,15 @@ var (
 	_ epochStepper = (*BCFW)(nil)
 	_ resumer      = (*BCFW)(nil)
 )
+
+// Close releases the dual variables of a store the method made itself (the
+// duals in memory: Duals nil); a store it was given is the caller's to
+// close. The weights stay valid. Closing twice does nothing.
+func (m *BCFW) Close() error {
+	if m.duals == nil || m.Duals != nil {
+		return nil
+	}
+	err := m.duals.Close()
+	m.duals = nil
+	return err
+}

@@ -332,8 +332,17 @@ func (p *Problem) maskRow(row []float64, a int32) {
 }
 
 // GoldFeatures returns Σ_i F(x_i,y_i), masked.
-func (p *Problem) GoldFeatures() []float64 {
-	g := make([]float64, p.Layout.Dim())
+func (p *Problem) GoldFeatures() []float64 { return p.goldInto(nil) }
+
+// goldInto is GoldFeatures into dst when it has the capacity (a new
+// vector otherwise); it returns the vector written.
+func (p *Problem) goldInto(dst []float64) []float64 {
+	g := dst
+	if cap(g) < p.Layout.Dim() {
+		g = make([]float64, p.Layout.Dim())
+	}
+	g = g[:p.Layout.Dim()]
+	clear(g)
 	for i := 0; i < p.N(); i++ {
 		s := p.Data.Sentence(i)
 		crf.AddFeatures(g, p.Layout, s, s.Labels, 1)
