@@ -26,7 +26,7 @@ type stepper struct {
 	// steps and lsIters count the steps made and their line-search
 	// evaluations.
 	steps, lsIters int64
-	sink  float64 // what prefetchWeights read
+	sink           float64 // what prefetchWeights read
 	// afterCommit, when not nil, runs after every step's commit: the
 	// measurement of compact duals rounds μ_i there (nil in every run).
 	afterCommit func(ws *stepWork)
