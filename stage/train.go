@@ -334,6 +334,7 @@ type trainer struct {
 	streamOpts   duals.StreamOptions
 	streamBlocks int
 	stream       *duals.Stream
+	plan         *TrainPlan // what the run costs (checkMemory)
 	// The warm start's kept duals and facts (WarmStart).
 	kept *duals.Kept
 	warm *WarmFacts
@@ -361,6 +362,7 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 	if err := r.setup(); err != nil {
 		return nil, err
 	}
+	defer memoryPolicy(r.plan)()
 	unlock, err := lockDirs(r.o.Checkpoint, r.o.Resume)
 	if err != nil {
 		return nil, err
@@ -500,9 +502,13 @@ func (r *trainer) setup() error {
 	case "sag":
 		dualBytes, what = train.SAGBytes(d), "stored marginal sums %s (float64)"
 	}
-	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d), λ = %.6g; "+what,
-		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dim(), lambda, byteSize(dualBytes))
-	return r.checkMemory(dualBytes)
+	held := ""
+	if r.p.Layout.Free != nil {
+		held = ", held sparse"
+	}
+	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d%s), λ = %.6g; "+what,
+		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dense().Dim(), held, lambda, byteSize(dualBytes))
+	return r.checkMemory(r.p.Shape())
 }
 
 // settings are the driver's settings for the options.

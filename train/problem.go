@@ -193,7 +193,7 @@ func ObservedFree(d *crf.Dataset) *crf.FreeRows {
 // bit either way. It returns whether the layout is sparse.
 func (p *Problem) ObserveFeatures() bool {
 	f := ObservedFree(p.Data)
-	if 2*int64(f.Len()) <= int64(p.Layout.NumAttrs)*int64(p.Layout.NumLabels) {
+	if SparseCheaper(int64(f.Len()), int64(p.Layout.NumAttrs), int64(p.Layout.NumLabels)) {
 		p.Layout.Free, p.Mask = f, nil
 		return true
 	}
@@ -218,6 +218,10 @@ func (p *Problem) freeLabels(a int, fn func(y int)) {
 		}
 	}
 }
+
+// SparseCheaper reports whether free of the A·K attribute–label pairs are
+// few enough to hold the weights sparse (ObserveFeatures): at most half.
+func SparseCheaper(free, A, K int64) bool { return 2*free <= A*K }
 
 // checkLayout refuses a sparse layout that does not fit the data, or one
 // given together with a Mask.
