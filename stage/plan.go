@@ -307,7 +307,7 @@ func scanShape(ctx context.Context, rr array.RecordReader, name string, o TrainO
 	trans := map[[2]int32]bool{}
 	chunkOcc := int64(0) // occurrences of the gradChunk-sentence chunk in progress
 	const gradChunk = 64 // train's chunk of a gradient pass
-	var names []string // the attribute names met so far (the chunks share them)
+	var names []string   // the attribute names met so far (the chunks share them)
 	for fr.Next() {
 		if err := ctx.Err(); err != nil {
 			return scanned{}, err
