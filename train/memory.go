@@ -61,11 +61,11 @@ const GCPercent = 25
 // runtimeBytes is about what a dualcrf process holds besides its data: its
 // code (the pages of the binary it touches) and the Go runtime's own
 // memory.
-const runtimeBytes = 32 << 20
+const runtimeBytes = 28 << 20
 
 // gcFloor is the least headroom of the heap counted: the runtime's own
 // bookkeeping and the fragmentation of its spans.
-const gcFloor = 8 << 20
+const gcFloor = 6 << 20
 
 // Total is what the run needs at its peak: the parts, with the model's
 // dense weights in place of the training state they are made after.
