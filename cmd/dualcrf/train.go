@@ -383,7 +383,8 @@ func runTrain(c *cli.Context) error {
 }
 
 // dryRunTrain prints the plan of the run (stage.PlanTrain) to standard
-// output; a run that would be refused is refused after its plan.
+// output; a run that would be refused is refused after its plan (on
+// standard error).
 func dryRunTrain(c *cli.Context, in string, o stage.TrainOptions) error {
 	if path := c.String("valid"); path != "" {
 		var err error
@@ -394,7 +395,13 @@ func dryRunTrain(c *cli.Context, in string, o stage.TrainOptions) error {
 	}
 	plan, err := stage.PlanTrain(c.Context, stageInput(c, in), o)
 	if plan != nil {
-		if werr := plan.Write(c.App.Writer); werr != nil && err == nil {
+		// A run that would be refused fails: its plan goes to standard
+		// error with the refusal, nothing to standard output.
+		w := c.App.Writer
+		if err != nil {
+			w = c.App.ErrWriter
+		}
+		if werr := plan.Write(w); werr != nil && err == nil {
 			err = werr
 		}
 	}
