@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"reflect"
+	"runtime/debug"
 	"testing"
 
 	"github.com/dualcrf/dualcrf/train"
@@ -75,5 +77,37 @@ func TestPlanTrainIsTrainsPlan(t *testing.T) {
 	}
 	if !sparse {
 		t.Fatal("no case held the weights sparse")
+	}
+}
+
+// TestMemoryPolicy checks the Go runtime's settings a training run makes
+// and puts back: the collector's target and the memory limit of the plan,
+// unless the program set its own (which stay).
+func TestMemoryPolicy(t *testing.T) {
+	prevGC, prevLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
+	defer func() {
+		debug.SetGCPercent(prevGC)
+		debug.SetMemoryLimit(prevLimit)
+	}()
+	plan := &TrainPlan{GCPercent: 25, GoLimit: 3 << 30}
+	restore := memoryPolicy(plan)
+	if gc, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1); gc != 25 || limit != 3<<30 {
+		t.Fatalf("during the run: GOGC %d, limit %d; want 25 and %d", gc, limit, int64(3<<30))
+	}
+	debug.SetGCPercent(25)
+	restore()
+	if gc, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1); gc != 100 || limit != math.MaxInt64 {
+		t.Fatalf("after the run: GOGC %d, limit %d; want them back", gc, limit)
+	}
+	debug.SetGCPercent(100)
+	// The program's own settings stay.
+	debug.SetGCPercent(60)
+	debug.SetMemoryLimit(1 << 40)
+	restore = memoryPolicy(plan)
+	gc, limit := debug.SetGCPercent(-1), debug.SetMemoryLimit(-1)
+	debug.SetGCPercent(gc)
+	restore()
+	if gc != 60 || limit != 1<<40 {
+		t.Fatalf("with the program's own settings: GOGC %d, limit %d; want 60 and %d", gc, limit, int64(1<<40))
 	}
 }
