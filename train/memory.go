@@ -176,18 +176,19 @@ func EstimateShape(s Shape, o MemoryOptions) MemoryEstimate {
 	heapDuals := int64(0) // state kept on the Go heap, counted in Duals
 	switch o.Solver {
 	case "oeg":
-		// w, the gold features it starts from, ŵ(μ) of a certificate, the
-		// result, the step's direction; the rows and slots; the potentials
-		// (off the heap, as SDCA's duals) and the cached marginal sums and
-		// entropies (on it).
-		e.Weights += 5 * dim * 8
+		// w, the last certificate's ŵ(μ) (each made in the buffer of the
+		// one before), the step's direction; the rows and slots; the
+		// potentials (off the heap, as SDCA's duals) and the cached marginal
+		// sums and entropies (on it).
+		e.Weights += 3 * dim * 8
 		e.Dataset += 8*occ + 48*n
 		heapDuals = OEGBytes(d) - duals.Bytes(d)
 		e.Duals = OEGBytes(d)
 	case "sag":
-		// v, d, the step's gradient, the weights asked for, a certificate's
-		// copy, the gold features; a gradient pass's total and per-worker
-		// sums; the rows and slots; the stored marginal sums (on the heap).
+		// v, d, the step's gradient, the weights asked for, the last
+		// certificate's copy, the gold features of its pass; a gradient
+		// pass's total and per-worker sums; the rows and slots; the stored
+		// marginal sums (on the heap).
 		e.Weights += 6 * dim * 8
 		e.Scratch += (workers + 1) * dim * 8
 		e.Dataset += 8*occ + 48*n

@@ -67,6 +67,7 @@ type OEG struct {
 	ent    []float64 // H̃(μ_i)
 	eta    []float64
 	w      []float64
+	certW  []float64 // the last certificate's weights
 	rng    *rand.Rand
 	rows   *sentenceRows
 	lat    *crf.Lattice
@@ -141,17 +142,18 @@ func (m *OEG) Init(p *Problem) error {
 		crf.NodeFromBlock(m.mu, T, K, node)
 		edgeSum(m.mu, T, K, sum)
 	}
-	m.w = m.what()
+	m.w = m.what(nil)
 	return nil
 }
 
 // what computes ŵ(μ) = (1/(λn)) Σ_i (F_i − E_μ_i[F]) from scratch, from the
 // cached node and summed edge marginals (those of the potentials, computed
-// when they were set), without a forward–backward.
-func (m *OEG) what() []float64 {
+// when they were set), without a forward–backward, into dst (a new vector
+// when it is too short).
+func (m *OEG) what(dst []float64) []float64 {
 	p := m.p
 	d := p.Data
-	w := p.GoldFeatures()
+	w := p.goldInto(dst)
 	for i := 0; i < d.Len(); i++ {
 		s := d.Sentence(i)
 		node, sum := m.cached(i, s.Len())
@@ -487,7 +489,8 @@ func (m *OEG) Weights() []float64 { return m.w }
 // Certify is SDCA's certificate (dualCertificate) on the marginals of the
 // potentials, ŵ(μ) recomputed from the cached marginal sums.
 func (m *OEG) Certify(ctx context.Context) (Certificate, error) {
-	return dualCertificate(ctx, m.p, oegDuals{m}, m.what())
+	m.certW = m.what(m.certW) // the buffer of the certificate before (Certificate.Weights)
+	return dualCertificate(ctx, m.p, oegDuals{m}, m.certW)
 }
 
 // Counters reports sentence visits as steps, every trial (one

@@ -92,6 +92,7 @@ type SAG struct {
 	last    []float64 // per attribute: the A its row was brought up to
 	g       []float64 // scratch d-vector: g_i on sentence i's rows and the tail
 	w       []float64 // Weights' buffer
+	certW   []float64 // the last certificate's weights
 	// The stored marginals: sentence i's T×K node marginals and, for
 	// T ≥ 2, its K×K summed edge marginals at marg[off[i]:off[i+1]].
 	marg []float64
@@ -507,7 +508,8 @@ func (m *SAG) Weights() []float64 {
 // Certify computes P(w) and ∇P(w) with a full pass; the certificate is
 // that of L-BFGS (primalCertificate).
 func (m *SAG) Certify(ctx context.Context) (Certificate, error) {
-	w := append([]float64(nil), m.Weights()...)
+	m.certW = append(m.certW[:0], m.Weights()...) // the buffer of the certificate before (Certificate.Weights)
+	w := m.certW
 	r, err := m.p.pass(ctx, w, nil, true)
 	if err != nil {
 		return Certificate{}, err
