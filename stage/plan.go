@@ -73,13 +73,13 @@ type PlanFile struct {
 	Bytes int64  // at most, at once
 }
 
-// The rough costs of a plan (TrainPlan.cost), measured on a 2-core x86-64 (AVX2) machine
-// with SDCA on CoNLL-2000 (22 labels) and UD English EWT's XPOS (49): a step
-// costs about costEntry per dual entry of its sentence (forward–backward,
-// marginals, the line search over the block) and costOccurrence per
-// attribute occurrence and free label (scores, direction, update); a
-// streamed store reads and writes every block once an epoch at about
-// diskBandwidth, alongside the steps.
+// The rough costs of a plan (TrainPlan.cost), measured on a 2-core
+// x86-64 (AVX2) machine with SDCA on CoNLL-2000 (22 labels) and UD English
+// EWT's XPOS (49): a step costs about costEntry per dual entry of its
+// sentence (forward–backward, marginals, the line search over the block)
+// and costOccurrence per attribute occurrence and label (scores,
+// direction, update); a streamed store reads and writes every block once
+// an epoch at about diskBandwidth, alongside the steps.
 const (
 	costEntry      = 3e-9
 	costOccurrence = 8e-9
