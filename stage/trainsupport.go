@@ -25,9 +25,11 @@ import (
 // (default: physical memory). It decides where SDCA's duals go (r.place):
 // with Duals auto, in memory when the whole estimate fits the budget
 // (default: half of physical memory), else streamed in blocks sized from
-// the budget (streamLayout).
-func (r *trainer) checkMemory(dualBytes int64) error {
+// the budget (streamLayout). It fills in r.plan from the problem's shape
+// (the loaded problem's, or a dry run's pass over the table).
+func (r *trainer) checkMemory(shape train.Shape) error {
 	o := r.o
+	d := shape.Data
 	limit, what, autoLimit := o.MemoryBudget, "{MemoryBudget}", o.MemoryBudget
 	phys, perr := platform.PhysicalMemory()
 	if limit == 0 && perr == nil {
@@ -36,13 +38,17 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	workers, round, lbfgsStore := 1, 0, 0
 	switch m := o.Method.(type) {
 	case *train.SDCA:
-		_, workers, round = m.Schedule(r.p.N())
+		_, workers, round = m.Schedule(d.Len())
 	case *train.LBFGS:
 		lbfgsStore = m.Store
 	}
+	extra := int64(0)
+	if o.Valid != nil {
+		extra = tableBytes(o.Valid.Data)
+	}
 	estimate := func(inMemory bool, stream int64) train.MemoryEstimate {
-		return train.EstimateMemory(r.p, train.MemoryOptions{Solver: r.solver, DualsInMemory: inMemory, LBFGSStore: lbfgsStore,
-			SDCAWorkers: workers, SDCARoundSize: round, StreamBytes: stream})
+		return train.EstimateShape(shape, train.MemoryOptions{Solver: r.solver, DualsInMemory: inMemory, LBFGSStore: lbfgsStore,
+			SDCAWorkers: workers, SDCARoundSize: round, StreamBytes: stream, ExtraHeap: extra})
 	}
 	// A streamed store's block layout decides the trajectory (a block's
 	// steps are drawn from it): it is planned as for planCores workers on
@@ -54,8 +60,8 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		if round > 0 {
 			sdcaWorkers = planCores
 		}
-		return train.EstimateMemory(r.p, train.MemoryOptions{Solver: r.solver, Workers: planCores, LBFGSStore: lbfgsStore,
-			SDCAWorkers: sdcaWorkers, SDCARoundSize: round, StreamBytes: stream})
+		return train.EstimateShape(shape, train.MemoryOptions{Solver: r.solver, Workers: planCores, LBFGSStore: lbfgsStore,
+			SDCAWorkers: sdcaWorkers, SDCARoundSize: round, StreamBytes: stream, ExtraHeap: extra})
 	}
 	r.place = o.Duals.Place
 	if r.solver != "sdca" {
@@ -90,7 +96,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 			if o.Checkpoint != "" {
 				r.streamOpts.Spare = duals.DefaultSpare
 			}
-			blocks, slot, _ := duals.StreamLayout(r.t.Data, r.streamOpts)
+			blocks, slot, _ := duals.StreamLayout(d, r.streamOpts)
 			return blocks, slot
 		}
 		held := 0
@@ -110,7 +116,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		// blocks planned: smaller blocks then, while they are refused.
 		for est.Total() > budget && r.streamOpts.BlockBytes > minBlockBytes {
 			r.streamOpts.BlockBytes = max(r.streamOpts.BlockBytes*3/4/4096*4096, minBlockBytes)
-			blocks, slot, _ = duals.StreamLayout(r.t.Data, r.streamOpts)
+			blocks, slot, _ = duals.StreamLayout(d, r.streamOpts)
 			est = planEstimate(int64(duals.StreamBuffers+max(held, 0)) * slot)
 		}
 		est = estimate(false, int64(duals.StreamBuffers+max(held, 0))*slot)
@@ -119,13 +125,14 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		// blocks: another layout (a resume names the block count).
 		for est.Total() > budget && r.streamOpts.BlockBytes > minBlockBytes {
 			r.streamOpts.BlockBytes = max(r.streamOpts.BlockBytes*15/16/4096*4096, minBlockBytes)
-			blocks, slot, _ = duals.StreamLayout(r.t.Data, r.streamOpts)
+			blocks, slot, _ = duals.StreamLayout(d, r.streamOpts)
 			est = estimate(false, int64(duals.StreamBuffers+max(held, 0))*slot)
 		}
 		r.streamBlocks = blocks
 	default:
 		est = estimate(r.place == DualsMemory && (r.solver == "sdca" || r.solver == "bcfw"), 0)
 	}
+	r.plan = r.newPlan(shape, est, limit, what)
 	if limit == 0 || est.Total() <= limit {
 		return nil
 	}
@@ -151,6 +158,16 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 // same layout, and so the same model, on up to planCores cores and
 // workers.
 const planCores = 8
+
+// tableBytes is about the memory a loaded feature table's rows take (as
+// train.Shape counts a training table's).
+func tableBytes(d *crf.Dataset) int64 {
+	b := 12*int64(d.NumTokens()) + 4*int64(len(d.Attrs)) + 8*int64(d.Len()+1)
+	if d.Values != nil {
+		b += 8 * int64(len(d.Values))
+	}
+	return b
+}
 
 // minBlockBytes is the smallest block a streamed store is given, however
 // small the budget: smaller blocks only add I/O requests.
@@ -280,8 +297,9 @@ func (r *trainer) validator(feat *featurize.TemplateSet) (func([]float64) (map[s
 		return nil, &OptionError{Field: "Valid", Value: path, Msg: "shares no attribute with the training table"}
 	}
 	return func(w []float64) (map[string]float64, error) {
-		m := &crf.Model{Layout: crf.Layout{NumAttrs: lay.NumAttrs, NumLabels: lay.NumLabels, NoBias: len(w) != lay.Dim()},
-			Weights: w, AttrNames: trainData.AttrNames, LabelNames: trainData.LabelNames}
+		// The weights in the training layout, sparse or not: decoding
+		// scores either (the model is never written).
+		m := &crf.Model{Layout: r.p.Layout, Weights: w, AttrNames: trainData.AttrNames, LabelNames: trainData.LabelNames}
 		p, err := decode.Decode(context.Background(), m, vd, decode.Options{})
 		if err != nil {
 			return nil, err

@@ -186,10 +186,20 @@ func (a *async) addAtomic(ws *stepWork, gamma float64) {
 	K := lay.NumLabels
 	w := a.m.st.w
 	for r, at := range ws.rows {
-		x := lay.Row(at)
-		for y, v := range ws.vr[r*K : (r+1)*K] {
+		lo, _ := lay.Span(at)
+		vr := ws.vr[r*K : (r+1)*K]
+		if labels := lay.RowLabels(at); labels != nil {
+			// A sparse layout: the row's free weights only.
+			for k, y := range labels {
+				if v := vr[y]; v != 0 {
+					addFloat(&w[lo+k], gamma*v)
+				}
+			}
+			continue
+		}
+		for y, v := range vr {
 			if v != 0 {
-				addFloat(&w[x+y], gamma*v)
+				addFloat(&w[lo+y], gamma*v)
 			}
 		}
 	}

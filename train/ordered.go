@@ -134,6 +134,12 @@ type ordered struct {
 	// round's commits, before its moves of the duals (tests).
 	afterRound func(q int)
 
+	// row is the committing goroutine's scratch of a weight row laid
+	// out densely (dotRows, sparse layouts), sink what its
+	// prefetchWeights read.
+	row  []float64
+	sink float64
+
 	// busy is the work of the goroutines, by kind, waited their time
 	// waiting for a task, and wall the segments' wall time (pipeStats).
 	busy   [3]time.Duration
@@ -168,6 +174,7 @@ type slotState struct {
 	gap        float64
 	gam        float64 // the step committed
 	moved      bool    // the move of the duals is made (under mu)
+	sink       float64 // what prefetchWeights read (the oracle's goroutine)
 }
 
 // Task kinds, for busy.
@@ -489,7 +496,7 @@ func (o *ordered) prepare(k int, rs *roundSet, r int) {
 		// The round's next oracle, here or on another core, reads its
 		// weight rows: fetched while this step finishes, as the sequential
 		// SDCA fetches its next step's.
-		prefetchRows(sp.w, sp.rows.of(rs.slots[r+1].i), sp.p.Layout.NumLabels)
+		s.sink += prefetchWeights(sp.w, sp.p.Layout, sp.rows.of(rs.slots[r+1].i))
 	}
 	clear(ws.vt) // the direction adds into it
 	sp.direct(ws)
@@ -504,24 +511,23 @@ func (o *ordered) commitRound(q int) {
 	m := o.m
 	st := m.st
 	lay := m.p.Layout
-	K := lay.NumLabels
 	sp := &o.views[q%2]
 	w := o.wb[q%2]
 	rs := &o.sets[q%nsets]
-	prefetchRows(w, rs.slots[0].ws.rows, K)
+	o.sink += prefetchWeights(w, lay, rs.slots[0].ws.rows)
 	o.replay(q)
 	for r, s := range rs.slots[:rs.n] {
 		ws := s.ws
 		if r+1 < rs.n {
 			// The next commit's rows are cold: the oracles read them on
 			// other cores, before this round's commits.
-			prefetchRows(w, rs.slots[r+1].ws.rows, K)
+			o.sink += prefetchWeights(w, lay, rs.slots[r+1].ws.rows)
 		}
 		// The oracle's weights are the current ones for the segment's
 		// first step only: ⟨w,v⟩ is recomputed for every other.
 		a := ws.a
 		if q > o.first || r > 0 {
-			a = dotRows(w, ws.rows, ws.vr, ws.vt, lay)
+			a = dotRows(w, ws.rows, ws.vr, ws.vt, lay, &o.row)
 		}
 		_, gamma, iters := st.search(ws, a, -1)
 		if gamma > 0 {
@@ -540,7 +546,7 @@ func (o *ordered) commitRound(q int) {
 	other := o.wb[(q+1)%2]
 	for _, s := range rs.slots[:rs.n] {
 		if s.gam > 0 {
-			prefetchRows(other, s.ws.rows, K)
+			o.sink += prefetchWeights(other, lay, s.ws.rows)
 		}
 	}
 	if o.afterRound != nil {
@@ -622,13 +628,24 @@ func (m *SDCA) ScheduleStats() (s ScheduleStats, ok bool) {
 }
 
 // dotRows returns ⟨w, v⟩ for the direction v of packed rows vr (row r on
-// attribute rows[r]) and dense tail vt.
-func dotRows(w []float64, rows []int32, vr, vt []float64, lay crf.Layout) float64 {
+// attribute rows[r]) and dense tail vt. In a sparse layout each weight row
+// is laid out densely in the scratch *row first, so that the sum is the
+// dense layout's, bit for bit.
+func dotRows(w []float64, rows []int32, vr, vt []float64, lay crf.Layout, row *[]float64) float64 {
 	K := lay.NumLabels
 	s := 0.0
 	for r, a := range rows {
-		x := lay.Row(a)
-		s += dotKernel(w[x:x+K], vr[r*K:(r+1)*K])
+		lo, hi := lay.Span(a)
+		u := w[lo:hi]
+		if lay.Free != nil {
+			*row = grow(*row, K)
+			clear(*row)
+			for k, y := range lay.RowLabels(a) {
+				(*row)[y] = u[k]
+			}
+			u = *row
+		}
+		s += dotKernel(u, vr[r*K:(r+1)*K])
 	}
 	return s + dot(w[lay.Trans():], vt)
 }
