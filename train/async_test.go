@@ -101,7 +101,8 @@ func TestAsyncResumes(t *testing.T) {
 	if err := m.resume(p, c); err != nil {
 		t.Fatal(err)
 	}
-	sameBits(t, "the snapshot's weights vs ŵ(μ) of its duals", c.Weights, mustWhat(t, p, m.duals))
+	// The resumed run took the snapshot's weights over (c.Weights is nil).
+	sameBits(t, "the snapshot's weights vs ŵ(μ) of its duals", m.st.w, mustWhat(t, p, m.duals))
 	for _, other := range []*SDCA{{Seed: 7, Workers: 2, Async: AsyncWild}, {Seed: 7, Workers: 2}} {
 		if _, err := resumeRunWith(t, other, p, set, dir, context.Background()); err == nil || !strings.Contains(err.Error(), "schedule") {
 			t.Fatalf("resumed %+v from a snapshot of atomic asynchronous steps: %v", other, err)
