@@ -26,7 +26,7 @@ import (
 // with Duals auto, in memory when the whole estimate fits the budget
 // (default: half of physical memory), else streamed in blocks sized from
 // the budget (streamLayout).
-func (r *trainer) checkMemory(dualBytes int64) error {
+func (r *trainer) checkMemory() error {
 	o := r.o
 	limit, what, autoLimit := o.MemoryBudget, "{MemoryBudget}", o.MemoryBudget
 	phys, perr := platform.PhysicalMemory()
@@ -34,10 +34,10 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		limit, what, autoLimit = phys, "physical memory", phys/2
 	}
 	workers, lbfgsStore := 1, 0
-	switch m := o.Method.(type) {
-	case *train.SDCA:
-		workers = (&train.SDCA{Workers: m.Workers}).NumWorkers(r.p.N())
-	case *train.LBFGS:
+	if w, ok := o.Method.(train.Workers); ok {
+		workers = w.NumWorkers(r.p.N())
+	}
+	if m, ok := o.Method.(*train.LBFGS); ok {
 		lbfgsStore = m.Store
 	}
 	estimate := func(inMemory bool, stream int64) train.MemoryEstimate {
@@ -45,7 +45,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 			SDCAWorkers: workers, StreamBytes: stream})
 	}
 	r.place = o.Duals.Place
-	if r.solver != "sdca" {
+	if !descriptionOf(o.Method).DualsOnDisk {
 		r.place = DualsMemory // BCFW's duals are in memory too
 	}
 	if r.place == DualsAuto {
@@ -95,16 +95,16 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		r.streamBlocks = blocks
 		est = estimate(false, int64(duals.StreamBuffers+held)*slot)
 	default:
-		est = estimate(r.place == DualsMemory && (r.solver == "sdca" || r.solver == "bcfw"), 0)
+		est = estimate(r.place == DualsMemory && train.Reads(o.Method, train.RunDuals), 0)
 	}
 	if limit == 0 || est.Total() <= limit {
 		return nil
 	}
 	var help []string
 	switch {
-	case r.solver == "lbfgs":
+	case est.LBFGS > 0:
 		help = append(help, fmt.Sprintf("a smaller {LBFGS.Store} (its history takes %s)", byteSize(est.LBFGS)))
-	case r.place == DualsMemory && r.solver == "sdca":
+	case r.place == DualsMemory && descriptionOf(o.Method).DualsOnDisk:
 		// Only SDCA streams or maps its duals (BCFW keeps them in memory;
 		// OEG's and SAG's state is not duals).
 		help = append(help, fmt.Sprintf("{Duals} stream or {Duals} auto (streamed from disk in blocks), or {Duals} PATH (the duals take %s)", byteSize(est.Duals)))

@@ -171,8 +171,8 @@ func (r *trainer) openWarm() error {
 			f.NewLabels = append(f.NewLabels, name)
 		}
 	}
-	r.sd.Warm = &train.WarmStart{From: from, Labels: labels, Blocks: k.Each}
-	if train.WarmRefreshes(r.sd) {
+	train.SetMade(r.m, train.RunWarmStart, &train.WarmStart{From: from, Labels: labels, Blocks: k.Each})
+	if train.WarmRefreshes(r.m) {
 		f.RefreshEvery = train.WarmRefreshEvery
 		if r.o.RefreshEvery > 0 {
 			f.RefreshEvery = r.o.RefreshEvery
@@ -201,7 +201,7 @@ func (r *trainer) keepDuals(res *TrainResult) error {
 	info := duals.KeptInfo{Lambda: r.p.Lambda, LambdaSetting: r.o.Lambda.String(), Templates: templatesFingerprint(r.t.Metadata),
 		KeyColumns: cols, FeatureSpace: r.p.FeatureSpace(), Transitions: r.p.TransitionSpace(), Bias: !r.p.Layout.NoBias,
 		Source: r.name, Primal: res.Train.Last.Primal, Gap: res.Train.Last.Gap}
-	if err := duals.WriteKept(r.o.KeepDuals, info, keys, r.t.Data, r.sd.Store()); err != nil {
+	if err := duals.WriteKept(r.o.KeepDuals, info, keys, r.t.Data, r.m.(train.DualsHolder).Store()); err != nil {
 		return err
 	}
 	how := "attribute names"
