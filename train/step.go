@@ -26,6 +26,7 @@ type stepper struct {
 	// steps and lsIters count the steps made and their line-search
 	// evaluations.
 	steps, lsIters int64
+	sink           float64 // what prefetchWeights read
 	// afterCommit, when not nil, runs after every step's commit: the
 	// measurement of compact duals rounds μ_i there (nil in every run).
 	afterCommit func(ws *stepWork)
@@ -179,7 +180,7 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 	if draw {
 		d.sampler.Update(j, st.Gap)
 		next = d.sampler.Next(d.rng)
-		prefetchRows(sp.w, sp.rows.of(d.sentence(next)), sp.p.Layout.NumLabels)
+		sp.sink += prefetchWeights(sp.w, sp.p.Layout, sp.rows.of(d.sentence(next)))
 	}
 	sp.direct(ws)
 	st.Slope0, st.Gamma, st.Iters = sp.search(ws, ws.a, -1)
@@ -367,7 +368,7 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 		values = s.Values[lo:hi]
 	}
 	axpyRows(ws.vr, sp.rows.slot[lo:hi], ws.dN, ws.tokOf, values, c, K)
-	if p.Mask != nil {
+	if p.Mask != nil || lay.Free != nil {
 		for r, a := range ws.rows {
 			p.maskRow(ws.vr[r*K:r*K+K], a)
 		}
@@ -428,7 +429,11 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 func (sp *stepper) applyPrimal(ws *stepWork, gamma float64) {
 	lay := sp.p.Layout
 	K := lay.NumLabels
-	axpyRows(sp.w, ws.rows, ws.vr, nil, nil, gamma, K)
+	if lay.Free != nil {
+		axpySparseRows(sp.w, lay, ws.rows, ws.vr, gamma)
+	} else {
+		axpyRows(sp.w, ws.rows, ws.vr, nil, nil, gamma, K)
+	}
 	w, v := sp.w[lay.Trans():], ws.vt
 	for j := range w {
 		w[j] += gamma * v[j]
