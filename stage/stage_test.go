@@ -124,6 +124,10 @@ func TestTrainOptionsCheck(t *testing.T) {
 	if err := (stage.TrainOptions{}).Check(); err != nil {
 		t.Fatalf("zero options: %v", err)
 	}
+	sampler, err := train.NewSampler(train.SamplerGap, 2, train.SamplerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		o            stage.TrainOptions
 		field, value string
@@ -138,7 +142,7 @@ func TestTrainOptionsCheck(t *testing.T) {
 		{stage.TrainOptions{Method: &train.SDCA{RoundSize: -1}}, "SDCA.RoundSize", "-1"},
 		{stage.TrainOptions{Method: &train.SDCA{Async: "fast"}}, "SDCA.Async", `"fast"`},
 		{stage.TrainOptions{Method: &train.SDCA{Async: train.AsyncWild}, Duals: stage.Duals{Place: stage.DualsStream}}, "SDCA.Async", `"wild"`},
-		{stage.TrainOptions{Loss: stage.LossHinge, Method: &train.SDCA{Async: train.AsyncAtomic}}, "SDCA.Workers", "0"},
+		{stage.TrainOptions{Loss: stage.LossHinge, Method: &train.SDCA{Async: train.AsyncAtomic}}, "SDCA.Async", ""},
 		{stage.TrainOptions{MaxEpochs: -2}, "MaxEpochs", "-2"},
 		{stage.TrainOptions{FeatureSpace: 7}, "FeatureSpace", "7"},
 		{stage.TrainOptions{Duals: stage.Duals{Place: stage.DualsFile}}, "Duals", ""},
@@ -155,12 +159,19 @@ func TestTrainOptionsCheck(t *testing.T) {
 		{stage.TrainOptions{Method: &train.OEG{}, Given: [][]string{{"Sampler.NonUniform"}}}, "Sampler.NonUniform", "0"},
 		{stage.TrainOptions{Method: &train.SAG{}, Given: [][]string{{"CheckpointEvery"}}}, "CheckpointEvery", "0"},
 		{stage.TrainOptions{Loss: stage.LossHinge, Given: [][]string{{"SDCA.Epsilon"}}}, "SDCA.Epsilon", ""},
-		{stage.TrainOptions{Method: &train.SDCA{Async: train.AsyncAtomic}, Given: [][]string{{"SDCA.RoundSize"}}}, "SDCA.RoundSize", ""},
+		{stage.TrainOptions{Method: &train.SDCA{Async: train.AsyncAtomic, RoundSize: 4}, Given: [][]string{{"SDCA.RoundSize"}}}, "SDCA.RoundSize", ""},
+		{stage.TrainOptions{Method: &train.SDCA{Async: train.AsyncAtomic}, Duals: stage.Duals{Place: stage.DualsStream}}, "SDCA.Async", `"atomic"`},
 		{stage.TrainOptions{Method: &train.LBFGS{}, Given: [][]string{{"SDCA.Seed", "OEG.Seed", "SAG.Seed", "BCFW.Seed"}}}, "SDCA.Seed", ""},
 		{stage.TrainOptions{Method: &train.SAG{Variant: "saga"}}, "SAG.Variant", `"saga"`},
 		{stage.TrainOptions{Method: &train.SAG{InitialL: -1}}, "SAG.InitialL", "-1"},
 		{stage.TrainOptions{Method: &train.OEG{Eta: 2}}, "OEG.Eta", "2"},
 		{stage.TrainOptions{Method: &train.LBFGS{Store: -1}}, "LBFGS.Store", "-1"},
+		// A zero given stands for no default: it must be in range itself.
+		{stage.TrainOptions{Method: &train.SDCA{Workers: 2}, Given: [][]string{{"SDCA.RoundSize"}}}, "SDCA.RoundSize", "0"},
+		{stage.TrainOptions{Method: &train.OEG{}, Given: [][]string{{"OEG.Eta"}}}, "OEG.Eta", "0"},
+		{stage.TrainOptions{Method: &train.SAG{}, Given: [][]string{{"SAG.Variant"}}}, "SAG.Variant", `""`},
+		// The fields a run makes are left nil.
+		{stage.TrainOptions{Method: &train.BCFW{Sampler: sampler}}, "BCFW.Sampler", ""},
 	} {
 		err := c.o.Check()
 		var oe *stage.OptionError
@@ -181,10 +192,10 @@ func TestTrainOptionsCheck(t *testing.T) {
 	// An option given that one of its fields' methods reads passes: the
 	// seed to SAG, the sampler to BCFW, the round length to two workers.
 	for _, o := range []stage.TrainOptions{
-		{Method: &train.SAG{}, Given: [][]string{{"SDCA.Seed", "OEG.Seed", "SAG.Seed", "BCFW.Seed"}, {"Method"}, {"GapTol"}}},
-		{Loss: stage.LossHinge, Given: [][]string{{"Sampler.Kind"}, {"RefreshEvery"}, {"Checkpoint"}, {"BCFW.Hamming"}}},
-		{Method: &train.SDCA{Workers: 2}, Given: [][]string{{"SDCA.RoundSize"}, {"Sampler.NonUniform"}, {"KeepDuals"}}},
-		{Method: &train.SDCA{Workers: 1}, Given: [][]string{{"SDCA.RoundSize"}, {"SDCA.Workers"}}},
+		{Method: &train.SAG{}, GapTol: 1e-3, Given: [][]string{{"SDCA.Seed", "OEG.Seed", "SAG.Seed", "BCFW.Seed"}, {"Method"}, {"GapTol"}}},
+		{Loss: stage.LossHinge, Sampler: stage.Sampler{Kind: "gap"}, Given: [][]string{{"Sampler.Kind"}, {"RefreshEvery"}, {"Checkpoint"}, {"BCFW.Hamming"}}},
+		{Method: &train.SDCA{Workers: 2, RoundSize: 8}, Sampler: stage.Sampler{NonUniform: 0.8}, Given: [][]string{{"SDCA.RoundSize"}, {"Sampler.NonUniform"}, {"KeepDuals"}}},
+		{Method: &train.SDCA{Workers: 1, RoundSize: 2}, Given: [][]string{{"SDCA.RoundSize"}, {"SDCA.Workers"}}},
 	} {
 		if err := o.Check(); err != nil {
 			t.Errorf("%+v: %v", o, err)

@@ -163,10 +163,10 @@ func TestParallelResumesBitIdentical(t *testing.T) {
 			if (ie.At.Step > 0) != c.mid || ie.At.Epoch != c.ep-1 || ie.Snapshot == "" {
 				t.Fatalf("stopped at %+v (snapshot %q)", ie.At, ie.Snapshot)
 			}
-			if _, err := resumeRunWith(t, newM(2, 5), p, set, dir, context.Background()); err == nil || !strings.Contains(err.Error(), "round size") {
+			if _, err := resumeRunWith(t, newM(2, 5), p, set, dir, context.Background()); err == nil || !strings.Contains(err.Error(), "made with SDCA.RoundSize 4") {
 				t.Fatalf("resumed with rounds of 5 a snapshot of rounds of 4: %v", err)
 			}
-			if _, err := resumeRunWith(t, newM(1, 0), p, set, dir, context.Background()); err == nil || !strings.Contains(err.Error(), "schedule") {
+			if _, err := resumeRunWith(t, newM(1, 0), p, set, dir, context.Background()); err == nil || !strings.Contains(err.Error(), "this run has the sequential SDCA") {
 				t.Fatalf("resumed sequentially a snapshot of the rounds: %v", err)
 			}
 			res, err := resumeRunWith(t, newM(3, 4), p, set, dir, context.Background())

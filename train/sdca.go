@@ -32,6 +32,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/internal/num"
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // SDCA is the stochastic dual coordinate ascent method. The zero value of
@@ -110,46 +111,72 @@ type SDCA struct {
 	warmRefresh bool
 }
 
-// Describe names SDCA and the options of a run it reads beyond its
-// fields: the sampler, the gap refreshes, the place of its duals,
-// checkpoints, and the warm start from kept duals (its final duals are
-// what a run keeps).
+// Describe declares SDCA: its settings, and the options of a run it
+// reads beyond them — the sampler, the gap refreshes, the place of its
+// duals, checkpoints, and the warm start from kept duals (its final duals
+// are what a run keeps).
 func (m *SDCA) Describe() Description {
-	return Description{Name: "sdca",
-		Reads: append([]string{RunSampler, RunNonUniform, RunRefresh, RunDuals, RunKeepDuals, RunWarmStart}, checkpointOptions...)}
+	return Description{Name: "sdca", Title: "SDCA", Loss: LossLog,
+		Summary:     "SDCA-GAP: stochastic dual coordinate ascent with gap sampling",
+		Reads:       append([]string{RunSampler, RunNonUniform, RunRefresh, RunDuals, RunKeepDuals, RunWarmStart}, checkpointOptions...),
+		Made:        map[string]string{"Sampler": RunSampler, "Duals": RunDuals, "Warm": RunWarmStart},
+		DualsOnDisk: true,
+		Settings: []Setting{
+			{Field: "Epsilon", Name: "epsilon", Default: DefaultEpsilon, Resume: "Epsilon",
+				Help: "share in (0,1] of the uniform distribution in the initial duals, the rest on each sentence's gold labelling",
+				Want: "want a weight in (0,1]", Valid: floatIn(0, 1, true, false)},
+			{Field: "SubPrecision", Name: "subprecision", Default: DefaultSubPrecision, Resume: "SubPrecision",
+				Help: "SDCA's line search stops when its step is shorter than this, in (0,1)",
+				Want: "want a step length in (0,1)", Valid: floatIn(0, 1, true, true)},
+			seedSetting("the sampler"),
+			{Field: "Workers", Name: "workers", Default: DefaultWorkers,
+				Help:  "SDCA workers: the rounds' oracles and moves on that many goroutines (the model depends on the seed and the round size, not on the workers); 1: the sequential SDCA of the paper",
+				Want:  fmt.Sprintf("want AllWorkers (%d: one per core), 0 (DefaultWorkers) or a number of workers ≥ 1", AllWorkers),
+				Valid: func(v any) bool { return v.(int) >= AllWorkers }},
+			{Field: "RoundSize", Name: "round-size", Default: DefaultRoundSize, Resume: "RoundSize",
+				Help: "SDCA steps in a round of the parallel SDCA (their oracles in parallel, their commits in draw order); it shapes the model, the workers do not",
+				Want: "want a number of steps ≥ 1", Valid: intAtLeast(1),
+				Unread: func(m Method) string {
+					if m.(*SDCA).Async != "" {
+						return "not used by asynchronous steps ({SDCA.Async}): they have no rounds"
+					}
+					return ""
+				}},
+			{Field: "Async", Name: "nondeterministic-async", DefaultText: "off: the reproducible rounds",
+				Help:  fmt.Sprintf("asynchronous SDCA steps (%s: atomic adds, %s: plain adds): faster, and a different model on every run", AsyncAtomic, AsyncWild),
+				Want:  fmt.Sprintf("want %s or %s", AsyncAtomic, AsyncWild),
+				Valid: oneOf(AsyncAtomic, AsyncWild)},
+		}}
 }
 
-// Check refuses a setting out of range with a *FieldError; a zero that
-// stands for a default passes. Init checks too.
+// Check refuses a setting out of range with an *option.Error naming it
+// (CheckSettings); a zero that stands for a default passes. Init checks
+// too.
 func (m *SDCA) Check() error {
-	bad := func(field string, v any, want string) error {
-		return &FieldError{Method: "SDCA", Field: field, Value: v, Want: want}
+	if err := CheckSettings(m, nil); err != nil {
+		return err
 	}
-	switch {
-	case !(m.Epsilon >= 0 && m.Epsilon <= 1):
-		return bad("Epsilon", m.Epsilon, "want a weight in (0,1]")
-	case !(m.SubPrecision >= 0 && m.SubPrecision < 1):
-		return bad("SubPrecision", m.SubPrecision, "want a step length in (0,1)")
-	case m.Workers < AllWorkers:
-		return bad("Workers", m.Workers, fmt.Sprintf("want AllWorkers (%d: one per core), 0 (DefaultWorkers) or a number of workers ≥ 1", AllWorkers))
-	case m.RoundSize < 0:
-		return bad("RoundSize", m.RoundSize, "want a number of steps ≥ 1")
-	case m.Async != "" && m.Async != AsyncAtomic && m.Async != AsyncWild:
-		return bad("Async", m.Async, fmt.Sprintf("want %q, %q or empty (the ordered commits)", AsyncAtomic, AsyncWild))
-	case m.Async != "" && m.RoundSize != 0:
-		return bad("RoundSize", m.RoundSize, "want 0: asynchronous steps have no rounds")
+	if m.Async != "" && m.RoundSize != 0 {
+		return &option.Error{Field: "SDCA.RoundSize", Value: valueText(m.RoundSize), Msg: "want 0: asynchronous steps have no rounds", Err: ErrBadProblem}
 	}
 	return nil
 }
 
-// Unread returns the fields of m that its other settings leave unread,
-// each with why: RoundSize with asynchronous steps. A program refuses them
-// when its user gives them (stage.TrainOptions.Given).
-func (m *SDCA) Unread() map[string]string {
-	if m.Async != "" {
-		return map[string]string{"SDCA.RoundSize": "not used by asynchronous steps ({SDCA.Async}): they have no rounds"}
+// Facts returns what a model records of SDCA on p: its sampler and seed,
+// and its schedule — none for the sequential SDCA (its bytes stay as they
+// were), the rounds with their size and not the workers (which do not
+// change the model), asynchronous steps (not reproducible) with their
+// workers.
+func (m *SDCA) Facts(p *Problem) map[string]any {
+	kind, _ := samplerSettings(m.Sampler)
+	facts := map[string]any{"sampler": kind, "seed": m.Seed}
+	switch sched, w, R := m.schedule(p.N()); sched {
+	case ScheduleRounds:
+		facts["schedule"], facts["round_size"] = sched, R
+	case ScheduleAsyncAtomic, ScheduleAsyncWild:
+		facts["schedule"], facts["workers"] = sched, w
 	}
-	return nil
+	return facts
 }
 
 // effective returns the settings with the defaults applied.

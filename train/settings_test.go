@@ -10,24 +10,25 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/option"
 )
 
-// isSettingsError reports whether err is a refused resume naming setting
-// field with the checkpoint's value was and this run's now.
+// isSettingsError reports whether err is a refused resume about the option
+// that sets run setting field (resumeSetting), with this run's value now
+// and the checkpoint's was in its message.
 func isSettingsError(err error, field, was, now string) bool {
-	var se *SettingsError
-	return errors.Is(err, ErrResumeSettings) && errors.As(err, &se) &&
-		se.Field == field && se.Checkpoint == was && se.Now == now
+	var oe *option.Error
+	return errors.Is(err, ErrResumeSettings) && errors.As(err, &oe) &&
+		oe.Field == resumeSetting(field) && oe.Value == now && strings.Contains(oe.Msg, "{"+oe.Field+"} "+was+":")
 }
 
-// TestCheckSettingsNamesWorkers: a resume with another schedule names the
-// schedule, one with another round size the round size, and equal settings
-// pass (the rounds record no workers: any number continues them); an
-// earlier version's parallel rounds are named as such.
+// TestCheckSettingsNamesWorkers: a resume with another round size names
+// the round size, and equal settings pass (the rounds record no workers:
+// any number continues them); TestCheckSettingsInWords has the schedules.
 func TestCheckSettingsNamesWorkers(t *testing.T) {
 	seq := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 1}
 	par := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleRounds, RoundSize: 64}
-	old := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 2, RoundSteps: 2}
 	async := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleAsyncAtomic}
 	with := func(rs runSettings, f func(*runSettings)) runSettings { f(&rs); return rs }
 	for _, c := range []struct {
@@ -39,14 +40,9 @@ func TestCheckSettingsNamesWorkers(t *testing.T) {
 		{name: "same sequential", snap: seq, run: seq},
 		{name: "same parallel", snap: par, run: par},
 		{name: "same asynchronous", snap: async, run: async},
-		{"sequential, resumed with rounds", seq, par, "Schedule", "sequential", "rounds", "made with the schedule of the steps sequential, this run has rounds"},
-		{"rounds, resumed sequential", par, seq, "Schedule", "rounds", "sequential", "made with the schedule of the steps rounds, this run has sequential"},
-		{"rounds, resumed asynchronous", par, async, "Schedule", "rounds", "async-atomic", "this run has async-atomic"},
 		{"other round", par, with(par, func(rs *runSettings) { rs.RoundSize = 16 }), "RoundSize", "64", "16",
-			"made with the round size 64, this run has 16"},
-		{"earlier parallel rounds", old, par, "Schedule", "an earlier version's parallel rounds (2 workers, 2 steps each)", "rounds",
-			"made with the schedule of the steps an earlier version's parallel rounds (2 workers, 2 steps each), this run has rounds"},
-		{"other seed", seq, with(seq, func(rs *runSettings) { rs.Seed = 2 }), "Seed", "1", "2", "made with the seed 1, this run has 2"},
+			"SDCA.RoundSize 16: ck/ckpt-000002 was made with SDCA.RoundSize 64"},
+		{"other seed", seq, with(seq, func(rs *runSettings) { rs.Seed = 2 }), "Seed", "1", "2", "SDCA.Seed 2: ck/ckpt-000002 was made with SDCA.Seed 1"},
 	} {
 		ck := &Checkpoint{Dir: "ck/ckpt-000002", state: checkpointState{Settings: c.snap}}
 		err := ck.checkSettings(c.run)
@@ -59,25 +55,36 @@ func TestCheckSettingsNamesWorkers(t *testing.T) {
 	}
 }
 
-// TestCheckSettingsInWords: a refused resume says what the setting is in
-// words, never by a flag of the command (which maps SettingsError.Field to
-// its own flags): the block count of streamed duals, which no flag sets,
-// and the bias.
+// TestCheckSettingsInWords: a refused resume of a setting no option sets
+// alone says what it is in words, naming the options that bear on it as
+// {Field} (a program renders them in its own words): the block count of
+// streamed duals, which follows from the budget, the bias, and the
+// schedule of the steps (sequential, the rounds, asynchronous, an earlier
+// version's rounds), which the workers, the round size and the
+// asynchronous option set together.
 func TestCheckSettingsInWords(t *testing.T) {
+	seqRS := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 1}
+	parRS := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleRounds, RoundSize: 64}
+	oldRS := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 2, RoundSteps: 2}
+	asyncRS := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleAsyncAtomic}
 	for _, c := range []struct {
 		snap, run runSettings
 		field     string
 		want      string
 	}{
 		{runSettings{DualsBlocks: 4}, runSettings{DualsBlocks: 5}, "DualsBlocks",
-			"made with the streamed duals' block count (it follows from the memory budget and the rest of the run) 4, this run has 5"},
-		{runSettings{Bias: true}, runSettings{Bias: false}, "Bias", "made with the bias features true, this run has false"},
-		{runSettings{Seed: 1}, runSettings{Seed: 1, DualsBlocks: 3}, "DualsBlocks", "block count (it follows from the memory budget and the rest of the run) 0, this run has 3"},
+			"ck was made with streamed duals in 4 blocks (their size follows the memory budget, {MemoryBudget} or half of physical memory, and the rest of the run), this run has streamed duals in 5 blocks"},
+		{runSettings{Bias: true}, runSettings{Bias: false}, "Bias", "ck was made with the bias features (no {NoBias}), this run has {NoBias}"},
+		{seqRS, parRS, "Schedule", "ck was made with the sequential SDCA ({SDCA.Workers} 1), this run has the rounds of the parallel SDCA (the default, or {SDCA.RoundSize})"},
+		{parRS, seqRS, "Schedule", "ck was made with the rounds of the parallel SDCA (the default, or {SDCA.RoundSize}), this run has the sequential SDCA ({SDCA.Workers} 1)"},
+		{parRS, asyncRS, "Schedule", "this run has asynchronous steps ({SDCA.Async} atomic)"},
+		{oldRS, parRS, "Schedule", "ck was made with the schedule of the steps an earlier version's parallel rounds (2 workers, 2 steps each), this run has the rounds"},
+		{runSettings{Seed: 1}, runSettings{Seed: 1, DualsBlocks: 3}, "DualsBlocks", "made with duals not streamed, this run has streamed duals in 3 blocks"},
 	} {
 		ck := &Checkpoint{Dir: "ck", state: checkpointState{Settings: c.snap}}
 		err := ck.checkSettings(c.run)
-		var se *SettingsError
-		if !errors.As(err, &se) || se.Field != c.field || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "--") {
+		var oe *option.Error
+		if !errors.As(err, &oe) || oe.Field != "" || !errors.Is(err, ErrResumeSettings) || !strings.Contains(oe.Msg, c.want) || strings.Contains(err.Error(), "--") {
 			t.Errorf("%+v → %+v: %v, want %q", c.snap, c.run, err, c.want)
 		}
 	}
