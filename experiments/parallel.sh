@@ -11,7 +11,8 @@
 # Needs DUALCRF_DATA (default ../shared/data). Before each alternation it waits (at most LOAD_WAIT seconds,
 # default 1200) for the 1-minute load to fall below LOAD_MAX (default 6): a busy machine gives a process of two
 # threads twice the share of one, which flatters the parallel runs. Prints one row per run: set, tolerance,
-# run, round, load before it, wall, user and system seconds, CPU% (of one core), peak RSS in KB, epochs,
+# run, round, load before it, wall, user and system seconds, CPU% (of one core), peak RSS in KB, the training
+# seconds the run reports (without loading and writing), epochs,
 # certified gap, the model's SHA-256 (12 hex digits) and the workers' busy share the run reports. Work files
 # go to a temporary directory, removed at the end.
 set -euo pipefail
@@ -39,7 +40,7 @@ esac
 runs=("seq|$bin|--workers 1" "w2|$bin|--workers 2" "default|$bin|"
 	"atomic|$bin|--workers 2 --nondeterministic-async atomic" "wild|$bin|--workers 2 --nondeterministic-async wild")
 [ -n "$base" ] && runs+=("base1|$base|--workers 1" "base2|$base|--workers 2")
-printf 'set\ttol\trun\tround\tload\twall\tuser\tsys\tcpu\trss_kb\tepochs\tgap\tmodel\tbusy\n'
+printf 'set\ttol\trun\tround\tload\twall\tuser\tsys\tcpu\trss_kb\ttrain\tepochs\tgap\tmodel\tbusy\n'
 for r in $(seq 1 "$rounds"); do
 	waited=0
 	while ! awk -v l="$(cut -d' ' -f1 /proc/loadavg)" -v m="${LOAD_MAX:-6}" 'BEGIN { exit !(l < m) }' &&
@@ -57,8 +58,9 @@ for r in $(seq 1 "$rounds"); do
 		# A sequential run reports no busy share (grep finds nothing: not an error).
 		epochs=$(grep -o 'after [0-9]* epochs' "$work/err" | tail -1 | cut -d' ' -f2 || true)
 		gap=$(grep -o 'certified gap [0-9.e+-]*' "$work/err" | tail -1 | cut -d' ' -f3 || true)
+		train=$(grep -o 'epochs, [0-9.]*s training' "$work/err" | tail -1 | cut -d' ' -f2 || true)
 		busy=$(grep -o 'busy [0-9]*%' "$work/err" | tail -1 | cut -d' ' -f2 || true)
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$set_" "$tol" "$name" "$r" "$load" "$wall" "$user" "$sys" \
-			"$cpu" "$rss" "$epochs" "$gap" "$(sha256sum <"$work/m.arrow" | cut -c1-12)" "${busy:--}"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$set_" "$tol" "$name" "$r" "$load" "$wall" "$user" "$sys" \
+			"$cpu" "$rss" "${train%s}" "$epochs" "$gap" "$(sha256sum <"$work/m.arrow" | cut -c1-12)" "${busy:--}"
 	done
 done
