@@ -264,10 +264,10 @@ func TestWorkersSetting(t *testing.T) {
 	if err := (&SDCA{Workers: -2}).Init(p); !errors.Is(err, ErrBadProblem) {
 		t.Fatalf("Workers -2: %v", err)
 	}
-	if rs := (&SDCA{Workers: 1}).runSettings(p); rs.Workers != 1 || rs.RoundSteps != 0 {
+	if rs := (&SDCA{Workers: 1}).RunSettings(p); rs.Workers != 1 || rs.RoundSteps != 0 {
 		t.Fatalf("sequential run settings: %v", rs)
 	}
-	if rs := (&SDCA{Workers: 2}).runSettings(p); rs.Workers != 2 || rs.RoundSteps != DefaultRoundSize/2 {
+	if rs := (&SDCA{Workers: 2}).RunSettings(p); rs.Workers != 2 || rs.RoundSteps != DefaultRoundSize/2 {
 		t.Fatalf("parallel run settings: %v", rs)
 	}
 }
