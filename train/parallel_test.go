@@ -190,8 +190,8 @@ func TestParallelResumesBitIdentical(t *testing.T) {
 // parallel SDCA counts the scratch space of every slot of its rounds.
 func TestEstimateMemoryCountsWorkers(t *testing.T) {
 	p := randomProblem(t, 75, 50, 6, 20, 4, false, 0)
-	one := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1})
-	three := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1, SDCAWorkers: 3})
+	one := EstimateMemory(p, MemoryOptions{Method: &SDCA{Workers: 1}, DualsInMemory: true, Workers: 1})
+	three := EstimateMemory(p, MemoryOptions{Method: &SDCA{Workers: 3}, DualsInMemory: true, Workers: 1})
 	if got, want := three.Scratch-one.Scratch, int64(3*p.Layout.NumLabels*p.Layout.NumLabels*8); got < want {
 		t.Fatalf("3 workers add %d bytes of scratch, want at least their slots' %d", got, want)
 	}

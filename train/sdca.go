@@ -173,9 +173,8 @@ func (m *SDCA) effective() (eps, sub float64) {
 	return eps, sub
 }
 
-// NumWorkers returns the number of workers SDCA will run on a problem of n
-// sentences: Workers with its default applied, at most n (what
-// MemoryOptions.SDCAWorkers wants).
+// NumWorkers implements Workers: the number of workers SDCA will run on a
+// problem of n sentences, Workers with its default applied, at most n.
 func (m *SDCA) NumWorkers(n int) int { return m.numWorkers(n) }
 
 // numWorkers returns the number of workers on n sentences: Workers, at
