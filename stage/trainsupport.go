@@ -35,36 +35,28 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 	if limit == 0 && perr == nil {
 		limit, what, autoLimit = phys, "physical memory", phys/2
 	}
-	workers, round, lbfgsStore := 1, 0, 0
-	if w, ok := o.Method.(train.Workers); ok {
-		workers = w.NumWorkers(d.Len())
-	}
+	// A streamed store's block layout decides the trajectory (a block's
+	// steps are drawn from it): it is planned as for planCores workers on
+	// as many cores, so that it follows the budget and the data and not
+	// the machine or --workers (up to planCores; a budget too tight for
+	// more takes smaller blocks, below). Only the rounds stream.
+	planMethod := o.Method
 	if sd, ok := o.Method.(*train.SDCA); ok {
-		_, workers, round = sd.Schedule(d.Len())
-	}
-	if m, ok := o.Method.(*train.LBFGS); ok {
-		lbfgsStore = m.Store
+		if kind, _, R := sd.Schedule(d.Len()); kind == train.ScheduleRounds {
+			planMethod = &train.SDCA{Workers: planCores, RoundSize: R}
+		}
 	}
 	extra := int64(0)
 	if o.Valid != nil {
 		extra = tableBytes(o.Valid.Data)
 	}
 	estimate := func(inMemory bool, stream int64) train.MemoryEstimate {
-		return train.EstimateShape(shape, train.MemoryOptions{Solver: r.solver, DualsInMemory: inMemory, LBFGSStore: lbfgsStore,
-			SDCAWorkers: workers, SDCARoundSize: round, StreamBytes: stream, ExtraHeap: extra})
+		return train.EstimateShape(shape, train.MemoryOptions{Method: o.Method, DualsInMemory: inMemory, StreamBytes: stream,
+			ExtraHeap: extra})
 	}
-	// A streamed store's block layout decides the trajectory (a block's
-	// steps are drawn from it): it is planned as for planCores workers on
-	// as many cores, so that it follows the budget and the data and not
-	// the machine or --workers (up to planCores; a budget too tight for
-	// more takes smaller blocks, below).
 	planEstimate := func(stream int64) train.MemoryEstimate {
-		sdcaWorkers := 1
-		if round > 0 {
-			sdcaWorkers = planCores
-		}
-		return train.EstimateShape(shape, train.MemoryOptions{Solver: r.solver, Workers: planCores, LBFGSStore: lbfgsStore,
-			SDCAWorkers: sdcaWorkers, SDCARoundSize: round, StreamBytes: stream, ExtraHeap: extra})
+		return train.EstimateShape(shape, train.MemoryOptions{Method: planMethod, Workers: planCores, StreamBytes: stream,
+			ExtraHeap: extra})
 	}
 	r.place = o.Duals.Place
 	if !descriptionOf(o.Method).DualsOnDisk {

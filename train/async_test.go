@@ -98,7 +98,7 @@ func TestAsyncResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &SDCA{Seed: 7, Workers: 3, Async: AsyncAtomic}
-	if err := m.resume(p, c); err != nil {
+	if err := m.Resume(p, c); err != nil {
 		t.Fatal(err)
 	}
 	// The resumed run took the snapshot's weights over (c.Weights is nil).

@@ -195,15 +195,15 @@ func TestParallelResumesBitIdentical(t *testing.T) {
 func TestEstimateMemoryCountsWorkers(t *testing.T) {
 	p := randomProblem(t, 75, 50, 6, 20, 4, false, 0)
 	KK := int64(p.Layout.NumLabels * p.Layout.NumLabels * 8)
-	one := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1})
-	rounds := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1, SDCAWorkers: 2, SDCARoundSize: 4})
+	one := EstimateMemory(p, MemoryOptions{Method: &SDCA{Workers: 1}, DualsInMemory: true, Workers: 1})
+	rounds := EstimateMemory(p, MemoryOptions{Method: &SDCA{Workers: 2, RoundSize: 4}, DualsInMemory: true, Workers: 1})
 	if got, want := rounds.Scratch-one.Scratch, nsets*4*KK; got < want {
 		t.Fatalf("rounds of 4 add %d bytes of scratch, want at least their slots' %d", got, want)
 	}
 	if got, want := rounds.Weights-one.Weights, int64(p.Layout.Dim()*8); got != want {
 		t.Fatalf("the rounds add %d bytes of weights, want the second copy's %d", got, want)
 	}
-	async := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1, SDCAWorkers: 3})
+	async := EstimateMemory(p, MemoryOptions{Method: &SDCA{Workers: 3, Async: AsyncAtomic}, DualsInMemory: true, Workers: 1})
 	if got, want := async.Scratch-one.Scratch, 3*KK; got < want || async.Weights != one.Weights {
 		t.Fatalf("3 asynchronous workers add %d bytes of scratch (want at least %d) and %d of weights", got, want, async.Weights-one.Weights)
 	}
@@ -255,18 +255,18 @@ func TestWorkersSetting(t *testing.T) {
 	if err := (&SDCA{Workers: -2}).Init(p); !errors.Is(err, ErrBadProblem) {
 		t.Fatalf("Workers -2: %v", err)
 	}
-	if rs := (&SDCA{Workers: 1}).runSettings(p); rs.Workers != 1 || rs.Schedule != "" || rs.RoundSize != 0 {
+	if rs := (&SDCA{Workers: 1}).RunSettings(p); rs.Workers != 1 || rs.Schedule != "" || rs.RoundSize != 0 {
 		t.Fatalf("sequential run settings: %+v", rs)
 	}
 	for _, P := range []int{1, 2, AllWorkers} {
-		if rs := (&SDCA{Workers: P, RoundSize: 6}).runSettings(p); rs.Workers != 0 || rs.Schedule != ScheduleRounds || rs.RoundSize != 6 {
+		if rs := (&SDCA{Workers: P, RoundSize: 6}).RunSettings(p); rs.Workers != 0 || rs.Schedule != ScheduleRounds || rs.RoundSize != 6 {
 			t.Fatalf("run settings of the rounds on %d workers: %+v", P, rs)
 		}
 	}
-	if rs := (&SDCA{Workers: 2}).runSettings(p); rs.Schedule != ScheduleRounds || rs.RoundSize != DefaultRoundSize {
+	if rs := (&SDCA{Workers: 2}).RunSettings(p); rs.Schedule != ScheduleRounds || rs.RoundSize != DefaultRoundSize {
 		t.Fatalf("run settings of 2 workers: %+v", rs)
 	}
-	if rs := (&SDCA{Workers: 2, Async: AsyncWild}).runSettings(p); rs.Workers != 0 || rs.Schedule != ScheduleAsyncWild || rs.RoundSize != 0 {
+	if rs := (&SDCA{Workers: 2, Async: AsyncWild}).RunSettings(p); rs.Workers != 0 || rs.Schedule != ScheduleAsyncWild || rs.RoundSize != 0 {
 		t.Fatalf("run settings of asynchronous steps: %+v", rs)
 	}
 }

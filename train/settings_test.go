@@ -27,22 +27,22 @@ func isSettingsError(err error, field, was, now string) bool {
 // the round size, and equal settings pass (the rounds record no workers:
 // any number continues them); TestCheckSettingsInWords has the schedules.
 func TestCheckSettingsNamesWorkers(t *testing.T) {
-	seq := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 1}
-	par := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleRounds, RoundSize: 64}
-	async := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleAsyncAtomic}
-	with := func(rs runSettings, f func(*runSettings)) runSettings { f(&rs); return rs }
+	seq := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 1}
+	par := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleRounds, RoundSize: 64}
+	async := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleAsyncAtomic}
+	with := func(rs RunSettings, f func(*RunSettings)) RunSettings { f(&rs); return rs }
 	for _, c := range []struct {
 		name           string
-		snap, run      runSettings
+		snap, run      RunSettings
 		field, was, is string // field "" for success
 		words          string
 	}{
 		{name: "same sequential", snap: seq, run: seq},
 		{name: "same parallel", snap: par, run: par},
 		{name: "same asynchronous", snap: async, run: async},
-		{"other round", par, with(par, func(rs *runSettings) { rs.RoundSize = 16 }), "RoundSize", "64", "16",
+		{"other round", par, with(par, func(rs *RunSettings) { rs.RoundSize = 16 }), "RoundSize", "64", "16",
 			"SDCA.RoundSize 16: ck/ckpt-000002 was made with SDCA.RoundSize 64"},
-		{"other seed", seq, with(seq, func(rs *runSettings) { rs.Seed = 2 }), "Seed", "1", "2", "SDCA.Seed 2: ck/ckpt-000002 was made with SDCA.Seed 1"},
+		{"other seed", seq, with(seq, func(rs *RunSettings) { rs.Seed = 2 }), "Seed", "1", "2", "SDCA.Seed 2: ck/ckpt-000002 was made with SDCA.Seed 1"},
 	} {
 		ck := &Checkpoint{Dir: "ck/ckpt-000002", state: checkpointState{Settings: c.snap}}
 		err := ck.checkSettings(c.run)
@@ -63,23 +63,23 @@ func TestCheckSettingsNamesWorkers(t *testing.T) {
 // version's rounds), which the workers, the round size and the
 // asynchronous option set together.
 func TestCheckSettingsInWords(t *testing.T) {
-	seqRS := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 1}
-	parRS := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleRounds, RoundSize: 64}
-	oldRS := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 2, RoundSteps: 2}
-	asyncRS := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleAsyncAtomic}
+	seqRS := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 1}
+	parRS := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleRounds, RoundSize: 64}
+	oldRS := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 2, RoundSteps: 2}
+	asyncRS := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleAsyncAtomic}
 	for _, c := range []struct {
-		snap, run runSettings
+		snap, run RunSettings
 		field     string
 		want      string
 	}{
-		{runSettings{DualsBlocks: 4}, runSettings{DualsBlocks: 5}, "DualsBlocks",
+		{RunSettings{DualsBlocks: 4}, RunSettings{DualsBlocks: 5}, "DualsBlocks",
 			"ck was made with streamed duals in 4 blocks (their size follows the memory budget, {MemoryBudget} or half of physical memory, and the rest of the run), this run has streamed duals in 5 blocks"},
-		{runSettings{Bias: true}, runSettings{Bias: false}, "Bias", "ck was made with the bias features (no {NoBias}), this run has {NoBias}"},
+		{RunSettings{Bias: true}, RunSettings{Bias: false}, "Bias", "ck was made with the bias features (no {NoBias}), this run has {NoBias}"},
 		{seqRS, parRS, "Schedule", "ck was made with the sequential SDCA ({SDCA.Workers} 1), this run has the rounds of the parallel SDCA (the default, or {SDCA.RoundSize})"},
 		{parRS, seqRS, "Schedule", "ck was made with the rounds of the parallel SDCA (the default, or {SDCA.RoundSize}), this run has the sequential SDCA ({SDCA.Workers} 1)"},
 		{parRS, asyncRS, "Schedule", "this run has asynchronous steps ({SDCA.Async} atomic)"},
 		{oldRS, parRS, "Schedule", "ck was made with the schedule of the steps an earlier version's parallel rounds (2 workers, 2 steps each), this run has the rounds"},
-		{runSettings{Seed: 1}, runSettings{Seed: 1, DualsBlocks: 3}, "DualsBlocks", "made with duals not streamed, this run has streamed duals in 3 blocks"},
+		{RunSettings{Seed: 1}, RunSettings{Seed: 1, DualsBlocks: 3}, "DualsBlocks", "made with duals not streamed, this run has streamed duals in 3 blocks"},
 	} {
 		ck := &Checkpoint{Dir: "ck", state: checkpointState{Settings: c.snap}}
 		err := ck.checkSettings(c.run)

@@ -152,7 +152,7 @@ func TestShareSettings(t *testing.T) {
 // from the data or the memory budget, and the schedule, which the workers,
 // the round size and the asynchronous option set together (said in words).
 func TestResumeSettingCoversTheRunSettings(t *testing.T) {
-	for _, s := range (runSettings{}).list() {
+	for _, s := range (RunSettings{}).list() {
 		switch s.field {
 		case "Sentences", "Bias", "DualsBlocks", "Schedule":
 			continue
