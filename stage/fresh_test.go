@@ -27,7 +27,7 @@ func TestFreshCopiesEverySetting(t *testing.T) {
 				v.Field(i).SetFloat(0.25 + float64(i))
 			case reflect.Int, reflect.Int64:
 				v.Field(i).SetInt(int64(3 + i))
-			case reflect.Uint64:
+			case reflect.Uint64, reflect.Uint32:
 				v.Field(i).SetUint(uint64(7 + i))
 			case reflect.String:
 				v.Field(i).SetString("setting")

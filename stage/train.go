@@ -302,7 +302,8 @@ type checker interface {
 func fresh(m train.Method) train.Method {
 	switch m := m.(type) {
 	case *train.SDCA:
-		return &train.SDCA{Epsilon: m.Epsilon, SubPrecision: m.SubPrecision, Seed: m.Seed, Workers: m.Workers, RoundSteps: m.RoundSteps}
+		return &train.SDCA{Epsilon: m.Epsilon, SubPrecision: m.SubPrecision, Seed: m.Seed, Workers: m.Workers, RoundSteps: m.RoundSteps,
+			DualPrecision: m.DualPrecision}
 	case *train.LBFGS:
 		return &train.LBFGS{Store: m.Store}
 	case *train.OEG:
@@ -467,10 +468,10 @@ func (r *trainer) setup() error {
 			return err
 		}
 	}
-	dualBytes, what := int64(0), "duals %s (μ, float64)"
+	dualBytes, what := int64(0), "duals %s (μ, "+r.precision().String()+")"
 	switch r.solver {
 	case "sdca", "bcfw":
-		dualBytes = duals.Bytes(d)
+		dualBytes = duals.Bytes(d, r.precision())
 	case "oeg":
 		dualBytes, what = train.OEGBytes(d), "potentials θ̃ and marginal sums %s (float64)"
 	case "sag":

@@ -42,7 +42,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	}
 	estimate := func(inMemory bool, stream int64) train.MemoryEstimate {
 		return train.EstimateMemory(r.p, train.MemoryOptions{Solver: r.solver, DualsInMemory: inMemory, LBFGSStore: lbfgsStore,
-			SDCAWorkers: workers, StreamBytes: stream})
+			SDCAWorkers: workers, StreamBytes: stream, DualPrecision: r.precision()})
 	}
 	r.place = o.Duals.Place
 	if r.solver != "sdca" {
@@ -69,7 +69,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		// reach their smallest size before it fits.
 		plan := func(held int) (int, int64) {
 			r.streamOpts = duals.StreamOptions{BlockBytes: max((budget-rest)/int64(duals.StreamBuffers+held)/4096*4096, minBlockBytes),
-				HeldSlots: max(held, -1)}
+				HeldSlots: max(held, -1), Precision: r.precision()}
 			if o.Checkpoint != "" {
 				r.streamOpts.Spare = duals.DefaultSpare
 			}
@@ -115,14 +115,31 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 // small the budget: smaller blocks only add I/O requests.
 const minBlockBytes = 1 << 20
 
+// precision returns the precision of the run's duals: SDCA's (its
+// DualPrecision, default duals.DefaultPrecision); float64 for the other
+// methods.
+func (r *trainer) precision() duals.Precision {
+	if sd, ok := r.o.Method.(*train.SDCA); ok && r.solver == "sdca" {
+		return sd.Precision()
+	}
+	return duals.Float64
+}
+
 // dualStore places SDCA's duals in a memory-mapped file (Duals PATH),
-// announcing the choice.
+// announcing the choice. An existing file of this dataset is reused when
+// it keeps the run's precision.
 func (r *trainer) dualStore() (*duals.File, error) {
 	d := r.t.Data
 	path := r.o.Duals.Path
-	fs, err := duals.CreateFile(path, d)
+	prec := r.precision()
+	fs, err := duals.CreateFile(path, d, prec)
 	if err != nil && errors.Is(err, iofs.ErrExist) {
 		fs, err = duals.OpenFile(path, d) // reuse a file of this dataset
+		if err == nil && fs.Precision() != prec {
+			fs.Close()
+			return nil, &OptionError{Field: "Duals", Value: path, Msg: fmt.Sprintf("%s holds %s duals, this run keeps %s ones: remove it, give another file, or {SDCA.DualPrecision} %s",
+				path, fs.Precision(), prec, fs.Precision())}
+		}
 	}
 	return fs, err
 }
@@ -165,7 +182,7 @@ func (r *trainer) streamStore() (*duals.Stream, error) {
 		held = fmt.Sprintf(", %s of working set", byteSize(8*room))
 	}
 	r.logf("train: duals %s streamed from %s in %d blocks (slots of %s, %d spare; %s file; %s): %s of block buffers%s",
-		byteSize(duals.Bytes(d)), path, s.Blocks(), byteSize(slot), r.streamOpts.Spare, byteSize(size), direct,
+		byteSize(duals.Bytes(d, s.Precision())), path, s.Blocks(), byteSize(slot), r.streamOpts.Spare, byteSize(size), direct,
 		byteSize(duals.StreamBuffers*slot), held)
 	return s, nil
 }

@@ -65,7 +65,7 @@ func BenchmarkStepKernels(b *testing.B) {
 		m.st.ws.lat.SetScores(p.Layout, m.st.w, s)
 		m.st.ws.lat.ForwardBackward()
 		m.st.ws.lat.Marginals(kb.nu, nil)
-		kb.mu = append([]float64(nil), m.duals.Block(i)...)
+		kb.mu = append([]float64(nil), loadBlock(m.duals, i)...)
 		kb.gamma = m.stepOne(i).Gamma
 		blocks = append(blocks, kb)
 		entries += bl

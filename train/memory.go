@@ -21,6 +21,10 @@ type MemoryOptions struct {
 	// StreamBytes is the memory of a streamed store's block buffers
 	// (duals.StreamBuffers × its slot size), when the duals are streamed.
 	StreamBytes int64
+	// DualPrecision is SDCA's (SDCA.Precision): the bytes of its duals in
+	// memory follow from it (duals.Bytes); 0 means duals.DefaultPrecision.
+	// BCFW's duals are float64.
+	DualPrecision duals.Precision
 }
 
 // MemoryEstimate is what a training run needs in memory, in bytes, by part.
@@ -65,7 +69,7 @@ func (e MemoryEstimate) String() string {
 
 // EstimateMemory estimates the memory a run on p needs, before it starts,
 // from the sizes of its parts: d = p.Layout.Dim() weights of 8 bytes, the
-// duals Σ_i (T_i−1)·K² of 8 bytes, L-BFGS's 2·store vectors (of the free
+// duals Σ_i (T_i−1)·K² of 8 or 4 bytes (duals.Bytes), L-BFGS's 2·store vectors (of the free
 // weights with a Mask: freeSpace), a pass's scratch per worker, the
 // dataset's arrays, the garbage collector's headroom over all of it but the
 // duals, and the runtime.
@@ -89,8 +93,9 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 	if d.Values == nil {
 		e.Dataset -= 8 * occ
 	}
-	// The lattice scratch of a pass: a few T×K² blocks per worker.
-	e.Scratch = workers * 4 * maxT * K * K * 8
+	// The lattice scratch of a pass: a few T×K² blocks per worker (and the
+	// block loaded from the duals).
+	e.Scratch = workers * 5 * maxT * K * K * 8
 	if int64(len(p.Mask)) > 0 {
 		e.Weights += int64(len(p.Mask))
 	}
@@ -103,7 +108,7 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 		// entropies (on it).
 		e.Weights += 5 * dim * 8
 		e.Dataset += 8*occ + 48*n
-		heapDuals = OEGBytes(d) - duals.Bytes(d)
+		heapDuals = OEGBytes(d) - duals.Bytes(d, duals.Float64)
 		e.Duals = OEGBytes(d)
 	case "sag":
 		// v, d, the step's gradient, the weights asked for, a certificate's
@@ -142,7 +147,14 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 			e.Dataset += 8 * n
 		}
 		if o.DualsInMemory {
-			e.Duals = duals.Bytes(d)
+			prec := o.DualPrecision
+			switch {
+			case o.Solver == "bcfw":
+				prec = duals.Float64
+			case prec == 0:
+				prec = duals.DefaultPrecision
+			}
+			e.Duals = duals.Bytes(d, prec)
 		} else if o.StreamBytes > 0 {
 			e.Duals = o.StreamBytes
 			e.Dataset += 8 * n // the sampler's gap state handed to the block draws

@@ -30,6 +30,7 @@ type passWorker struct {
 	lmu                 []float64 // log μ of a block's edge entries
 	fa, fc              []float64 // the factors of log ν (crf.Lattice.LogEdgeFactors)
 	sum                 []float64 // K×K scratch of blockNodesDot
+	mu                  []float64 // a block loaded from the duals
 	lmuS, lnuS          []float64 // log μ and log ν of a block's separators
 	grad                []float64 // E_ν[F] summed over the current chunk's sentences
 	touched             []int32   // attribute rows of grad the chunk touched
@@ -42,11 +43,11 @@ type passWorker struct {
 // order whatever the number of cores and however the chunks were scheduled.
 const gradChunk = 64
 
-// pass evaluates the primal at w — and, if duals is not nil, the dual and
+// pass evaluates the primal at w — and, if store is not nil, the dual and
 // every block gap, taking w = ŵ(μ) — with all cores. Per-sentence terms are
 // summed in sentence order and the gradient chunk by chunk in chunk order,
 // so the result does not depend on scheduling or the number of cores.
-func (p *Problem) pass(ctx context.Context, w []float64, store duals.Store, wantGrad bool) (*passResult, error) {
+func (p *Problem) pass(ctx context.Context, w []float64, store duals.Reader, wantGrad bool) (*passResult, error) {
 	n := p.N()
 	d := p.Data
 	K := p.Layout.NumLabels
@@ -68,7 +69,9 @@ func (p *Problem) pass(ctx context.Context, w []float64, store duals.Store, want
 					i += lo
 					var mu []float64
 					if store != nil {
-						mu = store.Block(i)
+						pw.mu = grow(pw.mu, crf.BlockLen(d.SentStart[i+1]-d.SentStart[i], K))
+						mu = pw.mu
+						store.Load(i, mu)
 					}
 					l, h, gap := pw.sentence(p, w, d.Sentence(i), mu)
 					p.meterAdd(1)

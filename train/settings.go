@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/dualcrf/dualcrf/duals"
 )
 
 // settingsVersion is the version of the run settings a checkpoint records.
@@ -40,6 +42,20 @@ type runSettings struct {
 	Seed         uint64  `json:"seed"`
 	// RefreshEvery is Settings.RefreshEvery, for a method that refreshes.
 	RefreshEvery int `json:"refresh_every,omitempty"`
+	// DualPrecision is SDCA's duals.Precision by name; "" for float64
+	// (precisionSetting), which every snapshot written before the
+	// precision could be chosen holds.
+	DualPrecision string `json:"dual_precision,omitempty"`
+}
+
+// precisionSetting is the DualPrecision a run of precision p records: ""
+// for float64, so that snapshots of float64 runs from before the precision
+// was recorded compare equal.
+func precisionSetting(p duals.Precision) string {
+	if p == duals.Float64 {
+		return ""
+	}
+	return p.String()
 }
 
 // resumer is a Method that can continue a run from a checkpoint
@@ -90,6 +106,10 @@ func (rs runSettings) list() []setting {
 	if hamming == "" && rs.Solver == "bcfw" {
 		hamming = HammingMean // all there was
 	}
+	precision := rs.DualPrecision
+	if precision == "" {
+		precision = duals.Float64.String() // all there was
+	}
 	return []setting{
 		{"Solver", "the solver", rs.Solver},
 		{"Lambda", "λ", g(rs.Lambda)},
@@ -107,6 +127,7 @@ func (rs runSettings) list() []setting {
 		{"SubPrecision", "the line search's sub-precision", g(rs.SubPrecision)},
 		{"Seed", "the seed", strconv.FormatUint(rs.Seed, 10)},
 		{"RefreshEvery", "the gap-refresh period", strconv.Itoa(rs.RefreshEvery)},
+		{"DualPrecision", "the duals' precision", precision},
 	}
 }
 
@@ -119,7 +140,7 @@ type SettingsError struct {
 	// (Sampler, NonUniform for SamplerOptions.NonUniform, Epsilon,
 	// SubPrecision, Seed, Workers, RoundSteps), the problem's (Lambda,
 	// Sentences, FeatureSpace, Transitions, Bias), BCFW's Hamming,
-	// Settings' RefreshEvery,
+	// Settings' RefreshEvery, SDCA's DualPrecision,
 	// Solver (the method) or DualsBlocks (a streamed store's block count).
 	Field      string
 	Checkpoint string // its value in the checkpoint

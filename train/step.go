@@ -15,9 +15,16 @@ import (
 // step with SDCA's own stepper on the run's weights; the ordered one
 // (ordered.go) runs its phases separately, on a scratch space per slot of
 // its rounds.
+//
+// A step loads μ_i from the store into its scratch space (oracle) and puts
+// μ_i + γδ back (commit). A store that rounds what it keeps (exact false:
+// duals.Float32) returns the block as stored; the weights then move by the
+// primal direction of the block's actual change, stored − loaded, not by
+// γv, so that w = ŵ(μ) of the stored duals after every step, to rounding.
 type stepper struct {
 	p     *Problem
 	duals duals.Store
+	exact bool // the store keeps a block as it is put (duals.Float64)
 	rows  *sentenceRows
 	sub   float64   // the line search's sub-precision
 	w     []float64 // the weights the steps move
@@ -26,14 +33,11 @@ type stepper struct {
 	// steps and lsIters count the steps made and their line-search
 	// evaluations.
 	steps, lsIters int64
-	// afterCommit, when not nil, runs after every step's commit: the
-	// measurement of compact duals rounds μ_i there (nil in every run).
-	afterCommit func(ws *stepWork)
 }
 
 // newStepper returns a stepper for p on the dual store, with no weights yet.
 func newStepper(p *Problem, store duals.Store, rows *sentenceRows, sub float64) *stepper {
-	return &stepper{p: p, duals: store, rows: rows, sub: sub, ws: newStepWork(p)}
+	return &stepper{p: p, duals: store, exact: store.Precision() == duals.Float64, rows: rows, sub: sub, ws: newStepWork(p)}
 }
 
 // draws is where a run of steps takes its sentences: a sampler over
@@ -86,11 +90,13 @@ type stepWork struct {
 	vr    []float64 // len(rows)×K
 	vt    []float64 // Dim − Trans()
 	tokOf []int32   // per attribute occurrence of the sentence: its token
-	// The step in progress: its sentence i and block μ_i (oracle), and
-	// ⟨w,v⟩ and ‖v‖² at the weights of its oracle (direct).
-	i    int
-	mu   []float64
-	a, b float64
+	// The step in progress: its sentence i and block μ_i loaded from the
+	// store into muBuf (oracle), and ⟨w,v⟩ and ‖v‖² at the weights of its
+	// oracle (direct).
+	i     int
+	mu    []float64
+	muBuf []float64
+	a, b  float64
 }
 
 // sentenceRows lists, for every sentence, the distinct attributes it uses
@@ -185,9 +191,6 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 	st.Slope0, st.Gamma, st.Iters = sp.search(ws, ws.a, -1)
 	sp.lsIters += int64(st.Iters)
 	sp.commit(ws, st.Gamma, ws.a)
-	if sp.afterCommit != nil {
-		sp.afterCommit(ws)
-	}
 	return st, next
 }
 
@@ -201,7 +204,9 @@ func (sp *stepper) oracle(ws *stepWork, i int) stepStats {
 	s := p.Data.Sentence(i)
 	T := s.Len()
 	bl := crf.BlockLen(T, K)
-	mu := sp.duals.Block(i)
+	ws.muBuf = grow(ws.muBuf, bl)
+	mu := ws.muBuf
+	sp.duals.Load(i, mu)
 	ws.i, ws.mu = i, mu
 
 	ws.nu = grow(ws.nu, bl)
@@ -262,27 +267,65 @@ func (sp *stepper) search(ws *stepWork, a, g0 float64) (d0, gamma float64, iters
 // ‖w‖² ← ‖w‖² + 2γa + γ²‖v‖² for ⟨w,v⟩ = a at the w it moves; it leaves
 // ws ready for the next step.
 func (sp *stepper) commit(ws *stepWork, gamma, a float64) {
-	if gamma > 0 {
-		moveDual(ws, gamma)
-	}
-	sp.commitPrimal(ws, gamma, a)
+	sp.moveDual(ws, sp.commitPrimal(ws, gamma, a))
 }
 
 // commitPrimal is commit's move of the weights: w ← w + γv and ‖w‖², for
 // ⟨w,v⟩ = a at the w it moves; it clears the direction's tail for the
-// next step.
-func (sp *stepper) commitPrimal(ws *stepWork, gamma, a float64) {
+// next step. It returns the step the duals still owe (moveDual): γ for an
+// exact store, whose move a scheduler may make later, elsewhere; 0 for a
+// store that rounds, whose move it makes now (commitRounded): the weights
+// follow the block as stored.
+func (sp *stepper) commitPrimal(ws *stepWork, gamma, a float64) (owed float64) {
+	if !sp.exact {
+		if gamma > 0 {
+			sp.commitRounded(ws, gamma)
+		}
+		clear(ws.vt)
+		return 0
+	}
 	if gamma > 0 {
 		sp.applyPrimal(ws, gamma)
 		sp.wsq += 2*gamma*a + gamma*gamma*ws.b
 	}
 	clear(ws.vt)
+	return gamma
 }
 
-// moveDual is commit's move of the duals, μ_i ← μ_i + γδ: it only needs
-// ws's block and oracle, so a scheduler may make it later, elsewhere.
-func moveDual(ws *stepWork, gamma float64) {
+// moveDual is commit's move of the duals, μ_i ← μ_i + γδ into the store:
+// it only needs ws's block and oracle, so a scheduler may make it later,
+// elsewhere (commitPrimal says what it owes).
+func (sp *stepper) moveDual(ws *stepWork, gamma float64) {
+	if gamma > 0 {
+		ws.edges.update(gamma, ws.mu, ws.nu)
+		sp.duals.Put(ws.i, ws.mu)
+	}
+}
+
+// commitRounded is the commit on a store that rounds: μ_i + γδ is put into
+// the store and ws.mu becomes the block as stored, μ'; then w moves by the
+// primal direction of δ' = μ' − μ_i (its node marginals and summed edges
+// against those of the oracle's μ_i, in ws.muN and ws.muSum), and
+// ‖w‖² with it, ⟨w,v'⟩ taken at the w it moves.
+func (sp *stepper) commitRounded(ws *stepWork, gamma float64) {
+	p := sp.p
+	lay := p.Layout
+	K := lay.NumLabels
+	s := p.Data.Sentence(ws.i)
+	T := s.Len()
 	ws.edges.update(gamma, ws.mu, ws.nu)
+	sp.duals.Put(ws.i, ws.mu)
+	// δ' on the nodes into dN, summed over the edges into nuSum (which
+	// direction takes less muSum).
+	blockNodesDot(ws.mu, T, K, ws.lat.Trans(), ws.dN, ws.nuSum)
+	for j, x := range ws.muN[:T*K] {
+		ws.dN[j] -= x
+	}
+	clear(ws.vt)
+	_, vv := sp.direction(ws, ws.i, s)
+	a := dotRows(sp.w, ws.rows, ws.vr, ws.vt, lay)
+	sp.applyPrimal(ws, 1)
+	sp.wsq += 2*a + vv
 }
 
 // muLogNu returns Σ_e μ_e log ν_e over the block's entries for the ν of

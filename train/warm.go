@@ -105,9 +105,13 @@ func (m *SDCA) initWarm(ws *WarmStart, eps float64) error {
 		inv[j] = i
 	}
 	_ = num.Parallel(context.Background(), n, 0, func() func(int) {
+		var mu []float64
 		return func(i int) {
 			if ws.From[i] < 0 {
-				initBlock(m.duals.Block(i), d.Sentence(i).Labels, K, eps)
+				s := d.Sentence(i)
+				mu = grow(mu, crf.BlockLen(s.Len(), K))
+				initBlock(mu, s.Labels, K, eps)
+				m.duals.Put(i, mu)
 			}
 		}
 	})
@@ -116,6 +120,7 @@ func (m *SDCA) initWarm(ws *WarmStart, eps float64) error {
 		mix = eps
 	}
 	done := 0
+	var blk []float64
 	err := ws.Blocks(func(j int, mu []float64) error {
 		i, ok := inv[j]
 		if !ok {
@@ -125,7 +130,9 @@ func (m *SDCA) initWarm(ws *WarmStart, eps float64) error {
 		if want := crf.BlockLen(T, len(ws.Labels)); len(mu) != want {
 			return fmt.Errorf("%w: kept block %d has %d entries; sentence %d of %d tokens wants %d", ErrBadProblem, j, len(mu), i, T, want)
 		}
-		relabel(m.duals.Block(i), mu, ws.Labels, T, K, mix)
+		blk = grow(blk, crf.BlockLen(T, K))
+		relabel(blk, mu, ws.Labels, T, K, mix)
+		m.duals.Put(i, blk)
 		done++
 		return nil
 	})

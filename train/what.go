@@ -12,14 +12,14 @@ import (
 // What computes ŵ(μ) = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]) from scratch,
 // on all cores when there are whatMinWorkers or more, the same bits on any
 // number. Its only error is a duals.Stream's failure to read a block.
-func (p *Problem) What(store duals.Store) ([]float64, error) {
+func (p *Problem) What(store duals.Reader) ([]float64, error) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers < whatMinWorkers {
 		workers = 1
 	}
-	if _, ok := store.(sweeping); ok {
-		// Its Block drops the pages of the blocks behind the one asked
-		// for: it wants the blocks in order, from one goroutine.
+	if duals.InOrder(store) {
+		// A File's SweepReader drops the pages of the blocks behind the
+		// one asked for: it wants the blocks in order, from one goroutine.
 		workers = 1
 	}
 	return p.what(store, workers, whatChunkTokens)
@@ -55,7 +55,7 @@ const whatMinWorkers = 3
 // A chunk's duals are read from memory once, by phase 1, and again from
 // the cache by phase 2; its node marginals (tokens × labels) are the only
 // memory what adds besides w.
-func (p *Problem) what(store duals.Store, workers, chunkTokens int) ([]float64, error) {
+func (p *Problem) what(store duals.Reader, workers, chunkTokens int) ([]float64, error) {
 	if workers <= 1 {
 		return p.whatSerial(store)
 	}
@@ -70,20 +70,32 @@ func (p *Problem) what(store duals.Store, workers, chunkTokens int) ([]float64, 
 		lws[k].move(w, true)
 	}
 	bounds := attrRanges(d, P)
-	var node []float64
+	var node, arena []float64
 	var mus [][]float64
 	// chunk runs both phases on sentences lo..hi−1.
 	chunk := func(lo, hi int) {
 		tokLo, tokHi := d.SentStart[lo], d.SentStart[hi]
 		node = grow(node, (tokHi-tokLo)*K)
 		mus = slices.Grow(mus[:0], hi-lo)[:hi-lo]
+		// The chunk's blocks, loaded into one arena.
+		size := 0
+		for i := lo; i < hi; i++ {
+			size += crf.BlockLen(d.SentStart[i+1]-d.SentStart[i], K)
+		}
+		arena = grow(arena, size)
+		at := 0
+		for i := lo; i < hi; i++ {
+			bl := crf.BlockLen(d.SentStart[i+1]-d.SentStart[i], K)
+			mus[i-lo] = arena[at : at+bl : at+bl]
+			at += bl
+		}
 		var wg sync.WaitGroup
 		for k := range P {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for i := lo + k*(hi-lo)/P; i < lo+(k+1)*(hi-lo)/P; i++ {
-					mus[i-lo] = store.Block(i)
+					store.Load(i, mus[i-lo])
 					T := d.SentStart[i+1] - d.SentStart[i]
 					at := (d.SentStart[i] - tokLo) * K
 					crf.NodeFromBlock(mus[i-lo], T, K, node[at:at+T*K])
@@ -144,16 +156,17 @@ func (p *Problem) what(store duals.Store, workers, chunkTokens int) ([]float64, 
 
 // whatSerial computes ŵ(μ) on one goroutine: crf.AddExpected sentence
 // after sentence, store's blocks asked for in order — what's reference.
-func (p *Problem) whatSerial(store duals.Store) ([]float64, error) {
+func (p *Problem) whatSerial(store duals.Reader) ([]float64, error) {
 	d := p.Data
 	K := p.Layout.NumLabels
 	w := p.GoldFeatures()
-	var node []float64
+	var node, mu []float64
 	add := func(i int) {
 		s := d.Sentence(i)
 		T := s.Len()
 		node = grow(node, T*K)
-		mu := store.Block(i)
+		mu = grow(mu, crf.BlockLen(T, K))
+		store.Load(i, mu)
 		crf.NodeFromBlock(mu, T, K, node)
 		crf.AddExpected(w, p.Layout, s, node, mu, -1)
 		p.meterAdd(1)

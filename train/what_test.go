@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
 )
 
@@ -37,12 +38,14 @@ func TestWhatSameBitsAnyWorkers(t *testing.T) {
 	}
 	for _, c := range cases {
 		p := c.p
-		store := duals.NewMemory(p.Data)
+		store := duals.NewMemory(p.Data, duals.Float64)
 		rng := rand.New(rand.NewPCG(9, 9))
 		for i := 0; i < p.N(); i++ {
-			for j, mu := 0, store.Block(i); j < len(mu); j++ {
+			mu := make([]float64, crf.BlockLen(p.Data.Sentence(i).Len(), p.Layout.NumLabels))
+			for j := range mu {
 				mu[j] = rng.Float64() / 3
 			}
+			store.Put(i, mu)
 		}
 		want := whatSerial(p, store)
 		for _, P := range []int{1, 2, 3, p.Layout.NumLabels, p.Layout.NumLabels + 5} {
@@ -69,7 +72,7 @@ func TestInitDualsAnyWorkers(t *testing.T) {
 		m.initDuals(0, p.N(), 0.01, workers)
 		var all []float64
 		for i := 0; i < p.N(); i++ {
-			all = append(all, m.duals.Block(i)...)
+			all = append(all, loadBlock(m.duals, i)...)
 		}
 		return all
 	}
@@ -91,7 +94,7 @@ func TestInitDualsAnyWorkers(t *testing.T) {
 // the serial sum bit for bit.
 func TestWhatStreamedSameBits(t *testing.T) {
 	p := randomProblem(t, 7, 120, 6, 20, 5, true, 0)
-	s := newStream(t, p, filepath.Join(t.TempDir(), "duals.stream"), duals.Bytes(p.Data)/5, 0)
+	s := newStream(t, p, filepath.Join(t.TempDir(), "duals.stream"), duals.Bytes(p.Data, duals.DefaultPrecision)/5, 0)
 	m := &SDCA{Duals: s, Epsilon: 0.3}
 	if err := m.Init(p); err != nil {
 		t.Fatal(err)

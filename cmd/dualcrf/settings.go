@@ -26,6 +26,9 @@ var settingOptions = map[string]string{
 	"SubPrecision": "SDCA.SubPrecision",
 	"Seed":         "SDCA.Seed",
 	"RefreshEvery": "RefreshEvery",
+	// DualPrecision is SDCA's: a snapshot from before it could be chosen
+	// holds float64 duals.
+	"DualPrecision": "SDCA.DualPrecision",
 }
 
 // settingsFlagError restates a resume refused for its settings by the
