@@ -157,3 +157,74 @@ func decodeRowUniform(out []float64, u float64, next []float64) {
 		}
 	}
 }
+
+// decode32MarginalsGo is decode32Go on a block of T tokens that also sets
+// node (T×K) to the
+// chain's node marginals — the first node the rows of the first edge
+// (their sums of conditionals times 1/z), every later one the columns of
+// the edge before it, as the decoding forms them — and sum (K×K) to the
+// decoded edges summed over the positions, each entry's terms in edge
+// order (sum is left alone for a one-token sentence, whose node is mu).
+// The rows of edge t ≥ 1 are decoded last to first, as decode32Go does.
+func decode32MarginalsGo(mu []float64, q []float32, T, K int, node, sum []float64) {
+	n := len(mu)
+	q = q[:n]
+	if T == 1 {
+		// One token: the node is the block.
+		decode32Go(mu, q, K)
+		copy(node[:K], mu)
+		return
+	}
+	F := K * K
+	KK := K * K
+	sum = sum[:KK]
+	clear(sum)
+	z := 0.0
+	for y := 0; y < K; y++ {
+		node[y] = rowSum32(q[y*K : y*K+K])
+		z += node[y]
+	}
+	next := node[K : 2*K]
+	clear(next)
+	if !(z > 0) {
+		u := 1 / float64(F)
+		for y := 0; y < K; y++ {
+			node[y] = u * float64(K)
+			decodeRowSum(mu[y*K:y*K+K], nil, u, next, sum[y*K:y*K+K])
+		}
+	} else {
+		inv := 1 / z
+		for y := 0; y < K; y++ {
+			node[y] *= inv
+			decodeRowSum(mu[y*K:y*K+K], q[y*K:y*K+K], inv, next, sum[y*K:y*K+K])
+		}
+	}
+	for t, at := 1, KK; at < n; t, at = t+1, at+KK {
+		a := node[t*K : t*K+K]
+		next = node[(t+1)*K : (t+2)*K]
+		clear(next)
+		for y := K - 1; y >= 0; y-- {
+			r := at + y*K
+			s := rowSum32(q[r : r+K])
+			if !(s > 0) {
+				decodeRowSum(mu[r:r+K], nil, a[y]/float64(K), next, sum[y*K:y*K+K])
+				continue
+			}
+			decodeRowSum(mu[r:r+K], q[r:r+K], a[y]/s, next, sum[y*K:y*K+K])
+		}
+	}
+}
+
+// decodeRowSum sets out[j] = float64(q[j])·f (f when q is nil) and adds
+// out into next and into sum.
+func decodeRowSum(out []float64, q []float32, f float64, next, sum []float64) {
+	for j := range out {
+		x := f
+		if q != nil {
+			x = float64(q[j]) * f
+		}
+		out[j] = x
+		next[j] += x
+		sum[j] += x
+	}
+}

@@ -66,6 +66,66 @@ func decode32Kernel(mu []float64, q []float32, K int) {
 	}
 }
 
+// decode32MarginalsKernel is decode32MarginalsGo four entries at a time.
+func decode32MarginalsKernel(mu []float64, q []float32, T, K int, node, sum []float64) {
+	if !cpu.AVX2FMA() {
+		decode32MarginalsGo(mu, q, T, K, node, sum)
+		return
+	}
+	if T == 1 {
+		decode32Kernel(mu, q, K)
+		copy(node[:K], mu)
+		return
+	}
+	n := len(mu)
+	q = q[:n]
+	KK := K * K
+	sum = sum[:KK]
+	node = node[:T*K]
+	clear(sum)
+	rowSums32Asm(&q[0], K, K, &node[0])
+	z := 0.0
+	for y := 0; y < K; y++ {
+		z += node[y]
+	}
+	next := node[K : 2*K]
+	clear(next)
+	if !(z > 0) {
+		u := 1 / float64(KK)
+		for y := 0; y < K; y++ {
+			node[y] = u * float64(K)
+			decodeRowSum(mu[y*K:y*K+K], nil, u, next, sum[y*K:y*K+K])
+		}
+	} else {
+		inv := 1 / z
+		for y := 0; y < K; y++ {
+			node[y] *= inv
+		}
+		scaleRowsSum32Asm(&mu[0], &q[0], K, inv, &next[0], &sum[0])
+	}
+	for t, at := 1, KK; at < n; t, at = t+1, at+KK {
+		clear(node[(t+1)*K : (t+2)*K])
+		decodeEdgeSum32Asm(&mu[at], &q[at], K, &node[t*K], &node[(t+1)*K], &sum[0])
+	}
+}
+
+// rowSums32Asm sets out[r] to row r's sum (rowSum32) for r < rows.
+//
+//go:noescape
+func rowSums32Asm(q *float32, K, rows int, out *float64)
+
+// scaleRowsSum32Asm decodes the K rows of a first edge with factor f,
+// adding them into next and sum (decodeRowSum, rows in order).
+//
+//go:noescape
+func scaleRowsSum32Asm(mu *float64, q *float32, K int, f float64, next, sum *float64)
+
+// decodeEdgeSum32Asm is decodeEdge32Asm adding the rows into next and sum
+// too (decode32MarginalsGo's loop over rows y = K−1 … 0).
+//
+//go:noescape
+func decodeEdgeSum32Asm(mu *float64, q *float32, K int, a, next, sum *float64)
+
 // sumRows32Asm returns Σ over rows of the rows' sums (rowSum32), in row
 // order.
 //

@@ -118,28 +118,28 @@ frtail:
 	VMULPD     Y13, Y1, Y1
 	VMOVSD       X1, (DI)
 	CMPQ         R10, $16
-	JB           t0
+	JB           t9
 	VMOVHPD      X1, 8(DI)
 	CMPQ         R10, $24
-	JB           t0
+	JB           t9
 	VEXTRACTF128 $1, Y1, X3
 	VMOVSD       X3, 16(DI)
 
-t0:
+t9:
 	TESTQ      R8, R8
 	JZ         frtailnonext
 	VMASKMOVPD (R8), Y14, Y2
 	VADDPD     Y1, Y2, Y2
 	VMOVSD       X2, (R8)
 	CMPQ         R10, $16
-	JB           t1
+	JB           t10
 	VMOVHPD      X2, 8(R8)
 	CMPQ         R10, $24
-	JB           t1
+	JB           t10
 	VEXTRACTF128 $1, Y2, X3
 	VMOVSD       X3, 16(R8)
 
-t1:
+t10:
 
 frtailnonext:
 	ADDQ R11, SI
@@ -234,28 +234,28 @@ eutail:
 	JZ    eudone
 	VMOVSD       X13, (DI)
 	CMPQ         R10, $16
-	JB           t2
+	JB           t11
 	VMOVHPD      X13, 8(DI)
 	CMPQ         R10, $24
-	JB           t2
+	JB           t11
 	VEXTRACTF128 $1, Y13, X3
 	VMOVSD       X3, 16(DI)
 
-t2:
+t11:
 	TESTQ      R8, R8
 	JZ         eudone
 	VMASKMOVPD (R8), Y14, Y2
 	VADDPD     Y13, Y2, Y2
 	VMOVSD       X2, (R8)
 	CMPQ         R10, $16
-	JB           t3
+	JB           t12
 	VMOVHPD      X2, 8(R8)
 	CMPQ         R10, $24
-	JB           t3
+	JB           t12
 	VEXTRACTF128 $1, Y2, X3
 	VMOVSD       X3, 16(R8)
 
-t3:
+t12:
 
 eudone:
 	JMP enext
@@ -292,28 +292,28 @@ estail:
 	VMULPD     Y13, Y1, Y1
 	VMOVSD       X1, (DI)
 	CMPQ         R10, $16
-	JB           t4
+	JB           t13
 	VMOVHPD      X1, 8(DI)
 	CMPQ         R10, $24
-	JB           t4
+	JB           t13
 	VEXTRACTF128 $1, Y1, X3
 	VMOVSD       X3, 16(DI)
 
-t4:
+t13:
 	TESTQ      R8, R8
 	JZ         estailnonext
 	VMASKMOVPD (R8), Y14, Y2
 	VADDPD     Y1, Y2, Y2
 	VMOVSD       X2, (R8)
 	CMPQ         R10, $16
-	JB           t5
+	JB           t14
 	VMOVHPD      X2, 8(R8)
 	CMPQ         R10, $24
-	JB           t5
+	JB           t14
 	VEXTRACTF128 $1, Y2, X3
 	VMOVSD       X3, 16(R8)
 
-t5:
+t14:
 
 estailnonext:
 	ADDQ R11, SI
@@ -394,13 +394,13 @@ cstail:
 	VCVTPD2PSY Y1, X1
 	VMOVSS     X1, (DI)
 	CMPQ       R11, $8
-	JB         t6
+	JB         t15
 	VEXTRACTPS $1, X1, 4(DI)
 	CMPQ       R11, $12
-	JB         t6
+	JB         t15
 	VEXTRACTPS $2, X1, 8(DI)
 
-t6:
+t15:
 	ADDQ       R10, SI
 	ADDQ       R11, DI
 	JMP        cnext
@@ -422,19 +422,344 @@ cutail:
 	JZ    cnext
 	VMOVSS     X7, (DI)
 	CMPQ       R11, $8
-	JB         t7
+	JB         t16
 	VEXTRACTPS $1, X7, 4(DI)
 	CMPQ       R11, $12
-	JB         t7
+	JB         t16
 	VEXTRACTPS $2, X7, 8(DI)
 
-t7:
+t16:
 	ADDQ  R10, SI
 	ADDQ  R11, DI
 
 cnext:
 	DECQ R13
 	JNZ  crow
+	VZEROUPPER
+	RET
+
+// func rowSums32Asm(q *float32, K, rows int, out *float64)
+//
+// out[r] = the sum of the float32 row q[r·K : r·K+K], each entry in
+// float64, for r < rows (≥ 1); K ≥ 1.
+TEXT ·rowSums32Asm(SB), NOSPLIT, $0-32
+	MOVQ q+0(FP), SI
+	MOVQ K+8(FP), DX
+	MOVQ rows+16(FP), R13
+	MOVQ out+24(FP), DI
+	ROWSETUP
+
+rrow:
+	VXORPD Y0, Y0, Y0
+	MOVQ   BX, CX
+	TESTQ  CX, CX
+	JZ     rtail
+
+rvec:
+	VCVTPS2PD (SI), Y1
+	VADDPD    Y1, Y0, Y0
+	ADDQ      $16, SI
+	DECQ      CX
+	JNZ       rvec
+
+rtail:
+	TESTQ      R11, R11
+	JZ         rdone
+	VMASKMOVPS (SI), X15, X1
+	VCVTPS2PD  X1, Y1
+	VADDPD     Y1, Y0, Y0
+	ADDQ       R11, SI
+
+rdone:
+	HSUM
+	VMOVSD X0, (DI)
+	ADDQ   $8, DI
+	DECQ   R13
+	JNZ    rrow
+	VZEROUPPER
+	RET
+
+// func scaleRowsSum32Asm(mu *float64, q *float32, K int, f float64, next, sum *float64)
+//
+// For the K rows y = 0 … K−1 of a K×K edge in order: mu[y·K+j] =
+// float64(q[y·K+j])·f, added into next[j] and into sum[y·K+j]. K ≥ 1.
+TEXT ·scaleRowsSum32Asm(SB), NOSPLIT, $0-48
+	MOVQ         mu+0(FP), DI
+	MOVQ         q+8(FP), SI
+	MOVQ         K+16(FP), DX
+	VBROADCASTSD f+24(FP), Y13
+	MOVQ         next+32(FP), R9
+	ROWSETUP
+	MOVQ         sum+40(FP), R12
+	MOVQ         DX, R13
+
+grow:
+	MOVQ  R9, R8
+	MOVQ  BX, CX
+	TESTQ CX, CX
+	JZ    grtail
+
+grvec:
+	VCVTPS2PD (SI), Y1
+	VMULPD    Y13, Y1, Y1
+	VMOVUPD   Y1, (DI)
+	VADDPD    (R8), Y1, Y2
+	VMOVUPD   Y2, (R8)
+	VADDPD    (R12), Y1, Y2
+	VMOVUPD   Y2, (R12)
+	ADDQ      $32, R8
+	ADDQ      $32, R12
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       grvec
+
+grtail:
+	TESTQ      R11, R11
+	JZ         grdone
+	VMASKMOVPS (SI), X15, X1
+	VCVTPS2PD  X1, Y1
+	VMULPD     Y13, Y1, Y1
+	VMOVSD       X1, (DI)
+	CMPQ         R10, $16
+	JB           t0
+	VMOVHPD      X1, 8(DI)
+	CMPQ         R10, $24
+	JB           t0
+	VEXTRACTF128 $1, Y1, X3
+	VMOVSD       X3, 16(DI)
+
+t0:
+	VMASKMOVPD (R8), Y14, Y2
+	VADDPD     Y1, Y2, Y2
+	VMOVSD       X2, (R8)
+	CMPQ         R10, $16
+	JB           t1
+	VMOVHPD      X2, 8(R8)
+	CMPQ         R10, $24
+	JB           t1
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R8)
+
+t1:
+	VMASKMOVPD (R12), Y14, Y2
+	VADDPD     Y1, Y2, Y2
+	VMOVSD       X2, (R12)
+	CMPQ         R10, $16
+	JB           t2
+	VMOVHPD      X2, 8(R12)
+	CMPQ         R10, $24
+	JB           t2
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R12)
+
+t2:
+	ADDQ R11, SI
+	ADDQ R10, DI
+	ADDQ R10, R12
+
+grdone:
+	DECQ R13
+	JNZ  grow
+	VZEROUPPER
+	RET
+
+// func decodeEdgeSum32Asm(mu *float64, q *float32, K int, a, next, sum *float64)
+//
+// decodeEdge32Asm whose rows are also added into next (never nil, not
+// aliasing a) and sum[y·K+j] (K×K).
+TEXT ·decodeEdgeSum32Asm(SB), NOSPLIT, $0-48
+	MOVQ       mu+0(FP), DI
+	MOVQ       q+8(FP), SI
+	MOVQ       K+16(FP), DX
+	MOVQ       a+24(FP), R15
+	MOVQ       next+32(FP), R9
+	ROWSETUP
+	MOVQ       sum+40(FP), R12
+	VCVTSI2SDQ DX, X12, X12 // K
+	VXORPD     X11, X11, X11 // 0
+	MOVQ       DX, R13       // y + 1
+	// Past the last row: K·K entries, 4 bytes each of q and 8 of mu and sum.
+	MOVQ       DX, AX
+	IMULQ      DX, AX
+	LEAQ       (SI)(AX*4), SI
+	LEAQ       (DI)(AX*8), DI
+	LEAQ       (R12)(AX*8), R12
+
+hrow:
+	MOVQ DX, AX
+	SHLQ $2, AX
+	SUBQ AX, SI  // row y of q
+	SHLQ $1, AX
+	SUBQ AX, DI  // row y of mu
+	SUBQ AX, R12 // row y of sum
+	MOVQ SI, R14
+	MOVQ DI, AX
+
+	VXORPD Y0, Y0, Y0
+	MOVQ   BX, CX
+	TESTQ  CX, CX
+	JZ     htail
+
+hvec:
+	VCVTPS2PD (SI), Y1
+	VADDPD    Y1, Y0, Y0
+	ADDQ      $16, SI
+	DECQ      CX
+	JNZ       hvec
+
+htail:
+	TESTQ      R11, R11
+	JZ         hsum
+	VMASKMOVPS (SI), X15, X1
+	VCVTPS2PD  X1, Y1
+	VADDPD     Y1, Y0, Y0
+
+hsum:
+	HSUM
+	MOVQ         R14, SI
+	VMOVSD       -8(R15)(R13*8), X2 // a[y]
+	VUCOMISD     X11, X0
+	JA           hscale
+	VDIVSD       X12, X2, X2        // a[y]/K
+	VBROADCASTSD X2, Y13
+	MOVQ  R9, R8
+	MOVQ  BX, CX
+	TESTQ CX, CX
+	JZ    hutail
+
+huvec:
+	VMOVUPD Y13, (DI)
+	VADDPD  (R8), Y13, Y2
+	VMOVUPD Y2, (R8)
+	VADDPD  (R12), Y13, Y2
+	VMOVUPD Y2, (R12)
+	ADDQ    $32, R8
+	ADDQ    $32, R12
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     huvec
+
+hutail:
+	TESTQ R11, R11
+	JZ    hudone
+	VMOVSD       X13, (DI)
+	CMPQ         R10, $16
+	JB           t3
+	VMOVHPD      X13, 8(DI)
+	CMPQ         R10, $24
+	JB           t3
+	VEXTRACTF128 $1, Y13, X3
+	VMOVSD       X3, 16(DI)
+
+t3:
+	VMASKMOVPD (R8), Y14, Y2
+	VADDPD     Y13, Y2, Y2
+	VMOVSD       X2, (R8)
+	CMPQ         R10, $16
+	JB           t4
+	VMOVHPD      X2, 8(R8)
+	CMPQ         R10, $24
+	JB           t4
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R8)
+
+t4:
+	VMASKMOVPD (R12), Y14, Y2
+	VADDPD     Y13, Y2, Y2
+	VMOVSD       X2, (R12)
+	CMPQ         R10, $16
+	JB           t5
+	VMOVHPD      X2, 8(R12)
+	CMPQ         R10, $24
+	JB           t5
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R12)
+
+t5:
+	ADDQ R10, DI
+	ADDQ R10, R12
+
+hudone:
+	JMP hnext
+
+hscale:
+	VDIVSD       X0, X2, X2 // a[y]/r
+	VBROADCASTSD X2, Y13
+	MOVQ  R9, R8
+	MOVQ  BX, CX
+	TESTQ CX, CX
+	JZ    hstail
+
+hsvec:
+	VCVTPS2PD (SI), Y1
+	VMULPD    Y13, Y1, Y1
+	VMOVUPD   Y1, (DI)
+	VADDPD    (R8), Y1, Y2
+	VMOVUPD   Y2, (R8)
+	VADDPD    (R12), Y1, Y2
+	VMOVUPD   Y2, (R12)
+	ADDQ      $32, R8
+	ADDQ      $32, R12
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       hsvec
+
+hstail:
+	TESTQ      R11, R11
+	JZ         hsdone
+	VMASKMOVPS (SI), X15, X1
+	VCVTPS2PD  X1, Y1
+	VMULPD     Y13, Y1, Y1
+	VMOVSD       X1, (DI)
+	CMPQ         R10, $16
+	JB           t6
+	VMOVHPD      X1, 8(DI)
+	CMPQ         R10, $24
+	JB           t6
+	VEXTRACTF128 $1, Y1, X3
+	VMOVSD       X3, 16(DI)
+
+t6:
+	VMASKMOVPD (R8), Y14, Y2
+	VADDPD     Y1, Y2, Y2
+	VMOVSD       X2, (R8)
+	CMPQ         R10, $16
+	JB           t7
+	VMOVHPD      X2, 8(R8)
+	CMPQ         R10, $24
+	JB           t7
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R8)
+
+t7:
+	VMASKMOVPD (R12), Y14, Y2
+	VADDPD     Y1, Y2, Y2
+	VMOVSD       X2, (R12)
+	CMPQ         R10, $16
+	JB           t8
+	VMOVHPD      X2, 8(R12)
+	CMPQ         R10, $24
+	JB           t8
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R12)
+
+t8:
+	ADDQ R11, SI
+	ADDQ R10, DI
+	ADDQ R10, R12
+
+hsdone:
+
+hnext:
+	MOVQ R14, SI
+	MOVQ AX, DI
+	MOVQ DX, CX
+	SHLQ $3, CX
+	SUBQ CX, R12 // back to the row's start
+	DECQ R13
+	JNZ  hrow
 	VZEROUPPER
 	RET
 

@@ -79,6 +79,13 @@ func TestFloat32Kernels(t *testing.T) {
 						t.Fatalf("trial %d: decoded entry %d: kernel %v, twin %v", trial, j, da[j], db[j])
 					}
 				}
+				na, nb := make([]float64, T*K), make([]float64, T*K)
+				sa, sb := make([]float64, K*K), make([]float64, K*K)
+				decode32MarginalsKernel(da, qa, T, K, na, sa)
+				decode32MarginalsGo(db, qa, T, K, nb, sb)
+				if !bitsEqual(da, db) || !bitsEqual(na, nb) || !bitsEqual(sa, sb) {
+					t.Fatalf("trial %d: decoded with marginals: kernel %v %v %v, twin %v %v %v", trial, da, na, sa, db, nb, sb)
+				}
 			}
 		})
 	}
@@ -99,6 +106,7 @@ func BenchmarkCodecPairs(b *testing.B) {
 		mu := randomChain(rng, T, K)
 		q := make([]float32, len(mu))
 		out := make([]float64, len(mu))
+		node, sum := make([]float64, T*K), make([]float64, K*K)
 		encode32Go(q, mu, K)
 		for _, c := range []struct {
 			name string
@@ -108,6 +116,8 @@ func BenchmarkCodecPairs(b *testing.B) {
 			{"encode/kernel", func() { encode32Kernel(q, mu, K) }},
 			{"decode/twin", func() { decode32Go(out, q, K) }},
 			{"decode/kernel", func() { decode32Kernel(out, q, K) }},
+			{"decode-marginals/twin", func() { decode32MarginalsGo(out, q, T, K, node, sum) }},
+			{"decode-marginals/kernel", func() { decode32MarginalsKernel(out, q, T, K, node, sum) }},
 		} {
 			b.Run(fmt.Sprintf("K%d/%s", K, c.name), func(b *testing.B) {
 				for b.Loop() {

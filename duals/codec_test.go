@@ -176,3 +176,42 @@ func FuzzFloat32Decode(f *testing.F) {
 		checkChain(t, mu, T, K, 1e-12)
 	})
 }
+
+// TestDecodeMarginals: DecodeMarginals gives Decode's block bit for bit
+// and, to rounding, the block's node marginals and summed edges as
+// computed from it; EncodeMarginals gives Encode's block. For both
+// precisions, every shape.
+func TestDecodeMarginals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 1))
+	for _, p := range Precisions {
+		for _, sh := range codecShapes {
+			T, K := sh[0], sh[1]
+			mu := randomChain(rng, T, K)
+			raw := make([]byte, p.BlockBytes(T, K))
+			put := slices.Clone(mu)
+			p.Encode(raw, put, K)
+			got, node, sum := make([]float64, len(mu)), make([]float64, T*K), make([]float64, K*K)
+			p.DecodeMarginals(got, raw, T, K, node, sum)
+			if !bitsEqual(got, put) {
+				t.Fatalf("%v T%d K%d: DecodeMarginals's block differs from Decode's", p, T, K)
+			}
+			wantNode, wantSum := make([]float64, T*K), make([]float64, K*K)
+			marginals64(got, T, K, wantNode, wantSum)
+			for j := range wantNode {
+				if math.Abs(node[j]-wantNode[j]) > 1e-14*max(wantNode[j], 1e-300) {
+					t.Fatalf("%v T%d K%d: node %d is %v, the block's %v", p, T, K, j, node[j], wantNode[j])
+				}
+			}
+			for j := range wantSum {
+				if T > 1 && math.Abs(sum[j]-wantSum[j]) > 1e-14*max(wantSum[j], 1e-300) {
+					t.Fatalf("%v T%d K%d: sum %d is %v, the block's %v", p, T, K, j, sum[j], wantSum[j])
+				}
+			}
+			again, node2, sum2 := slices.Clone(mu), make([]float64, T*K), make([]float64, K*K)
+			p.EncodeMarginals(make([]byte, len(raw)), again, T, K, node2, sum2)
+			if !bitsEqual(again, put) || !bitsEqual(node2, node) || (T > 1 && !bitsEqual(sum2, sum)) {
+				t.Fatalf("%v T%d K%d: EncodeMarginals differs from Encode and DecodeMarginals", p, T, K)
+			}
+		}
+	}
+}

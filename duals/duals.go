@@ -56,6 +56,20 @@ type Store interface {
 	Close() error
 }
 
+// MarginalStore is a Store whose loads and puts also give a block's node
+// marginals and its edges summed over the positions, from the decoding's
+// own sums (Precision.DecodeMarginals): one pass over the block where a
+// Load and a second pass would take two. Memory, File and Stream are.
+type MarginalStore interface {
+	Store
+	// LoadMarginals is Load that also sets node (len(node) = T_i·K) and
+	// sum (K×K) as Precision.DecodeMarginals does.
+	LoadMarginals(i int, mu, node, sum []float64)
+	// PutMarginals is Put that also sets node and sum, from the block as
+	// stored.
+	PutMarginals(i int, mu, node, sum []float64)
+}
+
 // BlockOffsets returns the offset of each sentence's block in a flat dual
 // array, in entries (len n+1; the last entry is the total size).
 func BlockOffsets(d *crf.Dataset) []int64 {
@@ -104,6 +118,16 @@ func (m *Memory) Load(i int, mu []float64) { m.prec.Decode(mu, m.Raw(i), m.K) }
 // Put stores mu as μ_i and sets mu to the block as stored.
 func (m *Memory) Put(i int, mu []float64) { m.prec.Encode(m.Raw(i), mu, m.K) }
 
+// LoadMarginals is Load that also sets node and sum (MarginalStore).
+func (m *Memory) LoadMarginals(i int, mu, node, sum []float64) {
+	m.prec.DecodeMarginals(mu, m.Raw(i), len(node)/m.K, m.K, node, sum)
+}
+
+// PutMarginals is Put that also sets node and sum (MarginalStore).
+func (m *Memory) PutMarginals(i int, mu, node, sum []float64) {
+	m.prec.EncodeMarginals(m.Raw(i), mu, len(node)/m.K, m.K, node, sum)
+}
+
 // Raw returns the encoded bytes of μ_i.
 func (m *Memory) Raw(i int) []byte { return m.data[m.off[i]:m.off[i+1]:m.off[i+1]] }
 
@@ -139,4 +163,4 @@ func (m *Memory) Close() error {
 // this system.
 const OffHeap = platform.AllocOffHeap
 
-var _ Store = (*Memory)(nil)
+var _ MarginalStore = (*Memory)(nil)

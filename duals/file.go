@@ -342,6 +342,16 @@ func (s *File) Load(i int, mu []float64) { s.prec.Decode(mu, s.Raw(i), s.K) }
 // and sets mu to the block as stored.
 func (s *File) Put(i int, mu []float64) { s.prec.Encode(s.Raw(i), mu, s.K) }
 
+// LoadMarginals is Load that also sets node and sum (MarginalStore).
+func (s *File) LoadMarginals(i int, mu, node, sum []float64) {
+	s.prec.DecodeMarginals(mu, s.Raw(i), len(node)/s.K, s.K, node, sum)
+}
+
+// PutMarginals is Put that also sets node and sum (MarginalStore).
+func (s *File) PutMarginals(i int, mu, node, sum []float64) {
+	s.prec.EncodeMarginals(s.Raw(i), mu, len(node)/s.K, s.K, node, sum)
+}
+
 // Raw returns the encoded bytes of μ_i; writes to them are writes to the
 // file.
 func (s *File) Raw(i int) []byte { return s.data[s.off[i]:s.off[i+1]:s.off[i+1]] }
@@ -515,4 +525,4 @@ func (w *hashWriter) sum() [32]byte {
 	return s
 }
 
-var _ Store = (*File)(nil)
+var _ MarginalStore = (*File)(nil)

@@ -130,6 +130,62 @@ func (p Precision) Encode(raw []byte, mu []float64, K int) {
 	}
 }
 
+// DecodeMarginals is Decode on the block of a sentence of T tokens that
+// also sets node (T×K) to its node marginals and sum (K×K) to its edges
+// summed over the positions (sum is left alone when T = 1), from the
+// decoding's own sums (for Float32: the chain's node marginals as it forms
+// them) — one pass over the block where Decode and a second pass would
+// take two.
+func (p Precision) DecodeMarginals(mu []float64, raw []byte, T, K int, node, sum []float64) {
+	switch p {
+	case Float32:
+		decode32MarginalsKernel(mu, float32View(raw)[:len(mu)], T, K, node, sum)
+	default:
+		copy(mu, float64View(raw)[:len(mu)])
+		marginals64(mu, T, K, node, sum)
+	}
+}
+
+// EncodeMarginals is Encode that also sets node and sum as
+// DecodeMarginals does from the block as stored.
+func (p Precision) EncodeMarginals(raw []byte, mu []float64, T, K int, node, sum []float64) {
+	switch p {
+	case Float32:
+		q := float32View(raw)[:len(mu)]
+		encode32Kernel(q, mu, K)
+		decode32MarginalsKernel(mu, q, T, K, node, sum)
+	default:
+		copy(float64View(raw)[:len(mu)], mu)
+		marginals64(mu, T, K, node, sum)
+	}
+}
+
+// marginals64 sets node to the node marginals of the float64 block mu —
+// the row sums of each edge, the last node the columns of the last edge —
+// and sum to its edges summed over the positions.
+func marginals64(mu []float64, T, K int, node, sum []float64) {
+	if T == 1 {
+		copy(node[:K], mu[:K])
+		return
+	}
+	sum = sum[:K*K]
+	clear(sum)
+	last := node[(T-1)*K : T*K]
+	clear(last)
+	for t := 0; t < T-1; t++ {
+		for y := 0; y < K; y++ {
+			row := mu[(t*K+y)*K : (t*K+y+1)*K]
+			node[t*K+y] = rowSum64(row)
+			for j, x := range row {
+				sum[y*K+j] += x
+				if t == T-2 {
+					last[j] += x
+				}
+			}
+		}
+	}
+}
+
 // float32View views b, 4-byte aligned, as float32s.
 func float32View(b []byte) []float32 {
 	if len(b) < 4 {

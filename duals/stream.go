@@ -430,6 +430,16 @@ func (s *Stream) Load(i int, mu []float64) { s.prec.Decode(mu, s.Raw(i), s.K) }
 // to the block as stored.
 func (s *Stream) Put(i int, mu []float64) { s.prec.Encode(s.Raw(i), mu, s.K) }
 
+// LoadMarginals is Load that also sets node and sum (MarginalStore).
+func (s *Stream) LoadMarginals(i int, mu, node, sum []float64) {
+	s.prec.DecodeMarginals(mu, s.Raw(i), len(node)/s.K, s.K, node, sum)
+}
+
+// PutMarginals is Put that also sets node and sum (MarginalStore).
+func (s *Stream) PutMarginals(i int, mu, node, sum []float64) {
+	s.prec.EncodeMarginals(s.Raw(i), mu, len(node)/s.K, s.K, node, sum)
+}
+
 // Raw returns μ_i's encoded bytes: from the resident block within Visit;
 // outside one, the block holding i is loaded alone (the previous such
 // block written back).
@@ -814,7 +824,7 @@ func (s *Stream) Close() error {
 	return err
 }
 
-var _ Store = (*Stream)(nil)
+var _ MarginalStore = (*Stream)(nil)
 
 // SetHeld gives the store room for held sentences (Hold): size bytes of
 // encoded duals, in memory besides the StreamBuffers block buffers, in

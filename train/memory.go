@@ -93,9 +93,9 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 	if d.Values == nil {
 		e.Dataset -= 8 * occ
 	}
-	// The lattice scratch of a pass: a few T×K² blocks per worker (and the
-	// block loaded from the duals).
-	e.Scratch = workers * 5 * maxT * K * K * 8
+	// The lattice scratch of a pass: a few T×K² blocks per worker (the
+	// block loaded from the duals among them).
+	e.Scratch = workers * 4 * maxT * K * K * 8
 	if int64(len(p.Mask)) > 0 {
 		e.Weights += int64(len(p.Mask))
 	}

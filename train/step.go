@@ -206,7 +206,6 @@ func (sp *stepper) oracle(ws *stepWork, i int) stepStats {
 	bl := crf.BlockLen(T, K)
 	ws.muBuf = grow(ws.muBuf, bl)
 	mu := ws.muBuf
-	sp.duals.Load(i, mu)
 	ws.i, ws.mu = i, mu
 
 	ws.nu = grow(ws.nu, bl)
@@ -221,7 +220,7 @@ func (sp *stepper) oracle(ws *stepWork, i int) stepStats {
 	ws.muSum = grow(ws.muSum, K*K)
 	ws.lat.MarginalsSum(ws.nu, ws.nuSum)
 	ws.lat.NodeMarginals(ws.nuN)
-	muB := blockNodesDot(mu, T, K, ws.lat.Trans(), ws.muN, ws.muSum)
+	muB := sp.load(i, T, K, mu, ws.muN, ws.muSum, ws.lat.Trans())
 	// Separators are the inner nodes 1..T-2; few, so their logs are taken here.
 	sepLo, sepHi := K, max(T-1, 1)*K
 	muS, nuS, lmuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi]
@@ -314,10 +313,14 @@ func (sp *stepper) commitRounded(ws *stepWork, gamma float64) {
 	s := p.Data.Sentence(ws.i)
 	T := s.Len()
 	ws.edges.update(gamma, ws.mu, ws.nu)
-	sp.duals.Put(ws.i, ws.mu)
 	// δ' on the nodes into dN, summed over the edges into nuSum (which
 	// direction takes less muSum).
-	blockNodesDot(ws.mu, T, K, ws.lat.Trans(), ws.dN, ws.nuSum)
+	if ms, ok := sp.duals.(duals.MarginalStore); ok {
+		ms.PutMarginals(ws.i, ws.mu, ws.dN[:T*K], ws.nuSum)
+	} else {
+		sp.duals.Put(ws.i, ws.mu)
+		blockNodesDot(ws.mu, T, K, ws.lat.Trans(), ws.dN, ws.nuSum)
+	}
 	for j, x := range ws.muN[:T*K] {
 		ws.dN[j] -= x
 	}
@@ -326,6 +329,26 @@ func (sp *stepper) commitRounded(ws *stepWork, gamma float64) {
 	a := dotRows(sp.w, ws.rows, ws.vr, ws.vt, lay)
 	sp.applyPrimal(ws, 1)
 	sp.wsq += 2*a + vv
+}
+
+// load loads μ_i (T tokens, K labels) into mu with its node marginals
+// into node and its edges summed over the positions into sum, and returns
+// Σ_e μ_e·B_e for the transition scores B (0 when T = 1): from a store
+// that rounds, in the decoding's pass (duals.MarginalStore); from an exact
+// one, in a pass of its own after the load (blockNodesDot), as it has
+// always been computed.
+func (sp *stepper) load(i, T, K int, mu, node, sum, B []float64) (muB float64) {
+	ms, ok := sp.duals.(duals.MarginalStore)
+	if sp.exact || !ok {
+		sp.duals.Load(i, mu)
+		return blockNodesDot(mu, T, K, B, node, sum)
+	}
+	ms.LoadMarginals(i, mu, node[:T*K], sum)
+	if T == 1 {
+		clear(sum[:K*K])
+		return 0
+	}
+	return dot(sum[:K*K], B[:K*K])
 }
 
 // muLogNu returns Σ_e μ_e log ν_e over the block's entries for the ν of
