@@ -18,16 +18,16 @@ import "math"
 //     (uniform 1/F if z is not positive);
 //   - edge t's row y is its float32 conditionals times a_t(y)/r_y, r_y
 //     their sum and a_t(y) the node marginal of the previous edge's
-//     columns (a_t(y)/K for each entry if r_y is not positive).
+//     columns (a_t(y)/K for each entry if r_y is not positive): the rows'
+//     factors first, then the rows (decodeEdgeGo).
 //
 // Every sum is taken in one order, the vector loop's: a row's entries
 // j = 0, 1, … go to lane j mod 4 in turn, and the row's sum is
 // (lane 0 + lane 2) + (lane 1 + lane 3); the first edge's z adds its row
-// sums in row order; a node marginal adds its column's entries in the
-// order the rows are decoded. To decode without scratch space the node
-// marginals a_t of edge t are accumulated in the first K entries of edge
-// t's place in mu, and edge t's rows are decoded last to first, so that
-// row 0, which overwrites them, comes when only a_t(0) is still needed.
+// sums in row order; a node marginal adds its column's entries in row
+// order. To decode without scratch space the node marginals a_t of edge t
+// are accumulated in the first K entries of edge t's place in mu, and the
+// rows' factors kept in its last K (decodeEdgeGo).
 
 // tinyRow is the least row mass whose conditionals Encode divides out; a
 // row below it is written uniform (its mass is negligible: the decoded
@@ -107,53 +107,70 @@ func decode32Go(mu []float64, q []float32, K int) {
 	if !(z > 0) {
 		u := 1 / float64(F)
 		for r := 0; r < F; r += K {
-			decodeRowUniform(mu[r:r+K], u, next)
+			decodeRowAcc(mu[r:r+K], nil, u, next, nil)
 		}
 	} else {
 		inv := 1 / z
 		for r := 0; r < F; r += K {
-			decodeRow(mu[r:r+K], q[r:r+K], inv, next)
+			decodeRowAcc(mu[r:r+K], q[r:r+K], inv, next, nil)
 		}
 	}
-	// Edge t ≥ 1: a_t in mu[t·K² : t·K²+K]; rows last to first.
+	// Edge t ≥ 1: a_t in mu[t·K² : t·K²+K].
 	for at := KK; at < n; at += KK {
 		next = nil
 		if at+KK < n {
 			next = mu[at+KK : at+KK+K]
 			clear(next)
 		}
-		for y := K - 1; y >= 0; y-- {
-			r := at + y*K
-			a := mu[at+y]
-			s := rowSum32(q[r : r+K])
-			if !(s > 0) {
-				decodeRowUniform(mu[r:r+K], a/float64(K), next)
-				continue
-			}
-			decodeRow(mu[r:r+K], q[r:r+K], a/s, next)
+		decodeEdgeGo(mu[at:at+KK], q[at:at+KK], K, mu[at:at+K], next, nil)
+	}
+}
+
+// decodeEdgeGo decodes an edge of K×K conditionals q with node marginals a
+// into mu (K×K), adding each row into next and into sum's row when they
+// are not nil. First the rows' factors: f_y = a_y/r_y, r_y the sum of row
+// y's conditionals, or −(a_y/K) when r_y is not positive (the row is then
+// uniform: the sign bit says so), kept in the place of mu's last row; then
+// the rows in order, each reading its factor before it is written — so a
+// may be mu's first row, and the last row overwrites the factors when
+// they are no longer needed.
+func decodeEdgeGo(mu []float64, q []float32, K int, a, next, sum []float64) {
+	f := mu[(K-1)*K : K*K]
+	for y := 0; y < K; y++ {
+		if s := rowSum32(q[y*K : y*K+K]); s > 0 {
+			f[y] = a[y] / s
+		} else {
+			f[y] = -(a[y] / float64(K))
+		}
+	}
+	for y := 0; y < K; y++ {
+		fy := f[y]
+		var sr []float64
+		if sum != nil {
+			sr = sum[y*K : y*K+K]
+		}
+		if math.Signbit(fy) {
+			decodeRowAcc(mu[y*K:y*K+K], nil, -fy, next, sr)
+		} else {
+			decodeRowAcc(mu[y*K:y*K+K], q[y*K:y*K+K], fy, next, sr)
 		}
 	}
 }
 
-// decodeRow sets out[j] = float64(q[j])·f and, when next is not nil, adds
-// out into next.
-func decodeRow(out []float64, q []float32, f float64, next []float64) {
-	for j, v := range q {
-		x := float64(v) * f
+// decodeRowAcc sets out[j] = float64(q[j])·f (f when q is nil) and adds
+// out into next and sum when they are not nil.
+func decodeRowAcc(out []float64, q []float32, f float64, next, sum []float64) {
+	for j := range out {
+		x := f
+		if q != nil {
+			x = float64(q[j]) * f
+		}
 		out[j] = x
 		if next != nil {
 			next[j] += x
 		}
-	}
-}
-
-// decodeRowUniform sets every entry of out to u and, when next is not
-// nil, adds out into next.
-func decodeRowUniform(out []float64, u float64, next []float64) {
-	for j := range out {
-		out[j] = u
-		if next != nil {
-			next[j] += u
+		if sum != nil {
+			sum[j] += x
 		}
 	}
 }
@@ -165,7 +182,6 @@ func decodeRowUniform(out []float64, u float64, next []float64) {
 // the edge before it, as the decoding forms them — and sum (K×K) to the
 // decoded edges summed over the positions, each entry's terms in edge
 // order (sum is left alone for a one-token sentence, whose node is mu).
-// The rows of edge t ≥ 1 are decoded last to first, as decode32Go does.
 func decode32MarginalsGo(mu []float64, q []float32, T, K int, node, sum []float64) {
 	n := len(mu)
 	q = q[:n]
@@ -190,41 +206,18 @@ func decode32MarginalsGo(mu []float64, q []float32, T, K int, node, sum []float6
 		u := 1 / float64(F)
 		for y := 0; y < K; y++ {
 			node[y] = u * float64(K)
-			decodeRowSum(mu[y*K:y*K+K], nil, u, next, sum[y*K:y*K+K])
+			decodeRowAcc(mu[y*K:y*K+K], nil, u, next, sum[y*K:y*K+K])
 		}
 	} else {
 		inv := 1 / z
 		for y := 0; y < K; y++ {
 			node[y] *= inv
-			decodeRowSum(mu[y*K:y*K+K], q[y*K:y*K+K], inv, next, sum[y*K:y*K+K])
+			decodeRowAcc(mu[y*K:y*K+K], q[y*K:y*K+K], inv, next, sum[y*K:y*K+K])
 		}
 	}
 	for t, at := 1, KK; at < n; t, at = t+1, at+KK {
-		a := node[t*K : t*K+K]
 		next = node[(t+1)*K : (t+2)*K]
 		clear(next)
-		for y := K - 1; y >= 0; y-- {
-			r := at + y*K
-			s := rowSum32(q[r : r+K])
-			if !(s > 0) {
-				decodeRowSum(mu[r:r+K], nil, a[y]/float64(K), next, sum[y*K:y*K+K])
-				continue
-			}
-			decodeRowSum(mu[r:r+K], q[r:r+K], a[y]/s, next, sum[y*K:y*K+K])
-		}
-	}
-}
-
-// decodeRowSum sets out[j] = float64(q[j])·f (f when q is nil) and adds
-// out into next and into sum.
-func decodeRowSum(out []float64, q []float32, f float64, next, sum []float64) {
-	for j := range out {
-		x := f
-		if q != nil {
-			x = float64(q[j]) * f
-		}
-		out[j] = x
-		next[j] += x
-		sum[j] += x
+		decodeEdgeGo(mu[at:at+KK], q[at:at+KK], K, node[t*K:t*K+K], next, sum)
 	}
 }

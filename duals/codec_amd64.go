@@ -51,7 +51,7 @@ func decode32Kernel(mu []float64, q []float32, K int) {
 	if !(z > 0) {
 		u := 1 / float64(F)
 		for r := 0; r < F; r += K {
-			decodeRowUniform(mu[r:r+K], u, nextS)
+			decodeRowAcc(mu[r:r+K], nil, u, nextS, nil)
 		}
 	} else {
 		scaleRows32Asm(&mu[0], &q[0], K, F/K, 1/z, next)
@@ -94,7 +94,7 @@ func decode32MarginalsKernel(mu []float64, q []float32, T, K int, node, sum []fl
 		u := 1 / float64(KK)
 		for y := 0; y < K; y++ {
 			node[y] = u * float64(K)
-			decodeRowSum(mu[y*K:y*K+K], nil, u, next, sum[y*K:y*K+K])
+			decodeRowAcc(mu[y*K:y*K+K], nil, u, next, sum[y*K:y*K+K])
 		}
 	} else {
 		inv := 1 / z
@@ -115,7 +115,7 @@ func decode32MarginalsKernel(mu []float64, q []float32, T, K int, node, sum []fl
 func rowSums32Asm(q *float32, K, rows int, out *float64)
 
 // scaleRowsSum32Asm decodes the K rows of a first edge with factor f,
-// adding them into next and sum (decodeRowSum, rows in order).
+// adding them into next and sum (decodeRowAcc, rows in order).
 //
 //go:noescape
 func scaleRowsSum32Asm(mu *float64, q *float32, K int, f float64, next, sum *float64)

@@ -118,28 +118,28 @@ frtail:
 	VMULPD     Y13, Y1, Y1
 	VMOVSD       X1, (DI)
 	CMPQ         R10, $16
-	JB           t9
+	JB           t13
 	VMOVHPD      X1, 8(DI)
 	CMPQ         R10, $24
-	JB           t9
+	JB           t13
 	VEXTRACTF128 $1, Y1, X3
 	VMOVSD       X3, 16(DI)
 
-t9:
+t13:
 	TESTQ      R8, R8
 	JZ         frtailnonext
 	VMASKMOVPD (R8), Y14, Y2
 	VADDPD     Y1, Y2, Y2
 	VMOVSD       X2, (R8)
 	CMPQ         R10, $16
-	JB           t10
+	JB           t14
 	VMOVHPD      X2, 8(R8)
 	CMPQ         R10, $24
-	JB           t10
+	JB           t14
 	VEXTRACTF128 $1, Y2, X3
 	VMOVSD       X3, 16(R8)
 
-t10:
+t14:
 
 frtailnonext:
 	ADDQ R11, SI
@@ -153,11 +153,12 @@ frdone:
 
 // func decodeEdge32Asm(mu *float64, q *float32, K int, a *float64, next *float64)
 //
-// Decodes one edge of K×K conditionals q into mu, rows y = K−1 down to 0:
-// with r the sum of row y's conditionals (in float64) and a[y] read before
-// the row is written (a may be mu's first K entries), the row is
-// float64(q)·(a[y]/r) if r > 0, else a[y]/K in every entry; when next is
-// not nil, the row is added into next. K ≥ 1.
+// Decodes one edge of K×K conditionals q into mu: first, for every row
+// y, with r its conditionals' sum (in float64), the factor f_y = a[y]/r if
+// r > 0, else −(a[y]/K), into the place of mu's last row; then the rows in
+// order, row y float64(q)·f_y, or |f_y| in every entry when f_y's sign is
+// set, each added into next when next is not nil. a may be mu's first K
+// entries. K ≥ 1.
 TEXT ·decodeEdge32Asm(SB), NOSPLIT, $0-40
 	MOVQ       mu+0(FP), DI
 	MOVQ       q+8(FP), SI
@@ -167,101 +168,64 @@ TEXT ·decodeEdge32Asm(SB), NOSPLIT, $0-40
 	ROWSETUP
 	VCVTSI2SDQ DX, X12, X12 // K
 	VXORPD     X11, X11, X11 // 0
-	MOVQ       DX, R13       // y + 1
-	// Past the last row: K·K entries, 4 bytes each of q and 8 of mu.
+	VMOVSD     signbit<>(SB), X10
 	MOVQ       DX, AX
 	IMULQ      DX, AX
-	LEAQ       (SI)(AX*4), SI
-	LEAQ       (DI)(AX*8), DI
+	SUBQ       DX, AX
+	LEAQ       (DI)(AX*8), R14 // the factors: mu's last row
+	XORQ       R13, R13
 
-erow:
-	MOVQ DX, AX
-	SHLQ $2, AX
-	SUBQ AX, SI  // row y of q
-	SHLQ $1, AX
-	SUBQ AX, DI  // row y of mu
-	MOVQ SI, R14 // the rows' starts, for the second sweep and the next row
-	MOVQ DI, AX
-
-	// r = the row's sum.
+e1row:
 	VXORPD Y0, Y0, Y0
 	MOVQ   BX, CX
 	TESTQ  CX, CX
-	JZ     etail
+	JZ     e1tail
 
-evec:
+e1vec:
 	VCVTPS2PD (SI), Y1
 	VADDPD    Y1, Y0, Y0
 	ADDQ      $16, SI
 	DECQ      CX
-	JNZ       evec
+	JNZ       e1vec
 
-etail:
+e1tail:
 	TESTQ      R11, R11
-	JZ         esum
+	JZ         e1sum
 	VMASKMOVPS (SI), X15, X1
 	VCVTPS2PD  X1, Y1
 	VADDPD     Y1, Y0, Y0
+	ADDQ       R11, SI
 
-esum:
+e1sum:
 	HSUM
-	MOVQ         R14, SI
-	VMOVSD       -8(R15)(R13*8), X2 // a[y]
-	VUCOMISD     X11, X0
-	JA           escale
-	VDIVSD       X12, X2, X2        // a[y]/K
-	VBROADCASTSD X2, Y13
-	MOVQ  R9, R8
-	MOVQ  BX, CX
-	TESTQ CX, CX
-	JZ    eutail
+	VMOVSD   (R15)(R13*8), X2 // a[y]
+	VUCOMISD X11, X0
+	JA       e1div
+	VDIVSD   X12, X2, X2 // a[y]/K
+	VXORPD   X10, X2, X2 // its sign set: a uniform row
+	JMP      e1put
 
-euvec:
-	VMOVUPD Y13, (DI)
-	TESTQ   R8, R8
-	JZ      eunonext
-	VADDPD  (R8), Y13, Y2
-	VMOVUPD Y2, (R8)
-	ADDQ    $32, R8
+e1div:
+	VDIVSD X0, X2, X2 // a[y]/r
 
-eunonext:
-	ADDQ $32, DI
-	DECQ CX
-	JNZ  euvec
+e1put:
+	VMOVSD X2, (R14)(R13*8)
+	INCQ   R13
+	CMPQ   R13, DX
+	JB     e1row
 
-eutail:
-	TESTQ R11, R11
-	JZ    eudone
-	VMOVSD       X13, (DI)
-	CMPQ         R10, $16
-	JB           t11
-	VMOVHPD      X13, 8(DI)
-	CMPQ         R10, $24
-	JB           t11
-	VEXTRACTF128 $1, Y13, X3
-	VMOVSD       X3, 16(DI)
+	// The rows, in order, from the start of q.
+	MOVQ DX, AX
+	IMULQ DX, AX
+	SHLQ $2, AX
+	SUBQ AX, SI
+	XORQ R13, R13
 
-t11:
-	TESTQ      R8, R8
-	JZ         eudone
-	VMASKMOVPD (R8), Y14, Y2
-	VADDPD     Y13, Y2, Y2
-	VMOVSD       X2, (R8)
-	CMPQ         R10, $16
-	JB           t12
-	VMOVHPD      X2, 8(R8)
-	CMPQ         R10, $24
-	JB           t12
-	VEXTRACTF128 $1, Y2, X3
-	VMOVSD       X3, 16(R8)
-
-t12:
-
-eudone:
-	JMP enext
-
-escale:
-	VDIVSD       X0, X2, X2 // a[y]/r
+e2row:
+	VMOVSD    (R14)(R13*8), X2 // read before row y is written
+	VMOVMSKPD X2, CX
+	TESTQ     $1, CX
+	JNZ       e2uniform
 	VBROADCASTSD X2, Y13
 	MOVQ  R9, R8
 	MOVQ  BX, CX
@@ -292,40 +256,97 @@ estail:
 	VMULPD     Y13, Y1, Y1
 	VMOVSD       X1, (DI)
 	CMPQ         R10, $16
-	JB           t13
+	JB           t0
 	VMOVHPD      X1, 8(DI)
 	CMPQ         R10, $24
-	JB           t13
+	JB           t0
 	VEXTRACTF128 $1, Y1, X3
 	VMOVSD       X3, 16(DI)
 
-t13:
+t0:
 	TESTQ      R8, R8
 	JZ         estailnonext
 	VMASKMOVPD (R8), Y14, Y2
 	VADDPD     Y1, Y2, Y2
 	VMOVSD       X2, (R8)
 	CMPQ         R10, $16
-	JB           t14
+	JB           t1
 	VMOVHPD      X2, 8(R8)
 	CMPQ         R10, $24
-	JB           t14
+	JB           t1
 	VEXTRACTF128 $1, Y2, X3
 	VMOVSD       X3, 16(R8)
 
-t14:
+t1:
 
 estailnonext:
 	ADDQ R11, SI
 	ADDQ R10, DI
 
 esdone:
+	JMP e2next
 
-enext:
-	MOVQ R14, SI
-	MOVQ AX, DI
-	DECQ R13
-	JNZ  erow
+e2uniform:
+	VXORPD       X10, X2, X2
+	VBROADCASTSD X2, Y13
+	MOVQ  R9, R8
+	MOVQ  BX, CX
+	TESTQ CX, CX
+	JZ    eutail
+
+euvec:
+	VMOVUPD Y13, (DI)
+	TESTQ   R8, R8
+	JZ      eunonext
+	VADDPD  (R8), Y13, Y2
+	VMOVUPD Y2, (R8)
+	ADDQ    $32, R8
+
+eunonext:
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  euvec
+
+eutail:
+	TESTQ R11, R11
+	JZ    eudone
+	VMOVSD       X13, (DI)
+	CMPQ         R10, $16
+	JB           t2
+	VMOVHPD      X13, 8(DI)
+	CMPQ         R10, $24
+	JB           t2
+	VEXTRACTF128 $1, Y13, X3
+	VMOVSD       X3, 16(DI)
+
+t2:
+	TESTQ      R8, R8
+	JZ         eutailnonext
+	VMASKMOVPD (R8), Y14, Y2
+	VADDPD     Y13, Y2, Y2
+	VMOVSD       X2, (R8)
+	CMPQ         R10, $16
+	JB           t3
+	VMOVHPD      X2, 8(R8)
+	CMPQ         R10, $24
+	JB           t3
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R8)
+
+t3:
+
+eutailnonext:
+	ADDQ R10, DI
+
+eudone:
+	MOVQ DX, AX
+	SHLQ $2, AX
+	ADDQ AX, SI
+
+e2next:
+	INCQ R13
+	CMPQ R13, DX
+	JB   e2row
 	VZEROUPPER
 	RET
 
@@ -522,38 +543,38 @@ grtail:
 	VMULPD     Y13, Y1, Y1
 	VMOVSD       X1, (DI)
 	CMPQ         R10, $16
-	JB           t0
+	JB           t10
 	VMOVHPD      X1, 8(DI)
 	CMPQ         R10, $24
-	JB           t0
+	JB           t10
 	VEXTRACTF128 $1, Y1, X3
 	VMOVSD       X3, 16(DI)
 
-t0:
+t10:
 	VMASKMOVPD (R8), Y14, Y2
 	VADDPD     Y1, Y2, Y2
 	VMOVSD       X2, (R8)
 	CMPQ         R10, $16
-	JB           t1
+	JB           t11
 	VMOVHPD      X2, 8(R8)
 	CMPQ         R10, $24
-	JB           t1
+	JB           t11
 	VEXTRACTF128 $1, Y2, X3
 	VMOVSD       X3, 16(R8)
 
-t1:
+t11:
 	VMASKMOVPD (R12), Y14, Y2
 	VADDPD     Y1, Y2, Y2
 	VMOVSD       X2, (R12)
 	CMPQ         R10, $16
-	JB           t2
+	JB           t12
 	VMOVHPD      X2, 8(R12)
 	CMPQ         R10, $24
-	JB           t2
+	JB           t12
 	VEXTRACTF128 $1, Y2, X3
 	VMOVSD       X3, 16(R12)
 
-t2:
+t12:
 	ADDQ R11, SI
 	ADDQ R10, DI
 	ADDQ R10, R12
@@ -566,8 +587,8 @@ grdone:
 
 // func decodeEdgeSum32Asm(mu *float64, q *float32, K int, a, next, sum *float64)
 //
-// decodeEdge32Asm whose rows are also added into next (never nil, not
-// aliasing a) and sum[y·K+j] (K×K).
+// decodeEdge32Asm whose rows are also added into next (never nil) and
+// sum[y·K+j] (K×K).
 TEXT ·decodeEdgeSum32Asm(SB), NOSPLIT, $0-48
 	MOVQ       mu+0(FP), DI
 	MOVQ       q+8(FP), SI
@@ -578,113 +599,64 @@ TEXT ·decodeEdgeSum32Asm(SB), NOSPLIT, $0-48
 	MOVQ       sum+40(FP), R12
 	VCVTSI2SDQ DX, X12, X12 // K
 	VXORPD     X11, X11, X11 // 0
-	MOVQ       DX, R13       // y + 1
-	// Past the last row: K·K entries, 4 bytes each of q and 8 of mu and sum.
+	VMOVSD     signbit<>(SB), X10
 	MOVQ       DX, AX
 	IMULQ      DX, AX
-	LEAQ       (SI)(AX*4), SI
-	LEAQ       (DI)(AX*8), DI
-	LEAQ       (R12)(AX*8), R12
+	SUBQ       DX, AX
+	LEAQ       (DI)(AX*8), R14 // the factors: mu's last row
+	XORQ       R13, R13
 
-hrow:
-	MOVQ DX, AX
-	SHLQ $2, AX
-	SUBQ AX, SI  // row y of q
-	SHLQ $1, AX
-	SUBQ AX, DI  // row y of mu
-	SUBQ AX, R12 // row y of sum
-	MOVQ SI, R14
-	MOVQ DI, AX
-
+h1row:
 	VXORPD Y0, Y0, Y0
 	MOVQ   BX, CX
 	TESTQ  CX, CX
-	JZ     htail
+	JZ     h1tail
 
-hvec:
+h1vec:
 	VCVTPS2PD (SI), Y1
 	VADDPD    Y1, Y0, Y0
 	ADDQ      $16, SI
 	DECQ      CX
-	JNZ       hvec
+	JNZ       h1vec
 
-htail:
+h1tail:
 	TESTQ      R11, R11
-	JZ         hsum
+	JZ         h1sum
 	VMASKMOVPS (SI), X15, X1
 	VCVTPS2PD  X1, Y1
 	VADDPD     Y1, Y0, Y0
+	ADDQ       R11, SI
 
-hsum:
+h1sum:
 	HSUM
-	MOVQ         R14, SI
-	VMOVSD       -8(R15)(R13*8), X2 // a[y]
-	VUCOMISD     X11, X0
-	JA           hscale
-	VDIVSD       X12, X2, X2        // a[y]/K
-	VBROADCASTSD X2, Y13
-	MOVQ  R9, R8
-	MOVQ  BX, CX
-	TESTQ CX, CX
-	JZ    hutail
+	VMOVSD   (R15)(R13*8), X2 // a[y]
+	VUCOMISD X11, X0
+	JA       h1div
+	VDIVSD   X12, X2, X2 // a[y]/K
+	VXORPD   X10, X2, X2 // its sign set: a uniform row
+	JMP      h1put
 
-huvec:
-	VMOVUPD Y13, (DI)
-	VADDPD  (R8), Y13, Y2
-	VMOVUPD Y2, (R8)
-	VADDPD  (R12), Y13, Y2
-	VMOVUPD Y2, (R12)
-	ADDQ    $32, R8
-	ADDQ    $32, R12
-	ADDQ    $32, DI
-	DECQ    CX
-	JNZ     huvec
+h1div:
+	VDIVSD X0, X2, X2 // a[y]/r
 
-hutail:
-	TESTQ R11, R11
-	JZ    hudone
-	VMOVSD       X13, (DI)
-	CMPQ         R10, $16
-	JB           t3
-	VMOVHPD      X13, 8(DI)
-	CMPQ         R10, $24
-	JB           t3
-	VEXTRACTF128 $1, Y13, X3
-	VMOVSD       X3, 16(DI)
+h1put:
+	VMOVSD X2, (R14)(R13*8)
+	INCQ   R13
+	CMPQ   R13, DX
+	JB     h1row
 
-t3:
-	VMASKMOVPD (R8), Y14, Y2
-	VADDPD     Y13, Y2, Y2
-	VMOVSD       X2, (R8)
-	CMPQ         R10, $16
-	JB           t4
-	VMOVHPD      X2, 8(R8)
-	CMPQ         R10, $24
-	JB           t4
-	VEXTRACTF128 $1, Y2, X3
-	VMOVSD       X3, 16(R8)
+	// The rows, in order, from the start of q.
+	MOVQ DX, AX
+	IMULQ DX, AX
+	SHLQ $2, AX
+	SUBQ AX, SI
+	XORQ R13, R13
 
-t4:
-	VMASKMOVPD (R12), Y14, Y2
-	VADDPD     Y13, Y2, Y2
-	VMOVSD       X2, (R12)
-	CMPQ         R10, $16
-	JB           t5
-	VMOVHPD      X2, 8(R12)
-	CMPQ         R10, $24
-	JB           t5
-	VEXTRACTF128 $1, Y2, X3
-	VMOVSD       X3, 16(R12)
-
-t5:
-	ADDQ R10, DI
-	ADDQ R10, R12
-
-hudone:
-	JMP hnext
-
-hscale:
-	VDIVSD       X0, X2, X2 // a[y]/r
+h2row:
+	VMOVSD    (R14)(R13*8), X2 // read before row y is written
+	VMOVMSKPD X2, CX
+	TESTQ     $1, CX
+	JNZ       h2uniform
 	VBROADCASTSD X2, Y13
 	MOVQ  R9, R8
 	MOVQ  BX, CX
@@ -714,52 +686,114 @@ hstail:
 	VMULPD     Y13, Y1, Y1
 	VMOVSD       X1, (DI)
 	CMPQ         R10, $16
-	JB           t6
+	JB           t4
 	VMOVHPD      X1, 8(DI)
 	CMPQ         R10, $24
-	JB           t6
+	JB           t4
 	VEXTRACTF128 $1, Y1, X3
 	VMOVSD       X3, 16(DI)
 
-t6:
+t4:
 	VMASKMOVPD (R8), Y14, Y2
 	VADDPD     Y1, Y2, Y2
 	VMOVSD       X2, (R8)
 	CMPQ         R10, $16
-	JB           t7
+	JB           t5
 	VMOVHPD      X2, 8(R8)
 	CMPQ         R10, $24
-	JB           t7
+	JB           t5
 	VEXTRACTF128 $1, Y2, X3
 	VMOVSD       X3, 16(R8)
 
-t7:
+t5:
 	VMASKMOVPD (R12), Y14, Y2
 	VADDPD     Y1, Y2, Y2
 	VMOVSD       X2, (R12)
 	CMPQ         R10, $16
-	JB           t8
+	JB           t6
 	VMOVHPD      X2, 8(R12)
 	CMPQ         R10, $24
-	JB           t8
+	JB           t6
 	VEXTRACTF128 $1, Y2, X3
 	VMOVSD       X3, 16(R12)
 
-t8:
+t6:
 	ADDQ R11, SI
 	ADDQ R10, DI
 	ADDQ R10, R12
 
 hsdone:
+	JMP h2next
 
-hnext:
-	MOVQ R14, SI
-	MOVQ AX, DI
-	MOVQ DX, CX
-	SHLQ $3, CX
-	SUBQ CX, R12 // back to the row's start
-	DECQ R13
-	JNZ  hrow
+h2uniform:
+	VXORPD       X10, X2, X2
+	VBROADCASTSD X2, Y13
+	MOVQ  R9, R8
+	MOVQ  BX, CX
+	TESTQ CX, CX
+	JZ    hutail
+
+huvec:
+	VMOVUPD Y13, (DI)
+	VADDPD  (R8), Y13, Y2
+	VMOVUPD Y2, (R8)
+	VADDPD  (R12), Y13, Y2
+	VMOVUPD Y2, (R12)
+	ADDQ    $32, R8
+	ADDQ    $32, R12
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     huvec
+
+hutail:
+	TESTQ R11, R11
+	JZ    hudone
+	VMOVSD       X13, (DI)
+	CMPQ         R10, $16
+	JB           t7
+	VMOVHPD      X13, 8(DI)
+	CMPQ         R10, $24
+	JB           t7
+	VEXTRACTF128 $1, Y13, X3
+	VMOVSD       X3, 16(DI)
+
+t7:
+	VMASKMOVPD (R8), Y14, Y2
+	VADDPD     Y13, Y2, Y2
+	VMOVSD       X2, (R8)
+	CMPQ         R10, $16
+	JB           t8
+	VMOVHPD      X2, 8(R8)
+	CMPQ         R10, $24
+	JB           t8
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R8)
+
+t8:
+	VMASKMOVPD (R12), Y14, Y2
+	VADDPD     Y13, Y2, Y2
+	VMOVSD       X2, (R12)
+	CMPQ         R10, $16
+	JB           t9
+	VMOVHPD      X2, 8(R12)
+	CMPQ         R10, $24
+	JB           t9
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R12)
+
+t9:
+	ADDQ R10, DI
+	ADDQ R10, R12
+
+hudone:
+	MOVQ DX, AX
+	SHLQ $2, AX
+	ADDQ AX, SI
+
+h2next:
+	INCQ R13
+	CMPQ R13, DX
+	JB   h2row
 	VZEROUPPER
 	RET
 
@@ -812,6 +846,8 @@ DATA tailmask32<>+48(SB)/8, $-1
 DATA tailmask32<>+56(SB)/8, $0x00000000ffffffff
 GLOBL tailmask32<>(SB), RODATA|NOPTR, $64
 
+DATA signbit<>+0(SB)/8, $0x8000000000000000
+GLOBL signbit<>(SB), RODATA|NOPTR, $8
 DATA tinyrow<>+0(SB)/8, $0x0170000000000000 // 2^-1000
 GLOBL tinyrow<>(SB), RODATA|NOPTR, $8
 DATA inf64<>+0(SB)/8, $0x7ff0000000000000

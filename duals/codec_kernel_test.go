@@ -54,7 +54,7 @@ func TestFloat32Kernels(t *testing.T) {
 						t.Fatalf("trial %d: encoded entry %d: kernel %v, twin %v", trial, j, qa[j], qb[j])
 					}
 				}
-				if trial%4 == 3 { // raw numbers of any size and zeros, not an encoding
+				if trial%4 == 3 { // raw numbers of any size, zeros and rows of zeros, not an encoding
 					for j := range qa {
 						switch rng.IntN(6) {
 						case 0:
@@ -65,6 +65,11 @@ func TestFloat32Kernels(t *testing.T) {
 							qa[j] = math.Float32frombits(uint32(rng.IntN(1 << 23))) // subnormal
 						default: // magnitudes 2^±40 apart, whose sums round
 							qa[j] = float32(math.Exp2(80*rng.Float64() - 40))
+						}
+					}
+					for r := 0; r+K <= len(qa); r += K {
+						if rng.IntN(3) == 0 {
+							clear(qa[r : r+K])
 						}
 					}
 				}

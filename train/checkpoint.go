@@ -250,7 +250,7 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 	st := checkpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.st.w),
 		Epoch: pr.Epoch, Step: pr.Step, Next: -1, Pending: pr.Pending, Training: pr.Training,
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
-		Steps: m.st.steps, LineSearch: m.st.lsIters, WSq: m.st.wsq, RNG: rng, Sampler: m.sched.samplerState(),
+		Steps: m.st.steps, LineSearch: m.st.lsIters, WSq: m.st.normSq(), RNG: rng, Sampler: m.sched.samplerState(),
 		Records: pr.Records, Settings: pr.settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc, Stream: stream,
 		WarmRefresh: m.warmRefresh}
 	if err := m.sched.save(&st); err != nil {

@@ -28,7 +28,7 @@ type stepper struct {
 	rows  *sentenceRows
 	sub   float64   // the line search's sub-precision
 	w     []float64 // the weights the steps move
-	wsq   float64   // ‖w‖², kept by the steps
+	wsq   float64   // ‖w‖², kept by the steps; NaN when unknown (normSq)
 	ws    *stepWork
 	// steps and lsIters count the steps made and their line-search
 	// evaluations.
@@ -304,8 +304,10 @@ func (sp *stepper) moveDual(ws *stepWork, gamma float64) {
 // commitRounded is the commit on a store that rounds: μ_i + γδ is put into
 // the store and ws.mu becomes the block as stored, μ'; then w moves by the
 // primal direction of δ' = μ' − μ_i (its node marginals and summed edges
-// against those of the oracle's μ_i, in ws.muN and ws.muSum), and
-// ‖w‖² with it, ⟨w,v'⟩ taken at the w it moves.
+// against those of the oracle's μ_i, in ws.muN and ws.muSum) — added
+// straight into w's rows, attribute occurrence by occurrence, and into its
+// tail, without forming the direction's packed rows (with a Mask, through
+// them: masked weights stay zero). ‖w‖² is then left to normSq.
 func (sp *stepper) commitRounded(ws *stepWork, gamma float64) {
 	p := sp.p
 	lay := p.Layout
@@ -313,7 +315,7 @@ func (sp *stepper) commitRounded(ws *stepWork, gamma float64) {
 	s := p.Data.Sentence(ws.i)
 	T := s.Len()
 	ws.edges.update(gamma, ws.mu, ws.nu)
-	// δ' on the nodes into dN, summed over the edges into nuSum (which
+	// δ' on the nodes into dN, summed over the edges into nuSum (which the
 	// direction takes less muSum).
 	if ms, ok := sp.duals.(duals.MarginalStore); ok {
 		ms.PutMarginals(ws.i, ws.mu, ws.dN[:T*K], ws.nuSum)
@@ -324,11 +326,34 @@ func (sp *stepper) commitRounded(ws *stepWork, gamma float64) {
 	for j, x := range ws.muN[:T*K] {
 		ws.dN[j] -= x
 	}
+	sp.wsq = math.NaN()
 	clear(ws.vt)
-	_, vv := sp.direction(ws, ws.i, s)
-	a := dotRows(sp.w, ws.rows, ws.vr, ws.vt, lay)
-	sp.applyPrimal(ws, 1)
-	sp.wsq += 2*a + vv
+	c := -1 / (p.Lambda * float64(p.N()))
+	if p.Mask != nil {
+		sp.direction(ws, ws.i, s)
+		sp.applyPrimal(ws, 1)
+		return
+	}
+	lo, hi := s.AttrStart[0], s.AttrStart[T]
+	var values []float64
+	if s.Values != nil {
+		values = s.Values[lo:hi]
+	}
+	axpyRows(sp.w, s.Attrs[lo:hi], ws.dN, ws.tokOf, values, c, K)
+	sp.fillTail(ws, T, c)
+	w, v := sp.w[lay.Trans():], ws.vt
+	for j := range w {
+		w[j] += v[j]
+	}
+}
+
+// normSq returns ‖w‖²: kept by the steps on an exact store, recomputed
+// when a step on a store that rounds left it unknown (commitRounded).
+func (sp *stepper) normSq() float64 {
+	if math.IsNaN(sp.wsq) {
+		sp.wsq = dot(sp.w, sp.w)
+	}
+	return sp.wsq
 }
 
 // load loads μ_i (T tokens, K labels) into mu with its node marginals
@@ -463,7 +488,22 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 		}
 	}
 	wv *= c
-	// The dense tail: B (Σ_t δ_e), then bias (Σ_t δ_t), start (δ_0), end (δ_{T-1}).
+	sp.fillTail(ws, T, c)
+	tail := ws.vt
+	wt := sp.w[lay.Trans():]
+	wv += dot(wt, tail)
+	vv += dot(tail, tail)
+	return wv, vv
+}
+
+// fillTail adds into ws.vt (zero, or holding what is to be added to) the
+// direction's dense tail for the node δ in ws.dN and the summed edge δ
+// ws.nuSum − ws.muSum of a sentence of T tokens, scaled by c: B (Σ_t δ_e),
+// then bias (Σ_t δ_t), start (δ_0) and end (δ_{T-1}).
+func (sp *stepper) fillTail(ws *stepWork, T int, c float64) {
+	p := sp.p
+	lay := p.Layout
+	K := lay.NumLabels
 	tail := ws.vt
 	tr := tail[:K*K]
 	for j := range tr {
@@ -484,10 +524,6 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 			end[y] = c * ws.dN[(T-1)*K+y]
 		}
 	}
-	wt := sp.w[lay.Trans():]
-	wv += dot(wt, tail)
-	vv += dot(tail, tail)
-	return wv, vv
 }
 
 // applyPrimal adds γv to w on the touched rows and the dense tail.
