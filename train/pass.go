@@ -33,11 +33,11 @@ type passWorker struct {
 	mu                  []float64 // a block loaded from the duals
 	// marginals: the block's node marginals (muN) and summed edges (sum)
 	// came with it from the store (duals.MarginalStore)
-	marginals bool
-	lmuS, lnuS          []float64 // log μ and log ν of a block's separators
-	grad                []float64 // E_ν[F] summed over the current chunk's sentences
-	touched             []int32   // attribute rows of grad the chunk touched
-	stamp               []uint32  // per attribute: 1 + the last chunk that touched it
+	marginals  bool
+	lmuS, lnuS []float64 // log μ and log ν of a block's separators
+	grad       []float64 // E_ν[F] summed over the current chunk's sentences
+	touched    []int32   // attribute rows of grad the chunk touched
+	stamp      []uint32  // per attribute: 1 + the last chunk that touched it
 }
 
 // gradChunk is the number of consecutive sentences whose E_ν[F] one worker
