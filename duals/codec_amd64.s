@@ -118,28 +118,28 @@ frtail:
 	VMULPD     Y13, Y1, Y1
 	VMOVSD       X1, (DI)
 	CMPQ         R10, $16
-	JB           t13
+	JB           t15
 	VMOVHPD      X1, 8(DI)
 	CMPQ         R10, $24
-	JB           t13
+	JB           t15
 	VEXTRACTF128 $1, Y1, X3
 	VMOVSD       X3, 16(DI)
 
-t13:
+t15:
 	TESTQ      R8, R8
 	JZ         frtailnonext
 	VMASKMOVPD (R8), Y14, Y2
 	VADDPD     Y1, Y2, Y2
 	VMOVSD       X2, (R8)
 	CMPQ         R10, $16
-	JB           t14
+	JB           t16
 	VMOVHPD      X2, 8(R8)
 	CMPQ         R10, $24
-	JB           t14
+	JB           t16
 	VEXTRACTF128 $1, Y2, X3
 	VMOVSD       X3, 16(R8)
 
-t14:
+t16:
 
 frtailnonext:
 	ADDQ R11, SI
@@ -166,6 +166,10 @@ TEXT ·decodeEdge32Asm(SB), NOSPLIT, $0-40
 	MOVQ       a+24(FP), R15
 	MOVQ       next+32(FP), R9
 	ROWSETUP
+	MOVQ       BX, R8
+	SHLQ       $4, R8 // the full vectors' bytes of a float32 row
+	MOVQ       DX, BX
+	SHLQ       $2, BX // a float32 row's bytes
 	VCVTSI2SDQ DX, X12, X12 // K
 	VXORPD     X11, X11, X11 // 0
 	VMOVSD     signbit<>(SB), X10
@@ -177,27 +181,27 @@ TEXT ·decodeEdge32Asm(SB), NOSPLIT, $0-40
 
 e1row:
 	VXORPD Y0, Y0, Y0
-	MOVQ   BX, CX
-	TESTQ  CX, CX
+	XORQ   CX, CX
+	TESTQ  R8, R8
 	JZ     e1tail
 
 e1vec:
-	VCVTPS2PD (SI), Y1
+	VCVTPS2PD (SI)(CX*1), Y1
 	VADDPD    Y1, Y0, Y0
-	ADDQ      $16, SI
-	DECQ      CX
-	JNZ       e1vec
+	ADDQ      $16, CX
+	CMPQ      CX, R8
+	JB        e1vec
 
 e1tail:
 	TESTQ      R11, R11
 	JZ         e1sum
-	VMASKMOVPS (SI), X15, X1
+	VMASKMOVPS (SI)(CX*1), X15, X1
 	VCVTPS2PD  X1, Y1
 	VADDPD     Y1, Y0, Y0
-	ADDQ       R11, SI
 
 e1sum:
 	HSUM
+	ADDQ     BX, SI
 	VMOVSD   (R15)(R13*8), X2 // a[y]
 	VUCOMISD X11, X0
 	JA       e1div
@@ -215,73 +219,63 @@ e1put:
 	JB     e1row
 
 	// The rows, in order, from the start of q.
-	MOVQ DX, AX
+	MOVQ  DX, AX
 	IMULQ DX, AX
-	SHLQ $2, AX
-	SUBQ AX, SI
-	XORQ R13, R13
+	SHLQ  $2, AX
+	SUBQ  AX, SI
+	XORQ  R13, R13
+
+	TESTQ R9, R9
+	JZ    e3row
 
 e2row:
 	VMOVSD    (R14)(R13*8), X2 // read before row y is written
-	VMOVMSKPD X2, CX
-	TESTQ     $1, CX
+	VMOVMSKPD X2, AX
+	TESTQ     $1, AX
 	JNZ       e2uniform
 	VBROADCASTSD X2, Y13
-	MOVQ  R9, R8
-	MOVQ  BX, CX
-	TESTQ CX, CX
+	XORQ  CX, CX
+	TESTQ R8, R8
 	JZ    estail
 
 esvec:
-	VCVTPS2PD (SI), Y1
+	VCVTPS2PD (SI)(CX*1), Y1
 	VMULPD    Y13, Y1, Y1
-	VMOVUPD   Y1, (DI)
-	TESTQ     R8, R8
-	JZ        esnonext
-	VADDPD    (R8), Y1, Y2
-	VMOVUPD   Y2, (R8)
-	ADDQ      $32, R8
-
-esnonext:
-	ADDQ $16, SI
-	ADDQ $32, DI
-	DECQ CX
-	JNZ  esvec
+	VMOVUPD   Y1, (DI)(CX*2)
+	VADDPD  (R9)(CX*2), Y1, Y2
+	VMOVUPD Y2, (R9)(CX*2)
+	ADDQ      $16, CX
+	CMPQ      CX, R8
+	JB        esvec
 
 estail:
 	TESTQ      R11, R11
 	JZ         esdone
-	VMASKMOVPS (SI), X15, X1
+	VMASKMOVPS (SI)(CX*1), X15, X1
 	VCVTPS2PD  X1, Y1
 	VMULPD     Y13, Y1, Y1
-	VMOVSD       X1, (DI)
+	VMOVSD       X1, (DI)(CX*2)
 	CMPQ         R10, $16
-	JB           t0
-	VMOVHPD      X1, 8(DI)
+	JB           t1
+	VMOVHPD      X1, 8(DI)(CX*2)
 	CMPQ         R10, $24
-	JB           t0
+	JB           t1
 	VEXTRACTF128 $1, Y1, X3
-	VMOVSD       X3, 16(DI)
-
-t0:
-	TESTQ      R8, R8
-	JZ         estailnonext
-	VMASKMOVPD (R8), Y14, Y2
-	VADDPD     Y1, Y2, Y2
-	VMOVSD       X2, (R8)
-	CMPQ         R10, $16
-	JB           t1
-	VMOVHPD      X2, 8(R8)
-	CMPQ         R10, $24
-	JB           t1
-	VEXTRACTF128 $1, Y2, X3
-	VMOVSD       X3, 16(R8)
+	VMOVSD       X3, 16(DI)(CX*2)
 
 t1:
+	VMASKMOVPD (R9)(CX*2), Y14, Y2
+	VADDPD     Y1, Y2, Y2
+	VMOVSD       X2, (R9)(CX*2)
+	CMPQ         R10, $16
+	JB           t0
+	VMOVHPD      X2, 8(R9)(CX*2)
+	CMPQ         R10, $24
+	JB           t0
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R9)(CX*2)
 
-estailnonext:
-	ADDQ R11, SI
-	ADDQ R10, DI
+t0:
 
 esdone:
 	JMP e2next
@@ -289,64 +283,129 @@ esdone:
 e2uniform:
 	VXORPD       X10, X2, X2
 	VBROADCASTSD X2, Y13
-	MOVQ  R9, R8
-	MOVQ  BX, CX
-	TESTQ CX, CX
+	XORQ  CX, CX
+	TESTQ R8, R8
 	JZ    eutail
 
 euvec:
-	VMOVUPD Y13, (DI)
-	TESTQ   R8, R8
-	JZ      eunonext
-	VADDPD  (R8), Y13, Y2
-	VMOVUPD Y2, (R8)
-	ADDQ    $32, R8
-
-eunonext:
-	ADDQ $32, DI
-	DECQ CX
-	JNZ  euvec
+	VMOVUPD Y13, (DI)(CX*2)
+	VADDPD  (R9)(CX*2), Y13, Y2
+	VMOVUPD Y2, (R9)(CX*2)
+	ADDQ    $16, CX
+	CMPQ    CX, R8
+	JB      euvec
 
 eutail:
 	TESTQ R11, R11
 	JZ    eudone
-	VMOVSD       X13, (DI)
+	VMOVSD       X13, (DI)(CX*2)
 	CMPQ         R10, $16
-	JB           t2
-	VMOVHPD      X13, 8(DI)
+	JB           t3
+	VMOVHPD      X13, 8(DI)(CX*2)
 	CMPQ         R10, $24
-	JB           t2
+	JB           t3
 	VEXTRACTF128 $1, Y13, X3
-	VMOVSD       X3, 16(DI)
-
-t2:
-	TESTQ      R8, R8
-	JZ         eutailnonext
-	VMASKMOVPD (R8), Y14, Y2
-	VADDPD     Y13, Y2, Y2
-	VMOVSD       X2, (R8)
-	CMPQ         R10, $16
-	JB           t3
-	VMOVHPD      X2, 8(R8)
-	CMPQ         R10, $24
-	JB           t3
-	VEXTRACTF128 $1, Y2, X3
-	VMOVSD       X3, 16(R8)
+	VMOVSD       X3, 16(DI)(CX*2)
 
 t3:
+	VMASKMOVPD (R9)(CX*2), Y14, Y2
+	VADDPD     Y13, Y2, Y2
+	VMOVSD       X2, (R9)(CX*2)
+	CMPQ         R10, $16
+	JB           t2
+	VMOVHPD      X2, 8(R9)(CX*2)
+	CMPQ         R10, $24
+	JB           t2
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R9)(CX*2)
 
-eutailnonext:
-	ADDQ R10, DI
+t2:
 
 eudone:
-	MOVQ DX, AX
-	SHLQ $2, AX
-	ADDQ AX, SI
 
 e2next:
+	ADDQ BX, SI
+	LEAQ (DI)(BX*2), DI
 	INCQ R13
 	CMPQ R13, DX
 	JB   e2row
+	VZEROUPPER
+	RET
+
+	// No next: the same rows, nothing added.
+e3row:
+	VMOVSD    (R14)(R13*8), X2
+	VMOVMSKPD X2, AX
+	TESTQ     $1, AX
+	JNZ       e3uniform
+	VBROADCASTSD X2, Y13
+	XORQ  CX, CX
+	TESTQ R8, R8
+	JZ    ettail
+
+etvec:
+	VCVTPS2PD (SI)(CX*1), Y1
+	VMULPD    Y13, Y1, Y1
+	VMOVUPD   Y1, (DI)(CX*2)
+	ADDQ      $16, CX
+	CMPQ      CX, R8
+	JB        etvec
+
+ettail:
+	TESTQ      R11, R11
+	JZ         etdone
+	VMASKMOVPS (SI)(CX*1), X15, X1
+	VCVTPS2PD  X1, Y1
+	VMULPD     Y13, Y1, Y1
+	VMOVSD       X1, (DI)(CX*2)
+	CMPQ         R10, $16
+	JB           t4
+	VMOVHPD      X1, 8(DI)(CX*2)
+	CMPQ         R10, $24
+	JB           t4
+	VEXTRACTF128 $1, Y1, X3
+	VMOVSD       X3, 16(DI)(CX*2)
+
+t4:
+
+etdone:
+	JMP e3next
+
+e3uniform:
+	VXORPD       X10, X2, X2
+	VBROADCASTSD X2, Y13
+	XORQ  CX, CX
+	TESTQ R8, R8
+	JZ    evtail
+
+evvec:
+	VMOVUPD Y13, (DI)(CX*2)
+	ADDQ    $16, CX
+	CMPQ    CX, R8
+	JB      evvec
+
+evtail:
+	TESTQ R11, R11
+	JZ    evdone
+	VMOVSD       X13, (DI)(CX*2)
+	CMPQ         R10, $16
+	JB           t5
+	VMOVHPD      X13, 8(DI)(CX*2)
+	CMPQ         R10, $24
+	JB           t5
+	VEXTRACTF128 $1, Y13, X3
+	VMOVSD       X3, 16(DI)(CX*2)
+
+t5:
+
+evdone:
+
+e3next:
+	ADDQ BX, SI
+	LEAQ (DI)(BX*2), DI
+	INCQ R13
+	CMPQ R13, DX
+	JB   e3row
 	VZEROUPPER
 	RET
 
@@ -415,13 +474,13 @@ cstail:
 	VCVTPD2PSY Y1, X1
 	VMOVSS     X1, (DI)
 	CMPQ       R11, $8
-	JB         t15
+	JB         t17
 	VEXTRACTPS $1, X1, 4(DI)
 	CMPQ       R11, $12
-	JB         t15
+	JB         t17
 	VEXTRACTPS $2, X1, 8(DI)
 
-t15:
+t17:
 	ADDQ       R10, SI
 	ADDQ       R11, DI
 	JMP        cnext
@@ -443,13 +502,13 @@ cutail:
 	JZ    cnext
 	VMOVSS     X7, (DI)
 	CMPQ       R11, $8
-	JB         t16
+	JB         t18
 	VEXTRACTPS $1, X7, 4(DI)
 	CMPQ       R11, $12
-	JB         t16
+	JB         t18
 	VEXTRACTPS $2, X7, 8(DI)
 
-t16:
+t18:
 	ADDQ  R10, SI
 	ADDQ  R11, DI
 
@@ -543,38 +602,38 @@ grtail:
 	VMULPD     Y13, Y1, Y1
 	VMOVSD       X1, (DI)
 	CMPQ         R10, $16
-	JB           t10
+	JB           t12
 	VMOVHPD      X1, 8(DI)
 	CMPQ         R10, $24
-	JB           t10
+	JB           t12
 	VEXTRACTF128 $1, Y1, X3
 	VMOVSD       X3, 16(DI)
 
-t10:
+t12:
 	VMASKMOVPD (R8), Y14, Y2
 	VADDPD     Y1, Y2, Y2
 	VMOVSD       X2, (R8)
 	CMPQ         R10, $16
-	JB           t11
+	JB           t13
 	VMOVHPD      X2, 8(R8)
 	CMPQ         R10, $24
-	JB           t11
+	JB           t13
 	VEXTRACTF128 $1, Y2, X3
 	VMOVSD       X3, 16(R8)
 
-t11:
+t13:
 	VMASKMOVPD (R12), Y14, Y2
 	VADDPD     Y1, Y2, Y2
 	VMOVSD       X2, (R12)
 	CMPQ         R10, $16
-	JB           t12
+	JB           t14
 	VMOVHPD      X2, 8(R12)
 	CMPQ         R10, $24
-	JB           t12
+	JB           t14
 	VEXTRACTF128 $1, Y2, X3
 	VMOVSD       X3, 16(R12)
 
-t12:
+t14:
 	ADDQ R11, SI
 	ADDQ R10, DI
 	ADDQ R10, R12
@@ -597,6 +656,10 @@ TEXT ·decodeEdgeSum32Asm(SB), NOSPLIT, $0-48
 	MOVQ       next+32(FP), R9
 	ROWSETUP
 	MOVQ       sum+40(FP), R12
+	MOVQ       BX, R8
+	SHLQ       $4, R8 // the full vectors' bytes of a float32 row
+	MOVQ       DX, BX
+	SHLQ       $2, BX // a float32 row's bytes
 	VCVTSI2SDQ DX, X12, X12 // K
 	VXORPD     X11, X11, X11 // 0
 	VMOVSD     signbit<>(SB), X10
@@ -608,27 +671,27 @@ TEXT ·decodeEdgeSum32Asm(SB), NOSPLIT, $0-48
 
 h1row:
 	VXORPD Y0, Y0, Y0
-	MOVQ   BX, CX
-	TESTQ  CX, CX
+	XORQ   CX, CX
+	TESTQ  R8, R8
 	JZ     h1tail
 
 h1vec:
-	VCVTPS2PD (SI), Y1
+	VCVTPS2PD (SI)(CX*1), Y1
 	VADDPD    Y1, Y0, Y0
-	ADDQ      $16, SI
-	DECQ      CX
-	JNZ       h1vec
+	ADDQ      $16, CX
+	CMPQ      CX, R8
+	JB        h1vec
 
 h1tail:
 	TESTQ      R11, R11
 	JZ         h1sum
-	VMASKMOVPS (SI), X15, X1
+	VMASKMOVPS (SI)(CX*1), X15, X1
 	VCVTPS2PD  X1, Y1
 	VADDPD     Y1, Y0, Y0
-	ADDQ       R11, SI
 
 h1sum:
 	HSUM
+	ADDQ     BX, SI
 	VMOVSD   (R15)(R13*8), X2 // a[y]
 	VUCOMISD X11, X0
 	JA       h1div
@@ -646,81 +709,74 @@ h1put:
 	JB     h1row
 
 	// The rows, in order, from the start of q.
-	MOVQ DX, AX
+	MOVQ  DX, AX
 	IMULQ DX, AX
-	SHLQ $2, AX
-	SUBQ AX, SI
-	XORQ R13, R13
+	SHLQ  $2, AX
+	SUBQ  AX, SI
+	XORQ  R13, R13
 
 h2row:
 	VMOVSD    (R14)(R13*8), X2 // read before row y is written
-	VMOVMSKPD X2, CX
-	TESTQ     $1, CX
+	VMOVMSKPD X2, AX
+	TESTQ     $1, AX
 	JNZ       h2uniform
 	VBROADCASTSD X2, Y13
-	MOVQ  R9, R8
-	MOVQ  BX, CX
-	TESTQ CX, CX
+	XORQ  CX, CX
+	TESTQ R8, R8
 	JZ    hstail
 
 hsvec:
-	VCVTPS2PD (SI), Y1
+	VCVTPS2PD (SI)(CX*1), Y1
 	VMULPD    Y13, Y1, Y1
-	VMOVUPD   Y1, (DI)
-	VADDPD    (R8), Y1, Y2
-	VMOVUPD   Y2, (R8)
-	VADDPD    (R12), Y1, Y2
-	VMOVUPD   Y2, (R12)
-	ADDQ      $32, R8
-	ADDQ      $32, R12
-	ADDQ      $16, SI
-	ADDQ      $32, DI
-	DECQ      CX
-	JNZ       hsvec
+	VMOVUPD   Y1, (DI)(CX*2)
+	VADDPD  (R9)(CX*2), Y1, Y2
+	VMOVUPD Y2, (R9)(CX*2)
+	VADDPD  (R12)(CX*2), Y1, Y2
+	VMOVUPD Y2, (R12)(CX*2)
+	ADDQ      $16, CX
+	CMPQ      CX, R8
+	JB        hsvec
 
 hstail:
 	TESTQ      R11, R11
 	JZ         hsdone
-	VMASKMOVPS (SI), X15, X1
+	VMASKMOVPS (SI)(CX*1), X15, X1
 	VCVTPS2PD  X1, Y1
 	VMULPD     Y13, Y1, Y1
-	VMOVSD       X1, (DI)
+	VMOVSD       X1, (DI)(CX*2)
 	CMPQ         R10, $16
-	JB           t4
-	VMOVHPD      X1, 8(DI)
+	JB           t8
+	VMOVHPD      X1, 8(DI)(CX*2)
 	CMPQ         R10, $24
-	JB           t4
+	JB           t8
 	VEXTRACTF128 $1, Y1, X3
-	VMOVSD       X3, 16(DI)
+	VMOVSD       X3, 16(DI)(CX*2)
 
-t4:
-	VMASKMOVPD (R8), Y14, Y2
+t8:
+	VMASKMOVPD (R9)(CX*2), Y14, Y2
 	VADDPD     Y1, Y2, Y2
-	VMOVSD       X2, (R8)
-	CMPQ         R10, $16
-	JB           t5
-	VMOVHPD      X2, 8(R8)
-	CMPQ         R10, $24
-	JB           t5
-	VEXTRACTF128 $1, Y2, X3
-	VMOVSD       X3, 16(R8)
-
-t5:
-	VMASKMOVPD (R12), Y14, Y2
-	VADDPD     Y1, Y2, Y2
-	VMOVSD       X2, (R12)
+	VMOVSD       X2, (R9)(CX*2)
 	CMPQ         R10, $16
 	JB           t6
-	VMOVHPD      X2, 8(R12)
+	VMOVHPD      X2, 8(R9)(CX*2)
 	CMPQ         R10, $24
 	JB           t6
 	VEXTRACTF128 $1, Y2, X3
-	VMOVSD       X3, 16(R12)
+	VMOVSD       X3, 16(R9)(CX*2)
 
 t6:
-	ADDQ R11, SI
-	ADDQ R10, DI
-	ADDQ R10, R12
+	VMASKMOVPD (R12)(CX*2), Y14, Y2
+	VADDPD     Y1, Y2, Y2
+	VMOVSD       X2, (R12)(CX*2)
+	CMPQ         R10, $16
+	JB           t7
+	VMOVHPD      X2, 8(R12)(CX*2)
+	CMPQ         R10, $24
+	JB           t7
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R12)(CX*2)
+
+t7:
 
 hsdone:
 	JMP h2next
@@ -728,69 +784,64 @@ hsdone:
 h2uniform:
 	VXORPD       X10, X2, X2
 	VBROADCASTSD X2, Y13
-	MOVQ  R9, R8
-	MOVQ  BX, CX
-	TESTQ CX, CX
+	XORQ  CX, CX
+	TESTQ R8, R8
 	JZ    hutail
 
 huvec:
-	VMOVUPD Y13, (DI)
-	VADDPD  (R8), Y13, Y2
-	VMOVUPD Y2, (R8)
-	VADDPD  (R12), Y13, Y2
-	VMOVUPD Y2, (R12)
-	ADDQ    $32, R8
-	ADDQ    $32, R12
-	ADDQ    $32, DI
-	DECQ    CX
-	JNZ     huvec
+	VMOVUPD Y13, (DI)(CX*2)
+	VADDPD  (R9)(CX*2), Y13, Y2
+	VMOVUPD Y2, (R9)(CX*2)
+	VADDPD  (R12)(CX*2), Y13, Y2
+	VMOVUPD Y2, (R12)(CX*2)
+	ADDQ    $16, CX
+	CMPQ    CX, R8
+	JB      huvec
 
 hutail:
 	TESTQ R11, R11
 	JZ    hudone
-	VMOVSD       X13, (DI)
+	VMOVSD       X13, (DI)(CX*2)
 	CMPQ         R10, $16
-	JB           t7
-	VMOVHPD      X13, 8(DI)
+	JB           t11
+	VMOVHPD      X13, 8(DI)(CX*2)
 	CMPQ         R10, $24
-	JB           t7
+	JB           t11
 	VEXTRACTF128 $1, Y13, X3
-	VMOVSD       X3, 16(DI)
+	VMOVSD       X3, 16(DI)(CX*2)
 
-t7:
-	VMASKMOVPD (R8), Y14, Y2
+t11:
+	VMASKMOVPD (R9)(CX*2), Y14, Y2
 	VADDPD     Y13, Y2, Y2
-	VMOVSD       X2, (R8)
-	CMPQ         R10, $16
-	JB           t8
-	VMOVHPD      X2, 8(R8)
-	CMPQ         R10, $24
-	JB           t8
-	VEXTRACTF128 $1, Y2, X3
-	VMOVSD       X3, 16(R8)
-
-t8:
-	VMASKMOVPD (R12), Y14, Y2
-	VADDPD     Y13, Y2, Y2
-	VMOVSD       X2, (R12)
+	VMOVSD       X2, (R9)(CX*2)
 	CMPQ         R10, $16
 	JB           t9
-	VMOVHPD      X2, 8(R12)
+	VMOVHPD      X2, 8(R9)(CX*2)
 	CMPQ         R10, $24
 	JB           t9
 	VEXTRACTF128 $1, Y2, X3
-	VMOVSD       X3, 16(R12)
+	VMOVSD       X3, 16(R9)(CX*2)
 
 t9:
-	ADDQ R10, DI
-	ADDQ R10, R12
+	VMASKMOVPD (R12)(CX*2), Y14, Y2
+	VADDPD     Y13, Y2, Y2
+	VMOVSD       X2, (R12)(CX*2)
+	CMPQ         R10, $16
+	JB           t10
+	VMOVHPD      X2, 8(R12)(CX*2)
+	CMPQ         R10, $24
+	JB           t10
+	VEXTRACTF128 $1, Y2, X3
+	VMOVSD       X3, 16(R12)(CX*2)
+
+t10:
 
 hudone:
-	MOVQ DX, AX
-	SHLQ $2, AX
-	ADDQ AX, SI
 
 h2next:
+	ADDQ BX, SI
+	LEAQ (DI)(BX*2), DI
+	LEAQ (R12)(BX*2), R12
 	INCQ R13
 	CMPQ R13, DX
 	JB   h2row
