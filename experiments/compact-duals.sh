@@ -5,16 +5,16 @@
 #
 #   experiments/compact-duals.sh [EPOCHS [SENTENCES [MODES]]]   (defaults 40, 2000 and float64,float32,bf16,f16,u16)
 #
-# Needs DUALCRF_DATA (default ../shared/data). Prints one line per store and epoch (gap, P, D, the identity's
-# residual, wall); each run holds one copy of the duals per mode (about 1.6 GB for each task at the defaults).
-# Work files go to a temporary directory, removed at the end.
+# Reads the corpora from DUALCRF_DATA (default data/, where go run ./scripts/getdata -o data puts them). Prints one
+# line per store and epoch (gap, P, D, the identity's residual, wall); each run holds one copy of the duals per mode
+# (about 1.6 GB for each task at the defaults). Work files go to a temporary directory, removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.." # the repository's root: the command and the train package are built from it
-data="${DUALCRF_DATA:-../shared/data}"
+data="${DUALCRF_DATA:-data}"
 epochs="${1:-40}"
 sents="${2:-2000}"
 modes="${3:-float64,float32,bf16,f16,u16}"
-[[ "$epochs" =~ ^[1-9][0-9]*$ && "$sents" =~ ^[1-9][0-9]*$ ]] || { echo "usage: experiments/compact-duals.sh [EPOCHS [SENTENCES]]" >&2; exit 2; }
+[[ "$epochs" =~ ^[1-9][0-9]*$ && "$sents" =~ ^[1-9][0-9]*$ ]] || { echo "usage: experiments/compact-duals.sh [EPOCHS [SENTENCES [MODES]]]" >&2; exit 2; }
 work="$(mktemp -d -t compact-duals.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/dualcrf" ./cmd/dualcrf
