@@ -185,6 +185,9 @@ func checkDisjoint(t *testing.T, s Store, d *crf.Dataset) {
 	for i := range want {
 		want[i] = randomChain(rng, d.SentStart[i+1]-d.SentStart[i], K)
 		s.Put(i, want[i])
+		if ms, ok := s.(MarginalStore); ok {
+			ms.Prefetch(i) // a hint: it changes nothing
+		}
 	}
 	for i := range want {
 		got := make([]float64, len(want[i]))

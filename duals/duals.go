@@ -68,6 +68,9 @@ type MarginalStore interface {
 	// PutMarginals is Put that also sets node and sum, from the block as
 	// stored.
 	PutMarginals(i int, mu, node, sum []float64)
+	// Prefetch asks the processor to bring μ_i's bytes into its cache,
+	// for a load soon after (a hint: it changes nothing else).
+	Prefetch(i int)
 }
 
 // BlockOffsets returns the offset of each sentence's block in a flat dual
@@ -127,6 +130,9 @@ func (m *Memory) LoadMarginals(i int, mu, node, sum []float64) {
 func (m *Memory) PutMarginals(i int, mu, node, sum []float64) {
 	m.prec.EncodeMarginals(m.Raw(i), mu, len(node)/m.K, m.K, node, sum)
 }
+
+// Prefetch asks for μ_i's bytes in the processor's cache (MarginalStore).
+func (m *Memory) Prefetch(i int) { prefetch(m.Raw(i)) }
 
 // Raw returns the encoded bytes of μ_i.
 func (m *Memory) Raw(i int) []byte { return m.data[m.off[i]:m.off[i+1]:m.off[i+1]] }

@@ -352,6 +352,9 @@ func (s *File) PutMarginals(i int, mu, node, sum []float64) {
 	s.prec.EncodeMarginals(s.Raw(i), mu, len(node)/s.K, s.K, node, sum)
 }
 
+// Prefetch asks for μ_i's bytes in the processor's cache (MarginalStore).
+func (s *File) Prefetch(i int) { prefetch(s.Raw(i)) }
+
 // Raw returns the encoded bytes of μ_i; writes to them are writes to the
 // file.
 func (s *File) Raw(i int) []byte { return s.data[s.off[i]:s.off[i+1]:s.off[i+1]] }

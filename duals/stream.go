@@ -440,6 +440,15 @@ func (s *Stream) PutMarginals(i int, mu, node, sum []float64) {
 	s.prec.EncodeMarginals(s.Raw(i), mu, len(node)/s.K, s.K, node, sum)
 }
 
+// Prefetch asks for μ_i's bytes in the processor's cache (MarginalStore)
+// when they are in memory (held, or in the resident block); else it does
+// nothing.
+func (s *Stream) Prefetch(i int) {
+	if s.Held(i) || s.cur >= 0 && i >= s.start[s.cur] && i < s.start[s.cur+1] {
+		prefetch(s.Raw(i))
+	}
+}
+
 // Raw returns μ_i's encoded bytes: from the resident block within Visit;
 // outside one, the block holding i is loaded alone (the previous such
 // block written back).

@@ -186,6 +186,9 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 		d.sampler.Update(j, st.Gap)
 		next = d.sampler.Next(d.rng)
 		prefetchRows(sp.w, sp.rows.of(d.sentence(next)), sp.p.Layout.NumLabels)
+		if ms, ok := sp.duals.(duals.MarginalStore); ok {
+			ms.Prefetch(d.sentence(next))
+		}
 	}
 	sp.direct(ws)
 	st.Slope0, st.Gamma, st.Iters = sp.search(ws, ws.a, -1)
