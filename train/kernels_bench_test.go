@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
@@ -144,6 +145,25 @@ func BenchmarkStepKernels(b *testing.B) {
 		for b.Loop() {
 			for _, kb := range blocks {
 				m.stepOne(kb.sent)
+			}
+		}
+		perEntry(b)
+	})
+	// The same steps on float64 duals (the default is float32), from the
+	// same epochs.
+	m64 := &SDCA{Seed: 1, DualPrecision: duals.Float64}
+	if err := m64.Init(p); err != nil {
+		b.Fatal(err)
+	}
+	for range 3 {
+		if err := m64.Epoch(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("step-float64", func(b *testing.B) {
+		for b.Loop() {
+			for _, kb := range blocks {
+				m64.stepOne(kb.sent)
 			}
 		}
 		perEntry(b)

@@ -16,7 +16,8 @@ package train
 // holds exactly as at any interior point — the certificate passes check
 // this identity as always. Where the label set is the same (π a
 // permutation) ε is 0 and the kept entries are moved, not changed: a kept
-// block with the same label ids is bit-identical. A sentence without a
+// block with the same label ids is bit-identical in a float64 store (a
+// float32 store encodes it again: a chain again, to float32's rounding). A sentence without a
 // kept block starts at eq. 21's μ⁰.
 //
 // The sampler's gap estimates from a cold start (all equal) would be far
