@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The duals' precisions (docs/long-runs.md, "Compact duals"): SDCA-GAP with float64 duals, the float32 Markov
-# form and three 16-bit forms of the conditionals (bf16, f16, u16: a test-only store), certified every epoch, on
+# form and 16-bit forms of the conditionals (bf16, bf16all, f16, u16: a test-only store), certified every epoch, on
 # CoNLL-2000 (min-count 3) and on the first SENTENCES sentences of UD English EWT with XPOS labels.
 #
-#   experiments/compact-duals.sh [EPOCHS [SENTENCES [MODES]]]   (defaults 40, 2000 and float64,float32,bf16,f16,u16)
+#   experiments/compact-duals.sh [EPOCHS [SENTENCES [MODES]]]   (defaults 40, 2000 and float64,float32,bf16,bf16all,f16,u16)
 #
 # Reads the corpora from DUALCRF_DATA (default data/, where go run ./scripts/getdata -o data puts them). Prints one
 # line per store and epoch (gap, P, D, the identity's residual, wall); each run holds one copy of the duals per mode
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.." # the repository's root: the command and the train packa
 data="${DUALCRF_DATA:-data}"
 epochs="${1:-40}"
 sents="${2:-2000}"
-modes="${3:-float64,float32,bf16,f16,u16}"
+modes="${3:-float64,float32,bf16,bf16all,f16,u16}"
 [[ "$epochs" =~ ^[1-9][0-9]*$ && "$sents" =~ ^[1-9][0-9]*$ ]] || { echo "usage: experiments/compact-duals.sh [EPOCHS [SENTENCES [MODES]]]" >&2; exit 2; }
 work="$(mktemp -d -t compact-duals.XXXXXX)"
 trap 'rm -rf "$work"' EXIT

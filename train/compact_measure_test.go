@@ -26,28 +26,36 @@ import (
 //     below 2^-24);
 //   - u16: a 16-bit fixed point, round(65535·q) (nothing below 2^-17);
 //
-// the first clique kept in float32 as in the float32 form, every row
-// renormalised when read, so that every block read is a chain: the
+// the first clique kept in float32 as in the float32 form (bf16all: in
+// bfloat16 too), every row renormalised when read, so that every block read is a chain: the
 // certificate is honest by construction, and what is measured is the
 // epochs the rounding costs.
 
 // store16 keeps blocks with 16-bit conditionals (kind "bf16", "f16" or
-// "u16"): the first clique's F entries in float32, then the later edges'
-// conditionals in 16 bits, each block's bytes rounded up to 4.
+// "u16"): the first clique's F entries in float32 (in 16 bits too with
+// all16: kind "bf16all"), then the later edges' conditionals in 16 bits,
+// each block's bytes rounded up to 4.
 type store16 struct {
-	kind string
-	K    int
-	off  []int64
-	data []byte
+	kind  string
+	all16 bool
+	K     int
+	off   []int64
+	data  []byte
 }
 
 func newStore16(d *crf.Dataset, kind string) *store16 {
 	s := &store16{kind: kind, K: d.NumLabels, off: []int64{0}}
+	if kind == "bf16all" {
+		s.kind, s.all16 = "bf16", true
+	}
 	for i := 0; i < d.Len(); i++ {
 		n := crf.BlockLen(d.SentStart[i+1]-d.SentStart[i], d.NumLabels)
 		F := n
 		if n != d.NumLabels {
 			F = d.NumLabels * d.NumLabels
+		}
+		if s.all16 {
+			F = 0
 		}
 		b := int64(4*F+2*(n-F)+3) / 4 * 4
 		s.off = append(s.off, s.off[i]+b)
@@ -67,10 +75,14 @@ func (s *store16) first(n int) int {
 	return s.K * s.K
 }
 
-// parts views block i's bytes as its float32 first clique and 16-bit rest.
+// parts views block i's bytes as its float32 first clique and 16-bit rest
+// (with all16, no float32 part: the first clique is the rest's first F).
 func (s *store16) parts(i, n int) ([]float32, []uint16) {
 	b := s.Raw(i)
 	F := s.first(n)
+	if s.all16 {
+		return nil, unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
+	}
 	q := unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), F)
 	var c []uint16
 	if n > F {
@@ -146,7 +158,14 @@ func (s *store16) Put(i int, mu []float64) {
 	for j := range q {
 		q[j] = float32(mu[j])
 	}
-	for r := 0; r < len(c); r += K {
+	r0 := 0
+	if s.all16 { // the first clique's marginals, in 16 bits
+		r0 = s.first(len(mu))
+		for j := range r0 {
+			c[j] = s.to16(mu[j])
+		}
+	}
+	for r := r0; r < len(c); r += K {
 		row := mu[F+r : F+r+K]
 		sum := 0.0
 		for _, v := range row {
@@ -168,12 +187,24 @@ func (s *store16) Load(i int, mu []float64) {
 	K := s.K
 	q, c := s.parts(i, len(mu))
 	F := len(q)
-	z := 0.0
-	for _, v := range q {
-		z += float64(v)
-	}
-	for j, v := range q {
-		mu[j] = float64(v) / z
+	if s.all16 { // the first clique from its 16 bits
+		F = s.first(len(mu))
+		z := 0.0
+		for _, v := range c[:F] {
+			z += s.from16(v)
+		}
+		for j, v := range c[:F] {
+			mu[j] = s.from16(v) / z
+		}
+		c = c[F:]
+	} else {
+		z := 0.0
+		for _, v := range q {
+			z += float64(v)
+		}
+		for j, v := range q {
+			mu[j] = float64(v) / z
+		}
 	}
 	if len(mu) == F {
 		return
@@ -223,7 +254,7 @@ func TestHalfBits(t *testing.T) {
 // SDCA on them keeps w = ŵ(μ) and an exact gap identity — what makes their
 // measurement meaningful.
 func TestStore16Chains(t *testing.T) {
-	for _, kind := range []string{"bf16", "f16", "u16"} {
+	for _, kind := range []string{"bf16", "bf16all", "f16", "u16"} {
 		p := randomProblem(t, 17, 10, 4, 6, 3, true, 0)
 		s := newStore16(p.Data, kind)
 		m := &SDCA{Sampler: kindSampler(t, SamplerUniform, p), Seed: 3, Duals: s}
@@ -252,7 +283,7 @@ func TestStore16Chains(t *testing.T) {
 // DUALCRF_COMPACT_TABLE names a feature table:
 //
 //	DUALCRF_COMPACT_TABLE=train.arrow DUALCRF_COMPACT_EPOCHS=40 \
-//	  DUALCRF_COMPACT_MODES=float64,float32,bf16,f16,u16 \
+//	  DUALCRF_COMPACT_MODES=float64,float32,bf16,bf16all,f16,u16 \
 //	  go test ./train -run TestCompactDualsMeasure -v -timeout 0
 //
 // It trains SDCA-GAP (seed 1, λ = 1/n) once per mode, alternating the
@@ -272,7 +303,7 @@ func TestCompactDualsMeasure(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	modes := []string{"float64", "float32", "bf16", "f16", "u16"}
+	modes := []string{"float64", "float32", "bf16", "bf16all", "f16", "u16"}
 	if s := os.Getenv("DUALCRF_COMPACT_MODES"); s != "" {
 		modes = strings.Split(s, ",")
 	}
@@ -307,7 +338,7 @@ func TestCompactDualsMeasure(t *testing.T) {
 			if m.DualPrecision, err = duals.ParsePrecision(mode); err != nil {
 				t.Fatal(err)
 			}
-		case "bf16", "f16", "u16":
+		case "bf16", "bf16all", "f16", "u16":
 			m.Duals = newStore16(ft.Data, mode)
 		default:
 			t.Fatalf("mode %q", mode)
