@@ -91,13 +91,37 @@ func TestFloat32Kernels(t *testing.T) {
 				if !bitsEqual(da, db) || !bitsEqual(na, nb) || !bitsEqual(sa, sb) {
 					t.Fatalf("trial %d: decoded with marginals: kernel %v %v %v, twin %v %v %v", trial, da, na, sa, db, nb, sb)
 				}
+				// BFloat16: the same, from the same numbers rounded to bfloat16.
+				ha, hb := make([]uint16, len(mu)), make([]uint16, len(mu))
+				encode16Kernel(ha, mu, K)
+				encode16Go(hb, mu, K)
+				for j := range ha {
+					if ha[j] != hb[j] {
+						t.Fatalf("trial %d: bfloat16 encoded entry %d: kernel %#04x, twin %#04x", trial, j, ha[j], hb[j])
+					}
+				}
+				if trial%4 == 3 {
+					for j, x := range qa {
+						ha[j] = uint16(math.Float32bits(x) >> 16)
+					}
+				}
+				decode16Kernel(da, ha, K)
+				decode16Go(db, ha, K)
+				if !bitsEqual(da, db) {
+					t.Fatalf("trial %d: bfloat16 decoded: kernel %v, twin %v", trial, da, db)
+				}
+				decode16MarginalsKernel(da, ha, T, K, na, sa)
+				decode16MarginalsGo(db, ha, T, K, nb, sb)
+				if !bitsEqual(da, db) || !bitsEqual(na, nb) || !bitsEqual(sa, sb) {
+					t.Fatalf("trial %d: bfloat16 decoded with marginals: kernel %v %v %v, twin %v %v %v", trial, da, na, sa, db, nb, sb)
+				}
 			}
 		})
 	}
 }
 
-// BenchmarkCodecPairs times the float32 codec's kernels against their Go
-// twins, one after the other in one process, on blocks of CoNLL-2000's
+// BenchmarkCodecPairs times the float32 and bfloat16 codecs' kernels
+// against their Go twins, one after the other in one process, on blocks of CoNLL-2000's
 // mean sentence (T = 24, K = 22: 11,132 entries) and of EWT XPOS's
 // (T = 17, K = 49: 38,416 entries); ns/entry is per dual entry. Encode and
 // decode read and write a block that stays in the cache: the loops' own
@@ -112,6 +136,8 @@ func BenchmarkCodecPairs(b *testing.B) {
 		q := make([]float32, len(mu))
 		out := make([]float64, len(mu))
 		node, sum := make([]float64, T*K), make([]float64, K*K)
+		h := make([]uint16, len(mu))
+		encode16Go(h, mu, K)
 		encode32Go(q, mu, K)
 		for _, c := range []struct {
 			name string
@@ -123,6 +149,12 @@ func BenchmarkCodecPairs(b *testing.B) {
 			{"decode/kernel", func() { decode32Kernel(out, q, K) }},
 			{"decode-marginals/twin", func() { decode32MarginalsGo(out, q, T, K, node, sum) }},
 			{"decode-marginals/kernel", func() { decode32MarginalsKernel(out, q, T, K, node, sum) }},
+			{"bf16-encode/twin", func() { encode16Go(h, mu, K) }},
+			{"bf16-encode/kernel", func() { encode16Kernel(h, mu, K) }},
+			{"bf16-decode/twin", func() { decode16Go(out, h, K) }},
+			{"bf16-decode/kernel", func() { decode16Kernel(out, h, K) }},
+			{"bf16-decode-marginals/twin", func() { decode16MarginalsGo(out, h, T, K, node, sum) }},
+			{"bf16-decode-marginals/kernel", func() { decode16MarginalsKernel(out, h, T, K, node, sum) }},
 		} {
 			b.Run(fmt.Sprintf("K%d/%s", K, c.name), func(b *testing.B) {
 				for b.Loop() {

@@ -44,37 +44,40 @@ func checkChain(t *testing.T, mu []float64, T, K int, tol float64) {
 	}
 }
 
-// TestFloat32Codec: a chain put through the float32 codec comes back a
-// chain (consistent and summing to one to rounding), within float32's
-// rounding of the block put, and loading it again gives the same bits.
+// TestFloat32Codec: a chain put through a compact codec (float32,
+// bfloat16) comes back a chain (consistent and summing to one to
+// rounding), within the codec's rounding of the block put, and loading it
+// again gives the same bits.
 func TestFloat32Codec(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 1))
-	for _, sh := range codecShapes {
-		T, K := sh[0], sh[1]
-		t.Run(fmt.Sprintf("T%d-K%d", T, K), func(t *testing.T) {
-			for range 5 {
-				mu := randomChain(rng, T, K)
-				raw := make([]byte, Float32.BlockBytes(T, K))
-				got := slices.Clone(mu)
-				Float32.Encode(raw, got, K)
-				checkChain(t, got, T, K, 1e-14)
-				for j := range mu {
-					// Each edge's rounding compounds along the chain.
-					if rel := math.Abs(got[j]-mu[j]) / mu[j]; !(rel < 1e-6) {
-						t.Fatalf("entry %d: put %v, stored %v (relative error %.3g)", j, mu[j], got[j], rel)
+	for _, p := range []Precision{Float32, BFloat16} {
+		for _, sh := range codecShapes {
+			T, K := sh[0], sh[1]
+			t.Run(fmt.Sprintf("%v-T%d-K%d", p, T, K), func(t *testing.T) {
+				for range 5 {
+					mu := randomChain(rng, T, K)
+					raw := make([]byte, p.BlockBytes(T, K))
+					got := slices.Clone(mu)
+					p.Encode(raw, got, K)
+					checkChain(t, got, T, K, 1e-14)
+					for j := range mu {
+						// Each edge's rounding compounds along the chain.
+						if rel := math.Abs(got[j]-mu[j]) / mu[j]; !(rel < roundTol(p)) {
+							t.Fatalf("entry %d: put %v, stored %v (relative error %.3g)", j, mu[j], got[j], rel)
+						}
+					}
+					again := make([]float64, len(mu))
+					p.Decode(again, raw, K)
+					if !bitsEqual(again, got) {
+						t.Fatal("Decode differs from the block Encode left")
+					}
+					p.Decode(again, raw, K)
+					if !bitsEqual(again, got) {
+						t.Fatal("a second Decode differs from the first")
 					}
 				}
-				again := make([]float64, len(mu))
-				Float32.Decode(again, raw, K)
-				if !bitsEqual(again, got) {
-					t.Fatal("Decode differs from the block Encode left")
-				}
-				Float32.Decode(again, raw, K)
-				if !bitsEqual(again, got) {
-					t.Fatal("a second Decode differs from the first")
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -82,12 +85,18 @@ func TestFloat32Codec(t *testing.T) {
 // never written) and tiny masses decode to chains, never to NaN.
 func TestFloat32CodecDegenerate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 1))
+	for _, p := range []Precision{Float32, BFloat16} {
+		testDegenerate(t, rng, p)
+	}
+}
+
+func testDegenerate(t *testing.T, rng *rand.Rand, p Precision) {
 	for _, sh := range codecShapes {
 		T, K := sh[0], sh[1]
-		raw := make([]byte, Float32.BlockBytes(T, K))
-		mu := make([]float64, len(raw)/4)
+		raw := make([]byte, p.BlockBytes(T, K))
+		mu := make([]float64, len(raw)/int(p.EntryBytes()))
 		// All zero bytes: the first clique uniform, every row uniform.
-		Float32.Decode(mu, raw, K)
+		p.Decode(mu, raw, K)
 		checkChain(t, mu, T, K, 1e-13)
 		// A chain with whole rows of zero mass and others below 2^-1000.
 		mu = randomChain(rng, T, K)
@@ -99,7 +108,7 @@ func TestFloat32CodecDegenerate(t *testing.T) {
 				}
 			}
 		}
-		Float32.Encode(raw, mu, K)
+		p.Encode(raw, mu, K)
 		checkChain(t, mu, T, K, 1e-13)
 	}
 }
@@ -132,7 +141,7 @@ func TestPrecisionNames(t *testing.T) {
 			t.Fatalf("%q accepted", s)
 		}
 	}
-	if Precision(0).Valid() || Precision(3).Valid() {
+	if Precision(0).Valid() || Precision(4).Valid() {
 		t.Fatal("an unknown precision is valid")
 	}
 }
@@ -149,28 +158,42 @@ func bitsEqual(a, b []float64) bool {
 	return true
 }
 
-// FuzzFloat32Decode decodes arbitrary bytes as a float32 block of a
-// sentence of T tokens over K labels: never a panic, and whenever every
+// FuzzFloat32Decode decodes arbitrary bytes as a float32 or bfloat16 block
+// of a sentence of T tokens over K labels: never a panic, and whenever every
 // stored number is finite and not negative (what the readers of files
 // check), a chain — entries in [0,1], cliques summing to one, adjacent
 // edges agreeing on their node — whatever the numbers.
 func FuzzFloat32Decode(f *testing.F) {
 	rng := rand.New(rand.NewPCG(6, 1))
 	for _, sh := range [][2]int{{1, 3}, {2, 2}, {4, 3}, {3, 5}} {
-		mu := randomChain(rng, sh[0], sh[1])
-		raw := make([]byte, Float32.BlockBytes(sh[0], sh[1]))
-		Float32.Encode(raw, mu, sh[1])
-		f.Add(raw, uint8(sh[0]), uint8(sh[1]))
+		for _, p := range []Precision{Float32, BFloat16} {
+			mu := randomChain(rng, sh[0], sh[1])
+			raw := make([]byte, p.BlockBytes(sh[0], sh[1]))
+			p.Encode(raw, mu, sh[1])
+			f.Add(raw, uint8(sh[0]), uint8(sh[1]), p == BFloat16)
+		}
 	}
-	f.Fuzz(func(t *testing.T, b []byte, tt, kk uint8) {
+	f.Fuzz(func(t *testing.T, b []byte, tt, kk uint8, b16 bool) {
 		T, K := 1+int(tt%8), 1+int(kk%7)
-		raw := make([]byte, Float32.BlockBytes(T, K))
+		p := Float32
+		if b16 {
+			p = BFloat16
+		}
+		raw := make([]byte, p.BlockBytes(T, K))
 		copy(raw, b)
-		mu := make([]float64, len(raw)/4)
-		Float32.Decode(mu, raw, K)
-		for _, x := range float32View(raw) {
-			if !(x >= 0) || math.IsInf(float64(x), 0) {
-				return
+		mu := make([]float64, len(raw)/int(p.EntryBytes()))
+		p.Decode(mu, raw, K)
+		if p == Float32 {
+			for _, x := range float32View(raw) {
+				if !(x >= 0) || math.IsInf(float64(x), 0) {
+					return
+				}
+			}
+		} else {
+			for _, c := range uint16View(raw) {
+				if x := bf16Value(c); !(x >= 0) || math.IsInf(x, 0) {
+					return
+				}
 			}
 		}
 		checkChain(t, mu, T, K, 1e-12)

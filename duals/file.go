@@ -8,7 +8,7 @@ package duals
 //	off  size  field
 //	  0     8  magic "DUALCRF\x00"
 //	  8     4  format version (2; version 1 also held log μ)
-//	 12     4  dtype code: the Precision (1 = float64, 2 = float32 Markov form; little-endian)
+//	 12     4  dtype code: the Precision (1 = float64, 2 = float32 Markov form, 3 = bfloat16 Markov form; little-endian)
 //	 16     8  K, labels
 //	 24     8  n, sentences (blocks)
 //	 32     8  entries, Σ_i BlockLen(T_i, K)
@@ -230,7 +230,7 @@ func parseHeader(buf []byte, path string, size int64) (fileHeader, error) {
 		}
 	}
 	if !Precision(h.dtype).Valid() {
-		return bad("dtype code %d, this program reads %d (float64) and %d (float32)", h.dtype, Float64, Float32)
+		return bad("dtype code %d, this program reads %d (float64), %d (float32) and %d (bfloat16)", h.dtype, Float64, Float32, BFloat16)
 	}
 	if h.entries > math.MaxInt64/16 {
 		return bad("%d entries: impossible", h.entries)

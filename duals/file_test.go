@@ -224,7 +224,7 @@ func TestFileRefusesDamagedFile(t *testing.T) {
 		{"fingerprint-bit", func(b []byte) []byte { b[70] ^= 0x80; return b }, "header is corrupted", ErrFormat},
 		{"checksum", func(b []byte) []byte { b[128] ^= 4; return b }, "header is corrupted", ErrFormat},
 		{"crashed-creation", func(b []byte) []byte { clear(b[:4096]); return b }, "unfinished duals file", ErrFormat},
-		{"dtype", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint32(b[12:], 3) }) }, "dtype code 3", ErrFormat},
+		{"dtype", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint32(b[12:], 4) }) }, "dtype code 4", ErrFormat},
 		{"dtype-float32", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint32(b[12:], 2) }) }, "inconsistent header", ErrFormat},
 		{"sizes", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint64(b[56:], 4096) }) }, "inconsistent header", ErrFormat},
 		{"K-consistent", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint64(b[16:], 9) }) }, "K = 9, this one has K = 4", ErrMismatch},

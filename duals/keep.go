@@ -15,7 +15,8 @@ package duals
 //	 20+J      20·n   per sentence: key (16 bytes), T (uint32)
 //	 ..           4   CRC-32C of the n records
 //	 ..         b·E   μ, E = Σ BlockLen(T_j, K) entries encoded at the
-//	                  header's precision (b = 8 for float64, 4 for float32),
+//	                  header's precision (b = 8 for float64, 4 for float32,
+//	                  2 for bfloat16),
 //	                  little-endian
 //	 ..           4   CRC-32C of μ's bytes
 //	 ..           8   magic "DCRFEND\x00"
@@ -319,8 +320,8 @@ func ReadKept(r io.ReaderAt, size int64, name string) (*Kept, error) {
 // Each calls fn with every block of the file in order (j = 0..n−1),
 // decoded to float64 whatever the file's precision; mu is reused between
 // calls. It stops at fn's first error. It verifies μ as it reads it: a
-// block entry that is not a probability (for float32, a stored number
-// outside [0, 1]) is an error before fn sees the block; μ's checksum is compared after the last block, so a
+// block entry that is not a probability (for float32 and bfloat16, a
+// stored number outside [0, 1]) is an error before fn sees the block; μ's checksum is compared after the last block, so a
 // corrupted file is an error of Each after fn has seen its blocks — a
 // caller that fails on Each's error (a warm start's Init) never goes on
 // from them. Errors of the file are *FileError naming it.
@@ -352,6 +353,13 @@ func (k *Kept) each(fn func(j int, mu []float64) error) error {
 		case Float32:
 			for _, x := range float32View(b)[:m] {
 				if !(x >= 0 && x <= 1+1e-6) { // a probability or a conditional, up to rounding
+					return bad("sentence %d's duals hold %g, not a probability", j, x)
+				}
+			}
+			k.Precision.Decode(mu, b, K)
+		case BFloat16:
+			for _, c := range uint16View(b)[:m] {
+				if x := bf16Value(c); !(x >= 0 && x <= 1) { // a probability or a conditional
 					return bad("sentence %d's duals hold %g, not a probability", j, x)
 				}
 			}

@@ -14,7 +14,7 @@ package duals
 //	off  size  field
 //	  0     8  magic "DUALSTRM"
 //	  8     4  format version (1)
-//	 12     4  dtype code: the Precision (1 = float64, 2 = float32 Markov form)
+//	 12     4  dtype code: the Precision (1 = float64, 2 = float32 Markov form, 3 = bfloat16 Markov form)
 //	 16     8  K, labels
 //	 24     8  n, sentences
 //	 32     8  blocks
@@ -376,7 +376,7 @@ func (s *Stream) checkHeader(d *crf.Dataset) error {
 	}
 	if p := Precision(le.Uint32(b[12:])); p != s.prec {
 		if !p.Valid() {
-			return bad(fmt.Sprintf("dtype code %d, this build reads %d (float64) and %d (float32)", p, Float64, Float32))
+			return bad(fmt.Sprintf("dtype code %d, this build reads %d (float64), %d (float32) and %d (bfloat16)", p, Float64, Float32, BFloat16))
 		}
 		oe := &option.Error{Err: ErrFormat,
 			Msg: fmt.Sprintf("holds %s duals, this run keeps %s ones: resume with {SDCA.DualPrecision} %s", p, s.prec, p)}

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestDualPrecision: --dual-precision float64 and float32 train (the
-// log says which); a float64 run's checkpoint resumes only with
+// TestDualPrecision: --dual-precision float64, float32 and bfloat16 train
+// (the log says which); a float64 run's checkpoint resumes only with
 // --dual-precision float64 — as a snapshot written before the precision
 // could be chosen does, whose settings record none — and resumed so, it
 // gives the uninterrupted run's model bytes; a --duals file of the other
@@ -18,7 +18,7 @@ func TestDualPrecision(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
 	common := []string{"train", "--gap-tol", "1e-9", "--keep-checkpoints"}
-	for _, p := range []string{"float64", "float32"} {
+	for _, p := range []string{"float64", "float32", "bfloat16"} {
 		r := runBinary(t, dir, "", append(common, "--max-epochs", "2", "--dual-precision", p, "-o", p+".arrow", f.train)...)
 		if r.code != 0 || !strings.Contains(string(r.stderr), "(μ, "+p+")") {
 			t.Fatalf("--dual-precision %s: %v", p, r)
