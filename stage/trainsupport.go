@@ -179,7 +179,7 @@ func (r *trainer) streamStore() (*duals.Stream, error) {
 	_, slot, size := duals.StreamLayout(d, r.streamOpts)
 	held := ""
 	if room := s.HeldRoom(); room > 0 {
-		held = fmt.Sprintf(", %s of working set", byteSize(8*room))
+		held = fmt.Sprintf(", %s of working set", byteSize(room))
 	}
 	r.logf("train: duals %s streamed from %s in %d blocks (slots of %s, %d spare; %s file; %s): %s of block buffers%s",
 		byteSize(duals.Bytes(d, s.Precision())), path, s.Blocks(), byteSize(slot), r.streamOpts.Spare, byteSize(size), direct,
