@@ -13,7 +13,8 @@ import (
 // could be chosen does, whose settings record none — and resumed so, it
 // gives the uninterrupted run's model bytes; a --duals file of the other
 // precision is refused naming the file and the flag; the flag is refused
-// with another solver and for an unknown value.
+// with another solver, with the hinge loss (BCFW keeps float64 duals) and
+// for an unknown value.
 func TestDualPrecision(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
@@ -63,6 +64,7 @@ func TestDualPrecision(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"--solver", "lbfgs", "--dual-precision", "float64"},
+		{"--loss", "hinge", "--dual-precision", "float32"},
 		{"--dual-precision", "float16"},
 	} {
 		r := runBinary(t, dir, "", append(append([]string{"train", "-o", "x.arrow"}, args...), f.train)...)

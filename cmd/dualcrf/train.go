@@ -231,7 +231,7 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 	if s.o.Loss == stage.LossHinge && c.String("solver") == "sdca" {
 		// SDCA-GAP's structured twin: the hinge loss's solver, with the
 		// sampler and seed; SDCA's own settings do not apply to it.
-		for _, name := range []string{"epsilon", "subprecision", "workers", "round-steps"} {
+		for _, name := range []string{"epsilon", "subprecision", "workers", "round-steps", "dual-precision"} {
 			if c.IsSet(name) {
 				return s.o, fmt.Errorf("--%s applies to --loss log only (--loss hinge trains by BCFW: sequential, from the gold labelling, with an exact line search)", name)
 			}
