@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func writeKeptFixture(t *testing.T, p Precision) (*crf.Dataset, *Memory, []Sente
 	}
 	path := filepath.Join(t.TempDir(), "kept.duals")
 	info := KeptInfo{Lambda: 0.5, LambdaSetting: "1/n", Templates: "abc", KeyColumns: []string{"word"}, Source: "t.arrow"}
-	if err := WriteKept(path, info, keys, d, m); err != nil {
+	if err := writeKeptFile(path, info, keys, d, m); err != nil {
 		t.Fatal(err)
 	}
 	return d, m, keys, path
@@ -158,7 +159,7 @@ func FuzzReadKept(f *testing.F) {
 			m.Put(i, mu)
 		}
 		path := filepath.Join(f.TempDir(), "seed.duals")
-		if err := WriteKept(path, KeptInfo{}, make([]SentenceKey, d.Len()), d, m); err != nil {
+		if err := writeKeptFile(path, KeptInfo{}, make([]SentenceKey, d.Len()), d, m); err != nil {
 			f.Fatal(err)
 		}
 		m.Close()
@@ -262,5 +263,100 @@ func TestKeptVersion1(t *testing.T) {
 	if _, err := ReadKept(bytes.NewReader(later), int64(len(later)), "new.duals"); err == nil ||
 		!strings.Contains(err.Error(), "new.duals") || !strings.Contains(err.Error(), "version 3") {
 		t.Fatalf("version 3: %v", err)
+	}
+}
+
+// writeKeptFile writes a kept-duals file at path with WriteKept.
+func writeKeptFile(path string, info KeptInfo, keys []SentenceKey, d *crf.Dataset, src Store) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := WriteKept(f, path, info, keys, d, src); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// TestKeptFromCommittedStream keeps the duals of a streamed store of many
+// blocks that has committed (a run with checkpoints), at each precision:
+// reading them writes no block back, so the few free slots are not used
+// up (it panicked with "no free slot"), and the kept file holds every
+// block as the store does; the store's committed state is left as it was.
+func TestKeptFromCommittedStream(t *testing.T) {
+	for _, p := range Precisions {
+		t.Run(p.String(), func(t *testing.T) { testKeptFromCommittedStream(t, p) })
+	}
+}
+
+func testKeptFromCommittedStream(t *testing.T, p Precision) {
+	lens := make([]int, 24)
+	for i := range lens {
+		lens[i] = 2 + i%5
+	}
+	d := lengthsDataset(lens, 3)
+	d.LabelNames = []string{"A", "B", "C"}
+	dir := t.TempDir()
+	s, err := CreateStream(filepath.Join(dir, "duals.stream"), d, StreamOptions{BlockBytes: 300 * p.EntryBytes() / 8, Spare: 2, Precision: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Blocks() < 8 {
+		t.Fatalf("%d blocks, want many more than the spare slots", s.Blocks())
+	}
+	want := NewMemory(d, p)
+	defer want.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
+	fill := func() error {
+		return s.Visit(s.Sequential(), VisitOptions{Write: true, Fresh: true}, func(_, b int) error {
+			lo, hi := s.BlockRange(b)
+			for i := lo; i < hi; i++ {
+				mu := randomChain(rng, d.SentStart[i+1]-d.SentStart[i], d.NumLabels)
+				s.Put(i, slices.Clone(mu))
+				want.Put(i, mu)
+			}
+			return nil
+		}, nil)
+	}
+	var st StreamState
+	save := func(c StreamState) error { st = c; return nil }
+	if err := fill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(save); err != nil {
+		t.Fatal(err)
+	}
+	committed := st
+	keys := make([]SentenceKey, d.Len())
+	path := filepath.Join(dir, "kept.duals")
+	if err := writeKeptFile(path, KeptInfo{LambdaSetting: "1/n"}, keys, d, s); err != nil {
+		t.Fatal(err)
+	}
+	k, err := OpenKept(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if k.Precision != p {
+		t.Fatalf("kept at %v, the store is %v", k.Precision, p)
+	}
+	if err := k.Each(func(j int, mu []float64) error {
+		w := make([]float64, len(mu))
+		want.Load(j, w)
+		if !slices.Equal(mu, w) {
+			t.Errorf("kept block %d: %v, want %v", j, mu, w)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing was written: the next commit records the same slots.
+	if err := s.Commit(save); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(st.Slots, committed.Slots) || !slices.Equal(st.CRC, committed.CRC) {
+		t.Fatalf("the kept read moved the blocks: slots %v → %v", committed.Slots, st.Slots)
 	}
 }

@@ -50,8 +50,12 @@ func WriteFile(path string, d *crf.Dataset, src Store) (crc uint32, err error) {
 	if _, err := bw.Write(h.encode()); err != nil {
 		return 0, fmt.Errorf("write duals file %s: %w", path, err)
 	}
+	read := rawReader(src)
 	for i := 0; i < src.Len(); i++ {
-		b := src.Raw(i)
+		b, err := read(i)
+		if err != nil {
+			return 0, fmt.Errorf("write duals file %s: %w", path, err)
+		}
 		crc = crc32.Update(crc, castagnoli, b)
 		if _, err := bw.Write(b); err != nil {
 			return 0, fmt.Errorf("write duals file %s: %w", path, err)
@@ -112,6 +116,21 @@ func (r *sweepReader) InOrder()                 {}
 func InOrder(r Reader) bool {
 	_, ok := r.(interface{ InOrder() })
 	return ok
+}
+
+// rawReader returns a function that reads src's encoded blocks in
+// increasing order, changing nothing: a File's Sweep, a Stream's blocks
+// loaded without being written back (an error reading one returned, where
+// Raw would panic), and other stores' Raw.
+func rawReader(src Store) func(i int) ([]byte, error) {
+	switch s := src.(type) {
+	case *Stream:
+		return s.read
+	case *File:
+		raw := s.Sweep()
+		return func(i int) ([]byte, error) { return raw(i), nil }
+	}
+	return func(i int) ([]byte, error) { return src.Raw(i), nil }
 }
 
 // floatBytes views v as its bytes (little-endian hosts only: checkHost).

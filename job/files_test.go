@@ -53,6 +53,20 @@ func TestRefusesLosingFiles(t *testing.T) {
 			"output {dir}/.dualcrf-job/t/checkpoints/train/m.arrow (stage train) is inside {dir}/.dualcrf-job/t/checkpoints/train (stage train's checkpoints), a directory the run writes and clears"},
 		{"output is the state", head + "stages:\n  - {run: featurize, inputs: [in/a.txt], output: .dualcrf-job/t/state.json}\n",
 			"outputs {dir}/.dualcrf-job/t/state.json (the job's state) and {dir}/.dualcrf-job/t/state.json (stage featurize) are the same file"},
+		{"two stages keep their duals in one file", head + "stages:\n  - {name: a, run: train, inputs: [in/a.txt], options: {keep-duals: k.duals}, output: a.arrow}\n  - {name: b, run: train, inputs: [in/b.txt], options: {keep-duals: ./k.duals}, output: b.arrow}\n",
+			"outputs --keep-duals {dir}/k.duals (stage a) and --keep-duals {dir}/k.duals (stage b) are the same file"},
+		{"an output is another stage's kept duals", head + "stages:\n  - {name: a, run: train, inputs: [in/a.txt], options: {keep-duals: k.duals}, output: a.arrow}\n  - {name: b, run: featurize, inputs: [in/b.txt], output: k.duals}\n",
+			"outputs --keep-duals {dir}/k.duals (stage a) and {dir}/k.duals (stage b) are the same file"},
+		{"an output is the duals the job keeps", head + "stages:\n  - {name: a, run: train, inputs: [in/a.txt], output: a.arrow}\n  - {name: b, run: featurize, inputs: [in/b.txt], output: .dualcrf-job/t/duals/a.duals}\n",
+			"outputs {dir}/.dualcrf-job/t/duals/a.duals (stage a's kept duals) and {dir}/.dualcrf-job/t/duals/a.duals (stage b) are the same file"},
+		{"kept duals over another stage's output", head + "stages:\n  - {name: a, run: featurize, inputs: [in/a.txt], output: f.arrow}\n  - {name: b, run: train, inputs: [in/b.txt], options: {keep-duals: f.arrow}, output: m.arrow}\n",
+			"outputs {dir}/f.arrow (stage a) and --keep-duals {dir}/f.arrow (stage b) are the same file"},
+		{"a model over the duals it starts from", head + "stages:\n  - {run: train, inputs: [in/a.txt], options: {warm-start: in/b.txt}, output: in/b.txt}\n",
+			"output {dir}/in/b.txt (stage train) is the same file as input --warm-start {dir}/in/b.txt (stage train)"},
+		{"an output in another stage's checkpoints", head + "stages:\n  - {name: a, run: train, inputs: [in/a.txt], output: a.arrow}\n  - {name: b, run: featurize, inputs: [in/b.txt], output: .dualcrf-job/t/checkpoints/a/x.arrow}\n",
+			"output {dir}/.dualcrf-job/t/checkpoints/a/x.arrow (stage b) is inside {dir}/.dualcrf-job/t/checkpoints/a (stage a's checkpoints), a directory the run writes and clears"},
+		{"an option reading standard input", head + "stages:\n  - {run: train, inputs: [in/a.txt], options: {valid: \"-\"}, output: m.arrow}\n",
+			`option valid "-": a job's stages read and write files, not standard input or output`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, path := setup(t, c.job)
@@ -172,5 +186,44 @@ func TestRecordWithoutOutputs(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out/model.arrow")); errors.Is(err, os.ErrNotExist) {
 		t.Fatal("the deleted output was not made again")
+	}
+}
+
+// TestMissingRelativeInputSaysWhere: a relative input the job names that
+// is missing (an argument, a file option, a glob matching nothing) is an
+// error that says relative paths are read from the job file's directory,
+// and names it; an absolute one is not.
+func TestMissingRelativeInputSaysWhere(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "jobs")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "train.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hint := "a job's relative paths are relative to the job file's directory, " + sub
+	for _, c := range []struct{ job, want string }{
+		{"inputs: [train.txt]\n    output: train.arrow", `("train.txt" in the job file; ` + hint + ")"},
+		{"inputs: [" + filepath.Join(dir, "train.txt") + "]\n    options: {vocab: v.arrow}\n    output: train.arrow", `("v.arrow" in the job file; ` + hint + ")"},
+		{"inputs: [\"tr*.txt\"]\n    output: train.arrow", `input "tr*.txt" matches no file: ` + hint},
+	} {
+		path := filepath.Join(sub, "job.yaml")
+		job := "name: t\nstages:\n  - run: featurize\n    " + c.job + "\n"
+		if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := runJob(t, path, &fakeExec{}, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("job\n%s\nerror %v, want it to contain %q", job, err, c.want)
+		}
+	}
+	path := filepath.Join(sub, "job.yaml")
+	abs := filepath.Join(dir, "nosuch.txt")
+	if err := os.WriteFile(path, []byte("name: t\nstages:\n  - run: featurize\n    inputs: ["+abs+"]\n    output: o.arrow\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runJob(t, path, &fakeExec{}, Options{}); err == nil || strings.Contains(err.Error(), "relative") {
+		t.Errorf("an absolute missing input: %v", err)
 	}
 }

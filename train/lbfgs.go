@@ -38,6 +38,11 @@ type LBFGS struct {
 	w    []float64
 }
 
+// Describe names L-BFGS; it reads none of the options some methods read
+// (no sampler, no duals, no checkpoints: a deterministic method started at
+// w = 0).
+func (m *LBFGS) Describe() Description { return Description{Name: "lbfgs"} }
+
 // Check refuses a setting out of range with a *FieldError; a zero that
 // stands for a default passes. Init checks too.
 func (m *LBFGS) Check() error {
@@ -196,4 +201,4 @@ func (m *LBFGS) Counters() Counters {
 	return Counters{Steps: calls, GapEstimate: nan(), OracleCalls: calls, Updates: m.iters}
 }
 
-var _ Method = (*LBFGS)(nil)
+var _ Describer = (*LBFGS)(nil)

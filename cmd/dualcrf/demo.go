@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -29,13 +30,18 @@ go run ./scripts/getdata puts it), else a 1,000-sentence slice embedded in the b
 
    dualcrf demo
    dualcrf demo --dir out --gap-tol 1e-4`,
-		Flags: flagGroups(
-			category(catInput, &cli.BoolFlag{Name: "embedded", Usage: "use the embedded slice even when the full corpus is present"}),
-			category(catStopping, positiveFloatString(&cli.StringFlag{Name: "gap-tol", Value: strconv.FormatFloat(train.DefaultGapTol, 'g', -1, 64),
-				Usage: "certified gap to train to (> 0)"}, "")),
-			category(catOutput, &cli.StringFlag{Name: "dir", DefaultText: "a temporary directory, removed after", Usage: "keep the tables and the model in this directory"}),
-		),
-		Action: runDemo,
+		Flags:  demoFlags().cliFlags(),
+		Action: demoFlags().checkedAction(runDemo),
+	}
+}
+
+// demoFlags is demo's flag table: its flags and the directory it writes.
+func demoFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catInput, &cli.BoolFlag{Name: "embedded", Usage: "use the embedded slice even when the full corpus is present"}, nil, nil},
+		{catStopping, positiveFloatString(&cli.StringFlag{Name: "gap-tol", Value: strconv.FormatFloat(train.DefaultGapTol, 'g', -1, 64),
+			Usage: "certified gap to train to (> 0)"}, ""), nil, nil},
+		{catOutput, fileOf(pipeline.RoleDir, &cli.StringFlag{Name: "dir", DefaultText: "a temporary directory, removed after", Usage: "keep the tables and the model in this directory"}), nil, nil},
 	}
 }
 
@@ -75,14 +81,21 @@ func runDemo(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("demo: takes no arguments, got %q", c.Args().First())
 	}
-	dir := c.String("dir")
+	out := c.App.Writer
+	dir, where := c.String("dir"), ""
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "dualcrf-demo-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+		defer func() {
+			if err := os.RemoveAll(tmp); err != nil {
+				fmt.Fprintf(c.App.ErrWriter, "demo: removing %s: %v\n", tmp, err)
+				return
+			}
+			fmt.Fprintf(out, "\n# removed %s and the tables, model and log in it (dualcrf demo --dir DIR keeps them)\n", tmp)
+		}()
+		dir, where = tmp, ", removed at the end (--dir DIR keeps them)"
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("demo: --dir: %w", err)
 	}
@@ -90,8 +103,7 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	out := c.App.Writer
-	fmt.Fprintf(out, "# dualcrf demo on %s; files in %s\n", what, dir)
+	fmt.Fprintf(out, "# dualcrf demo on %s; files in %s%s\n", what, dir, where)
 	f := func(name string) string { return filepath.Join(dir, name) }
 	steps := [][]string{
 		{"featurize", "--template", "chunking", "--min-count", "3", "-o", f("train.arrow"), train},

@@ -33,15 +33,19 @@ and weight; zero attribute weights are left out.
 
    dualcrf explain --top 5 model.arrow
    dualcrf explain -o weights.parquet model.arrow`,
-		Flags: flagGroups(
-			category(catOutput,
-				intIn(&cli.IntFlag{Name: "top", Value: stage.DefaultExplainTop, Usage: "attributes shown per label with the largest positive weights, and as many with the most negative"},
-					1, math.MaxInt, ""),
-				&cli.StringFlag{Name: "format", Usage: "text, arrow (an Arrow IPC file) or parquet (default: from -o's extension, else text)"},
-				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "the file to write (- for standard output)"},
-			),
-		),
-		Action: runExplain,
+		Flags:  explainFlags().cliFlags(),
+		Action: explainFlags().checkedAction(runExplain),
+	}
+}
+
+// explainFlags is explain's flag table: its flags and the files it names.
+func explainFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catInput, argFiles("MODEL", pipeline.RoleInput, true), nil, nil},
+		{catOutput, intIn(&cli.IntFlag{Name: "top", Value: stage.DefaultExplainTop, Usage: "attributes shown per label with the largest positive weights, and as many with the most negative"},
+			1, math.MaxInt, ""), nil, nil},
+		{catOutput, &cli.StringFlag{Name: "format", Usage: "text, arrow (an Arrow IPC file) or parquet (default: from -o's extension, else text)"}, nil, nil},
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "the file to write (- for standard output)"}).std(), nil, nil},
 	}
 }
 
@@ -52,7 +56,7 @@ func runExplain(c *cli.Context) error {
 	}
 	in, out := c.Args().First(), c.String("output")
 	req := pipeline.OutputRequest{Flag: "-o", Path: out, PathGiven: c.IsSet("output"),
-		Kinds: []pipeline.Kind{pipeline.KindCoNLL, pipeline.KindArrow, pipeline.KindParquet}, IPC: arrowio.FormatFile}
+		Kinds: []pipeline.Kind{pipeline.KindCoNLL, pipeline.KindArrow, pipeline.KindParquet}, IPC: arrowio.FormatFile, TextName: explainText}
 	if c.IsSet("format") {
 		req.KindFlag = "--format"
 		switch f := c.String("format"); f {
@@ -68,9 +72,6 @@ func runExplain(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("explain: %w", err)
 	}
-	if err := checkFiles(c, "explain", []pipeline.Path{pathOf("", in)}, []pipeline.Path{pathOf("-o", out)}); err != nil {
-		return err
-	}
 	o := stage.ExplainOptions{Top: c.Int("top")}
 	if err := o.Check(); err != nil {
 		return err
@@ -84,10 +85,10 @@ func runExplain(c *cli.Context) error {
 		case pipeline.KindCoNLL:
 			return stage.Explain(w, m, inputName(in), o)
 		case pipeline.KindParquet:
-			return tables.WriteWeights(w, stage.WeightRows(m), map[string]string{schemas.KeySource: inputName(in)},
+			return tables.WriteWeightRows(w, stage.WeightRowSeq(m), map[string]string{schemas.KeySource: inputName(in)},
 				arrowio.WriterOptions{Format: arrowio.FormatParquet})
 		}
-		return tables.WriteWeights(w, stage.WeightRows(m), map[string]string{schemas.KeySource: inputName(in)},
+		return tables.WriteWeightRows(w, stage.WeightRowSeq(m), map[string]string{schemas.KeySource: inputName(in)},
 			arrowio.WriterOptions{Format: of.IPC})
 	})
 }
