@@ -12,7 +12,8 @@ import (
 // --dual-precision float64 — as a snapshot written before the precision
 // could be chosen does, whose settings record none — and resumed so, it
 // gives the uninterrupted run's model bytes; a --duals file of the other
-// precision is refused naming the file and the flag; the flag is refused
+// precision is refused naming the file and the flag; float64 kept duals
+// start a float32 run warm; the flag is refused
 // with another solver, with the hinge loss (BCFW keeps float64 duals) and
 // for an unknown value.
 func TestDualPrecision(t *testing.T) {
@@ -61,6 +62,17 @@ func TestDualPrecision(t *testing.T) {
 	}
 	if r := runBinary(t, dir, "", "train", "-q", "--max-epochs", "1", "--dual-precision", "float64", "--duals", duals, "-o", "d2.arrow", f.train); r.code != 0 {
 		t.Fatalf("the float64 duals file reused by a float64 run: %v", r)
+	}
+	// Kept float64 duals (as every version before kept them) start a
+	// float32 run warm: converted as they are read.
+	kept := filepath.Join(dir, "kept64.duals")
+	if r := runBinary(t, dir, "", "train", "-q", "--max-epochs", "2", "--dual-precision", "float64", "--keep-duals", kept, "-o", "k.arrow", f.train); r.code != 0 {
+		t.Fatalf("--keep-duals at float64: %v", r)
+	}
+	r = runBinary(t, dir, "", "train", "--max-epochs", "1", "--warm-start", kept, "-o", "w.arrow", f.train)
+	if r.code != 0 || !strings.Contains(string(r.stderr), "warm start from "+kept) || !strings.Contains(string(r.stderr), "(μ, float32)") ||
+		strings.Contains(string(r.stderr), "starting cold") {
+		t.Fatalf("a float32 run warm from float64 kept duals: %v", r)
 	}
 	for _, args := range [][]string{
 		{"--solver", "lbfgs", "--dual-precision", "float64"},
