@@ -536,6 +536,7 @@ type trainer struct {
 	streamOpts   duals.StreamOptions
 	streamBlocks int
 	stream       *duals.Stream
+	plan         *TrainPlan // what the run costs (checkMemory)
 	// The warm start's kept duals and facts (WarmStart).
 	kept *duals.Kept
 	warm *WarmFacts
@@ -563,6 +564,7 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 	if err := r.setup(); err != nil {
 		return nil, err
 	}
+	defer memoryPolicy(r.plan)()
 	unlock, err := lockDirs(r.o.Checkpoint, r.o.Resume)
 	if err != nil {
 		return nil, err
@@ -592,9 +594,9 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 			return nil, err
 		}
 	}
+	var store *duals.File
 	if r.sd != nil && r.place == DualsFile {
-		store, err := r.dualStore()
-		if err != nil {
+		if store, err = r.dualStore(); err != nil {
 			return nil, err
 		}
 		defer store.Close()
@@ -610,6 +612,12 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 			return nil, err
 		}
 	}
+	// The duals are not needed any more: their memory goes before the
+	// model's dense weights are made (the deferred closes do nothing then).
+	if err := closeAll(method, store, r.stream, r.resume); err != nil {
+		r.logf("train: warning: %v", err) // as the deferred closes ignored it: the model is sound
+	}
+	res.Model.Layout, res.Model.Weights = r.p.Layout.Dense(), r.p.Layout.Expand(res.Model.Weights)
 	if r.o.AfterTraining != nil {
 		if err := r.o.AfterTraining(res); err != nil {
 			return nil, err
@@ -617,6 +625,24 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 	}
 	r.removeSnapshots()
 	return res, nil
+}
+
+// closeAll closes the method's duals (or OEG's potentials), the duals file,
+// the streamed store and the resumed checkpoint's duals, those that are
+// set.
+func closeAll(method train.Method, store *duals.File, stream *duals.Stream, resume *train.Checkpoint) error {
+	var errs []error
+	if c, ok := method.(io.Closer); ok {
+		errs = append(errs, c.Close())
+	}
+	errs = append(errs, store.Close())
+	if stream != nil {
+		errs = append(errs, stream.Close())
+	}
+	if resume != nil && resume.Duals != nil {
+		errs = append(errs, resume.Duals.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // removeSnapshots removes the snapshots of a run that ended well, unless
@@ -658,7 +684,7 @@ func (r *trainer) setup() error {
 		return fmt.Errorf("%s: %w", r.name, err)
 	}
 	if r.o.FeatureSpace == ObservedPairs {
-		r.p.Mask = train.ObservedMask(d)
+		r.p.ObserveFeatures() // sparse weights where they are fewer than half the pairs
 	}
 	if r.o.Transitions == ObservedPairs {
 		r.p.TransMask = train.ObservedTransitions(d)
@@ -678,9 +704,13 @@ func (r *trainer) setup() error {
 	case "sag":
 		dualBytes, what = train.SAGBytes(d), "stored marginal sums %s (float64)"
 	}
-	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d), λ = %.6g; "+what,
-		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dim(), lambda, byteSize(dualBytes))
-	return r.checkMemory(dualBytes)
+	held := ""
+	if r.p.Layout.Free != nil {
+		held = ", held sparse"
+	}
+	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d%s), λ = %.6g; "+what,
+		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dense().Dim(), held, lambda, byteSize(dualBytes))
+	return r.checkMemory(r.p.Shape())
 }
 
 // settings are the driver's settings for the options.

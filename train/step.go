@@ -33,6 +33,7 @@ type stepper struct {
 	// steps and lsIters count the steps made and their line-search
 	// evaluations.
 	steps, lsIters int64
+	sink           float64 // what prefetchWeights read
 }
 
 // newStepper returns a stepper for p on the dual store, with no weights yet.
@@ -185,7 +186,7 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 	if draw {
 		d.sampler.Update(j, st.Gap)
 		next = d.sampler.Next(d.rng)
-		prefetchRows(sp.w, sp.rows.of(d.sentence(next)), sp.p.Layout.NumLabels)
+		sp.sink += prefetchWeights(sp.w, sp.p.Layout, sp.rows.of(d.sentence(next)))
 		if ms, ok := sp.duals.(duals.MarginalStore); ok {
 			ms.Prefetch(d.sentence(next))
 		}
@@ -309,8 +310,9 @@ func (sp *stepper) moveDual(ws *stepWork, gamma float64) {
 // primal direction of δ' = μ' − μ_i (its node marginals and summed edges
 // against those of the oracle's μ_i, in ws.muN and ws.muSum) — added
 // straight into w's rows, attribute occurrence by occurrence, and into its
-// tail, without forming the direction's packed rows (with a Mask, through
-// them: masked weights stay zero). ‖w‖² is then left to normSq.
+// tail, without forming the direction's packed rows (with a Mask or a
+// sparse layout, through them: masked weights stay zero, a sparse row is
+// not a·K). ‖w‖² is then left to normSq.
 func (sp *stepper) commitRounded(ws *stepWork, gamma float64) {
 	p := sp.p
 	lay := p.Layout
@@ -332,7 +334,7 @@ func (sp *stepper) commitRounded(ws *stepWork, gamma float64) {
 	sp.wsq = math.NaN()
 	clear(ws.vt)
 	c := -1 / (p.Lambda * float64(p.N()))
-	if p.Mask != nil {
+	if p.Mask != nil || lay.Free != nil {
 		sp.direction(ws, ws.i, s)
 		sp.applyPrimal(ws, 1)
 		return
@@ -461,7 +463,7 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 		values = s.Values[lo:hi]
 	}
 	axpyRows(ws.vr, sp.rows.slot[lo:hi], ws.dN, ws.tokOf, values, c, K)
-	if p.Mask != nil {
+	if p.Mask != nil || lay.Free != nil {
 		for r, a := range ws.rows {
 			p.maskRow(ws.vr[r*K:r*K+K], a)
 		}
@@ -533,7 +535,11 @@ func (sp *stepper) fillTail(ws *stepWork, T int, c float64) {
 func (sp *stepper) applyPrimal(ws *stepWork, gamma float64) {
 	lay := sp.p.Layout
 	K := lay.NumLabels
-	axpyRows(sp.w, ws.rows, ws.vr, nil, nil, gamma, K)
+	if lay.Free != nil {
+		axpySparseRows(sp.w, lay, ws.rows, ws.vr, gamma)
+	} else {
+		axpyRows(sp.w, ws.rows, ws.vr, nil, nil, gamma, K)
+	}
 	w, v := sp.w[lay.Trans():], ws.vt
 	for j := range w {
 		w[j] += gamma * v[j]
