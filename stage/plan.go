@@ -37,9 +37,10 @@ type TrainPlan struct {
 	Dim, DenseDim, FreeWeights int64
 	Sparse                     bool
 	// DualBytes is the size of the duals (SDCA, BCFW) or of OEG's or
-	// SAG's per-sentence state, in memory or on disk; DualEntries the
-	// numbers it holds, each of Precision's bytes (SDCA's precision;
-	// float64 for the other methods).
+	// SAG's per-sentence state, in memory or on disk (0 for L-BFGS, which
+	// keeps none); DualEntries the numbers it holds, each of Precision's
+	// bytes (SDCA's precision; float64 for the other methods), or for
+	// L-BFGS the marginals a pass forms.
 	DualBytes   int64
 	DualEntries int64
 	Precision   duals.Precision
@@ -127,10 +128,15 @@ func (r *trainer) newPlan(shape train.Shape, est train.MemoryEstimate, budget in
 		p.DualBytes = train.OEGBytes(d)
 	case "sag":
 		p.DualBytes = train.SAGBytes(d)
+	case "lbfgs":
+		// No per-sentence state: a pass's work is its scores and marginals.
+		p.DualEntries = duals.Bytes(d, duals.Float64) / 8
 	default:
 		p.DualBytes = duals.Bytes(d, p.Precision)
 	}
-	p.DualEntries = p.DualBytes / p.Precision.EntryBytes()
+	if p.DualBytes > 0 {
+		p.DualEntries = p.DualBytes / p.Precision.EntryBytes()
+	}
 	if budget > 0 {
 		p.GoLimit = max(budget-est.OffHeap-est.Runtime, est.GoHeap())
 	}
@@ -180,11 +186,13 @@ func (p *TrainPlan) Write(w io.Writer) error {
 	case "sag":
 		what = "stored marginal sums"
 	}
-	switch p.Place {
-	case DualsStream:
+	switch {
+	case p.Solver == "lbfgs":
+		b.WriteString("plan: duals: none (L-BFGS keeps no per-sentence state)\n")
+	case p.Place == DualsStream:
 		fmt.Fprintf(&b, "plan: %s: %s, streamed from disk in %d blocks (slots of %s; %d block buffers and %d slots of working set in memory)\n",
 			what, byteSize(p.DualBytes), p.StreamBlocks, byteSize(p.SlotBytes), duals.StreamBuffers, p.HeldSlots)
-	case DualsFile:
+	case p.Place == DualsFile:
 		fmt.Fprintf(&b, "plan: %s: %s, memory-mapped from a file (paged by the kernel)\n", what, byteSize(p.DualBytes))
 	default:
 		fmt.Fprintf(&b, "plan: %s: %s, in memory\n", what, byteSize(p.DualBytes))
