@@ -26,6 +26,7 @@ import (
 type TrainPlan struct {
 	Table       string // the feature table's name
 	Solver      string // as a model records it (Solver)
+	State       string // what the method keeps of every sentence (train.StateSizer): "duals"
 	Sentences   int
 	Tokens      int64
 	Attributes  int
@@ -122,19 +123,15 @@ func (r *trainer) newPlan(shape train.Shape, est train.MemoryEstimate, budget in
 	if from == "{MemoryBudget}" {
 		p.BudgetFrom = r.o.OptionName("MemoryBudget")
 	}
+	// The method's state of every sentence (train.StateSizer), at the
+	// precision it keeps it in; for a method that keeps none, the number
+	// of the lattices' entries a pass visits.
 	p.Precision = r.precision()
-	switch r.solver {
-	case "oeg":
-		p.DualBytes = train.OEGBytes(d)
-	case "sag":
-		p.DualBytes = train.SAGBytes(d)
-	case "lbfgs":
-		// No per-sentence state: a pass's work is its scores and marginals.
-		p.DualEntries = duals.Bytes(d, duals.Float64) / 8
-	default:
-		p.DualBytes = duals.Bytes(d, p.Precision)
-	}
-	if p.DualBytes > 0 {
+	p.DualEntries = duals.Bytes(d, duals.Float64) / 8
+	if ss, ok := r.o.Method.(train.StateSizer); ok {
+		var what, form string
+		p.DualBytes, what, form = ss.StateBytes(d)
+		p.State = what + " (" + form + ")"
 		p.DualEntries = p.DualBytes / p.Precision.EntryBytes()
 	}
 	if budget > 0 {
@@ -150,7 +147,7 @@ func (r *trainer) newPlan(shape train.Shape, est train.MemoryEstimate, budget in
 	case DualsFile:
 		p.Disk = append(p.Disk, PlanFile{"memory-mapped duals", o.Duals.Path, p.DualBytes})
 	}
-	if o.Checkpoint != "" && (r.solver == "sdca" || r.solver == "bcfw") {
+	if o.Checkpoint != "" && train.Reads(o.Method, train.RunCheckpoint) {
 		// Each snapshot holds the weights and, unless the duals are
 		// streamed (their file is the snapshot's), a copy of the duals;
 		// keepSnapshots are kept and one more is written before the
@@ -179,16 +176,10 @@ func (p *TrainPlan) Write(w io.Writer) error {
 		held = fmt.Sprintf("held sparse: %d of the model's %d", p.Dim, p.DenseDim)
 	}
 	fmt.Fprintf(&b, "plan: weights: %d free (%s)\n", p.FreeWeights, held)
-	what := "duals (" + p.Precision.String() + ")"
-	switch p.Solver {
-	case "oeg":
-		what = "potentials and marginal sums"
-	case "sag":
-		what = "stored marginal sums"
-	}
+	what := p.State
 	switch {
-	case p.Solver == "lbfgs":
-		b.WriteString("plan: duals: none (L-BFGS keeps no per-sentence state)\n")
+	case what == "":
+		b.WriteString("plan: duals: none (the method keeps no state per sentence)\n")
 	case p.Place == DualsStream:
 		fmt.Fprintf(&b, "plan: %s: %s, streamed from disk in %d blocks (slots of %s; %d block buffers and %d slots of working set in memory)\n",
 			what, byteSize(p.DualBytes), p.StreamBlocks, byteSize(p.SlotBytes), duals.StreamBuffers, p.HeldSlots)
