@@ -141,7 +141,10 @@ func (a *async) work(ctx context.Context, k int, left int64, claimed, done *atom
 		_, gamma, it := st.search(ws, ws.a, -1)
 		iters += int64(it)
 		if gamma > 0 {
-			moveDual(ws, gamma)
+			// A store that rounds keeps the block rounded: the weights
+			// drift from ŵ(μ) by that rounding as by the races, until the
+			// next certificate recomputes them.
+			st.moveDual(ws, gamma)
 			if a.wild {
 				st.applyPrimal(ws, gamma)
 			} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
@@ -12,11 +13,11 @@ import (
 
 // BenchmarkSDCAEpochConll2000 times SDCA-GAP epochs on CoNLL-2000 (chunking
 // templates, cut-off 3, λ = 1/n), one epoch per iteration after an
-// untimed first epoch (sequential; the rounds on 1 and 2 workers;
-// asynchronous steps, atomic and wild, on 2), with the CPU seconds of the
-// process per epoch beside the wall, and L-BFGS iterations on the same
-// problem, side by side: go test ./train -run '^$' -bench Conll2000
-// -benchtime 5x (-count 3 alternates them).
+// untimed first epoch (sequential with float32 and float64 duals; the
+// rounds on 1 and 2 workers; asynchronous steps, atomic and wild, on 2),
+// with the CPU seconds of the process per epoch beside the wall, and L-BFGS
+// iterations on the same problem, side by side: go test ./train -run '^$'
+// -bench Conll2000 -benchtime 5x (-count 3 alternates them).
 func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	path := datatest.Path(b, "conll2000", "train.txt.gz")
 	set, err := featurize.Builtin("chunking")
@@ -39,7 +40,8 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	for _, m := range []struct {
 		name   string
 		method train.Method
-	}{{"sdca-gap", &train.SDCA{Seed: 1, Workers: 1}}, {"sdca-gap-rounds-1worker", &train.SDCA{Seed: 1, Workers: 1, RoundSize: train.DefaultRoundSize}},
+	}{{"sdca-gap", &train.SDCA{Seed: 1, Workers: 1}}, {"sdca-gap-float64", &train.SDCA{Seed: 1, Workers: 1, DualPrecision: duals.Float64}},
+		{"sdca-gap-rounds-1worker", &train.SDCA{Seed: 1, Workers: 1, RoundSize: train.DefaultRoundSize}},
 		{"sdca-gap-rounds-2workers", &train.SDCA{Seed: 1, Workers: 2}},
 		{"sdca-gap-async-atomic-2workers", &train.SDCA{Seed: 1, Workers: 2, Async: train.AsyncAtomic}},
 		{"sdca-gap-async-wild-2workers", &train.SDCA{Seed: 1, Workers: 2, Async: train.AsyncWild}},

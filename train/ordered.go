@@ -67,10 +67,12 @@ package train
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
 )
 
 // nsets is the number of rounds a scheduler holds: while round q is
@@ -172,7 +174,8 @@ type slotState struct {
 	owner      int  // the goroutine that made the oracle (under mu)
 	moving     bool // the move of the duals is taken (under mu)
 	gap        float64
-	gam        float64 // the step committed
+	gam        float64 // the step committed: γ of v (the replay adds γv)
+	owe        float64 // the move of the duals it owes (0: made at the commit)
 	moved      bool    // the move of the duals is made (under mu)
 	sink       float64 // what prefetchWeights read (the oracle's goroutine)
 }
@@ -322,7 +325,7 @@ func (o *ordered) drawNext() {
 // move of the duals.
 func (o *ordered) take(rs *roundSet, i, j int) {
 	s := rs.slots[rs.n]
-	s.i, s.j, s.taken, s.moving, s.moved, s.gam = i, j, false, false, false, 0
+	s.i, s.j, s.taken, s.moving, s.moved, s.gam, s.owe = i, j, false, false, false, 0, 0
 	s.depQ = 0
 	if q := o.mark[i]; q >= o.first && q >= rs.q-(nsets-1) {
 		s.depQ, s.depS = q, o.slot[i]
@@ -357,7 +360,7 @@ func (o *ordered) work(k int) {
 			rs := &o.sets[q%nsets]
 			rs.done = true
 			for _, s := range rs.slots[:rs.n] {
-				if s.gam == 0 {
+				if s.owe == 0 {
 					s.moved = true
 					rs.moveLeft--
 				}
@@ -387,7 +390,7 @@ func (o *ordered) work(k int) {
 		if s != nil {
 			o.mu.Unlock()
 			t := time.Now()
-			moveDual(s.ws, s.gam)
+			o.m.st.moveDual(s.ws, s.owe)
 			d := time.Since(t)
 			o.mu.Lock()
 			o.busy[taskMove] += d
@@ -530,11 +533,20 @@ func (o *ordered) commitRound(q int) {
 			a = dotRows(w, ws.rows, ws.vr, ws.vt, lay, &o.row)
 		}
 		_, gamma, iters := st.search(ws, a, -1)
-		if gamma > 0 {
+		s.gam, s.owe = gamma, gamma
+		switch {
+		case gamma > 0 && st.exact:
 			sp.applyPrimal(ws, gamma)
 			st.wsq += 2*gamma*a + gamma*gamma*ws.b
+		case gamma > 0:
+			// A store that rounds: the block is put now, and v becomes
+			// the primal direction of its actual change (γ 1), which both
+			// copies of the weights add.
+			sp.putRounded(ws, gamma)
+			sp.applyPrimal(ws, 1)
+			st.wsq = math.NaN()
+			s.gam, s.owe = 1, 0
 		}
-		s.gam = gamma
 		st.steps++
 		st.lsIters += int64(iters)
 		o.d.sampler.Update(s.j, s.gap)
@@ -648,4 +660,24 @@ func dotRows(w []float64, rows []int32, vr, vt []float64, lay crf.Layout, row *[
 		s += dotKernel(u, vr[r*K:(r+1)*K])
 	}
 	return s + dot(w[lay.Trans():], vt)
+}
+
+// putRounded puts μ_i + γδ into a store that rounds and leaves in ws.vr
+// and ws.vt the primal direction of the block's actual change δ' = μ' − μ_i
+// (commitRounded's), for the rounds to add into both copies of the weights.
+func (sp *stepper) putRounded(ws *stepWork, gamma float64) {
+	s := sp.p.Data.Sentence(ws.i)
+	T, K := s.Len(), sp.p.Layout.NumLabels
+	ws.edges.update(gamma, ws.mu, ws.nu)
+	if ms, ok := sp.duals.(duals.MarginalStore); ok {
+		ms.PutMarginals(ws.i, ws.mu, ws.dN[:T*K], ws.nuSum)
+	} else {
+		sp.duals.Put(ws.i, ws.mu)
+		blockNodesDot(ws.mu, T, K, ws.lat.Trans(), ws.dN, ws.nuSum)
+	}
+	for j, x := range ws.muN[:T*K] {
+		ws.dN[j] -= x
+	}
+	clear(ws.vt)
+	sp.direction(ws, ws.i, s)
 }

@@ -70,7 +70,8 @@ func TestRoundsSameBytesAnyWorkers(t *testing.T) {
 // (Certify checks it).
 func TestRoundsCommitsAscend(t *testing.T) {
 	p := randomProblem(t, 82, 40, 6, 20, 3, true, 0)
-	m := &SDCA{Seed: 6, Workers: 2, RoundSize: 3}
+	// Exact duals: the hook below replays the moves in float64.
+	m := &SDCA{Seed: 6, Workers: 2, RoundSize: 3, DualPrecision: duals.Float64}
 	if err := m.Init(p); err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,8 @@ func TestRoundsCommitsAscend(t *testing.T) {
 		t.Fatal(err)
 	}
 	prev, rounds, waits := c0.Dual, 0, 0
-	scratch := duals.NewMemory(p.Data)
+	scratch := duals.NewMemory(p.Data, duals.Float64)
+	md := m.duals.(*duals.Memory)
 	o.afterRound = func(q int) {
 		rounds++
 		// Round q−1's moves may still be made by the other worker: wait
@@ -99,14 +101,14 @@ func TestRoundsCommitsAscend(t *testing.T) {
 		}
 		rs := &o.sets[q%nsets]
 		for i := range p.N() {
-			copy(scratch.Block(i), m.duals.Block(i))
+			copy(scratch.Floats(i), md.Floats(i))
 		}
 		for _, s := range rs.slots[:rs.n] {
 			if s.depQ != 0 {
 				waits++
 			}
 			if s.gam > 0 {
-				mixGo(s.gam, scratch.Block(s.i), s.ws.nu)
+				mixGo(s.gam, scratch.Floats(s.i), s.ws.nu)
 			}
 		}
 		w := o.wb[q%2]
@@ -248,7 +250,7 @@ func TestRoundsStreamed(t *testing.T) {
 	sameBits(t, "the rounds streamed in one block vs in memory", mem.Weights, one.Weights)
 	var first *Result
 	for _, P := range []int{1, 2, 3} {
-		res, s := streamRunWith(t, p, &SDCA{Seed: 5, Workers: P, RoundSize: 3}, duals.Bytes(p.Data)/6, 4)
+		res, s := streamRunWith(t, p, &SDCA{Seed: 5, Workers: P, RoundSize: 3}, duals.Bytes(p.Data, duals.DefaultPrecision)/6, 4)
 		if s.Blocks() < 5 {
 			t.Fatalf("%d blocks, want ≥ 5", s.Blocks())
 		}
@@ -259,9 +261,9 @@ func TestRoundsStreamed(t *testing.T) {
 			if g0, g := res.Records[0].Gap, res.Last.Gap; !(g < g0/3) {
 				t.Fatalf("gap %g after 4 epochs from %g", g, g0)
 			}
-			m := duals.NewMemory(p.Data)
+			m := duals.NewMemory(p.Data, s.Precision())
 			for i := range p.N() {
-				copy(m.Block(i), s.Block(i))
+				copy(m.Raw(i), s.Raw(i))
 			}
 			sameBits(t, "ŵ(μ) in memory vs the streamed certificate's", mustWhat(t, p, m), res.Weights)
 			m.Close()
