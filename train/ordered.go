@@ -150,7 +150,7 @@ func (o *ordered) commitAll() {
 		a, gamma, iters := ws.a, o.g0[r], o.it0[r]
 		if r > 0 {
 			// The round's earlier commits moved w: search again from γ.
-			a = dotRows(st.w, ws.rows, ws.vr, ws.vt, m.p.Layout)
+			a = st.redirect(ws)
 			var it int
 			_, gamma, it = st.search(ws, a, gamma)
 			iters += it

@@ -170,7 +170,7 @@ func (m *SDCA) roundSteps(P int) int {
 func (m *SDCA) runSettings(p *Problem) runSettings {
 	eps, sub := m.effective()
 	rs := runSettings{Version: settingsVersion, Solver: "sdca", Seed: m.Seed, Epsilon: eps, SubPrecision: sub,
-		Lambda: p.Lambda, Sentences: p.N(), FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(),
+		Lambda: p.Lambda, L1: p.L1, Sentences: p.N(), FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(),
 		Bias: !p.Layout.NoBias, Workers: m.numWorkers(p.N())}
 	rs.Sampler, rs.NonUniform = samplerSettings(m.Sampler)
 	if s, ok := m.Duals.(*duals.Stream); ok {
@@ -202,10 +202,11 @@ func (m *SDCA) Init(p *Problem) error {
 		m.initDuals(0, p.N(), eps, 0)
 		p.meterAdd(p.N())
 	}
-	var err error
-	if m.st.w, err = p.What(m.duals); err != nil {
+	u, err := p.What(m.duals)
+	if err != nil {
 		return err
 	}
+	m.st.setElastic(u)
 	m.whatAt = m.st.steps
 	m.st.wsq = dot(m.st.w, m.st.w)
 	m.sched.start()
@@ -245,6 +246,9 @@ func (m *SDCA) setup(p *Problem) error {
 	if err := m.Check(); err != nil {
 		return err
 	}
+	if err := p.checkL1(); err != nil {
+		return err
+	}
 	m.p = p
 	_, m.sub = m.effective()
 	d := p.Data
@@ -279,7 +283,7 @@ func (m *SDCA) restore(c *Checkpoint) error {
 	if err := m.restoreDuals(c); err != nil {
 		return err
 	}
-	m.st.w = append([]float64(nil), c.Weights...)
+	m.st.setElastic(append([]float64(nil), c.Weights...))
 	m.st.wsq = st.WSq
 	m.st.steps, m.st.lsIters, m.epoch = st.Steps, st.LineSearch, st.Epoch
 	m.pos = st.Step
@@ -393,7 +397,7 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	// same numbers, one pass over the duals fewer.
 	var w []float64
 	if m.whatAt == m.st.steps {
-		w = slices.Clone(m.st.w)
+		w = slices.Clone(m.st.dualVector())
 		m.p.meterAdd(m.p.N()) // the ŵ(μ) half of the certificate's work
 		if m.warmGaps {
 			return m.warmCertify(ctx, w)
@@ -409,10 +413,12 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	return c, err
 }
 
-// dualCertificate is the certificate of a dual method at duals μ: P(ŵ(μ)),
+// dualCertificate is the certificate of a dual method at duals μ: P(w(μ)),
 // D(μ) and every block gap with a full pass, and the check of the gap
-// identity P − D = mean block gap. w, when not nil, is ŵ(μ) recomputed
-// from scratch by the caller (a slice the certificate takes); nil: What.
+// identity P − D = mean block gap, for the primal point w(μ) = ŵ(μ), or
+// soft(ŵ(μ), λ₁/λ) for the elastic net (elastic.go). w, when not nil, is
+// ŵ(μ) recomputed from scratch by the caller (a slice the certificate
+// takes, and turns into w(μ)); nil: What.
 func dualCertificate(ctx context.Context, p *Problem, store duals.Store, w []float64) (Certificate, error) {
 	c, _, err := dualCertificateGaps(ctx, p, store, w)
 	return c, err
@@ -431,6 +437,7 @@ func dualCertificateGaps(ctx context.Context, p *Problem, store duals.Store, w [
 			return Certificate{}, nil, err
 		}
 	}
+	w = p.primalOf(w)
 	r, err := p.pass(ctx, w, store, false)
 	if err != nil {
 		return Certificate{}, nil, err

@@ -16,7 +16,9 @@ type runSettings struct {
 	Version int    `json:"version"`
 	Solver  string `json:"solver"`
 	// The problem: λ, its sentences and its feature space.
-	Lambda       float64 `json:"lambda"`
+	Lambda float64 `json:"lambda"`
+	// L1 is the elastic net's λ₁ (0, and absent, for the ℓ2 objective).
+	L1           float64 `json:"l1,omitempty"`
 	Sentences    int     `json:"sentences"`
 	FeatureSpace string  `json:"feature_space"`
 	Transitions  string  `json:"transitions"`
@@ -93,6 +95,7 @@ func (rs runSettings) list() []setting {
 	return []setting{
 		{"Solver", "the solver", rs.Solver},
 		{"Lambda", "λ", g(rs.Lambda)},
+		{"L1", "λ₁ (the ℓ1 weight)", g(rs.L1)},
 		{"Sentences", "the number of sentences", strconv.Itoa(rs.Sentences)},
 		{"FeatureSpace", "the feature space", rs.FeatureSpace},
 		{"Transitions", "the transitions", rs.Transitions},
@@ -117,7 +120,7 @@ type SettingsError struct {
 	Dir string // the snapshot
 	// Field names the setting by the field that sets it: SDCA's
 	// (Sampler, NonUniform for SamplerOptions.NonUniform, Epsilon,
-	// SubPrecision, Seed, Workers, RoundSteps), the problem's (Lambda,
+	// SubPrecision, Seed, Workers, RoundSteps), the problem's (Lambda, L1,
 	// Sentences, FeatureSpace, Transitions, Bias), BCFW's Hamming,
 	// Settings' RefreshEvery,
 	// Solver (the method) or DualsBlocks (a streamed store's block count).

@@ -20,7 +20,7 @@ type stepper struct {
 	duals duals.Store
 	rows  *sentenceRows
 	sub   float64   // the line search's sub-precision
-	w     []float64 // the weights the steps move
+	w     []float64 // the weights the steps move: the primal point the oracle reads
 	wsq   float64   // ‖w‖², kept by the steps
 	ws    *stepWork
 	// steps and lsIters count the steps made and their line-search
@@ -29,6 +29,11 @@ type stepper struct {
 	// afterCommit, when not nil, runs after every step's commit: the
 	// measurement of compact duals rounds μ_i there (nil in every run).
 	afterCommit func(ws *stepWork)
+	// u, for the elastic net (Problem.L1 > 0), is ŵ(μ), which the steps
+	// move, and w = soft(u, tau) (elastic.go); nil for the ℓ2 objective,
+	// whose w is ŵ(μ).
+	u   []float64
+	tau float64
 }
 
 // newStepper returns a stepper for p on the dual store, with no weights yet.
@@ -91,6 +96,8 @@ type stepWork struct {
 	i    int
 	mu   []float64
 	a, b float64
+	// elastic is the line of h for the elastic net (elastic.go).
+	elastic elasticLine
 }
 
 // sentenceRows lists, for every sentence, the distinct attributes it uses
@@ -241,6 +248,19 @@ func (sp *stepper) direct(ws *stepWork) {
 		ws.dN[j] = ws.nuN[j] - ws.muN[j]
 	}
 	ws.a, ws.b = sp.direction(ws, ws.i, sp.p.Data.Sentence(ws.i))
+	if sp.u != nil {
+		sp.prepareElastic(ws)
+	}
+}
+
+// redirect returns ⟨w,v⟩ for ws's direction at the stepper's current
+// weights, which other steps moved since ws's oracle, and prepares the
+// elastic net's line against them: what a search at those weights needs.
+func (sp *stepper) redirect(ws *stepWork) float64 {
+	if sp.u != nil {
+		sp.prepareElastic(ws)
+	}
+	return dotRows(sp.w, ws.rows, ws.vr, ws.vt, sp.p.Layout)
 }
 
 // search is step 3 after direct: the line search on
@@ -272,6 +292,10 @@ func (sp *stepper) commit(ws *stepWork, gamma, a float64) {
 // ⟨w,v⟩ = a at the w it moves; it clears the direction's tail for the
 // next step.
 func (sp *stepper) commitPrimal(ws *stepWork, gamma, a float64) {
+	if sp.u != nil {
+		sp.commitElastic(ws, gamma)
+		return
+	}
 	if gamma > 0 {
 		sp.applyPrimal(ws, gamma)
 		sp.wsq += 2*gamma*a + gamma*gamma*ws.b
@@ -452,7 +476,18 @@ func (sp *stepper) lineSearch(ws *stepWork, mu []float64, d0, a, b, ln, g0 float
 		s, s2 := ws.edges.eval(g, mu, ws.nu) // edges less separators
 		return -s - ln*(a+g*b), -s2 - ln*b
 	}
-	// φ'(1) = −λn‖v‖² < 0 unless v = 0, in which case the full step is optimal.
+	if sp.u != nil {
+		// The elastic net: λn‖v‖²·γ becomes λn·q(γ) (elastic.go).
+		eval = func(g float64) (d, dd float64) {
+			s, s2 := ws.edges.eval(g, mu, ws.nu)
+			q, dq := ws.elastic.eval(g)
+			return -s - ln*(a+q), -s2 - ln*dq
+		}
+		b, _ = ws.elastic.eval(1)
+	}
+	// φ'(1) = −λn‖v‖² < 0 unless v = 0, in which case the full step is
+	// optimal (elastic net: −λn·q(1), 0 when no coordinate of the
+	// direction leaves the threshold's dead zone).
 	if b <= 0 {
 		return 1, 0
 	}

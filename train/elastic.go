@@ -1,0 +1,297 @@
+package train
+
+// The elastic net by proximal SDCA (Shalev-Shwartz & Zhang, "Accelerated
+// proximal stochastic dual coordinate ascent for regularized loss
+// minimization", Math. Programming 2016, §2–§4).
+//
+// The primal is P(w) = (1/n) Σ_i ℓ_i(w) + g(w) with the log loss
+// ℓ_i(w) = log Z_i(w) − w·F_i and the regulariser
+//
+//	g(w) = (λ/2)‖w‖² + λ₁‖w‖₁,
+//
+// which is λ-strongly convex. Its conjugate is separable: with
+// soft(x, t) = sign(x)·max(|x| − t, 0),
+//
+//	g*(v) = ‖soft(v, λ₁)‖²/(2λ),   ∇g*(v) = soft(v, λ₁)/λ,
+//
+// piecewise quadratic and C¹ (its derivative soft(·)/λ is continuous and
+// piecewise linear). The dual of P over the clique marginals μ is
+//
+//	D(μ) = (1/n) Σ_i H̃(μ_i) − g*(v(μ)),   v(μ) = (1/n) Σ_i (F_i − E_μ_i[F]),
+//
+// and its primal point is w(μ) = ∇g*(v(μ)). λ₁ = 0 gives the ℓ2 problem of
+// sdca.go: g* = ‖v‖²/(2λ), w = v/λ = ŵ(μ).
+//
+// Units. The code keeps u = v/λ, which is ŵ(μ) — what the ℓ2 SDCA keeps as
+// its weights and Problem.What computes — and the threshold τ = λ₁/λ:
+//
+//	w = soft(u, τ),   g*(v) = (λ/2)‖w‖²,   D(μ) = (1/n) Σ_i H̃(μ_i) − (λ/2)‖w‖².
+//
+// So the dual has the ℓ2 form with the primal point in place of ŵ(μ), and
+// the certificate pass (pass) needs only P's extra term λ₁‖w‖₁.
+//
+// The gap identity. With ν_i the marginals of p(·|x_i; w) for this w,
+// D̃(μ_i‖ν_i) = −H̃(μ_i) − ⟨μ_i, log ν_i⟩ and
+// ⟨μ_i, log ν_i⟩ = w·E_μ_i[F] − log Z_i(w), so
+//
+//	(1/n) Σ_i D̃(μ_i‖ν_i) = −(1/n) Σ_i H̃(μ_i) + (1/n) Σ_i ℓ_i(w) + λ⟨w, u⟩,
+//
+// and ⟨w, u⟩ = Σ_j soft(u_j, τ)·u_j = ‖w‖² + τ‖w‖₁ (u_j and w_j have one
+// sign, and |u_j| = |w_j| + τ where w_j ≠ 0). Hence
+//
+//	P(w) − D(μ) = (1/n) Σ_i D̃(μ_i‖ν_i) + [g(w) + g*(v) − ⟨w, v⟩],
+//
+// and the Fenchel–Young gap in brackets is zero exactly at w = ∇g*(v): the
+// identity "P − D = mean block gap" holds as for ℓ2, and the certificate
+// checks it as always (TestElasticGapIdentity checks it after every step).
+//
+// The step on sentence i. The oracle, the block gap and the directions
+// δ = ν − μ_i and d = −(1/(λn)) E_δ[F] (in the units of u) are sdca.go's,
+// with the oracle at the primal point w. Along μ_i + γδ, u moves to u + γd,
+// and n·D is, up to a constant,
+//
+//	φ(γ) = H̃(μ_i + γδ) − λn·h(γ),   h(γ) = ½ Σ_j soft(u_j + γd_j, τ)²,
+//
+// with the sum over the direction's support only (the attribute rows of
+// sentence i and the dense tail). Each term of h is the square of a
+// continuous piecewise-linear function that vanishes where it changes
+// slope, so h is C¹ and convex with
+//
+//	h'(γ)  = Σ_j soft(u_j + γd_j, τ)·d_j,   h'(0) = ⟨w, d⟩ = a,
+//	h''(γ) = Σ_j d_j²·[|u_j + γd_j| > τ]   (≥ 0, one-sided at the breakpoints).
+//
+// H̃ is concave on the marginal polytope and −λn·h concave, so φ is concave
+// and C¹ on [0,1], and its maximiser is the root of φ' (or an end of the
+// interval) — the safeguarded Newton search of step.go, with
+//
+//	φ'(γ)  = −[S(γ) − S_sep(γ)] − λn·(a + q(γ)),
+//	φ''(γ) = −[S'(γ) − S'_sep(γ)] − λn·q'(γ),
+//
+// where q(γ) = h'(γ) − h'(0) is 0 at γ = 0, non-decreasing and piecewise
+// linear. For ℓ2 (τ = 0) q(γ) = γ‖d‖², the search of sdca.go. As there,
+// φ'(0) = ⟨δ, log ν − log μ⟩ = KL(μ‖ν) + KL(ν‖μ) ≥ g_i (the oracle ran at
+// w, and h'(0) = ⟨w, d⟩), and φ'(1) = −λn·q(1) ≤ 0 costs nothing: at γ = 1,
+// μ_i + δ = ν and S(1) − S_sep(1) = ⟨δ, log ν⟩ = ⟨w, E_δ[F]⟩ = −λn·a.
+//
+// Breakpoints. Coordinate j changes between active (|u_j + γd_j| > τ) and
+// not at γ = (±τ − u_j)/d_j; only those in (0,1) matter. Once per step
+// (elasticLine.prepare) the coordinates of the support are scanned: q'(0⁺)
+// = Σ d_j² over those active just after 0, and each breakpoint b_k in
+// (0,1) with the jump Δ_k = ±d_j² of q' there (+ entering, − leaving).
+// Then, q being continuous,
+//
+//	q(γ) = γ·q'(0⁺) + Σ_{b_k < γ} Δ_k·(γ − b_k),   q'(γ) = q'(0⁺) + Σ_{b_k < γ} Δ_k,
+//
+// so an evaluation of the search costs O(breakpoints), usually a few, on
+// top of the entropy terms; the scan is allocation-free (its slices are
+// the step's scratch, grown once).
+//
+// The commit moves u by γd on the support, sets w_j = soft(u_j, τ) there —
+// a function of u_j alone, so w is the same bits however it was reached —
+// and keeps ‖w‖² (that is 2g*(v)/λ) by adding the change of each w_j².
+//
+// Memory: the stepper holds both u and w (two d-vectors; the ℓ2 SDCA
+// holds one): the oracle reads w on every attribute row of its sentence,
+// and soft-thresholding each row on every read would cost the hot loop
+// more than the vector costs memory. Checkpoints store u (w follows from
+// it exactly); the model holds w.
+
+import "math"
+
+// threshold returns τ = λ₁/λ, the soft threshold of u = ŵ(μ).
+func (p *Problem) threshold() float64 { return p.L1 / p.Lambda }
+
+// soft returns soft(x, t) = sign(x)·max(|x| − t, 0) for t ≥ 0.
+func soft(x, t float64) float64 {
+	switch {
+	case x > t:
+		return x - t
+	case x < -t:
+		return x + t
+	}
+	return 0
+}
+
+// primalOf turns u = ŵ(μ) into the primal point w(μ) = soft(u, τ), in
+// place, and returns it; without an ℓ1 term w = u.
+func (p *Problem) primalOf(u []float64) []float64 {
+	if p.L1 == 0 {
+		return u
+	}
+	tau := p.threshold()
+	for j, x := range u {
+		u[j] = soft(x, tau)
+	}
+	return u
+}
+
+// l1Term returns λ₁‖w‖₁ (0 without an ℓ1 term).
+func (p *Problem) l1Term(w []float64) float64 {
+	if p.L1 == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range w {
+		s += math.Abs(x)
+	}
+	return p.L1 * s
+}
+
+// checkL1 refuses an ℓ1 weight that is not a finite number ≥ 0.
+func (p *Problem) checkL1() error {
+	if !(p.L1 >= 0) || math.IsInf(p.L1, 0) {
+		return &FieldError{Method: "Problem", Field: "L1", Value: p.L1, Want: "want a finite λ₁ ≥ 0"}
+	}
+	return nil
+}
+
+// refuseL1 refuses an ℓ1 term for a method that minimises the ℓ2 objective
+// only.
+func refuseL1(p *Problem, method string) error {
+	if p.L1 != 0 {
+		return &FieldError{Method: "Problem", Field: "L1", Value: p.L1,
+			Want: method + " minimises the ℓ2-regularised objective only: the elastic net is trained by SDCA or L-BFGS (OWL-QN)"}
+	}
+	return nil
+}
+
+// fenchelYoungL1 returns Σ_j [g_j(w_j) + g*_j(v_j) − w_j·v_j] for the
+// regulariser g = (λ/2)‖·‖² + λ₁‖·‖₁ summed over the entries of w and v
+// (equal lengths): the gap P(w) − D(α̂(w)) of a primal method at w with
+// v = −∇(loss)(w), each term ≥ 0 (rounded below zero: zero).
+func fenchelYoungL1(lambda, l1 float64, w, v []float64) float64 {
+	s := 0.0
+	for j, x := range w {
+		sv := soft(v[j], l1)
+		t := lambda/2*x*x + l1*math.Abs(x) + sv*sv/(2*lambda) - x*v[j]
+		s += max(t, 0)
+	}
+	return s
+}
+
+// elasticLine is what a step's line search needs of h (the file's
+// comment): q'(0⁺) and the breakpoints in (0,1) with the jumps of q' there.
+type elasticLine struct {
+	slope0 float64   // q'(0⁺)
+	at     []float64 // breakpoints in (0,1), in the order met
+	jump   []float64 // the change of q' at each
+}
+
+// reset empties the line for a new direction.
+func (l *elasticLine) reset() {
+	l.slope0 = 0
+	l.at, l.jump = l.at[:0], l.jump[:0]
+}
+
+// add adds coordinate j with u_j = u and d_j = d at threshold tau.
+func (l *elasticLine) add(u, d, tau float64) {
+	if d == 0 {
+		return
+	}
+	dd := d * d
+	if u > tau || u < -tau || (u == tau && d > 0) || (u == -tau && d < 0) {
+		l.slope0 += dd
+	}
+	// Crossing +τ: going up it enters, going down it leaves; −τ the other
+	// way round.
+	if g := (tau - u) / d; g > 0 && g < 1 {
+		l.at = append(l.at, g)
+		if d > 0 {
+			l.jump = append(l.jump, dd)
+		} else {
+			l.jump = append(l.jump, -dd)
+		}
+	}
+	if g := (-tau - u) / d; g > 0 && g < 1 {
+		l.at = append(l.at, g)
+		if d < 0 {
+			l.jump = append(l.jump, dd)
+		} else {
+			l.jump = append(l.jump, -dd)
+		}
+	}
+}
+
+// eval returns q(γ) and q'(γ) (the right derivative at a breakpoint), both
+// ≥ 0.
+func (l *elasticLine) eval(g float64) (q, dq float64) {
+	q, dq = g*l.slope0, l.slope0
+	for k, b := range l.at {
+		if b < g {
+			q += l.jump[k] * (g - b)
+			dq += l.jump[k]
+		}
+	}
+	return max(q, 0), max(dq, 0)
+}
+
+// prepareElastic scans the support of ws's direction against the stepper's
+// u: the breakpoints of its line (elasticLine). It only reads sp.u.
+func (sp *stepper) prepareElastic(ws *stepWork) {
+	lay := sp.p.Layout
+	K := lay.NumLabels
+	tau := sp.tau
+	l := &ws.elastic
+	l.reset()
+	for r, a := range ws.rows {
+		u := sp.u[lay.Row(a) : lay.Row(a)+K]
+		for y, d := range ws.vr[r*K : r*K+K] {
+			l.add(u[y], d, tau)
+		}
+	}
+	for j, d := range ws.vt {
+		l.add(sp.u[lay.Trans()+j], d, tau)
+	}
+}
+
+// commitElastic is commitPrimal for the elastic net: u ← u + γd on the
+// direction's support, w = soft(u, τ) there, and ‖w‖² by the change of
+// each w_j²; it clears the direction's tail for the next step.
+func (sp *stepper) commitElastic(ws *stepWork, gamma float64) {
+	if gamma > 0 {
+		lay := sp.p.Layout
+		K := lay.NumLabels
+		tau := sp.tau
+		change := 0.0
+		move := func(u, w, d []float64) {
+			for y, x := range d {
+				if x == 0 {
+					continue
+				}
+				nu := u[y] + gamma*x
+				nw := soft(nu, tau)
+				change += nw*nw - w[y]*w[y]
+				u[y], w[y] = nu, nw
+			}
+		}
+		for r, a := range ws.rows {
+			off := lay.Row(a)
+			move(sp.u[off:off+K], sp.w[off:off+K], ws.vr[r*K:r*K+K])
+		}
+		tr := lay.Trans()
+		move(sp.u[tr:], sp.w[tr:], ws.vt)
+		sp.wsq = max(sp.wsq+change, 0)
+	}
+	clear(ws.vt)
+}
+
+// setElastic makes the stepper's point the duals' u = ŵ(μ) (which it takes)
+// and w = soft(u, τ); without an ℓ1 term, w = u.
+func (sp *stepper) setElastic(u []float64) {
+	if sp.p.L1 == 0 {
+		sp.w, sp.u = u, nil
+		return
+	}
+	sp.tau = sp.p.threshold()
+	sp.u = u
+	sp.w = sp.p.primalOf(append([]float64(nil), u...))
+}
+
+// dualVector returns ŵ(μ) as the stepper keeps it: u for the elastic net,
+// else w (the stepper's own slice).
+func (sp *stepper) dualVector() []float64 {
+	if sp.u != nil {
+		return sp.u
+	}
+	return sp.w
+}
