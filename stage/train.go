@@ -30,6 +30,11 @@ import (
 // Method's value.
 type TrainOptions struct {
 	Lambda Lambda // the regularisation λ; zero: 1/n
+	// L1 is the elastic net's λ₁ ≥ 0, the weight of λ₁‖w‖₁ (CRFsuite's c1,
+	// c2 are L1 = c1/n and Lambda = 2·c2/n); zero (or 0 given): none, the
+	// ℓ2-regularised objective. SDCA trains it by proximal SDCA, LBFGS by
+	// OWL-QN; the other methods and the hinge loss refuse it.
+	L1 Lambda
 	// Method is the solver and its settings: *train.SDCA (SDCA-GAP, whose
 	// sampler is Sampler's), *train.LBFGS, *train.OEG or *train.SAG; nil:
 	// &train.SDCA{}. Train reads its exported fields and runs a fresh
@@ -240,6 +245,14 @@ func (o TrainOptions) Check() error {
 		{o.MemoryBudget < 0, "MemoryBudget", o.MemoryBudget, "want a positive size"},
 		{o.WarmStart != "" && o.Resume != "", "WarmStart", o.WarmStart, "a run resumed with {Resume} continues from its own duals"},
 		{o.WarmStart != "" && o.Duals.Place == DualsStream, "WarmStart", o.WarmStart, "needs the duals in memory or in a memory-mapped file, not {Duals} stream"},
+		{o.L1.set && !(o.L1.c >= 0 && !math.IsInf(o.L1.c, 0)), "L1", o.L1.String(), "want a finite λ₁ ≥ 0: a number, or c/n"},
+	}
+	if o.L1.c > 0 {
+		solver := Solver(o.Method)
+		checks = append(checks, []check{
+			{o.Loss == LossHinge || solver == "bcfw", "L1", o.L1.String(), "applies to {Loss} log only (the elastic net is trained by proximal SDCA or OWL-QN)"},
+			{solver == "oeg" || solver == "sag", "L1", o.L1.String(), fmt.Sprintf("applies to SDCA and L-BFGS only (%s minimises the ℓ2 objective)", strings.ToUpper(solver))},
+		}...)
 	}
 	if m, ok := o.Method.(*train.SDCA); ok {
 		checks = append(checks, []check{
@@ -455,6 +468,7 @@ func (r *trainer) setup() error {
 	if r.p, err = train.NewProblem(d, lambda, r.o.NoBias); err != nil {
 		return fmt.Errorf("%s: %w", r.name, err)
 	}
+	r.p.L1 = r.o.l1(d.Len())
 	if r.o.FeatureSpace == ObservedPairs {
 		r.p.Mask = train.ObservedMask(d)
 	}
@@ -476,8 +490,12 @@ func (r *trainer) setup() error {
 	case "sag":
 		dualBytes, what = train.SAGBytes(d), "stored marginal sums %s (float64)"
 	}
-	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d), λ = %.6g; "+what,
-		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dim(), lambda, byteSize(dualBytes))
+	l1 := ""
+	if r.p.L1 > 0 {
+		l1 = fmt.Sprintf(", λ₁ = %.6g (elastic net)", r.p.L1)
+	}
+	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d), λ = %.6g%s; "+what,
+		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dim(), lambda, l1, byteSize(dualBytes))
 	return r.checkMemory(dualBytes)
 }
 
@@ -693,6 +711,10 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 		}
 	}
 	md[schemas.KeyLambda] = strconv.FormatFloat(p.Lambda, 'g', -1, 64)
+	if p.L1 > 0 {
+		// Only the elastic net's models record λ₁: the others' bytes stay.
+		md[schemas.KeyL1] = strconv.FormatFloat(p.L1, 'g', -1, 64)
+	}
 	md[schemas.KeyN] = strconv.Itoa(p.N())
 	md[schemas.KeySolver] = r.solver
 	md[schemas.KeyFeatureSpace] = p.FeatureSpace()

@@ -131,6 +131,9 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 	default:
 		// w, ŵ(μ) (with the gold features it starts from), the result.
 		e.Weights += 4 * dim * 8
+		if p.L1 > 0 {
+			e.Weights += dim * 8 // the elastic net keeps u = ŵ(μ) beside w
+		}
 		// SDCA's per-sentence rows and slots, the sampler's trees.
 		e.Dataset += 8*occ + 48*n
 		if P := int64(o.SDCAWorkers); P > 1 {

@@ -15,6 +15,7 @@ import (
 var settingOptions = map[string]string{
 	"Solver":       "Method",
 	"Lambda":       "Lambda",
+	"L1":           "L1",
 	"FeatureSpace": "FeatureSpace",
 	"Transitions":  "Transitions",
 	"Hamming":      "BCFW.Hamming",
