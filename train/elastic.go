@@ -44,6 +44,9 @@ package train
 // and the Fenchel–Young gap in brackets is zero exactly at w = ∇g*(v): the
 // identity "P − D = mean block gap" holds as for ℓ2, and the certificate
 // checks it as always (TestElasticGapIdentity checks it after every step).
+// The block gaps D̃(μ_i‖ν_i) are thus the elastic net's too — each is what
+// sentence i contributes to P − D — and gap sampling draws by them
+// unchanged: a step computes its block's gap at the oracle, as for ℓ2.
 //
 // The step on sentence i. The oracle, the block gap and the directions
 // δ = ν − μ_i and d = −(1/(λn)) E_δ[F] (in the units of u) are sdca.go's,
