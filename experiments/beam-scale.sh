@@ -8,11 +8,11 @@
 #                                             file itself), copies after the first with perturbed words; SHARDS
 #                                             shards (default 8)
 #
-# Needs DUALCRF_DATA (default ../shared/data). Work files go to a temporary directory, removed at the end
+# Reads the corpora from DUALCRF_DATA (default data/, where go run ./scripts/getdata -o data puts them). Work files go to a temporary directory, removed at the end
 # (REPEAT 20: about 1.5 GB at the peak).
 set -euo pipefail
 cd "$(dirname "$0")/.." # the repository's root: the command and beam/ are built from it
-data="${DUALCRF_DATA:-../shared/data}"
+data="${DUALCRF_DATA:-data}"
 rep="${1:-20}"
 shards="${2:-8}"
 [[ "$rep" =~ ^[1-9][0-9]*$ && "$shards" =~ ^[1-9][0-9]*$ ]] || { echo "usage: experiments/beam-scale.sh [REPEAT [SHARDS]]" >&2; exit 2; }

@@ -5,12 +5,12 @@
 #
 #   experiments/compact-duals.sh [EPOCHS [SENTENCES]]   (defaults 60 and 2000)
 #
-# Needs DUALCRF_DATA (default ../shared/data). Prints one line per store and epoch (gap, P, D, the identity's
+# Reads the corpora from DUALCRF_DATA (default data/, where go run ./scripts/getdata -o data puts them). Prints one line per store and epoch (gap, P, D, the identity's
 # residual, the kept weights' distance from ŵ(μ), wall); each run holds four copies of the duals (about 3 GB for
 # each task at the defaults). Work files go to a temporary directory, removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.." # the repository's root: the command and the train package are built from it
-data="${DUALCRF_DATA:-../shared/data}"
+data="${DUALCRF_DATA:-data}"
 epochs="${1:-60}"
 sents="${2:-2000}"
 [[ "$epochs" =~ ^[1-9][0-9]*$ && "$sents" =~ ^[1-9][0-9]*$ ]] || { echo "usage: experiments/compact-duals.sh [EPOCHS [SENTENCES]]" >&2; exit 2; }

@@ -223,7 +223,7 @@ func TestLakeRoundTrip(t *testing.T) {
 	if os.Getenv("DUALCRF_LAKE_FULL") != "" {
 		data := os.Getenv("DUALCRF_DATA")
 		if data == "" {
-			data = filepath.Join(repoRoot(), "..", "shared", "data")
+			data = filepath.Join(repoRoot(), "data")
 		}
 		lakeRoundTrip(t, filepath.Join(data, "conll2000", "train.txt.gz"), filepath.Join(data, "conll2000", "test.txt.gz"))
 		return

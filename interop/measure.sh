@@ -6,7 +6,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-data="${DUALCRF_DATA:-$root/../shared/data}/conll2000/train.txt.gz"
+data="${DUALCRF_DATA:-$root/data}/conll2000/train.txt.gz"
 w="${1:-}"
 if [[ -z "$w" ]]; then w="$(mktemp -d "${TMPDIR:-/tmp}/dualcrf-measure-XXXXXX")"; trap 'rm -rf "$w"' EXIT; fi
 mkdir -p "$w"

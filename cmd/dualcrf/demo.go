@@ -25,8 +25,7 @@ func demoCommand() *cli.Command {
 		Name:  "demo",
 		Usage: "run featurize → train → decode → eval on CoNLL-2000, printing each stage's command",
 		Description: `Uses CoNLL-2000 from $DUALCRF_DATA/conll2000 when set, else from data/conll2000 (where
-go run ./scripts/getdata puts it) or ../shared/data/conll2000, else a 1,000-sentence slice embedded
-in the binary. Files go to --dir (default: a temporary directory, removed after).
+go run ./scripts/getdata puts it), else a 1,000-sentence slice embedded in the binary. Files go to --dir (default: a temporary directory, removed after).
 
    dualcrf demo
    dualcrf demo --dir out --gap-tol 1e-4`,
@@ -45,7 +44,7 @@ in the binary. Files go to --dir (default: a temporary directory, removed after)
 func demoCorpus(dir string, embedded bool) (train, test, what string, err error) {
 	roots := []string{os.Getenv("DUALCRF_DATA")}
 	if roots[0] == "" {
-		roots = []string{"data", filepath.Join("..", "shared", "data")}
+		roots = []string{"data"}
 	}
 	for _, root := range roots {
 		if embedded {

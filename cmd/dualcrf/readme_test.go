@@ -23,9 +23,12 @@ import (
 // a mirror laid out from the test's corpora (getdata -make-mirror, through
 // DUALCRF_DATA_MIRROR), as no network is at hand — so nothing but the clone
 // and that command is assumed. Blocks marked ```sh dev
-// (commands for the repository itself, such as go test, or transcripts),
-// ```sh root (installing system files), ```crontab and blocks in other
-// languages (Python, SQL, Go: stage's Example runs that one) are not run. It
+// (commands for the repository itself, such as go test), ```sh example:
+// REASON (an example to read, with the reason it is not run: it needs a
+// tool CI does not have, or trains for many minutes, or is the record of a
+// measurement), ```sh root (installing system files), ```crontab and blocks
+// in other languages (Python, SQL, Go: stage's Example runs that one) are
+// not run. It
 // takes minutes (CoNLL-2000 is trained several times), so it runs only with
 // -readme (.ci/run passes it):
 //
@@ -34,7 +37,7 @@ import (
 // readmeDocs are the pages whose sh blocks TestREADME runs, in this order:
 // the README first, then the docs pages whose examples use the files the
 // README's examples made.
-var readmeDocs = []string{"README.md", "docs/corpora.md", "docs/long-runs.md", "docs/run.md", "docs/lake.md"}
+var readmeDocs = []string{"README.md", "docs/decoding.md", "docs/explain.md", "docs/plots.md", "docs/checkpoints.md", "docs/corpora.md", "docs/long-runs.md", "docs/run.md", "docs/lake.md"}
 
 // readme enables TestREADME.
 var readme = flag.Bool("readme", false, "run README.md's sh blocks in a fresh copy of the repository (TestREADME; minutes)")
@@ -81,6 +84,9 @@ func readmeBlocks(md string) ([]readmeBlock, error) {
 // known is false for an info string it does not know, which TestREADMEBlocks
 // refuses, so that no block escapes the check by a typo.
 func readmeRunnable(info string) (run, known bool) {
+	if reason, ok := strings.CutPrefix(info, "sh example:"); ok {
+		return false, strings.TrimSpace(reason) != ""
+	}
 	switch info {
 	case "sh":
 		return true, true
@@ -140,14 +146,14 @@ func TestREADMEBlocks(t *testing.T) {
 		for _, b := range blocks {
 			run, known := readmeRunnable(b.info)
 			if !known {
-				t.Errorf("%s:%d: block marked %q: mark it sh (run by TestREADME), sh dev, sh root, crontab, python, sql, go, yaml, json or text", page, b.line, b.info)
+				t.Errorf("%s:%d: block marked %q: mark it sh (run by TestREADME), sh example: REASON (not run, and why), sh dev, sh root, crontab, python, sql, go, yaml, json or text", page, b.line, b.info)
 			}
 			if !run {
 				continue
 			}
 			runs++
 			if !listed[page] {
-				t.Errorf("%s:%d: a block to run on a page TestREADME does not run: add the page to readmeDocs or mark the block sh dev", page, b.line)
+				t.Errorf("%s:%d: a block to run on a page TestREADME does not run: add the page to readmeDocs or mark the block sh example: REASON", page, b.line)
 			}
 			if strings.Contains(b.text, "go test") || strings.Contains(b.text, ".ci/run") {
 				t.Errorf("%s:%d: a run block calls the test suite; mark it sh dev", page, b.line)
@@ -417,4 +423,104 @@ func TestREADMEGo(t *testing.T) {
 		t.Fatalf("the README's Go block ran: %v\n%s", err, out)
 	}
 	t.Logf("the README's Go block printed: %s", out)
+}
+
+// docHeadings returns the headings of a Markdown page outside its code
+// blocks, with their lines.
+func docHeadings(md string) (heads []string, lines []int) {
+	fenced := false
+	for i, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "```") {
+			fenced = !fenced
+			continue
+		}
+		if !fenced && strings.HasPrefix(l, "#") {
+			heads = append(heads, strings.TrimSpace(l))
+			lines = append(lines, i+1)
+		}
+	}
+	return heads, lines
+}
+
+// TestDocHeadings: no page holds a heading twice. A section pasted twice
+// is the usual cause, and the two copies drift apart; a link to the second
+// lands on the first.
+func TestDocHeadings(t *testing.T) {
+	for _, page := range repoPages(t) {
+		heads, lines := docHeadings(readmeText(t, page))
+		first := map[string]int{}
+		for i, h := range heads {
+			if l, ok := first[h]; ok {
+				t.Errorf("%s:%d: %q again (first at line %d)", page, lines[i], h, l)
+				continue
+			}
+			first[h] = lines[i]
+		}
+	}
+}
+
+// docProcessWords match words about how a page was made rather than about
+// the product: who asked for a design or suggested it, what else was
+// running while a figure was taken, the first person telling its story, the
+// headings of a task list. A figure needs the machine, its load and the
+// command; the rest is not the reader's business.
+var docProcessWords = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)\bsessions?\b`),
+	regexp.MustCompile(`(?i)\b(the|a) (brief|lead)\b`),
+	regexp.MustCompile(`(?i)\breview(er|ers)\b`),
+	regexp.MustCompile(`(?i)\bsuggest(ed|ion|s)?\b`),
+	regexp.MustCompile(`(?i)\bother (jobs|runs|sessions|processes|builds)\b`),
+	regexp.MustCompile(`(?i)\b(at the request|as asked|were asked|was asked)\b`),
+	regexp.MustCompile(`(?i)\bissue ?#?[0-9]+`),
+	regexp.MustCompile(`(?i)\bmust show\b`),
+	regexp.MustCompile(`(^|[\s(])I (first|tried|measured|chose|drew|ran|found|think|kept|used|moved|took)\b`),
+	regexp.MustCompile(`(?i)\bwe (first|tried|chose|measured|found|ran|were)\b`),
+}
+
+// TestDocWords: the pages speak about the product (docProcessWords).
+func TestDocWords(t *testing.T) {
+	for _, page := range repoPages(t) {
+		fenced := false
+		for i, l := range strings.Split(readmeText(t, page), "\n") {
+			if strings.HasPrefix(l, "```") {
+				fenced = !fenced
+				continue
+			}
+			if fenced {
+				continue
+			}
+			for _, re := range docProcessWords {
+				if m := re.FindString(l); m != "" {
+					t.Errorf("%s:%d: %q speaks of how the page was made, not of dualcrf: %s", page, i+1, strings.TrimSpace(m), strings.TrimSpace(l))
+				}
+			}
+		}
+	}
+}
+
+// TestDocWordsCatch: the patterns find what they are for and leave the
+// product's words alone.
+func TestDocWordsCatch(t *testing.T) {
+	bad := []string{"measured while other sessions were running", "the brief's suggestion", "## Must show 2: convergence",
+		"I first drew blocks", "load 20 (2 cores shared with six other jobs)", "as asked in issue 24"}
+	good := []string{"the numeric helpers under crf", "I-PER after I-MISC", "a model trained briefly",
+		"the next 2^(k−1) line searches of i are skipped", "load average 12–16, 2 cores"}
+	match := func(s string) bool {
+		for _, re := range docProcessWords {
+			if re.MatchString(s) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range bad {
+		if !match(s) {
+			t.Errorf("%q is not caught", s)
+		}
+	}
+	for _, s := range good {
+		if match(s) {
+			t.Errorf("%q is caught", s)
+		}
+	}
 }

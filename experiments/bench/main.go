@@ -301,7 +301,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	var cfg config
 	var sets, solvers, levels string
-	fs.StringVar(&cfg.Data, "data", "", "data directory (default $DUALCRF_DATA, else data/ or ../shared/data from the repository root)")
+	fs.StringVar(&cfg.Data, "data", "", "data directory (default $DUALCRF_DATA, else data/ under the repository root)")
 	fs.StringVar(&cfg.Out, "out", "bench-out", "output directory (feature tables are cached here)")
 	fs.StringVar(&sets, "sets", "conll2000,conll2002,ewt", "comma-separated data sets: "+setNames())
 	fs.StringVar(&solvers, "solvers", "gap,uniform,lbfgs", "comma-separated solvers: gap, uniform, lbfgs")
@@ -426,8 +426,7 @@ func repoRoot() (string, error) {
 }
 
 // defaultDataDir is $DUALCRF_DATA, else data/ under the repository root
-// when it holds CoNLL-2000 (go run ./scripts/getdata -o data), else
-// ../shared/data from the root.
+// (go run ./scripts/getdata -o data).
 func defaultDataDir() (string, error) {
 	if d := os.Getenv("DUALCRF_DATA"); d != "" {
 		return d, nil
@@ -436,10 +435,7 @@ func defaultDataDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if st, err := os.Stat(filepath.Join(root, "data", "conll2000")); err == nil && st.IsDir() {
-		return filepath.Join(root, "data"), nil
-	}
-	return filepath.Join(root, "..", "shared", "data"), nil
+	return filepath.Join(root, "data"), nil
 }
 
 // buildBinary compiles ./cmd/dualcrf into dir and returns its path.

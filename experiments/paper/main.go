@@ -125,7 +125,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	var cfg config
 	var figs, sets, solv string
-	fs.StringVar(&cfg.Data, "data", "", "data directory (default $DUALCRF_DATA, else data/ under the repository's root when it holds the corpora, else ../shared/data beside the root)")
+	fs.StringVar(&cfg.Data, "data", "", "data directory (default $DUALCRF_DATA, else data/ under the repository's root)")
 	fs.StringVar(&cfg.Out, "out", "paper", "output directory: figures, logs/, results.md (the default is this harness's directory, run from experiments/)")
 	fs.StringVar(&figs, "figures", "2,3,4", "figures to draw: 2, 3, 4 (4 also draws 7 and 9); sub: §6.2's sub-precisions on -sets")
 	fs.StringVar(&sets, "sets", defaultSets, "Figure 4's data sets (a subset names the outputs after them: fig4-solvers-ocr-ner.svg, …)")

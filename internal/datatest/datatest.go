@@ -4,8 +4,7 @@
 // The data directory is $DUALCRF_DATA when set; else data/ under the
 // repository's root (the directory holding its go.mod, not a nested
 // module's) when it holds a corpus, which is where
-// `go run ./scripts/getdata -o data` puts them; else ../shared/data beside
-// the root when it exists.
+// `go run ./scripts/getdata -o data` puts them.
 //
 // When none is found, a test that needs the full corpora is skipped, with a
 // message saying how to get them, and Main prints how many were skipped.
@@ -71,19 +70,17 @@ func Find() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %s is not set and %v", ErrNoData, EnvVar, err)
 	}
-	cands := Candidates(root)
-	for _, dir := range cands {
-		if holdsCorpus(dir) {
-			return dir, nil
-		}
+	dir := DefaultDir(root)
+	if holdsCorpus(dir) {
+		return dir, nil
 	}
-	return "", fmt.Errorf("%w: %s is not set and neither %s holds a corpus", ErrNoData, EnvVar, strings.Join(cands, " nor "))
+	return "", fmt.Errorf("%w: %s is not set and %s holds no corpus", ErrNoData, EnvVar, dir)
 }
 
-// Candidates returns the default data directories looked at, in order,
-// for the repository rooted at root: data/ under it, then ../shared/data.
-func Candidates(root string) []string {
-	return []string{filepath.Join(root, "data"), filepath.Join(filepath.Dir(root), "shared", "data")}
+// DefaultDir is the data directory looked at when $DUALCRF_DATA is not set,
+// for the repository rooted at root: data/ under it.
+func DefaultDir(root string) string {
+	return filepath.Join(root, "data")
 }
 
 // holdsCorpus reports whether dir has one of the corpora's subdirectories.

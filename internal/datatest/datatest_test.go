@@ -89,28 +89,28 @@ func TestFind(t *testing.T) {
 }
 
 // TestFindDefault: without $DUALCRF_DATA, data/ under the root when it
-// holds a corpus (a data/ with only its README does not count), else
-// ../shared/data beside the root; neither is ErrNoData.
+// holds a corpus (a data/ with only its README does not count); nothing
+// else — a directory beside the clone is not looked at — else ErrNoData.
 func TestFindDefault(t *testing.T) {
 	root := fakeRepo(t)
 	local, shared := filepath.Join(root, "data"), filepath.Join(filepath.Dir(root), "shared", "data")
-	if got := Candidates(root); len(got) != 2 || got[0] != local || got[1] != shared {
-		t.Fatalf("Candidates = %q", got)
+	if got := DefaultDir(root); got != local {
+		t.Fatalf("DefaultDir = %q", got)
 	}
 	mkdir(t, local)
 	if err := os.WriteFile(filepath.Join(local, "README.md"), []byte("# data\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := Find(); !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), local) || !strings.Contains(err.Error(), shared) {
-		t.Fatalf("no corpora: Find() = %q, %v; want ErrNoData naming both places", got, err)
+	if got, err := Find(); !errors.Is(err, ErrNoData) || !strings.Contains(err.Error(), local) {
+		t.Fatalf("no corpora: Find() = %q, %v; want ErrNoData naming %s", got, err, local)
 	}
 	mkdir(t, filepath.Join(shared, "ocr"))
-	if got, err := Find(); err != nil || got != shared {
-		t.Fatalf("Find() = %q, %v; want %q", got, err, shared)
+	if got, err := Find(); !errors.Is(err, ErrNoData) {
+		t.Fatalf("corpora beside the clone only: Find() = %q, %v; want ErrNoData", got, err)
 	}
 	mkdir(t, filepath.Join(local, "conll2000"))
 	if got, err := Find(); err != nil || got != local {
-		t.Fatalf("Find() = %q, %v; want %q (data/ first)", got, err, local)
+		t.Fatalf("Find() = %q, %v; want %q", got, err, local)
 	}
 }
 
