@@ -179,7 +179,7 @@ func printNonZero(out *bytes.Buffer, m *crf.Model) {
 		}
 	}
 	all := attr + trans + other
-	fmt.Fprintf(out, "non-zero    %d (%.3g%%): %d attribute, %d transition", all, 100*float64(all)/float64(max(1, len(m.Weights))), attr, trans)
+	fmt.Fprintf(out, "non-zero    %d: %d attribute, %d transition", all, attr, trans)
 	if !lay.NoBias {
 		fmt.Fprintf(out, ", %d bias/start/end", other)
 	}

@@ -675,7 +675,10 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 	p := r.p
 	facts := map[string]any{"epochs": res.Epochs, "stopped": res.Stopped.String(), "primal": jsonNumber(res.Last.Primal),
 		"dual": jsonNumber(res.Last.Dual), "gap": jsonNumber(res.Last.Gap), "gap_tol": res.GapTol,
-		"target_met": res.TargetMet(), "source": r.name, "transitions": p.TransitionSpace()}
+		"target_met": res.TargetMet(), "source": r.name, "transitions": p.TransitionSpace(),
+		// The weights trained (the feature spaces' free ones): a model file
+		// stores the non-zero ones only.
+		"free_weights": p.FreeWeights()}
 	switch m := r.o.Method.(type) {
 	case *train.OEG:
 		facts["seed"] = m.Seed

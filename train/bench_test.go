@@ -13,7 +13,8 @@ import (
 // BenchmarkSDCAEpochConll2000 times SDCA-GAP epochs on CoNLL-2000 (chunking
 // templates, cut-off 3, λ = 1/n), one epoch per iteration after an
 // untimed first epoch (sequential, and with 2 workers), and L-BFGS
-// iterations on the same problem, side by side: go test ./train -run '^$'
+// iterations on the same problem, side by side, and the same for the
+// elastic net (λ₁ = 0.1/n: proximal SDCA, OWL-QN): go test ./train -run '^$'
 // -bench Conll2000 -benchtime 5x.
 func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	path := datatest.Path(b, "conll2000", "train.txt.gz")
@@ -34,13 +35,18 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The elastic net, λ₁ = 0.1/n: proximal SDCA and OWL-QN.
+	pl := *p
+	pl.L1 = 0.1 / float64(p.N())
 	for _, m := range []struct {
 		name   string
 		method train.Method
-	}{{"sdca-gap", &train.SDCA{Seed: 1}}, {"sdca-gap-2workers", &train.SDCA{Seed: 1, Workers: 2}},
-		{"sdca-uniform", &train.SDCA{Sampler: uniform, Seed: 1}}, {"lbfgs", &train.LBFGS{}}} {
+		p      *train.Problem
+	}{{"sdca-gap", &train.SDCA{Seed: 1}, p}, {"sdca-gap-2workers", &train.SDCA{Seed: 1, Workers: 2}, p},
+		{"sdca-uniform", &train.SDCA{Sampler: uniform, Seed: 1}, p}, {"lbfgs", &train.LBFGS{}, p},
+		{"sdca-gap-l1", &train.SDCA{Seed: 1}, &pl}, {"owlqn-l1", &train.LBFGS{}, &pl}} {
 		b.Run(m.name, func(b *testing.B) {
-			if err := m.method.Init(p); err != nil {
+			if err := m.method.Init(m.p); err != nil {
 				b.Fatal(err)
 			}
 			if err := m.method.Epoch(ctx); err != nil { // the first epoch is the slowest: leave it out

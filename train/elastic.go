@@ -89,17 +89,26 @@ package train
 // top of the entropy terms; the scan is allocation-free (its slices are
 // the step's scratch, grown once).
 //
-// The commit moves u by γd on the support, sets w_j = soft(u_j, τ) there —
-// a function of u_j alone, so w is the same bits however it was reached —
-// and keeps ‖w‖² (that is 2g*(v)/λ) by adding the change of each w_j².
+// The commit moves u by γd on the support and keeps ‖w‖² (that is
+// 2g*(v)/λ) by adding the change of each soft(u_j, τ)².
 //
-// Memory: the stepper holds both u and w (two d-vectors; the ℓ2 SDCA
-// holds one): the oracle reads w on every attribute row of its sentence,
-// and soft-thresholding each row on every read would cost the hot loop
-// more than the vector costs memory. Checkpoints store u (w follows from
-// it exactly); the model holds w.
+// Memory: the stepper holds u only, one d-vector as the ℓ2 SDCA holds w.
+// A step soft-thresholds its sentence's rows of u (and the dense tail) into
+// packed rows, scores the sentence with them (the sentence's attributes
+// numbered by packed row: the same terms in the same order as scoring
+// with the whole primal point, so the same bits), and reads the tail's
+// bias, start and end there. Soft-thresholding is a function of u_j alone,
+// so the primal point is the same bits however u was reached; a whole one
+// is made only where a full pass needs it (refreshes, Weights). Keeping w
+// beside u instead would double the weights' cache traffic of every step
+// (the oracle reading w's rows, the line search and the commit u's).
+// Checkpoints store u; the model holds soft(u, τ).
 
-import "math"
+import (
+	"math"
+
+	"github.com/dualcrf/dualcrf/crf"
+)
 
 // threshold returns τ = λ₁/λ, the soft threshold of u = ŵ(μ).
 func (p *Problem) threshold() float64 { return p.L1 / p.Lambda }
@@ -178,6 +187,7 @@ type elasticLine struct {
 	slope0 float64   // q'(0⁺)
 	at     []float64 // breakpoints in (0,1), in the order met
 	jump   []float64 // the change of q' at each
+	cross  []int32   // addRun's scratch: the coordinates of a run that cross ±τ
 }
 
 // reset empties the line for a new direction.
@@ -228,6 +238,46 @@ func (l *elasticLine) eval(g float64) (q, dq float64) {
 	return max(q, 0), max(dq, 0)
 }
 
+// addRun adds the coordinates u, d (equal lengths) at threshold tau. Most
+// coordinates stay on one side of ±τ for γ in [0,1] — the segment from u_j
+// to u_j + d_j lies beyond τ, beyond −τ, or within (−τ, τ) — and the signs
+// of its ends less and plus τ tell them apart without a branch (a
+// coordinate's branch would be mispredicted often: which side it is on
+// depends on the data); those that cross, or touch ±τ, go through add.
+func (l *elasticLine) addRun(u, d []float64, tau float64) {
+	u = u[:len(d)]
+	if cap(l.cross) < len(d) {
+		l.cross = make([]int32, len(d), 2*len(d))
+	}
+	cross := l.cross[:len(d)]
+	n := 0
+	slope := 0.0 // the active-all-along part of q'(0⁺), added at the end
+	for j, dj := range d {
+		uj := u[j]
+		x1 := uj + dj
+		a, b := math.Float64bits(uj-tau), math.Float64bits(x1-tau) // sign bit: below τ
+		c, e := math.Float64bits(uj+tau), math.Float64bits(x1+tau) // sign bit: below −τ
+		// An end exactly on ±τ (a zero, either sign) is left to add.
+		tie := isZero(a) | isZero(b) | isZero(c) | isZero(e)
+		sa, sb, sc, se := a>>63, b>>63, c>>63, e>>63
+		active := (1 &^ (sa | sb)) | (sc & se)
+		slope += float64(int64(active&^tie)) * (dj * dj)
+		cross[n] = int32(j)
+		n += int((sa ^ sb) | (sc ^ se) | tie)
+	}
+	l.slope0 += slope
+	for _, j := range cross[:n] {
+		l.add(u[j], d[j], tau)
+	}
+}
+
+// isZero returns 1 when the float64 of bits x is +0 or −0, else 0,
+// without a branch: for t ≠ 0, t or −t has its top bit set.
+func isZero(x uint64) uint64 {
+	t := x << 1
+	return (t|-t)>>63 ^ 1
+}
+
 // prepareElastic scans the support of ws's direction against the stepper's
 // u: the breakpoints of its line (elasticLine). It only reads sp.u.
 func (sp *stepper) prepareElastic(ws *stepWork) {
@@ -237,57 +287,114 @@ func (sp *stepper) prepareElastic(ws *stepWork) {
 	l := &ws.elastic
 	l.reset()
 	for r, a := range ws.rows {
-		u := sp.u[lay.Row(a) : lay.Row(a)+K]
-		for y, d := range ws.vr[r*K : r*K+K] {
-			l.add(u[y], d, tau)
-		}
+		l.addRun(sp.u[lay.Row(a):lay.Row(a)+K], ws.vr[r*K:r*K+K], tau)
 	}
-	for j, d := range ws.vt {
-		l.add(sp.u[lay.Trans()+j], d, tau)
-	}
+	l.addRun(sp.u[lay.Trans():], ws.vt, tau)
 }
 
 // commitElastic is commitPrimal for the elastic net: u ← u + γd on the
-// direction's support, w = soft(u, τ) there, and ‖w‖² by the change of
-// each w_j²; it clears the direction's tail for the next step.
+// direction's support, and ‖w‖² by the change of each soft(u_j, τ)²; it
+// clears the direction's tail for the next step.
 func (sp *stepper) commitElastic(ws *stepWork, gamma float64) {
 	if gamma > 0 {
 		lay := sp.p.Layout
 		K := lay.NumLabels
 		tau := sp.tau
 		change := 0.0
-		move := func(u, w, d []float64) {
-			for y, x := range d {
-				if x == 0 {
-					continue
-				}
-				nu := u[y] + gamma*x
-				nw := soft(nu, tau)
-				change += nw*nw - w[y]*w[y]
-				u[y], w[y] = nu, nw
-			}
-		}
 		for r, a := range ws.rows {
 			off := lay.Row(a)
-			move(sp.u[off:off+K], sp.w[off:off+K], ws.vr[r*K:r*K+K])
+			change += moveElastic(sp.u[off:off+K], ws.vr[r*K:r*K+K], gamma, tau)
 		}
-		tr := lay.Trans()
-		move(sp.u[tr:], sp.w[tr:], ws.vt)
+		change += moveElastic(sp.u[lay.Trans():], ws.vt, gamma, tau)
 		sp.wsq = max(sp.wsq+change, 0)
 	}
 	clear(ws.vt)
 }
 
-// setElastic makes the stepper's point the duals' u = ŵ(μ) (which it takes)
-// and w = soft(u, τ); without an ℓ1 term, w = u.
+// moveElastic sets u ← u + γd where d is not zero (u and d of equal
+// lengths) and returns the change of Σ soft(u_j, τ)².
+func moveElastic(u, d []float64, gamma, tau float64) (change float64) {
+	u = u[:len(d)]
+	for j, x := range d {
+		if x == 0 {
+			continue
+		}
+		nu := u[j] + gamma*x
+		o, n := soft(u[j], tau), soft(nu, tau)
+		change += n*n - o*o
+		u[j] = nu
+	}
+	return change
+}
+
+// packPrimal writes into ws.pw the primal weights soft(u, τ) of sentence
+// i's rows (ws.rows: row r is attribute ws.rows[r]) and of the dense tail,
+// and returns the layout and the sentence (s with its attributes numbered
+// by row: sentenceRows.slot) that score with them as s scores with the
+// whole primal point — the same terms in the same order, so the same bits.
+func (sp *stepper) packPrimal(ws *stepWork, i int, s crf.Sentence) (crf.Layout, crf.Sentence) {
+	lay := sp.p.Layout
+	K := lay.NumLabels
+	tau := sp.tau
+	ws.rows = sp.rows.of(i)
+	pl := crf.Layout{NumAttrs: len(ws.rows), NumLabels: K, NoBias: lay.NoBias}
+	ws.pw = grow(ws.pw, pl.Dim())
+	for r, a := range ws.rows {
+		softInto(ws.pw[r*K:r*K+K], sp.u[lay.Row(a):lay.Row(a)+K], tau)
+	}
+	softInto(ws.pw[pl.Trans():], sp.u[lay.Trans():], tau)
+	s.Attrs = sp.rows.slot
+	return pl, s
+}
+
+// softInto sets dst = soft(src, τ) (equal lengths).
+func softInto(dst, src []float64, tau float64) {
+	src = src[:len(dst)]
+	for j, x := range src {
+		dst[j] = soft(x, tau)
+	}
+}
+
+// primalTail returns the transition, bias, start and end weights of the
+// oracle's primal point: w's, or for the elastic net those packed by
+// packPrimal.
+func (sp *stepper) primalTail(ws *stepWork) []float64 {
+	if sp.u != nil {
+		return ws.pw[len(ws.rows)*sp.p.Layout.NumLabels:]
+	}
+	return sp.w[sp.p.Layout.Trans():]
+}
+
+// dotPrimal returns ⟨soft(u, τ), d⟩ over ws's direction at the current u
+// (the elastic net's redirect).
+func (sp *stepper) dotPrimal(ws *stepWork) float64 {
+	lay := sp.p.Layout
+	K := lay.NumLabels
+	s := 0.0
+	dotSoft := func(u, d []float64) {
+		u = u[:len(d)]
+		for j, x := range d {
+			s += soft(u[j], sp.tau) * x
+		}
+	}
+	for r, a := range ws.rows {
+		dotSoft(sp.u[lay.Row(a):lay.Row(a)+K], ws.vr[r*K:r*K+K])
+	}
+	dotSoft(sp.u[lay.Trans():], ws.vt)
+	return s
+}
+
+// setElastic makes the stepper's point the duals' ŵ(μ) u, which it takes:
+// its weights w = u, or for the elastic net u itself with the primal point
+// soft(u, τ); and ‖w‖² of the primal point.
 func (sp *stepper) setElastic(u []float64) {
 	if sp.p.L1 == 0 {
 		sp.w, sp.u = u, nil
-		return
+	} else {
+		sp.tau = sp.p.threshold()
+		sp.w, sp.u = nil, u
 	}
-	sp.tau = sp.p.threshold()
-	sp.u = u
-	sp.w = sp.p.primalOf(append([]float64(nil), u...))
+	sp.wsq = sp.primalSq()
 }
 
 // dualVector returns ŵ(μ) as the stepper keeps it: u for the elastic net,
@@ -297,4 +404,37 @@ func (sp *stepper) dualVector() []float64 {
 		return sp.u
 	}
 	return sp.w
+}
+
+// primal returns the primal point: w (the stepper's own slice), or for the
+// elastic net a new slice soft(u, τ).
+func (sp *stepper) primal() []float64 {
+	if sp.u == nil {
+		return sp.w
+	}
+	return sp.primalInto(nil)
+}
+
+// primalInto returns the primal point in buf (grown as needed; the
+// stepper's own w without an ℓ1 term).
+func (sp *stepper) primalInto(buf []float64) []float64 {
+	if sp.u == nil {
+		return sp.w
+	}
+	buf = grow(buf, len(sp.u))
+	softInto(buf, sp.u, sp.tau)
+	return buf
+}
+
+// primalSq returns ‖w‖² of the primal point, from scratch.
+func (sp *stepper) primalSq() float64 {
+	if sp.u == nil {
+		return dot(sp.w, sp.w)
+	}
+	s := 0.0
+	for _, x := range sp.u {
+		x = soft(x, sp.tau)
+		s += x * x
+	}
+	return s
 }

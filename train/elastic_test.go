@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -115,13 +116,14 @@ func TestElasticGapIdentity(t *testing.T) {
 			u := mustWhat(t, p, m.duals)
 			zeros, nonzeros := 0, 0
 			wsq := 0.0
+			weights := m.Weights()
 			for j, v := range u {
 				if math.Abs(v-m.st.u[j]) > 1e-10*max(1, math.Abs(v)) {
 					t.Fatalf("u[%d] = %.15g, ŵ(μ) = %.15g", j, m.st.u[j], v)
 				}
 				w := soft(m.st.u[j], p.threshold())
-				if math.Float64bits(w) != math.Float64bits(m.st.w[j]) {
-					t.Fatalf("w[%d] = %.17g, soft(u) = %.17g", j, m.st.w[j], w)
+				if math.Float64bits(w) != math.Float64bits(weights[j]) {
+					t.Fatalf("w[%d] = %.17g, soft(u) = %.17g", j, weights[j], w)
 				}
 				wsq += w * w
 				if w == 0 {
@@ -140,6 +142,43 @@ func TestElasticGapIdentity(t *testing.T) {
 	}
 }
 
+// TestElasticPackedScores: the scores a proximal step's oracle makes from
+// its sentence's packed rows of soft(u, τ) are those of the whole primal
+// point, bit for bit, for every sentence and layout (bias or none, real
+// values or binary).
+func TestElasticPackedScores(t *testing.T) {
+	for _, noBias := range []bool{false, true} {
+		for _, real := range []bool{false, true} {
+			p := elasticProblem(t, 84, 30, 6, 12, 4, real, 0.02)
+			p.Layout.NoBias = noBias
+			m := &SDCA{Seed: 2}
+			if err := m.Init(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Epoch(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			w := m.Weights()
+			whole := crf.NewLattice(p.Layout.NumLabels)
+			for i := range p.N() {
+				s := p.Data.Sentence(i)
+				whole.SetScores(p.Layout, w, s)
+				pl, ps := m.st.packPrimal(m.st.ws, i, s)
+				m.st.ws.lat.SetScores(pl, m.st.ws.pw, ps)
+				a, b := whole.Node(), m.st.ws.lat.Node()
+				for j := range s.Len() * p.Layout.NumLabels {
+					if math.Float64bits(a[j]) != math.Float64bits(b[j]) {
+						t.Fatalf("bias %v real %v sentence %d: node score %d is %v packed, %v whole", !noBias, real, i, j, b[j], a[j])
+					}
+				}
+				if fmt.Sprint(whole.Trans()) != fmt.Sprint(m.st.ws.lat.Trans()) {
+					t.Fatalf("sentence %d: transition scores differ", i)
+				}
+			}
+		}
+	}
+}
+
 // TestElasticLine checks elasticLine against h'(γ) − h'(0) and h”(γ) summed
 // coordinate by coordinate, h(γ) = ½ Σ soft(u_j + γd_j, τ)², and against
 // finite differences of h, on random coordinates that cross the threshold
@@ -153,18 +192,30 @@ func TestElasticLine(t *testing.T) {
 		u, d := make([]float64, n), make([]float64, n)
 		for j := range u {
 			u[j], d[j] = 2*rng.NormFloat64(), 2*rng.NormFloat64()
-			switch rng.IntN(6) {
+			switch rng.IntN(9) {
 			case 0:
 				u[j] = tau
 			case 1:
 				u[j] = -tau
 			case 2:
 				d[j] = 0
+			case 3: // ending on the threshold
+				d[j] = tau - u[j]
+			case 4:
+				d[j] = -tau - u[j]
+			case 5: // within the dead zone
+				u[j], d[j] = tau*(2*rng.Float64()-1), tau*(rng.Float64()-0.5)
 			}
 		}
 		l.reset()
 		for j := range u {
 			l.add(u[j], d[j], tau)
+		}
+		// The comparisons-first scan of a step finds the same line.
+		var run elasticLine
+		run.addRun(u, d, tau)
+		if !relClose(run.slope0, l.slope0, 1e-14) || fmt.Sprint(run.at, run.jump) != fmt.Sprint(l.at, l.jump) {
+			t.Fatalf("trial %d: addRun gives q'(0) %g, breakpoints %v %v; add %g, %v %v", trial, run.slope0, run.at, run.jump, l.slope0, l.at, l.jump)
 		}
 		h := func(g float64) (v, dv float64) {
 			for j := range u {
@@ -181,9 +232,15 @@ func TestElasticLine(t *testing.T) {
 			if math.Abs(q-(hg-h0)) > 1e-12*max(1, math.Abs(hg)) {
 				t.Fatalf("trial %d γ=%g: q = %.15g, h'(γ) − h'(0) = %.15g", trial, g, q, hg-h0)
 			}
+			// q' is the right derivative (the left one at γ = 1, where
+			// a coordinate may end on the threshold).
+			ga := g
+			if g == 1 {
+				ga = 1 - 1e-9
+			}
 			want := 0.0
 			for j := range u {
-				if math.Abs(u[j]+g*d[j]) > tau {
+				if math.Abs(u[j]+ga*d[j]) > tau {
 					want += d[j] * d[j]
 				}
 			}

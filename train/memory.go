@@ -131,8 +131,8 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 	default:
 		// w, ŵ(μ) (with the gold features it starts from), the result.
 		e.Weights += 4 * dim * 8
-		if p.L1 > 0 {
-			e.Weights += dim * 8 // the elastic net keeps u = ŵ(μ) beside w
+		if p.L1 > 0 && o.StreamBytes > 0 {
+			e.Weights += dim * 8 // the elastic net's whole primal point for a streamed run's gap refreshes
 		}
 		// SDCA's per-sentence rows and slots, the sampler's trees.
 		e.Dataset += 8*occ + 48*n

@@ -108,7 +108,7 @@ func (o *ordered) epoch(ctx context.Context) error {
 	// The duals are settled then too: certificates and snapshots read them.
 	defer func() {
 		o.settle()
-		m.st.wsq = dot(m.st.w, m.st.w)
+		m.st.wsq = m.st.primalSq()
 	}()
 	for m.pos < n {
 		if err := ctx.Err(); err != nil {
@@ -139,13 +139,12 @@ func (o *ordered) runRound(left int) {
 func (o *ordered) commitAll() {
 	m := o.m
 	st := m.st
-	K := m.p.Layout.NumLabels
 	for r := range o.sents {
 		ws := o.slots[r]
 		if r+1 < len(o.sents) {
 			// The next commit's rows are cold: the oracles read them on
 			// other cores, before this round's commits.
-			prefetchRows(st.w, o.slots[r+1].rows, K)
+			st.prefetch(o.slots[r+1].rows)
 		}
 		a, gamma, iters := ws.a, o.g0[r], o.it0[r]
 		if r > 0 {
@@ -249,7 +248,7 @@ func (o *ordered) run(d *draws, count int) {
 		o.runRound(count - done)
 	}
 	o.settle()
-	o.m.st.wsq = dot(o.m.st.w, o.m.st.w)
+	o.m.st.wsq = o.m.st.primalSq()
 }
 
 // take adds sentence i to the round in progress. If the last round

@@ -208,7 +208,6 @@ func (m *SDCA) Init(p *Problem) error {
 	}
 	m.st.setElastic(u)
 	m.whatAt = m.st.steps
-	m.st.wsq = dot(m.st.w, m.st.w)
 	m.sched.start()
 	return nil
 }
@@ -325,8 +324,9 @@ func (p *Problem) Smoothness() []float64 {
 	return L
 }
 
-// Weights returns the current weights (the method's own slice).
-func (m *SDCA) Weights() []float64 { return m.st.w }
+// Weights returns the current weights (the method's own slice; for the
+// elastic net a new one, soft(ŵ(μ), λ₁/λ)).
+func (m *SDCA) Weights() []float64 { return m.st.primal() }
 
 // Epoch runs n steps, or the rest of an epoch interrupted before. When ctx
 // is cancelled it returns between two steps (the scheduler says where it
@@ -344,7 +344,7 @@ func (m *SDCA) endEpoch() {
 // pass over the data (on all cores) and hands them to the sampler
 // (Settings.RefreshEvery). It is meant for the start of an epoch.
 func (m *SDCA) refresh(ctx context.Context) error {
-	r, err := m.p.pass(ctx, m.st.w, m.duals, false)
+	r, err := m.p.pass(ctx, m.st.primal(), m.duals, false)
 	if err != nil {
 		return err
 	}

@@ -315,11 +315,16 @@ func (sc *streamed) refreshGaps(s *duals.Stream, idx []int) {
 	m := sc.m
 	gaps := make([]float64, len(idx))
 	K := m.p.Layout.NumLabels
+	w := m.st.w
+	if m.st.u != nil {
+		m.st.wbuf = m.st.primalInto(m.st.wbuf) // the elastic net's, kept for the next block's
+		w = m.st.wbuf
+	}
 	_ = num.Parallel(context.Background(), len(idx), 0, func() func(int) {
 		pw := &passWorker{lat: crf.NewLattice(K)}
 		return func(j int) {
 			i := idx[j]
-			_, _, gaps[j] = pw.sentence(m.p, m.st.w, m.p.Data.Sentence(i), s.Block(i))
+			_, _, gaps[j] = pw.sentence(m.p, w, m.p.Data.Sentence(i), s.Block(i))
 		}
 	})
 	m.p.meterAdd(len(idx))

@@ -20,7 +20,7 @@ type stepper struct {
 	duals duals.Store
 	rows  *sentenceRows
 	sub   float64   // the line search's sub-precision
-	w     []float64 // the weights the steps move: the primal point the oracle reads
+	w     []float64 // the weights the steps move (nil for the elastic net: u below)
 	wsq   float64   // ‖w‖², kept by the steps
 	ws    *stepWork
 	// steps and lsIters count the steps made and their line-search
@@ -30,10 +30,13 @@ type stepper struct {
 	// measurement of compact duals rounds μ_i there (nil in every run).
 	afterCommit func(ws *stepWork)
 	// u, for the elastic net (Problem.L1 > 0), is ŵ(μ), which the steps
-	// move, and w = soft(u, tau) (elastic.go); nil for the ℓ2 objective,
-	// whose w is ŵ(μ).
+	// move; the primal point is soft(u, tau), made for each step's rows
+	// (elastic.go). nil for the ℓ2 objective, whose w is ŵ(μ).
 	u   []float64
 	tau float64
+	// wbuf is a whole primal point soft(u, tau) the streamed scheduler's
+	// gap refreshes read (primalInto), kept between them.
+	wbuf []float64
 }
 
 // newStepper returns a stepper for p on the dual store, with no weights yet.
@@ -96,8 +99,10 @@ type stepWork struct {
 	i    int
 	mu   []float64
 	a, b float64
-	// elastic is the line of h for the elastic net (elastic.go).
+	// elastic is the line of h for the elastic net (elastic.go), and pw
+	// the primal weights of the step's rows, packed as vr, then the tail.
 	elastic elasticLine
+	pw      []float64
 }
 
 // sentenceRows lists, for every sentence, the distinct attributes it uses
@@ -186,7 +191,7 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 	if draw {
 		d.sampler.Update(j, st.Gap)
 		next = d.sampler.Next(d.rng)
-		prefetchRows(sp.w, sp.rows.of(d.sentence(next)), sp.p.Layout.NumLabels)
+		sp.prefetch(sp.rows.of(d.sentence(next)))
 	}
 	sp.direct(ws)
 	st.Slope0, st.Gamma, st.Iters = sp.search(ws, ws.a, -1)
@@ -196,6 +201,12 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 		sp.afterCommit(ws)
 	}
 	return st, next
+}
+
+// prefetch starts fetching the weight rows of a coming step: w's, which
+// its oracle reads, or for the elastic net u's.
+func (sp *stepper) prefetch(rows []int32) {
+	prefetchRows(sp.dualVector(), rows, sp.p.Layout.NumLabels)
 }
 
 // oracle is step 1 on sentence i into ws: the oracle at sp.w, and the
@@ -217,7 +228,12 @@ func (sp *stepper) oracle(ws *stepWork, i int) stepStats {
 	ws.dN = grow(ws.dN, T*K)
 	ws.lmuN = grow(ws.lmuN, T*K)
 	ws.lnuN = grow(ws.lnuN, T*K)
-	ws.lat.SetScores(lay, sp.w, s)
+	if sp.u != nil {
+		pl, ps := sp.packPrimal(ws, i, s)
+		ws.lat.SetScores(pl, ws.pw, ps)
+	} else {
+		ws.lat.SetScores(lay, sp.w, s)
+	}
 	ws.lat.ForwardBackward()
 	ws.nuSum = grow(ws.nuSum, K*K)
 	ws.muSum = grow(ws.muSum, K*K)
@@ -259,6 +275,7 @@ func (sp *stepper) direct(ws *stepWork) {
 func (sp *stepper) redirect(ws *stepWork) float64 {
 	if sp.u != nil {
 		sp.prepareElastic(ws)
+		return sp.dotPrimal(ws)
 	}
 	return dotRows(sp.w, ws.rows, ws.vr, ws.vt, sp.p.Layout)
 }
@@ -401,14 +418,15 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 	// with the node scores θ of the oracle (masked-out weights are zero, so
 	// the mask changes nothing here).
 	th := ws.lat.Node()
+	wt := sp.primalTail(ws) // B, bias, start, end of the oracle's weights
 	for t := 0; t < T; t++ {
 		row, dn := th[t*K:(t+1)*K], ws.dN[t*K:(t+1)*K]
 		if lay.NoBias {
 			wv += dot(row, dn)
 			continue
 		}
-		bias := sp.w[lay.Bias() : lay.Bias()+K]
-		start, end := sp.w[lay.Start():lay.Start()+K], sp.w[lay.End():lay.End()+K]
+		bias := wt[lay.Bias()-lay.Trans() : lay.Bias()-lay.Trans()+K]
+		start, end := wt[lay.Start()-lay.Trans():lay.Start()-lay.Trans()+K], wt[lay.End()-lay.Trans():lay.End()-lay.Trans()+K]
 		for y, x := range dn {
 			u := row[y] - bias[y]
 			if t == 0 {
@@ -442,7 +460,6 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 			end[y] = c * ws.dN[(T-1)*K+y]
 		}
 	}
-	wt := sp.w[lay.Trans():]
 	wv += dot(wt, tail)
 	vv += dot(tail, tail)
 	return wv, vv
