@@ -78,9 +78,9 @@ package train
 //
 // Breakpoints. Coordinate j changes between active (|u_j + γd_j| > τ) and
 // not at γ = (±τ − u_j)/d_j; only those in (0,1) matter. Once per step
-// (elasticLine.prepare) the coordinates of the support are scanned: q'(0⁺)
-// = Σ d_j² over those active just after 0, and each breakpoint b_k in
-// (0,1) with the jump Δ_k = ±d_j² of q' there (+ entering, − leaving).
+// (prepareElastic) the coordinates of the support are scanned: q'(0⁺) =
+// Σ d_j² over those active just after 0, and each breakpoint b_k in (0,1)
+// with the jump Δ_k = ±d_j² of q' there (+ entering, − leaving).
 // Then, q being continuous,
 //
 //	q(γ) = γ·q'(0⁺) + Σ_{b_k < γ} Δ_k·(γ − b_k),   q'(γ) = q'(0⁺) + Σ_{b_k < γ} Δ_k,

@@ -36,6 +36,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 )
@@ -167,12 +168,25 @@ func (o *owlqn) direction() float64 {
 }
 
 // iterate makes one OWL-QN iteration: it returns ErrNoProgress (wrapped)
-// when no descent is left in floating point.
+// when no descent is left in floating point. When the quasi-Newton
+// direction is lost to the sign projection, or its line search finds no
+// decrease, the history is dropped and the iteration tried again from the
+// steepest descent direction of the pseudo-gradient.
 func (o *owlqn) iterate(ctx context.Context) error {
+	err := o.try(ctx)
+	if errors.Is(err, ErrNoProgress) && len(o.s) > 0 {
+		o.s, o.y, o.rho = o.s[:0], o.y[:0], o.rho[:0]
+		err = o.try(ctx)
+	}
+	return err
+}
+
+// try makes one iteration from the current history.
+func (o *owlqn) try(ctx context.Context) error {
 	o.pseudoGradient()
 	norm := o.direction()
 	if norm == 0 {
-		return fmt.Errorf("%w: the pseudo-gradient vanishes (the optimum)", ErrNoProgress)
+		return fmt.Errorf("%w: no descent direction left (the pseudo-gradient vanishes at the optimum)", ErrNoProgress)
 	}
 	step := 1.0
 	if len(o.s) == 0 {

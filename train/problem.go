@@ -3,6 +3,7 @@
 //
 //	P(w) = λ/2 ‖w‖² + (1/n) Σ_i [log Z_i(w) − w·F(x_i,y_i)]
 //
+// (with Problem.L1, the elastic net's λ₁‖w‖₁ too: elastic.go, owlqn.go)
 // with SDCA (stochastic dual coordinate ascent on the dual
 // D(μ) = −λ/2 ‖ŵ(μ)‖² + (1/n) Σ_i H̃(μ_i), Le Priol et al. 2018) or with
 // L-BFGS as a reference. The driver (Train) owns the loop, limits, stopping

@@ -244,7 +244,7 @@ func TestTrainWarmStartL1(t *testing.T) {
 	}
 	must("featurize", "--template", "chunking", "-o", "old.arrow", "old.txt")
 	must("featurize", "--template", "chunking", "-o", "new.arrow", "new.txt")
-	l1 := []string{"train", "-q", "--gap-tol", "1e-4", "--l1", "0.1/n", "--lambda", "0.2/n"}
+	l1 := []string{"train", "-q", "--gap-tol", "1e-3", "--l1", "0.1/n", "--lambda", "0.2/n"}
 	must(append(l1, "--keep-duals", "old.duals", "-o", "old.model", "old.arrow")...)
 	warm := must(append(l1, "--warm-start", "old.duals", "-o", "warm.model", "new.arrow")...)
 	if !strings.Contains(warm, "train: warm start from old.duals: 100 sentences kept, 50 added, 0 dropped") {
@@ -253,7 +253,7 @@ func TestTrainWarmStartL1(t *testing.T) {
 	cold := must(append(l1, "-o", "cold.model", "new.arrow")...)
 	pw, gw := primal(warm)
 	pc, gc := primal(cold)
-	if gw > 1e-4 || gc > 1e-4 || math.Abs(pw-pc) > gw+gc {
+	if gw > 1e-3 || gc > 1e-3 || math.Abs(pw-pc) > gw+gc {
 		t.Errorf("warm P %.10g (gap %g), cold P %.10g (gap %g): not the same optimum", pw, gw, pc, gc)
 	}
 	for _, tc := range []struct {
