@@ -34,26 +34,45 @@ const (
 // CRFsuite's format cannot hold exactly.
 var ErrNotExportable = errors.New("the model cannot be written in CRFsuite's format")
 
-// Check reports why m cannot be written exactly in CRFsuite's format, or
-// nil: non-zero bias, start or end weights (see the package documentation),
-// a label or attribute name with a NUL byte (CRFsuite's names are C
-// strings), or a model too large for the format's 32-bit offsets.
+// Markers name the attributes that carry a model's bias, start and end
+// weights in CRFsuite's model, which has none of the three (see the
+// package documentation): Bias is present, with value 1, at every token,
+// Start at the first token and End at the last. All three are empty for a
+// model without those weights (trained with --no-bias).
+type Markers struct{ Bias, Start, End string }
+
+// MarkersOf returns the marker attributes of m: "@bias", "@start" and
+// "@end" — no template attribute starts with '@' — each lengthened by '@'
+// until m has no attribute of that name (a model trained on CRFsuite
+// attribute files may have one), so that a marker never stands for an
+// attribute the model knows. A tagger given an attribute that equals a
+// marker but is not one must leave it out: the model does not know it, so
+// dualcrf's own decode gives it no weight.
+func MarkersOf(m *crf.Model) Markers {
+	if m.Layout.NoBias {
+		return Markers{}
+	}
+	have := make(map[string]bool)
+	for _, n := range m.AttrNames {
+		if strings.HasPrefix(n, "@") {
+			have[n] = true
+		}
+	}
+	name := func(base string) string {
+		for have[base] {
+			base += "@"
+		}
+		return base
+	}
+	return Markers{Bias: name("@bias"), Start: name("@start"), End: name("@end")}
+}
+
+// Check reports why m cannot be written in CRFsuite's format, or nil: a
+// label or attribute name with a NUL byte (CRFsuite's names are C
+// strings), or a model m.Check refuses.
 func Check(m *crf.Model) error {
 	if err := m.Check(); err != nil {
 		return err
-	}
-	lay := m.Layout
-	if !lay.NoBias {
-		K := lay.NumLabels
-		for i, block := range []string{"bias", "start", "end"} {
-			off := lay.Bias() + i*K
-			for y, w := range m.Weights[off : off+K] {
-				if w != 0 {
-					return fmt.Errorf("%w: its %s weight of label %q is %g, and CRFsuite's model has no %s weights (train with --no-bias for a model CRFsuite can hold)",
-						ErrNotExportable, block, m.LabelNames[y], w, block)
-				}
-			}
-		}
 	}
 	for i, n := range m.LabelNames {
 		if strings.IndexByte(n, 0) >= 0 {
@@ -79,15 +98,17 @@ type feature struct {
 type Summary struct {
 	Features   int // non-zero weights written (state and transition)
 	Transition int // of which transition features
-	Attributes int // attributes with at least one non-zero weight
+	Attributes int // attributes with at least one non-zero weight (markers included)
+	Markers    int // of which marker attributes (bias, start, end)
 	Labels     int
 	Bytes      int64
 }
 
 // WriteModel writes m to w in CRFsuite 0.12's model format. It writes the
 // non-zero weights only (CRFsuite's trainer does the same) and the
-// attributes that have one, numbered in the model's order; labels keep
-// the model's ids. It refuses what Check refuses.
+// attributes that have one, numbered in the model's order, then the
+// marker attributes (MarkersOf) of the bias, start and end weights; labels
+// keep the model's ids. It refuses what Check refuses.
 func WriteModel(w io.Writer, m *crf.Model) (Summary, error) {
 	if err := Check(m); err != nil {
 		return Summary{}, err
@@ -99,8 +120,7 @@ func WriteModel(w io.Writer, m *crf.Model) (Summary, error) {
 		attrNames []string   // CRFsuite attribute id → name
 		labelRefs = make([][]uint32, K)
 	)
-	for a := range A {
-		row := m.Weights[a*K : (a+1)*K]
+	addAttr := func(name string, row []float64) {
 		var refs []uint32
 		for y, wt := range row {
 			if wt == 0 {
@@ -111,7 +131,19 @@ func WriteModel(w io.Writer, m *crf.Model) (Summary, error) {
 		}
 		if refs != nil {
 			attrRefs = append(attrRefs, refs)
-			attrNames = append(attrNames, m.AttrNames[a])
+			attrNames = append(attrNames, name)
+		}
+	}
+	for a := range A {
+		addAttr(m.AttrNames[a], m.Weights[a*K:(a+1)*K])
+	}
+	markers := 0
+	if mk := MarkersOf(m); !m.Layout.NoBias {
+		for i, name := range []string{mk.Bias, mk.Start, mk.End} {
+			off := m.Layout.Bias() + i*K
+			before := len(attrNames)
+			addAttr(name, m.Weights[off:off+K])
+			markers += len(attrNames) - before
 		}
 	}
 	trans := m.Weights[m.Layout.Trans() : m.Layout.Trans()+K*K]
@@ -124,7 +156,7 @@ func WriteModel(w io.Writer, m *crf.Model) (Summary, error) {
 			feats = append(feats, feature{transFeature, uint32(y), uint32(y2), wt})
 		}
 	}
-	s := Summary{Features: len(feats), Attributes: len(attrNames), Labels: K}
+	s := Summary{Features: len(feats), Attributes: len(attrNames), Markers: markers, Labels: K}
 	for _, r := range labelRefs {
 		s.Transition += len(r)
 	}

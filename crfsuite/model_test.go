@@ -141,9 +141,6 @@ func TestWriteModelReadsBack(t *testing.T) {
 				w[i] = 0
 			}
 		}
-		if !lay.NoBias {
-			clear(w[lay.Bias():])
-		}
 		m := &crf.Model{Layout: lay, Weights: w, Meta: map[string]string{}}
 		for a := range A {
 			m.AttrNames = append(m.AttrNames, fmt.Sprintf("w[%d]=a:b\\%d|é", a%7, a))
@@ -191,6 +188,24 @@ func TestWriteModelReadsBack(t *testing.T) {
 				}
 			}
 		}
+		if !lay.NoBias {
+			mk := MarkersOf(m)
+			for i, n := range []string{mk.Bias, mk.Start, mk.End} {
+				want := w[lay.Bias()+i*K : lay.Bias()+(i+1)*K]
+				got := make([]float64, K)
+				if id := lookup(p.attrDB, n); id >= 0 {
+					for _, f := range p.features(p.offAttr, id) {
+						got[int(f[2])] += f[3]
+						found++
+					}
+				}
+				for y := range K {
+					if got[y] != want[y] {
+						t.Fatalf("marker %q label %d: read %g, want %g", n, y, got[y], want[y])
+					}
+				}
+			}
+		}
 		for y := range K {
 			got := make([]float64, K)
 			for _, f := range p.features(p.offLabRef, y) {
@@ -212,26 +227,124 @@ func TestWriteModelReadsBack(t *testing.T) {
 	}
 }
 
-// TestCheckRefuses: bias, start or end weights, and NUL bytes in names,
-// are refused with ErrNotExportable; an all-zero bias block is not.
+// TestCheckRefuses: NUL bytes in names are refused with ErrNotExportable;
+// bias, start and end weights are not (they become markers).
 func TestCheckRefuses(t *testing.T) {
 	lay := crf.Layout{NumAttrs: 2, NumLabels: 2}
-	model := func() *crf.Model {
-		return &crf.Model{Layout: lay, Weights: make([]float64, lay.Dim()), AttrNames: []string{"a", "b"}, LabelNames: []string{"X", "Y"}}
+	m := &crf.Model{Layout: lay, Weights: make([]float64, lay.Dim()), AttrNames: []string{"a", "b"}, LabelNames: []string{"X", "Y"}}
+	m.Weights[lay.Bias()], m.Weights[lay.Start()+1], m.Weights[lay.End()] = 0.5, -1, 2
+	if err := Check(m); err != nil {
+		t.Fatalf("bias, start and end weights: %v", err)
 	}
-	if err := Check(model()); err != nil {
-		t.Fatalf("zero bias: %v", err)
-	}
-	for _, off := range []int{lay.Bias(), lay.Start() + 1, lay.End()} {
-		m := model()
-		m.Weights[off] = 0.5
-		if _, err := WriteModel(&bytes.Buffer{}, m); !errors.Is(err, ErrNotExportable) {
-			t.Errorf("weight %s set: %v, want ErrNotExportable", m.RowName(off/2), err)
-		}
-	}
-	m := model()
 	m.AttrNames[1] = "a\x00b"
 	if err := Check(m); !errors.Is(err, ErrNotExportable) {
 		t.Errorf("NUL in an attribute: %v", err)
+	}
+	m.AttrNames[1], m.LabelNames[0] = "b", "X\x00"
+	if _, err := WriteModel(&bytes.Buffer{}, m); !errors.Is(err, ErrNotExportable) {
+		t.Errorf("NUL in a label: %v", err)
+	}
+}
+
+// TestMarkersOf: the markers are "@bias", "@start" and "@end", lengthened
+// past the model's own attributes of those names, distinct from each other
+// and from every attribute; a model without bias has none.
+func TestMarkersOf(t *testing.T) {
+	for _, c := range []struct {
+		attrs []string
+		want  Markers
+	}{
+		{[]string{"w[0]=the", "bias"}, Markers{"@bias", "@start", "@end"}},
+		{[]string{"@bias", "@bias@", "@end", "x"}, Markers{"@bias@@", "@start", "@end@"}},
+		{[]string{"@start@", "@start"}, Markers{"@bias", "@start@@", "@end"}},
+	} {
+		lay := crf.Layout{NumAttrs: len(c.attrs), NumLabels: 2}
+		m := &crf.Model{Layout: lay, AttrNames: c.attrs}
+		if got := MarkersOf(m); got != c.want {
+			t.Errorf("attributes %q: markers %+v, want %+v", c.attrs, got, c.want)
+		}
+		m.Layout.NoBias = true
+		if got := MarkersOf(m); got != (Markers{}) {
+			t.Errorf("no bias: markers %+v", got)
+		}
+	}
+}
+
+// TestExportScoresPaths reads random models with bias, start and end
+// weights back as CRFsuite's tagger scores a sentence — per token the state
+// features of its attributes (times their values) and of the markers
+// present at it, plus the transitions — and compares every label path's
+// score of small random sentences with crf.Dot, the score dualcrf decodes
+// with. The markers make the two agree to rounding.
+func TestExportScoresPaths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 30 {
+		A, K := 1+rng.IntN(8), 1+rng.IntN(4)
+		lay := crf.Layout{NumAttrs: A, NumLabels: K, NoBias: trial%5 == 4}
+		d := crftest.RandomDataset(rng, 4, 4, A, K, trial%2 == 0)
+		w := crftest.RandomWeights(rng, lay, 1)
+		m := &crf.Model{Layout: lay, Weights: w, AttrNames: d.AttrNames, LabelNames: d.LabelNames}
+		for a := range A {
+			m.AttrNames[a] = fmt.Sprintf("a%d", a)
+		}
+		var buf bytes.Buffer
+		if _, err := WriteModel(&buf, m); err != nil {
+			t.Fatal(err)
+		}
+		p := parse(t, buf.Bytes())
+		state := func(name string, y int) float64 { // the weight of (name, y) in the file
+			id := lookup(p.attrDB, name)
+			if id < 0 {
+				return 0
+			}
+			for _, f := range p.features(p.offAttr, id) {
+				if int(f[2]) == y {
+					return f[3]
+				}
+			}
+			return 0
+		}
+		trans := func(y, y2 int) float64 {
+			for _, f := range p.features(p.offLabRef, y) {
+				if int(f[2]) == y2 {
+					return f[3]
+				}
+			}
+			return 0
+		}
+		mk := MarkersOf(m)
+		for i := range d.Len() {
+			s := d.Sentence(i)
+			T := s.Len()
+			for _, path := range crftest.Enumerate(lay, w, s).Paths {
+				score := 0.0
+				for tok := range T {
+					y := int(path[tok])
+					for j := s.AttrStart[tok]; j < s.AttrStart[tok+1]; j++ {
+						v := 1.0
+						if s.Values != nil {
+							v = s.Values[j]
+						}
+						score += v * state(m.AttrNames[s.Attrs[j]], y)
+					}
+					if !lay.NoBias {
+						score += state(mk.Bias, y)
+						if tok == 0 {
+							score += state(mk.Start, y)
+						}
+						if tok == T-1 {
+							score += state(mk.End, y)
+						}
+					}
+					if tok > 0 {
+						score += trans(int(path[tok-1]), y)
+					}
+				}
+				want := crf.Dot(w, lay, s, path)
+				if math.Abs(score-want) > 1e-12*(1+math.Abs(want)) {
+					t.Fatalf("trial %d, sentence %d, path %v: CRFsuite's score %.17g, crf.Dot %.17g", trial, i, path, score, want)
+				}
+			}
+		}
 	}
 }

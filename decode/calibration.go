@@ -146,8 +146,13 @@ func (k *calibrator) result() *Calibration {
 	return &c
 }
 
-// Write prints the reliability table.
+// Write prints the reliability table; without predicted chunks, a line
+// saying there are none to calibrate.
 func (c *Calibration) Write(w io.Writer) error {
+	if c.Chunks == 0 {
+		_, err := fmt.Fprintln(w, "chunk confidence calibration: no predicted chunks to calibrate")
+		return err
+	}
 	fmt.Fprintf(w, "chunk confidence calibration: %d predicted chunks, %d correct (precision %.2f%%), mean confidence %.2f%%, ECE %.4f\n",
 		c.Chunks, c.Correct, 100*frac(c.Correct, c.Chunks), 100*c.MeanConf, c.ECE)
 	fmt.Fprintf(w, "%13s %8s %8s %10s %10s\n", "confidence", "chunks", "correct", "mean conf", "precision")

@@ -3,7 +3,10 @@ package decode
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // Constraints say which label sequences a decoder may output: the
@@ -61,9 +64,10 @@ func ParseConstraints(name string) (Constraints, error) {
 	return 0, fmt.Errorf("decode: unknown constraints %q (want one of %s; iob2 is bio)", name, strings.Join(constraintNames[:], ", "))
 }
 
-// ErrConstraintLabel means a model label is not a tag of the scheme the
-// constraints enforce.
-var ErrConstraintLabel = errors.New("decode: label does not fit the constraints")
+// ErrConstraintLabel means the model's labels are not of the scheme the
+// constraints enforce: a label that is not a tag of the scheme, or one that
+// no labelling the constraints allow can hold.
+var ErrConstraintLabel = errors.New("decode: the labels do not fit the constraints")
 
 // labelMasks are the allowed transitions (K×K, y·K+y'), first and last
 // labels of a set of labels under constraints; all nil without.
@@ -72,8 +76,11 @@ type labelMasks struct {
 }
 
 // masks returns the allowed transitions, first and last labels of the
-// labels under c. A label that is not O or a prefix of c's scheme
-// followed by '-' and a type is an error.
+// labels under c. Labels that are not of c's scheme are an *option.Error
+// (wrapping ErrConstraintLabel) naming them: a label that is not O or a
+// prefix of the scheme followed by '-' and a type, or a label that no
+// labelling the constraints allow can hold (B-X and I-X under iobes in a
+// model without E-X: every chunk would be forbidden, and the tagging all O).
 func (c Constraints) masks(labels []string) (labelMasks, error) {
 	if c == NoConstraints {
 		return labelMasks{}, nil
@@ -84,12 +91,16 @@ func (c Constraints) masks(labels []string) (labelMasks, error) {
 	}
 	K := len(labels)
 	tags := make([]tag, K)
+	var bad []string
 	for y, l := range labels {
 		tags[y] = splitTag(l)
 		if l != "O" && (len(l) < 3 || l[1] != '-' || strings.IndexByte(allowed, l[0]) < 0) {
-			return labelMasks{}, fmt.Errorf("constraints %s: label %q is not O or one of %s- followed by a type: %w",
-				c, l, strings.Join(strings.Split(allowed, ""), "-, "), ErrConstraintLabel)
+			bad = append(bad, l)
 		}
+	}
+	if bad != nil {
+		return labelMasks{}, c.labelError(fmt.Sprintf("%s %s not O or one of %s- followed by a type",
+			labelsNamed(bad), map[bool]string{true: "is", false: "are"}[len(bad) == 1], strings.Join(strings.Split(allowed, ""), "-, ")))
 	}
 	m := labelMasks{trans: make([]bool, K*K), start: make([]bool, K), end: make([]bool, K)}
 	inChunk := func(t tag) bool { return t.prefix == "B" || t.prefix == "I" } // IOBES: a chunk open after it
@@ -121,5 +132,77 @@ func (c Constraints) masks(labels []string) (labelMasks, error) {
 			m.trans[y*K+y2] = ok
 		}
 	}
+	if unusable := m.unusable(labels); unusable != nil {
+		return labelMasks{}, c.labelError(fmt.Sprintf("no labelling the %s constraints allow can hold %s%s", c, labelsNamed(unusable), c.schemeHint(tags)))
+	}
 	return m, nil
+}
+
+// labelsNamed names labels in a message: "the label X" or "the labels X Y
+// … and N more".
+func labelsNamed(labels []string) string {
+	if len(labels) == 1 {
+		return "the label " + labels[0]
+	}
+	return "the labels " + labelList(labels)
+}
+
+// labelError is the *option.Error of labels that do not fit c's scheme.
+func (c Constraints) labelError(msg string) error {
+	return &option.Error{Field: "DecodeOptions.Constraints", Value: c.String(), Msg: "the model's labels are not of that scheme: " + msg, Err: ErrConstraintLabel}
+}
+
+// unusable returns the labels that are on no path the masks allow: not
+// reachable from an allowed first label through allowed transitions, or
+// from which no allowed last label is reachable. Nil when every label is
+// usable.
+func (m labelMasks) unusable(labels []string) []string {
+	K := len(labels)
+	reach := func(seed []bool, next func(y, y2 int) bool) []bool {
+		got := slices.Clone(seed)
+		queue := make([]int, 0, K)
+		for y, ok := range got {
+			if ok {
+				queue = append(queue, y)
+			}
+		}
+		for len(queue) > 0 {
+			y := queue[len(queue)-1]
+			queue = queue[:len(queue)-1]
+			for y2 := range K {
+				if !got[y2] && next(y, y2) {
+					got[y2] = true
+					queue = append(queue, y2)
+				}
+			}
+		}
+		return got
+	}
+	fromStart := reach(m.start, func(y, y2 int) bool { return m.trans[y*K+y2] })
+	toEnd := reach(m.end, func(y, y2 int) bool { return m.trans[y2*K+y] })
+	var out []string
+	for y, l := range labels {
+		if !fromStart[y] || !toEnd[y] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// schemeHint says which scheme labels tags look like when it is not c's,
+// as " (…)", or "".
+func (c Constraints) schemeHint(tags []tag) string {
+	has := map[string]bool{}
+	for _, t := range tags {
+		has[t.prefix] = true
+	}
+	switch {
+	case c == ConstraintsIOBES && !has["E"] && !has["S"]:
+		return " (the model has no E- or S- label: its labels look like bio or iob1; a chunk that B- or I- opens must close with E- under iobes)"
+	case c == ConstraintsBIO && !has["B"]:
+		return " (the model has no B- label: its labels look like iob1, where a chunk starts with I-)"
+	case c == ConstraintsIOB1:
+		return " (B-X follows only B-X or I-X under iob1)"
+	}
+	return ""
 }

@@ -429,3 +429,101 @@ func TestCalibrationTable(t *testing.T) {
 		t.Fatal("AddConfidence without Calibration accepted")
 	}
 }
+
+// TestConstraintsRefuseLabelsOfAnotherScheme: constraints whose scheme the
+// model's labels are not of are refused, naming the labels no allowed
+// labelling can hold (formerly iobes on a B/I/O model forbade every chunk
+// and tagged everything O without a word). Which labels are unusable is
+// checked against enumerating the allowed labellings up to length 4.
+func TestConstraintsRefuseLabelsOfAnotherScheme(t *testing.T) {
+	for _, tc := range []struct {
+		c      Constraints
+		labels []string
+		bad    []string // the labels the error names; nil: accepted
+		hint   string
+	}{
+		{ConstraintsIOBES, bioLabels, []string{"B-A", "I-A", "B-B", "I-B"}, "look like bio or iob1"},
+		{ConstraintsIOBES, []string{"O", "B-A", "I-A", "E-A", "B-B", "I-B"}, []string{"B-B", "I-B"}, ""},
+		{ConstraintsBIO, []string{"O", "I-A", "I-B"}, []string{"I-A", "I-B"}, "look like iob1"},
+		{ConstraintsBIO, []string{"O", "B-A", "I-A", "I-B"}, []string{"I-B"}, ""},
+		{ConstraintsIOB1, []string{"O", "B-A", "I-B", "B-B"}, []string{"B-A"}, ""},
+		{ConstraintsIOBES, iobesLabels, nil, ""},
+		{ConstraintsIOBES, []string{"B-A", "E-A"}, nil, ""}, // usable, though no labelling of one token is allowed
+		{ConstraintsBIO, bioLabels, nil, ""},
+		{ConstraintsIOB1, bioLabels, nil, ""},
+	} {
+		// The oracle: the labels some allowed labelling of 1..4 tokens holds.
+		used := map[string]bool{}
+		for T := 1; T <= 4; T++ {
+			enumerate(T, len(tc.labels), func(path []int32) {
+				if l := names(tc.labels, path); wellFormed(tc.c, l) {
+					for _, x := range l {
+						used[x] = true
+					}
+				}
+			})
+		}
+		var unused []string
+		for _, l := range tc.labels {
+			if !used[l] {
+				unused = append(unused, l)
+			}
+		}
+		if !slices.Equal(unused, tc.bad) {
+			t.Fatalf("%s on %v: the case says %v cannot be used, enumeration %v", tc.c, tc.labels, tc.bad, unused)
+		}
+		_, err := tc.c.masks(tc.labels)
+		if tc.bad == nil {
+			if err != nil {
+				t.Fatalf("%s on %v: %v", tc.c, tc.labels, err)
+			}
+			continue
+		}
+		want := fmt.Sprintf("DecodeOptions.Constraints %s: the model's labels are not of that scheme: no labelling the %s constraints allow can hold %s", tc.c, tc.c, labelsNamed(tc.bad))
+		if !errors.Is(err, ErrConstraintLabel) || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tc.hint) {
+			t.Fatalf("%s on %v: %v\nwant %s … %s", tc.c, tc.labels, err, want, tc.hint)
+		}
+	}
+	// Decoding refuses them before decoding anything.
+	m, d := bioModel(31, 3, 4)
+	if _, err := Decode(context.Background(), m, d, Options{Constraints: ConstraintsIOBES}); !errors.Is(err, ErrConstraintLabel) {
+		t.Fatalf("iobes on a bio model decoded: %v", err)
+	}
+}
+
+// TestInfeasibleWithoutForcedLabels: constraints that leave a sentence no
+// labelling at all, nothing being forced (iobes with labels B-A and E-A
+// only, on a sentence of one token), are named as such, with the sentence's
+// line when the chunk was read from text (formerly: "the labels forced by
+// column " with no name).
+func TestInfeasibleWithoutForcedLabels(t *testing.T) {
+	labels := []string{"B-A", "E-A"}
+	rng := rand.New(rand.NewPCG(41, 42))
+	lay := crf.Layout{NumAttrs: 4, NumLabels: 2}
+	attrs := []string{"a", "b", "c", "d"}
+	m := &crf.Model{Layout: lay, Weights: crftest.RandomWeights(rng, lay, 1), AttrNames: attrs, LabelNames: labels}
+	// Sentences of 2, 1 and 3 tokens.
+	one := &crf.Dataset{NumAttrs: 4, NumLabels: 2, AttrNames: attrs, LabelNames: labels}
+	for _, T := range []int{2, 1, 3} {
+		one.SentStart = append(one.SentStart, len(one.Labels))
+		for tok := range T {
+			one.AttrStart = append(one.AttrStart, len(one.Attrs))
+			one.Attrs = append(one.Attrs, int32(tok%4))
+			one.Labels = append(one.Labels, int32(tok%2))
+		}
+	}
+	one.SentStart = append(one.SentStart, len(one.Labels))
+	one.AttrStart = append(one.AttrStart, len(one.Attrs))
+	tab := &tables.FeatureTable{Data: one, FirstSentence: 7, Lines: []int{20, 23, 25}}
+	_, err := DecodeTable(context.Background(), m, tab, Options{Constraints: ConstraintsIOBES})
+	var ie *InfeasibleError
+	want := "sentence 9 (line 23): the iobes constraints leave no valid labelling of its 1 token with the model's labels (B-A E-A)"
+	if !errors.As(err, &ie) || err.Error() != want {
+		t.Fatalf("got %v\nwant %s", err, want)
+	}
+	tab.Lines = nil
+	if _, err := DecodeTable(context.Background(), m, tab, Options{Constraints: ConstraintsIOBES}); err == nil || strings.Contains(err.Error(), "line") ||
+		!strings.HasPrefix(err.Error(), "sentence 9: the iobes constraints") {
+		t.Fatalf("without lines: %v", err)
+	}
+}

@@ -43,6 +43,22 @@ type Options struct {
 	ChunkConfidence bool
 	// Scheme is the chunk rules of ChunkConfidence (as eval's --scheme).
 	Scheme Scheme
+	// MemoryBudget, when positive, bounds the memory of the process while
+	// it decodes, in bytes: what a chunk needs (the workers' lattices, n
+	// best lists and marginals for its longest sentences, its predictions,
+	// the model, the chunks in flight and the garbage collector's
+	// headroom) is estimated before it is decoded; a chunk over the budget
+	// is decoded on fewer workers, and one that one worker cannot decode
+	// within it is refused with an *option.Error (ErrMemory) saying what it
+	// needs and what would fit. 0: no bound.
+	MemoryBudget int64
+	// ChunkTokens is the number of tokens the Source hands Stream at a
+	// time (0: not known), for CheckModel's bound on the chunks in flight.
+	ChunkTokens int
+	// MachineMemory says that MemoryBudget is the machine's memory
+	// (physical memory, or the cgroup's limit), not a budget given: the
+	// messages say so.
+	MachineMemory bool
 }
 
 // Check reports an invalid option as an *option.Error naming its field.
@@ -56,8 +72,27 @@ func (o Options) Check() error {
 		return &option.Error{Field: "DecodeOptions.Constraints", Value: o.Constraints.String(), Msg: "want none, bio, iob1 or iobes"}
 	case int(o.Scheme) >= len(schemeNames):
 		return &option.Error{Field: "DecodeOptions.Scheme", Value: o.Scheme.String(), Msg: "want one of eval's schemes"}
+	case o.ChunkTokens < 0:
+		return &option.Error{Field: "DecodeOptions.ChunkTokens", Value: fmt.Sprint(o.ChunkTokens), Msg: "want a number of tokens ≥ 1 (0: unknown)"}
+	case o.MemoryBudget < 0:
+		return &option.Error{Field: "DecodeOptions.MemoryBudget", Value: fmt.Sprint(o.MemoryBudget), Msg: "want a positive size (0: no bound)"}
 	}
 	return nil
+}
+
+// CheckModel reports what keeps the options from decoding with model m,
+// before any input is read: constraints of a scheme its labels are not of
+// (ErrConstraintLabel), or labels so many that a worker's lattice alone
+// exceeds MemoryBudget, or chunks of ChunkTokens tokens that cannot be in
+// flight within it (ErrMemory). All are *option.Error values.
+func (o Options) CheckModel(m *crf.Model) error {
+	if err := o.Check(); err != nil {
+		return err
+	}
+	if _, err := o.Constraints.masks(m.LabelNames); err != nil {
+		return err
+	}
+	return newPlanner(m, o, false).checkModel()
 }
 
 // MaxNBest is the largest Options.NBest: the list Viterbi keeps NBest
@@ -132,7 +167,7 @@ func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*t
 	if opts.ForceColumn != "" {
 		return nil, errors.New("decode: forced labels come from a text column: decode a feature table (DecodeTable)")
 	}
-	return decode(ctx, m, d, nil, 0, opts)
+	return decode(ctx, m, &tables.FeatureTable{Data: d}, nil, newPlanner(m, opts, false), opts)
 }
 
 // DecodeTable is Decode on a feature table (or a chunk of one), taking
@@ -141,6 +176,11 @@ func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*t
 // labelling allowed by opts.Constraints can agree with are an
 // *InfeasibleError.
 func DecodeTable(ctx context.Context, m *crf.Model, t *tables.FeatureTable, opts Options) (*tables.Predictions, error) {
+	return decodeTable(ctx, m, t, newPlanner(m, opts, false), opts)
+}
+
+// decodeTable is DecodeTable with the memory planner pl.
+func decodeTable(ctx context.Context, m *crf.Model, t *tables.FeatureTable, pl *planner, opts Options) (*tables.Predictions, error) {
 	var forced []int32
 	if opts.ForceColumn != "" {
 		var err error
@@ -148,20 +188,24 @@ func DecodeTable(ctx context.Context, m *crf.Model, t *tables.FeatureTable, opts
 			return nil, err
 		}
 	}
-	return decode(ctx, m, t.Data, forced, t.FirstSentence, opts)
+	return decode(ctx, m, t, forced, pl, opts)
 }
 
-// decode is Decode with forced labels (per token, −1 for free; nil for
-// none); first is the number of the input's sentences before d's, for
-// errors.
-func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, first int, opts Options) (*tables.Predictions, error) {
+// decode is DecodeTable with forced labels (per token, −1 for free; nil
+// for none) and the memory planner pl.
+func decode(ctx context.Context, m *crf.Model, t *tables.FeatureTable, forced []int32, pl *planner, opts Options) (*tables.Predictions, error) {
 	if err := opts.Check(); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
+	d, first, lines := t.Data, t.FirstSentence, t.Lines
 	if d.NumAttrs > m.Layout.NumAttrs {
 		return nil, fmt.Errorf("decode: dataset has %d attributes, model %d: remap it first", d.NumAttrs, m.Layout.NumAttrs)
 	}
 	masks, err := opts.Constraints.masks(m.LabelNames)
+	if err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	workers, err := pl.plan(t, first)
 	if err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
@@ -183,7 +227,7 @@ func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, f
 	K := m.Layout.NumLabels
 	var mu sync.Mutex
 	firstBad := -1 // the first sentence without an allowed labelling
-	err = num.Parallel(ctx, n, opts.Workers, func() func(int) {
+	err = num.Parallel(ctx, n, workers, func() func(int) {
 		lat := crf.NewLattice(K)
 		var cp *chunkProber
 		if opts.ChunkConfidence {
@@ -227,13 +271,13 @@ func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, f
 				logZ = lat.ForwardBackward()
 			}
 			if p.LogProb != nil {
-				p.LogProb[i] = score - logZ
+				p.LogProb[i] = logProb(score - logZ)
 			}
 			if opts.Marginals {
 				node = grow(node, T*K)
 				lat.NodeMarginals(node)
 				for t, y := range path {
-					p.Confidence[off+t] = node[t*K+int(y)]
+					p.Confidence[off+t] = prob(node[t*K+int(y)])
 				}
 			}
 			if cp != nil {
@@ -247,11 +291,11 @@ func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, f
 			got := lat.NBest(opts.NBest, paths, scores)
 			alts := make([]tables.Alternative, 0, got-1)
 			for r := 1; r < got; r++ {
-				a := tables.Alternative{Labels: slices.Clone(paths[r*T : (r+1)*T]), LogProb: scores[r] - logZ}
+				a := tables.Alternative{Labels: slices.Clone(paths[r*T : (r+1)*T]), LogProb: logProb(scores[r] - logZ)}
 				if opts.Marginals {
 					a.Confidence = make([]float64, T)
 					for t, y := range a.Labels {
-						a.Confidence[t] = node[t*K+int(y)]
+						a.Confidence[t] = prob(node[t*K+int(y)])
 					}
 				}
 				if cp != nil {
@@ -267,7 +311,12 @@ func decode(ctx context.Context, m *crf.Model, d *crf.Dataset, forced []int32, f
 		return nil, err
 	}
 	if firstBad >= 0 {
-		return nil, &InfeasibleError{Sentence: first + firstBad + 1, Constraints: opts.Constraints, Column: opts.ForceColumn}
+		e := &InfeasibleError{Sentence: first + firstBad + 1, Tokens: d.Sentence(firstBad).Len(), Constraints: opts.Constraints,
+			Column: opts.ForceColumn, Labels: m.LabelNames}
+		if firstBad < len(lines) {
+			e.Line = lines[firstBad]
+		}
+		return nil, e
 	}
 	return p, nil
 }
@@ -279,25 +328,47 @@ func (c *chunkProber) fill(lat *crf.Lattice, path []int32, logZ float64, conf []
 		conf[t] = math.NaN()
 	}
 	c.chunks(path, func(s, e int) {
-		p := math.Exp(c.logProb(lat, s, e, path[s], logZ))
-		p = min(p, 1) // rounding
+		p := prob(math.Exp(c.logProb(lat, s, e, path[s], logZ)))
 		for t := s; t <= e; t++ {
 			conf[t] = p
 		}
 	})
 }
 
-// InfeasibleError says that no labelling of a sentence allowed by the
-// constraints agrees with its forced labels.
+// prob returns a probability computed with rounding (a marginal,
+// exp(log α + log β − log Z)) clamped to [0, 1]: a token forced to its
+// label has a marginal of exactly 1, which rounds above 1 about half the
+// time.
+func prob(p float64) float64 { return max(0, min(p, 1)) }
+
+// logProb returns a log-probability computed with rounding (score − log
+// Z) clamped to at most 0.
+func logProb(lp float64) float64 { return min(lp, 0) }
+
+// InfeasibleError says that the constraints allow no labelling of a
+// sentence that agrees with its forced labels, or, with no forced labels,
+// no labelling of it at all (iobes with labels B-X and E-X only cannot tag
+// a sentence of one token).
 type InfeasibleError struct {
 	Sentence    int         // 1-based, in the input
+	Line        int         // 1-based line of its first token in the corpus; 0 when not known
+	Tokens      int         // its length
 	Constraints Constraints // the constraints applied
-	Column      string      // the forced labels' column
+	Column      string      // the forced labels' column; "" when none
+	Labels      []string    // the model's labels
 }
 
 func (e *InfeasibleError) Error() string {
-	return fmt.Sprintf("sentence %d: no labelling allowed by the %s constraints agrees with the labels forced by column %s",
-		e.Sentence, e.Constraints, e.Column)
+	where := fmt.Sprintf("sentence %d", e.Sentence)
+	if e.Line > 0 {
+		where += fmt.Sprintf(" (line %d)", e.Line)
+	}
+	if e.Column != "" {
+		return fmt.Sprintf("%s: no labelling allowed by the %s constraints agrees with the labels forced by column %s",
+			where, e.Constraints, e.Column)
+	}
+	return fmt.Sprintf("%s: the %s constraints leave no valid labelling of its %d %s with the model's labels (%s)",
+		where, e.Constraints, e.Tokens, map[bool]string{true: "token", false: "tokens"}[e.Tokens == 1], labelList(e.Labels))
 }
 
 // ForcedLabelError is a cell of the forced labels' column that is not one
@@ -399,6 +470,7 @@ func Stream(ctx context.Context, m *crf.Model, src Source, opts Options, write f
 	read := make(chan *tables.FeatureTable)
 	out := make(chan decoded)
 	rm := newRemapper(m)
+	pl := newPlanner(m, opts, true)
 	var readErr, decodeErr error
 	var wg sync.WaitGroup
 	wg.Add(2)
@@ -420,7 +492,7 @@ func Stream(ctx context.Context, m *crf.Model, src Source, opts Options, write f
 		defer wg.Done()
 		defer close(out)
 		for t := range read {
-			p, err := DecodeTable(ctx, m, t, opts)
+			p, err := decodeTable(ctx, m, t, pl, opts)
 			if err != nil {
 				decodeErr = err
 				cancel()

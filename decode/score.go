@@ -1,6 +1,7 @@
 package decode
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -14,9 +15,10 @@ import (
 // sentence by sentence) into ev. name is used in errors. The table is
 // checked as it is read (tables.ReadPredictions): damaged batches, rows out
 // of order, a token without a gold or predicted label and an empty table
-// are errors naming name and the row.
+// are errors naming name and the row. Calibrating (EvalOptions.Calibration)
+// labels none of which is a chunk tag is ErrNoChunks.
 func EvaluateReader(rr array.RecordReader, name string, ev *Evaluator) error {
-	return tables.ReadPredictions(rr, name, true, func(s *tables.PredictedSentence) error {
+	err := tables.ReadPredictions(rr, name, true, func(s *tables.PredictedSentence) error {
 		add := ev.Add
 		if ev.opts.Calibration {
 			if s.ChunkConf == nil {
@@ -29,7 +31,16 @@ func EvaluateReader(rr array.RecordReader, name string, ev *Evaluator) error {
 		}
 		return nil
 	})
+	if err == nil && ev.opts.Calibration && ev.tokens > 0 && !ev.anyChunkPrefix() {
+		err = fmt.Errorf("%s: %w", name, ErrNoChunks)
+	}
+	return err
 }
+
+// ErrNoChunks refuses a calibration of chunk confidence on labels that are
+// not chunk tags.
+var ErrNoChunks = errors.New("no gold or predicted label has a chunk prefix (O, B-, I-, E-, S-), so there are no chunks to calibrate: " +
+	"score tags such as part-of-speech tags without --calibration (token accuracy)")
 
 // Score evaluates predictions p of dataset d (gold labels named by
 // d.LabelNames, predictions by the model's labels) with ev's options. It

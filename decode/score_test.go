@@ -3,6 +3,8 @@ package decode
 import (
 	"bytes"
 	"context"
+	"errors"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -275,5 +277,52 @@ func TestScoresRow(t *testing.T) {
 			Precision: c.Precision, Recall: c.Recall, F1: c.F1}) {
 			t.Errorf("chunk figures %+v of %+v", *r.Chunks, c.Tally)
 		}
+	}
+}
+
+// TestCalibrationWithoutChunks: calibrating tags that are not chunk tags
+// (part-of-speech tags, decoded with chunk confidence) is refused saying
+// there are no chunks to calibrate, and chunk tags without a predicted
+// chunk print that there is none, where the report printed "precision
+// NaN%".
+func TestCalibrationWithoutChunks(t *testing.T) {
+	m, d := bioModel(51, 5, 4)
+	m.LabelNames = []string{"NN", "VB", "DT", "IN", "JJ"}
+	d.LabelNames = m.LabelNames
+	tab := &tables.FeatureTable{Data: d}
+	p, err := DecodeTable(context.Background(), m, tab, Options{ChunkConfidence: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := tables.NewPredictionWriter(&buf, m, tables.PredictionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(tab, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := evalBytesWith(t, buf.Bytes(), EvalOptions{Calibration: true}); !errors.Is(err, ErrNoChunks) ||
+		!strings.HasPrefix(err.Error(), "pred.arrow: no gold or predicted label has a chunk prefix") {
+		t.Fatalf("part-of-speech tags calibrated: %v", err)
+	}
+	if _, err := evalBytesWith(t, buf.Bytes(), EvalOptions{AutoNoChunks: true}); err != nil {
+		t.Fatalf("without calibration: %v", err)
+	}
+
+	ev := NewEvaluator(EvalOptions{Calibration: true})
+	nan := math.NaN()
+	if err := ev.AddConfidence(tags("B-NP I-NP O"), tags("O O O"), []float64{nan, nan, nan}); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := ev.WriteConlleval(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(out.String(), "\nchunk confidence calibration: no predicted chunks to calibrate\n") || strings.Contains(out.String(), "NaN") {
+		t.Fatalf("report without predicted chunks:\n%s", out.String())
 	}
 }

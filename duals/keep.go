@@ -137,8 +137,12 @@ func WriteKept(path string, info KeptInfo, keys []SentenceKey, d *crf.Dataset, s
 		return fail(err)
 	}
 	crc = 0
+	read := reader(src)
 	for i := range n {
-		mu := src.Block(i)
+		mu, err := read(i)
+		if err != nil {
+			return fail(err)
+		}
 		if want := crf.BlockLen(d.SentStart[i+1]-d.SentStart[i], K); len(mu) != want {
 			return fail(fmt.Errorf("block %d has %d entries, want %d", i, len(mu), want))
 		}

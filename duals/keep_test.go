@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -170,4 +171,75 @@ func FuzzReadKept(f *testing.F) {
 			t.Fatalf("a verified file read %d of %d blocks", n, len(k.Keys))
 		}
 	})
+}
+
+// TestKeptFromCommittedStream keeps the duals of a streamed store of many
+// blocks that has committed (a run with checkpoints): reading them writes
+// no block back, so the few free slots are not used up (it panicked with
+// "no free slot"), and the kept file holds every block as the store does;
+// the store's committed state is left as it was.
+func TestKeptFromCommittedStream(t *testing.T) {
+	lens := make([]int, 24)
+	for i := range lens {
+		lens[i] = 2 + i%5
+	}
+	d := lengthsDataset(lens, 3)
+	d.LabelNames = []string{"A", "B", "C"}
+	dir := t.TempDir()
+	s, err := CreateStream(filepath.Join(dir, "duals.stream"), d, StreamOptions{BlockBytes: 300, Spare: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Blocks() < 8 {
+		t.Fatalf("%d blocks, want many more than the spare slots", s.Blocks())
+	}
+	want := NewMemory(d)
+	defer want.Close()
+	fill := func() error {
+		return s.Visit(s.Sequential(), VisitOptions{Write: true}, func(_, b int) error {
+			lo, hi := s.BlockRange(b)
+			for i := lo; i < hi; i++ {
+				for j := range s.Block(i) {
+					s.Block(i)[j] = float64((i+j)%5) / 8
+					want.Block(i)[j] = s.Block(i)[j]
+				}
+			}
+			return nil
+		}, nil)
+	}
+	var st StreamState
+	save := func(c StreamState) error { st = c; return nil }
+	if err := fill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(save); err != nil {
+		t.Fatal(err)
+	}
+	committed := st
+	keys := make([]SentenceKey, d.Len())
+	path := filepath.Join(dir, "kept.duals")
+	if err := WriteKept(path, KeptInfo{LambdaSetting: "1/n"}, keys, d, s); err != nil {
+		t.Fatal(err)
+	}
+	k, err := OpenKept(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if err := k.Each(func(j int, mu []float64) error {
+		if !slices.Equal(mu, want.Block(j)) {
+			t.Errorf("kept block %d: %v, want %v", j, mu, want.Block(j))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing was written: the next commit records the same slots.
+	if err := s.Commit(save); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(st.Slots, committed.Slots) || !slices.Equal(st.CRC, committed.CRC) {
+		t.Fatalf("the kept read moved the blocks: slots %v → %v", committed.Slots, st.Slots)
+	}
 }

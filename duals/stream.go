@@ -414,11 +414,35 @@ func (s *Stream) Block(i int) []float64 {
 			panic(err) // Block has no error result; Visit is the checked way
 		}
 	}
+	if s.loose {
+		s.dirty = true // the caller may change it: written back when it leaves
+	}
 	base := s.off[s.start[s.cur]]
 	return s.curBuf[s.off[i]-base : s.off[i+1]-base : s.off[i+1]-base]
 }
 
-// loadLoose makes the block holding sentence i resident outside Visit.
+// read returns μ_i to be read only, outside Visit: the block holding i is
+// loaded alone and not written back for it (a block loaded by read costs
+// no write, and so no slot of a store that has committed); an error
+// reading it is returned.
+func (s *Stream) read(i int) ([]float64, error) {
+	if s.heldAt != nil && s.heldAt[i] >= 0 {
+		return s.Block(i), nil
+	}
+	if s.cur < 0 || i < s.start[s.cur] || i >= s.start[s.cur+1] {
+		if !s.loose && s.cur >= 0 {
+			return nil, fmt.Errorf("duals: reading sentence %d outside the resident block %d", i, s.cur)
+		}
+		if err := s.loadLoose(i); err != nil {
+			return nil, err
+		}
+	}
+	base := s.off[s.start[s.cur]]
+	return s.curBuf[s.off[i]-base : s.off[i+1]-base : s.off[i+1]-base], nil
+}
+
+// loadLoose makes the block holding sentence i resident outside Visit,
+// not dirty (Block marks it so).
 func (s *Stream) loadLoose(i int) error {
 	if err := s.dropLoose(); err != nil {
 		return err
@@ -429,17 +453,22 @@ func (s *Stream) loadLoose(i int) error {
 		s.pool <- buf
 		return err
 	}
-	s.cur, s.curBuf, s.dirty, s.loose = b, buf, true, true
+	s.cur, s.curBuf, s.dirty, s.loose = b, buf, false, true
 	return nil
 }
 
-// dropLoose writes back a block made resident by Block.
+// dropLoose writes back a block made resident by Block, or returns the
+// buffer of one only read.
 func (s *Stream) dropLoose() error {
 	if !s.loose {
 		return nil
 	}
-	b, buf := s.cur, s.curBuf
+	b, buf, dirty := s.cur, s.curBuf, s.dirty
 	s.cur, s.curBuf, s.loose, s.dirty = -1, nil, false, false
+	if !dirty {
+		s.pool <- buf
+		return nil
+	}
 	s.writeAsync(b, buf)
 	return s.waitWrites()
 }

@@ -95,6 +95,17 @@ func Sweep(s Store) func(i int) []float64 {
 	}
 }
 
+// reader returns a function that reads src's blocks in increasing order,
+// changing nothing: Sweep's Block, and for a Stream one that writes no
+// block back and returns the errors of its reads (Block would panic).
+func reader(src Store) func(i int) ([]float64, error) {
+	if s, ok := src.(*Stream); ok {
+		return s.read
+	}
+	block := Sweep(src)
+	return func(i int) ([]float64, error) { return block(i), nil }
+}
+
 // floatBytes views v as its bytes (little-endian hosts only: checkHost).
 func floatBytes(v []float64) []byte {
 	if len(v) == 0 {

@@ -43,7 +43,7 @@ cpu_s() { awk -F': ' '/(User|System) time \(seconds\)/ { t += $2 } END { printf 
 f1_of() { "$OUT/bin/conllscore" "$1" | awk '/^accuracy:/ { print $NF }'; }
 eval_f1() { "$DUALCRF" eval "$1" | awk '/^accuracy:/ { print $NF }'; }
 fact() { "$DUALCRF" inspect "$1" | awk -v k="$2" '$1 == k { print $2 }'; }
-nonzero() { "$DUALCRF" inspect "$1" | awk '$1 == "non-zero" { print $2 }'; }
+nonzero() { "$DUALCRF" inspect "$1" | awk '$1 == "non-zero" { sub(":", "", $2); print $2 }'; }
 
 echo "elastic-net.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/env.txt"
 
@@ -85,7 +85,7 @@ ner() {
   done
   # dualcrf's own OWL-QN on the same objective and table.
   local o=$OUT/ner.owlqn
-  timed ner.owlqn "$DUALCRF" train --solver lbfgs --max-epochs 1000 --l1 0.1/n --lambda 0.2/n --feature-space observed --no-bias \
+  timed ner.owlqn "$DUALCRF" train --solver lbfgs --max-epochs 2000 --l1 0.1/n --lambda 0.2/n --feature-space observed --no-bias \
     -o "$o.model.arrow" "$OUT/ner.dualcrf.1.train.arrow" 2>"$o.train.err"
   "$DUALCRF" decode -m "$o.model.arrow" -o "$o.pred.arrow" "$OUT/ner.testb.arrow"
   printf 'dualcrf-owlqn\t1\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(wall_s "$o.time")" "$(cpu_s "$o.time")" "$(cat "$o.load")" \

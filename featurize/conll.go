@@ -70,6 +70,7 @@ type ConllReader struct {
 	sent      Sentence
 	nsent     int
 	err       error
+	docstarts int // -DOCSTART- lines left out
 }
 
 var _ Reader = (*ConllReader)(nil)
@@ -87,6 +88,10 @@ func NewConllReader(r io.Reader, name string, opts ConllOptions) *ConllReader {
 // Columns names the token columns. With ConllOptions.Columns unset it is
 // known only after the first successful Scan (nil before).
 func (r *ConllReader) Columns() []string { return r.columns }
+
+// Docstarts returns the number of "-DOCSTART-" lines read so far and left
+// out (ConllOptions.KeepDocstart keeps them as tokens).
+func (r *ConllReader) Docstarts() int { return r.docstarts }
 
 // Sentence returns the sentence read by the last successful Scan.
 func (r *ConllReader) Sentence() *Sentence { return &r.sent }
@@ -109,6 +114,7 @@ func (r *ConllReader) Scan() bool {
 func (r *ConllReader) line(b []byte) (bool, error) {
 	r.fields = readerSpaceFields(r.fields[:0], string(b))
 	if r.fields[0] == ConllDocstart && !r.opts.KeepDocstart {
+		r.docstarts++
 		return false, nil
 	}
 	return true, r.addToken()

@@ -2,25 +2,8 @@ package featurize
 
 // Helpers only the tests use.
 
-import "strings"
-
-// crfsuiteEscape escapes an attribute name for a CRFsuite attribute file:
-// '\' becomes "\\" and ':' becomes "\:". It is the inverse of
-// CRFsuiteUnescape.
-func crfsuiteEscape(s string) string {
-	if !strings.ContainsAny(s, `\:`) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 4)
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' || s[i] == ':' {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+// crfsuiteEscape is CRFsuiteEscape of s as a string.
+func crfsuiteEscape(s string) string { return string(CRFsuiteEscape(nil, s)) }
 
 // withBoundary returns a copy of the set using boundary mode b.
 func (s *TemplateSet) withBoundary(b Boundary) *TemplateSet {

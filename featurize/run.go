@@ -280,8 +280,13 @@ type RunOptions struct {
 	// model was trained on (KeyColumns): a CoNLL input with more columns
 	// gets a warning through Warn, as running text read as columns.
 	TrainedColumns []string
-	// Warn receives warnings; nil: none are made.
+	// Warn receives warnings; nil: none are made. Learning a vocabulary,
+	// Run warns of labels seen rarely next to a near-identical frequent
+	// one (B-PERS among B-PER), each a likely typo.
 	Warn func(msg string)
+	// Note receives what the input's reader left out of it ("-DOCSTART-"
+	// lines); nil: nothing is said.
+	Note func(msg string)
 	// OptionName, when set, names an option (by its Go field, as
 	// option.Error does) in the warnings; nil: its Go name.
 	OptionName func(field string) string
@@ -291,6 +296,14 @@ type RunOptions struct {
 	// vocabulary to learn.
 	TemplatesFor func(columns []string) (*TemplateSet, string, error)
 	Chosen       func(name string, columns []string)
+	// MemoryBudget, when positive, bounds the memory of the vocabulary
+	// learnt, in bytes: it holds every distinct attribute of the input
+	// until MinCount prunes them at its end, so its size follows the
+	// corpus and the templates; past the budget the first pass stops with
+	// a *SyntaxError at the line it reached. MachineMemory says the budget
+	// is the machine's memory, not one given. 0: no bound.
+	MemoryBudget  int64
+	MachineMemory bool
 }
 
 // DefaultTemplates chooses the built-in template set for an input of
@@ -377,7 +390,7 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	for _, l := range opts.Labels {
 		knownLabel[l] = true
 	}
-	err = scan(ctx, src, display, opts, !twoPass, set, func(columns []string, s *Sentence, feats [][]Feature) error {
+	stats, err := scanStats(ctx, src, display, opts, !twoPass, set, func(columns []string, s *Sentence, feats [][]Feature) error {
 		if tw == nil {
 			md[KeyColumns] = columnsJSON(columns)
 			var err error
@@ -406,6 +419,7 @@ func run(ctx context.Context, src *source, display string, out io.Writer, opts R
 	if err := tw.Close(); err != nil {
 		return tables.FeatureSummary{}, err
 	}
+	noteStats(stats, display, opts)
 	sum := tw.Summary()
 	sum.Coverage = cov
 	return sum, nil
@@ -447,13 +461,22 @@ func firstPass(ctx context.Context, src *source, display string, opts RunOptions
 	vocab := opts.Vocab
 	labels := append([]string(nil), opts.Labels...)
 	vb := NewVocabBuilder()
+	counts := newLabelCounts()
 	known := make(map[string]bool, len(labels))
 	for _, l := range labels {
 		known[l] = true
 	}
-	set, err := scanChoose(ctx, src, display, opts, true, set, func(_ []string, s *Sentence, feats [][]Feature) error {
+	nextCheck := vocabCheckEvery
+	set, _, err := scanChoose(ctx, src, display, opts, true, set, func(_ []string, s *Sentence, feats [][]Feature) error {
 		if vocab == nil {
 			vb.AddSentence(feats)
+			counts.add(s)
+			if opts.MemoryBudget > 0 && vb.Len() >= nextCheck {
+				nextCheck = vb.Len() + vocabCheckEvery
+				if err := checkVocabMemory(vb, display, s.Line, opts); err != nil {
+					return err
+				}
+			}
 		}
 		for _, l := range s.Labels {
 			if l != "" && !known[l] {
@@ -471,8 +494,49 @@ func firstPass(ctx context.Context, src *source, display string, opts RunOptions
 	}
 	if vocab == nil {
 		vocab = vb.Build(opts.MinCount)
+		if opts.Warn != nil {
+			for _, w := range counts.suspectLabels(display) {
+				opts.Warn(w)
+			}
+		}
 	}
 	return vocab, labels, set, nil
+}
+
+// vocabCheckEvery is how many new attributes the vocabulary learns
+// between two checks of its memory.
+const vocabCheckEvery = 1 << 16
+
+// vocabRuntimeBytes is about what the process holds besides the
+// vocabulary while it is learnt: the program, the runtime and a sentence.
+const vocabRuntimeBytes = 32 << 20
+
+// checkVocabMemory refuses the vocabulary vb, learnt up to line of the
+// input display, when it needs more than opts.MemoryBudget.
+func checkVocabMemory(vb *VocabBuilder, display string, line int, opts RunOptions) error {
+	need := vocabRuntimeBytes + vb.MemoryBytes()
+	if need <= opts.MemoryBudget {
+		return nil
+	}
+	allowed := "the {RunOptions.MemoryBudget} " + byteSize(opts.MemoryBudget)
+	if opts.MachineMemory {
+		allowed = "the " + byteSize(opts.MemoryBudget) + " of memory this machine has (physical memory, or the cgroup's limit)"
+	}
+	return optionSyntaxError(display, line, "the attribute vocabulary has grown to %d distinct attributes, about %s in memory "+
+		"(every attribute is kept until {RunOptions.MinCount} prunes them at the end of the input), more than %s allows; "+
+		"try fewer or narrower templates ({RunOptions.Templates}), a part of the corpus, or {RunOptions.MemoryBudget} SIZE if more memory is available",
+		vb.Len(), byteSize(need), allowed)
+}
+
+// byteSize formats a number of bytes for people.
+func byteSize(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d B", b)
 }
 
 // addCoverage counts in c a sentence featurized with a fixed vocabulary:
@@ -524,16 +588,45 @@ func toIDs(v *Vocabulary, feats [][]Feature, ids [][]int32, vals [][]float64) ([
 // with the reader's columns; warn says whether to check the input's columns
 // (checkColumns) at its first sentence.
 func scan(ctx context.Context, src *source, display string, opts RunOptions, warn bool, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) error {
-	_, err := scanChoose(ctx, src, display, opts, warn, set, fn)
+	_, err := scanStats(ctx, src, display, opts, warn, set, fn)
 	return err
 }
 
+// noteStats tells opts.Note what the last pass over the input display
+// left out of it.
+func noteStats(st readStats, display string, opts RunOptions) {
+	if opts.Note == nil || st.docstarts == 0 {
+		return
+	}
+	keep := "InputOptions.KeepDocstart"
+	if opts.OptionName != nil {
+		keep = opts.OptionName(keep)
+	}
+	lines := "lines"
+	if st.docstarts == 1 {
+		lines = "line"
+	}
+	opts.Note(fmt.Sprintf("%s: %d %s %s left out (document boundaries, not tokens; %s keeps them)", display, st.docstarts, ConllDocstart, lines, keep))
+}
+
+// readStats are what a pass over the input left out of it.
+type readStats struct {
+	docstarts int // CoNLL -DOCSTART- lines
+}
+
+// scanStats is scan, also returning what the pass left out.
+func scanStats(ctx context.Context, src *source, display string, opts RunOptions, warn bool, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) (readStats, error) {
+	_, st, err := scanChoose(ctx, src, display, opts, warn, set, fn)
+	return st, err
+}
+
 // scanChoose is scan, choosing the templates with opts.TemplatesFor when
-// set is nil; it returns the set used.
-func scanChoose(ctx context.Context, src *source, display string, opts RunOptions, warn bool, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) (*TemplateSet, error) {
+// set is nil; it returns the set used and what the pass left out.
+func scanChoose(ctx context.Context, src *source, display string, opts RunOptions, warn bool, set *TemplateSet, fn func([]string, *Sentence, [][]Feature) error) (*TemplateSet, readStats, error) {
+	var st readStats
 	r, c, err := src.open(display, opts.Input)
 	if err != nil {
-		return set, err
+		return set, st, err
 	}
 	defer c.Close()
 	var x *Extractor // compiled at the first sentence: readers learn their columns from it
@@ -541,13 +634,13 @@ func scanChoose(ctx context.Context, src *source, display string, opts RunOption
 	n := 0
 	for r.Scan() {
 		if n++; n&1023 == 0 && ctx.Err() != nil {
-			return set, ctx.Err()
+			return set, st, ctx.Err()
 		}
 		if x == nil {
 			if set == nil && opts.TemplatesFor != nil {
 				var name string
 				if set, name, err = opts.TemplatesFor(r.Columns()); err != nil {
-					return set, fmt.Errorf("%s: %w", display, err)
+					return set, st, fmt.Errorf("%s: %w", display, err)
 				}
 				if opts.Chosen != nil {
 					opts.Chosen(name, r.Columns())
@@ -557,7 +650,7 @@ func scanChoose(ctx context.Context, src *source, display string, opts RunOption
 				set = &TemplateSet{}
 			}
 			if x, err = compileFor(set, r); err != nil {
-				return set, fmt.Errorf("%s: %w", display, err)
+				return set, st, fmt.Errorf("%s: %w", display, err)
 			}
 			x.Source = display
 			if warn {
@@ -567,11 +660,14 @@ func scanChoose(ctx context.Context, src *source, display string, opts RunOption
 		}
 		s := r.Sentence()
 		if feats, err = x.Extract(s, feats); err != nil {
-			return set, err
+			return set, st, err
 		}
 		if err := fn(r.Columns(), s, feats); err != nil {
-			return set, err
+			return set, st, err
 		}
 	}
-	return set, r.Err()
+	if cr, ok := r.(*ConllReader); ok {
+		st.docstarts = cr.Docstarts()
+	}
+	return set, st, r.Err()
 }

@@ -150,6 +150,10 @@ func (tr *TextReader) read() (*tables.FeatureTable, error) {
 			if err := tr.r.Err(); err != nil {
 				return nil, err
 			}
+			if cr, ok := tr.r.(*ConllReader); ok && !tr.done {
+				noteStats(readStats{docstarts: cr.Docstarts()}, tr.display, tr.opts)
+				tr.done = true
+			}
 			break
 		}
 		s := tr.r.Sentence()
@@ -220,6 +224,7 @@ func (tr *TextReader) add(t *tables.FeatureTable, s *Sentence) error {
 		return err
 	}
 	d.SentStart = append(d.SentStart, len(d.Labels))
+	t.Lines = append(t.Lines, s.Line)
 	for tok, fs := range tr.feats {
 		var dropped int
 		tr.ids, tr.vals, dropped = tr.vocab.AppendIDs(tr.ids[:0], tr.vals[:0], fs)

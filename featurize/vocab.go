@@ -14,6 +14,7 @@ type VocabBuilder struct {
 	names     []string
 	counts    []int64
 	templates []int32 // template of each name's first occurrence
+	nameBytes int64   // the names' bytes
 }
 
 // NewVocabBuilder returns an empty builder.
@@ -28,6 +29,7 @@ func (b *VocabBuilder) Add(f Feature) {
 		return
 	}
 	name := strings.Clone(f.Name)
+	b.nameBytes += int64(len(name))
 	b.ids[name] = int32(len(b.names))
 	b.names = append(b.names, name)
 	b.counts = append(b.counts, 1)
@@ -42,6 +44,19 @@ func (b *VocabBuilder) AddSentence(feats [][]Feature) {
 			b.Add(f)
 		}
 	}
+}
+
+// vocabEntryBytes is about what a distinct attribute costs a
+// VocabBuilder besides its name's bytes, and then its Vocabulary, in all:
+// string headers, count and template, map entries, and what the slices
+// and maps allocate over their growth.
+const vocabEntryBytes = 480
+
+// MemoryBytes estimates what learning the vocabulary allocates at its size
+// so far, the builder's and the vocabulary Build makes of it: an upper
+// bound of what they hold at once, garbage included.
+func (b *VocabBuilder) MemoryBytes() int64 {
+	return b.nameBytes + vocabEntryBytes*int64(len(b.names))
 }
 
 // Len returns the number of distinct attributes seen.

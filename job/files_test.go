@@ -174,3 +174,42 @@ func TestRecordWithoutOutputs(t *testing.T) {
 		t.Fatal("the deleted output was not made again")
 	}
 }
+
+// TestMissingRelativeInputSaysWhere: a relative input the job names that
+// is missing (an argument, a file option, a glob matching nothing) is an
+// error that says relative paths are read from the job file's directory,
+// and names it; an absolute one is not.
+func TestMissingRelativeInputSaysWhere(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "jobs")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "train.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hint := "a job's relative paths are relative to the job file's directory, " + sub
+	for _, c := range []struct{ job, want string }{
+		{"inputs: [train.txt]\n    output: train.arrow", `("train.txt" in the job file; ` + hint + ")"},
+		{"inputs: [" + filepath.Join(dir, "train.txt") + "]\n    options: {vocab: v.arrow}\n    output: train.arrow", `("v.arrow" in the job file; ` + hint + ")"},
+		{"inputs: [\"tr*.txt\"]\n    output: train.arrow", `input "tr*.txt" matches no file: ` + hint},
+	} {
+		path := filepath.Join(sub, "job.yaml")
+		job := "name: t\nstages:\n  - run: featurize\n    " + c.job + "\n"
+		if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := runJob(t, path, &fakeExec{}, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("job\n%s\nerror %v, want it to contain %q", job, err, c.want)
+		}
+	}
+	path := filepath.Join(sub, "job.yaml")
+	abs := filepath.Join(dir, "nosuch.txt")
+	if err := os.WriteFile(path, []byte("name: t\nstages:\n  - run: featurize\n    inputs: ["+abs+"]\n    output: o.arrow\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runJob(t, path, &fakeExec{}, Options{}); err == nil || strings.Contains(err.Error(), "relative") {
+		t.Errorf("an absolute missing input: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -362,10 +363,21 @@ func TestCorruptState(t *testing.T) {
 }
 
 // TestLBFGSNoCheckpoint: train with solver: lbfgs gets no checkpoint
-// directory (L-BFGS refuses --checkpoint and --resume).
+// directory and no kept duals: train's check (here the fake's, as
+// train's) refuses the checkpoint flags and --keep-duals with L-BFGS.
 func TestLBFGSNoCheckpoint(t *testing.T) {
 	_, path := setup(t, strings.Replace(testJob, "{gap-tol: 0.01, no-bias: true}", "{gap-tol: 0.01, solver: lbfgs}", 1))
-	x := &fakeExec{}
+	x := &fakeExec{check: func(args []string) error {
+		if !slices.Contains(args, "--solver=lbfgs") {
+			return nil
+		}
+		for _, a := range args {
+			if strings.HasPrefix(a, "--checkpoint") || strings.HasPrefix(a, "--keep-duals") || strings.HasPrefix(a, "--warm-start") {
+				return fmt.Errorf("%s: not used by --solver lbfgs", a)
+			}
+		}
+		return nil
+	}}
 	if _, err := runJob(t, path, x, Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -391,5 +403,89 @@ func TestCheckpointCadence(t *testing.T) {
 		if !strings.Contains(x.runs[1], c.want) || (c.not != "" && strings.Contains(x.runs[1], c.not)) {
 			t.Errorf("options %s: train ran %s; want %q and not %q", c.options, x.runs[1], c.want, c.not)
 		}
+	}
+}
+
+// TestPanicWritesFailedManifest: a stage that panics (a defect) still
+// leaves the failed run's manifest, naming the stage and the panic, and
+// the panic goes on.
+func TestPanicWritesFailedManifest(t *testing.T) {
+	dir, path := setup(t, testJob)
+	x := &panicExec{fakeExec: fakeExec{}, at: "train"}
+	func() {
+		defer func() {
+			if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "no free slot") {
+				t.Fatalf("recovered %v, want the stage's panic", p)
+			}
+		}()
+		runJob(t, path, x, Options{})
+		t.Fatal("the job did not panic")
+	}()
+	var m Manifest
+	b, err := os.ReadFile(filepath.Join(dir, ".dualcrf-job/t/manifest.failed.json"))
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		t.Fatalf("failed manifest: %v %s", err, b)
+	}
+	if m.Status != "failed" || m.FailedAt != "train" || statuses(&m) != "feat=ran train=failed eval=not run" ||
+		!strings.Contains(m.Stages[1].Error, "panic: no free slot") {
+		t.Fatalf("failed manifest: %s", b)
+	}
+}
+
+// panicExec is fakeExec with a stage that panics.
+type panicExec struct {
+	fakeExec
+	at string
+}
+
+func (x *panicExec) Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if args[0] == x.at {
+		panic("no free slot to write a block to")
+	}
+	return x.fakeExec.Run(ctx, args, stdout, stderr)
+}
+
+// TestWarmArgsOnlyWhereAccepted: the job adds --keep-duals and
+// --warm-start to a train stage only where train accepts both for its
+// options: not at all where it refuses --keep-duals (another solver, the
+// hinge loss), and where it accepts the kept duals but no warm start
+// (streamed duals) it says why the stage starts cold instead.
+func TestWarmArgsOnlyWhereAccepted(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		refuse string // the flag Check refuses
+		keep   bool
+		report string
+	}{
+		{"accepted", "", true, "no kept duals (first run)"},
+		{"hinge", "--keep-duals=", false, ""},
+		{"stream", "--warm-start=", false, "train cannot start warm with its options: refused --warm-start="},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, path := setup(t, testJob)
+			x := &fakeExec{check: func(args []string) error {
+				for _, a := range args {
+					if c.refuse != "" && strings.HasPrefix(a, c.refuse) {
+						return errors.New("refused " + c.refuse)
+					}
+				}
+				return nil
+			}}
+			m, err := runJob(t, path, x, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			train := x.runs[1]
+			if got := strings.Contains(train, "--keep-duals="); got != c.keep || strings.Contains(train, "--warm-start=") {
+				t.Fatalf("train ran %s", train)
+			}
+			w := m.Stages[1].WarmStart
+			switch {
+			case c.report == "" && w != nil:
+				t.Fatalf("warm report %+v, want none", w)
+			case c.report != "" && (w == nil || w.Start != "cold" || w.Reason != c.report):
+				t.Fatalf("warm report %+v, want cold: %s", w, c.report)
+			}
+		})
 	}
 }

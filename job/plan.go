@@ -3,6 +3,7 @@ package job
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,11 +19,16 @@ import (
 // step is a stage made concrete: its command line and its files.
 type step struct {
 	Stage
-	index   int
-	args    []string // the command's arguments (without train's checkpoint flags)
-	inputs  []string // every file read: arguments and file options
-	outputs []string // every file written
-	stdout  string   // eval's report goes to this file ("" : the run's standard output)
+	index  int
+	args   []string // the command's arguments (without train's checkpoint flags)
+	inputs []string // every file read: arguments and file options
+	// relative holds the inputs (resolved) that the job file gave as
+	// relative paths, with the path as written.
+	relative map[string]string
+	outputs  []string // every file written
+	stdout   string   // eval's report goes to this file ("" : the run's standard output)
+	// ckpt: train checkpoints with the stage's options (checkpoints).
+	ckpt bool
 	// files are the stage's inputs (with the glob patterns they came from)
 	// and outputs (with the files written but not recorded, such as
 	// train's duals) as the job's file check names them.
@@ -50,6 +56,12 @@ func (f *File) makeStep(st *step) error {
 	in := func(flag, name string) {
 		st.files.in = append(st.files.in, pipeline.Path{Flag: flag, Name: name, Owner: owner, Step: st.index + 1})
 	}
+	st.relative = map[string]string{}
+	given := func(written, resolved string) {
+		if written != "" && !filepath.IsAbs(written) {
+			st.relative[resolved] = written
+		}
+	}
 	out := func(flag, name string) {
 		st.files.out = append(st.files.out, pipeline.Path{Flag: flag, Name: name, Owner: owner, Step: st.index + 1})
 	}
@@ -63,7 +75,9 @@ func (f *File) makeStep(st *step) error {
 		v, _ := optionValue(st.Options[k]) // checked by Parse
 		switch {
 		case slices.Contains(files.in, k):
+			w := v
 			v = f.resolve(v)
+			given(w, v)
 			st.inputs = append(st.inputs, v)
 			in("--"+k, v)
 		case slices.Contains(files.out, k):
@@ -118,6 +132,7 @@ func (f *File) makeStep(st *step) error {
 		if !strings.ContainsAny(pat, "*?[") {
 			args = append(args, p)
 			in("", p)
+			given(pat, p)
 			continue
 		}
 		st.files.in = append(st.files.in, pipeline.Path{Name: p, Owner: owner, Step: st.index + 1, Pattern: true})
@@ -126,6 +141,9 @@ func (f *File) makeStep(st *step) error {
 			return fmt.Errorf("input %q: %w", pat, err)
 		}
 		if len(m) == 0 {
+			if !filepath.IsAbs(pat) {
+				return fmt.Errorf("input %q matches no file: %s", pat, f.relativeTo())
+			}
 			return fmt.Errorf("input %q matches no file", pat)
 		}
 		args = append(args, m...) // sorted by Glob
@@ -139,6 +157,26 @@ func (f *File) makeStep(st *step) error {
 	}
 	st.inputs = append(st.inputs, args...)
 	return nil
+}
+
+// relativeTo says where a job's relative paths are read from.
+func (f *File) relativeTo() string {
+	return fmt.Sprintf("a job's relative paths are relative to the job file's directory, %s", f.dir)
+}
+
+// relativeHint is the end of the message of err, an input of st that
+// could not be read: when it is missing and the job file gave it as a
+// relative path, where that path was looked for.
+func (f *File) relativeHint(st *step, err error) string {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	written, ok := st.relative[pe.Path]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (%q in the job file; %s)", written, f.relativeTo())
 }
 
 // checkFiles refuses a job whose runs would lose a file, before anything

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,6 +120,9 @@ type runner struct {
 	st    state
 	made  map[string]string // output path → the stage planned to make it (dry run)
 	man   Manifest
+	// panicked is the panic of a stage and its stack, which Run raises
+	// again once the failed manifest is written.
+	panicked string
 }
 
 // Run runs the job f: every stage whose inputs, options or outputs changed
@@ -142,6 +146,8 @@ func Run(ctx context.Context, f *File, x Exec, o Options) (*Manifest, error) {
 		if err := x.Check(s.args); err != nil {
 			return nil, fmt.Errorf("%s: stage %s (%s): %w", f.path, s.Name, s.Run, err)
 		}
+		// Train checkpoints where it accepts the flags the job would give.
+		s.ckpt = s.Run == "train" && x.Check(s.withFlags("--checkpoint-interval="+CheckpointInterval.String())) == nil
 	}
 	if err := f.checkFiles(steps); err != nil {
 		return nil, err
@@ -176,6 +182,9 @@ func Run(ctx context.Context, f *File, x Exec, o Options) (*Manifest, error) {
 	if werr := writeJSON(path, &r.man); werr != nil && err == nil {
 		err = werr
 	}
+	if r.panicked != "" {
+		panic(r.panicked) // a defect: the process ends as it would have, the manifest written
+	}
 	return &r.man, err
 }
 
@@ -196,7 +205,7 @@ func (r *runner) runSteps(ctx context.Context) error {
 		task.Set(int64(i + 1)) // the stage in progress: "run 2/5"
 		task.Note(fmt.Sprintf("%s (%s)", s.Name, s.Run))
 		prefix := fmt.Sprintf("run: [%d/%d] %s (%s)", i+1, n, s.Name, s.Run)
-		if err := r.runStep(ctx, s, &rep, prefix); err != nil {
+		if err := r.runStepSafely(ctx, s, &rep, prefix); err != nil {
 			rep.Status, rep.Error = StatusFailed, err.Error()
 			r.man.FailedAt = s.Name
 			failed = fmt.Errorf("stage %s (%s) failed: %w", s.Name, s.Run, err)
@@ -207,6 +216,19 @@ func (r *runner) runSteps(ctx context.Context) error {
 		r.man.Stages = append(r.man.Stages, rep)
 	}
 	return failed
+}
+
+// runStepSafely is runStep, with a panic of the stage turned into its
+// failure: the run's failed manifest says so before Run panics again
+// (r.panicked).
+func (r *runner) runStepSafely(ctx context.Context, s *step, rep *StageReport, prefix string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.panicked = fmt.Sprintf("%v\n\n%s", p, debug.Stack())
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return r.runStep(ctx, s, rep, prefix)
 }
 
 // runStep runs one stage, or skips it, filling in its report.
@@ -263,7 +285,7 @@ func (r *runner) inputsAndReason(s *step, rec *Record) ([]FileHash, string, erro
 	}
 	inputs, err := hashFiles(s.inputs)
 	if err != nil {
-		return nil, "", fmt.Errorf("input: %w", err)
+		return nil, "", fmt.Errorf("input: %w%s", err, r.f.relativeHint(s, err))
 	}
 	return inputs, whyRun(s, rec, inputs), nil
 }
@@ -297,7 +319,7 @@ func (r *runner) exec(ctx context.Context, s *step, inputs []FileHash, rep *Stag
 				ckArgs = append(ckArgs, "--checkpoint-every=0", "--checkpoint-interval="+CheckpointInterval.String())
 			}
 		}
-		ckArgs = append(ckArgs, r.warmArgs(s, inputs, resume, rep)...)
+		ckArgs = append(ckArgs, r.warmArgs(s, s.withFlags(ckArgs...), inputs, resume, rep)...)
 		args = append(append([]string{args[0]}, ckArgs...), args[1:]...)
 	}
 	if s.stdout == "" {
@@ -333,15 +355,18 @@ func (f *File) keptDuals(s *step) string {
 	return filepath.Join(f.StateDir(), "duals", s.Name+".duals")
 }
 
-// warmArgs are the flags that make an SDCA train stage keep its final
-// duals in the job's state and start from those of its last run: when it
-// runs again with the same options on changed inputs (a grown corpus).
+// warmArgs are the flags that make a train stage keep its final duals in
+// the job's state and start from those of its last run: when it runs
+// again with the same options on changed inputs (a grown corpus).
 // Unchanged inputs (a lost output) train from the start: the same model.
-// With other options (λ, …) it starts cold, as after a resume; the stage
-// itself starts cold when the table's templates or labels do not fit the
-// kept duals. A stage whose options name keep-duals or warm-start is left
-// as it is.
-func (r *runner) warmArgs(s *step, inputs []FileHash, resume bool, rep *StageReport) []string {
+// With other options (λ, …) it starts cold; a resumed run goes on as it
+// started; the stage itself starts cold when the table's templates or
+// labels do not fit the kept duals. Only where train accepts both flags
+// for the stage's options, args (its command line with the checkpoint
+// flags): not for the hinge loss or another solver (no kept duals), nor
+// with streamed duals (no warm start, so nothing worth keeping). A stage
+// whose options name keep-duals or warm-start is left as it is.
+func (r *runner) warmArgs(s *step, args []string, inputs []FileHash, resume bool, rep *StageReport) []string {
 	if _, set := s.Options["keep-duals"]; set {
 		return nil
 	}
@@ -349,10 +374,20 @@ func (r *runner) warmArgs(s *step, inputs []FileHash, resume bool, rep *StageRep
 		return nil
 	}
 	kept := r.f.keptDuals(s)
+	with := func(flags ...string) []string {
+		return append(append([]string{args[0]}, flags...), args[1:]...)
+	}
+	if err := r.x.Check(with("--keep-duals="+kept, "--warm-start="+kept)); err != nil {
+		if r.x.Check(with("--keep-duals="+kept)) == nil {
+			// It could keep its duals but never start from them.
+			rep.WarmStart = &WarmReport{Start: "cold", Reason: "train cannot start warm with its options: " + err.Error()}
+		}
+		return nil
+	}
 	if err := os.MkdirAll(filepath.Dir(kept), 0o755); err != nil {
 		return nil // train reports the unwritable path
 	}
-	args := []string{"--keep-duals=" + kept}
+	keep := []string{"--keep-duals=" + kept}
 	rep.WarmStart = &WarmReport{Start: "cold"}
 	rec := r.st.Stages[s.Name]
 	_, err := os.Stat(kept)
@@ -360,6 +395,7 @@ func (r *runner) warmArgs(s *step, inputs []FileHash, resume bool, rep *StageRep
 	case err != nil:
 		rep.WarmStart.Reason = "no kept duals (first run)"
 	case resume:
+		// The snapshot says how the run started (the model's facts).
 		rep.WarmStart.Reason = "resumed from its checkpoint"
 	case rec == nil || !slices.Equal(rec.Args, s.args):
 		rep.WarmStart.Reason = "its options changed since the kept duals were made"
@@ -369,18 +405,19 @@ func (r *runner) warmArgs(s *step, inputs []FileHash, resume bool, rep *StageRep
 		rep.WarmStart.Reason = "its inputs did not change"
 	default:
 		rep.WarmStart.Start, rep.WarmStart.From = "warm", kept
-		return append(args, "--warm-start="+kept)
+		return append(keep, "--warm-start="+kept)
 	}
-	if err == nil {
+	if err == nil && !resume {
 		fmt.Fprintf(r.o.Log, "run: %s: starting cold, not from %s: %s\n", s.Name, kept, rep.WarmStart.Reason)
 	}
-	return args
+	return keep
 }
 
 // warmFacts completes a warm start's report from the model's training
-// facts: the counts, or why the stage started cold after all.
+// facts: the counts, or why the stage started cold after all; for a
+// resumed run, how the run it continued started.
 func (r *runner) warmFacts(s *step, rep *StageReport) {
-	if rep.WarmStart.Start != "warm" {
+	if rep.WarmStart.Start != "warm" && !rep.Resumed {
 		return
 	}
 	m, err := stage.ReadModel(context.Background(), stage.File(s.outputs[len(s.outputs)-1]))
@@ -398,6 +435,7 @@ func (r *runner) warmFacts(s *step, rep *StageReport) {
 		w.Start, w.Reason, w.From = "cold", facts.Warm.Cold, ""
 		return
 	}
+	w.Start, w.Reason, w.From = "warm", "", facts.Warm.From
 	w.Kept, w.Added, w.Dropped, w.NewLabels = facts.Warm.Kept, facts.Warm.Added, facts.Warm.Dropped, facts.Warm.NewLabels
 }
 
@@ -410,11 +448,14 @@ func (r *runner) warmFacts(s *step, rep *StageReport) {
 // SIGINT and SIGTERM always save the point reached.
 const CheckpointInterval = 5 * time.Minute
 
-// checkpoints reports whether train checkpoints: SDCA does, L-BFGS
-// (solver: lbfgs) has nothing to resume from and refuses the flags.
-func (s *step) checkpoints() bool {
-	v, _ := optionValue(s.Options["solver"])
-	return v == "" || v == "sdca"
+// checkpoints reports whether train checkpoints with the stage's options
+// (s.ckpt, from train's own check: SDCA and BCFW do; L-BFGS, OEG and SAG
+// cannot resume and refuse the flags).
+func (s *step) checkpoints() bool { return s.ckpt }
+
+// withFlags returns the stage's command line with flags after the command.
+func (s *step) withFlags(flags ...string) []string {
+	return append(append([]string{s.args[0]}, flags...), s.args[1:]...)
 }
 
 // checkpoint returns train's checkpoint directory and whether it holds a

@@ -17,6 +17,9 @@ const (
 	KindArrow   Kind = "arrow"   // Arrow IPC, stream or file format
 	KindParquet Kind = "parquet" // Parquet
 	KindCoNLL   Kind = "conll"   // CoNLL columns (text)
+	// KindCRFsuite is CRFsuite's attribute lines (text), the input of
+	// crfsuite tag and learn.
+	KindCRFsuite Kind = "crfsuite"
 )
 
 // binary reports whether k is unreadable on a terminal.
@@ -31,6 +34,8 @@ func (k Kind) describe() string {
 		return "Parquet"
 	case KindCoNLL:
 		return "CoNLL text"
+	case KindCRFsuite:
+		return "CRFsuite attribute text"
 	}
 	return string(k)
 }
@@ -42,7 +47,7 @@ func (k Kind) describe() string {
 //	.arrow, .ipc           Arrow IPC (either format)
 //	.arrows                Arrow IPC stream
 //	.feather               Arrow IPC file (Feather version 2)
-//	.conll, .txt           CoNLL text
+//	.conll, .txt           CoNLL text (.txt: any text kind asked for)
 //
 // Other names tell nothing ("", "").
 func kindOfName(path string) (Kind, arrowio.Format) {
@@ -70,6 +75,11 @@ type OutputRequest struct {
 	Kinds    []Kind // what the stage can write there; the first is its default
 	Kind     Kind   // asked for with KindFlag; "" = from the extension, else Kinds[0]
 	KindFlag string // e.g. "--format"
+	// TextName, when set, is what the stage's text output (KindCoNLL) is,
+	// as KindFlag's value and in messages: explain writes text for people
+	// ("text"), not CoNLL columns, so -o x.txt names that text and
+	// -o x.conll is refused. "": CoNLL text.
+	TextName string
 
 	IPC     arrowio.Format // Arrow IPC format asked for with IPCFlag, or fixed by the stage when IPCFlag is ""; "" = from the extension, else stream
 	IPCFlag string         // e.g. "--ipc"
@@ -100,11 +110,25 @@ func (s Std) ResolveOutput(r OutputRequest) (OutputFormat, error) {
 		extKind, extIPC = kindOfName(r.Path)
 	}
 	out := OutputFormat{Kind: r.Kinds[0]}
+	describe := func(k Kind) string {
+		if k == KindCoNLL && r.TextName != "" {
+			return r.TextName
+		}
+		return k.describe()
+	}
+	if r.TextName != "" && !isStd(r.Path) && strings.EqualFold(filepath.Ext(r.Path), ".conll") {
+		return out, fmt.Errorf("%s %s names CoNLL text by its extension, but this stage writes %s there, not CoNLL columns: name it .txt",
+			r.Flag, r.Path, r.TextName)
+	}
 	switch {
 	case r.Kind != "":
-		if extKind != "" && extKind != r.Kind {
+		if extKind != "" && extKind != r.Kind && !(strings.EqualFold(filepath.Ext(r.Path), ".txt") && !r.Kind.binary()) {
+			asked := string(r.Kind)
+			if r.Kind == KindCoNLL && r.TextName != "" {
+				asked = r.TextName
+			}
 			return out, fmt.Errorf("%s %s names %s by its extension, but %s %s asks for %s: drop %s or rename the file",
-				r.Flag, r.Path, extKind.describe(), r.KindFlag, r.Kind, r.Kind.describe(), r.KindFlag)
+				r.Flag, r.Path, describe(extKind), r.KindFlag, asked, describe(r.Kind), r.KindFlag)
 		}
 		out.Kind = r.Kind
 	case extKind != "":
@@ -113,10 +137,10 @@ func (s Std) ResolveOutput(r OutputRequest) (OutputFormat, error) {
 	if !slices.Contains(r.Kinds, out.Kind) {
 		var can []string
 		for _, k := range r.Kinds {
-			can = append(can, k.describe())
+			can = append(can, describe(k))
 		}
 		return out, fmt.Errorf("%s %s names %s by its extension, but this stage writes %s there",
-			r.Flag, r.Path, out.Kind.describe(), strings.Join(can, " or "))
+			r.Flag, r.Path, describe(out.Kind), strings.Join(can, " or "))
 	}
 	if out.Kind == KindArrow {
 		var err error

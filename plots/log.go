@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/dualcrf/dualcrf/arrowio"
+	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 )
 
@@ -14,6 +15,36 @@ import (
 type Run struct {
 	Name string
 	Rows []tables.LogRow
+	// Solver is the solver that wrote the log (its metadata: sdca, lbfgs,
+	// …; "" when unknown), which says what a row counts: an epoch, or an
+	// iteration (EpochUnit).
+	Solver string
+}
+
+// EpochUnit names what one row of a training log by solver counts:
+// "iteration" for L-BFGS (and OWL-QN), whose rows are its iterations,
+// "epoch" (a pass over the sentences) for the others.
+func EpochUnit(solver string) string {
+	switch solver {
+	case "lbfgs", "owlqn":
+		return "iteration"
+	}
+	return "epoch"
+}
+
+// epochAxis returns the label and plural noun of the epoch axis of runs:
+// their common unit, or "epoch (L-BFGS: iteration)" when they mix.
+func epochAxis(runs []Run) (label, plural string) {
+	units := map[string]bool{}
+	for _, r := range runs {
+		units[EpochUnit(r.Solver)] = true
+	}
+	if len(units) == 1 {
+		for u := range units {
+			return u, u + "s"
+		}
+	}
+	return LabelEpochs, "epochs"
 }
 
 // ReadRun reads the training log at path (as `train --log` writes it),
@@ -36,7 +67,7 @@ func ReadRun(path, name string) (Run, error) {
 	if len(log.Rows) == 0 {
 		return Run{}, fmt.Errorf("%s: the training log has no rows", path)
 	}
-	return Run{Name: name, Rows: log.Rows}, nil
+	return Run{Name: name, Rows: log.Rows, Solver: log.Metadata[schemas.KeySolver]}, nil
 }
 
 // Curve returns the series of run over its certified rows (those whose
@@ -61,7 +92,7 @@ func Curve(run Run, style int, x, y func(tables.LogRow) float64) Series {
 var (
 	// Seconds is the training time so far (certificate passes excluded).
 	Seconds = func(r tables.LogRow) float64 { return r.TotalSeconds }
-	// Epochs is the epoch (L-BFGS: the iteration).
+	// Epochs is the epoch (L-BFGS: the iteration; see EpochUnit).
 	Epochs = func(r tables.LogRow) float64 { return float64(r.Epoch) }
 	// Gap is the certified duality gap.
 	Gap = func(r tables.LogRow) float64 { return r.Gap }
@@ -72,9 +103,11 @@ var (
 // Axis labels.
 const (
 	LabelSeconds = "training time, s (certificate passes excluded)"
-	LabelEpochs  = "epoch (L-BFGS: iteration)"
-	LabelGap     = "gap P − D, nats/sentence"
-	LabelPrimal  = "primal P(w), nats/sentence"
+	// LabelEpochs is the epoch axis of runs of solvers that count
+	// differently (EpochUnit); runs of one kind say theirs.
+	LabelEpochs = "epoch (L-BFGS: iteration)"
+	LabelGap    = "gap P − D, nats/sentence"
+	LabelPrimal = "primal P(w), nats/sentence"
 	// LabelLog10Gap is the gap's label on a log10-valued axis (Log10Y).
 	LabelLog10Gap = "log10 certified gap"
 )
@@ -171,11 +204,12 @@ func LogFigure(runs []Run, o LogOptions) Figure {
 		}
 		return p
 	}
+	epochs, plural := epochAxis(runs)
 	return Figure{Rows: [][]Panel{
 		{panel("certified duality gap vs time", LabelSeconds, LabelGap, false, Seconds, Gap, true),
-			panel("certified duality gap vs epochs", LabelEpochs, LabelGap, true, Epochs, Gap, true)},
+			panel("certified duality gap vs "+plural, epochs, LabelGap, true, Epochs, Gap, true)},
 		{panel(subTitle+" vs time", LabelSeconds, subLabel, false, Seconds, sub, false),
-			panel(subTitle+" vs epochs", LabelEpochs, subLabel, true, Epochs, sub, false)},
+			panel(subTitle+" vs "+plural, epochs, subLabel, true, Epochs, sub, false)},
 	}}
 }
 

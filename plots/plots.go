@@ -17,10 +17,10 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/dualcrf/dualcrf/pipeline"
 )
@@ -173,6 +173,10 @@ func (p Panel) plot() (*plot.Plot, error) {
 func (p Panel) build() (*plot.Plot, *layers, error) {
 	ly := &layers{}
 	pl := plot.New()
+	for _, h := range []*text.Handler{&pl.Title.TextStyle.Handler, &pl.X.Label.TextStyle.Handler, &pl.Y.Label.TextStyle.Handler,
+		&pl.X.Tick.Label.Handler, &pl.Y.Tick.Label.Handler, &pl.Legend.TextStyle.Handler} {
+		*h = anchoredText{*h}
+	}
 	pl.Title.Text = p.Title
 	pl.X.Label.Text, pl.Y.Label.Text = p.XLabel, p.YLabel
 	pl.Legend.Top = true
@@ -484,7 +488,7 @@ func (f Figure) Write(w io.Writer, format Format) error {
 	}
 	switch format {
 	case SVG:
-		c = vgsvg.New(width, height)
+		c = newSVGCanvas(width, height)
 	case PNG:
 		img := vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(PNGDPI), vgimg.UseBackgroundColor(color.White))
 		c = vgimg.PngCanvas{Canvas: img}

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds CRFsuite 0.12.2 (with liblbfgs 1.10) from the peer sources once into a cache directory and prints its
-# crfsuite binary's path, for the test that has CRFsuite tag with a model `dualcrf export --format crfsuite` wrote
-# (TestExportCRFsuiteTagsAsDecode, which reads the path from $DUALCRF_CRFSUITE). .ci/run sets that variable from
+# crfsuite binary's path, for the tests that have CRFsuite tag with a model `dualcrf export --format crfsuite` wrote
+# (TestExportCRFsuiteTagsAsDecode, TestExportDefaultModel, TestExportEscapes, which read the path from
+# $DUALCRF_CRFSUITE). .ci/run sets that variable from
 # this script's output before the tests run. The sources and their build script are in $DUALCRF_PEERS (default:
 # ../shared/peers beside the repository); the build (about a minute on 2 cores) is kept in
 # $DUALCRF_CACHE/crfsuite-0.12.2 (default cache: $XDG_CACHE_HOME/dualcrf, else ~/.cache/dualcrf), so later runs
 # reuse it. The build script installs a C compiler, make and the autotools with apt-get when they are missing.
 #
-#   DUALCRF_CRFSUITE=$(scripts/ci-crfsuite.sh) go test ./cmd/dualcrf -run TestExportCRFsuite
+#   DUALCRF_CRFSUITE=$(scripts/ci-crfsuite.sh) go test ./cmd/dualcrf -run TestExport
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 peers=${DUALCRF_PEERS:-$(cd "$root/.." && pwd)/shared/peers}

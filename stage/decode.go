@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/internal/platform"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
@@ -45,6 +47,12 @@ type DecodeOptions struct {
 	Scheme          decode.Scheme
 	// Workers is the number of decoding goroutines; 0: one per core.
 	Workers int
+	// MemoryBudget bounds the memory of the decoding process, in bytes
+	// (decode.Options.MemoryBudget: what each chunk needs is estimated
+	// first; a chunk over the budget is decoded on fewer goroutines, or
+	// refused saying what it needs and what would fit); 0: the machine's
+	// physical memory, or its cgroup's limit when lower.
+	MemoryBudget int64
 	// ChunkTokens is the number of tokens read, decoded and written at a
 	// time; 0: tables.DefaultChunkTokens.
 	ChunkTokens int
@@ -70,6 +78,9 @@ type DecodeOptions struct {
 	// Progress, when set, shows the sentences and tokens decoded; nil:
 	// nothing.
 	Progress *progress.Reporter
+	// physicalMemory returns the machine's memory (platform.PhysicalMemory
+	// when nil); tests replace it.
+	physicalMemory func() (int64, error)
 	// Opened, when set, is called once the input is open and fits the
 	// model, before anything is decoded or written to out: the command
 	// creates its output file there, so that an input it cannot read
@@ -116,10 +127,29 @@ func (o DecodeOptions) Check() error {
 	return nil
 }
 
-// options are the decoder's options.
+// options are the decoder's options; the memory budget is MemoryBudget,
+// which the decoder's check refuses when negative (see budget).
 func (o DecodeOptions) options() decode.Options {
 	return decode.Options{Marginals: o.Marginals, Workers: o.Workers, Constraints: o.Constraints, ForceColumn: o.ForceColumn,
-		NBest: o.NBest, ChunkConfidence: o.ChunkConfidence, Scheme: o.Scheme}
+		NBest: o.NBest, ChunkConfidence: o.ChunkConfidence, Scheme: o.Scheme, MemoryBudget: o.MemoryBudget,
+		ChunkTokens: cmp.Or(o.ChunkTokens, tables.DefaultChunkTokens)}
+}
+
+// budget is the decoder's options with the memory budget resolved:
+// MemoryBudget, else the machine's memory (none when it cannot be read).
+func (o DecodeOptions) budget() decode.Options {
+	d := o.options()
+	if d.MemoryBudget > 0 {
+		return d
+	}
+	phys := o.physicalMemory
+	if phys == nil {
+		phys = platform.PhysicalMemory
+	}
+	if b, err := phys(); err == nil && b > 0 {
+		d.MemoryBudget, d.MachineMemory = b, true
+	}
+	return d
 }
 
 // modelName is o.ModelName or "model".
@@ -219,6 +249,7 @@ func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
 	r.Input = in
 	if o.Log != nil {
 		r.Warn = func(msg string) { fmt.Fprintf(o.Log, "decode: warning: %s\n", msg) }
+		r.Note = func(msg string) { fmt.Fprintf(o.Log, "decode: %s\n", msg) }
 		r.OptionName = o.OptionName
 	}
 	return r, nil
@@ -234,6 +265,9 @@ func textOptions(m *crf.Model, o DecodeOptions) (featurize.RunOptions, error) {
 // input.
 func Decode(ctx context.Context, m *crf.Model, in Input, out io.Writer, o DecodeOptions) (tables.Coverage, error) {
 	if err := o.Check(); err != nil {
+		return tables.Coverage{}, fmt.Errorf("decode: %w", err)
+	}
+	if err := o.budget().CheckModel(m); err != nil {
 		return tables.Coverage{}, fmt.Errorf("decode: %w", err)
 	}
 	input, err := openDecodeInput(ctx, m, in, o)
@@ -261,7 +295,7 @@ func decodeFrom(ctx context.Context, m *crf.Model, in *decodeInput, out io.Write
 		return tables.Coverage{}, err
 	}
 	write, endProgress := decodeProgress(o.Progress, pw.Write)
-	cov, err := decode.Stream(ctx, m, in.src, o.options(), write)
+	cov, err := decode.Stream(ctx, m, in.src, o.budget(), write)
 	endProgress()
 	err = nameInput(err, "decode", in.name)
 	var fe *decode.ForcedLabelError

@@ -65,10 +65,14 @@ func ExampleTrainOptions_Check() {
 	fmt.Println(stage.TrainOptions{}.Check())
 	fmt.Println(stage.TrainOptions{Sampler: stage.Sampler{Kind: "random"}}.Check())
 	fmt.Println(stage.TrainOptions{Method: &train.LBFGS{}, Checkpoint: "ck"}.Check())
+	// A program says which options its user gave: one not read is
+	// refused, whatever its value.
+	fmt.Println(stage.TrainOptions{Method: &train.SAG{}, Given: [][]string{{"SDCA.Epsilon"}}}.Check())
 	// Output:
 	// <nil>
 	// Sampler.Kind "random": want one of uniform, gap, importance, gap-importance, max
-	// Checkpoint "ck": applies to SDCA only (the other methods cannot resume)
+	// Checkpoint "ck": not used by Method lbfgs (only by Method sdca and Loss hinge)
+	// SDCA.Epsilon: not used by Method sag (only by Method sdca)
 }
 
 // λ is a number or c/n, c divided by the number of training sentences.

@@ -1,13 +1,16 @@
 package stage
 
 import (
+	"bufio"
 	"cmp"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
@@ -63,45 +66,56 @@ func attrTemplates(m *crf.Model) func(attr string) string {
 	}
 }
 
-// WeightRows returns m's weights as rows of the weights table: the non-zero
-// attribute weights in attribute order (labels in label order within an
-// attribute), every transition weight (previous label by previous label),
-// then the bias, start and end weights of every label unless the model
-// has none. Each attribute is given the template that made it when the
-// model records its templates.
+// WeightRows returns m's weights as rows of the weights table (the rows of
+// WeightRowSeq, in its order).
 func WeightRows(m *crf.Model) []tables.WeightRow {
-	A, K := m.Layout.NumAttrs, m.Layout.NumLabels
-	tmpl := attrTemplates(m)
-	var rows []tables.WeightRow
-	for a := range A {
-		t := ""
-		for y, w := range m.Weights[a*K : (a+1)*K] {
-			if w == 0 {
-				continue
-			}
-			if t == "" {
-				t = tmpl(m.AttrNames[a])
-			}
-			rows = append(rows, tables.WeightRow{Kind: schemas.KindAttr, Label: m.LabelNames[y],
-				Attribute: m.AttrNames[a], Template: t, Weight: w})
-		}
-	}
-	tr := m.Layout.Trans()
-	for y := range K {
-		for y2 := range K {
-			rows = append(rows, tables.WeightRow{Kind: schemas.KindTrans, Label: m.LabelNames[y2],
-				FromLabel: m.LabelNames[y], Weight: m.Weights[tr+y*K+y2]})
-		}
-	}
-	if !m.Layout.NoBias {
-		for i, kind := range []string{schemas.KindBias, schemas.KindStart, schemas.KindEnd} {
-			off := m.Layout.Bias() + i*K
-			for y := range K {
-				rows = append(rows, tables.WeightRow{Kind: kind, Label: m.LabelNames[y], Weight: m.Weights[off+y]})
+	return slices.Collect(WeightRowSeq(m))
+}
+
+// WeightRowSeq yields m's weights as rows of the weights table, one at a
+// time (a model's rows take about twelve times its weights' memory): the
+// non-zero attribute weights in attribute order (labels in label order
+// within an attribute), every transition weight (previous label by
+// previous label), then the bias, start and end weights of every label
+// unless the model has none. Each attribute is given the template that
+// made it when the model records its templates.
+func WeightRowSeq(m *crf.Model) iter.Seq[tables.WeightRow] {
+	return func(yield func(tables.WeightRow) bool) {
+		A, K := m.Layout.NumAttrs, m.Layout.NumLabels
+		tmpl := attrTemplates(m)
+		for a := range A {
+			t := ""
+			for y, w := range m.Weights[a*K : (a+1)*K] {
+				if w == 0 {
+					continue
+				}
+				if t == "" {
+					t = tmpl(m.AttrNames[a])
+				}
+				if !yield(tables.WeightRow{Kind: schemas.KindAttr, Label: m.LabelNames[y], Attribute: m.AttrNames[a], Template: t, Weight: w}) {
+					return
+				}
 			}
 		}
+		tr := m.Layout.Trans()
+		for y := range K {
+			for y2 := range K {
+				if !yield(tables.WeightRow{Kind: schemas.KindTrans, Label: m.LabelNames[y2], FromLabel: m.LabelNames[y], Weight: m.Weights[tr+y*K+y2]}) {
+					return
+				}
+			}
+		}
+		if !m.Layout.NoBias {
+			for i, kind := range []string{schemas.KindBias, schemas.KindStart, schemas.KindEnd} {
+				off := m.Layout.Bias() + i*K
+				for y := range K {
+					if !yield(tables.WeightRow{Kind: kind, Label: m.LabelNames[y], Weight: m.Weights[off+y]}) {
+						return
+					}
+				}
+			}
+		}
 	}
-	return rows
 }
 
 // scored is an attribute with its weight for one label.
@@ -143,7 +157,8 @@ func topAttributes(m *crf.Model, y, n int) (pos, neg []scored) {
 // largest positive and the most negative weights, the transition matrix
 // (rows: previous label; columns: next label) and the label bias, start
 // and end weights when the model has them. Columns are aligned with
-// spaces.
+// spaces. The text is written as it is made: the K×K transition matrix of
+// a model of many labels is not held in memory.
 func Explain(w io.Writer, m *crf.Model, name string, o ExplainOptions) error {
 	if err := o.Check(); err != nil {
 		return err
@@ -156,8 +171,8 @@ func Explain(w io.Writer, m *crf.Model, name string, o ExplainOptions) error {
 			nonzero++
 		}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "model %s: %d labels, %d attributes, %d non-zero attribute weights of %d (feature space %s, transitions %s)\n",
+	b := bufio.NewWriterSize(w, explainBuffer)
+	fmt.Fprintf(b, "model %s: %d labels, %d attributes, %d non-zero attribute weights of %d (feature space %s, transitions %s)\n",
 		name, K, A, nonzero, A*K, cmp.Or(m.Meta[schemas.KeyFeatureSpace], "full"), cmp.Or(m.Meta[schemas.KeyTransitions], "all"))
 	if m.Layout.NoBias {
 		b.WriteString("no bias, start or end weights (trained with --no-bias)\n")
@@ -172,7 +187,7 @@ func Explain(w io.Writer, m *crf.Model, name string, o ExplainOptions) error {
 	}
 	if set, err := featurize.RecordedTemplates(m.Meta, name); err == nil && set != nil && set.Len() > 0 {
 		b.WriteString("\nattributes with a non-zero weight, by template:\n")
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 		for i := range set.Len() {
 			if t := set.Name(i); !strings.HasPrefix(t, "@") {
 				fmt.Fprintf(tw, "  %d\t%s\n", perTemplate[t], t)
@@ -186,11 +201,11 @@ func Explain(w io.Writer, m *crf.Model, name string, o ExplainOptions) error {
 		}
 	}
 
-	fmt.Fprintf(&b, "\ntop %d attributes per label: largest positive weights | most negative weights\n", top)
+	fmt.Fprintf(b, "\ntop %d attributes per label: largest positive weights | most negative weights\n", top)
 	for y, label := range m.LabelNames {
 		pos, neg := topAttributes(m, y, top)
-		fmt.Fprintf(&b, "\n%s\n", label)
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(b, "\n%s\n", label)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 		for i := range max(len(pos), len(neg)) {
 			cell := func(s []scored) string {
 				if i >= len(s) {
@@ -209,24 +224,11 @@ func Explain(w io.Writer, m *crf.Model, name string, o ExplainOptions) error {
 	}
 
 	b.WriteString("\ntransitions (row: previous label, column: next label)\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 1, ' ', tabwriter.AlignRight)
-	b2 := func(cells ...string) { fmt.Fprintf(tw, "%s\t\n", strings.Join(cells, "\t")) }
-	b2(append([]string{""}, m.LabelNames...)...)
-	tr := m.Layout.Trans()
-	for y, from := range m.LabelNames {
-		cells := []string{from}
-		for y2 := range K {
-			cells = append(cells, fixed(m.Weights[tr+y*K+y2], 2))
-		}
-		b2(cells...)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	writeTransitions(b, m)
 
 	if !m.Layout.NoBias {
 		b.WriteString("\nlabel weights at every token (bias), at the first (start) and at the last (end)\n")
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "\tbias\tstart\tend\t\n")
 		for y, label := range m.LabelNames {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", label, fixed(m.Weights[m.Layout.Bias()+y], 4),
@@ -236,8 +238,47 @@ func Explain(w io.Writer, m *crf.Model, name string, o ExplainOptions) error {
 			return err
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
+}
+
+// explainBuffer is the buffer Explain writes through.
+const explainBuffer = 64 << 10
+
+// writeTransitions writes m's transition matrix with a header row of the
+// labels and a row per previous label, each cell right-aligned in its
+// column and followed by a space (as text/tabwriter aligns it), a row at
+// a time: the widths of the columns are found first, in a pass over the
+// weights, so the K×K cells are never held.
+func writeTransitions(b *bufio.Writer, m *crf.Model) {
+	K, tr := m.Layout.NumLabels, m.Layout.Trans()
+	width := make([]int, K+1) // column 0: the previous labels
+	for y, l := range m.LabelNames {
+		width[0] = max(width[0], utf8.RuneCountInString(l))
+		width[y+1] = utf8.RuneCountInString(l)
+	}
+	for y := range K {
+		for y2 := range K {
+			width[y2+1] = max(width[y2+1], len(fixed(m.Weights[tr+y*K+y2], 2)))
+		}
+	}
+	cell := func(c int, s string) {
+		for range width[c] + 1 - utf8.RuneCountInString(s) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(s)
+	}
+	cell(0, "")
+	for y, l := range m.LabelNames {
+		cell(y+1, l)
+	}
+	b.WriteByte('\n')
+	for y, from := range m.LabelNames {
+		cell(0, from)
+		for y2 := range K {
+			cell(y2+1, fixed(m.Weights[tr+y*K+y2], 2))
+		}
+		b.WriteByte('\n')
+	}
 }
 
 // fixed formats v with prec decimals and a sign, without "-0.00" for a

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/schemas"
+	"github.com/dualcrf/dualcrf/tables"
 )
 
 // explainModel is a random model whose attributes come from two recorded
@@ -187,5 +189,84 @@ func TestExplainTopAttributes(t *testing.T) {
 	}
 	if err := (ExplainOptions{Top: -1}).Check(); err == nil {
 		t.Error("Top -1 accepted")
+	}
+}
+
+// chunkWriter records the writes made to it.
+type chunkWriter struct {
+	writes, largest, total int
+	onWrite                func()
+}
+
+func (c *chunkWriter) Write(p []byte) (int, error) {
+	c.writes++
+	c.largest = max(c.largest, len(p))
+	c.total += len(p)
+	if c.onWrite != nil {
+		c.onWrite()
+	}
+	return len(p), nil
+}
+
+// bigModel is a model of K labels and A attributes, every weight non-zero.
+func bigModel(A, K int) *crf.Model {
+	rng := rand.New(rand.NewPCG(9, 9))
+	lay := crf.Layout{NumAttrs: A, NumLabels: K}
+	m := &crf.Model{Layout: lay, Weights: crftest.RandomWeights(rng, lay, 1)}
+	for a := range A {
+		m.AttrNames = append(m.AttrNames, "w="+strconv.Itoa(a))
+	}
+	for y := range K {
+		m.LabelNames = append(m.LabelNames, "L"+strconv.Itoa(y))
+	}
+	return m
+}
+
+// TestExplainTextStreams: the text is written as it is made, in writes of
+// at most a buffer, so the K×K transition matrix of a model of many labels
+// (and the rest) is never held whole; it held the whole text, the matrix
+// in a tabwriter's cells besides (about 40 bytes a weight, five times the
+// model's K² weights).
+func TestExplainTextStreams(t *testing.T) {
+	m := bigModel(10, 300)
+	var w chunkWriter
+	if err := Explain(&w, m, "m", ExplainOptions{Top: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if w.largest > explainBuffer || w.total < 300*300*5 {
+		t.Fatalf("%d bytes in %d writes, the largest %d bytes: want writes of at most %d", w.total, w.writes, w.largest, explainBuffer)
+	}
+}
+
+// TestWeightRowsStream: the weights table is written as its rows come,
+// a batch at a time: the first batch reaches the writer before the rows
+// after it are made (explain -o held every row, about twelve times the
+// model's weights: 2.4 GB for CoNLL-2000's model of 7 million weights).
+func TestWeightRowsStream(t *testing.T) {
+	m := bigModel(30000, 5)
+	total := 30000*5 + 5*5 + 3*5
+	pulled, pulledAtFirst := 0, -1
+	rows := func(yield func(tables.WeightRow) bool) {
+		for r := range WeightRowSeq(m) {
+			pulled++
+			if !yield(r) {
+				return
+			}
+		}
+	}
+	var w chunkWriter
+	w.onWrite = func() {
+		if pulledAtFirst < 0 && w.total > 1<<20 {
+			pulledAtFirst = pulled
+		}
+	}
+	if err := tables.WriteWeightRows(&w, rows, nil, arrowio.WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if pulled != total || pulledAtFirst < 0 || pulledAtFirst > tables.DefaultBatchTokens+1 {
+		t.Fatalf("%d rows made, %d of them before the first MiB was written; want at most a batch (%d) of %d", pulled, pulledAtFirst, tables.DefaultBatchTokens, total)
+	}
+	if got := len(WeightRows(m)); got != total {
+		t.Fatalf("WeightRows: %d rows, want %d", got, total)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/featurize"
+	"github.com/dualcrf/dualcrf/internal/platform"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 	"github.com/dualcrf/dualcrf/tables"
@@ -41,8 +42,10 @@ type FeaturizeOptions struct {
 	// Progress, when set, shows the input bytes read with their rate and
 	// ETA; nil: nothing.
 	Progress *progress.Reporter
-	// Note, when set, is given warnings: text with more columns than
-	// Like's training text.
+	// Note, when set, is given warnings — text with more columns than
+	// Like's training text; a label seen rarely next to a near-identical
+	// frequent one, likely mistyped (learning a vocabulary) — and notes:
+	// the CoNLL "-DOCSTART-" lines left out.
 	Note func(msg string)
 	// OptionName, when set, names an option (by its Go field, as
 	// OptionError does) in the notes; nil: its Go name. The command
@@ -53,6 +56,10 @@ type FeaturizeOptions struct {
 	// set of CoNLL text with part-of-speech tags: the input has no such
 	// column.
 	Chosen func(name string, columns []string)
+	// MemoryBudget bounds the memory of the vocabulary learnt (not with
+	// Like, which learns none), in bytes (featurize.RunOptions.MemoryBudget);
+	// 0: the machine's physical memory, or its cgroup's limit when lower.
+	MemoryBudget int64
 }
 
 // DefaultTemplate names the built-in template set used for an input
@@ -85,23 +92,38 @@ func templatesByColumns(format string) bool {
 // runOptions turns o into featurize's options for the input in.
 func (o FeaturizeOptions) runOptions(in pipeline.Source) (featurize.RunOptions, error) {
 	var r featurize.RunOptions
+	switch {
+	case o.MemoryBudget < 0:
+		return r, fmt.Errorf("featurize: %w", optionError("FeaturizeOptions.MemoryBudget", o.MemoryBudget, "want a positive size (0: the machine's memory)"))
+	case o.MemoryBudget > 0 && o.Like != nil:
+		return r, fmt.Errorf("featurize: %w", optionError("FeaturizeOptions.MemoryBudget", nil, "bounds the vocabulary featurize learns; with {FeaturizeOptions.Like} it learns none"))
+	}
 	if o.Like != nil && (o.Templates != nil || o.MinCount != 0) {
 		return r, errors.New("featurize: the templates and min-count come from the model or table featurized like; do not repeat them")
 	}
 	if o.Like != nil {
 		r = o.Like.RunOptions()
-		if o.Note != nil {
-			r.Warn = func(msg string) { o.Note("warning: " + msg) }
-			r.OptionName = o.OptionName
-		}
 	} else {
 		r.Templates, r.MinCount = o.Templates, o.MinCount
+	}
+	if o.Note != nil {
+		r.Warn = func(msg string) { o.Note("warning: " + msg) }
+		r.Note = o.Note
+		r.OptionName = o.OptionName
 	}
 	if o.Input != nil {
 		r.Input = *o.Input
 	}
 	r.Writer = o.Writer
 	r.Progress = o.Progress
+	if o.Like == nil {
+		r.MemoryBudget = o.MemoryBudget
+		if r.MemoryBudget == 0 {
+			if b, err := platform.PhysicalMemory(); err == nil && b > 0 {
+				r.MemoryBudget, r.MachineMemory = b, true
+			}
+		}
+	}
 	if !in.IsStdin() && strings.HasSuffix(in.Path, ".zip") && !strings.HasPrefix(r.Input.Format, "ptb-") {
 		return r, fmt.Errorf("featurize: %s: a zip archive is read only as the NLTK Penn Treebank, with the input format ptb-mrg or ptb-pos", in.Path)
 	}
@@ -140,6 +162,29 @@ func Featurize(ctx context.Context, input Input, out io.Writer, o FeaturizeOptio
 		return tables.FeatureSummary{}, err
 	}
 	sum, err := featurize.Run(ctx, in, out, r)
+	return sum, nameInput(err, "featurize", in.Name())
+}
+
+// FeaturizeCRFsuite reads the corpus in as Featurize does and writes every
+// token's attributes as CRFsuite attribute lines (featurize.WriteCRFsuite),
+// with the marker attributes mk of a model's bias, start and end weights
+// (crfsuite.MarkersOf of the model Like comes from; zero for none): what
+// CRFsuite's tagger needs to tag with the model `dualcrf export` wrote.
+// o.MinCount and o.Writer do not apply: every attribute is written.
+func FeaturizeCRFsuite(ctx context.Context, input Input, out io.Writer, o FeaturizeOptions, mk featurize.Markers) (featurize.CRFsuiteSummary, error) {
+	if o.MinCount > 1 {
+		return featurize.CRFsuiteSummary{}, optionError("RunOptions.MinCount", o.MinCount,
+			"CRFsuite attribute lines carry every attribute (CRFsuite's learn has its own cutoff, feature.minfreq)")
+	}
+	in, err := input.source(ctx)
+	if err != nil {
+		return featurize.CRFsuiteSummary{}, err
+	}
+	r, err := o.runOptions(in)
+	if err != nil {
+		return featurize.CRFsuiteSummary{}, err
+	}
+	sum, err := featurize.WriteCRFsuite(ctx, in, out, r, mk)
 	return sum, nameInput(err, "featurize", in.Name())
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/internal/platform"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
@@ -24,16 +25,18 @@ import (
 // would (a model's checksum and weights, every row of a table), and
 // returns a summary: its kind and format version, then counts, labels and
 // metadata. A table that is damaged or not dualcrf's is an error saying
-// why. Standard input is read into memory, as the table is read twice.
+// why. Standard input is copied to an unnamed temporary file, as the table
+// is read twice.
 func Inspect(ctx context.Context, in Input) (string, error) {
 	src, err := in.source(ctx)
 	if err != nil {
 		return "", err
 	}
-	open, err := reopenable(src)
+	open, done, err := reopenable(src)
 	if err != nil {
 		return "", err
 	}
+	defer done()
 	var buf bytes.Buffer
 	if err := inspect(&buf, open); err != nil {
 		return "", err
@@ -196,6 +199,9 @@ func printPredictions(out *bytes.Buffer, rr array.RecordReader, name string) err
 		return err
 	}
 	fmt.Fprintf(out, "prediction table %s (format version %s)\n", name, s.Version)
+	if s.Ranked {
+		fmt.Fprintf(out, "ranked      n-best labellings (decode --nbest, a rank column): the figures below are those of rank 1\n")
+	}
 	fmt.Fprintf(out, "sentences   %d\ntokens      %d (longest sentence %d)\ncolumns     %s\n",
 		s.Sentences, s.Tokens, s.MaxLen, strings.Join(s.Columns, " "))
 	switch {
@@ -299,8 +305,10 @@ func printAligned(out *bytes.Buffer, cols []string, rows [][]string) {
 }
 
 // reopenable returns a function that runs fn on the input in as often as
-// needed; standard input is read into memory once for that.
-func reopenable(in pipeline.Source) (opener, error) {
+// needed, and a function that frees what that takes: standard input is
+// copied once to an unnamed temporary file (a spool), not into memory,
+// so a table of any size can be inspected from a pipe.
+func reopenable(in pipeline.Source) (opener, func(), error) {
 	once := func(fn func(io.Reader, string) error) error {
 		r, name, err := in.Open()
 		if err != nil {
@@ -310,14 +318,17 @@ func reopenable(in pipeline.Source) (opener, error) {
 		return fn(r, name)
 	}
 	if !in.IsStdin() {
-		return once, nil
+		return once, func() {}, nil
 	}
-	var data []byte
+	var spool *platform.Spool
 	var name string
 	err := once(func(r io.Reader, n string) error {
-		var err error
-		data, err = io.ReadAll(r)
 		name = n
+		var err error
+		if spool, err = platform.NewSpool("", n); err != nil {
+			return err
+		}
+		_, err = io.Copy(spool, r)
 		var de *pipeline.DecompressError
 		if errors.As(err, &de) {
 			return err // it names the input
@@ -328,33 +339,46 @@ func reopenable(in pipeline.Source) (opener, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		if spool != nil {
+			spool.Close()
+		}
+		return nil, nil, err
 	}
-	return func(fn func(io.Reader, string) error) error { return fn(bytes.NewReader(data), name) }, nil
+	size := spool.Size()
+	return func(fn func(io.Reader, string) error) error { return fn(io.NewSectionReader(spool, 0, size), name) },
+		func() { spool.Close() }, nil
 }
 
 // printWeights summarises a weights table (explain -o): its rows by kind,
-// its labels and the templates of its attributes.
+// its labels and the templates of its attributes. It reads the rows one at
+// a time, keeping only the distinct names.
 func printWeights(out *bytes.Buffer, rr array.RecordReader, name string) error {
-	rows, err := tables.ReadWeights(rr, name)
-	if err != nil {
-		return err
-	}
 	md := schemas.MetadataMap(rr.Schema())
 	kinds := map[string]int{}
 	labels, templates, attrs := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for _, r := range rows {
-		kinds[r.Kind]++
-		labels[r.Label] = true
-		if r.Kind == schemas.KindAttr {
-			attrs[r.Attribute] = true
-			if r.Template != "" {
-				templates[r.Template] = true
-			}
+	see := func(set map[string]bool, s string) {
+		if !set[s] {
+			set[strings.Clone(s)] = true
 		}
 	}
+	rows := 0
+	err := tables.EachWeightRow(rr, name, func(r tables.WeightRow) error {
+		rows++
+		kinds[r.Kind]++
+		see(labels, r.Label)
+		if r.Kind == schemas.KindAttr {
+			see(attrs, r.Attribute)
+			if r.Template != "" {
+				see(templates, r.Template)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "weights table %s (format version %s)\n", name, md[schemas.KeyVersion])
-	fmt.Fprintf(out, "rows        %d\n", len(rows))
+	fmt.Fprintf(out, "rows        %d\n", rows)
 	for _, k := range []string{schemas.KindAttr, schemas.KindTrans, schemas.KindBias, schemas.KindStart, schemas.KindEnd} {
 		fmt.Fprintf(out, "  %-10s %d\n", k, kinds[k])
 	}

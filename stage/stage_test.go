@@ -141,7 +141,19 @@ func TestTrainOptionsCheck(t *testing.T) {
 		{stage.TrainOptions{Duals: stage.Duals{Place: stage.DualsFile}}, "Duals", ""},
 		{stage.TrainOptions{Method: &train.LBFGS{}, Checkpoint: "dir"}, "Checkpoint", `"dir"`},
 		{stage.TrainOptions{Method: &train.OEG{}, Resume: "dir"}, "Resume", `"dir"`},
-		{stage.TrainOptions{Method: &train.SAG{}, Duals: stage.Duals{Place: stage.DualsStream}}, "Duals", ""},
+		{stage.TrainOptions{Method: &train.SAG{}, Duals: stage.Duals{Place: stage.DualsStream}}, "Duals", `"stream"`},
+		{stage.TrainOptions{Method: &train.SAG{}, Sampler: stage.Sampler{Kind: "max"}}, "Sampler.Kind", `"max"`},
+		{stage.TrainOptions{Method: &train.LBFGS{}, RefreshEvery: 2}, "RefreshEvery", "2"},
+		{stage.TrainOptions{Method: &train.BCFW{}, KeepDuals: "k"}, "KeepDuals", `"k"`},
+		{stage.TrainOptions{Loss: stage.LossHinge, WarmStart: "k"}, "WarmStart", `"k"`},
+		{stage.TrainOptions{Sampler: stage.Sampler{Kind: "uniform", NonUniform: 0.5}}, "Sampler.NonUniform", ""},
+		// Given: options a program's user gave, whatever their values.
+		{stage.TrainOptions{Method: &train.LBFGS{}, Given: [][]string{{"SAG.InitialL"}}}, "SAG.InitialL", ""},
+		{stage.TrainOptions{Method: &train.OEG{}, Given: [][]string{{"Sampler.NonUniform"}}}, "Sampler.NonUniform", "0"},
+		{stage.TrainOptions{Method: &train.SAG{}, Given: [][]string{{"CheckpointEvery"}}}, "CheckpointEvery", "0"},
+		{stage.TrainOptions{Loss: stage.LossHinge, Given: [][]string{{"SDCA.Epsilon"}}}, "SDCA.Epsilon", ""},
+		{stage.TrainOptions{Method: &train.SDCA{Workers: 1}, Given: [][]string{{"SDCA.RoundSteps"}}}, "SDCA.RoundSteps", ""},
+		{stage.TrainOptions{Method: &train.LBFGS{}, Given: [][]string{{"SDCA.Seed", "OEG.Seed", "SAG.Seed", "BCFW.Seed"}}}, "SDCA.Seed", ""},
 		{stage.TrainOptions{Method: &train.SAG{Variant: "saga"}}, "SAG.Variant", `"saga"`},
 		{stage.TrainOptions{Method: &train.SAG{InitialL: -1}}, "SAG.InitialL", "-1"},
 		{stage.TrainOptions{Method: &train.OEG{Eta: 2}}, "OEG.Eta", "2"},
@@ -161,6 +173,17 @@ func TestTrainOptionsCheck(t *testing.T) {
 	for _, m := range []train.Method{&train.LBFGS{Store: 10}, &train.SAG{Variant: "nus", InitialL: 1}, &train.OEG{Eta: 0.5}} {
 		if err := (stage.TrainOptions{Method: m}).Check(); err != nil {
 			t.Fatalf("%T's defaults: %v", m, err)
+		}
+	}
+	// An option given that one of its fields' methods reads passes: the
+	// seed to SAG, the sampler to BCFW, the round length to two workers.
+	for _, o := range []stage.TrainOptions{
+		{Method: &train.SAG{}, Given: [][]string{{"SDCA.Seed", "OEG.Seed", "SAG.Seed", "BCFW.Seed"}, {"Method"}, {"GapTol"}}},
+		{Loss: stage.LossHinge, Given: [][]string{{"Sampler.Kind"}, {"RefreshEvery"}, {"Checkpoint"}, {"BCFW.Hamming"}}},
+		{Method: &train.SDCA{Workers: 2}, Given: [][]string{{"SDCA.RoundSteps"}, {"Sampler.NonUniform"}, {"KeepDuals"}}},
+	} {
+		if err := o.Check(); err != nil {
+			t.Errorf("%+v: %v", o, err)
 		}
 	}
 }

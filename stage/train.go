@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,6 +112,17 @@ type TrainOptions struct {
 	// training facts say. Duals in memory or memory-mapped; SDCA only.
 	WarmStart string
 
+	// Given lists the options the caller's user gave, each as the fields
+	// it sets, named as OptionError.Field names them (one option of a
+	// program may set several: the command's --seed sets SDCA.Seed,
+	// OEG.Seed, SAG.Seed and BCFW.Seed). Check refuses one that the
+	// method does not read — none of its fields is the method's own or in
+	// its train.Description.Reads — even at its default value: it would
+	// have no effect. An option of train.RunOptions set to a value other
+	// than its zero counts as given too (CheckpointEvery only through
+	// Given).
+	Given [][]string
+
 	// Log receives the summary lines and warnings (and, unless Quiet, one
 	// line per epoch and per checkpoint); nil: discarded.
 	Log   io.Writer
@@ -171,22 +184,29 @@ func (r *TrainResult) WriteLogAs(w io.Writer, opts arrowio.WriterOptions) error 
 // LogRows returns the per-epoch training-log rows, as WriteLog writes them.
 func (r *TrainResult) LogRows() []tables.LogRow { return logRows(r.Train.Records) }
 
-// Solver names a method as a model's metadata records it: sdca, lbfgs,
-// oeg, sag or bcfw; "" for a method Train does not run.
+// Solver names a method as a model's metadata records it (its
+// train.Description's Name): sdca, lbfgs, oeg, sag or bcfw; "" for a
+// method Train does not run.
 func Solver(m train.Method) string {
-	switch m.(type) {
-	case nil, *train.SDCA:
-		return "sdca"
-	case *train.BCFW:
-		return "bcfw"
-	case *train.LBFGS:
-		return "lbfgs"
-	case *train.OEG:
-		return "oeg"
-	case *train.SAG:
-		return "sag"
+	if m == nil {
+		m = &train.SDCA{}
+	}
+	for _, known := range train.Methods() {
+		if reflect.TypeOf(known) == reflect.TypeOf(m) {
+			return known.Describe().Name
+		}
 	}
 	return ""
+}
+
+// methodType is the name of m's type, the prefix of its fields' names
+// as OptionError.Field gives them ("SDCA" of SDCA.Epsilon).
+func methodType(m train.Method) string {
+	t := reflect.TypeOf(m)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
 }
 
 // withDefaults returns o with its defaults filled in.
@@ -225,9 +245,19 @@ func (o TrainOptions) Check() error {
 		value any
 		msg   string
 	}
-	checks := []check{
-		{Solver(o.Method) == "", "Method", fmt.Sprintf("%T", o.Method), "want *train.SDCA, *train.LBFGS, *train.OEG, *train.SAG or *train.BCFW"},
+	first := []check{
+		{o.Method != nil && Solver(o.Method) == "", "Method", fmt.Sprintf("%T", o.Method), "want *train.SDCA, *train.LBFGS, *train.OEG, *train.SAG or *train.BCFW"},
 		{o.Loss != "" && o.Loss != LossLog && o.Loss != LossHinge, "Loss", o.Loss, "want log or hinge"},
+	}
+	for _, ch := range first {
+		if ch.bad {
+			return optionError(ch.field, ch.value, ch.msg)
+		}
+	}
+	if err := o.checkReads(); err != nil {
+		return err
+	}
+	checks := []check{
 		{o.Sampler.Kind != "" && !slices.Contains(train.SamplerKinds(), o.Sampler.Kind), "Sampler.Kind", o.Sampler.Kind, "want one of " + strings.Join(train.SamplerKinds(), ", ")},
 		{!inUnit(o.Sampler.NonUniform), "Sampler.NonUniform", o.Sampler.NonUniform, "want a probability in (0,1]"},
 		{o.RefreshEvery < 0, "RefreshEvery", o.RefreshEvery, "want 0 (never) or a number of epochs ≥ 1"},
@@ -243,16 +273,8 @@ func (o TrainOptions) Check() error {
 		{o.Duals.Place == DualsFile && o.Duals.Path == "", "Duals", nil, "want a file path with DualsFile"},
 		{(o.Duals.Place == DualsAuto || o.Duals.Place == DualsMemory) && o.Duals.Path != "", "Duals", o.Duals.Path, "a path applies to DualsStream and DualsFile only"},
 		{o.MemoryBudget < 0, "MemoryBudget", o.MemoryBudget, "want a positive size"},
-		{o.WarmStart != "" && o.Resume != "", "WarmStart", o.WarmStart, "a run resumed with {Resume} continues from its own duals"},
 		{o.WarmStart != "" && o.Duals.Place == DualsStream, "WarmStart", o.WarmStart, "needs the duals in memory or in a memory-mapped file, not {Duals} stream"},
 		{o.L1.set && !(o.L1.c >= 0 && !math.IsInf(o.L1.c, 0)), "L1", o.L1.String(), "want a finite λ₁ ≥ 0: a number, or c/n"},
-	}
-	if o.L1.c > 0 {
-		solver := Solver(o.Method)
-		checks = append(checks, []check{
-			{o.Loss == LossHinge || solver == "bcfw", "L1", o.L1.String(), "applies to {Loss} log only (the elastic net is trained by proximal SDCA or OWL-QN)"},
-			{solver == "oeg" || solver == "sag", "L1", o.L1.String(), fmt.Sprintf("applies to SDCA and L-BFGS only (%s minimises the ℓ2 objective)", strings.ToUpper(solver))},
-		}...)
 	}
 	if m, ok := o.Method.(*train.SDCA); ok {
 		checks = append(checks, []check{
@@ -273,17 +295,7 @@ func (o TrainOptions) Check() error {
 			{sd.Epsilon != 0, "SDCA.Epsilon", sd.Epsilon, "applies to the log loss only (BCFW starts from the gold labelling)"},
 			{sd.SubPrecision != 0, "SDCA.SubPrecision", sd.SubPrecision, "applies to the log loss only (BCFW's line search is exact)"},
 			{sd.Workers > 1 || sd.Workers == train.AllWorkers || sd.RoundSteps != 0, "SDCA.Workers", sd.Workers, "applies to the log loss only (BCFW is sequential)"},
-			{o.Duals != Duals{} && o.Duals.Place != DualsMemory, "Duals", nil, "BCFW keeps its duals in memory"},
-			{o.KeepDuals != "", "KeepDuals", o.KeepDuals, "applies to the log loss only (a warm start carries SDCA's duals)"},
-			{o.WarmStart != "", "WarmStart", o.WarmStart, "applies to the log loss only (a warm start carries SDCA's duals)"},
-		}...)
-	} else if Solver(o.Method) != "sdca" {
-		checks = append(checks, []check{
-			{o.Checkpoint != "", "Checkpoint", o.Checkpoint, "applies to SDCA only (the other methods cannot resume)"},
-			{o.Resume != "", "Resume", o.Resume, "applies to SDCA only (the other methods cannot resume)"},
-			{o.Duals != Duals{}, "Duals", nil, "applies to SDCA only"},
-			{o.KeepDuals != "", "KeepDuals", o.KeepDuals, "applies to SDCA only (the other methods have no duals)"},
-			{o.WarmStart != "", "WarmStart", o.WarmStart, "applies to SDCA only (the other methods have no duals)"},
+			{o.Duals != Duals{} && o.Duals.Place != DualsMemory, "Duals", dualsText(o.Duals), "{Loss} hinge (BCFW) keeps its duals in memory: want memory or auto"},
 		}...)
 	}
 	for _, ch := range checks {
@@ -301,7 +313,192 @@ func (o TrainOptions) Check() error {
 			return err
 		}
 	}
+	return o.checkUnread()
+}
+
+// checkReads refuses an option the method does not read (Given), named
+// with the methods that do.
+func (o TrainOptions) checkReads() error {
+	run := o.withDefaults().Method
+	reads := func(m train.Method) func(field string) bool {
+		own, desc := methodType(m), m.(train.Describer).Describe()
+		return func(field string) bool {
+			if typ, _, ok := strings.Cut(field, "."); ok && isMethodType(typ) {
+				return typ == own
+			}
+			return !slices.Contains(train.RunOptions(), field) || slices.Contains(desc.Reads, field)
+		}
+	}
+	read := reads(run)
+	// refuse names the option (its fields) with the methods that read it.
+	refuse := func(fields ...string) error {
+		var users []string
+		for _, m := range train.Methods() {
+			if slices.ContainsFunc(fields, reads(m)) {
+				users = append(users, o.methodWords(m, run))
+			}
+		}
+		return optionError(fields[0], o.runOptionValue(fields[0]), fmt.Sprintf("not used by %s (only by %s)", o.methodWords(run, run), joinWords(users)))
+	}
+	for _, g := range o.Given {
+		if len(g) > 0 && !slices.ContainsFunc(g, read) {
+			return refuse(g...)
+		}
+	}
+	for _, f := range o.setRunOptions() {
+		if !read(f) {
+			return refuse(f)
+		}
+	}
+	// The sampler's own options: the share of non-uniform draws is read
+	// by the samplers that mix.
+	kind := cmp.Or(o.Sampler.Kind, train.DefaultSampler)
+	if o.given("Sampler.NonUniform") && read("Sampler.NonUniform") && slices.Contains(train.SamplerKinds(), kind) && !train.MixesUniform(kind) {
+		var mix []string
+		for _, k := range train.SamplerKinds() {
+			if train.MixesUniform(k) {
+				mix = append(mix, k)
+			}
+		}
+		return optionError("Sampler.NonUniform", nil, fmt.Sprintf("not used by {Sampler.Kind} %s (only by the %s samplers)", kind, joinWords(mix)))
+	}
 	return nil
+}
+
+// checkUnread refuses a field of the method given that its other
+// settings leave unread (the method's Unread: SDCA's RoundSteps with one
+// worker).
+func (o TrainOptions) checkUnread() error {
+	u, ok := o.withDefaults().Method.(interface{ Unread() map[string]string })
+	if !ok {
+		return nil
+	}
+	unread := u.Unread()
+	for _, g := range o.Given {
+		for _, f := range g {
+			if why, ok := unread[f]; ok {
+				return optionError(f, nil, why)
+			}
+		}
+	}
+	return nil
+}
+
+// given reports whether the option field was given: in Given, or set
+// to other than its zero value.
+func (o TrainOptions) given(field string) bool {
+	for _, g := range o.Given {
+		if slices.Contains(g, field) {
+			return true
+		}
+	}
+	return slices.Contains(o.setRunOptions(), field)
+}
+
+// setRunOptions returns the options of train.RunOptions set to other
+// than their zero value (CheckpointEvery, whose zero is no default of a
+// program's, counts only through Given).
+func (o TrainOptions) setRunOptions() []string {
+	var set []string
+	for _, c := range []struct {
+		field string
+		set   bool
+	}{
+		{train.RunSampler, o.Sampler.Kind != ""},
+		{train.RunNonUniform, o.Sampler.NonUniform != 0},
+		{train.RunRefresh, o.RefreshEvery != 0},
+		{train.RunDuals, o.Duals != Duals{}},
+		{train.RunCheckpoint, o.Checkpoint != ""},
+		{train.RunCheckpointInterval, o.CheckpointInterval != 0},
+		{train.RunKeepCheckpoints, o.KeepCheckpoints},
+		{train.RunResume, o.Resume != ""},
+		{train.RunKeepDuals, o.KeepDuals != ""},
+		{train.RunWarmStart, o.WarmStart != ""},
+		{train.RunL1, o.L1.c != 0},
+	} {
+		if c.set {
+			set = append(set, c.field)
+		}
+	}
+	return set
+}
+
+// runOptionValue is the value of the option field of train.RunOptions, as
+// an OptionError shows it; nil for another field.
+func (o TrainOptions) runOptionValue(field string) any {
+	switch field {
+	case train.RunSampler:
+		return o.Sampler.Kind
+	case train.RunNonUniform:
+		return o.Sampler.NonUniform
+	case train.RunRefresh:
+		return o.RefreshEvery
+	case train.RunDuals:
+		return dualsText(o.Duals)
+	case train.RunCheckpoint:
+		return o.Checkpoint
+	case train.RunCheckpointEvery:
+		return o.CheckpointEvery
+	case train.RunCheckpointInterval:
+		return o.CheckpointInterval
+	case train.RunResume:
+		return o.Resume
+	case train.RunKeepDuals:
+		return o.KeepDuals
+	case train.RunWarmStart:
+		return o.WarmStart
+	case train.RunL1:
+		return o.L1.String()
+	}
+	return nil
+}
+
+// methodWords names method m as the options choose it ({Method} sag,
+// {Loss} hinge), for a message about a run of method run.
+func (o TrainOptions) methodWords(m, run train.Method) string {
+	switch name := Solver(m); {
+	case name == "bcfw":
+		return "{Loss} hinge"
+	case name == "sdca" && Solver(run) == "bcfw":
+		return "{Method} sdca with {Loss} log"
+	default:
+		return "{Method} " + name
+	}
+}
+
+// isMethodType reports whether typ names a method's type ("SDCA").
+func isMethodType(typ string) bool {
+	for _, m := range train.Methods() {
+		if methodType(m) == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// joinWords joins words as a list in prose: "a", "a and b", "a, b and c".
+func joinWords(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// dualsText is d as the option is written: memory, auto, stream,
+// stream:PATH or PATH.
+func dualsText(d Duals) string {
+	switch d.Place {
+	case DualsMemory:
+		return "memory"
+	case DualsAuto:
+		return "auto"
+	case DualsStream:
+		if d.Path != "" {
+			return "stream:" + d.Path
+		}
+		return "stream"
+	}
+	return d.Path
 }
 
 // checker is a method that checks its own settings (train.SDCA, LBFGS,
@@ -556,15 +753,70 @@ func (r *trainer) method() (train.Method, error) {
 	if o.Checkpoint != "" {
 		r.set.Checkpoint = r.saveCheckpoint
 	}
-	if o.WarmStart != "" {
-		if r.place == DualsStream {
-			return nil, optionError("WarmStart", o.WarmStart, "needs the duals in memory or in a memory-mapped file; this run streams them ({Duals} auto): give {Duals} file:PATH or a larger {MemoryBudget}")
+	switch {
+	case o.WarmStart == "" || o.Resume != "":
+		// A resumed run continues from its own duals; its snapshot says
+		// how it started (resumeFrom).
+	case r.place == DualsStream:
+		// Duals auto chose to stream them (Check refuses Duals stream):
+		// the kept duals are checked, and the run starts cold.
+		k, err := duals.OpenKept(o.WarmStart)
+		if err != nil {
+			return nil, err
 		}
+		k.Close()
+		r.warm = &WarmFacts{From: o.WarmStart, Added: r.p.N(),
+			Cold: "the duals are streamed (the run does not fit in memory), and a warm start needs them in memory or in a memory-mapped file"}
+		r.logf("train: warning: starting cold, not from %s: %s; give %s PATH (memory-mapped) or a larger %s to start warm",
+			o.WarmStart, r.warm.Cold, o.OptionName("Duals"), o.OptionName("MemoryBudget"))
+	default:
 		if err := r.openWarm(); err != nil {
 			return nil, err
 		}
 	}
-	return r.sd, r.resumeFrom(r.sd)
+	if err := r.resumeFrom(r.sd); err != nil {
+		return nil, err
+	}
+	return r.sd, r.recordFacts()
+}
+
+// recordFacts makes the run's facts that its snapshots keep (the warm
+// start's), so that a resumed run's model says what the uninterrupted
+// one's would.
+func (r *trainer) recordFacts() error {
+	if r.warm == nil {
+		return nil
+	}
+	b, err := json.Marshal(struct {
+		Warm *WarmFacts `json:"warm_start"`
+	}{r.warm})
+	r.set.Facts = b
+	return err
+}
+
+// resumeFacts takes back the facts a snapshot kept (recordFacts): how the
+// run started. A WarmStart given to the resume must name the kept duals
+// the run started from.
+func (r *trainer) resumeFacts() error {
+	var facts struct {
+		Warm *WarmFacts `json:"warm_start"`
+	}
+	if b := r.resume.Facts(); len(b) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&facts); err != nil {
+			return fmt.Errorf("resume %s: state.json: the run's facts: %w", r.resume.Dir, err)
+		}
+	}
+	r.warm = facts.Warm
+	switch ws := r.o.WarmStart; {
+	case ws == "":
+	case r.warm == nil:
+		return optionError("WarmStart", ws, "the run in {Resume} started without kept duals: resume it without {WarmStart}")
+	case filepath.Clean(ws) != filepath.Clean(r.warm.From):
+		return optionError("WarmStart", ws, fmt.Sprintf("the run in {Resume} started from %s: resume it with that {WarmStart}, or without one", r.warm.From))
+	}
+	return nil
 }
 
 // resumeFrom loads the checkpoint to resume, if any, checks it against m's
@@ -579,6 +831,11 @@ func (r *trainer) resumeFrom(m train.Method) error {
 		return err
 	}
 	if err := r.resume.CheckSettings(r.p, r.set, m); err != nil {
+		r.resume.Duals.Close()
+		r.resume = nil
+		return err
+	}
+	if err := r.resumeFacts(); err != nil {
 		r.resume.Duals.Close()
 		r.resume = nil
 		return err

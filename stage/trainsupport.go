@@ -68,7 +68,11 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 		// The working set gets fewer slots (or none) where the blocks
 		// reach their smallest size before it fits.
 		plan := func(held int) (int, int64) {
-			r.streamOpts = duals.StreamOptions{BlockBytes: max((budget-rest)/int64(duals.StreamBuffers+held)/4096*4096, minBlockBytes),
+			// held < 0: no working set, the block buffers alone (they
+			// were planned as one slot fewer: a plan of larger blocks
+			// than fit, refused where smaller ones would have run).
+			slots := int64(duals.StreamBuffers + max(held, 0))
+			r.streamOpts = duals.StreamOptions{BlockBytes: max((budget-rest)/slots/4096*4096, minBlockBytes),
 				HeldSlots: max(held, -1)}
 			if o.Checkpoint != "" {
 				r.streamOpts.Spare = duals.DefaultSpare
@@ -100,7 +104,9 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	switch {
 	case r.solver == "lbfgs":
 		help = append(help, fmt.Sprintf("a smaller {LBFGS.Store} (its history takes %s)", byteSize(est.LBFGS)))
-	case r.place == DualsMemory:
+	case r.place == DualsMemory && r.solver == "sdca":
+		// Only SDCA streams or maps its duals (BCFW keeps them in memory;
+		// OEG's and SAG's state is not duals).
 		help = append(help, fmt.Sprintf("{Duals} stream or {Duals} auto (streamed from disk in blocks), or {Duals} PATH (the duals take %s)", byteSize(est.Duals)))
 	}
 	if o.FeatureSpace == AllPairs {

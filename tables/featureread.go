@@ -51,6 +51,10 @@ type FeatureTable struct {
 	// chunk: sentence i of Data is sentence FirstSentence+i of the input.
 	// It is 0 for a whole table.
 	FirstSentence int
+	// Lines holds, per sentence, the 1-based line of its first token in the
+	// corpus it was featurized from, for messages; nil when not known (a
+	// table read from Arrow).
+	Lines []int
 	// Dropped counts the attribute occurrences left out because the
 	// vocabulary did not know them, when the chunk was featurized with a
 	// fixed vocabulary (TextReader); 0 for a table read from Arrow, whose

@@ -44,7 +44,9 @@ type Alternative struct {
 }
 
 // batchTokens is the target number of rows per prediction record batch
-// (and Parquet row group); batches are cut on sentence boundaries.
+// (and Parquet row group); batches are cut on sentence boundaries, and
+// between two labellings of an n-best sentence once a batch holds twice
+// as many rows.
 const batchTokens = 1 << 16
 
 // The output formats of a prediction table.
@@ -64,7 +66,8 @@ type PredictionOptions struct {
 
 // PredictionWriter writes decoded chunks, in order, as one prediction
 // table: Arrow or Parquet record batches of about 64 Ki rows cut on
-// sentence boundaries, or CoNLL text flushed after every chunk. It keeps at
+// sentence boundaries (an n-best sentence's labellings are cut apart past
+// 128 Ki rows), or CoNLL text flushed after every chunk. It keeps at
 // most one batch being built. The table's columns are fixed by the first
 // chunk: gold labels when it has any, confidence and log-probability when
 // its predictions carry marginals.
@@ -302,6 +305,13 @@ func (b *batcher) add(t *FeatureTable, p *Predictions, emit func(arrow.RecordBat
 		b.addRows(t, i, 1, best)
 		if p.Alternatives != nil {
 			for r, a := range p.Alternatives[i] {
+				// A long sentence's many labellings would make one batch
+				// of them all: cut between two labellings.
+				if b.rows >= 2*batchTokens {
+					if err := b.flush(emit); err != nil {
+						return err
+					}
+				}
 				b.addRows(t, i, r+2, a)
 			}
 		}

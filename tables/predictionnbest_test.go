@@ -2,6 +2,7 @@ package tables
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"reflect"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dualcrf/dualcrf/arrowio"
+	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/schemas"
 )
 
@@ -105,5 +107,82 @@ func TestPredictionNBest(t *testing.T) {
 		"# 0 0.740818\n. O O\n\n"
 	if conll != want {
 		t.Fatalf("CoNLL\n%s\nwant\n%s", conll, want)
+	}
+}
+
+// TestNBestTableIsNoTokenTable: an n-best prediction table given where a
+// token table is read (featurize, decode --text) is refused saying what it
+// holds and what reads it, where it was refused as "sentence 0 has
+// position 0 twice"; the same table without ranks reads as a token table.
+func TestNBestTableIsNoTokenTable(t *testing.T) {
+	data := nbestCase().write(t, PredictionOptions{})
+	_, err := OpenTokenReader(bytes.NewReader(data), "pred.arrow", TokenColumns{})
+	if !errors.Is(err, ErrRankedLabellings) || !strings.HasPrefix(err.Error(), "pred.arrow: a prediction table of ranked labellings (decode --nbest") {
+		t.Fatalf("n-best table read as a token table: %v", err)
+	}
+	r, err := OpenTokenReader(bytes.NewReader(newPredCase(false).write(t, PredictionOptions{})), "pred.arrow", TokenColumns{})
+	if err != nil {
+		t.Fatalf("a prediction table without ranks: %v", err)
+	}
+	r.Release()
+}
+
+// TestNBestBatchesBounded: the labellings of a long n-best sentence are
+// cut into batches of at most twice the target rows and a labelling (one
+// batch held all 300 labellings of 1,000 tokens, 300,000 rows: n·T rows
+// at once, however large), and the table reads back whole.
+func TestNBestBatchesBounded(t *testing.T) {
+	const T, n = 1000, 300
+	m := &crf.Model{LabelNames: []string{"A", "B"}}
+	d := &crf.Dataset{NumLabels: 2, LabelNames: m.LabelNames, AttrStart: make([]int, T+1), SentStart: []int{0, T}, Labels: make([]int32, T)}
+	tab := &FeatureTable{Data: d}
+	p := &Predictions{Labels: make([]int32, T), LogProb: []float64{-0.5}, Alternatives: [][]Alternative{make([]Alternative, n-1)}}
+	for r := range p.Alternatives[0] {
+		a := &p.Alternatives[0][r]
+		a.Labels, a.LogProb = make([]int32, T), -1-float64(r)
+		a.Labels[r%T] = 1
+	}
+	var buf bytes.Buffer
+	w, err := NewPredictionWriter(&buf, m, PredictionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(tab, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := OpenRecordReader(bytes.NewReader(buf.Bytes()), "pred.arrow", arrowio.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, batches := 0, 0
+	for rr.Next() {
+		got := int(rr.RecordBatch().NumRows())
+		if got > 2*batchTokens+T {
+			t.Fatalf("a batch of %d rows, more than %d", got, 2*batchTokens+T)
+		}
+		rows += got
+		batches++
+	}
+	rr.Release()
+	if rows != n*T || batches < 2 {
+		t.Fatalf("%d rows in %d batches, want %d rows", rows, batches, n*T)
+	}
+	rr, err = OpenRecordReader(bytes.NewReader(buf.Bytes()), "pred.arrow", arrowio.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	sentences := 0
+	if err := ReadPredictions(rr, "pred.arrow", true, func(s *PredictedSentence) error {
+		sentences++
+		if len(s.Pred) != T {
+			t.Fatalf("rank 1 has %d tokens", len(s.Pred))
+		}
+		return nil
+	}); err != nil || sentences != 1 {
+		t.Fatalf("read back: %d sentences, %v", sentences, err)
 	}
 }

@@ -202,6 +202,7 @@ type PredictionSummary struct {
 	Labelled  int               // tokens with a gold label
 	Correct   int               // labelled tokens predicted right
 	Marginals bool              // the table has confidence and logprob
+	Ranked    bool              // the table has a rank column (n-best); the figures are of rank 1
 	MeanConf  float64           // mean confidence of the predictions (with Marginals)
 	Predicted map[string]int    // tokens per predicted label
 	Metadata  map[string]string // schema metadata
@@ -234,7 +235,8 @@ func InspectPredictions(rr array.RecordReader, name string) (PredictionSummary, 
 	schema := rr.Schema()
 	md := schemas.MetadataMap(schema)
 	s := PredictionSummary{Version: md[schemas.KeyVersion], Metadata: md, Predicted: map[string]int{},
-		Gold: len(schema.FieldIndices(schemas.ColGold)) > 0, Marginals: len(schema.FieldIndices(schemas.ColConfidence)) > 0}
+		Gold: len(schema.FieldIndices(schemas.ColGold)) > 0, Marginals: len(schema.FieldIndices(schemas.ColConfidence)) > 0,
+		Ranked: len(schema.FieldIndices(schemas.ColRank)) > 0}
 	for _, f := range schema.Fields() {
 		switch f.Name {
 		case schemas.ColSentence, schemas.ColPosition, schemas.ColGold, schemas.ColPred, schemas.ColConfidence, schemas.ColLogProb,

@@ -6,6 +6,7 @@ package tables
 // resolved from the schema; package featurize groups them into sentences.
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -18,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/option"
+	"github.com/dualcrf/dualcrf/schemas"
 )
 
 // The column names a token table's columns are looked for by, in order,
@@ -98,6 +100,10 @@ func OpenTokenReader(r io.Reader, name string, c TokenColumns) (*TokenReader, er
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseRanked(rr.Schema()); err != nil {
+		rr.Release()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	cols, err := resolveTokenColumns(rr.Schema(), c)
 	if err != nil {
 		rr.Release()
@@ -105,6 +111,21 @@ func OpenTokenReader(r io.Reader, name string, c TokenColumns) (*TokenReader, er
 	}
 	cols.maxRow = c.MaxRowBytes
 	return &TokenReader{rr: rr, name: name, cols: cols, rowNo: 1}, nil
+}
+
+// ErrRankedLabellings refuses an n-best prediction table as a token table:
+// it holds each sentence once per labelling.
+var ErrRankedLabellings = errors.New("a prediction table of ranked labellings (decode --nbest: a rank column, each sentence's rows once per labelling, rank 1 the best), " +
+	"where a token table holds each sentence once: decode without --nbest to feed a next stage, or keep the rows of rank 1 (eval and inspect read those)")
+
+// refuseRanked refuses the schema of an n-best prediction table
+// (ErrRankedLabellings). Read as a token table, its second labelling of a
+// sentence would be the sentence's positions over again.
+func refuseRanked(s *arrow.Schema) error {
+	if schemas.MetadataMap(s)[schemas.KeyFormat] == schemas.PredictionFormat && len(s.FieldIndices(schemas.ColRank)) > 0 {
+		return ErrRankedLabellings
+	}
+	return nil
 }
 
 // SkippedType returns the type of column name when the table has it but

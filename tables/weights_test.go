@@ -3,8 +3,11 @@ package tables
 import (
 	"bytes"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/schemas"
@@ -102,4 +105,50 @@ func FuzzReadWeights(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		readWeightsBytes(t, data)
 	})
+}
+
+// countingReader counts the batches a RecordReader has handed out.
+type countingReader struct {
+	array.RecordReader
+	batches int
+}
+
+func (c *countingReader) Next() bool {
+	ok := c.RecordReader.Next()
+	if ok {
+		c.batches++
+	}
+	return ok
+}
+
+// TestEachWeightRowStreams: the rows of a weights table of several batches
+// are handed out as their batch is read (inspect read them all into memory
+// first: a model's weights table holds about twelve times its weights), and
+// they are ReadWeights' rows.
+func TestEachWeightRowStreams(t *testing.T) {
+	var rows []WeightRow
+	for i := range 3*DefaultBatchTokens + 5 {
+		rows = append(rows, WeightRow{Kind: schemas.KindAttr, Label: "L", Attribute: "a" + strconv.Itoa(i), Weight: 1})
+	}
+	var buf bytes.Buffer
+	if err := WriteWeights(&buf, rows, nil, arrowio.WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := OpenRecordReader(bytes.NewReader(buf.Bytes()), "w.arrow", arrowio.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rr.Release()
+	cr := &countingReader{RecordReader: rr}
+	n := 0
+	err = EachWeightRow(cr, "w.arrow", func(r WeightRow) error {
+		if want := n/DefaultBatchTokens + 1; cr.batches != want || r.Attribute != rows[n].Attribute {
+			t.Fatalf("row %d (%s) handed out with %d batches read, want %d", n, r.Attribute, cr.batches, want)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != len(rows) {
+		t.Fatalf("%d rows, %v", n, err)
+	}
 }

@@ -148,6 +148,14 @@ type bcfwStep struct {
 	Loss     float64 // ℓ_i before the step
 }
 
+// Describe names BCFW and the options of a run it reads beyond its
+// fields: the sampler, the gap refreshes, the place of its duals (in
+// memory, or a memory-mapped file: see Duals) and checkpoints. It has no
+// warm start.
+func (m *BCFW) Describe() Description {
+	return Description{Name: "bcfw", Reads: append([]string{RunSampler, RunNonUniform, RunRefresh, RunDuals}, checkpointOptions...)}
+}
+
 // Check refuses a setting out of range: an unknown Hamming.
 func (m *BCFW) Check() error {
 	switch m.Hamming {
@@ -491,7 +499,7 @@ func (p *Problem) hingePass(ctx context.Context, w []float64, store duals.Store,
 }
 
 var (
-	_ Method       = (*BCFW)(nil)
+	_ Describer    = (*BCFW)(nil)
 	_ refresher    = (*BCFW)(nil)
 	_ certUser     = (*BCFW)(nil)
 	_ epochStepper = (*BCFW)(nil)

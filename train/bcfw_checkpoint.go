@@ -96,7 +96,7 @@ func SaveBCFWCheckpoint(dir string, m *BCFW, pr Progress) (path string, err erro
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
 		Steps: m.st.steps, WSq: m.st.wsq, RNG: rng, Sampler: m.sampler.State(),
 		Records: pr.Records, Settings: pr.settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc,
-		AverageHash: avgHash, AverageEpochs: m.avgN}
+		AverageHash: avgHash, AverageEpochs: m.avgN, Facts: pr.facts}
 	return commitSnapshot(dir, tmp, name, st)
 }
 

@@ -109,6 +109,11 @@ type checkpointState struct {
 	// every WarmRefreshEvery epochs unless RefreshEvery says otherwise
 	// (SDCA.Warm); a resume goes on doing so.
 	WarmRefresh bool `json:"warm_refresh,omitempty"`
+	// WarmGaps: the run started warm and its initial certificate, not
+	// made yet, hands its exact block gaps to the sampler (SDCA.Warm).
+	WarmGaps bool `json:"warm_gaps,omitempty"`
+	// Facts are the caller's facts about the run (Settings.Facts).
+	Facts json.RawMessage `json:"facts,omitempty"`
 	// Held lists the streamed run's working set (sentences held apart from
 	// their blocks), in the order of their duals in held.bin, whose CRC-32C
 	// is HeldCRC; HeldOut the positions in Held of those ranked out of it,
@@ -132,15 +137,22 @@ type Checkpoint struct {
 	Dir     string // the snapshot's directory
 	Weights []float64
 	Duals   *duals.File // open; the caller closes it; nil for a streamed run's
+	// Refused lists the newer snapshots LoadCheckpoint refused before
+	// this one, each with the reason ("ckpt-000012: state.json: …").
+	Refused []string
 	state   checkpointState
 }
+
+// Facts returns the caller's facts about the run the snapshot recorded
+// (Settings.Facts); nil when none.
+func (c *Checkpoint) Facts() json.RawMessage { return c.state.Facts }
 
 // Progress returns the run's progress at the snapshot (its log shares
 // the checkpoint's).
 func (c *Checkpoint) Progress() *Progress {
 	st := c.state
 	return &Progress{Position: Position{Epoch: st.Epoch, Step: st.Step, Pending: st.Pending},
-		Training: st.Training, Records: st.Records, settings: st.Settings,
+		Training: st.Training, Records: st.Records, settings: st.Settings, facts: st.Facts,
 		EpochTraining: st.EpochTraining, EpochLineSearch: st.EpochLineSearch}
 }
 
@@ -252,7 +264,7 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
 		Steps: m.st.steps, LineSearch: m.st.lsIters, WSq: m.st.wsq, RNG: rng, Sampler: m.sched.samplerState(),
 		Records: pr.Records, Settings: pr.settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc, Stream: stream,
-		WarmRefresh: m.warmRefresh}
+		WarmRefresh: m.warmRefresh, WarmGaps: m.warmGaps, Facts: pr.facts}
 	if err := m.sched.save(&st); err != nil {
 		return "", err
 	}
@@ -398,6 +410,10 @@ func (st *checkpointState) check(n, dim int) error {
 		return fmt.Errorf("pending record at step %d", st.Step)
 	case len(st.WorkerRNG) != 0:
 		return fmt.Errorf("made by an earlier version's parallel SDCA (%d workers with their own random states), which this one cannot continue; start a fresh run", len(st.WorkerRNG))
+	case st.WarmGaps && !(st.Epoch == 0 && st.Pending):
+		return fmt.Errorf("a warm start's initial gaps pending at epoch %d (pending %v)", st.Epoch, st.Pending)
+	case len(st.Facts) > 0 && st.Facts[0] != '{':
+		return fmt.Errorf("the run's facts are not a JSON object")
 	case st.Refreshed < 0 || st.Refreshed > 0 && st.Stream == nil:
 		return fmt.Errorf("%d refresh oracle calls", st.Refreshed)
 	case st.Workers < 0 || st.Workers == 1 || st.Workers > n:
@@ -513,6 +529,7 @@ func LoadCheckpoint(dir string, p *Problem, warn func(string)) (*Checkpoint, err
 				c.Duals.Close()
 				err = fmt.Errorf("state.json holds position %d/%d/%v, not the one its name says", c.state.Epoch, c.state.Step, c.state.Pending)
 			} else {
+				c.Refused = reasons
 				return c, nil
 			}
 		}

@@ -113,16 +113,11 @@ import (
 // threshold returns τ = λ₁/λ, the soft threshold of u = ŵ(μ).
 func (p *Problem) threshold() float64 { return p.L1 / p.Lambda }
 
-// soft returns soft(x, t) = sign(x)·max(|x| − t, 0) for t ≥ 0.
-func soft(x, t float64) float64 {
-	switch {
-	case x > t:
-		return x - t
-	case x < -t:
-		return x + t
-	}
-	return 0
-}
+// soft returns soft(x, t) = sign(x)·max(|x| − t, 0) for t ≥ 0, as
+// x − clamp(x, −t, t): x − t above t, x + t below −t, and +0 between (the
+// same bits as the three cases written out), without a branch on which
+// case it is.
+func soft(x, t float64) float64 { return x - max(-t, min(t, x)) }
 
 // primalOf turns u = ŵ(μ) into the primal point w(μ) = soft(u, τ), in
 // place, and returns it; without an ℓ1 term w = u.
@@ -239,11 +234,14 @@ func (l *elasticLine) eval(g float64) (q, dq float64) {
 }
 
 // addRun adds the coordinates u, d (equal lengths) at threshold tau. Most
-// coordinates stay on one side of ±τ for γ in [0,1] — the segment from u_j
-// to u_j + d_j lies beyond τ, beyond −τ, or within (−τ, τ) — and the signs
-// of its ends less and plus τ tell them apart without a branch (a
-// coordinate's branch would be mispredicted often: which side it is on
-// depends on the data); those that cross, or touch ±τ, go through add.
+// coordinates stay on one side of ±τ for γ in [0,1]: the segment [lo, hi]
+// from u_j to u_j + d_j lies above τ or below −τ (active all along) or
+// within [−τ, τ] (in the dead zone all along). The signs of τ − lo,
+// hi + τ, lo + τ and τ − hi tell them apart without a branch — a
+// difference is zero exactly when its terms are equal, and its sign is
+// exact otherwise — which matters as the side a coordinate is on depends
+// on the data and a branch on it would be mispredicted often; the others,
+// which cross ±τ or start on it, go through add.
 func (l *elasticLine) addRun(u, d []float64, tau float64) {
 	u = u[:len(d)]
 	if cap(l.cross) < len(d) {
@@ -255,27 +253,17 @@ func (l *elasticLine) addRun(u, d []float64, tau float64) {
 	for j, dj := range d {
 		uj := u[j]
 		x1 := uj + dj
-		a, b := math.Float64bits(uj-tau), math.Float64bits(x1-tau) // sign bit: below τ
-		c, e := math.Float64bits(uj+tau), math.Float64bits(x1+tau) // sign bit: below −τ
-		// An end exactly on ±τ (a zero, either sign) is left to add.
-		tie := isZero(a) | isZero(b) | isZero(c) | isZero(e)
-		sa, sb, sc, se := a>>63, b>>63, c>>63, e>>63
-		active := (1 &^ (sa | sb)) | (sc & se)
-		slope += float64(int64(active&^tie)) * (dj * dj)
+		lo, hi := min(uj, x1), max(uj, x1)
+		active := (math.Float64bits(tau-lo) | math.Float64bits(hi+tau)) >> 63
+		dead := (math.Float64bits(lo+tau)|math.Float64bits(tau-hi))>>63 ^ 1
+		slope += float64(int64(active)) * (dj * dj)
 		cross[n] = int32(j)
-		n += int((sa ^ sb) | (sc ^ se) | tie)
+		n += int(1 &^ (active | dead))
 	}
 	l.slope0 += slope
 	for _, j := range cross[:n] {
 		l.add(u[j], d[j], tau)
 	}
-}
-
-// isZero returns 1 when the float64 of bits x is +0 or −0, else 0,
-// without a branch: for t ≠ 0, t or −t has its top bit set.
-func isZero(x uint64) uint64 {
-	t := x << 1
-	return (t|-t)>>63 ^ 1
 }
 
 // prepareElastic scans the support of ws's direction against the stepper's

@@ -637,3 +637,30 @@ func TestElasticRefusedByOtherMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestSoft: soft is sign(x)·max(|x| − t, 0) written out in its three
+// cases, bit for bit (+0 in the dead zone), on the thresholds, zeros,
+// infinities and random values.
+func TestSoft(t *testing.T) {
+	cases := func(x, tau float64) float64 {
+		switch {
+		case x > tau:
+			return x - tau
+		case x < -tau:
+			return x + tau
+		}
+		return 0
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	xs := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, -0.5, math.Inf(1), math.Inf(-1), 1e-300, -1e-300, math.Nextafter(0.5, 1), math.Nextafter(-0.5, -1)}
+	for range 1000 {
+		xs = append(xs, rng.NormFloat64())
+	}
+	for _, tau := range []float64{0, 0.5, 1e-3} {
+		for _, x := range xs {
+			if a, b := soft(x, tau), cases(x, tau); math.Float64bits(a) != math.Float64bits(b) {
+				t.Fatalf("soft(%g, %g) = %g, want %g", x, tau, a, b)
+			}
+		}
+	}
+}

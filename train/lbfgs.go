@@ -41,6 +41,11 @@ type LBFGS struct {
 	owl *owlqn
 }
 
+// Describe names L-BFGS; it reads none of the options some methods read
+// (no sampler, no duals, no checkpoints: a deterministic method started at
+// w = 0).
+func (m *LBFGS) Describe() Description { return Description{Name: "lbfgs", Reads: []string{RunL1}} }
+
 // Check refuses a setting out of range with a *FieldError; a zero that
 // stands for a default passes. Init checks too.
 func (m *LBFGS) Check() error {
@@ -221,4 +226,4 @@ func (m *LBFGS) Counters() Counters {
 	return Counters{Steps: calls, GapEstimate: nan(), OracleCalls: calls, Updates: iters}
 }
 
-var _ Method = (*LBFGS)(nil)
+var _ Describer = (*LBFGS)(nil)

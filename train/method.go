@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"encoding"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -27,6 +28,64 @@ type Method interface {
 	Certify(ctx context.Context) (Certificate, error)
 	// Counters reports the method's running statistics.
 	Counters() Counters
+}
+
+// Description is what a method says of itself: its name and the options
+// of a run, beyond its own fields, that it reads.
+type Description struct {
+	// Name is the method's name, as a model's metadata records it: sdca,
+	// lbfgs, oeg, sag or bcfw.
+	Name string
+	// Reads lists the options of a training run that only some methods
+	// read and this one does, named as stage.TrainOptions names them (the
+	// Field of an option.Error): RunSampler, RunNonUniform, RunRefresh,
+	// RunDuals, the checkpoint options (RunCheckpoint, RunCheckpointEvery,
+	// RunCheckpointInterval, RunKeepCheckpoints, RunResume), the warm
+	// start's (RunKeepDuals, RunWarmStart) and the elastic net's λ₁
+	// (RunL1: the methods that take Problem.L1). A method reads its own fields
+	// and the options every run has (λ, the stop rules, the feature
+	// spaces); a program refuses the others when they are given.
+	Reads []string
+}
+
+// The options of a run that only some methods read (Description.Reads),
+// as stage.TrainOptions names them.
+const (
+	RunSampler            = "Sampler.Kind"       // the sampler of the next sentence (NewSampler's kind)
+	RunNonUniform         = "Sampler.NonUniform" // the sampler's non-uniform share
+	RunRefresh            = "RefreshEvery"       // Settings.RefreshEvery: gap estimates recomputed
+	RunDuals              = "Duals"              // where the duals are kept
+	RunCheckpoint         = "Checkpoint"         // Settings.Checkpoint: snapshots
+	RunCheckpointEvery    = "CheckpointEvery"    // Settings.CheckpointEvery
+	RunCheckpointInterval = "CheckpointInterval" // Settings.CheckpointInterval
+	RunKeepCheckpoints    = "KeepCheckpoints"    // the snapshots kept after a run that ends well
+	RunResume             = "Resume"             // Settings.Resume
+	RunKeepDuals          = "KeepDuals"          // the final duals kept for a warm start
+	RunWarmStart          = "WarmStart"          // the initial duals from kept ones (SDCA.Warm)
+	RunL1                 = "L1"                 // Problem.L1: the elastic net's λ₁ (SDCA, LBFGS)
+)
+
+// RunOptions returns every option Description.Reads may name.
+func RunOptions() []string {
+	return []string{RunSampler, RunNonUniform, RunRefresh, RunDuals, RunCheckpoint, RunCheckpointEvery,
+		RunCheckpointInterval, RunKeepCheckpoints, RunResume, RunKeepDuals, RunWarmStart, RunL1}
+}
+
+// checkpointOptions are the options of a method that checkpoints and
+// resumes (a resumer).
+var checkpointOptions = []string{RunCheckpoint, RunCheckpointEvery, RunCheckpointInterval, RunKeepCheckpoints, RunResume}
+
+// Describer is a Method that describes itself; every method of this
+// package does.
+type Describer interface {
+	Method
+	Describe() Description
+}
+
+// Methods returns a new value of each method of this package, in the
+// order a help lists them: SDCA, L-BFGS, OEG, SAG and BCFW.
+func Methods() []Describer {
+	return []Describer{&SDCA{}, &LBFGS{}, &OEG{}, &SAG{}, &BCFW{}}
 }
 
 // Certificate is the result of a full pass.
@@ -137,8 +196,15 @@ type Settings struct {
 	CheckpointEvery    int
 	CheckpointInterval time.Duration
 	// Phase, when set, is called as the run enters a phase (PhaseEpoch,
-	// PhaseCertificate, PhaseCheckpoint) of an epoch.
+	// PhaseCertificate, PhaseCheckpoint) of an epoch. A checkpoint written
+	// within an epoch (SDCA's on a streamed store) is in that epoch; one
+	// written at an epoch's end in the epoch ended.
 	Phase func(phase string, epoch int)
+	// Facts, when set, are the caller's facts about the run as a JSON
+	// object — what its model records of where it started, which the
+	// settings do not say — that every snapshot keeps and a resumed run's
+	// Checkpoint.Facts returns, so that its model says the same.
+	Facts json.RawMessage
 }
 
 // Position is an exact point of a run: Epoch epochs have all their steps
@@ -159,8 +225,9 @@ type Progress struct {
 	Training time.Duration
 	Records  []EpochRecord
 	// settings are the run's settings, which a snapshot records so that a
-	// resumed run can be checked against them.
+	// resumed run can be checked against them; facts are Settings.Facts.
 	settings runSettings
+	facts    json.RawMessage
 	// EpochTraining and EpochLineSearch are the training time and the
 	// method's line-search count when the epoch in progress (or pending)
 	// began.
@@ -261,6 +328,10 @@ func (e *InterruptedError) Error() string {
 		s = fmt.Sprintf("interrupted during the certificate pass of epoch %d", e.Epoch)
 	case PhaseCheckpoint:
 		s = fmt.Sprintf("interrupted during a checkpoint write after epoch %d (the write was completed)", e.Epoch)
+		if e.At.Step > 0 && e.Epoch == e.At.Epoch+1 {
+			// A write within the epoch (SDCA's commits of a streamed store).
+			s = fmt.Sprintf("interrupted during a checkpoint write in epoch %d (the write was completed)", e.Epoch)
+		}
 	default:
 		s = "interrupted during " + e.Phase
 	}
@@ -394,7 +465,7 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 		}
 		r.prog = Progress{Position: Position{Pending: true}, Training: time.Since(t0)}
 	}
-	r.prog.settings = settings
+	r.prog.settings, r.prog.facts = settings, s.Facts
 	r.lastCkpt = r.prog.Training
 	r.installCommit()
 	res, err := r.loop()
@@ -621,7 +692,7 @@ func (r *run) certify(rec *EpochRecord) error {
 
 // checkpoint writes a snapshot of the current position.
 func (r *run) checkpoint() error {
-	r.enter(PhaseCheckpoint, r.prog.Epoch)
+	r.enter(PhaseCheckpoint, r.checkpointEpoch())
 	name, err := r.s.Checkpoint(r.progress())
 	if err != nil {
 		return err
@@ -629,6 +700,16 @@ func (r *run) checkpoint() error {
 	pos := r.prog.Position
 	r.saved, r.snapshot = &pos, name
 	return nil
+}
+
+// checkpointEpoch is the epoch of a checkpoint written at the current
+// position: the epoch in progress for one within an epoch, else the one
+// ended.
+func (r *run) checkpointEpoch() int {
+	if r.prog.Step > 0 {
+		return r.prog.Epoch + 1
+	}
+	return r.prog.Epoch
 }
 
 // progress returns a copy of the run's progress.
@@ -706,7 +787,7 @@ func (r *run) interrupted(err error) (*Result, error) {
 		ie.Snapshot = r.snapshot
 		return res, ie
 	}
-	r.enter(PhaseCheckpoint, r.prog.Epoch)
+	r.enter(PhaseCheckpoint, r.checkpointEpoch())
 	name, cerr := r.s.Checkpoint(r.progress())
 	if cerr != nil {
 		return res, fmt.Errorf("%w (and the snapshot of the interrupted run failed: %v)", ie, cerr)

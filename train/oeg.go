@@ -89,6 +89,11 @@ func OEGBytes(d *crf.Dataset) int64 {
 	return duals.Bytes(d) + SAGBytes(d) + 8*int64(d.Len())
 }
 
+// Describe names OEG; it reads none of the options some methods read (it
+// draws random permutations; its potentials stay in memory; it cannot
+// resume).
+func (m *OEG) Describe() Description { return Description{Name: "oeg"} }
+
 // Check refuses a setting out of range with a *FieldError; a zero that
 // stands for a default passes. Init checks too.
 func (m *OEG) Check() error {
@@ -533,6 +538,6 @@ func (o oegDuals) Len() int { return o.m.theta.Len() }
 func (o oegDuals) Close() error { return nil }
 
 var (
-	_ Method      = (*OEG)(nil)
+	_ Describer   = (*OEG)(nil)
 	_ duals.Store = oegDuals{}
 )

@@ -45,10 +45,13 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // SAG's constants.
@@ -118,6 +121,8 @@ type SAG struct {
 	edges      []float64 // scratch: ν's edge marginals
 	// lastAlpha is the step size of the last iteration (tests).
 	lastAlpha float64
+	// stuck is the first Lipschitz test that did not pass, if any.
+	stuck *sagStuck
 }
 
 // SAGBytes returns the bytes of SAG's stored gradients on d: every
@@ -143,6 +148,11 @@ func sagOffsets(d *crf.Dataset) []int {
 	}
 	return off
 }
+
+// Describe names SAG; it reads none of the options some methods read (it
+// samples by its Variant's rule; its gradients stay in memory; it cannot
+// resume).
+func (m *SAG) Describe() Description { return Description{Name: "sag"} }
 
 // Check refuses a setting out of range with a *FieldError; a zero that
 // stands for a default passes. Init checks too.
@@ -208,6 +218,7 @@ func (m *SAG) Init(p *Problem) error {
 	}
 	m.iters, m.tests, m.searches, m.skipped = 0, 0, 0, 0
 	m.estAt = -1
+	m.stuck = nil
 	return nil
 }
 
@@ -220,6 +231,9 @@ func (m *SAG) Epoch(ctx context.Context) error {
 			return ctx.Err()
 		}
 		m.iterate(m.draw())
+		if m.stuck != nil {
+			return m.stuckError()
+		}
 	}
 	return nil
 }
@@ -430,6 +444,7 @@ func (m *SAG) lipschitz(i int, s crf.Sentence, f, gg float64) int {
 	copy(m.thg[T*K:], m.lat2.Trans())
 	thw, trw := m.lat.Node()[:T*K], m.lat.Trans()
 	L := m.li[i]
+	L0 := L
 	it := 0
 	for ; it < sagMaxDoublings; it++ {
 		node, tr := m.lat2.Node()[:T*K], m.lat2.Trans()
@@ -446,8 +461,30 @@ func (m *SAG) lipschitz(i int, s crf.Sentence, f, gg float64) int {
 		}
 		L *= 2
 	}
+	if it == sagMaxDoublings && m.stuck == nil {
+		m.stuck = &sagStuck{sentence: i, from: L0}
+	}
 	m.li[i] = L
 	return it
+}
+
+// sagStuck is a Lipschitz test that did not pass within sagMaxDoublings
+// doublings: the step it would allow is no step.
+type sagStuck struct {
+	sentence int
+	from     float64 // L_i before the doublings
+}
+
+// stuckError is the error of a Lipschitz test that did not pass.
+func (m *SAG) stuckError() error {
+	L0 := m.InitialL
+	if L0 == 0 {
+		L0 = DefaultSAGInitialL
+	}
+	return fmt.Errorf("train: SAG's Lipschitz test of sentence %d did not pass with L_i doubled %d times from %g: %w",
+		m.stuck.sentence, sagMaxDoublings, m.stuck.from,
+		&option.Error{Field: "SAG.InitialL", Value: strconv.FormatFloat(L0, 'g', -1, 64),
+			Msg: fmt.Sprintf("too small for this data (every L_i starts there); give a larger one (default %g)", DefaultSAGInitialL)})
 }
 
 // LineSearches returns the line searches made on L_i and those SAG-NUS*
@@ -572,4 +609,4 @@ func scaleAll(x []float64, c float64) {
 	}
 }
 
-var _ Method = (*SAG)(nil)
+var _ Describer = (*SAG)(nil)

@@ -133,6 +133,17 @@ func NewSampler(kind string, n int, opts SamplerOptions) (Sampler, error) {
 	return s, nil
 }
 
+// MixesUniform reports whether a sampler of kind mixes its draws with
+// uniform ones, and so reads SamplerOptions.NonUniform: the gap,
+// importance and gap-importance samplers do; uniform and max do not.
+func MixesUniform(kind string) bool {
+	switch kind {
+	case SamplerGap, SamplerImportance, SamplerGapImportance:
+		return true
+	}
+	return false
+}
+
 // nonUniform validates SamplerOptions.NonUniform and applies its default.
 func nonUniform(f float64) (float64, error) {
 	if f == 0 {

@@ -106,6 +106,15 @@ type SDCA struct {
 	warmRefresh bool
 }
 
+// Describe names SDCA and the options of a run it reads beyond its
+// fields: the sampler, the gap refreshes, the place of its duals,
+// checkpoints, and the warm start from kept duals (its final duals are
+// what a run keeps).
+func (m *SDCA) Describe() Description {
+	return Description{Name: "sdca",
+		Reads: append([]string{RunSampler, RunNonUniform, RunRefresh, RunDuals, RunKeepDuals, RunWarmStart, RunL1}, checkpointOptions...)}
+}
+
 // Check refuses a setting out of range with a *FieldError; a zero that
 // stands for a default passes. Init checks too.
 func (m *SDCA) Check() error {
@@ -121,6 +130,16 @@ func (m *SDCA) Check() error {
 		return bad("Workers", m.Workers, fmt.Sprintf("want AllWorkers (%d: one per core), 0 (DefaultWorkers) or a number of workers ≥ 1", AllWorkers))
 	case m.RoundSteps < 0:
 		return bad("RoundSteps", m.RoundSteps, "want a number of steps ≥ 1")
+	}
+	return nil
+}
+
+// Unread returns the fields of m that its other settings leave unread,
+// each with why: RoundSteps with one worker. A program refuses them when
+// its user gives them (stage.TrainOptions.Given).
+func (m *SDCA) Unread() map[string]string {
+	if m.Workers == 1 || m.Workers == 0 && DefaultWorkers == 1 {
+		return map[string]string{"SDCA.RoundSteps": "not used by one worker: rounds are the parallel SDCA's (give {SDCA.Workers} 2 or more, or 0: one per core)"}
 	}
 	return nil
 }
@@ -286,7 +305,7 @@ func (m *SDCA) restore(c *Checkpoint) error {
 	m.st.wsq = st.WSq
 	m.st.steps, m.st.lsIters, m.epoch = st.Steps, st.LineSearch, st.Epoch
 	m.pos = st.Step
-	m.warmRefresh = st.WarmRefresh
+	m.warmRefresh, m.warmGaps = st.WarmRefresh, st.WarmGaps
 	if err := m.src.UnmarshalBinary(st.RNG); err != nil {
 		return fmt.Errorf("resume: random state: %w", err)
 	}
@@ -399,9 +418,11 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	if m.whatAt == m.st.steps {
 		w = slices.Clone(m.st.dualVector())
 		m.p.meterAdd(m.p.N()) // the ŵ(μ) half of the certificate's work
-		if m.warmGaps {
-			return m.warmCertify(ctx, w)
-		}
+	}
+	if m.warmGaps {
+		// The initial certificate of a warm start (also when a resume
+		// makes it: the snapshot says it is due).
+		return m.warmCertify(ctx, w)
 	}
 	c, gaps, err := dualCertificateGaps(ctx, m.p, m.duals, w)
 	if sc, ok := m.sched.(*streamed); ok && sc.room > 0 && err == nil {
@@ -452,7 +473,7 @@ func dualCertificateGaps(ctx context.Context, p *Problem, store duals.Store, w [
 }
 
 var (
-	_ Method       = (*SDCA)(nil)
+	_ Describer    = (*SDCA)(nil)
 	_ resumer      = (*SDCA)(nil)
 	_ refresher    = (*SDCA)(nil)
 	_ committer    = (*SDCA)(nil)

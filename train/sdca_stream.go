@@ -44,6 +44,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
@@ -457,6 +458,14 @@ func (m *SDCA) restoreDuals(c *Checkpoint) error {
 		return err
 	}
 	w, err := m.p.What(ss)
+	if err != nil && len(c.Refused) > 0 {
+		// An older snapshot stands in for damaged newer ones only while
+		// the streamed file still holds its blocks: the slots it alone
+		// referenced are free for writes once a newer one commits.
+		return fmt.Errorf("resume: %s, the snapshot to continue from, is damaged, and %s cannot stand in for it: "+
+			"the streamed duals %s have been written since it was made (%w); start afresh (the damaged snapshot: %s)",
+			strings.Join(refusedNames(c.Refused), ", "), filepath.Base(c.Dir), ss.Path(), err, strings.Join(c.Refused, "; "))
+	}
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", c.Dir, err)
 	}
@@ -543,4 +552,13 @@ func (m *SDCA) restoreHeld(c *Checkpoint) error {
 		sc.out[st.Held[k]] = true
 	}
 	return nil
+}
+
+// refusedNames returns the snapshot names of Checkpoint.Refused's entries.
+func refusedNames(refused []string) []string {
+	names := make([]string, len(refused))
+	for i, r := range refused {
+		names[i], _, _ = strings.Cut(r, ":")
+	}
+	return names
 }

@@ -338,7 +338,21 @@ func makeBadFixtures(t *testing.T, f fixtureSet) (string, error) {
 	if err := os.WriteFile(p("real.crf"), []byte(crf), 0o644); err != nil {
 		return "", err
 	}
+	// A model whose labels are B-A and E-A only: under iobes, no labelling
+	// of a sentence of one token is allowed.
+	be := "B-A\tw=a\nE-A\tw=b\n\nB-A\tw=b\nE-A\tw=a\n\n"
+	if err := os.WriteFile(p("be.crf"), []byte(be), 0o644); err != nil {
+		return "", err
+	}
 	steps := [][]string{
+		{"featurize", "-f", "crfsuite", "-o", p("be.arrow"), p("be.crf")},
+		{"train", "-q", "--max-epochs", "2", "-o", p("be-model.arrow"), p("be.arrow")},
+		// Part-of-speech tags (the corpus without its chunk column).
+		{"featurize", "-o", p("pos.arrow"), p("train.nolabels.txt")},
+		{"train", "-q", "--max-epochs", "2", "-o", p("pos-model.arrow"), p("pos.arrow")},
+		{"decode", "-m", p("pos-model.arrow"), "--chunk-confidence", "-o", p("pos-pred.arrow"), p("pos.arrow")},
+		{"decode", "-m", f.model, "--nbest", "3", "-o", p("nbest.arrow"), f.test},
+		{"train", "-q", "--no-bias", "--max-epochs", "2", "-o", p("nobias-model.arrow"), f.train},
 		{"featurize", "--no-labels", "-o", p("nolabels.arrow"), p("train.nolabels.txt")},
 		{"featurize", "-o", p("onelabel.arrow"), p("onelabel.txt")},
 		{"featurize", "-t", "ner", "-o", p("ner.arrow"), f.testText},

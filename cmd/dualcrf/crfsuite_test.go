@@ -2,15 +2,24 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
+	"github.com/dualcrf/dualcrf/stage"
 )
 
 // crfsuiteVar names the CRFsuite binary the interoperability test runs
@@ -214,5 +223,381 @@ func exportTagsAsDecode(t *testing.T, sents int, train []string) {
 	t.Logf("CoNLL-2000 test: crfsuite tag and decode agree on %d of %d tokens (%d sentences)", equal, testTokens, testSents)
 	if equal != testTokens {
 		t.Errorf("crfsuite tag disagrees with decode on %d of %d tokens: %s", testTokens-equal, testTokens, strings.Join(diffs, "; "))
+	}
+}
+
+// headSentences writes the first n sentences of a gzipped CoNLL file to
+// dst as plain text.
+func headSentences(t *testing.T, src, dst string, n int) {
+	t.Helper()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	sc := bufio.NewScanner(zr)
+	for sc.Scan() && n > 0 {
+		b.WriteString(sc.Text() + "\n")
+		if strings.TrimSpace(sc.Text()) == "" {
+			n--
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gzipConllRows reads the sentences of a gzipped CoNLL file as rows of
+// their token columns, the label (the last column) left out.
+func gzipConllRows(t *testing.T, path string) [][][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sents := conllRows(string(text))
+	for _, s := range sents {
+		for i, row := range s {
+			s[i] = row[:len(row)-1]
+		}
+	}
+	return sents
+}
+
+// tiedTokens scores, with the model in dir, decode's labelling (ours) and
+// CRFsuite's (theirs) of every sentence of the corpus test where they
+// differ; each pair must tie (equal scores to 1e-9, relative: both best
+// paths). It returns the tokens they label differently.
+func tiedTokens(t *testing.T, dir, test string, ours, theirs []string) int {
+	t.Helper()
+	m, err := stage.ReadModel(context.Background(), stage.File(filepath.Join(dir, "model.arrow")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := featurize.FromModel(m, "model.arrow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, _, err := stage.FeaturizeTable(context.Background(), stage.File(test), stage.FeaturizeOptions{Like: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labelID := map[string]int32{}
+	for i, l := range m.LabelNames {
+		labelID[l] = int32(i)
+	}
+	differ, tok := 0, 0
+	for i := range table.Data.Len() {
+		s := table.Data.Sentence(i)
+		a, b := make([]int32, s.Len()), make([]int32, s.Len())
+		same := true
+		for j := range a {
+			a[j], b[j] = labelID[ours[tok+j]], labelID[theirs[tok+j]]
+			if a[j] != b[j] {
+				same = false
+				differ++
+			}
+		}
+		if !same {
+			sa, sb := crf.Dot(m.Weights, m.Layout, s, a), crf.Dot(m.Weights, m.Layout, s, b)
+			if math.Abs(sa-sb) > 1e-9*(1+math.Abs(sa)) {
+				t.Errorf("sentence %d: crfsuite's path scores %.12g, decode's %.12g: not a tie", i, sb, sa)
+			}
+		}
+		tok += s.Len()
+	}
+	return differ
+}
+
+// crfsuiteTag runs crfsuite tag -p with model on the attribute file attrs
+// and returns its labels, the number of sentences and each sentence's
+// probability of its best path (as CRFsuite prints it, %f).
+func crfsuiteTag(t *testing.T, bin, model, attrs string) (labels []string, sents int, probs []string) {
+	t.Helper()
+	cmd := exec.Command(bin, "tag", "-p", "-m", model, attrs)
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Join(filepath.Dir(filepath.Dir(bin)), "lib"))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("crfsuite tag: %v", err)
+	}
+	var kept []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if p, ok := strings.CutPrefix(line, "@probability\t"); ok {
+			probs = append(probs, p)
+		} else if !strings.HasPrefix(line, "@") {
+			kept = append(kept, line)
+		}
+	}
+	labels, sents = lastColumn(t, strings.Join(kept, "\n"))
+	return labels, sents, probs
+}
+
+// decodeProbabilities runs decode --nbest 1 with model in dir on the
+// input args and returns each sentence's probability of its best path
+// ("# 0 P" in CoNLL output, %f).
+func decodeProbabilities(t *testing.T, dir, model string, args ...string) []string {
+	t.Helper()
+	mustRun(t, dir, append([]string{"decode", "-m", model, "--nbest", "1", "--format", "conll", "-o", "nbest.conll"}, args...)...)
+	b, err := os.ReadFile(filepath.Join(dir, "nbest.conll"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probs []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "# 0 "); ok {
+			probs = append(probs, p)
+		}
+	}
+	return probs
+}
+
+// sameProbabilities counts the sentences whose probabilities, as the two
+// tools print them (six decimals), agree to the last digit (one unit of it
+// for rounding), failing the test when the counts of sentences differ.
+func sameProbabilities(t *testing.T, a, b []string) int {
+	t.Helper()
+	if len(a) != len(b) || len(a) == 0 {
+		t.Fatalf("%d probabilities from crfsuite, %d from decode", len(a), len(b))
+	}
+	n := 0
+	for i := range a {
+		x, err1 := strconv.ParseFloat(a[i], 64)
+		y, err2 := strconv.ParseFloat(b[i], 64)
+		if err1 == nil && err2 == nil && math.Abs(x-y) <= 1.5e-6 {
+			n++
+		} else if i-n < 5 {
+			t.Logf("sentence %d: crfsuite's best path has probability %s, decode's %s", i, a[i], b[i])
+		}
+	}
+	return n
+}
+
+// TestExportDefaultModel exports a model trained as train does by default
+// (the chunking templates featurize chooses, bias, start and end weights),
+// on the first 1000 sentences of CoNLL-2000 train, and checks on the whole
+// test set that
+//
+//   - CRFsuite 0.12.2's tagger, given `featurize --model M --output-format
+//     crfsuite` lines, gives every sentence's best path the probability
+//     decode --nbest 1 gives it (both print six decimals), so that the
+//     exported model is the same distribution, its normaliser included;
+//   - it gives every token the label dualcrf's decode gives —
+//     or, where they differ, the two label paths tie: their scores under
+//     the model are equal to 1e-9 (relative), so that each is a best path
+//     and only the order of floating-point sums chose between them;
+//   - the Python module export wrote beside the model (run by python3)
+//     gives every token exactly featurize's attributes, names, values and
+//     order.
+func TestExportDefaultModel(t *testing.T) {
+	crfsuiteBin := crfsuiteBinary(t)
+	python := datatest.Python3(t)
+	dir := t.TempDir()
+	testGz := datatest.Path(t, "conll2000", "test.txt.gz")
+	headSentences(t, datatest.Path(t, "conll2000", "train.txt.gz"), filepath.Join(dir, "train.txt"), 1000)
+	mustRun(t, dir, "featurize", "-o", "train.arrow", "train.txt")
+	mustRun(t, dir, "train", "--max-epochs", "3", "--quiet", "-o", "model.arrow", "train.arrow")
+	r := mustRun(t, dir, "export", "--format", "crfsuite", "-o", "model.crfsuite", "model.arrow")
+	if !strings.Contains(string(r.stderr), "@bias (every token), @start (the first) and @end (the last)") || !strings.Contains(string(r.stderr), "model_features.py") {
+		t.Errorf("export's summary does not name the markers and the module:\n%s", r.stderr)
+	}
+	mustRun(t, dir, "featurize", "--model", "model.arrow", "--output-format", "crfsuite", "-o", "test.crfsuite.txt", testGz)
+	mustRun(t, dir, "decode", "-m", "model.arrow", "-o", "pred.conll", "--text", testGz)
+
+	pred, err := os.ReadFile(filepath.Join(dir, "pred.conll"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, oursSents := lastColumn(t, string(pred))
+	theirs, theirSents, theirProbs := crfsuiteTag(t, crfsuiteBin, filepath.Join(dir, "model.crfsuite"), filepath.Join(dir, "test.crfsuite.txt"))
+	if n := sameProbabilities(t, theirProbs, decodeProbabilities(t, dir, "model.arrow", "--text", testGz)); n != len(theirProbs) {
+		t.Errorf("the best path's probability differs on %d sentences", len(theirProbs)-n)
+	}
+	rows := gzipConllRows(t, testGz)
+	tokens := 0
+	for _, s := range rows {
+		tokens += len(s)
+	}
+	if len(ours) != tokens || len(theirs) != tokens || oursSents != len(rows) || theirSents != len(rows) {
+		t.Fatalf("test set of %d sentences, %d tokens: decode gave %d sentences, %d labels; crfsuite %d, %d",
+			len(rows), tokens, oursSents, len(ours), theirSents, len(theirs))
+	}
+
+	// Where the labels differ, score both paths with the model.
+	equal, ties := 0, 0
+	for i := range ours {
+		if ours[i] == theirs[i] {
+			equal++
+		}
+	}
+	if equal != tokens {
+		ties = tiedTokens(t, dir, testGz, ours, theirs)
+	}
+	t.Logf("CoNLL-2000 test, default chunking model with bias, start and end weights: crfsuite tag and decode agree on %d of %d tokens (%d sentences); %d tokens differ within tied paths",
+		equal, tokens, len(rows), ties)
+
+	// The Python module against featurize's CRFsuite lines.
+	cs, err := os.Open(filepath.Join(dir, "test.crfsuite.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	cr := featurize.NewCRFsuiteReader(cs, "test.crfsuite.txt")
+	var input bytes.Buffer
+	enc := json.NewEncoder(&input)
+	for _, s := range rows {
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	py := exec.Command(python, "-c", `import json, sys
+sys.path.insert(0, sys.argv[1])
+import model_features as m
+for line in sys.stdin:
+    print(json.dumps([[[n, v.hex()] for n, v in a] for a in m.sent2attributes(json.loads(line))]))
+    assert [[n for n, _ in a] for a in m.sent2attributes(json.loads(line))] == m.sent2features(json.loads(line))
+`, dir)
+	py.Stdin = &input
+	var pyErr bytes.Buffer
+	py.Stderr = &pyErr
+	pyOut, err := py.Output()
+	if err != nil {
+		t.Fatalf("python3: %v\n%s", err, pyErr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(string(pyOut), "\n"), "\n")
+	compared, attrs := 0, 0
+	for i := 0; cr.Scan(); i++ {
+		if i >= len(lines) {
+			t.Fatalf("python gave %d sentences, featurize more", len(lines))
+		}
+		var got [][][2]string
+		if err := json.Unmarshal([]byte(lines[i]), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := cr.Sentence().Attrs
+		if len(got) != len(want) {
+			t.Fatalf("sentence %d: python %d tokens, featurize %d", i, len(got), len(want))
+		}
+		for j := range want {
+			if len(got[j]) != len(want[j]) {
+				t.Fatalf("sentence %d token %d: python %d attributes, featurize %d", i, j, len(got[j]), len(want[j]))
+			}
+			for k, a := range want[j] {
+				v, err := strconv.ParseFloat(got[j][k][1], 64)
+				if err != nil || got[j][k][0] != a.Name || v != a.Value {
+					t.Fatalf("sentence %d token %d attribute %d: python %q = %s, featurize %q = %v", i, j, k, got[j][k][0], got[j][k][1], a.Name, a.Value)
+				}
+				attrs++
+			}
+			compared++
+		}
+	}
+	if err := cr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if compared != tokens {
+		t.Fatalf("compared %d tokens of %d", compared, tokens)
+	}
+	t.Logf("the Python module's attributes equal featurize's on %d of %d tokens (%d attributes)", compared, tokens, attrs)
+}
+
+// TestExportWithoutTemplates: a model trained on a table made without text
+// (synth's) exports with its markers and no Python module, saying so;
+// asking for the module by name is an error naming the reason, which
+// leaves neither file.
+func TestExportWithoutTemplates(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "synth", "--sentences", "20", "--attrs", "50", "--labels", "3", "-o", "syn.arrow")
+	mustRun(t, dir, "train", "-q", "--max-epochs", "1", "-o", "model.arrow", "syn.arrow")
+	r := mustRun(t, dir, "export", "--format", "crfsuite", "-o", "model.crfsuite", "model.arrow")
+	if !strings.Contains(string(r.stderr), "no Python feature module: model.arrow records no feature templates") ||
+		!strings.Contains(string(r.stderr), "give them to CRFsuite's tagger") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "model_features.py")); !os.IsNotExist(err) {
+		t.Errorf("a Python module was written: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "model.crfsuite"))
+	r = runInProcess(t, dir, "", "export", "--format", "crfsuite", "-o", "model.crfsuite", "--features-py", "f.py", "model.arrow")
+	if r.code != 1 || !strings.Contains(string(r.stderr), "--features-py f.py: model.arrow records no feature templates") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	for _, name := range []string{"model.crfsuite", "f.py"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("%s was written by a failed export: %v", name, err)
+		}
+	}
+}
+
+// TestExportEscapes trains a default model (bias, start and end weights)
+// on a small corpus whose words hold ':' and '\' — written escaped in
+// CRFsuite's lines, twice escaped where the templates escape '\' too — and
+// non-ASCII letters, and checks that CRFsuite 0.12.2 tags it with the
+// model export wrote exactly as decode does: the same labels, and every
+// sentence's best path with the same probability (which any attribute
+// CRFsuite failed to find would change).
+func TestExportEscapes(t *testing.T) {
+	crfsuiteBin := crfsuiteBinary(t)
+	dir := t.TempDir()
+	words := []string{`a:b`, `c\d`, `\:`, `x\\`, `:`, `é:\`, `::`, `plain`, `Ünï`, `\`}
+	var text strings.Builder
+	for i := range 120 {
+		for j := range 3 + i%4 {
+			w := words[(i*7+j*3)%len(words)]
+			label := "O"
+			switch {
+			case strings.Contains(w, `\`):
+				label = "B-BS"
+			case strings.Contains(w, ":"):
+				label = "B-CO"
+			}
+			fmt.Fprintf(&text, "%s P%d %s\n", w, j%2, label)
+		}
+		text.WriteString("\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "corpus.txt"), []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, dir, "featurize", "--template", "ner", "-o", "train.arrow", "corpus.txt")
+	mustRun(t, dir, "train", "--max-epochs", "5", "--quiet", "-o", "model.arrow", "train.arrow")
+	mustRun(t, dir, "export", "--format", "crfsuite", "-o", "model.crfsuite", "model.arrow")
+	mustRun(t, dir, "featurize", "--model", "model.arrow", "--output-format", "crfsuite", "-o", "corpus.crfsuite.txt", "corpus.txt")
+	attrs, err := os.ReadFile(filepath.Join(dir, "corpus.crfsuite.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`w[0]=a\:b`, `w[0]=c\\\\d`, `w[0]=\\\\\:`, `@bias`} {
+		if !strings.Contains(string(attrs), want) {
+			t.Errorf("CRFsuite lines lack %q", want)
+		}
+	}
+	mustRun(t, dir, "decode", "-m", "model.arrow", "-o", "pred.conll", "--text", "corpus.txt")
+	pred, err := os.ReadFile(filepath.Join(dir, "pred.conll"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, _ := lastColumn(t, string(pred))
+	theirs, _, probs := crfsuiteTag(t, crfsuiteBin, filepath.Join(dir, "model.crfsuite"), filepath.Join(dir, "corpus.crfsuite.txt"))
+	if strings.Join(ours, " ") != strings.Join(theirs, " ") {
+		t.Errorf("crfsuite tag and decode disagree:\n decode   %v\n crfsuite %v", ours, theirs)
+	}
+	if n := sameProbabilities(t, probs, decodeProbabilities(t, dir, "model.arrow", "--text", "corpus.txt")); n != len(probs) {
+		t.Errorf("the best path's probability differs on %d of %d sentences", len(probs)-n, len(probs))
 	}
 }

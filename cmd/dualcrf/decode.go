@@ -37,7 +37,10 @@ which eval --calibration checks (docs/decoding.md).
 Decode streams: it reads the input in chunks of whole sentences (--chunk-tokens, default 65,536
 tokens), decodes one chunk while it reads the next and writes the one before, in input order, so
 it holds at most three chunks at a time besides the model, whatever the input's size (with
-CoNLL-2000's chunking model, a peak RSS of about 200 MB).
+CoNLL-2000's chunking model, a peak RSS of about 200 MB). What each chunk needs (the lattices,
+n-best lists and marginals of its longest sentences, its predictions) is estimated before it is
+decoded and held to --memory-budget (default: the machine's memory): fewer goroutines when that
+is enough, else a refusal saying what it needs and the --nbest or --chunk-tokens that fits.
 
 The input must fit the model: no shared attribute (a table featurized for another model or with
 other templates) or no shared gold label is an error; more than half of the attribute occurrences
@@ -61,11 +64,7 @@ model's tags feed the next (docs/own-data.md).
 				&cli.BoolFlag{Name: "marginals", Usage: "add each predicted label's marginal probability and the sentence log-probability"},
 			),
 			decodingFlags().cliFlags(),
-			category(catDecoding,
-				workersFlag("decoding"),
-				intIn(&cli.IntFlag{Name: "chunk-tokens", Value: tables.DefaultChunkTokens, Usage: "tokens per chunk read, decoded and written at a time (bounds the memory)"},
-					1, math.MaxInt, ""),
-			),
+			decodeMemoryFlags().cliFlags(),
 			category(catOutput,
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
 			),
@@ -103,6 +102,9 @@ func runDecode(c *cli.Context) error {
 		ChunkTokens: c.Int("chunk-tokens"), Text: c.String("text") != "", ModelName: modelPath, Log: c.App.ErrWriter,
 		OptionName: decodeFlags().optionName, ForceColumn: c.String("force-column"), NBest: c.Int("nbest"),
 		ChunkConfidence: c.Bool("chunk-confidence")}
+	if o.MemoryBudget, err = memoryBudget(c); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
 	if o.Constraints, err = decode.ParseConstraints(c.String("constraints")); err != nil {
 		return err
 	}
@@ -205,6 +207,19 @@ func decodingFlags() optionFlags[struct{}] {
 	}
 }
 
+// decodeMemoryFlags bound what decode holds at a time: its goroutines, its
+// chunks and its memory.
+func decodeMemoryFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catDecoding, workersFlag("decoding"), []string{"DecodeOptions.Workers"}, nil},
+		{catDecoding, intIn(&cli.IntFlag{Name: "chunk-tokens", Value: tables.DefaultChunkTokens, Usage: "tokens per chunk read, decoded and written at a time (bounds the memory)"},
+			1, math.MaxInt, ""), []string{"DecodeOptions.ChunkTokens"}, nil},
+		{catDecoding, memoryBudgetFlag("what each chunk needs (the lattices, n-best lists and marginals of its longest sentences, its predictions) is estimated first: " +
+			"a chunk over the budget is decoded on fewer goroutines, or refused saying what it needs and what would fit"),
+			[]string{"DecodeOptions.MemoryBudget"}, nil},
+	}
+}
+
 // decodeOutputFlags choose the prediction table decode writes.
 func decodeOutputFlags() optionFlags[struct{}] {
 	return optionFlags[struct{}]{
@@ -225,7 +240,7 @@ func decodeFlags() optionFlags[struct{}] {
 			input = append(input, f)
 		}
 	}
-	return slices.Concat(decodeOutputFlags(), decodingFlags(), input, limitFlags(), featurizeLikeFlags())
+	return slices.Concat(decodeOutputFlags(), decodingFlags(), decodeMemoryFlags(), input, limitFlags(), featurizeLikeFlags())
 }
 
 // decodeInputFlags are featurize's input flags, which decode --text takes

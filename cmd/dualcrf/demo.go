@@ -75,14 +75,21 @@ func runDemo(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return fmt.Errorf("demo: takes no arguments, got %q", c.Args().First())
 	}
-	dir := c.String("dir")
+	out := c.App.Writer
+	dir, where := c.String("dir"), ""
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "dualcrf-demo-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+		defer func() {
+			if err := os.RemoveAll(tmp); err != nil {
+				fmt.Fprintf(c.App.ErrWriter, "demo: removing %s: %v\n", tmp, err)
+				return
+			}
+			fmt.Fprintf(out, "\n# removed %s and the tables, model and log in it (dualcrf demo --dir DIR keeps them)\n", tmp)
+		}()
+		dir, where = tmp, ", removed at the end (--dir DIR keeps them)"
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("demo: --dir: %w", err)
 	}
@@ -90,8 +97,7 @@ func runDemo(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	out := c.App.Writer
-	fmt.Fprintf(out, "# dualcrf demo on %s; files in %s\n", what, dir)
+	fmt.Fprintf(out, "# dualcrf demo on %s; files in %s%s\n", what, dir, where)
 	f := func(name string) string { return filepath.Join(dir, name) }
 	steps := [][]string{
 		{"featurize", "--template", "chunking", "--min-count", "3", "-o", f("train.arrow"), train},

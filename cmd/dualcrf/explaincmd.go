@@ -52,7 +52,7 @@ func runExplain(c *cli.Context) error {
 	}
 	in, out := c.Args().First(), c.String("output")
 	req := pipeline.OutputRequest{Flag: "-o", Path: out, PathGiven: c.IsSet("output"),
-		Kinds: []pipeline.Kind{pipeline.KindCoNLL, pipeline.KindArrow, pipeline.KindParquet}, IPC: arrowio.FormatFile}
+		Kinds: []pipeline.Kind{pipeline.KindCoNLL, pipeline.KindArrow, pipeline.KindParquet}, IPC: arrowio.FormatFile, TextName: explainText}
 	if c.IsSet("format") {
 		req.KindFlag = "--format"
 		switch f := c.String("format"); f {
@@ -84,10 +84,10 @@ func runExplain(c *cli.Context) error {
 		case pipeline.KindCoNLL:
 			return stage.Explain(w, m, inputName(in), o)
 		case pipeline.KindParquet:
-			return tables.WriteWeights(w, stage.WeightRows(m), map[string]string{schemas.KeySource: inputName(in)},
+			return tables.WriteWeightRows(w, stage.WeightRowSeq(m), map[string]string{schemas.KeySource: inputName(in)},
 				arrowio.WriterOptions{Format: arrowio.FormatParquet})
 		}
-		return tables.WriteWeights(w, stage.WeightRows(m), map[string]string{schemas.KeySource: inputName(in)},
+		return tables.WriteWeightRows(w, stage.WeightRowSeq(m), map[string]string{schemas.KeySource: inputName(in)},
 			arrowio.WriterOptions{Format: of.IPC})
 	})
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/arrowio"
+	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/crfsuite"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
@@ -27,16 +29,19 @@ attribute vocabulary (with --min-count); test data takes the training vocabulary
 or --vocab, which also supply the templates, so no flag needs repeating. INPUT may also be a
 token table — Parquet or Arrow IPC, told by its bytes, or a directory of them (hive key=value
 partitions) — with one row per token (--sentence-column, --position-column, --label-column NAME).
--o x.parquet (or --output-format parquet) writes Parquet.
+-o x.parquet (or --output-format parquet) writes Parquet. --output-format crfsuite writes CRFsuite
+attribute lines instead, every attribute the templates make, for crfsuite tag with the model
+dualcrf export writes (--model adds the marker attributes of its bias, start and end weights).
 
    dualcrf featurize --template chunking --min-count 3 -o train.arrow train.txt.gz
    dualcrf featurize --model model.arrow test.txt.gz > test.arrow
+   dualcrf featurize --model model.arrow --output-format crfsuite -o test.crfsuite.txt test.txt.gz
    dualcrf featurize -f ocr --folds 0-8 -o ocr-train.arrow letter.data.gz`,
 		Flags: flagGroups(
 			featurizeFlags().cliFlags(),
 			category(catOutput,
 				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output); Parquet when the name ends .parquet"},
-				&cli.StringFlag{Name: "output-format", DefaultText: "by -o's name, else arrow", Usage: "output table: arrow (Arrow IPC, see --ipc) or parquet"},
+				&cli.StringFlag{Name: "output-format", DefaultText: "by -o's name, else arrow", Usage: "output: arrow (Arrow IPC, see --ipc), parquet, or crfsuite (CRFsuite attribute lines, text)"},
 			),
 			category(catOutput, writerFlags()...),
 			category(catProgress, progressFlag()),
@@ -74,11 +79,11 @@ func runFeaturize(c *cli.Context) error {
 	if in == "" {
 		in = "-"
 	}
-	wopts, err := featurizeFiles(c, in)
+	kind, wopts, err := featurizeFiles(c, in)
 	if err != nil {
 		return err
 	}
-	opts, err := featurizeOptions(c)
+	opts, model, err := featurizeOptions(c)
 	if err != nil {
 		return err
 	}
@@ -94,6 +99,9 @@ func runFeaturize(c *cli.Context) error {
 	opts.OptionName = featurizeFlags().optionName
 	opts.Chosen = func(name string, columns []string) {
 		opts.Note(fmt.Sprintf("template %s, chosen from the input's columns [%s], which have no part-of-speech column (--template chooses another)", name, strings.Join(columns, " ")))
+	}
+	if kind == pipeline.KindCRFsuite {
+		return featurizeCRFsuite(c, in, opts, model, log)
 	}
 	return withOutput(c, c.String("output"), func(w io.Writer, name string) error {
 		sum, err := stage.Featurize(c.Context, stageInput(c, in), w, opts)
@@ -114,6 +122,35 @@ func runFeaturize(c *cli.Context) error {
 	})
 }
 
+// featurizeCRFsuite writes the input's attributes as CRFsuite attribute
+// lines (--output-format crfsuite), with the markers of --model's bias,
+// start and end weights.
+func featurizeCRFsuite(c *cli.Context, in string, opts stage.FeaturizeOptions, model *crf.Model, log io.Writer) error {
+	var mk featurize.Markers
+	if model != nil {
+		mk = featurize.Markers(crfsuite.MarkersOf(model))
+	}
+	return withOutput(c, c.String("output"), func(w io.Writer, name string) error {
+		sum, err := stage.FeaturizeCRFsuite(c.Context, stageInput(c, in), w, opts, mk)
+		if err != nil {
+			if opts.Like != nil {
+				return explainMissingColumn(err, "featurize", opts.Like.Name+"'s templates", opts.Like.Name, inputName(in))
+			}
+			return explainMissingColumn(err, "featurize", "the templates", "", inputName(in))
+		}
+		fmt.Fprintf(log, "featurize: %d sentences, %d tokens, %d attributes as CRFsuite attribute lines -> %s\n",
+			sum.Sentences, sum.Tokens, sum.Attributes, name)
+		switch {
+		case model != nil:
+		case c.IsSet("vocab"):
+			opts.Note("the attributes of --vocab's templates, without marker attributes: a model's bias, start and end weights need them (give the model with --model)")
+		default:
+			opts.Note("the attributes of the templates, without marker attributes: to tag with a model dualcrf export wrote, give it with --model (its templates, and the markers of its bias, start and end weights)")
+		}
+		return nil
+	})
+}
+
 // featurizeFlags are featurize's flags that set library options, with
 // the options they set (as the libraries' errors name them: option.Error);
 // the command reads them itself (featurizeOptions), and renders the
@@ -124,6 +161,8 @@ func featurizeFlags() optionFlags[struct{}] {
 			[]string{"RunOptions.Templates"}, nil},
 		{catFeatures, intIn(&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
 			0, math.MaxInt, "0 and 1 keep every attribute"), []string{"RunOptions.MinCount"}, nil},
+		{catFeatures, memoryBudgetFlag("the attribute vocabulary learnt (every distinct attribute until --min-count prunes them) is held to it: past it featurize stops at the line it reached"),
+			[]string{"RunOptions.MemoryBudget", "FeaturizeOptions.MemoryBudget"}, nil},
 	}, featurizeLikeFlags())
 }
 
@@ -305,15 +344,14 @@ func labelColumnFlag() cli.Flag {
 	return f
 }
 
-// featurizeOptions maps featurize's flags to the stage's options.
-func featurizeOptions(c *cli.Context) (stage.FeaturizeOptions, error) {
-	var o stage.FeaturizeOptions
-	var err error
-	if o.Like, err = featurizeLike(c); err != nil {
-		return o, err
+// featurizeOptions maps featurize's flags to the stage's options; it also
+// returns --model's model (nil without it).
+func featurizeOptions(c *cli.Context) (o stage.FeaturizeOptions, m *crf.Model, err error) {
+	if o.Like, m, err = featurizeLike(c); err != nil {
+		return o, m, err
 	}
 	if err := checkInputFlags(c); err != nil {
-		return o, err
+		return o, m, err
 	}
 	var in featurize.InputOptions
 	if o.Like != nil {
@@ -321,58 +359,63 @@ func featurizeOptions(c *cli.Context) (stage.FeaturizeOptions, error) {
 	}
 	applyInputFlags(c, &in)
 	if err := checkFormatFlags(c, in.Format); err != nil {
-		return o, err
+		return o, m, err
 	}
 	if in.ColumnMap, err = parseColumnMap(c); err != nil {
-		return o, err
+		return o, m, err
 	}
 	in.TextFlags = textOnlyFlags(c, in.Format)
 	if _, err := featurize.ParseFolds(in.Folds); err != nil {
-		return o, fmt.Errorf("featurize: --%w", err)
+		return o, m, fmt.Errorf("featurize: --%w", err)
 	}
 	if o.Like == nil {
 		o.MinCount = c.Int("min-count")
 		if name := c.String("template"); name != "" {
 			if o.Templates, err = featurize.LoadTemplates(name); err != nil {
-				return o, err
+				return o, m, err
 			}
 		}
 	}
 	if err := applyLimits(c, &in); err != nil {
-		return o, err
+		return o, m, err
 	}
 	o.Input = &in
-	return o, nil
+	if o.MemoryBudget, err = memoryBudget(c); err != nil {
+		return o, m, fmt.Errorf("featurize: %w", err)
+	}
+	return o, m, nil
 }
 
 // featurizeLike reads the featurization of --model or --vocab (nil when
 // neither is given), refusing the flags they supply.
-func featurizeLike(c *cli.Context) (*featurize.Featurization, error) {
+func featurizeLike(c *cli.Context) (*featurize.Featurization, *crf.Model, error) {
 	if c.IsSet("model") && c.IsSet("vocab") {
-		return nil, fmt.Errorf("featurize: --model and --vocab exclude each other")
+		return nil, nil, fmt.Errorf("featurize: --model and --vocab exclude each other")
 	}
 	from := "--model"
 	if c.IsSet("vocab") {
 		from = "--vocab"
 	} else if !c.IsSet("model") {
-		return nil, nil
+		return nil, nil, nil
 	}
 	for _, name := range []string{"template", "min-count"} {
 		if c.IsSet(name) {
-			return nil, fmt.Errorf("featurize: --%s comes from %s, which records how its features were made; do not repeat it", name, from)
+			return nil, nil, fmt.Errorf("featurize: --%s comes from %s, which records how its features were made; do not repeat it", name, from)
 		}
 	}
 	if path := c.String("model"); path != "" {
 		m, err := stage.ReadModel(c.Context, stageInput(c, path))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return featurize.FromModel(m, path)
+		f, err := featurize.FromModel(m, path)
+		return f, m, err
 	}
 	path := c.String("vocab")
 	t, err := stage.ReadFeatureTable(c.Context, stageInput(c, path), true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return featurize.FromTable(t, path)
+	f, err := featurize.FromTable(t, path)
+	return f, nil, err
 }

@@ -48,7 +48,7 @@ func arrowOutput(c *cli.Context, stage string, parquet bool) (arrowio.WriterOpti
 		if c.IsSet("output-format") {
 			req.Kind, req.KindFlag = pipeline.Kind(c.String("output-format")), "--output-format"
 			if req.Kind != pipeline.KindArrow && req.Kind != pipeline.KindParquet {
-				return wopts, fmt.Errorf("%s: --output-format %q: want arrow or parquet", stage, req.Kind)
+				return wopts, fmt.Errorf("%s: --output-format %q: want arrow, parquet or crfsuite", stage, req.Kind)
 			}
 		}
 	}
@@ -96,15 +96,37 @@ func tableFileFormat(c *cli.Context, flag, path string) (arrowio.Format, error) 
 	return arrowio.FormatFile, nil
 }
 
-// featurizeFiles checks featurize's files and resolves its output.
-func featurizeFiles(c *cli.Context, input string) (arrowio.WriterOptions, error) {
+// featurizeFiles checks featurize's files and resolves its output: a
+// feature table (arrowOutput), or CRFsuite attribute lines with
+// --output-format crfsuite, for which --ipc and --compression mean nothing.
+func featurizeFiles(c *cli.Context, input string) (pipeline.Kind, arrowio.WriterOptions, error) {
 	err := checkFiles(c, "featurize",
 		[]pipeline.Path{pathOf("", input), pathOf("--model", c.String("model")), pathOf("--vocab", c.String("vocab"))},
 		[]pipeline.Path{pathOf("-o", c.String("output"))})
 	if err != nil {
-		return arrowio.WriterOptions{}, err
+		return "", arrowio.WriterOptions{}, err
 	}
-	return arrowOutput(c, "featurize", true)
+	if c.String("output-format") != string(pipeline.KindCRFsuite) {
+		wopts, err := arrowOutput(c, "featurize", true)
+		if err != nil {
+			return "", wopts, err
+		}
+		if wopts.Format == arrowio.FormatParquet {
+			return pipeline.KindParquet, wopts, nil
+		}
+		return pipeline.KindArrow, wopts, nil
+	}
+	for _, name := range []string{"ipc", "compression"} {
+		if c.IsSet(name) {
+			return "", arrowio.WriterOptions{}, fmt.Errorf("featurize: --%s applies to Arrow IPC output, not to --output-format crfsuite (text)", name)
+		}
+	}
+	_, err = std(c).ResolveOutput(pipeline.OutputRequest{Flag: "-o", Path: c.String("output"), PathGiven: c.IsSet("output"),
+		Kinds: []pipeline.Kind{pipeline.KindCRFsuite}, Kind: pipeline.KindCRFsuite, KindFlag: "--output-format"})
+	if err != nil {
+		return "", arrowio.WriterOptions{}, fmt.Errorf("featurize: %w", err)
+	}
+	return pipeline.KindCRFsuite, arrowio.WriterOptions{}, nil
 }
 
 // decodeOutput checks decode's files and resolves its output: --format

@@ -75,6 +75,27 @@ func workersFlag(what string) *cli.IntFlag {
 		1, math.MaxInt, "unset: one per core")
 }
 
+// memoryBudgetFlag is the --memory-budget flag, the one definition every
+// stage whose memory follows what it is asked shares (train, decode,
+// export): use says what the stage does with the budget.
+func memoryBudgetFlag(use string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "memory-budget", DefaultText: "physical memory", Usage: "memory the run may use, e.g. 8GiB; " + use}
+}
+
+// memoryBudget reads --memory-budget (memoryBudgetFlag) in bytes; 0 when
+// it is not given.
+func memoryBudget(c *cli.Context) (int64, error) {
+	b := c.String("memory-budget")
+	if b == "" {
+		return 0, nil
+	}
+	v, err := parseBytes(b)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("--memory-budget %q: want a positive size such as 8GiB", b)
+	}
+	return v, nil
+}
+
 // flagRangeError is the message for a flag value out of its range: the
 // stage, the flag as given, what it accepts and what the values mean.
 func flagRangeError(c *cli.Context, name, value, want, note string) error {

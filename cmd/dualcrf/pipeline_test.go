@@ -378,3 +378,22 @@ func TestDemoEmbedded(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoSaysItRemoves: without --dir the demo works in a temporary
+// directory, says so at the start, and at the end says that it removed it
+// (and how to keep the files); the directory is gone.
+func TestDemoSaysItRemoves(t *testing.T) {
+	dir := t.TempDir()
+	r := mustRun(t, dir, "demo", "--embedded", "--gap-tol", "0.5")
+	out := string(r.stdout)
+	m := regexp.MustCompile(`files in (\S+), removed at the end \(--dir DIR keeps them\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("the demo does not say where its files go and that they are removed:\n%s", out)
+	}
+	if !strings.HasSuffix(out, "\n# removed "+m[1]+" and the tables, model and log in it (dualcrf demo --dir DIR keeps them)\n") {
+		t.Errorf("the demo does not end saying it removed %s:\n%s", m[1], out)
+	}
+	if _, err := os.Stat(m[1]); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", m[1], err)
+	}
+}

@@ -80,19 +80,11 @@ func trainFlags() optionFlags[trainSetup] {
 	return optionFlags[trainSetup]{
 		{catInput, &cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates), scored after each certificate"},
 			[]string{"Valid"}, nil}, // read by runTrain
-		{catInput, &cli.StringFlag{Name: "memory-budget", DefaultText: "physical memory", Usage: "memory the run may use, e.g. 8GiB; a run estimated to need more is refused. " +
-			"--duals auto keeps the duals in memory when the whole run fits in it (unset: in half of physical memory); streamed duals get what the rest of the run leaves, in 3 block buffers"},
-			[]string{"MemoryBudget"}, func(c *cli.Context, n string, s *trainSetup) error {
-				b := c.String(n)
-				if b == "" {
-					return nil
-				}
-				v, err := parseBytes(b)
-				if err != nil || v <= 0 {
-					return fmt.Errorf("--memory-budget %q: want a positive size such as 8GiB", b)
-				}
-				s.o.MemoryBudget = v
-				return nil
+		{catInput, memoryBudgetFlag("a run estimated to need more is refused. " +
+			"--duals auto keeps the duals in memory when the whole run fits in it (unset: in half of physical memory); streamed duals get what the rest of the run leaves, in 3 block buffers"),
+			[]string{"MemoryBudget"}, func(c *cli.Context, n string, s *trainSetup) (err error) {
+				s.o.MemoryBudget, err = memoryBudget(c)
+				return err
 			}},
 		{catInput, &cli.StringFlag{Name: "duals", Value: "auto", Usage: "where SDCA keeps its dual variables: memory; auto (memory when the run fits --memory-budget, else stream); " +
 			"stream or stream:PATH (streamed from disk in blocks sized by --memory-budget: PATH, else duals.stream in the checkpoint directory, else a temporary file); or a file PATH (memory-mapped)"},
@@ -142,10 +134,17 @@ func trainFlags() optionFlags[trainSetup] {
 		{catSolver, &cli.StringFlag{Name: "hamming", Value: train.DefaultHamming, Usage: "--loss hinge: the cost of a wrong token, mean (1/length: every sentence's loss in [0,1]) or count (1: the number of wrong tokens; often the better F1)"},
 			[]string{"BCFW.Hamming"}, func(c *cli.Context, n string, s *trainSetup) error { s.bcfw.Hamming = givenString(c, n); return nil }},
 		{catSolver, &cli.StringFlag{Name: "sampler", Value: train.DefaultSampler, Usage: "SDCA's choice of the next sentence: " + strings.Join(train.SamplerKinds(), ", ")},
-			[]string{"Sampler.Kind"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Sampler.Kind = givenString(c, n); return nil }},
+			[]string{"Sampler.Kind"}, func(c *cli.Context, n string, s *trainSetup) error {
+				if c.IsSet(n) { // unset: the library's default, which --solver sag does not read
+					s.o.Sampler.Kind = givenString(c, n)
+				}
+				return nil
+			}},
 		{catSolver, &cli.Float64Flag{Name: "nonuniform", Value: train.DefaultNonUniform, Usage: "probability in (0,1] that a draw follows the gap or importance sampler rather than the uniform one"},
 			[]string{"Sampler.NonUniform"}, func(c *cli.Context, n string, s *trainSetup) error {
-				s.o.Sampler.NonUniform = givenFloat(c, n)
+				if c.IsSet(n) {
+					s.o.Sampler.NonUniform = givenFloat(c, n)
+				}
 				return nil
 			}},
 		{catSolver, &cli.Float64Flag{Name: "epsilon", Value: train.DefaultEpsilon, Usage: "share in (0,1] of the uniform distribution in the initial duals, the rest on each sentence's gold labelling"},
@@ -158,8 +157,8 @@ func trainFlags() optionFlags[trainSetup] {
 		{catSolver, &cli.IntFlag{Name: "refresh-every", DefaultText: "never", Usage: "recompute every sentence's gap estimate exactly every k ≥ 1 epochs (0: never)"},
 			[]string{"RefreshEvery"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.RefreshEvery = c.Int(n); return nil }},
 		{catSolver, &cli.Uint64Flag{Name: "seed", Value: defaultSeed, Usage: "random seed; the same seed gives the same model"},
-			[]string{"SDCA.Seed", "OEG.Seed", "SAG.Seed"}, func(c *cli.Context, n string, s *trainSetup) error {
-				s.sdca.Seed, s.oeg.Seed, s.sag.Seed = c.Uint64(n), c.Uint64(n), c.Uint64(n)
+			[]string{"SDCA.Seed", "OEG.Seed", "SAG.Seed", "BCFW.Seed"}, func(c *cli.Context, n string, s *trainSetup) error {
+				s.sdca.Seed, s.oeg.Seed, s.sag.Seed, s.bcfw.Seed = c.Uint64(n), c.Uint64(n), c.Uint64(n), c.Uint64(n)
 				return nil
 			}},
 		{catSolver, intIn(&cli.IntFlag{Name: "workers", Value: train.DefaultWorkers, Usage: "SDCA workers (deterministic parallel SDCA: the same seed and workers give the same model); 0: one per core"}, 0, math.MaxInt, ""),
@@ -226,18 +225,17 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 			}
 		}
 	}
-	if err := checkSolverFlags(c, s); err != nil {
-		return s.o, err
-	}
-	if s.o.Loss == stage.LossHinge && c.String("solver") == "sdca" {
-		// SDCA-GAP's structured twin: the hinge loss's solver, with the
-		// sampler and seed; SDCA's own settings do not apply to it.
-		for _, name := range []string{"epsilon", "subprecision", "workers", "round-steps"} {
-			if c.IsSet(name) {
-				return s.o, fmt.Errorf("--%s applies to --loss log only (--loss hinge trains by BCFW: sequential, from the gold labelling, with an exact line search)", name)
-			}
+	// The options given, for the library to refuse those the method does
+	// not read (stage.TrainOptions.Given), each as the fields its flag sets.
+	for _, f := range flags {
+		if f.fields != nil && c.IsSet(f.Names()[0]) {
+			s.o.Given = append(s.o.Given, f.fields)
 		}
-		s.o.Method = &train.BCFW{Seed: s.sdca.Seed, Hamming: s.bcfw.Hamming}
+	}
+	if s.o.Loss == stage.LossHinge && s.o.Method == train.Method(&s.sdca) {
+		// SDCA-GAP's structured twin trains the hinge loss: BCFW, with the
+		// sampler, the seed and the Hamming loss.
+		s.o.Method = &s.bcfw
 	}
 	if err := s.o.Check(); err != nil {
 		return s.o, flags.render(c, err)
@@ -257,24 +255,6 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 		}
 	}
 	return s.o, nil
-}
-
-// checkSolverFlags refuses the flags of one solver given with another.
-func checkSolverFlags(c *cli.Context, s *trainSetup) error {
-	solver := c.String("solver")
-	switch {
-	case c.IsSet("hamming") && s.o.Loss != stage.LossHinge:
-		return errors.New("--hamming applies to --loss hinge only (the log loss has no Hamming loss)")
-	case solver != "sag" && ((c.String("sag-variant") != train.DefaultSAGVariant) || c.Float64("sag-initial-l") != train.DefaultSAGInitialL):
-		return errors.New("--sag-variant and --sag-initial-l apply to --solver sag only")
-	case solver != "oeg" && c.Float64("oeg-eta") != 0 && c.Float64("oeg-eta") != train.DefaultOEGEta:
-		return errors.New("--oeg-eta applies to --solver oeg only")
-	case solver != "sdca" && ((s.sdca.Workers != 0 && s.sdca.Workers != 1) || s.sdca.RoundSteps != 0):
-		return errors.New("--workers and --round-steps apply to --solver sdca only (L-BFGS's and the certificates' passes use every core; OEG and SAG are sequential)")
-	case solver != "sdca" && (s.o.Checkpoint != "" || s.o.Resume != "" || c.IsSet("duals")):
-		return errors.New("--checkpoint, --resume and --duals apply to --solver sdca only")
-	}
-	return nil
 }
 
 // givenFloat is a float flag's value for an option whose zero stands for
@@ -452,7 +432,7 @@ func (t *trainOutputs) write(res *stage.TrainResult) error {
 	}
 	if t.plot != nil {
 		format, _ := plots.FormatOf(t.c.String("plot")) // checked by trainOptions
-		fig := plots.LogFigure([]plots.Run{{Name: runName(t.c, res.Solver), Rows: res.LogRows()}},
+		fig := plots.LogFigure([]plots.Run{{Name: runName(t.c, res.Solver), Rows: res.LogRows(), Solver: res.Solver}},
 			plots.LogOptions{Title: filepath.Base(t.c.Args().First()), Ref: math.NaN(), GapTol: res.Train.GapTol})
 		if err := fig.Write(t.plot, format); err != nil {
 			return fmt.Errorf("write plot %s: %w", t.plot.Name(), err)

@@ -395,7 +395,7 @@ func (h *harness) figure2(ctx context.Context) error {
 	var runs []plots.Run
 	for _, s := range []string{"uniform", "gap", "importance", "gap-importance", "max"} {
 		o := stage.TrainOptions{Sampler: stage.Sampler{Kind: s}}
-		if s != "uniform" {
+		if train.MixesUniform(s) { // uniform and max make no non-uniform share of draws
 			o.Sampler.NonUniform = 0.8
 		}
 		r, err := h.train(ctx, ds, l, "sampler-"+s, o, h.cfg.epochs(ds.Epochs), false)

@@ -1,5 +1,6 @@
-// Package datatest finds the corpora that tests and benchmarks read, and
-// the small slices of them that the repository carries.
+// Package datatest finds the corpora that tests and benchmarks read, the
+// small slices of them that the repository carries, and the Python 3
+// interpreter the tests of the generated Python feature module run.
 //
 // The data directory is $DUALCRF_DATA when set; else data/ under the
 // repository's root (the directory holding its go.mod, not a nested
@@ -17,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -188,6 +190,30 @@ func Carried(t testing.TB, rel ...string) string {
 		t.Fatalf("a file the repository carries is missing: %v", err)
 	}
 	return p
+}
+
+// PythonVar names the Python 3 interpreter the tests run (default:
+// python3 on the PATH).
+const PythonVar = "DUALCRF_PYTHON"
+
+// Python3 returns the path of the Python 3 interpreter ($DUALCRF_PYTHON,
+// else python3 on the PATH). Without one the test is skipped, or fails
+// when Required (CI installs python3).
+func Python3(t testing.TB) string {
+	t.Helper()
+	name := os.Getenv(PythonVar)
+	if name == "" {
+		name = "python3"
+	}
+	path, err := exec.LookPath(name)
+	if err == nil {
+		return path
+	}
+	if Required() || os.Getenv(PythonVar) != "" {
+		t.Fatalf("no Python 3 interpreter (%v): install python3, or name one with %s", err, PythonVar)
+	}
+	t.Skipf("needs python3 (install it, or name an interpreter with %s)", PythonVar)
+	return ""
 }
 
 // Main runs the tests (call it from TestMain: os.Exit(datatest.Main(m)))

@@ -3,6 +3,7 @@ package platform
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -77,6 +78,13 @@ func (s *Spool) Write(p []byte) (int, error) {
 		return n, fmt.Errorf("spool %s in %s: %w", s.name, s.dir, err)
 	}
 	return n, nil
+}
+
+// ReadFrom copies r into the spool through Write, so that io.Copy into a
+// spool keeps to its bound and its count (the embedded file's ReadFrom
+// would bypass both).
+func (s *Spool) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(struct{ io.Writer }{s}, r)
 }
 
 // Size returns the number of bytes written.

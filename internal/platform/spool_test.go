@@ -1,8 +1,11 @@
 package platform
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -41,4 +44,22 @@ func dirEntries(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// TestSpoolCopyBounded: io.Copy into a spool goes through its Write, which
+// counts the bytes and refuses to pass its bound (the embedded file's
+// ReadFrom bypassed both: Size said 0, and nothing bounded the copy).
+func TestSpoolCopyBounded(t *testing.T) {
+	s, err := NewSpool(t.TempDir(), "in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n, err := io.Copy(s, bytes.NewReader(make([]byte, 1000))); n != 1000 || err != nil || s.Size() != 1000 {
+		t.Fatalf("copied %d bytes, %v; size %d", n, err, s.Size())
+	}
+	s.max = 1500
+	if _, err := io.Copy(s, bytes.NewReader(make([]byte, 1000))); err == nil || !strings.Contains(err.Error(), "would fill") {
+		t.Fatalf("a copy past the bound: %v", err)
+	}
 }
