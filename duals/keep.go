@@ -29,7 +29,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 
 	"github.com/dualcrf/dualcrf/crf"
 )
@@ -82,36 +81,26 @@ type KeptInfo struct {
 	Gap    float64 `json:"gap"`
 }
 
-// WriteKept writes the duals in src, of dataset d, to a new kept-duals
-// file at path with one key per sentence: to a temporary file in path's
-// directory, synced, then renamed over path. info.Labels and
-// info.Sentences are taken from d.
-func WriteKept(path string, info KeptInfo, keys []SentenceKey, d *crf.Dataset, src Store) (err error) {
-	if err := checkHost(path); err != nil {
+// WriteKept writes the duals in src, of dataset d, as a kept-duals file
+// to w with one key per sentence; name names the file in errors. The
+// caller decides where the bytes go and when they become the file (an
+// atomic output: pipeline.Output). info.Labels and info.Sentences are
+// taken from d.
+func WriteKept(w io.Writer, name string, info KeptInfo, keys []SentenceKey, d *crf.Dataset, src Store) error {
+	if err := checkHost(name); err != nil {
 		return err
 	}
 	n, K := d.Len(), d.NumLabels
 	if src.Len() != n || len(keys) != n {
-		return fmt.Errorf("write kept duals %s: %d blocks and %d keys for %d sentences", path, src.Len(), len(keys), n)
+		return fmt.Errorf("write kept duals %s: %d blocks and %d keys for %d sentences", name, src.Len(), len(keys), n)
 	}
 	info.Labels, info.Sentences = d.LabelNames, n
 	js, err := json.Marshal(info)
 	if err != nil {
-		return fmt.Errorf("write kept duals %s: %w", path, err)
+		return fmt.Errorf("write kept duals %s: %w", name, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write kept duals: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	fail := func(err error) error { return fmt.Errorf("write kept duals %s: %w", path, err) }
-	bw := bufio.NewWriterSize(f, 1<<20)
+	fail := func(err error) error { return fmt.Errorf("write kept duals %s: %w", name, err) }
+	bw := bufio.NewWriterSize(w, 1<<20)
 	head := make([]byte, 20, 20+len(js))
 	copy(head, keptMagic)
 	binary.LittleEndian.PutUint32(head[8:], keptVersion)
@@ -157,18 +146,6 @@ func WriteKept(path string, info KeptInfo, keys []SentenceKey, d *crf.Dataset, s
 		return fail(err)
 	}
 	if err := bw.Flush(); err != nil {
-		return fail(err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
 		return fail(err)
 	}
 	return nil

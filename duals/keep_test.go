@@ -36,7 +36,7 @@ func writeKeptFixture(t *testing.T) (*crf.Dataset, *Memory, []SentenceKey, strin
 	}
 	path := filepath.Join(t.TempDir(), "kept.duals")
 	info := KeptInfo{Lambda: 0.5, LambdaSetting: "1/n", Templates: "abc", KeyColumns: []string{"word"}, Source: "t.arrow"}
-	if err := WriteKept(path, info, keys, d, m); err != nil {
+	if err := writeKeptFile(path, info, keys, d, m); err != nil {
 		t.Fatal(err)
 	}
 	return d, m, keys, path
@@ -139,7 +139,7 @@ func FuzzReadKept(f *testing.F) {
 		}
 	}
 	path := filepath.Join(f.TempDir(), "seed.duals")
-	if err := WriteKept(path, KeptInfo{}, make([]SentenceKey, d.Len()), d, m); err != nil {
+	if err := writeKeptFile(path, KeptInfo{}, make([]SentenceKey, d.Len()), d, m); err != nil {
 		f.Fatal(err)
 	}
 	m.Close()
@@ -171,6 +171,19 @@ func FuzzReadKept(f *testing.F) {
 			t.Fatalf("a verified file read %d of %d blocks", n, len(k.Keys))
 		}
 	})
+}
+
+// writeKeptFile writes a kept-duals file at path with WriteKept.
+func writeKeptFile(path string, info KeptInfo, keys []SentenceKey, d *crf.Dataset, src Store) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := WriteKept(f, path, info, keys, d, src); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // TestKeptFromCommittedStream keeps the duals of a streamed store of many
@@ -219,7 +232,7 @@ func TestKeptFromCommittedStream(t *testing.T) {
 	committed := st
 	keys := make([]SentenceKey, d.Len())
 	path := filepath.Join(dir, "kept.duals")
-	if err := WriteKept(path, KeptInfo{LambdaSetting: "1/n"}, keys, d, s); err != nil {
+	if err := writeKeptFile(path, KeptInfo{LambdaSetting: "1/n"}, keys, d, s); err != nil {
 		t.Fatal(err)
 	}
 	k, err := OpenKept(path)

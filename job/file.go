@@ -68,16 +68,6 @@ type Stage struct {
 // Commands are the commands a stage may run.
 var Commands = []string{"featurize", "train", "decode", "eval"}
 
-// fileOptions are the options of each command that name files: inputs
-// (hashed, like the arguments) and outputs.
-// (train's duals file, written but not recorded, is handled apart.)
-var fileOptions = map[string]struct{ in, out []string }{
-	"featurize": {in: []string{"model", "m", "vocab"}},
-	"train":     {in: []string{"valid"}, out: []string{"log", "plot", "cpuprofile"}},
-	"decode":    {in: []string{"model", "m", "text"}},
-	"eval":      {out: []string{"arrow", "scores"}},
-}
-
 // managed are the options the job sets itself, refused in a job file.
 var managed = map[string]string{
 	"output":     "give the stage's output as output:",

@@ -53,6 +53,20 @@ func TestRefusesLosingFiles(t *testing.T) {
 			"output {dir}/.dualcrf-job/t/checkpoints/train/m.arrow (stage train) is inside {dir}/.dualcrf-job/t/checkpoints/train (stage train's checkpoints), a directory the run writes and clears"},
 		{"output is the state", head + "stages:\n  - {run: featurize, inputs: [in/a.txt], output: .dualcrf-job/t/state.json}\n",
 			"outputs {dir}/.dualcrf-job/t/state.json (the job's state) and {dir}/.dualcrf-job/t/state.json (stage featurize) are the same file"},
+		{"two stages keep their duals in one file", head + "stages:\n  - {name: a, run: train, inputs: [in/a.txt], options: {keep-duals: k.duals}, output: a.arrow}\n  - {name: b, run: train, inputs: [in/b.txt], options: {keep-duals: ./k.duals}, output: b.arrow}\n",
+			"outputs --keep-duals {dir}/k.duals (stage a) and --keep-duals {dir}/k.duals (stage b) are the same file"},
+		{"an output is another stage's kept duals", head + "stages:\n  - {name: a, run: train, inputs: [in/a.txt], options: {keep-duals: k.duals}, output: a.arrow}\n  - {name: b, run: featurize, inputs: [in/b.txt], output: k.duals}\n",
+			"outputs --keep-duals {dir}/k.duals (stage a) and {dir}/k.duals (stage b) are the same file"},
+		{"an output is the duals the job keeps", head + "stages:\n  - {name: a, run: train, inputs: [in/a.txt], output: a.arrow}\n  - {name: b, run: featurize, inputs: [in/b.txt], output: .dualcrf-job/t/duals/a.duals}\n",
+			"outputs {dir}/.dualcrf-job/t/duals/a.duals (stage a's kept duals) and {dir}/.dualcrf-job/t/duals/a.duals (stage b) are the same file"},
+		{"kept duals over another stage's output", head + "stages:\n  - {name: a, run: featurize, inputs: [in/a.txt], output: f.arrow}\n  - {name: b, run: train, inputs: [in/b.txt], options: {keep-duals: f.arrow}, output: m.arrow}\n",
+			"outputs {dir}/f.arrow (stage a) and --keep-duals {dir}/f.arrow (stage b) are the same file"},
+		{"a model over the duals it starts from", head + "stages:\n  - {run: train, inputs: [in/a.txt], options: {warm-start: in/b.txt}, output: in/b.txt}\n",
+			"output {dir}/in/b.txt (stage train) is the same file as input --warm-start {dir}/in/b.txt (stage train)"},
+		{"an output in another stage's checkpoints", head + "stages:\n  - {name: a, run: train, inputs: [in/a.txt], output: a.arrow}\n  - {name: b, run: featurize, inputs: [in/b.txt], output: .dualcrf-job/t/checkpoints/a/x.arrow}\n",
+			"output {dir}/.dualcrf-job/t/checkpoints/a/x.arrow (stage b) is inside {dir}/.dualcrf-job/t/checkpoints/a (stage a's checkpoints), a directory the run writes and clears"},
+		{"an option reading standard input", head + "stages:\n  - {run: train, inputs: [in/a.txt], options: {valid: \"-\"}, output: m.arrow}\n",
+			`option valid "-": a job's stages read and write files, not standard input or output`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, path := setup(t, c.job)

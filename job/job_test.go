@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dualcrf/dualcrf/pipeline"
 )
 
 // fakeExec runs a stage by writing to its --output the concatenation of
@@ -28,6 +30,30 @@ func (x *fakeExec) Check(args []string) error {
 		return x.check(args)
 	}
 	return nil
+}
+
+// Files declares the files of the command's options as dualcrf's flag
+// tables do (a subset: the options these tests use).
+func (x *fakeExec) Files(command string) map[string]pipeline.FileSpec {
+	in := pipeline.FileSpec{Role: pipeline.RoleInput, Std: true}
+	out := pipeline.FileSpec{Role: pipeline.RoleOutput}
+	duals := pipeline.FileSpec{Role: pipeline.RoleState, Split: func(v string) (string, string) {
+		switch v {
+		case "memory", "auto", "stream":
+			return "", ""
+		}
+		if p, ok := strings.CutPrefix(v, "stream:"); ok {
+			return "stream:", p
+		}
+		return "", v
+	}}
+	return map[string]map[string]pipeline.FileSpec{
+		"featurize": {"model": in, "m": in, "vocab": in},
+		"train": {"valid": in, "log": out, "plot": out, "cpuprofile": out, "duals": duals,
+			"keep-duals": {Role: pipeline.RoleStateWritten}, "warm-start": {Role: pipeline.RoleStateRead}},
+		"decode": {"model": in, "m": in, "text": in},
+		"eval":   {"arrow": out, "scores": out},
+	}[command]
 }
 
 func (x *fakeExec) Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -340,7 +366,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatal(err)
 		}
 		if jf, err := Parse(path, nil, day); err == nil {
-			jf.steps()
+			jf.steps(&fakeExec{})
 		}
 	})
 }

@@ -21,27 +21,29 @@ type step struct {
 	Stage
 	index  int
 	args   []string // the command's arguments (without train's checkpoint flags)
-	inputs []string // every file read: arguments and file options
+	inputs []string // every file read and hashed: arguments and input options
 	// relative holds the inputs (resolved) that the job file gave as
 	// relative paths, with the path as written.
 	relative map[string]string
-	outputs  []string // every file written
+	outputs  []string // every file written and recorded
 	stdout   string   // eval's report goes to this file ("" : the run's standard output)
 	// ckpt: train checkpoints with the stage's options (checkpoints).
 	ckpt bool
-	// files are the stage's inputs (with the glob patterns they came from)
-	// and outputs (with the files written but not recorded, such as
-	// train's duals) as the job's file check names them.
-	files struct{ in, out []pipeline.Path }
+	// files are every file the stage names, each with its role (the
+	// glob patterns its inputs came from too, and the state files it
+	// reads or writes but the job does not record, such as train's
+	// duals), as the job's file check takes them.
+	files []pipeline.Path
 }
 
 // steps makes every stage concrete: globs expanded, paths resolved, the
-// options written as flags in name order.
-func (f *File) steps() ([]*step, error) {
+// options written as flags in name order. x says which options name
+// files, and what the stage does with them.
+func (f *File) steps(x Exec) ([]*step, error) {
 	var out []*step
 	for i, s := range f.Stages {
 		st := &step{Stage: s, index: i}
-		if err := f.makeStep(st); err != nil {
+		if err := f.makeStep(st, x.Files(s.Run)); err != nil {
 			return nil, fmt.Errorf("%s: stage %s: %w", f.path, s.Name, err)
 		}
 		out = append(out, st)
@@ -49,21 +51,18 @@ func (f *File) steps() ([]*step, error) {
 	return out, nil
 }
 
-// makeStep fills in st's arguments and files.
-func (f *File) makeStep(st *step) error {
-	files := fileOptions[st.Run]
+// makeStep fills in st's arguments and files; specs declares the files
+// of its command's options, by option name.
+func (f *File) makeStep(st *step, specs map[string]pipeline.FileSpec) error {
 	owner := "stage " + st.Name
-	in := func(flag, name string) {
-		st.files.in = append(st.files.in, pipeline.Path{Flag: flag, Name: name, Owner: owner, Step: st.index + 1})
+	add := func(flag, name string, role pipeline.Role) {
+		st.files = append(st.files, pipeline.Path{Flag: flag, Name: name, Role: role, Owner: owner, Step: st.index + 1})
 	}
 	st.relative = map[string]string{}
 	given := func(written, resolved string) {
 		if written != "" && !filepath.IsAbs(written) {
 			st.relative[resolved] = written
 		}
-	}
-	out := func(flag, name string) {
-		st.files.out = append(st.files.out, pipeline.Path{Flag: flag, Name: name, Owner: owner, Step: st.index + 1})
 	}
 	st.args = []string{st.Run}
 	keys := make([]string, 0, len(st.Options))
@@ -73,36 +72,26 @@ func (f *File) makeStep(st *step) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v, _ := optionValue(st.Options[k]) // checked by Parse
-		switch {
-		case slices.Contains(files.in, k):
-			w := v
-			v = f.resolve(v)
-			given(w, v)
-			st.inputs = append(st.inputs, v)
-			in("--"+k, v)
-		case slices.Contains(files.out, k):
-			v = f.resolve(v)
-			st.outputs = append(st.outputs, v)
-			out("--"+k, v)
-		case st.Run == "train" && k == "keep-duals":
-			// Written at the end of the run, like a duals file not
-			// recorded; the warm-start file it may replace is not an
-			// input either (the job keeps its own in its state).
-			v = f.resolve(v)
-			out("--keep-duals", v)
-		case st.Run == "train" && k == "warm-start":
-			v = f.resolve(v)
-		case st.Run == "train" && k == "duals":
-			// A duals file is written (not recorded: it is train's
-			// scratch); stream or auto in the checkpoint directory.
-			// (Without a checkpoint directory, stream and auto write an
-			// unlinked temporary file.)
-			if p, ok := strings.CutPrefix(v, "stream:"); ok {
-				v = "stream:" + f.resolve(p)
-				out("--duals", f.resolve(p))
-			} else if v != "memory" && v != "auto" && v != "stream" {
-				v = f.resolve(v)
-				out("--duals", v)
+		if spec, ok := specs[k]; ok {
+			prefix, p := spec.PathOf(v)
+			if p == "-" {
+				return fmt.Errorf("option %s %q: a job's stages read and write files, not standard input or output", k, v)
+			}
+			if p != "" {
+				written := p
+				p = f.resolve(p)
+				v = prefix + p
+				add("--"+k, p, spec.Role)
+				// Inputs are hashed and outputs recorded; the state a
+				// stage reads or writes (train's duals, kept duals,
+				// checkpoints) is checked but not recorded.
+				switch spec.Role {
+				case pipeline.RoleInput:
+					given(written, p)
+					st.inputs = append(st.inputs, p)
+				case pipeline.RoleOutput:
+					st.outputs = append(st.outputs, p)
+				}
 			}
 		}
 		st.args = append(st.args, "--"+k+"="+v)
@@ -115,13 +104,13 @@ func (f *File) makeStep(st *step) error {
 		if st.Output != "" {
 			st.stdout = f.resolve(st.Output)
 			st.outputs = append(st.outputs, st.stdout)
-			out("", st.stdout)
+			add("", st.stdout, pipeline.RoleOutput)
 		}
 	} else {
 		o := f.resolve(st.Output)
 		st.args = append(st.args, "--output="+o)
 		st.outputs = append(st.outputs, o)
-		out("", o)
+		add("", o, pipeline.RoleOutput)
 	}
 	var args []string
 	for _, pat := range st.Inputs {
@@ -131,11 +120,11 @@ func (f *File) makeStep(st *step) error {
 		p := f.resolve(pat)
 		if !strings.ContainsAny(pat, "*?[") {
 			args = append(args, p)
-			in("", p)
+			add("", p, pipeline.RoleInput)
 			given(pat, p)
 			continue
 		}
-		st.files.in = append(st.files.in, pipeline.Path{Name: p, Owner: owner, Step: st.index + 1, Pattern: true})
+		st.files = append(st.files, pipeline.Path{Name: p, Role: pipeline.RoleInput, Owner: owner, Step: st.index + 1, Pattern: true})
 		m, err := filepath.Glob(p)
 		if err != nil {
 			return fmt.Errorf("input %q: %w", pat, err)
@@ -148,7 +137,7 @@ func (f *File) makeStep(st *step) error {
 		}
 		args = append(args, m...) // sorted by Glob
 		for _, name := range m {
-			in("", name)
+			add("", name, pipeline.RoleInput)
 		}
 	}
 	if len(args) > 0 {
@@ -180,29 +169,35 @@ func (f *File) relativeHint(st *step, err error) string {
 }
 
 // checkFiles refuses a job whose runs would lose a file, before anything
-// is written (pipeline.CheckDistinct): no output of a stage may be an
-// input of that stage or an earlier one (or lie inside such a directory
-// input, or match such a glob), the job file, or another output; the
-// manifests, the state file, the lock and train's checkpoint directories
-// may be no input and no stage's output.
+// is written, with the check every command runs on its own files
+// (pipeline.CheckFiles): no file a stage writes may be a file that stage
+// or an earlier one reads (or lie inside such a directory input, or match
+// such a glob), the job file, a file another stage writes, or another
+// stage's state; the manifests, the job's state and lock, and the places
+// the job keeps a train stage's checkpoints and duals (reserved whether
+// or not its options let it use them) may be no stage's input or output.
 func (f *File) checkFiles(steps []*step) error {
-	ins := []pipeline.Path{{Name: f.path, Owner: "the job file"}}
-	outs := []pipeline.Path{
-		{Name: f.ManifestPath(), Owner: "the manifest", Step: pipeline.LastStep},
-		{Name: f.FailedManifestPath(), Owner: "the failed run's manifest", Step: pipeline.LastStep},
-		{Name: f.statePath(), Owner: "the job's state", Step: pipeline.LastStep},
-		{Name: f.lockPath(), Owner: "the job's lock", Step: pipeline.LastStep},
+	paths := []pipeline.Path{
+		{Name: f.path, Role: pipeline.RoleInput, Owner: "the job file"},
+		{Name: f.ManifestPath(), Role: pipeline.RoleOutput, Owner: "the manifest", Step: pipeline.LastStep},
+		{Name: f.FailedManifestPath(), Role: pipeline.RoleOutput, Owner: "the failed run's manifest", Step: pipeline.LastStep},
+		{Name: f.statePath(), Role: pipeline.RoleState, Owner: "the job's state", Step: pipeline.LastStep},
+		{Name: f.lockPath(), Role: pipeline.RoleState, Owner: "the job's lock", Step: pipeline.LastStep},
 	}
 	for _, s := range steps {
-		ins = append(ins, s.files.in...)
-		outs = append(outs, s.files.out...)
-		if s.Run == "train" && s.checkpoints() {
-			dir := f.checkpointDir(s)
-			outs = append(outs, pipeline.Path{Name: dir, Owner: "stage " + s.Name + "'s checkpoints", Step: pipeline.LastStep, Dir: true},
-				pipeline.Path{Name: dir + ".key", Owner: "stage " + s.Name + "'s checkpoints", Step: pipeline.LastStep})
+		paths = append(paths, s.files...)
+		if s.Run != "train" {
+			continue
+		}
+		dir := f.checkpointDir(s)
+		owner := "stage " + s.Name + "'s checkpoints"
+		paths = append(paths, pipeline.Path{Name: dir, Role: pipeline.RoleDir, Owner: owner, Step: pipeline.LastStep},
+			pipeline.Path{Name: dir + ".key", Role: pipeline.RoleState, Owner: owner, Step: pipeline.LastStep})
+		if s.keepsDuals() {
+			paths = append(paths, pipeline.Path{Name: f.keptDuals(s), Role: pipeline.RoleState, Owner: "stage " + s.Name + "'s kept duals", Step: pipeline.LastStep})
 		}
 	}
-	if err := pipeline.CheckDistinct(ins, outs); err != nil {
+	if err := pipeline.CheckFiles(paths); err != nil {
 		return fmt.Errorf("%s: %w", f.path, err)
 	}
 	return nil

@@ -33,6 +33,10 @@ type Exec interface {
 	// Run runs the stage; its standard output goes to stdout and its
 	// messages to stderr.
 	Run(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// Files declares the files the options of command name, by option
+	// name (aliases too): their roles, whether "-" is a standard stream,
+	// where the path is in a value. Options not in it name no file.
+	Files(command string) map[string]pipeline.FileSpec
 }
 
 // Options configure Run.
@@ -138,8 +142,11 @@ func Run(ctx context.Context, f *File, x Exec, o Options) (*Manifest, error) {
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}
-	steps, err := f.steps()
+	steps, err := f.steps(x)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.checkFiles(steps); err != nil {
 		return nil, err
 	}
 	for _, s := range steps {
@@ -148,9 +155,6 @@ func Run(ctx context.Context, f *File, x Exec, o Options) (*Manifest, error) {
 		}
 		// Train checkpoints where it accepts the flags the job would give.
 		s.ckpt = s.Run == "train" && x.Check(s.withFlags("--checkpoint-interval="+CheckpointInterval.String())) == nil
-	}
-	if err := f.checkFiles(steps); err != nil {
-		return nil, err
 	}
 	r := &runner{f: f, x: x, o: o, steps: steps, made: map[string]string{},
 		man: Manifest{Job: f.Name, File: f.path, Started: time.Now().UTC(), PID: os.Getpid()}}
@@ -367,10 +371,7 @@ func (f *File) keptDuals(s *step) string {
 // with streamed duals (no warm start, so nothing worth keeping). A stage
 // whose options name keep-duals or warm-start is left as it is.
 func (r *runner) warmArgs(s *step, args []string, inputs []FileHash, resume bool, rep *StageReport) []string {
-	if _, set := s.Options["keep-duals"]; set {
-		return nil
-	}
-	if _, set := s.Options["warm-start"]; set {
+	if !s.keepsDuals() {
 		return nil
 	}
 	kept := r.f.keptDuals(s)
@@ -437,6 +438,15 @@ func (r *runner) warmFacts(s *step, rep *StageReport) {
 	}
 	w.Start, w.Reason, w.From = "warm", "", facts.Warm.From
 	w.Kept, w.Added, w.Dropped, w.NewLabels = facts.Warm.Kept, facts.Warm.Added, facts.Warm.Dropped, facts.Warm.NewLabels
+}
+
+// keepsDuals reports whether the job keeps train stage s's final duals for
+// its next run's warm start: unless its options name keep-duals or
+// warm-start.
+func (s *step) keepsDuals() bool {
+	_, keep := s.Options["keep-duals"]
+	_, warm := s.Options["warm-start"]
+	return !keep && !warm
 }
 
 // CheckpointInterval is the training time between two snapshots of a

@@ -27,7 +27,9 @@ const (
 
 // Output is a stage's output. For a path it is written to a temporary file in
 // the same directory and renamed over path by Commit, so readers never see a
-// partial file; Close or Abort without Commit removes the temporary file.
+// partial file; Close or Abort without Commit removes the temporary file. A
+// file it replaces keeps its mode (a new one gets 0644), and a symbolic link
+// stays: the file it leads to is the one written.
 // The temporary file has no name while it is written where the system allows
 // (Linux), and otherwise the name ".NAME.tmp-*" under a lock that its writer
 // holds: a later CreateOutput of the same path removes such files left by a
@@ -74,12 +76,13 @@ func createOutput(path string, stdout io.Writer, unnamed bool) (*Output, error) 
 		}
 		mode = st.Mode().Perm()
 	}
-	dir, base := filepath.Split(path)
+	target := writeTarget(path)
+	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
 	}
 	removeStaleTemps(dir, base)
-	o := &Output{name: path, path: path, mode: mode}
+	o := &Output{name: path, path: target, mode: mode}
 	tmp, err := (*os.File)(nil), platform.ErrNoUnnamed
 	if unnamed {
 		tmp, err = platform.OpenUnnamed(dir, 0o600)
@@ -100,6 +103,23 @@ func createOutput(path string, stdout io.Writer, unnamed bool) (*Output, error) 
 	}
 	o.tmp, o.buf = tmp, bufio.NewWriterSize(tmp, 1<<20)
 	return o, nil
+}
+
+// writeTarget is the file an output at path replaces: path, or where the
+// symbolic link at path leads (a link to a file not made yet too), so that
+// the link stays and its target is written.
+func writeTarget(path string) string {
+	if st, err := os.Lstat(path); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		return path
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	abs, err := locate(path)
+	if err != nil {
+		return path
+	}
+	return linkTarget(abs)
 }
 
 // newDirect returns an output written straight to w; owned, when not nil,

@@ -131,3 +131,43 @@ func TestIsBrokenPipe(t *testing.T) {
 		t.Fatal("IsBrokenPipe true for other errors")
 	}
 }
+
+// TestOutputThroughLink: an output named by a symbolic link replaces the
+// file the link leads to (made when it does not exist yet), keeping its
+// mode, and leaves the link as it was.
+func TestOutputThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "models", "v3.arrow")
+	if err := os.Mkdir(filepath.Dir(target), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link, dangling := filepath.Join(dir, "model.arrow"), filepath.Join(dir, "next.arrow")
+	if err := os.Symlink("models/v3.arrow", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("models/v4.arrow", dangling); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ link, target string }{{link, target}, {dangling, filepath.Join(dir, "models", "v4.arrow")}} {
+		out, err := CreateOutput(c.link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(out, "new")
+		if err := out.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Lstat(c.link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s is no longer a symbolic link: %v, %v", c.link, st.Mode(), err)
+		}
+		if got, err := os.ReadFile(c.target); err != nil || string(got) != "new" {
+			t.Errorf("%s holds %q, %v; want the output", c.target, got, err)
+		}
+	}
+	if st, err := os.Stat(target); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the replaced target has mode %v, %v; want 0600 kept", st.Mode(), err)
+	}
+}

@@ -101,7 +101,7 @@ func (s Source) Open() (io.ReadCloser, string, error) {
 // Std holds the standard streams the path "-" names: In is read for an
 // input "-" and Out written for an output "-". A nil field is the process's
 // own stream, so the zero Std is the process's (os.Stdin, os.Stdout); the
-// package's functions CreateOutput, CheckDistinct and ResolveOutput are
+// package's functions CreateOutput, CheckFiles and ResolveOutput are
 // those of the zero Std.
 type Std struct {
 	In  io.Reader

@@ -73,19 +73,19 @@ func TestStdOutput(t *testing.T) {
 	}
 }
 
-// TestStdCheckDistinct compares "-" as the streams of a Std: two outputs to
+// TestStdCheckFiles compares "-" as the streams of a Std: two outputs to
 // a standard output that is no file are the same stream; an input read from
 // a reader is no file an output could overwrite; with the standard streams
 // *os.File, the files behind them count.
-func TestStdCheckDistinct(t *testing.T) {
+func TestStdCheckFiles(t *testing.T) {
 	dir := t.TempDir()
 	in := writeFile(t, dir, "in.arrow", []byte("x"))
 	mem := Std{In: strings.NewReader("x"), Out: &bytes.Buffer{}}
-	err := mem.CheckDistinct(nil, []Path{{Flag: "report", Name: "-"}, {Flag: "--arrow", Name: "-"}})
+	err := checkInOut(mem, nil, []Path{{Flag: "report", Name: "-"}, {Flag: "--arrow", Name: "-"}})
 	if err == nil || !strings.Contains(err.Error(), "are the same file") {
 		t.Errorf("two outputs to one standard output: %v", err)
 	}
-	if err := mem.CheckDistinct([]Path{{Name: "-"}}, []Path{{Flag: "-o", Name: in}}); err != nil {
+	if err := checkInOut(mem, []Path{{Name: "-"}}, []Path{{Flag: "-o", Name: in}}); err != nil {
 		t.Errorf("standard input from memory: %v", err)
 	}
 	f, err := os.Open(in)
@@ -93,7 +93,7 @@ func TestStdCheckDistinct(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	err = Std{In: f, Out: &bytes.Buffer{}}.CheckDistinct([]Path{{Name: "-"}}, []Path{{Flag: "-o", Name: filepath.Join(dir, ".", "in.arrow")}})
+	err = checkInOut(Std{In: f, Out: &bytes.Buffer{}}, []Path{{Name: "-"}}, []Path{{Flag: "-o", Name: filepath.Join(dir, ".", "in.arrow")}})
 	if err == nil || !strings.Contains(err.Error(), "refusing to overwrite an input") {
 		t.Errorf("-o in.arrow < in.arrow: %v", err)
 	}

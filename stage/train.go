@@ -563,8 +563,8 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
-	if o.KeepDuals != "" && sameFile(o.KeepDuals, name) {
-		return nil, optionError("KeepDuals", o.KeepDuals, "is the training table: it would be overwritten")
+	if err := o.checkFiles(name); err != nil {
+		return nil, err
 	}
 	r := &trainer{o: o.withDefaults(), name: name, t: t}
 	r.solver = Solver(r.o.Method)

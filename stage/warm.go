@@ -9,12 +9,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/option"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
 	"github.com/dualcrf/dualcrf/train"
@@ -196,7 +198,9 @@ func (r *trainer) openWarm() error {
 	return nil
 }
 
-// keepDuals writes the run's final duals to KeepDuals.
+// keepDuals writes the run's final duals to KeepDuals, as an output is
+// written (pipeline.Output): to a temporary file renamed over it, keeping
+// an existing file's mode, or in place to a FIFO or a device.
 func (r *trainer) keepDuals(res *TrainResult) error {
 	keys, cols, err := sentenceKeys(r.t, nil, false)
 	if err != nil {
@@ -205,8 +209,16 @@ func (r *trainer) keepDuals(res *TrainResult) error {
 	info := duals.KeptInfo{Lambda: r.p.Lambda, LambdaSetting: r.o.Lambda.String(), L1Setting: r.o.l1Setting(), Templates: templatesFingerprint(r.t.Metadata),
 		KeyColumns: cols, FeatureSpace: r.p.FeatureSpace(), Transitions: r.p.TransitionSpace(), Bias: !r.p.Layout.NoBias,
 		Source: r.name, Primal: res.Train.Last.Primal, Gap: res.Train.Last.Gap}
-	if err := duals.WriteKept(r.o.KeepDuals, info, keys, r.t.Data, r.sd.Store()); err != nil {
+	out, err := pipeline.CreateOutput(r.o.KeepDuals)
+	if err != nil {
+		return fmt.Errorf("write kept duals: %w", err)
+	}
+	defer out.Close()
+	if err := duals.WriteKept(out, r.o.KeepDuals, info, keys, r.t.Data, r.sd.Store()); err != nil {
 		return err
+	}
+	if err := out.Commit(); err != nil {
+		return fmt.Errorf("write kept duals: %w", err)
 	}
 	how := "attribute names"
 	if len(cols) > 0 {
@@ -216,8 +228,37 @@ func (r *trainer) keepDuals(res *TrainResult) error {
 	return nil
 }
 
-// sameFile reports whether two paths name the same file by name.
-func sameFile(a, b string) bool { return filepath.Clean(a) == filepath.Clean(b) }
+// checkFiles refuses options whose files would lose one another
+// (pipeline.CheckFiles: by the files' identity, not their names): the kept
+// duals, the duals file and the checkpoint directories against the
+// training table read from name, the held-out table and the warm start's
+// duals. The command checks these files, and its own, before it reads
+// anything; this is the library's guard for programs that call Train.
+func (o TrainOptions) checkFiles(name string) error {
+	if name == "-" || name == pipeline.StdinName {
+		name = "" // read from a stream: no file to compare
+	}
+	paths := []pipeline.Path{
+		{Name: name, Role: pipeline.RoleInput},
+		{Flag: "{Valid}", Name: o.ValidName, Role: pipeline.RoleInput},
+		{Flag: "{WarmStart}", Name: o.WarmStart, Role: pipeline.RoleStateRead},
+		{Flag: "{KeepDuals}", Name: o.KeepDuals, Role: pipeline.RoleStateWritten},
+		{Flag: "{Duals}", Name: o.Duals.Path, Role: pipeline.RoleState},
+		{Flag: "{Checkpoint}", Name: o.Checkpoint, Role: pipeline.RoleDir},
+		{Flag: "{Resume}", Name: o.Resume, Role: pipeline.RoleDir},
+	}
+	if o.ValidName == "-" || o.ValidName == pipeline.StdinName {
+		paths[1].Name = ""
+	}
+	if err := pipeline.CheckFiles(paths); err != nil {
+		return &option.Error{Msg: "train: " + err.Error(), Err: ErrFiles}
+	}
+	return nil
+}
+
+// ErrFiles is the kind of error (errors.Is) of a run refused because its
+// files would lose one another.
+var ErrFiles = errors.New("files of the run would overwrite each other")
 
 func plural(n int) string {
 	if n == 1 {

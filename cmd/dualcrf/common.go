@@ -55,6 +55,14 @@ func inputName(path string) string {
 	return path
 }
 
+// outputName names the output at path in messages.
+func outputName(path string) string {
+	if pipeline.IsStdin(path) {
+		return pipeline.StdoutName
+	}
+	return path
+}
+
 // stageInput is the input at path for a stage: "" and "-" are the app's
 // standard input.
 func stageInput(c *cli.Context, path string) stage.Input {

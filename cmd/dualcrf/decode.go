@@ -54,33 +54,39 @@ model's tags feed the next (docs/own-data.md).
    dualcrf featurize --model model.arrow test.txt.gz | dualcrf decode -m model.arrow | dualcrf eval
    dualcrf decode -m model.arrow --text test.txt.gz --format conll
    dualcrf decode -m pos.arrow --input-format plain --text raw.txt | dualcrf decode -m chunk.arrow --text -`,
-		Flags: flagGroups(
-			category(catInput,
-				&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Required: true, Usage: "model file"},
-				&cli.StringFlag{Name: "text", Usage: "featurize this raw corpus (or a token or prediction table) with the model's own templates instead of reading a feature table"},
-			),
-			category(catInput, decodeInputFlags()...),
-			category(catDecoding,
-				&cli.BoolFlag{Name: "marginals", Usage: "add each predicted label's marginal probability and the sentence log-probability"},
-			),
-			decodingFlags().cliFlags(),
-			decodeMemoryFlags().cliFlags(),
-			category(catOutput,
-				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"},
-			),
-			decodeOutputFlags().cliFlags(),
-			category(catOutput, writerFlags()...),
-			category(catProgress, progressFlag()),
-		),
-		Action: decodeFlags().rendering(runDecode),
+		Flags:  decodeTable().cliFlags(),
+		Action: decodeTable().checkedAction(decodeFlags().rendering(runDecode)),
 	}
+}
+
+// decodeTable is decode's flag table: its flags, the library options they
+// set and the files it names.
+func decodeTable() optionFlags[struct{}] {
+	return slices.Concat(optionFlags[struct{}]{
+		{catInput, &fileArg{usage: "FEATURES", spec: pipeline.FileSpec{Role: pipeline.RoleInput, Std: true}, names: decodeInputs}, nil, nil},
+		{catInput, fileOf(pipeline.RoleInput, &cli.StringFlag{Name: "model", Aliases: []string{"m"}, Required: true, Usage: "model file"}).std(), nil, nil},
+		{catInput, fileOf(pipeline.RoleInput, &cli.StringFlag{Name: "text", Usage: "featurize this raw corpus (or a token or prediction table) with the model's own templates instead of reading a feature table"}).std(), nil, nil},
+	}, decodeInputFlags(), optionFlags[struct{}]{
+		{catDecoding, &cli.BoolFlag{Name: "marginals", Usage: "add each predicted label's marginal probability and the sentence log-probability"}, nil, nil},
+	}, decodingFlags(), decodeMemoryFlags(), optionFlags[struct{}]{
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"}).std(), nil, nil},
+	}, decodeOutputFlags(), plain[struct{}](catOutput, writerFlags()...), plain[struct{}](catProgress, progressFlag()))
+}
+
+// decodeInputs are the feature tables decode reads: its argument, else
+// standard input unless --text names the input.
+func decodeInputs(c *cli.Context) []string {
+	if c.NArg() == 0 && c.String("text") == "" {
+		return []string{"-"}
+	}
+	return c.Args().Slice()
 }
 
 // runDecode decodes the input (a feature table, or --text) with the model
 // into the output.
 func runDecode(c *cli.Context) error {
 	if c.String("text") == "" {
-		for _, f := range decodeInputFlags() {
+		for _, f := range decodeInputFlags().plainFlags() {
 			if name := f.Names()[0]; c.IsSet(name) {
 				return fmt.Errorf("decode: --%s applies to --text input only", name)
 			}
@@ -228,38 +234,32 @@ func decodeOutputFlags() optionFlags[struct{}] {
 	}
 }
 
-// decodeFlags are the flags whose options the libraries' errors name in
-// decode (option.Error): --format, and featurize's input flags, which
-// decode --text reads its corpus with. The input limits and the
-// featurization of a model are featurize's (decode has no flags for them:
-// its errors name featurize's).
+// decodeFlags are the rows whose options the libraries' errors name in
+// decode (option.Error): decode's table (--format, and featurize's input
+// flags, which decode --text reads its corpus with), then the input
+// limits and the featurization of a model, which are featurize's (decode
+// has no flags for them: its errors name featurize's).
 func decodeFlags() optionFlags[struct{}] {
-	var input optionFlags[struct{}]
-	for _, f := range inputOptionFlags() {
-		if f.Names()[0] != "format" {
-			input = append(input, f)
-		}
-	}
-	return slices.Concat(decodeOutputFlags(), decodingFlags(), decodeMemoryFlags(), input, limitFlags(), featurizeLikeFlags())
+	return slices.Concat(decodeTable(), limitFlags(), featurizeLikeFlags())
 }
 
 // decodeInputFlags are featurize's input flags, which decode --text takes
 // to read its corpus (decode's --format names its output).
-func decodeInputFlags() []cli.Flag {
-	var flags []cli.Flag
-	for _, f := range inputFlags() {
+func decodeInputFlags() optionFlags[struct{}] {
+	var rows optionFlags[struct{}]
+	for _, f := range inputOptionFlags() {
 		if f.Names()[0] == "format" {
 			continue
 		}
-		if sf, ok := f.(*cli.StringFlag); ok && sf.Name == "input-format" {
-			copied := *sf // inputFlags makes new flags each call, but keep featurize's untouched all the same
+		if sf, ok := f.Flag.(*cli.StringFlag); ok && sf.Name == "input-format" {
+			copied := *sf // inputOptionFlags makes new flags each call, but keep featurize's untouched all the same
 			copied.DefaultText = "the model's"
 			copied.Usage = "with --text: corpus format: " + strings.Join(featurize.Formats(), ", ") + " (plain: running text, one sentence a line)"
-			f = &copied
+			f.Flag = &copied
 		}
-		flags = append(flags, f)
+		rows = append(rows, f)
 	}
-	return flags
+	return rows
 }
 
 // decodeInputOptions says how decode --text reads its corpus: the model's

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/train"
 )
 
@@ -29,13 +30,18 @@ go run ./scripts/getdata puts it), else a 1,000-sentence slice embedded in the b
 
    dualcrf demo
    dualcrf demo --dir out --gap-tol 1e-4`,
-		Flags: flagGroups(
-			category(catInput, &cli.BoolFlag{Name: "embedded", Usage: "use the embedded slice even when the full corpus is present"}),
-			category(catStopping, positiveFloatString(&cli.StringFlag{Name: "gap-tol", Value: strconv.FormatFloat(train.DefaultGapTol, 'g', -1, 64),
-				Usage: "certified gap to train to (> 0)"}, "")),
-			category(catOutput, &cli.StringFlag{Name: "dir", DefaultText: "a temporary directory, removed after", Usage: "keep the tables and the model in this directory"}),
-		),
-		Action: runDemo,
+		Flags:  demoFlags().cliFlags(),
+		Action: demoFlags().checkedAction(runDemo),
+	}
+}
+
+// demoFlags is demo's flag table: its flags and the directory it writes.
+func demoFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catInput, &cli.BoolFlag{Name: "embedded", Usage: "use the embedded slice even when the full corpus is present"}, nil, nil},
+		{catStopping, positiveFloatString(&cli.StringFlag{Name: "gap-tol", Value: strconv.FormatFloat(train.DefaultGapTol, 'g', -1, 64),
+			Usage: "certified gap to train to (> 0)"}, ""), nil, nil},
+		{catOutput, fileOf(pipeline.RoleDir, &cli.StringFlag{Name: "dir", DefaultText: "a temporary directory, removed after", Usage: "keep the tables and the model in this directory"}), nil, nil},
 	}
 }
 

@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/decode"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/stage"
 	"github.com/dualcrf/dualcrf/tables"
@@ -27,19 +29,24 @@ Exits non-zero when there are no gold labels.
 
    dualcrf decode -m model.arrow test.arrow | dualcrf eval
    dualcrf eval --json predictions.arrow`,
-		Flags: flagGroups(
-			category(catScoring,
-				&cli.StringFlag{Name: "scheme", Value: decode.SchemeConlleval.String(), Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
-				&cli.BoolFlag{Name: "no-chunks", Usage: "token accuracy only (e.g. part-of-speech tags)"},
-				&cli.BoolFlag{Name: "calibration", Usage: "add a reliability table of the predicted chunks' confidence (needs decode --chunk-confidence): bins, precision, ECE"},
-			),
-			category(catOutput,
-				&cli.BoolFlag{Name: "json", Usage: "write the scores as JSON"},
-				&cli.StringFlag{Name: "arrow", Aliases: []string{"scores"}, Usage: "also write the overall scores as a one-row table: an Arrow IPC file, or Parquet when the name ends .parquet"},
-			),
-		),
-		Action: runEval,
+		Flags:  evalFlags().cliFlags(),
+		Action: evalFlags().checkedAction(runEval),
 	}
+}
+
+// evalFlags is eval's flag table: its flags and the files it names.
+func evalFlags() optionFlags[struct{}] {
+	return slices.Concat(optionFlags[struct{}]{
+		{catInput, argFiles("PREDICTIONS", pipeline.RoleInput, true).orStdin(), nil, nil},
+	}, plain[struct{}](catScoring,
+		&cli.StringFlag{Name: "scheme", Value: decode.SchemeConlleval.String(), Usage: "chunk rules: conlleval (the 2004 script's), auto (adds IOBES), iob1, iob2, iobes"},
+		&cli.BoolFlag{Name: "no-chunks", Usage: "token accuracy only (e.g. part-of-speech tags)"},
+		&cli.BoolFlag{Name: "calibration", Usage: "add a reliability table of the predicted chunks' confidence (needs decode --chunk-confidence): bins, precision, ECE"},
+	), optionFlags[struct{}]{
+		{catOutput, stdoutFile("report"), nil, nil},
+		{catOutput, &cli.BoolFlag{Name: "json", Usage: "write the scores as JSON"}, nil, nil},
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "arrow", Aliases: []string{"scores"}, Usage: "also write the overall scores as a one-row table: an Arrow IPC file, or Parquet when the name ends .parquet"}), nil, nil},
+	})
 }
 
 // runEval scores the predictions and prints the report (or JSON), writing
@@ -65,7 +72,7 @@ func runEval(c *cli.Context) error {
 	if in == "" {
 		in = "-"
 	}
-	scoresFormat, err := evalFiles(c, in)
+	scoresFormat, err := evalFormat(c)
 	if err != nil {
 		return err
 	}

@@ -33,15 +33,19 @@ and weight; zero attribute weights are left out.
 
    dualcrf explain --top 5 model.arrow
    dualcrf explain -o weights.parquet model.arrow`,
-		Flags: flagGroups(
-			category(catOutput,
-				intIn(&cli.IntFlag{Name: "top", Value: stage.DefaultExplainTop, Usage: "attributes shown per label with the largest positive weights, and as many with the most negative"},
-					1, math.MaxInt, ""),
-				&cli.StringFlag{Name: "format", Usage: "text, arrow (an Arrow IPC file) or parquet (default: from -o's extension, else text)"},
-				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "the file to write (- for standard output)"},
-			),
-		),
-		Action: runExplain,
+		Flags:  explainFlags().cliFlags(),
+		Action: explainFlags().checkedAction(runExplain),
+	}
+}
+
+// explainFlags is explain's flag table: its flags and the files it names.
+func explainFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catInput, argFiles("MODEL", pipeline.RoleInput, true), nil, nil},
+		{catOutput, intIn(&cli.IntFlag{Name: "top", Value: stage.DefaultExplainTop, Usage: "attributes shown per label with the largest positive weights, and as many with the most negative"},
+			1, math.MaxInt, ""), nil, nil},
+		{catOutput, &cli.StringFlag{Name: "format", Usage: "text, arrow (an Arrow IPC file) or parquet (default: from -o's extension, else text)"}, nil, nil},
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "the file to write (- for standard output)"}).std(), nil, nil},
 	}
 }
 
@@ -67,9 +71,6 @@ func runExplain(c *cli.Context) error {
 	of, err := std(c).ResolveOutput(req)
 	if err != nil {
 		return fmt.Errorf("explain: %w", err)
-	}
-	if err := checkFiles(c, "explain", []pipeline.Path{pathOf("", in)}, []pipeline.Path{pathOf("-o", out)}); err != nil {
-		return err
 	}
 	o := stage.ExplainOptions{Top: c.Int("top")}
 	if err := o.Check(); err != nil {

@@ -34,16 +34,20 @@ the Python module and featurize --model M --output-format crfsuite add to each s
    dualcrf export --format crfsuite -o model.crfsuite model.arrow     # also model_features.py
    dualcrf featurize --model model.arrow --output-format crfsuite -o test.crfsuite.txt test.txt.gz
    crfsuite tag -m model.crfsuite test.crfsuite.txt`,
-		Flags: flagGroups(
-			category(catOutput,
-				&cli.StringFlag{Name: "format", Usage: "the model format to write: crfsuite (required)"},
-				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the file to write (required; - for standard output)"},
-				&cli.StringFlag{Name: "features-py", DefaultText: "beside -o: NAME_features.py, NAME its name without extension; none when -o is -",
-					Usage: "the Python module of the model's feature templates to write (- for standard output)"},
-			),
-			category(catOutput, memoryBudgetFlag("the file is built in memory (about ten times its size at most, with its lists): an export estimated to need more is refused")),
-		),
-		Action: runExport,
+		Flags:  exportFlags().cliFlags(),
+		Action: exportFlags().checkedAction(runExport),
+	}
+}
+
+// exportFlags is export's flag table: its flags and the files it names.
+func exportFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catInput, argFiles("MODEL", pipeline.RoleInput, true), nil, nil},
+		{catOutput, &cli.StringFlag{Name: "format", Usage: "the model format to write: crfsuite (required)"}, nil, nil},
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the file to write (required; - for standard output)"}).std(), nil, nil},
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "features-py", DefaultText: "beside -o: NAME_features.py, NAME its name without extension; none when -o is -",
+			Usage: "the Python module of the model's feature templates to write (- for standard output)"}).std().derived(featuresPyOf), nil, nil},
+		{catOutput, memoryBudgetFlag("the file is built in memory (about ten times its size at most, with its lists): an export estimated to need more is refused"), nil, nil},
 	}
 }
 
@@ -76,13 +80,6 @@ func runExport(c *cli.Context) error {
 		py = featuresPyBeside(out)
 	case pipeline.IsStdin(out) && py == "-":
 		return fmt.Errorf("export: -o and --features-py are both standard output: name a file for one of them")
-	}
-	outputs := []pipeline.Path{pathOf("-o", out)}
-	if py != "" {
-		outputs = append(outputs, pathOf("--features-py", py))
-	}
-	if err := checkFiles(c, "export", []pipeline.Path{pathOf("", in)}, outputs); err != nil {
-		return err
 	}
 	m, err := stage.ReadModel(c.Context, stageInput(c, in))
 	if err != nil {
@@ -124,7 +121,7 @@ func runExport(c *cli.Context) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	logf(c, "export: %s: %d features (%d transitions), %d attributes (%d markers), %d labels, %d bytes",
-		inputName(out), s.Features, s.Transition, s.Attributes, s.Markers, s.Labels, s.Bytes)
+		outputName(out), s.Features, s.Transition, s.Attributes, s.Markers, s.Labels, s.Bytes)
 	if mk := crfsuite.MarkersOf(m); mk.Bias != "" {
 		model := "MODEL"
 		if !pipeline.IsStdin(in) {
@@ -138,7 +135,7 @@ func runExport(c *cli.Context) error {
 			mk.Bias, mk.Start, mk.End, who)
 	}
 	if py != "" {
-		logf(c, "export: %s: the Python module of the model's templates (sent2features)", inputName(py))
+		logf(c, "export: %s: the Python module of the model's templates (sent2features)", outputName(py))
 	}
 	return nil
 }
@@ -148,6 +145,15 @@ func runExport(c *cli.Context) error {
 func recordsNoTemplates(m *crf.Model) bool {
 	_, ok := m.Meta[schemas.KeyTemplates]
 	return !ok
+}
+
+// featuresPyOf is the --features-py export writes when the flag is not
+// given: featuresPyBeside -o, none when -o is standard output.
+func featuresPyOf(c *cli.Context) string {
+	if out := c.String("output"); out != "" && !pipeline.IsStdin(out) {
+		return featuresPyBeside(out)
+	}
+	return ""
 }
 
 // featuresPyBeside is the default --features-py of the CRFsuite model out:

@@ -37,16 +37,8 @@ dualcrf export writes (--model adds the marker attributes of its bias, start and
    dualcrf featurize --model model.arrow test.txt.gz > test.arrow
    dualcrf featurize --model model.arrow --output-format crfsuite -o test.crfsuite.txt test.txt.gz
    dualcrf featurize -f ocr --folds 0-8 -o ocr-train.arrow letter.data.gz`,
-		Flags: flagGroups(
-			featurizeFlags().cliFlags(),
-			category(catOutput,
-				&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output); Parquet when the name ends .parquet"},
-				&cli.StringFlag{Name: "output-format", DefaultText: "by -o's name, else arrow", Usage: "output: arrow (Arrow IPC, see --ipc), parquet, or crfsuite (CRFsuite attribute lines, text)"},
-			),
-			category(catOutput, writerFlags()...),
-			category(catProgress, progressFlag()),
-		),
-		Action: featurizeFlags().rendering(runFeaturize),
+		Flags:  featurizeFlags().cliFlags(),
+		Action: featurizeFlags().checkedAction(featurizeFlags().rendering(runFeaturize)),
 	}
 }
 
@@ -79,7 +71,7 @@ func runFeaturize(c *cli.Context) error {
 	if in == "" {
 		in = "-"
 	}
-	kind, wopts, err := featurizeFiles(c, in)
+	kind, wopts, err := featurizeOutput(c)
 	if err != nil {
 		return err
 	}
@@ -151,28 +143,33 @@ func featurizeCRFsuite(c *cli.Context, in string, opts stage.FeaturizeOptions, m
 	})
 }
 
-// featurizeFlags are featurize's flags that set library options, with
-// the options they set (as the libraries' errors name them: option.Error);
-// the command reads them itself (featurizeOptions), and renders the
-// errors with this table.
+// featurizeFlags are featurize's flags and the files it names, with the
+// library options they set (as the libraries' errors name them:
+// option.Error); the command reads them itself (featurizeOptions), and
+// renders the errors with this table.
 func featurizeFlags() optionFlags[struct{}] {
-	return slices.Concat(inputOptionFlags(), limitFlags(), optionFlags[struct{}]{
-		{catFeatures, &cli.StringFlag{Name: "template", Aliases: []string{"t"}, DefaultText: "by the input's format and columns: chunking with a pos column, ner for words only", Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file"},
+	return slices.Concat(optionFlags[struct{}]{
+		{catInput, argFiles("INPUT", pipeline.RoleInput, true).orStdin(), nil, nil},
+	}, inputOptionFlags(), limitFlags(), optionFlags[struct{}]{
+		{catFeatures, fileOf(pipeline.RoleInput, &cli.StringFlag{Name: "template", Aliases: []string{"t"}, DefaultText: "by the input's format and columns: chunking with a pos column, ner for words only", Usage: "built-in set (" + strings.Join(featurize.BuiltinNames(), ", ") + ") or template file"}).split(templatePath),
 			[]string{"RunOptions.Templates"}, nil},
 		{catFeatures, intIn(&cli.IntFlag{Name: "min-count", Value: 1, Usage: "drop attributes seen fewer times in the input (per template and value); 0 and 1 keep all"},
 			0, math.MaxInt, "0 and 1 keep every attribute"), []string{"RunOptions.MinCount"}, nil},
 		{catFeatures, memoryBudgetFlag("the attribute vocabulary learnt (every distinct attribute until --min-count prunes them) is held to it: past it featurize stops at the line it reached"),
 			[]string{"RunOptions.MemoryBudget", "FeaturizeOptions.MemoryBudget"}, nil},
-	}, featurizeLikeFlags())
+	}, featurizeLikeFlags(), optionFlags[struct{}]{
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output); Parquet when the name ends .parquet"}).std(), nil, nil},
+		{catOutput, &cli.StringFlag{Name: "output-format", DefaultText: "by -o's name, else arrow", Usage: "output: arrow (Arrow IPC, see --ipc), parquet, or crfsuite (CRFsuite attribute lines, text)"}, nil, nil},
+	}, plain[struct{}](catOutput, writerFlags()...), plain[struct{}](catProgress, progressFlag()))
 }
 
 // featurizeLikeFlags featurize with the featurization of a model or of a
 // training table (stage.FeaturizeOptions.Like).
 func featurizeLikeFlags() optionFlags[struct{}] {
 	return optionFlags[struct{}]{
-		{catFeatures, &cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"},
+		{catFeatures, fileOf(pipeline.RoleInput, &cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "featurize with this model's templates, vocabulary and labels"}).std(),
 			[]string{"FeaturizeOptions.Like"}, nil},
-		{catFeatures, &cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"},
+		{catFeatures, fileOf(pipeline.RoleInput, &cli.StringFlag{Name: "vocab", Usage: "featurize with the templates, vocabulary and labels of this training feature table"}).std(),
 			[]string{"FeaturizeOptions.Like"}, nil},
 	}
 }

@@ -1,34 +1,248 @@
 package main
 
-// The checks every stage runs on its files before it creates anything:
-// no output may be an input or another output (pipeline.CheckDistinct), and
-// an output's name, flags and destination must agree on what it holds
-// (pipeline.ResolveOutput). Each stage calls one function below at the top
-// of its action. Also here: featurize's limits on its input.
+// The files a command names, declared once in its flag table, and the
+// checks every stage runs on them before it reads or creates anything.
+// Each flag that names a file is a fileFlag (input, output, state read,
+// state written, state read and written, directory: pipeline.Role), and
+// the command's arguments and the standard output it prints to are
+// fileArgs rows of the same table; checkedAction collects them all and
+// hands them to pipeline's one check (Std.CheckFiles), which the job
+// runner applies to a job's stages too. Also here: how an output's name,
+// flags and destination agree on what it holds (pipeline.ResolveOutput),
+// and featurize's limits on its input.
 
 import (
-	"cmp"
+	"flag"
 	"fmt"
-	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/arrowio"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/pipeline"
-	"github.com/dualcrf/dualcrf/stage"
 )
 
-// pathOf names a file by the flag that gives it ("" for the stage's
-// argument).
-func pathOf(flag, name string) pipeline.Path { return pipeline.Path{Flag: flag, Name: name} }
+// fileFlag is a flag that names a file: its definition, and how the
+// command uses the file (pipeline.FileSpec: its role, whether "-" is a
+// standard stream, where the path is in the flag's value). To urfave/cli
+// it is the *cli.StringFlag it holds.
+type fileFlag struct {
+	*cli.StringFlag
+	spec pipeline.FileSpec
+	// unset, when not nil, is the file the command names when the flag is
+	// not given, made from other flags (export's --features-py beside -o).
+	unset func(c *cli.Context) string
+}
 
-// checkFiles refuses outputs that would overwrite an input or each other.
-func checkFiles(c *cli.Context, stage string, inputs, outputs []pipeline.Path) error {
-	if err := std(c).CheckDistinct(inputs, outputs); err != nil {
-		return fmt.Errorf("%s: %w", stage, err)
+// fileOf declares f a flag that names a file of role r; "-" is refused
+// there unless std says otherwise.
+func fileOf(r pipeline.Role, f *cli.StringFlag) *fileFlag {
+	return &fileFlag{StringFlag: f, spec: pipeline.FileSpec{Role: r}}
+}
+
+// std makes "-" name standard input (a role that reads) or output.
+func (f *fileFlag) std() *fileFlag { f.spec.Std = true; return f }
+
+// split says where the path is in the flag's value (FileSpec.Split).
+func (f *fileFlag) split(fn func(string) (prefix, path string)) *fileFlag {
+	f.spec.Split = fn
+	return f
+}
+
+// derived declares the file the command names when the flag is not
+// given: fn's, from the other flags ("": none).
+func (f *fileFlag) derived(fn func(c *cli.Context) string) *fileFlag {
+	f.unset = fn
+	return f
+}
+
+// shown names the flag in messages as users mostly write it: its
+// one-letter alias when it has one (-o), else its name (--log).
+func (f *fileFlag) shown() string {
+	for _, a := range f.Aliases {
+		if len(a) == 1 {
+			return "-" + a
+		}
+	}
+	return "--" + f.Name
+}
+
+// paths returns the file the flag names in c, if any.
+func (f *fileFlag) paths(c *cli.Context) []pipeline.Path {
+	v := c.String(f.Name)
+	if !c.IsSet(f.Name) && f.unset != nil {
+		v = f.unset(c)
+	}
+	if v == "" {
+		return nil
+	}
+	_, path := f.spec.PathOf(v)
+	if path == "" {
+		return nil
+	}
+	return []pipeline.Path{{Flag: f.shown(), Name: path, Role: f.spec.Role, Std: f.spec.Std}}
+}
+
+// fileArg declares files a command names without a flag of its own: its
+// arguments, or the standard output it prints to. It sits in the flag
+// table as a row without a flag: cliFlags leaves it out.
+type fileArg struct {
+	usage string // the arguments' name in the usage ("FEATURES"), or what standard output gets ("report")
+	spec  pipeline.FileSpec
+	// names returns the files named in c; nil: the arguments.
+	names func(c *cli.Context) []string
+	flag  string // the name in messages: "" for the arguments
+}
+
+// argFiles declares the command's arguments files of role r; "-" names
+// standard input there when std.
+func argFiles(usage string, r pipeline.Role, std bool) *fileArg {
+	return &fileArg{usage: usage, spec: pipeline.FileSpec{Role: r, Std: std}}
+}
+
+// orStdin makes the command read standard input when it has no argument.
+func (a *fileArg) orStdin() *fileArg {
+	a.names = func(c *cli.Context) []string {
+		if c.NArg() == 0 {
+			return []string{"-"}
+		}
+		return c.Args().Slice()
+	}
+	return a
+}
+
+// stdoutFile declares the standard output a command prints what to (a
+// report, a summary).
+func stdoutFile(what string) *fileArg {
+	return &fileArg{usage: what, flag: what, spec: pipeline.FileSpec{Role: pipeline.RoleOutput, Std: true},
+		names: func(*cli.Context) []string { return []string{"-"} }}
+}
+
+// paths returns the files a names in c.
+func (a *fileArg) paths(c *cli.Context) []pipeline.Path {
+	names := c.Args().Slice()
+	if a.names != nil {
+		names = a.names(c)
+	}
+	out := make([]pipeline.Path, 0, len(names))
+	for _, n := range names {
+		out = append(out, pipeline.Path{Flag: a.flag, Name: n, Role: a.spec.Role, Std: a.spec.Std})
+	}
+	return out
+}
+
+// fileArg is a row of a flag table, not a flag: these methods make it a
+// cli.Flag that cliFlags and plainFlags leave out.
+func (a *fileArg) String() string               { return a.usage }
+func (a *fileArg) Apply(*flag.FlagSet) error    { return nil }
+func (a *fileArg) Names() []string              { return []string{a.usage} }
+func (a *fileArg) IsSet() bool                  { return false }
+func (a *fileArg) isFlag() bool                 { return false }
+func (f *fileFlag) isFlag() bool                { return true }
+func (f *fileFlag) declared() pipeline.FileSpec { return f.spec }
+func (a *fileArg) declared() pipeline.FileSpec  { return a.spec }
+
+// fileDecl is a row of a flag table that declares files: a fileFlag or a
+// fileArg.
+type fileDecl interface {
+	cli.Flag
+	paths(c *cli.Context) []pipeline.Path
+	declared() pipeline.FileSpec
+	isFlag() bool
+}
+
+// files returns the rows of the table that declare files, in its order.
+func (fs optionFlags[S]) files() []fileDecl {
+	var out []fileDecl
+	for _, f := range fs {
+		if d, ok := f.Flag.(fileDecl); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// checkedAction returns run preceded by the check of every file the
+// table declares (checkDeclared), so that no run of the command starts
+// with files that would lose one another.
+func (fs optionFlags[S]) checkedAction(run cli.ActionFunc) cli.ActionFunc {
+	decls := fs.files()
+	return func(c *cli.Context) error {
+		if err := checkDeclared(c, decls); err != nil {
+			return err
+		}
+		return run(c)
+	}
+}
+
+// checkDeclared refuses, before anything is read or written, a run whose
+// declared files would lose one another (pipeline.Std.CheckFiles), naming
+// the command and the flags.
+func checkDeclared(c *cli.Context, decls []fileDecl) error {
+	var paths []pipeline.Path
+	for _, d := range decls {
+		paths = append(paths, d.paths(c)...)
+	}
+	if err := std(c).CheckFiles(paths); err != nil {
+		return fmt.Errorf("%s: %w", c.Command.Name, err)
 	}
 	return nil
+}
+
+// commandFiles returns the rows that declare files of every command, by
+// command name: what the job runner and the tests read of the tables.
+func commandFiles() map[string][]fileDecl {
+	return map[string][]fileDecl{
+		"featurize": featurizeFlags().files(),
+		"inspect":   inspectFlags().files(),
+		"train":     trainFlags().files(),
+		"decode":    decodeTable().files(),
+		"eval":      evalFlags().files(),
+		"explain":   explainFlags().files(),
+		"export":    exportFlags().files(),
+		"demo":      demoFlags().files(),
+		"synth":     synthTable().files(),
+		"run":       runFlags().files(),
+		"plot":      plotFlags().files(),
+	}
+}
+
+// flagFiles returns the files the flags of command declare, by each of
+// their names (aliases too): what a job's stage options name.
+func flagFiles(command string) map[string]pipeline.FileSpec {
+	out := map[string]pipeline.FileSpec{}
+	for _, d := range commandFiles()[command] {
+		if d.isFlag() {
+			for _, n := range d.Names() {
+				out[n] = d.declared()
+			}
+		}
+	}
+	return out
+}
+
+// dualsPath is where --duals's value names a file: stream:PATH or PATH;
+// memory, auto and stream name none.
+func dualsPath(v string) (prefix, path string) {
+	switch v {
+	case "memory", "auto", "stream", "stream:":
+		return "", ""
+	}
+	if p, ok := strings.CutPrefix(v, "stream:"); ok {
+		return "stream:", p
+	}
+	return "", v
+}
+
+// templatePath is where --template's value names a file: anything but a
+// built-in set's name.
+func templatePath(v string) (prefix, path string) {
+	if slices.Contains(featurize.BuiltinNames(), v) {
+		return "", ""
+	}
+	return "", v
 }
 
 // arrowOutput resolves the table output of a stage with --ipc and -o
@@ -96,16 +310,10 @@ func tableFileFormat(c *cli.Context, flag, path string) (arrowio.Format, error) 
 	return arrowio.FormatFile, nil
 }
 
-// featurizeFiles checks featurize's files and resolves its output: a
-// feature table (arrowOutput), or CRFsuite attribute lines with
-// --output-format crfsuite, for which --ipc and --compression mean nothing.
-func featurizeFiles(c *cli.Context, input string) (pipeline.Kind, arrowio.WriterOptions, error) {
-	err := checkFiles(c, "featurize",
-		[]pipeline.Path{pathOf("", input), pathOf("--model", c.String("model")), pathOf("--vocab", c.String("vocab"))},
-		[]pipeline.Path{pathOf("-o", c.String("output"))})
-	if err != nil {
-		return "", arrowio.WriterOptions{}, err
-	}
+// featurizeOutput resolves featurize's output: a feature table
+// (arrowOutput), or CRFsuite attribute lines with --output-format crfsuite,
+// for which --ipc and --compression mean nothing.
+func featurizeOutput(c *cli.Context) (pipeline.Kind, arrowio.WriterOptions, error) {
 	if c.String("output-format") != string(pipeline.KindCRFsuite) {
 		wopts, err := arrowOutput(c, "featurize", true)
 		if err != nil {
@@ -121,7 +329,7 @@ func featurizeFiles(c *cli.Context, input string) (pipeline.Kind, arrowio.Writer
 			return "", arrowio.WriterOptions{}, fmt.Errorf("featurize: --%s applies to Arrow IPC output, not to --output-format crfsuite (text)", name)
 		}
 	}
-	_, err = std(c).ResolveOutput(pipeline.OutputRequest{Flag: "-o", Path: c.String("output"), PathGiven: c.IsSet("output"),
+	_, err := std(c).ResolveOutput(pipeline.OutputRequest{Flag: "-o", Path: c.String("output"), PathGiven: c.IsSet("output"),
 		Kinds: []pipeline.Kind{pipeline.KindCRFsuite}, Kind: pipeline.KindCRFsuite, KindFlag: "--output-format"})
 	if err != nil {
 		return "", arrowio.WriterOptions{}, fmt.Errorf("featurize: %w", err)
@@ -129,20 +337,9 @@ func featurizeFiles(c *cli.Context, input string) (pipeline.Kind, arrowio.Writer
 	return pipeline.KindCRFsuite, arrowio.WriterOptions{}, nil
 }
 
-// decodeOutput checks decode's files and resolves its output: --format
-// when given, else the extension of -o (.parquet, .conll/.txt, .arrow…),
-// else an Arrow stream.
+// decodeOutput resolves decode's output: --format when given, else the
+// extension of -o (.parquet, .conll/.txt, .arrow…), else an Arrow stream.
 func decodeOutput(c *cli.Context) (pipeline.Kind, arrowio.WriterOptions, error) {
-	input := c.Args().First()
-	if input == "" && c.String("text") == "" {
-		input = "-"
-	}
-	err := checkFiles(c, "decode",
-		[]pipeline.Path{pathOf("-m", c.String("model")), pathOf("--text", c.String("text")), pathOf("", input)},
-		[]pipeline.Path{pathOf("-o", c.String("output"))})
-	if err != nil {
-		return "", arrowio.WriterOptions{}, err
-	}
 	kinds := []pipeline.Kind{pipeline.KindArrow, pipeline.KindCoNLL, pipeline.KindParquet}
 	req := pipeline.OutputRequest{Flag: "-o", Path: c.String("output"), PathGiven: c.IsSet("output"), Kinds: kinds}
 	if c.IsSet("format") {
@@ -170,37 +367,23 @@ func decodeOutput(c *cli.Context) (pipeline.Kind, arrowio.WriterOptions, error) 
 	return of.Kind, wopts, nil
 }
 
-// evalFiles checks eval's files: the report goes to standard output, and
-// --arrow (--scores) is an Arrow IPC file, or Parquet by its name; it
-// returns the scores table's format.
-func evalFiles(c *cli.Context, input string) (arrowio.Format, error) {
-	outputs := []pipeline.Path{pathOf("report", "-")}
-	var format arrowio.Format
-	if path := c.String("arrow"); path != "" {
-		outputs = append(outputs, pathOf("--arrow", path))
-		var err error
-		if format, err = tableFileFormat(c, "--arrow", path); err != nil {
-			return "", fmt.Errorf("eval: %w", err)
-		}
+// evalFormat returns the format of eval's scores table: --arrow
+// (--scores) is an Arrow IPC file, or Parquet by its name.
+func evalFormat(c *cli.Context) (arrowio.Format, error) {
+	path := c.String("arrow")
+	if path == "" {
+		return "", nil
 	}
-	return format, checkFiles(c, "eval", []pipeline.Path{pathOf("", input)}, outputs)
+	format, err := tableFileFormat(c, "--arrow", path)
+	if err != nil {
+		return "", fmt.Errorf("eval: %w", err)
+	}
+	return format, nil
 }
 
-// trainFiles checks train's files: the model (-o) and log (--log) are
-// Arrow IPC files, or Parquet by their names (tableFileFormat); the duals
-// file (--duals PATH, stream:PATH, or duals.stream in the checkpoint
-// directory) and the checkpoint directory's LOCK and CURRENT are written
-// too. It returns the formats of the model and the log.
-func trainFiles(c *cli.Context, input string, duals stage.Duals) (model, log arrowio.Format, err error) {
-	ckpt := cmp.Or(c.String("checkpoint"), c.String("resume"))
-	outputs := []pipeline.Path{pathOf("-o", c.String("output")), pathOf("--log", c.String("log")),
-		pathOf("--plot", c.String("plot")), pathOf("--cpuprofile", c.String("cpuprofile")),
-		pathOf("--duals", duals.File(ckpt))}
-	if ckpt != "" {
-		for _, name := range []string{"LOCK", "CURRENT"} {
-			outputs = append(outputs, pathOf("--checkpoint", filepath.Join(ckpt, name)))
-		}
-	}
+// trainFormats returns the formats of train's model (-o) and log (--log):
+// Arrow IPC files, or Parquet by their names (tableFileFormat).
+func trainFormats(c *cli.Context) (model, log arrowio.Format, err error) {
 	for _, flag := range []string{"output", "log"} {
 		path := c.String(flag)
 		if path == "" {
@@ -220,7 +403,7 @@ func trainFiles(c *cli.Context, input string, duals stage.Duals) (model, log arr
 			log = f
 		}
 	}
-	return model, log, checkFiles(c, "train", []pipeline.Path{pathOf("", input), pathOf("--valid", c.String("valid"))}, outputs)
+	return model, log, nil
 }
 
 // limitFlags bound what featurize holds of its input at once

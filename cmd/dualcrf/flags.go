@@ -79,7 +79,8 @@ func workersFlag(what string) *cli.IntFlag {
 // stage whose memory follows what it is asked shares (train, decode,
 // export): use says what the stage does with the budget.
 func memoryBudgetFlag(use string) *cli.StringFlag {
-	return &cli.StringFlag{Name: "memory-budget", DefaultText: "physical memory", Usage: "memory the run may use, e.g. 8GiB; " + use}
+	return &cli.StringFlag{Name: "memory-budget", DefaultText: "physical memory",
+		Usage: "memory the run may use, e.g. 8GiB or 500MB (KiB, MiB, GiB, TiB: powers of 1024; kB, MB, GB, TB: of 1000); " + use}
 }
 
 // memoryBudget reads --memory-budget (memoryBudgetFlag) in bytes; 0 when
@@ -90,8 +91,8 @@ func memoryBudget(c *cli.Context) (int64, error) {
 		return 0, nil
 	}
 	v, err := parseBytes(b)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("--memory-budget %q: want a positive size such as 8GiB", b)
+	if err != nil {
+		return 0, fmt.Errorf("--memory-budget %q: %w", b, err)
 	}
 	return v, nil
 }
@@ -135,6 +136,8 @@ func category(name string, flags ...cli.Flag) []cli.Flag {
 	for _, f := range flags {
 		switch f := f.(type) {
 		case *cli.StringFlag:
+			f.Category = name
+		case *fileFlag:
 			f.Category = name
 		case *cli.IntFlag:
 			f.Category = name
@@ -191,10 +194,13 @@ OPTIONS:`)
 	return b.String()
 }
 
-// optionFlag is a flag that sets library options: its definition (name,
-// default, meaning) under its help category, the options it sets as the
+// optionFlag is a row of a command's flag table: a flag's definition
+// (name, default, meaning; for a flag that names a file, a fileFlag with
+// the file's role) under its help category, the options it sets as the
 // library's errors name them (stage.OptionError.Field), and how it sets
-// them (nil: the stage reads the flag itself).
+// them (nil: the stage reads the flag itself). A row may instead declare
+// the files the command names by its arguments or its standard output (a
+// fileArg), which is no flag.
 type optionFlag[S any] struct {
 	category string
 	cli.Flag
@@ -202,15 +208,19 @@ type optionFlag[S any] struct {
 	set    func(c *cli.Context, name string, s *S) error
 }
 
-// optionFlags are a stage's flags with the options they set: the one
-// table that ties a flag to an option.
+// optionFlags are a command's flags with the options they set and the
+// files they name: the one table that ties a flag to an option and a file
+// to its role.
 type optionFlags[S any] []optionFlag[S]
 
-// cliFlags returns the flags, each in its category.
+// cliFlags returns the flags, each in its category (the rows that
+// declare arguments or standard output are no flags).
 func (fs optionFlags[S]) cliFlags() []cli.Flag {
 	var all []cli.Flag
 	for _, f := range fs {
-		all = append(all, category(f.category, f.Flag)...)
+		if isFlag(f.Flag) {
+			all = append(all, category(f.category, f.Flag)...)
+		}
 	}
 	return all
 }
@@ -219,9 +229,26 @@ func (fs optionFlags[S]) cliFlags() []cli.Flag {
 func (fs optionFlags[S]) plainFlags() []cli.Flag {
 	var all []cli.Flag
 	for _, f := range fs {
-		all = append(all, f.Flag)
+		if isFlag(f.Flag) {
+			all = append(all, f.Flag)
+		}
 	}
 	return all
+}
+
+// isFlag reports whether a row's flag is one (not a fileArg row).
+func isFlag(f cli.Flag) bool {
+	d, ok := f.(fileDecl)
+	return !ok || d.isFlag()
+}
+
+// plain makes rows of flags that set no library option, in category cat.
+func plain[S any](cat string, flags ...cli.Flag) optionFlags[S] {
+	out := make(optionFlags[S], len(flags))
+	for i, f := range flags {
+		out[i] = optionFlag[S]{category: cat, Flag: f}
+	}
+	return out
 }
 
 // rendering returns run with its errors rendered in the command's words

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/stage"
 )
 
@@ -20,7 +21,8 @@ labels and metadata. Exits 1 with the reason when the table is damaged or not du
 
    dualcrf inspect train.arrow
    dualcrf inspect model.arrow`,
-		Action: func(c *cli.Context) error {
+		Flags: inspectFlags().cliFlags(),
+		Action: inspectFlags().checkedAction(func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return fmt.Errorf("inspect: want one file (or -), got %d arguments", c.NArg())
 			}
@@ -35,6 +37,15 @@ labels and metadata. Exits 1 with the reason when the table is damaged or not du
 				return fmt.Errorf("inspect: write the summary to standard output: %w", err)
 			}
 			return nil
-		},
+		}),
+	}
+}
+
+// inspectFlags is inspect's flag table: the files it names (it has no
+// flags).
+func inspectFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catInput, argFiles("FILE", pipeline.RoleInput, true), nil, nil},
+		{catOutput, stdoutFile("summary"), nil, nil},
 	}
 }

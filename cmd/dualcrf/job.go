@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/dualcrf/dualcrf/decode"
 	"github.com/dualcrf/dualcrf/job"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/progress"
 )
 
@@ -36,15 +38,21 @@ they were.
 
    dualcrf run --dry-run chunking.yaml       # what would run, what would be skipped, and why
    dualcrf run --var DATE=2026-11-23 chunking.yaml`,
-		Flags: flagGroups(
-			category(catJob,
-				&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print what would run and what would be skipped, and why; touch nothing"},
-				&cli.StringSliceFlag{Name: "var", Usage: "set a job variable, KEY=VALUE (repeatable; DATE overrides today's date)"},
-			),
-			category(catProgress, progressFlag()),
-		),
-		Action: runJob,
+		Flags:  runFlags().cliFlags(),
+		Action: runFlags().checkedAction(runJob),
 	}
+}
+
+// runFlags is run's flag table: its flags and the job file. The files of
+// the job's stages are the stages' own, declared in their commands'
+// tables (jobExec.Files), and checked by package job.
+func runFlags() optionFlags[struct{}] {
+	return slices.Concat(optionFlags[struct{}]{
+		{catInput, argFiles("JOB.yaml", pipeline.RoleInput, false), nil, nil},
+	}, plain[struct{}](catJob,
+		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "print what would run and what would be skipped, and why; touch nothing"},
+		&cli.StringSliceFlag{Name: "var", Usage: "set a job variable, KEY=VALUE (repeatable; DATE overrides today's date)"},
+	), plain[struct{}](catProgress, progressFlag()))
 }
 
 // runJob parses the job file and runs it.
@@ -79,6 +87,9 @@ func (x jobExec) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	app := newApp(strings.NewReader(""), stdout, stderr)
 	return app.RunContext(withReporter(ctx, x.p), append([]string{"dualcrf"}, args...))
 }
+
+// Files declares the files of command's options, as its flag table does.
+func (jobExec) Files(command string) map[string]pipeline.FileSpec { return flagFiles(command) }
 
 // Check parses the stage's flags and checks its options as the stage
 // would, without reading or writing a file.

@@ -82,9 +82,9 @@ func TestStreamDualsNotInput(t *testing.T) {
 		"train: output --duals v.arrow is the same file as input --valid v.arrow: refusing to overwrite an input",
 		"train: output --duals link.arrow is the same file as input in.arrow",
 		"train: output --duals ./in.arrow is the same file as input link.arrow",
-		"train: outputs -o m.arrow and --duals m.arrow are the same file",
-		"train: outputs -o ck/duals.stream and --duals ck/duals.stream are the same file",
-		"train: outputs -o ck/LOCK and --checkpoint ck/LOCK are the same file",
+		"train: outputs --duals m.arrow and -o m.arrow are the same file",
+		"train: output -o ck/duals.stream is inside --checkpoint ck, a directory the run writes and clears",
+		"train: output -o ck/LOCK is inside --checkpoint ck, a directory the run writes and clears",
 	})
 }
 

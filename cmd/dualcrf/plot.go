@@ -32,15 +32,29 @@ P*, so the curve bounds P − P* from above and ends at the last certified gap.
 
    dualcrf plot -o runs.svg --names sdca,lbfgs sdca.log.arrow lbfgs.log.arrow
    dualcrf plot -o runs.png --ref long.log.arrow sdca.log.arrow`,
-		Flags: flagGroups(category(catOutput,
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "figure file to write: .svg or .png (required)"},
-			&cli.StringFlag{Name: "names", DefaultText: "the logs' file names", Usage: "comma-separated legend names, one per log"},
-			&cli.StringFlag{Name: "title", Usage: "title heading each panel"},
-			&cli.StringFlag{Name: "ref", DefaultText: "none: P − best certified dual", Usage: "reference optimum P* for the suboptimality P − P*: a number, or a training log whose best certified primal is P*"},
-			&cli.Float64Flag{Name: "gap-tol", Usage: "draw this gap target in the gap panels (0: none)"},
-		)),
-		Action: runPlot,
+		Flags:  plotFlags().cliFlags(),
+		Action: plotFlags().checkedAction(runPlot),
 	}
+}
+
+// plotFlags is plot's flag table: its flags and the files it names.
+func plotFlags() optionFlags[struct{}] {
+	return optionFlags[struct{}]{
+		{catInput, argFiles("LOG", pipeline.RoleInput, false), nil, nil},
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "figure file to write: .svg or .png (required)"}), nil, nil},
+		{catOutput, &cli.StringFlag{Name: "names", DefaultText: "the logs' file names", Usage: "comma-separated legend names, one per log"}, nil, nil},
+		{catOutput, &cli.StringFlag{Name: "title", Usage: "title heading each panel"}, nil, nil},
+		{catOutput, fileOf(pipeline.RoleInput, &cli.StringFlag{Name: "ref", DefaultText: "none: P − best certified dual", Usage: "reference optimum P* for the suboptimality P − P*: a number, or a training log whose best certified primal is P*"}).split(refPath), nil, nil},
+		{catOutput, &cli.Float64Flag{Name: "gap-tol", Usage: "draw this gap target in the gap panels (0: none)"}, nil, nil},
+	}
+}
+
+// refPath is where --ref's value names a file: anything but a number.
+func refPath(v string) (prefix, path string) {
+	if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+		return "", ""
+	}
+	return "", v
 }
 
 // runPlot reads the logs and writes their figure.
@@ -67,18 +81,8 @@ func runPlot(c *cli.Context) error {
 			return fmt.Errorf("plot: --names has %d names for %d logs", len(names), len(logs))
 		}
 	}
-	ins := make([]pipeline.Path, len(logs))
-	for i, l := range logs {
-		if l == "-" {
-			return fmt.Errorf("plot: a training log is a file (an Arrow IPC file), not standard input")
-		}
-		ins[i] = pathOf("", l)
-	}
 	if g := c.Float64("gap-tol"); g < 0 || math.IsNaN(g) || math.IsInf(g, 0) {
 		return fmt.Errorf("plot: --gap-tol %g: want a finite number ≥ 0", g)
-	}
-	if err := checkFiles(c, "plot", ins, []pipeline.Path{pathOf("-o", out)}); err != nil {
-		return err
 	}
 	runs := make([]plots.Run, len(logs))
 	for i, l := range logs {

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/internal/platform"
+	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/synth"
 )
 
@@ -25,12 +27,17 @@ weights' Viterbi accuracy on held-out sentences, a ceiling for learners.
 
    dualcrf synth --sentences 46000 --labels 45 --min-len 20 --max-len 30 -o big.arrow
    dualcrf synth --sentences 2000 --first 46000 --labels 45 --min-len 20 --max-len 30 -o test.arrow`,
-		Flags: flagGroups(synthFlags().cliFlags(),
-			category(catOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"}),
-			category(catOutput, writerFlags()...),
-		),
-		Action: synthFlags().rendering(runSynth),
+		Flags:  synthTable().cliFlags(),
+		Action: synthTable().checkedAction(synthFlags().rendering(runSynth)),
 	}
+}
+
+// synthTable is synth's flag table: synthFlags, the output and its
+// format.
+func synthTable() optionFlags[struct{}] {
+	return slices.Concat(synthFlags(), optionFlags[struct{}]{
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file (- = standard output)"}).std(), nil, nil},
+	}, plain[struct{}](catOutput, writerFlags()...))
 }
 
 // synthFlags are synth's flags with the synth.Options they set (as

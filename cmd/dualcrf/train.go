@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
@@ -51,7 +50,7 @@ CRFsuite's "-a lbfgs -p c1=0.1 -p c2=0.1" is --l1 0.1/n --lambda 0.2/n (its obje
 count of wrong tokens by its length, --hamming count does not) instead, by block-coordinate Frank–Wolfe
 with the same samplers and certified gap; the model decodes as any other.`,
 		Flags:  trainFlags().cliFlags(),
-		Action: runTrain,
+		Action: trainFlags().checkedAction(runTrain),
 	}
 }
 
@@ -78,7 +77,8 @@ type trainSetup struct {
 // maps the options' errors back to flags with it (optionFlags.render).
 func trainFlags() optionFlags[trainSetup] {
 	return optionFlags[trainSetup]{
-		{catInput, &cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates), scored after each certificate"},
+		{catInput, argFiles("FEATURES", pipeline.RoleInput, true), nil, nil},
+		{catInput, fileOf(pipeline.RoleInput, &cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates), scored after each certificate"}).std(),
 			[]string{"Valid"}, nil}, // read by runTrain
 		{catInput, memoryBudgetFlag("a run estimated to need more is refused. " +
 			"--duals auto keeps the duals in memory when the whole run fits in it (unset: in half of physical memory); streamed duals get what the rest of the run leaves, in 3 block buffers"),
@@ -86,8 +86,8 @@ func trainFlags() optionFlags[trainSetup] {
 				s.o.MemoryBudget, err = memoryBudget(c)
 				return err
 			}},
-		{catInput, &cli.StringFlag{Name: "duals", Value: "auto", Usage: "where SDCA keeps its dual variables: memory; auto (memory when the run fits --memory-budget, else stream); " +
-			"stream or stream:PATH (streamed from disk in blocks sized by --memory-budget: PATH, else duals.stream in the checkpoint directory, else a temporary file); or a file PATH (memory-mapped)"},
+		{catInput, fileOf(pipeline.RoleState, &cli.StringFlag{Name: "duals", Value: "auto", Usage: "where SDCA keeps its dual variables: memory; auto (memory when the run fits --memory-budget, else stream); " +
+			"stream or stream:PATH (streamed from disk in blocks sized by --memory-budget: PATH, else duals.stream in the checkpoint directory, else a temporary file); or a file PATH (memory-mapped)"}).split(dualsPath),
 			[]string{"Duals"}, func(c *cli.Context, n string, s *trainSetup) (err error) {
 				s.o.Duals, err = parseDuals(c.String(n))
 				return err
@@ -102,8 +102,8 @@ func trainFlags() optionFlags[trainSetup] {
 				s.o.Transitions, err = parsePairs(n, c.String(n), "all")
 				return err
 			}},
-		{catInput, &cli.StringFlag{Name: "warm-start", Usage: "start SDCA from the duals an earlier run kept with --keep-duals: its sentences found again (by their tokens and labels) keep their duals, new ones start as usual; " +
-			"other feature templates, another --lambda or a label this table lacks start cold (said in the log and the model). Not with streamed duals"},
+		{catInput, fileOf(pipeline.RoleStateRead, &cli.StringFlag{Name: "warm-start", Usage: "start SDCA from the duals an earlier run kept with --keep-duals: its sentences found again (by their tokens and labels) keep their duals, new ones start as usual; " +
+			"other feature templates, another --lambda or a label this table lacks start cold (said in the log and the model). Not with streamed duals"}),
 			[]string{"WarmStart"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.WarmStart = c.String(n); return nil }},
 		{catFeatures, &cli.BoolFlag{Name: "no-bias", Usage: "leave out the bias, start and end weights (CRFsuite's model)"},
 			[]string{"NoBias"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.NoBias = c.Bool(n); return nil }},
@@ -184,13 +184,13 @@ func trainFlags() optionFlags[trainSetup] {
 			[]string{"MaxEpochs"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.MaxEpochs = givenInt(c, n); return nil }},
 		{catStopping, &cli.DurationFlag{Name: "max-time", DefaultText: "no limit", Usage: "stop after this much training time, e.g. 10m or 1h30m"},
 			[]string{"MaxTime"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.MaxTime = c.Duration(n); return nil }},
-		{catOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "model file (Arrow IPC file; Parquet when the name ends .parquet); - = standard output"}, nil, nil},
-		{catOutput, &cli.StringFlag{Name: "keep-duals", Usage: "keep the final duals here, with a key per sentence, for a later --warm-start on a grown corpus (SDCA; about the size of the duals)"},
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "model file (Arrow IPC file; Parquet when the name ends .parquet); - = standard output"}).std(), nil, nil},
+		{catOutput, fileOf(pipeline.RoleStateWritten, &cli.StringFlag{Name: "keep-duals", Usage: "keep the final duals here, with a key per sentence, for a later --warm-start on a grown corpus (SDCA; about the size of the duals)"}),
 			[]string{"KeepDuals"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.KeepDuals = c.String(n); return nil }},
-		{catOutput, &cli.StringFlag{Name: "log", Usage: "write the per-epoch training log here (Arrow IPC file; Parquet when the name ends .parquet)"}, nil, nil},
-		{catOutput, &cli.StringFlag{Name: "plot", Usage: "draw the certified gap and P − best dual against seconds and epochs here (.svg or .png); certifies every epoch unless --gap-every is given (a full pass each: on CoNLL-2000 about +50% CPU time)"}, nil, nil},
-		{catOutput, &cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the training loop here", Hidden: true}, nil, nil},
-		{catCheckpoints, &cli.StringFlag{Name: "checkpoint", Usage: "directory for snapshots (locked; written atomically; also on SIGINT/SIGTERM); refused when it holds an earlier run's snapshots, unless --resume"},
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "log", Usage: "write the per-epoch training log here (Arrow IPC file; Parquet when the name ends .parquet)"}), nil, nil},
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "plot", Usage: "draw the certified gap and P − best dual against seconds and epochs here (.svg or .png); certifies every epoch unless --gap-every is given (a full pass each: on CoNLL-2000 about +50% CPU time)"}), nil, nil},
+		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the training loop here", Hidden: true}), nil, nil},
+		{catCheckpoints, fileOf(pipeline.RoleDir, &cli.StringFlag{Name: "checkpoint", Usage: "directory for snapshots (locked; written atomically; also on SIGINT/SIGTERM); refused when it holds an earlier run's snapshots, unless --resume"}),
 			[]string{"Checkpoint"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Checkpoint = c.String(n); return nil }},
 		{catCheckpoints, &cli.IntFlag{Name: "checkpoint-every", Value: defaultCheckpointEvery, Usage: "epochs between snapshots (0: only by --checkpoint-interval and on interrupt)"},
 			[]string{"CheckpointEvery"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.CheckpointEvery = c.Int(n); return nil }},
@@ -199,7 +199,7 @@ func trainFlags() optionFlags[trainSetup] {
 				s.o.CheckpointInterval = c.Duration(n)
 				return nil
 			}},
-		{catCheckpoints, &cli.StringFlag{Name: "resume", Usage: "continue from the newest valid snapshot in this directory (same data and settings); snapshots go on there unless --checkpoint says otherwise"},
+		{catCheckpoints, fileOf(pipeline.RoleDir, &cli.StringFlag{Name: "resume", Usage: "continue from the newest valid snapshot in this directory (same data and settings); snapshots go on there unless --checkpoint says otherwise"}),
 			[]string{"Resume"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Resume = c.String(n); return nil }},
 		{catCheckpoints, &cli.BoolFlag{Name: "keep-checkpoints", Usage: "keep the snapshots when the run ends well (by default they are removed once the model is written)"},
 			[]string{"KeepCheckpoints"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.KeepCheckpoints = c.Bool(n); return nil }},
@@ -340,7 +340,7 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	modelFormat, logFormat, err := trainFiles(c, in, o.Duals)
+	modelFormat, logFormat, err := trainFormats(c)
 	if err != nil {
 		return err
 	}
@@ -403,7 +403,7 @@ func (t *trainOutputs) open() error {
 		}
 	}
 	if path := c.String("cpuprofile"); path != "" {
-		pf, err := os.Create(path)
+		pf, err := std(c).CreateOutput(path)
 		if err != nil {
 			return err
 		}
@@ -413,7 +413,9 @@ func (t *trainOutputs) open() error {
 		}
 		t.stopProfile = func() {
 			pprof.StopCPUProfile()
-			pf.Close()
+			if err := pf.Commit(); err != nil {
+				logf(c, "train: warning: %v", err)
+			}
 		}
 	}
 	return nil
@@ -493,21 +495,34 @@ func runName(c *cli.Context, solver string) string {
 	return strings.ToUpper(solver)
 }
 
-// parseBytes reads sizes such as 512MiB, 8GiB, 2G or 1000000.
+// parseBytes reads a size: a number and a unit, case aside — B, kB, MB,
+// GB, TB (powers of 1000; K, M, G and T too) or KiB, MiB, GiB, TiB (powers
+// of 1024) — such as 8GiB, 125MB or 1.5 G; a bare number counts bytes.
+// A size of no whole byte, or beyond what an int64 holds, is refused.
 func parseBytes(s string) (int64, error) {
-	mult := int64(1)
-	for _, u := range []struct {
+	units := []struct {
 		suffix string
-		m      int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1e9}, {"M", 1e6}, {"K", 1e3}} {
-		if v, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mult = v, u.m
+		m      float64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+		{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
+		{"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}, {"b", 1}}
+	num, mult := strings.TrimSpace(s), 1.0
+	for _, u := range units {
+		if strings.HasSuffix(strings.ToLower(num), u.suffix) {
+			num, mult = strings.TrimSpace(num[:len(num)-len(u.suffix)]), u.m
 			break
 		}
 	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v < 0 {
-		return 0, fmt.Errorf("%q is not a size (e.g. 8GiB)", s)
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, errors.New("want a size such as 8GiB or 500MB: a number and a unit, B, kB, MB, GB, TB (powers of 1000; K, M, G, T too) or KiB, MiB, GiB, TiB (powers of 1024)")
 	}
-	return int64(v * float64(mult)), nil
+	switch b := v * mult; {
+	case b >= math.MaxInt64:
+		return 0, errors.New("too large: at most 8EiB (an int64 of bytes)")
+	case b < 1:
+		return 0, errors.New("want a positive size, at least one byte, such as 8GiB")
+	default:
+		return int64(b), nil
+	}
 }
