@@ -405,14 +405,30 @@ func sameProbabilities(t *testing.T, a, b []string) int {
 //   - the Python module export wrote beside the model (run by python3)
 //     gives every token exactly featurize's attributes, names, values and
 //     order.
+//
+// The elastic net's model (--l1), whose file leaves out its zero weights
+// and the attributes all of whose weights are zero, is checked the same
+// way: the module still gives featurize's attributes, and the tagger
+// ignores those the model lacks as decode does.
 func TestExportDefaultModel(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		train []string
+	}{{"l2", nil}, {"l1", []string{"--l1", "1/n"}}} {
+		t.Run(tc.name, func(t *testing.T) { exportDefaultModel(t, tc.train) })
+	}
+}
+
+// exportDefaultModel is TestExportDefaultModel with the training flags
+// train added.
+func exportDefaultModel(t *testing.T, train []string) {
 	crfsuiteBin := crfsuiteBinary(t)
 	python := datatest.Python3(t)
 	dir := t.TempDir()
 	testGz := datatest.Path(t, "conll2000", "test.txt.gz")
 	headSentences(t, datatest.Path(t, "conll2000", "train.txt.gz"), filepath.Join(dir, "train.txt"), 1000)
 	mustRun(t, dir, "featurize", "-o", "train.arrow", "train.txt")
-	mustRun(t, dir, "train", "--max-epochs", "3", "--quiet", "-o", "model.arrow", "train.arrow")
+	mustRun(t, dir, append(append([]string{"train", "--max-epochs", "3", "--quiet"}, train...), "-o", "model.arrow", "train.arrow")...)
 	r := mustRun(t, dir, "export", "--format", "crfsuite", "-o", "model.crfsuite", "model.arrow")
 	if !strings.Contains(string(r.stderr), "@bias (every token), @start (the first) and @end (the last)") || !strings.Contains(string(r.stderr), "model_features.py") {
 		t.Errorf("export's summary does not name the markers and the module:\n%s", r.stderr)
