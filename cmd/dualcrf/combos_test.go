@@ -63,7 +63,15 @@ func cmpOr(s, t string) string {
 // several blocks.
 type comboFixtures struct {
 	dir, table, kept string
-	budget           map[int]string // by the number of workers
+	budget           map[budgetKey]string
+}
+
+// budgetKey names a streamed cell's budget: its number of workers, and
+// whether it trains the elastic net (whose streamed run holds one more
+// weight vector).
+type budgetKey struct {
+	workers int
+	l1      bool
 }
 
 // termAfter is a context that a SIGTERM cancels at its at-th look (Err);
@@ -149,25 +157,33 @@ func buildComboFixtures(dir string) (comboFixtures, error) {
 	if err := must("train", "-q", "--max-epochs", "3", "--keep-duals", p("day1.duals"), "-o", p("day1.model"), p("day1.arrow")); err != nil {
 		return fx, err
 	}
-	fx = comboFixtures{dir: dir, table: p("day2.arrow"), kept: p("day1.duals"), budget: map[int]string{}}
-	// The budget of each number of workers: the first, from 36 MiB in
-	// steps of 512 KiB, at which a run with checkpoints streams the duals
-	// in three blocks or more (a run that meets its target at the initial
-	// certificate costs one pass).
+	fx = comboFixtures{dir: dir, table: p("day2.arrow"), kept: p("day1.duals"), budget: map[budgetKey]string{}}
+	// The budget of each number of workers, with the elastic net or
+	// without: the first, from 36 MiB (the elastic net's: from the ℓ2
+	// run's) in steps of 512 KiB, at which a run with checkpoints streams
+	// the duals in three blocks or more (a run that meets its target at the
+	// initial certificate costs one pass).
 	for _, workers := range []int{1, 2} {
-		found := ""
-		for kib := 36 << 10; kib <= 72<<10 && found == ""; kib += 512 {
-			budget := fmt.Sprintf("%dKiB", kib)
-			r := runIn(context.Background(), "train", "-q", "--duals", "stream", "--memory-budget", budget, "--checkpoint", p(fmt.Sprint("probe", workers)),
-				"--workers", fmt.Sprint(workers), "--gap-tol", "1e9", "-o", p("probe.model"), fx.table)
-			if r.code == 0 && streamBlocks(r.stderr) >= 3 {
-				found = budget
+		from := 36 << 10
+		for _, l1 := range []bool{false, true} {
+			found := ""
+			for kib := from; kib <= 72<<10 && found == ""; kib += 512 {
+				budget := fmt.Sprintf("%dKiB", kib)
+				args := []string{"train", "-q", "--duals", "stream", "--memory-budget", budget, "--checkpoint", p(fmt.Sprint("probe", workers, l1)),
+					"--workers", fmt.Sprint(workers), "--gap-tol", "1e9", "-o", p("probe.model")}
+				if l1 {
+					args = append(args, "--l1", "0.1/n")
+				}
+				r := runIn(context.Background(), append(args, fx.table)...)
+				if r.code == 0 && streamBlocks(r.stderr) >= 3 {
+					found, from = budget, kib
+				}
 			}
+			if found == "" {
+				return fx, fmt.Errorf("no memory budget from 36 to 72 MiB streams the table's duals in 3 blocks or more with %d workers (l1 %v)", workers, l1)
+			}
+			fx.budget[budgetKey{workers, l1}] = found
 		}
-		if found == "" {
-			return fx, fmt.Errorf("no memory budget from 36 to 72 MiB streams the table's duals in 3 blocks or more with %d workers", workers)
-		}
-		fx.budget[workers] = found
 	}
 	return fx, nil
 }
@@ -186,7 +202,7 @@ func (c comboCell) args(fx comboFixtures, dir string) []string {
 	case "file":
 		a = append(a, "--duals", filepath.Join(dir, "duals.bin"))
 	case "stream":
-		a = append(a, "--duals", "stream", "--memory-budget", fx.budget[c.workers])
+		a = append(a, "--duals", "stream", "--memory-budget", fx.budget[budgetKey{c.workers, c.l1}])
 	}
 	if c.ckpt {
 		a = append(a, "--checkpoint", filepath.Join(dir, "ck"))
