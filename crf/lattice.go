@@ -57,6 +57,13 @@ type Lattice struct {
 // has few rows in flight at once. These loads do not depend on each other,
 // so the rows' misses overlap and the rows are in cache when they are used.
 func touchRows(w []float64, lay Layout, attrs []int32) (s float64) {
+	if f := lay.Free; f != nil {
+		// A sparse row is a word or two: its first word, past its start.
+		for _, a := range attrs {
+			s += w[f.Start[a]]
+		}
+		return s
+	}
 	K := lay.NumLabels
 	for _, a := range attrs {
 		off := lay.Row(a)
@@ -123,9 +130,12 @@ func (l *Lattice) SetScores(lay Layout, w []float64, s Sentence) {
 	if !lay.NoBias {
 		bias = w[lay.Bias() : lay.Bias()+3*K]
 	}
-	if s.Values == nil {
+	switch {
+	case lay.Free != nil:
+		scoreRowsSparse(l.theta, w, lay.Free, s, bias, K)
+	case s.Values == nil:
 		kern.scoreRows(l.theta, w[:lay.Trans()], s.Attrs, s.AttrStart, bias, K, l.kp)
-	} else {
+	default:
 		for t := 0; t < T; t++ {
 			row := l.theta[t*K : (t+1)*K]
 			if bias == nil {
@@ -146,6 +156,37 @@ func (l *Lattice) SetScores(lay Layout, w []float64, s Sentence) {
 	if !lay.NoBias && T > 0 {
 		addTo(l.theta[:K], w[lay.Start():lay.Start()+K])
 		addTo(l.theta[(T-1)*K:T*K], w[lay.End():lay.End()+K])
+	}
+}
+
+// scoreRowsSparse sets θ_t = bias + Σ_j x_j·U[a_j] into theta (T×K) for
+// the tokens of s, with U sparse (f): each free weight added to its
+// label's entry, attribute after attribute as the dense rows are (so that
+// every entry is the same sum in the same order as with the dense U, whose
+// other entries are zero).
+func scoreRowsSparse(theta, w []float64, f *FreeRows, s Sentence, bias []float64, K int) {
+	for t := 0; t+1 < len(s.AttrStart); t++ {
+		row := theta[t*K : (t+1)*K]
+		if bias == nil {
+			clear(row)
+		} else {
+			copy(row, bias[:K])
+		}
+		for j := s.AttrStart[t]; j < s.AttrStart[t+1]; j++ {
+			a := s.Attrs[j]
+			lo, hi := f.Start[a], f.Start[a+1]
+			u, labels := w[lo:hi], f.Labels[lo:hi]
+			if s.Values == nil {
+				for k, y := range labels {
+					row[y] += u[k]
+				}
+				continue
+			}
+			v := s.Values[j]
+			for k, y := range labels {
+				row[y] += v * u[k]
+			}
+		}
 	}
 }
 

@@ -65,11 +65,18 @@ func AddExpectedNodes(g []float64, lay Layout, s Sentence, node []float64, scale
 	for t := 0; t < T; t++ {
 		p := node[t*K : (t+1)*K]
 		for j := s.AttrStart[t]; j < s.AttrStart[t+1]; j++ {
-			off := lay.Row(s.Attrs[j])
-			u := g[off : off+K]
+			a := s.Attrs[j]
+			lo, hi := lay.Span(a)
+			u := g[lo:hi]
 			c := scale
 			if s.Values != nil {
 				c *= s.Values[j]
+			}
+			if lay.Free != nil {
+				for k, y := range lay.RowLabels(a) {
+					u[k] += c * p[y]
+				}
+				continue
 			}
 			for y, pv := range p {
 				u[y] += c * pv
@@ -113,7 +120,8 @@ func AddExpected(g []float64, lay Layout, s Sentence, node, block []float64, sca
 	}
 }
 
-// AddFeatures adds scale·F(x,y) for the label path y to g.
+// AddFeatures adds scale·F(x,y) for the label path y to g; a feature whose
+// pair is not free in a sparse layout is left out.
 func AddFeatures(g []float64, lay Layout, s Sentence, path []int32, scale float64) {
 	K := lay.NumLabels
 	T := s.Len()
@@ -124,7 +132,9 @@ func AddFeatures(g []float64, lay Layout, s Sentence, path []int32, scale float6
 			if s.Values != nil {
 				c *= s.Values[j]
 			}
-			g[lay.Row(s.Attrs[j])+y] += c
+			if k := lay.Index(s.Attrs[j], y); k >= 0 {
+				g[k] += c
+			}
 		}
 		if !lay.NoBias {
 			g[lay.Bias()+y] += scale
@@ -151,7 +161,9 @@ func Dot(w []float64, lay Layout, s Sentence, path []int32) float64 {
 			if s.Values != nil {
 				c = s.Values[j]
 			}
-			d += c * w[lay.Row(s.Attrs[j])+y]
+			if k := lay.Index(s.Attrs[j], y); k >= 0 {
+				d += c * w[k]
+			}
 		}
 		if !lay.NoBias {
 			d += w[lay.Bias()+y]

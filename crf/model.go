@@ -28,6 +28,8 @@ func (m *Model) Check() error {
 		return fmt.Errorf("model has %d attribute names for %d attributes", len(m.AttrNames), m.Layout.NumAttrs)
 	case len(m.LabelNames) != m.Layout.NumLabels:
 		return fmt.Errorf("model has %d label names for %d labels", len(m.LabelNames), m.Layout.NumLabels)
+	case m.Layout.Free != nil:
+		return fmt.Errorf("model has a sparse layout; a model's weights are dense (crf.Layout.Expand)")
 	case len(m.Weights) != m.Layout.Dim():
 		return fmt.Errorf("model has %d weights, its layout needs %d", len(m.Weights), m.Layout.Dim())
 	}

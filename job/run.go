@@ -257,6 +257,9 @@ func (r *runner) runStep(ctx context.Context, s *step, rep *StageReport, prefix 
 			r.made[o] = s.Name
 		}
 		fmt.Fprintf(r.o.Log, "%s: would run: %s\n", prefix, why)
+		if s.Run == "train" {
+			r.planTrain(ctx, s, prefix)
+		}
 		return nil
 	}
 	fmt.Fprintf(r.o.Log, "%s: running: %s\n", prefix, why)
@@ -351,6 +354,33 @@ func (r *runner) exec(ctx context.Context, s *step, inputs []FileHash, rep *Stag
 		r.warmFacts(s, rep)
 	}
 	return nil
+}
+
+// planTrain prints the plan of train stage s (train --dry-run: the memory
+// by part, where the duals go, the disk, a rough time per epoch) as it
+// would run: with the job's checkpoint directory and kept duals. An input
+// an earlier stage would make first has no plan yet; a plan that fails
+// (the run would be refused) says why, and the dry run goes on.
+func (r *runner) planTrain(ctx context.Context, s *step, prefix string) {
+	for _, in := range s.inputs {
+		if by, ok := r.made[in]; ok && by != s.Name {
+			fmt.Fprintf(r.o.Log, "%s: its plan needs %s, which stage %s would make first\n", prefix, in, by)
+			return
+		}
+	}
+	extra := []string{"--dry-run"}
+	if s.checkpoints() {
+		extra = append(extra, "--checkpoint="+r.f.checkpointDir(s))
+		_, keep := s.Options["keep-duals"]
+		_, warm := s.Options["warm-start"]
+		if !keep && !warm {
+			extra = append(extra, "--keep-duals="+r.f.keptDuals(s))
+		}
+	}
+	args := append(append([]string{s.args[0]}, extra...), s.args[1:]...)
+	if err := r.x.Run(ctx, args, r.o.Log, r.o.Log); err != nil {
+		fmt.Fprintf(r.o.Log, "%s: %v\n", prefix, err)
+	}
 }
 
 // keptDuals is the file where train stage s keeps its final duals for the

@@ -544,6 +544,7 @@ type trainer struct {
 	streamOpts   duals.StreamOptions
 	streamBlocks int
 	stream       *duals.Stream
+	plan         *TrainPlan // what the run costs (checkMemory)
 	// The warm start's kept duals and facts (WarmStart).
 	kept *duals.Kept
 	warm *WarmFacts
@@ -571,6 +572,7 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 	if err := r.setup(); err != nil {
 		return nil, err
 	}
+	defer memoryPolicy(r.plan)()
 	unlock, err := lockDirs(r.o.Checkpoint, r.o.Resume)
 	if err != nil {
 		return nil, err
@@ -600,9 +602,9 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 			return nil, err
 		}
 	}
+	var store *duals.File
 	if r.sd != nil && r.place == DualsFile {
-		store, err := r.dualStore()
-		if err != nil {
+		if store, err = r.dualStore(); err != nil {
 			return nil, err
 		}
 		defer store.Close()
@@ -618,6 +620,12 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 			return nil, err
 		}
 	}
+	// The duals are not needed any more: their memory goes before the
+	// model's dense weights are made (the deferred closes do nothing then).
+	if err := closeAll(method, store, r.stream, r.resume); err != nil {
+		r.logf("train: warning: %v", err) // as the deferred closes ignored it: the model is sound
+	}
+	res.Model.Layout, res.Model.Weights = r.p.Layout.Dense(), r.p.Layout.Expand(res.Model.Weights)
 	if r.o.AfterTraining != nil {
 		if err := r.o.AfterTraining(res); err != nil {
 			return nil, err
@@ -625,6 +633,24 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 	}
 	r.removeSnapshots()
 	return res, nil
+}
+
+// closeAll closes the method's duals (or OEG's potentials), the duals file,
+// the streamed store and the resumed checkpoint's duals, those that are
+// set.
+func closeAll(method train.Method, store *duals.File, stream *duals.Stream, resume *train.Checkpoint) error {
+	var errs []error
+	if c, ok := method.(io.Closer); ok {
+		errs = append(errs, c.Close())
+	}
+	errs = append(errs, store.Close())
+	if stream != nil {
+		errs = append(errs, stream.Close())
+	}
+	if resume != nil && resume.Duals != nil {
+		errs = append(errs, resume.Duals.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // removeSnapshots removes the snapshots of a run that ended well, unless
@@ -667,7 +693,7 @@ func (r *trainer) setup() error {
 	}
 	r.p.L1 = r.o.l1(d.Len())
 	if r.o.FeatureSpace == ObservedPairs {
-		r.p.Mask = train.ObservedMask(d)
+		r.p.ObserveFeatures() // sparse weights where they are fewer than half the pairs
 	}
 	if r.o.Transitions == ObservedPairs {
 		r.p.TransMask = train.ObservedTransitions(d)
@@ -687,13 +713,16 @@ func (r *trainer) setup() error {
 	case "sag":
 		dualBytes, what = train.SAGBytes(d), "stored marginal sums %s (float64)"
 	}
-	l1 := ""
+	l1, held := "", ""
 	if r.p.L1 > 0 {
 		l1 = fmt.Sprintf(", λ₁ = %.6g (elastic net)", r.p.L1)
 	}
-	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d), λ = %.6g%s; "+what,
-		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dim(), lambda, l1, byteSize(dualBytes))
-	return r.checkMemory(dualBytes)
+	if r.p.Layout.Free != nil {
+		held = ", held sparse"
+	}
+	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d%s), λ = %.6g%s; "+what,
+		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dense().Dim(), held, lambda, l1, byteSize(dualBytes))
+	return r.checkMemory(r.p.Shape())
 }
 
 // settings are the driver's settings for the options.

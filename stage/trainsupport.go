@@ -25,9 +25,11 @@ import (
 // (default: physical memory). It decides where SDCA's duals go (r.place):
 // with Duals auto, in memory when the whole estimate fits the budget
 // (default: half of physical memory), else streamed in blocks sized from
-// the budget (streamLayout).
-func (r *trainer) checkMemory(dualBytes int64) error {
+// the budget (streamLayout). It fills in r.plan from the problem's shape
+// (the loaded problem's, or a dry run's pass over the table).
+func (r *trainer) checkMemory(shape train.Shape) error {
 	o := r.o
+	d := shape.Data
 	limit, what, autoLimit := o.MemoryBudget, "{MemoryBudget}", o.MemoryBudget
 	phys, perr := platform.PhysicalMemory()
 	if limit == 0 && perr == nil {
@@ -36,13 +38,17 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	workers, lbfgsStore := 1, 0
 	switch m := o.Method.(type) {
 	case *train.SDCA:
-		workers = (&train.SDCA{Workers: m.Workers}).NumWorkers(r.p.N())
+		workers = (&train.SDCA{Workers: m.Workers}).NumWorkers(d.Len())
 	case *train.LBFGS:
 		lbfgsStore = m.Store
 	}
+	extra := int64(0)
+	if o.Valid != nil {
+		extra = tableBytes(o.Valid.Data)
+	}
 	estimate := func(inMemory bool, stream int64) train.MemoryEstimate {
-		return train.EstimateMemory(r.p, train.MemoryOptions{Solver: r.solver, DualsInMemory: inMemory, LBFGSStore: lbfgsStore,
-			SDCAWorkers: workers, StreamBytes: stream})
+		return train.EstimateShape(shape, train.MemoryOptions{Solver: r.solver, DualsInMemory: inMemory, LBFGSStore: lbfgsStore,
+			SDCAWorkers: workers, StreamBytes: stream, ExtraHeap: extra, L1: r.o.l1(d.Len()) > 0})
 	}
 	r.place = o.Duals.Place
 	if r.solver != "sdca" {
@@ -77,7 +83,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 			if o.Checkpoint != "" {
 				r.streamOpts.Spare = duals.DefaultSpare
 			}
-			blocks, slot, _ := duals.StreamLayout(r.t.Data, r.streamOpts)
+			blocks, slot, _ := duals.StreamLayout(d, r.streamOpts)
 			return blocks, slot
 		}
 		held := 0
@@ -97,6 +103,7 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	default:
 		est = estimate(r.place == DualsMemory && (r.solver == "sdca" || r.solver == "bcfw"), 0)
 	}
+	r.plan = r.newPlan(shape, est, limit, what)
 	if limit == 0 || est.Total() <= limit {
 		return nil
 	}
@@ -115,6 +122,16 @@ func (r *trainer) checkMemory(dualBytes int64) error {
 	help = append(help, "{MemoryBudget} SIZE if more memory is available (e.g. swap)")
 	return &OptionError{Msg: fmt.Sprintf("train: this run needs about %s in memory (%s), more than the %s %s; try %s",
 		byteSize(est.Total()), est, what, byteSize(limit), strings.Join(help, ", or "))}
+}
+
+// tableBytes is about the memory a loaded feature table's rows take (as
+// train.Shape counts a training table's).
+func tableBytes(d *crf.Dataset) int64 {
+	b := 12*int64(d.NumTokens()) + 4*int64(len(d.Attrs)) + 8*int64(d.Len()+1)
+	if d.Values != nil {
+		b += 8 * int64(len(d.Values))
+	}
+	return b
 }
 
 // minBlockBytes is the smallest block a streamed store is given, however
@@ -245,8 +262,9 @@ func (r *trainer) validator(feat *featurize.TemplateSet) (func([]float64) (map[s
 		return nil, &OptionError{Field: "Valid", Value: path, Msg: "shares no attribute with the training table"}
 	}
 	return func(w []float64) (map[string]float64, error) {
-		m := &crf.Model{Layout: crf.Layout{NumAttrs: lay.NumAttrs, NumLabels: lay.NumLabels, NoBias: len(w) != lay.Dim()},
-			Weights: w, AttrNames: trainData.AttrNames, LabelNames: trainData.LabelNames}
+		// The weights in the training layout, sparse or not: decoding
+		// scores either (the model is never written).
+		m := &crf.Model{Layout: r.p.Layout, Weights: w, AttrNames: trainData.AttrNames, LabelNames: trainData.LabelNames}
 		p, err := decode.Decode(context.Background(), m, vd, decode.Options{})
 		if err != nil {
 			return nil, err

@@ -113,6 +113,7 @@ type BCFW struct {
 	next    int       // the sentence drawn for step pos (when pos > 0)
 	whatAt  int64     // the step count at which w was last set from the duals, −1 if never
 	avg     []float64 // w̄, nil with NoAverage
+	certW   []float64 // the last certificate's weights
 	avgN    int       // the epochs averaged into avg
 	// certGaps are the last certificate's block gaps at the current
 	// point, until useCertificate hands them to the sampler.
@@ -414,16 +415,19 @@ func (m *BCFW) refresh(ctx context.Context) error {
 // Certify computes P(ŵ(μ)), D(μ) and every block gap with a full pass and
 // checks the gap identity P − D = mean block gap.
 func (m *BCFW) Certify(ctx context.Context) (Certificate, error) {
+	// The certificate's weights go into the buffer of the one before
+	// (Certificate.Weights), as SDCA's.
 	var w []float64
 	if m.whatAt == m.st.steps {
-		w = slices.Clone(m.st.w)
+		w = append(m.certW[:0], m.st.w...)
 		m.p.meterAdd(m.p.N())
 	} else {
 		var err error
-		if w, err = m.p.What(m.duals); err != nil {
+		if w, err = m.p.whatInto(m.certW, m.duals); err != nil {
 			return Certificate{}, err
 		}
 	}
+	m.certW = w
 	r, err := m.p.hingePass(ctx, w, m.duals, m.count)
 	if err != nil {
 		return Certificate{}, err
@@ -440,7 +444,8 @@ func (m *BCFW) Certify(ctx context.Context) (Certificate, error) {
 		return Certificate{}, err
 	}
 	if ra.primal < c.Primal {
-		c.Primal, c.Gap, c.Weights = ra.primal, ra.primal-c.Dual, slices.Clone(m.avg)
+		m.certW = append(m.certW[:0], m.avg...)
+		c.Primal, c.Gap, c.Weights = ra.primal, ra.primal-c.Dual, m.certW
 	}
 	return c, nil
 }
@@ -505,3 +510,15 @@ var (
 	_ epochStepper = (*BCFW)(nil)
 	_ resumer      = (*BCFW)(nil)
 )
+
+// Close releases the dual variables of a store the method made itself (the
+// duals in memory: Duals nil); a store it was given is the caller's to
+// close. The weights stay valid. Closing twice does nothing.
+func (m *BCFW) Close() error {
+	if m.duals == nil || m.Duals != nil {
+		return nil
+	}
+	err := m.duals.Close()
+	m.duals = nil
+	return err
+}

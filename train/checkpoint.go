@@ -550,12 +550,19 @@ func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
 	var head struct {
 		State struct {
 			Fingerprint string `json:"fingerprint"`
+			Dim         int    `json:"dim"`
 		} `json:"state"`
 	}
-	if json.Unmarshal(js, &head) == nil && head.State.Fingerprint != "" && head.State.Fingerprint != hex.EncodeToString(fp[:]) {
-		return nil, fmt.Errorf("made for another dataset (fingerprint %.12s…, this one %.12s…)", head.State.Fingerprint, hex.EncodeToString(fp[:]))
+	dim := p.Layout.Dim()
+	if json.Unmarshal(js, &head) == nil {
+		if head.State.Fingerprint != "" && head.State.Fingerprint != hex.EncodeToString(fp[:]) {
+			return nil, fmt.Errorf("made for another dataset (fingerprint %.12s…, this one %.12s…)", head.State.Fingerprint, hex.EncodeToString(fp[:]))
+		}
+		if p.Layout.Free != nil && head.State.Dim == p.Layout.Dense().Dim() {
+			dim = head.State.Dim // the weights of a dense layout over the same feature space: compacted below
+		}
 	}
-	st, err := decodeState(js, p.N(), p.Layout.Dim())
+	st, err := decodeState(js, p.N(), dim)
 	if err != nil {
 		return nil, err
 	}
@@ -569,6 +576,13 @@ func loadSnapshot(snap string, p *Problem) (*Checkpoint, error) {
 	w, err := decodeWeights(wb, st.Dim, st.WeightsHash)
 	if err != nil {
 		return nil, err
+	}
+	if st.Dim != p.Layout.Dim() {
+		var zero bool
+		if w, zero = p.Layout.Compact(w); !zero {
+			return nil, fmt.Errorf("weights.bin: a weight outside the feature space is not zero (%w)", &option.Error{Msg: "other {FeatureSpace} setting?"})
+		}
+		st.Dim = len(w)
 	}
 	if st.Stream != nil {
 		// The duals are in the streamed file: SDCA's resume adopts its slot

@@ -275,9 +275,27 @@ func (sp *stepper) prepareElastic(ws *stepWork) {
 	l := &ws.elastic
 	l.reset()
 	for r, a := range ws.rows {
-		l.addRun(sp.u[lay.Row(a):lay.Row(a)+K], ws.vr[r*K:r*K+K], tau)
+		l.addRun(sp.uRow(ws, a), ws.vr[r*K:r*K+K], tau)
 	}
 	l.addRun(sp.u[lay.Trans():], ws.vt, tau)
+}
+
+// uRow returns attribute a's K weights of u: its row of a dense layout, or
+// for a sparse one the row laid out densely in ws.urow (zero where a label
+// is not free, as the direction is: the same numbers as the dense layout's
+// row under a Mask).
+func (sp *stepper) uRow(ws *stepWork, a int32) []float64 {
+	lay := sp.p.Layout
+	lo, hi := lay.Span(a)
+	if lay.Free == nil {
+		return sp.u[lo:hi]
+	}
+	ws.urow = grow(ws.urow, lay.NumLabels)
+	clear(ws.urow)
+	for k, y := range lay.RowLabels(a) {
+		ws.urow[y] = sp.u[lo+k]
+	}
+	return ws.urow
 }
 
 // commitElastic is commitPrimal for the elastic net: u ← u + γd on the
@@ -290,8 +308,12 @@ func (sp *stepper) commitElastic(ws *stepWork, gamma float64) {
 		tau := sp.tau
 		change := 0.0
 		for r, a := range ws.rows {
-			off := lay.Row(a)
-			change += moveElastic(sp.u[off:off+K], ws.vr[r*K:r*K+K], gamma, tau)
+			lo, hi := lay.Span(a)
+			if lay.Free != nil {
+				change += moveElasticSparse(sp.u[lo:hi], lay.RowLabels(a), ws.vr[r*K:r*K+K], gamma, tau)
+				continue
+			}
+			change += moveElastic(sp.u[lo:hi], ws.vr[r*K:r*K+K], gamma, tau)
 		}
 		change += moveElastic(sp.u[lay.Trans():], ws.vt, gamma, tau)
 		sp.wsq = max(sp.wsq+change, 0)
@@ -315,6 +337,25 @@ func moveElastic(u, d []float64, gamma, tau float64) (change float64) {
 	return change
 }
 
+// moveElasticSparse is moveElastic for a row of a sparse layout: u holds
+// the weights of the labels in labels (increasing), d is the row's K
+// entries. Its terms are moveElastic's on the dense row, in the same
+// order, the others being zero: the same bits.
+func moveElasticSparse(u []float64, labels []int32, d []float64, gamma, tau float64) (change float64) {
+	u = u[:len(labels)]
+	for k, y := range labels {
+		x := d[y]
+		if x == 0 {
+			continue
+		}
+		nu := u[k] + gamma*x
+		o, n := soft(u[k], tau), soft(nu, tau)
+		change += n*n - o*o
+		u[k] = nu
+	}
+	return change
+}
+
 // packPrimal writes into ws.pw the primal weights soft(u, τ) of sentence
 // i's rows (ws.rows: row r is attribute ws.rows[r]) and of the dense tail,
 // and returns the layout and the sentence (s with its attributes numbered
@@ -328,7 +369,16 @@ func (sp *stepper) packPrimal(ws *stepWork, i int, s crf.Sentence) (crf.Layout, 
 	pl := crf.Layout{NumAttrs: len(ws.rows), NumLabels: K, NoBias: lay.NoBias}
 	ws.pw = grow(ws.pw, pl.Dim())
 	for r, a := range ws.rows {
-		softInto(ws.pw[r*K:r*K+K], sp.u[lay.Row(a):lay.Row(a)+K], tau)
+		dst := ws.pw[r*K : r*K+K]
+		if lay.Free != nil {
+			clear(dst)
+			lo, _ := lay.Span(a)
+			for k, y := range lay.RowLabels(a) {
+				dst[y] = soft(sp.u[lo+k], tau)
+			}
+			continue
+		}
+		softInto(dst, sp.u[lay.Row(a):lay.Row(a)+K], tau)
 	}
 	softInto(ws.pw[pl.Trans():], sp.u[lay.Trans():], tau)
 	s.Attrs = sp.rows.slot
@@ -366,7 +416,7 @@ func (sp *stepper) dotPrimal(ws *stepWork) float64 {
 		}
 	}
 	for r, a := range ws.rows {
-		dotSoft(sp.u[lay.Row(a):lay.Row(a)+K], ws.vr[r*K:r*K+K])
+		dotSoft(sp.uRow(ws, a), ws.vr[r*K:r*K+K])
 	}
 	dotSoft(sp.u[lay.Trans():], ws.vt)
 	return s

@@ -36,7 +36,26 @@ type freeSpace struct {
 	first []int // len A+1: attribute a's free weights are entries first[a]:first[a+1]; first[A]: the tail's
 	dense []int // per free weight, increasing: its index in the dense layout
 	pos   []int // and in the compact vector
-	ws    []*freeWorker
+	// sparse is set when the problem's layout is sparse: its vector holds
+	// U's free weights in dense order, so the k-th free weight of U is its
+	// entry k, and the tail follows at trans.
+	sparse bool
+	u      int // A·K: the dense layout's offset of B
+	trans  int // the problem's layout's offset of B
+	ws     []*freeWorker
+}
+
+// at returns the index of free weight k (of dense index fs.dense[k]) in
+// the weight vector of the problem's layout.
+func (fs *freeSpace) at(k int) int {
+	A := len(fs.first) - 1
+	if !fs.sparse {
+		return fs.dense[k]
+	}
+	if k < fs.first[A] {
+		return k
+	}
+	return fs.dense[k] - fs.u + fs.trans
 }
 
 // dotLanes returns the number of partial sums gonum's Dot keeps by index
@@ -53,9 +72,11 @@ func dotLanes() int {
 // (see the file's comment).
 func newFreeSpace(p *Problem, lanes int) *freeSpace {
 	lay := p.Layout
-	K, A, d, trans := lay.NumLabels, lay.NumAttrs, lay.Dim(), lay.Trans()
+	dl := lay.Dense()
+	K, A, d, trans := lay.NumLabels, lay.NumAttrs, dl.Dim(), dl.Trans()
 	n := p.FreeWeights()
-	fs := &freeSpace{first: make([]int, A+1), dense: make([]int, 0, n), pos: make([]int, 0, n)}
+	fs := &freeSpace{first: make([]int, A+1), dense: make([]int, 0, n), pos: make([]int, 0, n),
+		sparse: lay.Free != nil, u: trans, trans: lay.Trans()}
 	head := d - d%lanes // Dot sums entries below head by index mod lanes, the rest in lane 0
 	count := make([]int, lanes)
 	add := func(j int) {
@@ -69,13 +90,10 @@ func newFreeSpace(p *Problem, lanes int) *freeSpace {
 	}
 	for a := 0; a < A; a++ {
 		fs.first[a] = len(fs.dense)
-		for y := 0; y < K; y++ {
-			if p.Mask == nil || p.Mask[a*K+y] {
-				add(a*K + y)
-			}
-		}
+		p.freeLabels(a, func(y int) { add(a*K + y) })
 	}
 	fs.first[A] = len(fs.dense)
+	// The tail: B and bias, start, end.
 	for i := 0; i < K*K; i++ {
 		if p.TransMask == nil || p.TransMask[i] {
 			add(trans + i)
@@ -92,7 +110,8 @@ func newFreeSpace(p *Problem, lanes int) *freeSpace {
 // vector, without laying it out.
 func freeDim(p *Problem, lanes int) int {
 	lay := p.Layout
-	K, A, d, trans := lay.NumLabels, lay.NumAttrs, lay.Dim(), lay.Trans()
+	dl := lay.Dense()
+	K, A, d, trans := lay.NumLabels, lay.NumAttrs, dl.Dim(), dl.Trans()
 	head := d - d%lanes
 	count := make([]int, lanes)
 	add := func(j int) {
@@ -102,10 +121,8 @@ func freeDim(p *Problem, lanes int) int {
 			count[0]++
 		}
 	}
-	for j := 0; j < A*K; j++ {
-		if p.Mask == nil || p.Mask[j] {
-			add(j)
-		}
+	for a := 0; a < A; a++ {
+		p.freeLabels(a, func(y int) { add(a*K + y) })
 	}
 	for i := 0; i < K*K; i++ {
 		if p.TransMask == nil || p.TransMask[i] {
@@ -118,19 +135,20 @@ func freeDim(p *Problem, lanes int) int {
 	return lanes * slices.Max(count)
 }
 
-// expand writes the compact x into the dense w at the free weights (the
-// others are left as they are: zero).
+// expand writes the compact x into w, in the problem's layout, at the free
+// weights (the others are left as they are: zero).
 func (fs *freeSpace) expand(x, w []float64) {
-	for k, j := range fs.dense {
-		w[j] = x[fs.pos[k]]
+	for k, c := range fs.pos {
+		w[fs.at(k)] = x[c]
 	}
 }
 
-// compact returns the free weights of the dense w as a compact vector.
+// compact returns the free weights of w (in the problem's layout) as a
+// compact vector.
 func (fs *freeSpace) compact(w []float64) []float64 {
 	x := make([]float64, fs.dim)
-	for k, j := range fs.dense {
-		x[fs.pos[k]] = w[j]
+	for k, c := range fs.pos {
+		x[c] = w[fs.at(k)]
 	}
 	return x
 }

@@ -1,6 +1,10 @@
 package train
 
-import "math"
+import (
+	"math"
+
+	"github.com/dualcrf/dualcrf/crf"
+)
 
 // The kernels of an SDCA step are the inner loops below, in pure Go: each
 // one's vector twin (kernels_amd64.go and kernels_amd64.s, used where the
@@ -50,6 +54,43 @@ func axpyRowsGo(dst []float64, dstRow []int32, src []float64, srcRow []int32, sc
 			out[y] += f * x
 		}
 	}
+}
+
+// axpySparseRows adds γ·vr[r·K : r·K+K] to the weights of attribute
+// rows[r] in the sparse layout lay, at its free labels: axpyRows on the
+// free weights, each rounded as axpyRows rounds it (a fused multiply–add
+// where the CPU has AVX2 and FMA), so that they are the dense run's bits.
+func axpySparseRows(w []float64, lay crf.Layout, rows []int32, vr []float64, gamma float64) {
+	K := lay.NumLabels
+	fused := fusedAxpy()
+	for r, a := range rows {
+		lo, hi := lay.Span(a)
+		u, v := w[lo:hi], vr[r*K:r*K+K]
+		if fused {
+			for k, y := range lay.RowLabels(a) {
+				u[k] = math.FMA(gamma, v[y], u[k])
+			}
+			continue
+		}
+		for k, y := range lay.RowLabels(a) {
+			u[k] += gamma * v[y]
+		}
+	}
+}
+
+// prefetchWeights asks for the weights of the attributes a in rows to be
+// brought into the cache (prefetchRows); in a sparse layout, whose rows are
+// a word or two, it reads each row's first word and returns their sum, for
+// the caller to keep (so that the loads are made).
+func prefetchWeights(w []float64, lay crf.Layout, rows []int32) (sink float64) {
+	if lay.Free == nil {
+		prefetchRows(w, rows, lay.NumLabels)
+		return 0
+	}
+	for _, a := range rows {
+		sink += w[lay.Free.Start[a]]
+	}
+	return sink
 }
 
 // blockRowsGo sets node[y] to the sum of row y of the K×K block blk, adds

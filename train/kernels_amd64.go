@@ -188,6 +188,10 @@ func axpyRows(dst []float64, dstRow []int32, src []float64, srcRow []int32, scal
 	axpyRowsAVX2Asm(dst, dstRow, src, srcRow, scale, c, K)
 }
 
+// fusedAxpy reports whether axpyRows rounds with fused multiply–adds (its
+// vector kernel, where the CPU has AVX2 and FMA).
+func fusedAxpy() bool { return cpu.AVX2FMA() }
+
 // axpyRowsAVX2Asm runs axpyRows, len(dstRow) > 0.
 //
 //go:noescape

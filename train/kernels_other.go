@@ -21,6 +21,10 @@ func axpyRows(dst []float64, dstRow []int32, src []float64, srcRow []int32, scal
 // dotKernel is dot: there is no vector kernel for this architecture.
 func dotKernel(a, b []float64) float64 { return dot(a, b) }
 
+// fusedAxpy reports whether axpyRows rounds with fused multiply–adds: never
+// on this architecture.
+func fusedAxpy() bool { return false }
+
 // prefetchRows does nothing on this architecture.
 func prefetchRows(w []float64, rows []int32, K int) {}
 

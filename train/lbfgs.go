@@ -77,7 +77,7 @@ func (m *LBFGS) Init(p *Problem) error {
 	var dir optimize.NextDirectioner = &optimize.LBFGS{Store: store}
 	d := p.Layout.Dim()
 	m.fs, m.gold, m.w = nil, nil, nil
-	if p.Mask != nil && !m.dense {
+	if (p.Mask != nil || p.Layout.Free != nil) && !m.dense {
 		m.fs = newFreeSpace(p, dotLanes())
 		m.gold = m.fs.compact(p.GoldFeatures())
 		d = m.fs.dim

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
 )
 
@@ -21,32 +22,64 @@ type MemoryOptions struct {
 	// StreamBytes is the memory of a streamed store's block buffers
 	// (duals.StreamBuffers × its slot size), when the duals are streamed.
 	StreamBytes int64
+	// L1 is set when the objective has an ℓ1 term (Problem.L1 > 0): SDCA
+	// then also makes the primal point soft(ŵ(μ), λ₁/λ) whole.
+	L1 bool
+	// ExtraHeap is memory the caller holds on the Go heap besides the
+	// problem during the run (a held-out table, say), in bytes.
+	ExtraHeap int64
 }
 
 // MemoryEstimate is what a training run needs in memory, in bytes, by part.
 type MemoryEstimate struct {
-	Dataset int64 // the loaded feature table and SDCA's per-sentence indexes
-	Weights int64 // w, ŵ(μ), the gold features, masks, the result, parallel SDCA's views
+	Dataset int64 // the loaded feature table and the per-sentence indexes of the method
+	Weights int64 // w, the last certificate's ŵ(μ), the sparse layout's lists or the mask, parallel SDCA's views
 	Duals   int64 // μ, when in memory, or the block buffers, when streamed; OEG's potentials and cached sums; SAG's stored marginal sums
 	LBFGS   int64 // L-BFGS's history (2·store vectors) and its other vectors
 	Scratch int64 // per-worker scratch of a certificate or gradient pass
-	// GC is the garbage collector's headroom: with GOGC=100 the Go heap
-	// grows to about twice what is live before a collection, and the
-	// memory it frees stays resident. The duals in memory live outside
-	// the heap (duals.Memory) where the system allows.
+	// Model is the model's dense weights when they are not the training
+	// weights (a sparse layout): made once the duals are released, so
+	// they count against the duals, not on top of them.
+	Model int64
+	// Extra is what the caller holds besides (MemoryOptions.ExtraHeap).
+	Extra int64
+	// GC is the garbage collector's headroom: GCPercent of the memory on
+	// the Go heap, which grows that far past what is live before a
+	// collection. The duals (and a streamed store's buffers) live
+	// outside the heap (duals.Memory) where the system allows.
 	GC int64
 	// Runtime is the program's code and the Go runtime's own memory.
 	Runtime int64
+	// OffHeap is the part of Duals outside the Go heap: the rest of the
+	// estimate less Runtime is the heap's (GoHeap).
+	OffHeap int64
 }
 
-// runtimeBytes is about what a dualcrf process holds before its data: its
-// code and the Go runtime.
-const runtimeBytes = 24 << 20
+// GCPercent is the garbage collector's target percentage (GOGC) the train
+// stage runs with: the heap grows a quarter past what is live before a
+// collection, rather than double. Training allocates little once it has
+// started, so the collections this costs are few.
+const GCPercent = 25
 
-// Total is the sum of the parts.
+// runtimeBytes is about what a dualcrf process holds besides its data: its
+// code (the pages of the binary it touches) and the Go runtime's own
+// memory.
+const runtimeBytes = 28 << 20
+
+// gcFloor is the least headroom of the heap counted: the runtime's own
+// bookkeeping and the fragmentation of its spans.
+const gcFloor = 6 << 20
+
+// Total is what the run needs at its peak: the parts, with the model's
+// dense weights in place of the training state they are made after.
 func (e MemoryEstimate) Total() int64 {
-	return e.Dataset + e.Weights + e.Duals + e.LBFGS + e.Scratch + e.GC + e.Runtime
+	return e.Dataset + max(e.Weights+e.Duals+e.LBFGS+e.Scratch, e.Model) + e.Extra + e.GC + e.Runtime
 }
+
+// GoHeap is the part of the estimate the Go runtime manages (what a
+// memory limit of the runtime applies to): all but the code and the
+// memory outside the heap.
+func (e MemoryEstimate) GoHeap() int64 { return e.Total() - e.Runtime - e.OffHeap }
 
 // String lists the non-zero parts.
 func (e MemoryEstimate) String() string {
@@ -55,7 +88,7 @@ func (e MemoryEstimate) String() string {
 		name string
 		b    int64
 	}{{"duals", e.Duals}, {"L-BFGS history", e.LBFGS}, {"weights", e.Weights}, {"dataset", e.Dataset},
-		{"pass scratch", e.Scratch}, {"GC headroom", e.GC}, {"runtime", e.Runtime}} {
+		{"pass scratch", e.Scratch}, {"then the model", e.Model}, {"held-out table", e.Extra}, {"GC headroom", e.GC}, {"runtime", e.Runtime}} {
 		if p.b > 0 {
 			parts = append(parts, fmt.Sprintf("%s %.3g GiB", p.name, float64(p.b)/(1<<30)))
 		}
@@ -63,52 +96,102 @@ func (e MemoryEstimate) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// EstimateMemory estimates the memory a run on p needs, before it starts,
-// from the sizes of its parts: d = p.Layout.Dim() weights of 8 bytes, the
-// duals Σ_i (T_i−1)·K² of 8 bytes, L-BFGS's 2·store vectors (of the free
-// weights with a Mask: freeSpace), a pass's scratch per worker, the
-// dataset's arrays, the garbage collector's headroom over all of it but the
-// duals, and the runtime.
-func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
+// Shape is what a memory estimate knows of a problem: its sizes, not its
+// rows. A dry run fills it in from a pass over a feature table that keeps
+// no row (Problem.Shape from a loaded problem).
+type Shape struct {
+	// Data has the sentence boundaries (SentStart) and the numbers of
+	// attributes and labels; its rows may be absent. The duals' size and
+	// a streamed store's blocks are reckoned from it.
+	Data        *crf.Dataset
+	Tokens      int64
+	Occurrences int64 // attribute occurrences
+	Values      bool  // the attribute values are stored (some are not 1)
+	NameBytes   int64 // the attribute names' bytes
+	// Dim is the length of the weight vector; Free the weights not fixed
+	// at zero; Index the bytes of the layout's lists or mask.
+	Dim, Free, Index int64
+	// DenseDim is the length of the model's dense weight vector (Dim when
+	// the layout is dense).
+	DenseDim int64
+	// ChunkOccurrences is the most attribute occurrences of gradChunk
+	// consecutive sentences (L-BFGS's packed rows).
+	ChunkOccurrences int64
+}
+
+// Shape returns p's sizes.
+func (p *Problem) Shape() Shape {
 	d := p.Data
-	dim := int64(p.Layout.Dim())
-	K := int64(p.Layout.NumLabels)
+	s := Shape{Data: d, Tokens: int64(d.NumTokens()), Occurrences: int64(len(d.Attrs)), Values: d.Values != nil,
+		Dim: int64(p.Layout.Dim()), Free: int64(p.FreeWeights()), DenseDim: int64(p.Layout.Dense().Dim()),
+		Index: int64(len(p.Mask)) + int64(len(p.TransMask))}
+	if f := p.Layout.Free; f != nil {
+		s.Index += f.Bytes()
+	}
+	for _, n := range d.AttrNames {
+		s.NameBytes += int64(len(n))
+	}
+	for lo := 0; lo < d.Len(); lo += gradChunk {
+		hi := min(lo+gradChunk, d.Len())
+		s.ChunkOccurrences = max(s.ChunkOccurrences, int64(d.AttrStart[d.SentStart[hi]]-d.AttrStart[d.SentStart[lo]]))
+	}
+	return s
+}
+
+// EstimateMemory estimates the memory a run on p needs, before it starts
+// (EstimateShape of p.Shape()).
+func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate { return EstimateShape(p.Shape(), o) }
+
+// EstimateShape estimates the memory a run on a problem of shape s needs,
+// from the sizes of its parts: the weights (d of 8 bytes, the length of
+// the layout: the free pairs only in a sparse one) in the copies the method
+// holds, the duals (duals.Bytes), L-BFGS's 2·store vectors (of the free
+// weights with a restricted feature space: freeSpace), a pass's scratch per
+// worker, the dataset's arrays, the garbage collector's headroom over what
+// is on the Go heap (GCPercent), and the runtime.
+func EstimateShape(s Shape, o MemoryOptions) MemoryEstimate {
+	d := s.Data
+	dim := s.Dim
+	K, A := int64(d.NumLabels), int64(d.NumAttrs)
 	workers := int64(o.Workers)
 	if workers <= 0 {
 		workers = int64(runtime.GOMAXPROCS(0))
 	}
-	tokens, occ, n := int64(d.NumTokens()), int64(len(d.Attrs)), int64(d.Len())
+	tokens, occ, n := s.Tokens, s.Occurrences, int64(d.Len())
 	maxT := int64(0)
 	for i := 0; i < d.Len(); i++ {
 		maxT = max(maxT, int64(d.SentStart[i+1]-d.SentStart[i]))
 	}
-	e := MemoryEstimate{Runtime: runtimeBytes}
+	e := MemoryEstimate{Runtime: runtimeBytes, Extra: o.ExtraHeap}
 	// Labels (4), AttrStart (8) per token; Attrs (4) and Values (8) per
-	// occurrence; SentStart (8) per sentence; about 48 bytes per attribute name.
-	e.Dataset = 12*tokens + 12*occ + 8*n + 48*int64(d.NumAttrs)
-	if d.Values == nil {
-		e.Dataset -= 8 * occ
+	// occurrence; SentStart (8) per sentence; per attribute its name and
+	// its string header and map entry of the reader.
+	e.Dataset = 12*tokens + 4*occ + 8*n + s.NameBytes + 16*A
+	if s.Values {
+		e.Dataset += 8 * occ
 	}
 	// The lattice scratch of a pass: a few T×K² blocks per worker.
 	e.Scratch = workers * 4 * maxT * K * K * 8
-	if int64(len(p.Mask)) > 0 {
-		e.Weights += int64(len(p.Mask))
+	e.Weights += s.Index
+	if s.DenseDim > dim {
+		e.Model = s.DenseDim * 8
 	}
 	heapDuals := int64(0) // state kept on the Go heap, counted in Duals
 	switch o.Solver {
 	case "oeg":
-		// w, the gold features it starts from, ŵ(μ) of a certificate, the
-		// result, the step's direction; the rows and slots; the potentials
-		// (off the heap, as SDCA's duals) and the cached marginal sums and
-		// entropies (on it).
-		e.Weights += 5 * dim * 8
+		// w, the last certificate's ŵ(μ) (each made in the buffer of the
+		// one before), the step's direction; the rows and slots; the
+		// potentials (off the heap, as SDCA's duals) and the cached marginal
+		// sums and entropies (on it).
+		e.Weights += 3 * dim * 8
 		e.Dataset += 8*occ + 48*n
 		heapDuals = OEGBytes(d) - duals.Bytes(d)
 		e.Duals = OEGBytes(d)
 	case "sag":
-		// v, d, the step's gradient, the weights asked for, a certificate's
-		// copy, the gold features; a gradient pass's total and per-worker
-		// sums; the rows and slots; the stored marginal sums (on the heap).
+		// v, d, the step's gradient, the weights asked for, the last
+		// certificate's copy, the gold features of its pass; a gradient
+		// pass's total and per-worker sums; the rows and slots; the stored
+		// marginal sums (on the heap).
 		e.Weights += 6 * dim * 8
 		e.Scratch += (workers + 1) * dim * 8
 		e.Dataset += 8*occ + 48*n
@@ -119,8 +202,8 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 		if store <= 0 {
 			store = DefaultLBFGSStore
 		}
-		if p.Mask != nil {
-			e.lbfgsFree(p, store, workers)
+		if s.Free < s.DenseDim {
+			e.lbfgsFree(s, store, workers)
 			break
 		}
 		// gonum keeps s and y for every pair, and about eight more vectors
@@ -129,10 +212,13 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 		e.Weights += 2 * dim * 8 // the result and the gold features
 		e.Scratch += (workers + 1) * dim * 8
 	default:
-		// w, ŵ(μ) (with the gold features it starts from), the result.
-		e.Weights += 4 * dim * 8
-		if p.L1 > 0 && o.StreamBytes > 0 {
-			e.Weights += dim * 8 // the elastic net's whole primal point for a streamed run's gap refreshes
+		// w (for the elastic net u = ŵ(μ)) and the last certificate's ŵ(μ)
+		// (SDCA makes each certificate in the buffer of the one before).
+		e.Weights += 2 * dim * 8
+		if o.L1 {
+			// The elastic net's whole primal point soft(u, τ): the model's
+			// weights, and a streamed run's gap refreshes.
+			e.Weights += dim * 8
 		}
 		// SDCA's per-sentence rows and slots, the sampler's trees.
 		e.Dataset += 8*occ + 48*n
@@ -151,32 +237,31 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate {
 			e.Dataset += 8 * n // the sampler's gap state handed to the block draws
 		}
 	}
-	e.GC = e.Dataset + e.Weights + e.LBFGS + e.Scratch + heapDuals
-	if !duals.OffHeap {
-		e.GC += e.Duals - heapDuals
+	if duals.OffHeap {
+		e.OffHeap = e.Duals - heapDuals
 	}
+	heap := e.Dataset + max(e.Weights+e.LBFGS+e.Scratch+e.Duals-e.OffHeap, e.Model) + e.Extra
+	e.GC = heap*GCPercent/100 + gcFloor
 	return e
 }
 
 // lbfgsFree fills in L-BFGS's parts on the compact vector of the free
 // weights (freeSpace).
-func (e *MemoryEstimate) lbfgsFree(p *Problem, store, workers int64) {
-	d := p.Data
-	K, A := int64(p.Layout.NumLabels), int64(p.Layout.NumAttrs)
-	c, free := int64(freeDim(p, dotLanes())), int64(p.FreeWeights())
+func (e *MemoryEstimate) lbfgsFree(s Shape, store, workers int64) {
+	d := s.Data
+	K, A := int64(d.NumLabels), int64(d.NumAttrs)
+	// The compact vector: the free weights, in lanes (up to 3 more).
+	c, free := s.Free+3, s.Free
 	// gonum's s and y per pair; the line search's x and direction, LBFGS's
 	// x and gradient, the location's point and gradient; ours: the
 	// accepted point and its gradient, the gold features.
 	e.LBFGS = (2*store + 9) * c * 8
-	// The dense weights a certificate owns and those Weights fills (the
-	// driver holds one certificate while the next is made); the layout.
-	e.Weights += 2*int64(p.Layout.Dim())*8 + 16*free + 8*(A+1)
+	// The weights a certificate owns and those Weights fills (the driver
+	// holds one certificate while the next is made); the free space's
+	// dense and compact indexes.
+	e.Weights += 2*s.Dim*8 + 16*free + 8*(A+1)
 	// Per worker: the attribute slots and stamps, and the packed rows
 	// (weights and gradient) of the largest chunk.
-	rows := int64(0)
-	for lo := 0; lo < d.Len(); lo += gradChunk {
-		hi := min(lo+gradChunk, d.Len())
-		rows = max(rows, int64(d.AttrStart[d.SentStart[hi]]-d.AttrStart[d.SentStart[lo]]))
-	}
+	rows := s.ChunkOccurrences
 	e.Scratch += workers * (8*A + 2*8*K*(min(rows, A)+K+3) + 4*rows)
 }

@@ -97,7 +97,11 @@ type Certificate struct {
 	// identity; NaN for methods without blocks.
 	Residual float64
 	// Weights are the weights w the certificate is about (SDCA: ŵ(μ)
-	// recomputed from the duals); a slice the certificate owns.
+	// recomputed from the duals), valid until the method's next Certify:
+	// a method may make the next certificate in the same buffer (SDCA
+	// does), so that a run holds one such copy of the weights. Train drops
+	// a certificate before it asks for the next, and the last one's
+	// weights are the Result's.
 	Weights []float64
 }
 
@@ -175,7 +179,8 @@ type Settings struct {
 	// gap estimates to refresh (SDCA). 0: never.
 	RefreshEvery int
 	// Validate, when set, is called after each certificate with the
-	// certified weights; its metrics go into the log record.
+	// certified weights (valid during the call: the next certificate may
+	// reuse them); its metrics go into the log record.
 	Validate func(w []float64) (map[string]float64, error)
 	// Record, when set, receives every epoch's record when it is made, and
 	// again when a later certificate of the same point completes it.
@@ -186,6 +191,7 @@ type Settings struct {
 	// run ends as the uninterrupted one would have, bit for bit. The
 	// checkpoint must have been made with the same settings, else Train
 	// fails with a *SettingsError (Checkpoint.CheckSettings). The caller closes its duals after Train.
+	// An SDCA run takes the checkpoint's Weights over (they are nil after).
 	Resume *Checkpoint
 	// Checkpoint, when set, is called after every CheckpointEvery-th epoch
 	// and whenever CheckpointInterval of training time has passed since the
@@ -423,6 +429,9 @@ type run struct {
 // nil.
 func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, error) {
 	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if err := p.checkLayout(); err != nil {
 		return nil, err
 	}
 	r := &run{ctx: ctx, s: s, m: m, n: p.N(), maxEpochs: s.MaxEpochs, tol: s.GapTol, every: s.GapEvery, phase: PhaseSetup,

@@ -67,6 +67,7 @@ type OEG struct {
 	ent    []float64 // H̃(μ_i)
 	eta    []float64
 	w      []float64
+	certW  []float64 // the last certificate's weights
 	rng    *rand.Rand
 	rows   *sentenceRows
 	lat    *crf.Lattice
@@ -149,17 +150,18 @@ func (m *OEG) Init(p *Problem) error {
 		crf.NodeFromBlock(m.mu, T, K, node)
 		edgeSum(m.mu, T, K, sum)
 	}
-	m.w = m.what()
+	m.w = m.what(nil)
 	return nil
 }
 
 // what computes ŵ(μ) = (1/(λn)) Σ_i (F_i − E_μ_i[F]) from scratch, from the
 // cached node and summed edge marginals (those of the potentials, computed
-// when they were set), without a forward–backward.
-func (m *OEG) what() []float64 {
+// when they were set), without a forward–backward, into dst (a new vector
+// when it is too short).
+func (m *OEG) what(dst []float64) []float64 {
 	p := m.p
 	d := p.Data
-	w := p.GoldFeatures()
+	w := p.goldInto(dst)
 	for i := 0; i < d.Len(); i++ {
 		s := d.Sentence(i)
 		node, sum := m.cached(i, s.Len())
@@ -246,17 +248,17 @@ func (m *OEG) step(i int) {
 		m.maskRows(rows)
 		wv, vv := 0.0, 0.0
 		for _, a := range rows {
-			off := lay.Row(a)
-			wv += dot(m.w[off:off+K], m.g[off:off+K])
-			vv += dot(m.g[off:off+K], m.g[off:off+K])
+			lo, hi := lay.Span(a)
+			wv += dot(m.w[lo:hi], m.g[lo:hi])
+			vv += dot(m.g[lo:hi], m.g[lo:hi])
 		}
 		tr := lay.Trans()
 		wv += dot(m.w[tr:], m.g[tr:])
 		vv += dot(m.g[tr:], m.g[tr:])
 		if gain := h - m.ent[i] - ln/2*(2*wv+vv); gain > 0 {
 			for _, a := range rows {
-				off := lay.Row(a)
-				for j := off; j < off+K; j++ {
+				lo, hi := lay.Span(a)
+				for j := lo; j < hi; j++ {
 					m.w[j] += m.g[j]
 				}
 			}
@@ -280,7 +282,7 @@ func (m *OEG) step(i int) {
 }
 
 // maskRows zeroes the masked-out entries of the direction on rows and
-// the transitions.
+// the transitions (a sparse layout holds no masked-out entry on rows).
 func (m *OEG) maskRows(rows []int32) {
 	p := m.p
 	K := p.Layout.NumLabels
@@ -296,10 +298,9 @@ func (m *OEG) maskRows(rows []int32) {
 // clearDirection zeroes the scratch direction on rows and the tail.
 func (m *OEG) clearDirection(rows []int32) {
 	lay := m.p.Layout
-	K := lay.NumLabels
 	for _, a := range rows {
-		off := lay.Row(a)
-		clear(m.g[off : off+K])
+		lo, hi := lay.Span(a)
+		clear(m.g[lo:hi])
 	}
 	clear(m.g[lay.Trans():])
 }
@@ -496,7 +497,8 @@ func (m *OEG) Weights() []float64 { return m.w }
 // Certify is SDCA's certificate (dualCertificate) on the marginals of the
 // potentials, ŵ(μ) recomputed from the cached marginal sums.
 func (m *OEG) Certify(ctx context.Context) (Certificate, error) {
-	return dualCertificate(ctx, m.p, oegDuals{m}, m.what())
+	m.certW = m.what(m.certW) // the buffer of the certificate before (Certificate.Weights)
+	return dualCertificate(ctx, m.p, oegDuals{m}, m.certW)
 }
 
 // Counters reports sentence visits as steps, every trial (one

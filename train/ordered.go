@@ -54,6 +54,7 @@ type ordered struct {
 	it0   []int       // per slot: that search's evaluations
 	gap   []float64   // per slot: the block gap
 	gam   []float64   // per slot: the step committed
+	row   []float64   // a weight row laid out densely (dotRows, sparse layouts)
 	// owed is the number of slots of the last round whose moves of the
 	// duals are not made yet (settle).
 	owed  int
@@ -144,12 +145,12 @@ func (o *ordered) commitAll() {
 		if r+1 < len(o.sents) {
 			// The next commit's rows are cold: the oracles read them on
 			// other cores, before this round's commits.
-			st.prefetch(o.slots[r+1].rows)
+			st.sink += st.prefetch(o.slots[r+1].rows)
 		}
 		a, gamma, iters := ws.a, o.g0[r], o.it0[r]
 		if r > 0 {
 			// The round's earlier commits moved w: search again from γ.
-			a = st.redirect(ws)
+			a = st.redirect(ws, &o.row)
 			var it int
 			_, gamma, it = st.search(ws, a, gamma)
 			iters += it
@@ -301,13 +302,24 @@ func (o *ordered) restore(st checkpointState) error {
 func (o *ordered) phaseTimes() (parallel, serial time.Duration) { return o.parallel, o.serial }
 
 // dotRows returns ⟨w, v⟩ for the direction v of packed rows vr (row r on
-// attribute rows[r]) and dense tail vt.
-func dotRows(w []float64, rows []int32, vr, vt []float64, lay crf.Layout) float64 {
+// attribute rows[r]) and dense tail vt. In a sparse layout each weight row
+// is laid out densely in the scratch *row first, so that the sum is the
+// dense layout's, bit for bit.
+func dotRows(w []float64, rows []int32, vr, vt []float64, lay crf.Layout, row *[]float64) float64 {
 	K := lay.NumLabels
 	s := 0.0
 	for r, a := range rows {
-		x := lay.Row(a)
-		s += dotKernel(w[x:x+K], vr[r*K:(r+1)*K])
+		lo, hi := lay.Span(a)
+		u := w[lo:hi]
+		if lay.Free != nil {
+			*row = grow(*row, K)
+			clear(*row)
+			for k, y := range lay.RowLabels(a) {
+				(*row)[y] = u[k]
+			}
+			u = *row
+		}
+		s += dotKernel(u, vr[r*K:(r+1)*K])
 	}
 	return s + dot(w[lay.Trans():], vt)
 }

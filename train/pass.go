@@ -148,8 +148,8 @@ func (p *Problem) expectedFeatures(ctx context.Context, w, loss []float64) ([]fl
 	}, func(k int) {
 		pw := pws[k]
 		for _, a := range pw.touched {
-			r := lay.Row(a)
-			addClear(total[r:r+K], pw.grad[r:r+K])
+			lo, hi := lay.Span(a)
+			addClear(total[lo:hi], pw.grad[lo:hi])
 		}
 		addClear(total[trans:], pw.grad[trans:])
 	})

@@ -19,6 +19,7 @@ package train
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
@@ -34,9 +35,10 @@ type Problem struct {
 	// (proximal SDCA) and LBFGS (OWL-QN) train it; the other methods refuse
 	// it.
 	L1 float64
-	// Mask, when not nil, restricts U to the attribute–label pairs it marks
-	// (Mask[a·K+y]); weights outside it are fixed at zero and their features
-	// dropped.
+	// Mask, when not nil, restricts a dense U to the attribute–label pairs
+	// it marks (Mask[a·K+y]); weights outside it are fixed at zero and their
+	// features dropped. A sparse layout (Layout.Free) restricts U by itself:
+	// Mask is then nil. ObserveFeatures chooses between the two.
 	Mask []bool
 	// TransMask, when not nil, restricts the K×K transition weights B to the
 	// label pairs it marks (TransMask[y·K+y']) in the same way. Bias, start
@@ -161,6 +163,88 @@ func ObservedMask(d *crf.Dataset) []bool {
 	return m
 }
 
+// ObservedFree returns the attribute–label pairs that occur in the gold
+// labels of d (ObservedMask's) as the lists of a sparse U, without a dense
+// mask.
+func ObservedFree(d *crf.Dataset) *crf.FreeRows {
+	K := d.NumLabels
+	words := (K + 63) / 64
+	seen := make([]uint64, d.NumAttrs*words) // per attribute, a bit per label
+	for tok, y := range d.Labels {
+		for _, a := range d.Attrs[d.AttrStart[tok]:d.AttrStart[tok+1]] {
+			seen[int(a)*words+int(y)/64] |= 1 << (uint(y) % 64)
+		}
+	}
+	n := 0
+	for _, b := range seen {
+		n += bits.OnesCount64(b)
+	}
+	f := &crf.FreeRows{Start: make([]int, 1, d.NumAttrs+1), Labels: make([]int32, 0, n)}
+	for a := 0; a < d.NumAttrs; a++ {
+		for wd, b := range seen[a*words : (a+1)*words] {
+			for ; b != 0; b &= b - 1 {
+				f.Labels = append(f.Labels, int32(64*wd+bits.TrailingZeros64(b)))
+			}
+		}
+		f.Start = append(f.Start, len(f.Labels))
+	}
+	return f
+}
+
+// ObserveFeatures restricts U to the attribute–label pairs of the gold
+// labels (CRFsuite's feature space): as a sparse layout (Layout.Free) when
+// at most half of the pairs are free — the weights and every vector of
+// their length then hold the free pairs only — else as a Mask over the
+// dense layout, whose rows score faster. The weights are the same bit for
+// bit either way. It returns whether the layout is sparse.
+func (p *Problem) ObserveFeatures() bool {
+	f := ObservedFree(p.Data)
+	if SparseCheaper(int64(f.Len()), int64(p.Layout.NumAttrs), int64(p.Layout.NumLabels)) {
+		p.Layout.Free, p.Mask = f, nil
+		return true
+	}
+	p.Layout.Free, p.Mask = nil, ObservedMask(p.Data)
+	return false
+}
+
+// freeLabels calls fn with every free label of attribute a, in increasing
+// order.
+func (p *Problem) freeLabels(a int, fn func(y int)) {
+	lay := p.Layout
+	if lay.Free != nil {
+		for _, y := range lay.RowLabels(int32(a)) {
+			fn(int(y))
+		}
+		return
+	}
+	K := lay.NumLabels
+	for y := 0; y < K; y++ {
+		if p.Mask == nil || p.Mask[a*K+y] {
+			fn(y)
+		}
+	}
+}
+
+// SparseCheaper reports whether free of the A·K attribute–label pairs are
+// few enough to hold the weights sparse (ObserveFeatures): at most half.
+func SparseCheaper(free, A, K int64) bool { return 2*free <= A*K }
+
+// checkLayout refuses a sparse layout that does not fit the data, or one
+// given together with a Mask.
+func (p *Problem) checkLayout() error {
+	f := p.Layout.Free
+	if f == nil {
+		return nil
+	}
+	if p.Mask != nil {
+		return fmt.Errorf("%w: a Mask and a sparse layout (Layout.Free) at once", ErrBadProblem)
+	}
+	if err := f.Check(p.Layout.NumAttrs, p.Layout.NumLabels); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadProblem, err)
+	}
+	return nil
+}
+
 // ObservedTransitions returns the mask of label pairs (y, y') that follow
 // each other in the gold labels of d (CRFsuite's default,
 // feature.possible_transitions=0).
@@ -175,10 +259,10 @@ func ObservedTransitions(d *crf.Dataset) []bool {
 	return m
 }
 
-// FeatureSpace names the attribute feature space: "observed" with a Mask,
-// else "full".
+// FeatureSpace names the attribute feature space: "observed" with a Mask
+// or a sparse layout, else "full".
 func (p *Problem) FeatureSpace() string {
-	if p.Mask != nil {
+	if p.Mask != nil || p.Layout.Free != nil {
 		return "observed"
 	}
 	return "full"
@@ -231,8 +315,21 @@ func (p *Problem) maskTrans(tr []float64) {
 	}
 }
 
-// maskRow zeroes the masked-out entries of row, attribute a's K weights.
+// maskRow zeroes the masked-out entries of row, a dense row of K entries
+// for attribute a: those off its free labels in a sparse layout.
 func (p *Problem) maskRow(row []float64, a int32) {
+	if p.Layout.Free != nil {
+		k := 0
+		labels := p.Layout.RowLabels(a)
+		for y := range row {
+			if k < len(labels) && int(labels[k]) == y {
+				k++
+			} else {
+				row[y] = 0
+			}
+		}
+		return
+	}
 	if p.Mask == nil {
 		return
 	}
@@ -245,8 +342,17 @@ func (p *Problem) maskRow(row []float64, a int32) {
 }
 
 // GoldFeatures returns Σ_i F(x_i,y_i), masked.
-func (p *Problem) GoldFeatures() []float64 {
-	g := make([]float64, p.Layout.Dim())
+func (p *Problem) GoldFeatures() []float64 { return p.goldInto(nil) }
+
+// goldInto is GoldFeatures into dst when it has the capacity (a new
+// vector otherwise); it returns the vector written.
+func (p *Problem) goldInto(dst []float64) []float64 {
+	g := dst
+	if cap(g) < p.Layout.Dim() {
+		g = make([]float64, p.Layout.Dim())
+	}
+	g = g[:p.Layout.Dim()]
+	clear(g)
 	for i := 0; i < p.N(); i++ {
 		s := p.Data.Sentence(i)
 		crf.AddFeatures(g, p.Layout, s, s.Labels, 1)

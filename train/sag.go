@@ -95,6 +95,7 @@ type SAG struct {
 	last    []float64 // per attribute: the A its row was brought up to
 	g       []float64 // scratch d-vector: g_i on sentence i's rows and the tail
 	w       []float64 // Weights' buffer
+	certW   []float64 // the last certificate's weights
 	// The stored marginals: sentence i's T×K node marginals and, for
 	// T ≥ 2, its K×K summed edge marginals at marg[off[i]:off[i+1]].
 	marg []float64
@@ -273,14 +274,14 @@ func (m *SAG) see(i int) {
 
 // catchUp brings the rows of attributes attrs up to the running sum A.
 func (m *SAG) catchUp(attrs []int32) {
-	K := m.p.Layout.NumLabels
+	lay := m.p.Layout
 	for _, a := range attrs {
 		delta := m.acc - m.last[a]
 		if delta == 0 {
 			continue
 		}
-		off := int(a) * K
-		v, d := m.v[off:off+K], m.d[off:off+K]
+		lo, hi := lay.Span(a)
+		v, d := m.v[lo:hi], m.d[lo:hi]
 		for y, x := range d {
 			v[y] -= x * delta
 		}
@@ -330,8 +331,8 @@ func (m *SAG) iterate(i int) {
 	m.maskSentence(g, rows)
 	gg := 0.0
 	for _, a := range rows {
-		off := lay.Row(a)
-		gg += dot(g[off:off+K], g[off:off+K])
+		lo, hi := lay.Span(a)
+		gg += dot(g[lo:hi], g[lo:hi])
 	}
 	tail := g[lay.Trans():]
 	gg += dot(tail, tail)
@@ -353,8 +354,8 @@ func (m *SAG) iterate(i int) {
 	// Rule 3, the line search on L_i, or SAG-NUS*'s skip.
 	m.lineSearch(i, s, seen, f, gg)
 	for _, a := range rows {
-		off := lay.Row(a)
-		clear(g[off : off+K])
+		lo, hi := lay.Span(a)
+		clear(g[lo:hi])
 	}
 	clear(tail)
 
@@ -494,11 +495,11 @@ func (m *SAG) LineSearches() (made, skipped int64) { return m.searches, m.skippe
 // renormalise brings every row up to date and folds s into v, so that it
 // does not underflow.
 func (m *SAG) renormalise() {
-	K := m.p.Layout.NumLabels
+	lay := m.p.Layout
 	for a := range m.last {
 		delta := m.acc - m.last[a]
-		off := a * K
-		v, d := m.v[off:off+K], m.d[off:off+K]
+		lo, hi := lay.Span(int32(a))
+		v, d := m.v[lo:hi], m.d[lo:hi]
 		for y, x := range d {
 			v[y] -= x * delta
 		}
@@ -526,15 +527,15 @@ func (m *SAG) maskSentence(x []float64, rows []int32) {
 // Weights returns w = s·v with every row brought up to date, in a buffer
 // the method owns (the state is not changed).
 func (m *SAG) Weights() []float64 {
-	K := m.p.Layout.NumLabels
+	lay := m.p.Layout
 	if m.w == nil {
 		m.w = make([]float64, len(m.v))
 	}
-	tr := m.p.Layout.Trans()
+	tr := lay.Trans()
 	for a := range m.last {
 		delta := m.acc - m.last[a]
-		off := a * K
-		for j := off; j < off+K; j++ {
+		lo, hi := lay.Span(int32(a))
+		for j := lo; j < hi; j++ {
 			m.w[j] = m.s * (m.v[j] - m.d[j]*delta)
 		}
 	}
@@ -547,7 +548,8 @@ func (m *SAG) Weights() []float64 {
 // Certify computes P(w) and ∇P(w) with a full pass; the certificate is
 // that of L-BFGS (primalCertificate).
 func (m *SAG) Certify(ctx context.Context) (Certificate, error) {
-	w := append([]float64(nil), m.Weights()...)
+	m.certW = append(m.certW[:0], m.Weights()...) // the buffer of the certificate before (Certificate.Weights)
+	w := m.certW
 	r, err := m.p.pass(ctx, w, nil, true)
 	if err != nil {
 		return Certificate{}, err

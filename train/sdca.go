@@ -26,7 +26,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
@@ -85,9 +84,10 @@ type SDCA struct {
 	rows    *sentenceRows
 	// st steps on the run's weights (st.w, st.wsq) and counts the run's
 	// steps; sched runs the epochs (sequential, parallel or streamed,
-	// chosen by setup).
+	// chosen by setup). certW holds the last certificate's weights.
 	st    *stepper
 	sched scheduler
+	certW []float64
 	epoch int          // completed epochs
 	pos   int          // steps done in the epoch in progress
 	live  atomic.Int64 // pos, published every 256 steps for LiveSteps
@@ -301,7 +301,8 @@ func (m *SDCA) restore(c *Checkpoint) error {
 	if err := m.restoreDuals(c); err != nil {
 		return err
 	}
-	m.st.setElastic(append([]float64(nil), c.Weights...))
+	m.st.setElastic(c.Weights) // taken over: a resumed run holds no second copy
+	c.Weights = nil
 	m.st.wsq = st.WSq
 	m.st.steps, m.st.lsIters, m.epoch = st.Steps, st.LineSearch, st.Epoch
 	m.pos = st.Step
@@ -414,10 +415,21 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	// Where w was computed as ŵ(μ) by Init and no step has been made since
 	// (the certificate of the initial point), it is taken as it is: the
 	// same numbers, one pass over the duals fewer.
+	//
+	// The certificate's weights go into the buffer of the previous
+	// certificate, which the driver has dropped (Certificate.Weights): a
+	// run holds w and one ŵ(μ), and makes no garbage of its length.
 	var w []float64
 	if m.whatAt == m.st.steps {
-		w = slices.Clone(m.st.dualVector())
+		w = append(m.certW[:0], m.st.dualVector()...)
+		m.certW = w
 		m.p.meterAdd(m.p.N()) // the ŵ(μ) half of the certificate's work
+	} else {
+		var err error
+		if w, err = m.p.whatInto(m.certW, m.duals); err != nil {
+			return Certificate{}, err
+		}
+		m.certW = w
 	}
 	if m.warmGaps {
 		// The initial certificate of a warm start (also when a resume
@@ -499,4 +511,16 @@ func storeAndSampler(d *crf.Dataset, store duals.Store, sampler Sampler) (duals.
 		return nil, nil, fmt.Errorf("%w: the sampler is sized for %d sentences, the problem has %d", ErrBadProblem, n, d.Len())
 	}
 	return store, sampler, nil
+}
+
+// Close releases the dual variables of a store the method made itself (the
+// duals in memory: Duals nil); a store it was given is the caller's to
+// close. The weights stay valid. Closing twice does nothing.
+func (m *SDCA) Close() error {
+	if m.duals == nil || m.Duals != nil {
+		return nil
+	}
+	err := m.duals.Close()
+	m.duals = nil
+	return err
 }

@@ -26,6 +26,7 @@ type stepper struct {
 	// steps and lsIters count the steps made and their line-search
 	// evaluations.
 	steps, lsIters int64
+	sink           float64 // what prefetchWeights read
 	// afterCommit, when not nil, runs after every step's commit: the
 	// measurement of compact duals rounds μ_i there (nil in every run).
 	afterCommit func(ws *stepWork)
@@ -103,6 +104,7 @@ type stepWork struct {
 	// the primal weights of the step's rows, packed as vr, then the tail.
 	elastic elasticLine
 	pw      []float64
+	urow    []float64 // a row of u laid out densely (sparse layouts: uRow)
 }
 
 // sentenceRows lists, for every sentence, the distinct attributes it uses
@@ -191,7 +193,7 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 	if draw {
 		d.sampler.Update(j, st.Gap)
 		next = d.sampler.Next(d.rng)
-		sp.prefetch(sp.rows.of(d.sentence(next)))
+		sp.sink += sp.prefetch(sp.rows.of(d.sentence(next)))
 	}
 	sp.direct(ws)
 	st.Slope0, st.Gamma, st.Iters = sp.search(ws, ws.a, -1)
@@ -205,8 +207,8 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 
 // prefetch starts fetching the weight rows of a coming step: w's, which
 // its oracle reads, or for the elastic net u's.
-func (sp *stepper) prefetch(rows []int32) {
-	prefetchRows(sp.dualVector(), rows, sp.p.Layout.NumLabels)
+func (sp *stepper) prefetch(rows []int32) (sink float64) {
+	return prefetchWeights(sp.dualVector(), sp.p.Layout, rows)
 }
 
 // oracle is step 1 on sentence i into ws: the oracle at sp.w, and the
@@ -272,12 +274,13 @@ func (sp *stepper) direct(ws *stepWork) {
 // redirect returns ⟨w,v⟩ for ws's direction at the stepper's current
 // weights, which other steps moved since ws's oracle, and prepares the
 // elastic net's line against them: what a search at those weights needs.
-func (sp *stepper) redirect(ws *stepWork) float64 {
+// row is a scratch row for a sparse layout (dotRows).
+func (sp *stepper) redirect(ws *stepWork, row *[]float64) float64 {
 	if sp.u != nil {
 		sp.prepareElastic(ws)
 		return sp.dotPrimal(ws)
 	}
-	return dotRows(sp.w, ws.rows, ws.vr, ws.vt, sp.p.Layout)
+	return dotRows(sp.w, ws.rows, ws.vr, ws.vt, sp.p.Layout, row)
 }
 
 // search is step 3 after direct: the line search on
@@ -408,7 +411,7 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 		values = s.Values[lo:hi]
 	}
 	axpyRows(ws.vr, sp.rows.slot[lo:hi], ws.dN, ws.tokOf, values, c, K)
-	if p.Mask != nil {
+	if p.Mask != nil || lay.Free != nil {
 		for r, a := range ws.rows {
 			p.maskRow(ws.vr[r*K:r*K+K], a)
 		}
@@ -469,7 +472,11 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 func (sp *stepper) applyPrimal(ws *stepWork, gamma float64) {
 	lay := sp.p.Layout
 	K := lay.NumLabels
-	axpyRows(sp.w, ws.rows, ws.vr, nil, nil, gamma, K)
+	if lay.Free != nil {
+		axpySparseRows(sp.w, lay, ws.rows, ws.vr, gamma)
+	} else {
+		axpyRows(sp.w, ws.rows, ws.vr, nil, nil, gamma, K)
+	}
 	w, v := sp.w[lay.Trans():], ws.vt
 	for j := range w {
 		w[j] += gamma * v[j]

@@ -251,8 +251,17 @@ func TestEstimateMemory(t *testing.T) {
 		t.Fatalf("L-BFGS: %+v (total %d, d = %d)", e, e.Total(), dim)
 	}
 	s := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 2})
-	if s.Duals != duals.Bytes(d) || s.Duals != 8*int64(2+1)*int64(K*K) || s.LBFGS != 0 || s.Weights < 4*dim*8 {
+	if s.Duals != duals.Bytes(d) || s.Duals != 8*int64(2+1)*int64(K*K) || s.LBFGS != 0 || s.Weights < 2*dim*8 {
 		t.Fatalf("SDCA: %+v", s)
+	}
+	// The heap's headroom is GCPercent of what is on it: the duals are
+	// off the heap where the system allows.
+	onHeap := s.Dataset + s.Weights + s.Scratch
+	if !duals.OffHeap {
+		onHeap += s.Duals
+	}
+	if s.GC != onHeap*GCPercent/100+gcFloor || s.GoHeap() != onHeap+s.GC {
+		t.Fatalf("SDCA: GC headroom %d, Go heap %d for %d on the heap", s.GC, s.GoHeap(), onHeap)
 	}
 	if f := EstimateMemory(p, MemoryOptions{Solver: "sdca", Workers: 2}); f.Duals != 0 || f.Total() >= s.Total() {
 		t.Fatalf("SDCA with mapped duals: %+v", f)

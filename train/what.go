@@ -12,7 +12,11 @@ import (
 // What computes ŵ(μ) = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]) from scratch,
 // on all cores when there are whatMinWorkers or more, the same bits on any
 // number. Its only error is a duals.Stream's failure to read a block.
-func (p *Problem) What(store duals.Store) ([]float64, error) {
+func (p *Problem) What(store duals.Store) ([]float64, error) { return p.whatInto(nil, store) }
+
+// whatInto is What into dst when it has the capacity (a new vector
+// otherwise); it returns the vector written.
+func (p *Problem) whatInto(dst []float64, store duals.Store) ([]float64, error) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers < whatMinWorkers {
 		workers = 1
@@ -22,7 +26,7 @@ func (p *Problem) What(store duals.Store) ([]float64, error) {
 		// for: it wants the blocks in order, from one goroutine.
 		workers = 1
 	}
-	return p.what(store, workers, whatChunkTokens)
+	return p.what(dst, store, workers, whatChunkTokens)
 }
 
 // whatMinWorkers is the fewest cores on which What splits its sum: split,
@@ -34,7 +38,8 @@ func (p *Problem) What(store duals.Store) ([]float64, error) {
 // only).
 const whatMinWorkers = 3
 
-// what computes ŵ(μ) on the given number of goroutines; on one, it is
+// what computes ŵ(μ) into dst (or a new vector, if it is too short) on the
+// given number of goroutines; on one, it is
 // whatSerial (which asks store for the blocks in order). Every entry of w is
 // the sum of the same terms in the same order as crf.AddExpected adds them
 // sentence after sentence — the gold features, then sentence 0's terms in
@@ -55,14 +60,14 @@ const whatMinWorkers = 3
 // A chunk's duals are read from memory once, by phase 1, and again from
 // the cache by phase 2; its node marginals (tokens × labels) are the only
 // memory what adds besides w.
-func (p *Problem) what(store duals.Store, workers, chunkTokens int) ([]float64, error) {
+func (p *Problem) what(dst []float64, store duals.Store, workers, chunkTokens int) ([]float64, error) {
 	if workers <= 1 {
-		return p.whatSerial(store)
+		return p.whatSerial(dst, store)
 	}
 	d := p.Data
 	lay := p.Layout
 	K := lay.NumLabels
-	w := p.GoldFeatures()
+	w := p.goldInto(dst)
 	P := workers
 	lws := make([]*labelWhat, min(P, K))
 	for k := range lws {
@@ -144,10 +149,10 @@ func (p *Problem) what(store duals.Store, workers, chunkTokens int) ([]float64, 
 
 // whatSerial computes ŵ(μ) on one goroutine: crf.AddExpected sentence
 // after sentence, store's blocks asked for in order — what's reference.
-func (p *Problem) whatSerial(store duals.Store) ([]float64, error) {
+func (p *Problem) whatSerial(dst []float64, store duals.Store) ([]float64, error) {
 	d := p.Data
 	K := p.Layout.NumLabels
-	w := p.GoldFeatures()
+	w := p.goldInto(dst)
 	var node []float64
 	add := func(i int) {
 		s := d.Sentence(i)
@@ -222,8 +227,14 @@ func addAttrRows(w []float64, lay crf.Layout, d *crf.Dataset, node []float64, a0
 			if d.Values != nil {
 				c *= d.Values[j]
 			}
-			r := lay.Row(a)
-			u := w[r : r+K]
+			lo, hi := lay.Span(a)
+			u := w[lo:hi]
+			if lay.Free != nil {
+				for k, y := range lay.RowLabels(a) {
+					u[k] += c * pt[y]
+				}
+				continue
+			}
 			for y, pv := range pt {
 				u[y] += c * pv
 			}

@@ -13,7 +13,7 @@ import (
 // whatSerial is ŵ(μ) as one goroutine adds it up: crf.AddExpected
 // sentence after sentence — the order what must reproduce bit for bit.
 func whatSerial(p *Problem, store duals.Store) []float64 {
-	w, err := p.whatSerial(store)
+	w, err := p.whatSerial(nil, store)
 	if err != nil {
 		panic(err)
 	}
@@ -47,7 +47,7 @@ func TestWhatSameBitsAnyWorkers(t *testing.T) {
 		want := whatSerial(p, store)
 		for _, P := range []int{1, 2, 3, p.Layout.NumLabels, p.Layout.NumLabels + 5} {
 			for _, chunk := range []int{1, 7, whatChunkTokens} {
-				got, err := p.what(store, P, chunk)
+				got, err := p.what(nil, store, P, chunk)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -99,12 +99,12 @@ func TestWhatStreamedSameBits(t *testing.T) {
 	if s.Blocks() < 3 {
 		t.Fatalf("%d blocks, want several", s.Blocks())
 	}
-	want, err := p.whatSerial(s)
+	want, err := p.whatSerial(nil, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, P := range []int{2, 3} {
-		got, err := p.what(s, P, 7)
+		got, err := p.what(nil, s, P, 7)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -189,6 +189,8 @@ func trainFlags() optionFlags[trainSetup] {
 			[]string{"KeepDuals"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.KeepDuals = c.String(n); return nil }},
 		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "log", Usage: "write the per-epoch training log here (Arrow IPC file; Parquet when the name ends .parquet)"}), nil, nil},
 		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "plot", Usage: "draw the certified gap and P − best dual against seconds and epochs here (.svg or .png); certifies every epoch unless --gap-every is given (a full pass each: on CoNLL-2000 about +50% CPU time)"}), nil, nil},
+		{catOutput, &cli.BoolFlag{Name: "dry-run", Usage: "print the plan — the memory the run needs by part, where the duals go (memory, file, or streamed in how many blocks), " +
+			"the disk it writes, a rough time per epoch — and exit without training (or with the refusal a run would meet); reads the table's sizes, keeps none of its rows"}, nil, nil},
 		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the training loop here", Hidden: true}), nil, nil},
 		{catCheckpoints, fileOf(pipeline.RoleDir, &cli.StringFlag{Name: "checkpoint", Usage: "directory for snapshots (locked; written atomically; also on SIGINT/SIGTERM); refused when it holds an earlier run's snapshots, unless --resume"}),
 			[]string{"Checkpoint"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Checkpoint = c.String(n); return nil }},
@@ -344,6 +346,9 @@ func runTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("dry-run") {
+		return dryRunTrain(c, in, o)
+	}
 	// The kept duals' keys hash the tokens' text: read with the table.
 	t, err := stage.ReadFeatureTable(c.Context, stageInput(c, in), o.KeepDuals == "" && o.WarmStart == "")
 	if err != nil {
@@ -365,6 +370,32 @@ func runTrain(c *cli.Context) error {
 	_, err = stage.Train(ctx, t, in, o)
 	if errors.Is(err, stage.ErrUnlabelled) {
 		return &renderedError{msg: strings.Replace(err.Error(), "no token has a gold label;", "no token has a gold label (featurized with --no-labels?);", 1), err: err}
+	}
+	return trainFlags().render(c, settingsFlagError(err))
+}
+
+// dryRunTrain prints the plan of the run (stage.PlanTrain) to standard
+// output; a run that would be refused is refused after its plan (on
+// standard error).
+func dryRunTrain(c *cli.Context, in string, o stage.TrainOptions) error {
+	if path := c.String("valid"); path != "" {
+		var err error
+		if o.Valid, err = readTableArg(c, path); err != nil {
+			return err
+		}
+		o.ValidName = path
+	}
+	plan, err := stage.PlanTrain(c.Context, stageInput(c, in), o)
+	if plan != nil {
+		// A run that would be refused fails: its plan goes to standard
+		// error with the refusal, nothing to standard output.
+		w := c.App.Writer
+		if err != nil {
+			w = c.App.ErrWriter
+		}
+		if werr := plan.Write(w); werr != nil && err == nil {
+			err = werr
+		}
 	}
 	return trainFlags().render(c, settingsFlagError(err))
 }

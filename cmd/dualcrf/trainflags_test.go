@@ -136,7 +136,7 @@ func TestTrainReportsAndRecords(t *testing.T) {
 	f := fixtures(t)
 	dir := t.TempDir()
 	r := mustRun(t, dir, "train", "--max-epochs", "2", "--feature-space", "observed", "--transitions", "observed", "-o", "m.arrow", f.train)
-	m := regexp.MustCompile(`(\d+) free weights \(d = (\d+)\)`).FindStringSubmatch(string(r.stderr))
+	m := regexp.MustCompile(`(\d+) free weights \(d = (\d+)(, held sparse)?\)`).FindStringSubmatch(string(r.stderr))
 	if m == nil {
 		t.Fatalf("no free weights in the header: %s", r.stderr)
 	}

@@ -50,6 +50,22 @@ func RandomWeights(rng *rand.Rand, lay crf.Layout, sd float64) []float64 {
 	return w
 }
 
+// RandomFree returns a sparse U over A attributes and K labels in which
+// each attribute–label pair is free with probability p (some attributes
+// then have no free label, some all K).
+func RandomFree(rng *rand.Rand, A, K int, p float64) *crf.FreeRows {
+	f := &crf.FreeRows{Start: make([]int, 1, A+1)}
+	for a := 0; a < A; a++ {
+		for y := 0; y < K; y++ {
+			if rng.Float64() < p {
+				f.Labels = append(f.Labels, int32(y))
+			}
+		}
+		f.Start = append(f.Start, len(f.Labels))
+	}
+	return f
+}
+
 // Joint is the explicit distribution of a sentence's label paths.
 type Joint struct {
 	T, K  int

@@ -58,7 +58,8 @@ func printEstimate(path string, lbfgs, observed bool) error {
 		return err
 	}
 	if observed {
-		p.Mask, p.TransMask = train.ObservedMask(t.Data), train.ObservedTransitions(t.Data)
+		p.ObserveFeatures() // as the train stage holds them: sparse where fewer than half the pairs are free
+		p.TransMask = train.ObservedTransitions(t.Data)
 	}
 	o := train.MemoryOptions{Solver: "sdca", DualsInMemory: true}
 	if lbfgs {
