@@ -26,6 +26,7 @@ import (
 type TrainPlan struct {
 	Table       string // the feature table's name
 	Solver      string // as a model records it (Solver)
+	State       string // what the method keeps of every sentence (train.StateSizer): "duals"
 	Sentences   int
 	Tokens      int64
 	Attributes  int
@@ -117,13 +118,11 @@ func (r *trainer) newPlan(shape train.Shape, est train.MemoryEstimate, budget in
 	if from == "{MemoryBudget}" {
 		p.BudgetFrom = r.o.OptionName("MemoryBudget")
 	}
-	switch r.solver {
-	case "oeg":
-		p.DualBytes = train.OEGBytes(d)
-	case "sag":
-		p.DualBytes = train.SAGBytes(d)
-	default:
-		p.DualBytes = duals.Bytes(d)
+	// The method's state of every sentence (train.StateSizer); the duals'
+	// size, the lattices a pass visits, for a method that keeps none.
+	p.DualBytes, p.State = duals.Bytes(d), "duals"
+	if ss, ok := r.o.Method.(train.StateSizer); ok {
+		p.DualBytes, p.State, _ = ss.StateBytes(d)
 	}
 	if budget > 0 {
 		p.GoLimit = max(budget-est.OffHeap-est.Runtime, est.GoHeap())
@@ -138,7 +137,7 @@ func (r *trainer) newPlan(shape train.Shape, est train.MemoryEstimate, budget in
 	case DualsFile:
 		p.Disk = append(p.Disk, PlanFile{"memory-mapped duals", o.Duals.Path, p.DualBytes})
 	}
-	if o.Checkpoint != "" && (r.solver == "sdca" || r.solver == "bcfw") {
+	if o.Checkpoint != "" && train.Reads(o.Method, train.RunCheckpoint) {
 		// Each snapshot holds the weights and, unless the duals are
 		// streamed (their file is the snapshot's), a copy of the duals;
 		// keepSnapshots are kept and one more is written before the
@@ -167,13 +166,7 @@ func (p *TrainPlan) Write(w io.Writer) error {
 		held = fmt.Sprintf("held sparse: %d of the model's %d", p.Dim, p.DenseDim)
 	}
 	fmt.Fprintf(&b, "plan: weights: %d free (%s)\n", p.FreeWeights, held)
-	what := "duals"
-	switch p.Solver {
-	case "oeg":
-		what = "potentials and marginal sums"
-	case "sag":
-		what = "stored marginal sums"
-	}
+	what := p.State
 	switch p.Place {
 	case DualsStream:
 		fmt.Fprintf(&b, "plan: %s: %s, streamed from disk in %d blocks (slots of %s; %d block buffers and %d slots of working set in memory)\n",

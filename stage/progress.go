@@ -23,7 +23,7 @@ type trainProgress struct {
 	task   *progress.Task
 	n      int64         // sentences
 	meter  *atomic.Int64 // the sentences of full passes so far (train.Problem.Meter)
-	live   func() int64  // SDCA's steps in the epoch under way; nil for the other solvers
+	live   func() int64  // the steps of the epoch under way (train.LiveStepper); nil for a method that does not say
 	epochs int           // the epoch limit
 	tol    float64       // the gap target
 	gap    float64       // the last certified gap (NaN before the first)
@@ -67,16 +67,11 @@ func (r *trainer) startProgress() {
 	// unknown total). A certificate is SDCA's ŵ(μ) and a forward–backward
 	// pass, OEG's and SAG's a pass, L-BFGS's none (its last gradient's).
 	initTotal, certTotal := int64(0), tp.n
-	switch {
-	case r.sd != nil:
-		sd := r.sd
-		tp.live = func() int64 { return int64(sd.LiveSteps()) }
-		initTotal, certTotal = 2*tp.n, 2*tp.n
-		if r.place == DualsStream {
-			initTotal = tp.n
-		}
-	case r.solver == "lbfgs":
-		initTotal, certTotal = tp.n, 0
+	if m, ok := r.m.(train.Metered); ok {
+		initTotal, certTotal = m.MeterTotals(r.p.N())
+	}
+	if m, ok := r.m.(train.LiveStepper); ok {
+		tp.live = func() int64 { return int64(m.LiveSteps()) }
 	}
 	tp.certTotal = certTotal
 	tp.task = r.o.Progress.Start("train", "sentences", tp.n)

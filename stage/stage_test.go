@@ -124,6 +124,10 @@ func TestTrainOptionsCheck(t *testing.T) {
 	if err := (stage.TrainOptions{}).Check(); err != nil {
 		t.Fatalf("zero options: %v", err)
 	}
+	sampler, err := train.NewSampler(train.SamplerGap, 2, train.SamplerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		o            stage.TrainOptions
 		field, value string
@@ -152,12 +156,18 @@ func TestTrainOptionsCheck(t *testing.T) {
 		{stage.TrainOptions{Method: &train.OEG{}, Given: [][]string{{"Sampler.NonUniform"}}}, "Sampler.NonUniform", "0"},
 		{stage.TrainOptions{Method: &train.SAG{}, Given: [][]string{{"CheckpointEvery"}}}, "CheckpointEvery", "0"},
 		{stage.TrainOptions{Loss: stage.LossHinge, Given: [][]string{{"SDCA.Epsilon"}}}, "SDCA.Epsilon", ""},
-		{stage.TrainOptions{Method: &train.SDCA{Workers: 1}, Given: [][]string{{"SDCA.RoundSteps"}}}, "SDCA.RoundSteps", ""},
+		{stage.TrainOptions{Method: &train.SDCA{Workers: 1, RoundSteps: 8}, Given: [][]string{{"SDCA.RoundSteps"}}}, "SDCA.RoundSteps", ""},
 		{stage.TrainOptions{Method: &train.LBFGS{}, Given: [][]string{{"SDCA.Seed", "OEG.Seed", "SAG.Seed", "BCFW.Seed"}}}, "SDCA.Seed", ""},
 		{stage.TrainOptions{Method: &train.SAG{Variant: "saga"}}, "SAG.Variant", `"saga"`},
 		{stage.TrainOptions{Method: &train.SAG{InitialL: -1}}, "SAG.InitialL", "-1"},
 		{stage.TrainOptions{Method: &train.OEG{Eta: 2}}, "OEG.Eta", "2"},
 		{stage.TrainOptions{Method: &train.LBFGS{Store: -1}}, "LBFGS.Store", "-1"},
+		// A zero given stands for no default: it must be in range itself.
+		{stage.TrainOptions{Method: &train.SDCA{Workers: 2}, Given: [][]string{{"SDCA.RoundSteps"}}}, "SDCA.RoundSteps", "0"},
+		{stage.TrainOptions{Method: &train.OEG{}, Given: [][]string{{"OEG.Eta"}}}, "OEG.Eta", "0"},
+		{stage.TrainOptions{Method: &train.SAG{}, Given: [][]string{{"SAG.Variant"}}}, "SAG.Variant", `""`},
+		// The fields a run makes are left nil.
+		{stage.TrainOptions{Method: &train.BCFW{Sampler: sampler}}, "BCFW.Sampler", ""},
 	} {
 		err := c.o.Check()
 		var oe *stage.OptionError
@@ -178,9 +188,9 @@ func TestTrainOptionsCheck(t *testing.T) {
 	// An option given that one of its fields' methods reads passes: the
 	// seed to SAG, the sampler to BCFW, the round length to two workers.
 	for _, o := range []stage.TrainOptions{
-		{Method: &train.SAG{}, Given: [][]string{{"SDCA.Seed", "OEG.Seed", "SAG.Seed", "BCFW.Seed"}, {"Method"}, {"GapTol"}}},
-		{Loss: stage.LossHinge, Given: [][]string{{"Sampler.Kind"}, {"RefreshEvery"}, {"Checkpoint"}, {"BCFW.Hamming"}}},
-		{Method: &train.SDCA{Workers: 2}, Given: [][]string{{"SDCA.RoundSteps"}, {"Sampler.NonUniform"}, {"KeepDuals"}}},
+		{Method: &train.SAG{}, GapTol: 1e-3, Given: [][]string{{"SDCA.Seed", "OEG.Seed", "SAG.Seed", "BCFW.Seed"}, {"Method"}, {"GapTol"}}},
+		{Loss: stage.LossHinge, Sampler: stage.Sampler{Kind: "gap"}, Given: [][]string{{"Sampler.Kind"}, {"RefreshEvery"}, {"Checkpoint"}, {"BCFW.Hamming"}}},
+		{Method: &train.SDCA{Workers: 2, RoundSteps: 8}, Sampler: stage.Sampler{NonUniform: 0.8}, Given: [][]string{{"SDCA.RoundSteps"}, {"Sampler.NonUniform"}, {"KeepDuals"}}},
 	} {
 		if err := o.Check(); err != nil {
 			t.Errorf("%+v: %v", o, err)

@@ -8,9 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,19 +37,22 @@ type TrainOptions struct {
 	// ℓ2-regularised objective. SDCA trains it by proximal SDCA, LBFGS by
 	// OWL-QN; the other methods and the hinge loss refuse it.
 	L1 Lambda
-	// Method is the solver and its settings: *train.SDCA (SDCA-GAP, whose
-	// sampler is Sampler's), *train.LBFGS, *train.OEG or *train.SAG; nil:
-	// &train.SDCA{}. Train reads its exported fields and runs a fresh
-	// value of that type, so one TrainOptions trains any number of times.
-	// SDCA's Sampler, Duals and Warm must be nil: Train makes them from
+	// Method is the solver and its settings, a method train.Methods lists:
+	// *train.SDCA (SDCA-GAP, whose sampler is Sampler's), *train.LBFGS,
+	// *train.OEG, *train.SAG or *train.BCFW; nil: &train.SDCA{}. Train
+	// reads its settings (train.Description.Settings) and runs a fresh
+	// value of that type (train.Fresh), so one TrainOptions trains any
+	// number of times. The fields a run makes (train.Description.Made:
+	// SDCA's Sampler, Duals and Warm) must be nil: Train makes them from
 	// Sampler, Duals and WarmStart.
 	Method train.Method
 	// Loss is the training loss: LossLog (the CRF's negative
-	// log-likelihood; "" too) or LossHinge (the structural SVM's Hamming
-	// hinge loss, trained by *train.BCFW, SDCA-GAP's structured twin: a
-	// Method nil or *train.SDCA is run as BCFW with its Seed and the
-	// default Hamming loss (a *train.BCFW sets its own), and Sampler is
-	// BCFW's; the other methods minimise the log loss only).
+	// log-likelihood) or LossHinge (the structural SVM's Hamming hinge
+	// loss, trained by *train.BCFW, SDCA-GAP's structured twin); "": the
+	// method's. A Method of the log loss with a twin of the loss asked for
+	// (nil or *train.SDCA: train.ForLoss) runs as the twin with the
+	// settings they share (its Seed); the other methods minimise their
+	// own loss only.
 	Loss         string
 	Sampler      Sampler // SDCA's (BCFW's) sampler
 	NoBias       bool    // leave out the bias, start and end weights (CRFsuite's model)
@@ -150,10 +153,10 @@ type TrainOptions struct {
 	Progress *progress.Reporter
 }
 
-// The losses TrainOptions.Loss names.
+// The losses TrainOptions.Loss names (train.Description.Loss).
 const (
-	LossLog   = "log"
-	LossHinge = "hinge"
+	LossLog   = train.LossLog
+	LossHinge = train.LossHinge
 )
 
 // ErrUnlabelled refuses a training table in which no token has a gold
@@ -168,8 +171,10 @@ type TrainResult struct {
 	Model *crf.Model
 	// Train is the driver's result: stop reason, epochs, the last
 	// certificate and the per-epoch records.
-	Train  *train.Result
-	Solver string
+	Train *train.Result
+	// Solver is the method's name (train.Description.Name), Label its
+	// name in a figure's legend (train.Label: "SDCA, gap sampler").
+	Solver, Label string
 }
 
 // WriteLog writes the per-epoch training log as an Arrow IPC file.
@@ -185,40 +190,38 @@ func (r *TrainResult) WriteLogAs(w io.Writer, opts arrowio.WriterOptions) error 
 func (r *TrainResult) LogRows() []tables.LogRow { return logRows(r.Train.Records) }
 
 // Solver names a method as a model's metadata records it (its
-// train.Description's Name): sdca, lbfgs, oeg, sag or bcfw; "" for a
-// method Train does not run.
+// train.Description's Name): sdca, lbfgs, oeg, sag or bcfw for nil (the
+// default, SDCA) and the methods train.Methods lists; "" for another.
 func Solver(m train.Method) string {
 	if m == nil {
-		m = &train.SDCA{}
+		return train.MethodNames()[0]
 	}
-	for _, known := range train.Methods() {
-		if reflect.TypeOf(known) == reflect.TypeOf(m) {
-			return known.Describe().Name
-		}
-	}
-	return ""
+	d, _ := train.Describe(m)
+	return d.Name
 }
 
-// methodType is the name of m's type, the prefix of its fields' names
-// as OptionError.Field gives them ("SDCA" of SDCA.Epsilon).
-func methodType(m train.Method) string {
-	t := reflect.TypeOf(m)
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
+// descriptionOf returns m's description (nil: the default method's).
+func descriptionOf(m train.Method) train.Description {
+	if m == nil {
+		return train.Methods()[0].Describe()
 	}
-	return t.Name()
+	d, _ := train.Describe(m)
+	return d
 }
 
-// withDefaults returns o with its defaults filled in.
+// withDefaults returns o with its defaults filled in: the method (the
+// twin of Loss, ForLoss, with the settings they share) and its loss.
 func (o TrainOptions) withDefaults() TrainOptions {
 	if o.Method == nil {
-		o.Method = &train.SDCA{}
+		o.Method = train.Methods()[0]
 	}
-	if sd, ok := o.Method.(*train.SDCA); ok && o.Loss == LossHinge {
-		o.Method = &train.BCFW{Seed: sd.Seed}
-	}
-	if _, ok := o.Method.(*train.BCFW); ok {
-		o.Loss = LossHinge
+	if d, ok := train.Describe(o.Method); ok {
+		if name, err := train.ForLoss(d.Name, o.Loss); err == nil && name != d.Name {
+			twin := train.NewMethod(name)
+			train.ShareSettings(twin, o.Method)
+			o.Method = twin
+		}
+		o.Loss = descriptionOf(o.Method).Loss
 	}
 	if o.Sampler.Kind == "" {
 		o.Sampler.Kind = train.DefaultSampler
@@ -236,34 +239,52 @@ func (o TrainOptions) withDefaults() TrainOptions {
 }
 
 // Check refuses options out of range with an *OptionError; a zero that
-// stands for a default passes.
+// stands for a default passes, unless Given says the user gave it.
 func (o TrainOptions) Check() error {
-	inUnit := func(x float64) bool { return x == 0 || (x > 0 && x <= 1) } // 0: the default
 	type check struct {
 		bad   bool
 		field string
 		value any
 		msg   string
 	}
-	first := []check{
-		{o.Method != nil && Solver(o.Method) == "", "Method", fmt.Sprintf("%T", o.Method), "want *train.SDCA, *train.LBFGS, *train.OEG, *train.SAG or *train.BCFW"},
-		{o.Loss != "" && o.Loss != LossLog && o.Loss != LossHinge, "Loss", o.Loss, "want log or hinge"},
+	d, known := train.Describe(o.Method)
+	if o.Method == nil {
+		d, known = descriptionOf(nil), true
 	}
-	for _, ch := range first {
-		if ch.bad {
-			return optionError(ch.field, ch.value, ch.msg)
+	if !known {
+		var types []string
+		for _, m := range train.Methods() {
+			types = append(types, fmt.Sprintf("%T", m))
+		}
+		return optionError("Method", fmt.Sprintf("%T", o.Method), "want "+joinOr(types))
+	}
+	if o.Loss == "" && o.given("Loss") {
+		return optionError("Loss", "", "want "+joinOr([]string{LossLog, LossHinge}))
+	}
+	if o.Loss != "" {
+		if _, err := train.ForLoss(d.Name, o.Loss); err != nil {
+			var oe *OptionError
+			if errors.As(err, &oe) && oe.Field == "Loss" {
+				return err
+			}
 		}
 	}
 	if err := o.checkReads(); err != nil {
 		return err
 	}
+	if _, err := train.ForLoss(d.Name, o.Loss); err != nil {
+		return err
+	}
+	run := o.withDefaults().Method
+	rd := descriptionOf(run)
 	checks := []check{
-		{o.Sampler.Kind != "" && !slices.Contains(train.SamplerKinds(), o.Sampler.Kind), "Sampler.Kind", o.Sampler.Kind, "want one of " + strings.Join(train.SamplerKinds(), ", ")},
-		{!inUnit(o.Sampler.NonUniform), "Sampler.NonUniform", o.Sampler.NonUniform, "want a probability in (0,1]"},
+		// A zero stands for the default unless given (Given).
+		{(o.Sampler.Kind != "" || o.given(train.RunSampler)) && !slices.Contains(train.SamplerKinds(), o.Sampler.Kind), "Sampler.Kind", o.Sampler.Kind, "want one of " + strings.Join(train.SamplerKinds(), ", ")},
+		{(o.Sampler.NonUniform != 0 || o.given(train.RunNonUniform)) && !(o.Sampler.NonUniform > 0 && o.Sampler.NonUniform <= 1), "Sampler.NonUniform", o.Sampler.NonUniform, "want a probability in (0,1]"},
 		{o.RefreshEvery < 0, "RefreshEvery", o.RefreshEvery, "want 0 (never) or a number of epochs ≥ 1"},
-		{o.GapTol != 0 && !(o.GapTol > 0 && !math.IsInf(o.GapTol, 0)), "GapTol", o.GapTol, "want a positive tolerance"},
+		{(o.GapTol != 0 || o.given("GapTol")) && !(o.GapTol > 0 && !math.IsInf(o.GapTol, 0)), "GapTol", o.GapTol, "want a positive tolerance"},
 		{o.GapEvery < 0, "GapEvery", o.GapEvery, "want 0 (only when the estimate says so) or a number of epochs ≥ 1"},
-		{o.MaxEpochs < 0, "MaxEpochs", o.MaxEpochs, "want at least 1"},
+		{o.MaxEpochs < 0 || o.MaxEpochs == 0 && o.given("MaxEpochs"), "MaxEpochs", o.MaxEpochs, "want at least 1"},
 		{o.MaxTime < 0, "MaxTime", o.MaxTime, "want a duration ≥ 0 (0: no limit)"},
 		{o.CheckpointEvery < 0, "CheckpointEvery", o.CheckpointEvery, "want 0 or a number of epochs ≥ 1"},
 		{o.CheckpointInterval < 0, "CheckpointInterval", o.CheckpointInterval, "want a duration ≥ 0"},
@@ -275,41 +296,31 @@ func (o TrainOptions) Check() error {
 		{o.MemoryBudget < 0, "MemoryBudget", o.MemoryBudget, "want a positive size"},
 		{o.WarmStart != "" && o.Duals.Place == DualsStream, "WarmStart", o.WarmStart, "needs the duals in memory or in a memory-mapped file, not {Duals} stream"},
 		{o.L1.set && !(o.L1.c >= 0 && !math.IsInf(o.L1.c, 0)), "L1", o.L1.String(), "want a finite λ₁ ≥ 0: a number, or c/n"},
-	}
-	if m, ok := o.Method.(*train.SDCA); ok {
-		checks = append(checks, []check{
-			{m.Sampler != nil, "SDCA.Sampler", nil, "want nil: Train makes the sampler of {Sampler.Kind}"},
-			{m.Duals != nil, "SDCA.Duals", nil, "want nil: Train places the duals as {Duals} says"},
-			{m.Warm != nil, "SDCA.Warm", nil, "want nil: Train makes the warm start of {WarmStart}"},
-		}...)
-	}
-	hinge := o.Loss == LossHinge || Solver(o.Method) == "bcfw"
-	if hinge {
-		sd, _ := o.Method.(*train.SDCA)
-		if sd == nil {
-			sd = &train.SDCA{}
-		}
-		checks = append(checks, []check{
-			{o.Loss == LossLog, "Method", "*train.BCFW", "BCFW minimises the hinge loss: want {Loss} hinge"},
-			{Solver(o.Method) != "sdca" && Solver(o.Method) != "bcfw", "Method", Solver(o.Method), "minimises the log loss only: {Loss} hinge is trained by BCFW (SDCA-GAP's structured twin: the default method)"},
-			{sd.Epsilon != 0, "SDCA.Epsilon", sd.Epsilon, "applies to the log loss only (BCFW starts from the gold labelling)"},
-			{sd.SubPrecision != 0, "SDCA.SubPrecision", sd.SubPrecision, "applies to the log loss only (BCFW's line search is exact)"},
-			{sd.Workers > 1 || sd.Workers == train.AllWorkers || sd.RoundSteps != 0, "SDCA.Workers", sd.Workers, "applies to the log loss only (BCFW is sequential)"},
-			{o.Duals != Duals{} && o.Duals.Place != DualsMemory, "Duals", dualsText(o.Duals), "{Loss} hinge (BCFW) keeps its duals in memory: want memory or auto"},
-		}...)
+		// A method that reads where its duals go but keeps them in memory
+		// (BCFW) takes memory or auto only.
+		{train.Reads(run, train.RunDuals) && !rd.DualsOnDisk && o.Duals != Duals{} && o.Duals.Place != DualsMemory && o.Duals.Place != DualsAuto,
+			"Duals", dualsText(o.Duals), o.methodWords(run, run) + " (" + rd.Title + ") keeps its duals in memory: want memory or auto"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
 			return optionError(ch.field, ch.value, ch.msg)
 		}
 	}
-	// The method's own settings: its Check, the one place that validates
-	// them, names the field.
-	if m, ok := o.Method.(checker); ok {
-		var fe *train.FieldError
-		if err := m.Check(); errors.As(err, &fe) {
-			return optionError(fe.Method+"."+fe.Field, fe.Value, fe.Want)
-		} else if err != nil {
+	// The fields a run makes, which its user leaves nil.
+	made := train.Made(o.Method)
+	for _, f := range slices.Sorted(maps.Keys(made)) {
+		return optionError(f, nil, "want nil: Train makes it from {"+made[f]+"}")
+	}
+	// A method taking another's place for the loss (BCFW for SDCA) takes
+	// the settings they share; a setting it lacks would have no effect.
+	if o.Method != nil && Solver(run) != Solver(o.Method) {
+		for _, f := range train.ShareSettings(train.NewMethod(Solver(run)), o.Method) {
+			field := train.TypeName(o.Method) + "." + f
+			return optionError(field, nil, fmt.Sprintf("applies to the %s loss only: {Loss} %s is trained by %s", d.Loss, rd.Loss, rd.Title))
+		}
+	}
+	if o.Method != nil {
+		if err := train.CheckSettings(o.Method, o.given); err != nil {
 			return err
 		}
 	}
@@ -321,7 +332,7 @@ func (o TrainOptions) Check() error {
 func (o TrainOptions) checkReads() error {
 	run := o.withDefaults().Method
 	reads := func(m train.Method) func(field string) bool {
-		own, desc := methodType(m), m.(train.Describer).Describe()
+		own, desc := train.TypeName(m), descriptionOf(m)
 		return func(field string) bool {
 			if typ, _, ok := strings.Cut(field, "."); ok && isMethodType(typ) {
 				return typ == own
@@ -365,20 +376,18 @@ func (o TrainOptions) checkReads() error {
 	return nil
 }
 
-// checkUnread refuses a field of the method given that its other
-// settings leave unread (the method's Unread: SDCA's RoundSteps with one
+// checkUnread refuses a setting of the method given that its other
+// settings leave unread (train.Setting.Unread: SDCA's RoundSteps with one
 // worker).
 func (o TrainOptions) checkUnread() error {
-	u, ok := o.withDefaults().Method.(interface{ Unread() map[string]string })
-	if !ok {
-		return nil
-	}
-	unread := u.Unread()
-	for _, g := range o.Given {
-		for _, f := range g {
-			if why, ok := unread[f]; ok {
-				return optionError(f, nil, why)
-			}
+	m := o.withDefaults().Method
+	typ := train.TypeName(m)
+	for _, s := range descriptionOf(m).Settings {
+		if s.Unread == nil || !o.given(typ+"."+s.Field) {
+			continue
+		}
+		if why := s.Unread(m); why != "" {
+			return optionError(typ+"."+s.Field, nil, why)
 		}
 	}
 	return nil
@@ -454,26 +463,36 @@ func (o TrainOptions) runOptionValue(field string) any {
 }
 
 // methodWords names method m as the options choose it ({Method} sag,
-// {Loss} hinge), for a message about a run of method run.
+// {Loss} hinge: a method of another loss than the log loss by its loss),
+// for a message about a run of method run.
 func (o TrainOptions) methodWords(m, run train.Method) string {
-	switch name := Solver(m); {
-	case name == "bcfw":
-		return "{Loss} hinge"
-	case name == "sdca" && Solver(run) == "bcfw":
-		return "{Method} sdca with {Loss} log"
+	d, rd := descriptionOf(m), descriptionOf(run)
+	switch {
+	case d.Loss != LossLog:
+		return "{Loss} " + d.Loss
+	case rd.Loss != d.Loss:
+		return "{Method} " + d.Name + " with {Loss} " + d.Loss
 	default:
-		return "{Method} " + name
+		return "{Method} " + d.Name
 	}
 }
 
 // isMethodType reports whether typ names a method's type ("SDCA").
 func isMethodType(typ string) bool {
 	for _, m := range train.Methods() {
-		if methodType(m) == typ {
+		if train.TypeName(m) == typ {
 			return true
 		}
 	}
 	return false
+}
+
+// joinOr joins words as a list of choices: "a", "a or b", "a, b or c".
+func joinOr(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // joinWords joins words as a list in prose: "a", "a and b", "a, b and c".
@@ -501,41 +520,18 @@ func dualsText(d Duals) string {
 	return d.Path
 }
 
-// checker is a method that checks its own settings (train.SDCA, LBFGS,
-// OEG and SAG do).
-type checker interface {
-	Check() error
-}
-
-// fresh returns a new value of m's type with m's exported settings: the
-// method Train runs.
-func fresh(m train.Method) train.Method {
-	switch m := m.(type) {
-	case *train.SDCA:
-		return &train.SDCA{Epsilon: m.Epsilon, SubPrecision: m.SubPrecision, Seed: m.Seed, Workers: m.Workers, RoundSteps: m.RoundSteps}
-	case *train.LBFGS:
-		return &train.LBFGS{Store: m.Store}
-	case *train.OEG:
-		return &train.OEG{Eta: m.Eta, Seed: m.Seed}
-	case *train.SAG:
-		return &train.SAG{Variant: m.Variant, InitialL: m.InitialL, Seed: m.Seed}
-	case *train.BCFW:
-		return &train.BCFW{Seed: m.Seed, NoAverage: m.NoAverage, Hamming: m.Hamming}
-	}
-	return m
-}
-
 // trainer is one run of Train: the options with defaults, the problem and
 // what the run holds open.
 type trainer struct {
-	o        TrainOptions
-	solver   string // Solver(o.Method)
-	name     string
-	t        *tables.FeatureTable
-	p        *train.Problem
-	set      train.Settings
-	sd       *train.SDCA
-	bc       *train.BCFW
+	o      TrainOptions
+	solver string // Solver(o.Method)
+	name   string
+	t      *tables.FeatureTable
+	p      *train.Problem
+	set    train.Settings
+	// m is the method the run trains with: a fresh value of o.Method's
+	// type (train.Fresh), given what the run makes (train.SetMade).
+	m        train.Method
 	resume   *train.Checkpoint
 	progress *trainProgress
 	// Where the duals go (checkMemory) and, when streamed, the store's
@@ -603,12 +599,12 @@ func Train(ctx context.Context, t *tables.FeatureTable, name string, o TrainOpti
 		}
 	}
 	var store *duals.File
-	if r.sd != nil && r.place == DualsFile {
+	if r.place == DualsFile && descriptionOf(r.m).DualsOnDisk {
 		if store, err = r.dualStore(); err != nil {
 			return nil, err
 		}
 		defer store.Close()
-		r.sd.Duals = store
+		train.SetMade(r.m, train.RunDuals, store)
 	}
 	res, err := r.run(ctx, method)
 	r.kept.Close() // read by Init; closed before KeepDuals may replace it
@@ -659,7 +655,7 @@ func closeAll(method train.Method, store *duals.File, stream *duals.Stream, resu
 // checkpoint directory (duals.stream, not a stream:PATH the user named).
 func (r *trainer) removeSnapshots() {
 	dir := r.o.Checkpoint
-	if dir == "" || r.o.KeepCheckpoints || (r.sd == nil && r.bc == nil) {
+	if dir == "" || r.o.KeepCheckpoints || !train.Reads(r.m, train.RunCheckpoint) {
 		return
 	}
 	streamed := ""
@@ -704,14 +700,10 @@ func (r *trainer) setup() error {
 			return err
 		}
 	}
-	dualBytes, what := int64(0), "duals %s (μ, float64)"
-	switch r.solver {
-	case "sdca", "bcfw":
-		dualBytes = duals.Bytes(d)
-	case "oeg":
-		dualBytes, what = train.OEGBytes(d), "potentials θ̃ and marginal sums %s (float64)"
-	case "sag":
-		dualBytes, what = train.SAGBytes(d), "stored marginal sums %s (float64)"
+	state := ""
+	if ss, ok := r.o.Method.(train.StateSizer); ok {
+		b, what, form := ss.StateBytes(d)
+		state = fmt.Sprintf("; %s %s (%s)", what, byteSize(b), form)
 	}
 	l1, held := "", ""
 	if r.p.L1 > 0 {
@@ -720,8 +712,8 @@ func (r *trainer) setup() error {
 	if r.p.Layout.Free != nil {
 		held = ", held sparse"
 	}
-	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d%s), λ = %.6g%s; "+what,
-		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dense().Dim(), held, lambda, l1, byteSize(dualBytes))
+	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d%s), λ = %.6g%s%s",
+		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dense().Dim(), held, lambda, l1, state)
 	return r.checkMemory(r.p.Shape())
 }
 
@@ -730,8 +722,8 @@ func (r *trainer) settings() train.Settings {
 	o := r.o
 	s := train.Settings{MaxEpochs: o.MaxEpochs, MaxTime: o.MaxTime, GapTol: o.GapTol, GapEvery: o.GapEvery,
 		RefreshEvery: o.RefreshEvery, CheckpointEvery: o.CheckpointEvery, CheckpointInterval: o.CheckpointInterval, Phase: o.Phase}
-	if r.solver != "sdca" && r.solver != "bcfw" {
-		s.RefreshEvery = 0 // only SDCA has gap estimates to refresh: the option has never applied to the others
+	if !train.Reads(o.Method, train.RunRefresh) {
+		s.RefreshEvery = 0 // only a method with gap estimates refreshes them: the option never applied to the others
 	}
 	if !o.Quiet {
 		s.Record = func(rec train.EpochRecord) error {
@@ -742,44 +734,34 @@ func (r *trainer) settings() train.Settings {
 	return s
 }
 
-// method makes the solver: SDCA with its sampler, resuming when asked,
-// L-BFGS, OEG or SAG.
+// method makes the method the run trains with: a fresh value with the
+// options' settings, and what the run makes for the options it reads —
+// its sampler, its duals' store, its warm start — resuming when asked.
 func (r *trainer) method() (train.Method, error) {
 	o := r.o
-	m := fresh(o.Method)
-	if bc, ok := m.(*train.BCFW); ok {
+	m := train.Fresh(o.Method)
+	r.m = m
+	if train.Reads(m, train.RunSampler) {
 		sampler, err := train.NewSampler(o.Sampler.Kind, r.p.N(), train.SamplerOptions{NonUniform: o.Sampler.NonUniform, Smoothness: r.p.Smoothness()})
 		if err != nil {
 			return nil, err
 		}
-		bc.Sampler = sampler
-		r.bc = bc
-		if o.Checkpoint != "" {
-			r.set.Checkpoint = r.saveCheckpoint
+		train.SetMade(m, train.RunSampler, sampler)
+	}
+	if wm, ok := m.(train.Workers); ok {
+		if w := wm.NumWorkers(r.p.N()); w > 1 {
+			r.logf("train: %d %s workers (parallel oracles, ordered commits)", w, descriptionOf(m).Title)
 		}
-		return bc, r.resumeFrom(bc)
-	}
-	sd, ok := m.(*train.SDCA)
-	if !ok {
-		return m, nil
-	}
-	sampler, err := train.NewSampler(o.Sampler.Kind, r.p.N(), train.SamplerOptions{NonUniform: o.Sampler.NonUniform, Smoothness: r.p.Smoothness()})
-	if err != nil {
-		return nil, err
-	}
-	sd.Sampler = sampler
-	r.sd = sd
-	if w := sd.NumWorkers(r.p.N()); w > 1 {
-		r.logf("train: %d SDCA workers (parallel oracles, ordered commits)", w)
 	}
 	if r.place == DualsStream {
 		// Placed before the resume check: the block count is a run setting.
+		var err error
 		if r.stream, err = r.streamStore(); err != nil {
 			return nil, err
 		}
-		r.sd.Duals = r.stream
+		train.SetMade(m, train.RunDuals, r.stream)
 	}
-	if o.Checkpoint != "" {
+	if o.Checkpoint != "" && train.Reads(m, train.RunCheckpoint) {
 		r.set.Checkpoint = r.saveCheckpoint
 	}
 	switch {
@@ -803,10 +785,10 @@ func (r *trainer) method() (train.Method, error) {
 			return nil, err
 		}
 	}
-	if err := r.resumeFrom(r.sd); err != nil {
+	if err := r.resumeFrom(m); err != nil {
 		return nil, err
 	}
-	return r.sd, r.recordFacts()
+	return m, r.recordFacts()
 }
 
 // recordFacts makes the run's facts that its snapshots keep (the warm
@@ -877,13 +859,7 @@ func (r *trainer) resumeFrom(m train.Method) error {
 // saveCheckpoint writes a snapshot of the run to the checkpoint directory.
 func (r *trainer) saveCheckpoint(pr train.Progress) (string, error) {
 	t0 := time.Now()
-	var path string
-	var err error
-	if r.bc != nil {
-		path, err = train.SaveBCFWCheckpoint(r.o.Checkpoint, r.bc, pr)
-	} else {
-		path, err = train.SaveCheckpoint(r.o.Checkpoint, r.sd, pr)
-	}
+	path, err := train.SaveCheckpoint(r.o.Checkpoint, r.m, pr)
 	if err == nil && !r.o.Quiet {
 		r.logf("checkpoint: %s (%.2fs)", path, time.Since(t0).Seconds())
 	}
@@ -908,7 +884,7 @@ func (r *trainer) run(ctx context.Context, method train.Method) (*TrainResult, e
 	d := r.t.Data
 	m := &crf.Model{Layout: r.p.Layout, Weights: res.Weights, AttrNames: d.AttrNames, LabelNames: d.LabelNames,
 		Meta: r.modelMetadata(res)}
-	return &TrainResult{Model: m, Train: res, Solver: r.solver}, nil
+	return &TrainResult{Model: m, Train: res, Solver: r.solver, Label: train.Label(r.m)}, nil
 }
 
 // describe says where a position is.
@@ -965,29 +941,13 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 		// The weights trained (the feature spaces' free ones): a model file
 		// stores the non-zero ones only.
 		"free_weights": p.FreeWeights()}
-	switch m := r.o.Method.(type) {
-	case *train.OEG:
-		facts["seed"] = m.Seed
-	case *train.SAG:
-		facts["seed"], facts["sag_variant"] = m.Seed, cmp.Or(m.Variant, train.DefaultSAGVariant)
-	case *train.BCFW:
-		// The log loss's models record no loss: their bytes stay as they were.
-		facts["seed"], facts["sampler"], facts["loss"] = m.Seed, r.o.Sampler.Kind, LossHinge
-		facts["hamming"] = cmp.Or(m.Hamming, train.DefaultHamming)
+	// The method's own facts (the log loss's models record no loss: their
+	// bytes stay as they were).
+	for k, v := range r.m.(train.Describer).Facts(p) {
+		facts[k] = v
 	}
 	if r.warm != nil {
 		facts["warm_start"] = r.warm
-	}
-	if r.sd != nil {
-		facts["sampler"], facts["seed"] = r.o.Sampler.Kind, r.sd.Seed
-		if w := r.sd.NumWorkers(p.N()); w > 1 {
-			facts["workers"] = w
-			if r.sd.RoundSteps != 0 {
-				// The rounds' length shapes the trajectory: a given one is
-				// recorded (the default follows from the workers).
-				facts["round_steps"] = r.sd.RoundSteps
-			}
-		}
 	}
 	factsJSON, err := json.Marshal(facts)
 	if err != nil {

@@ -36,10 +36,10 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 		limit, what, autoLimit = phys, "physical memory", phys/2
 	}
 	workers, lbfgsStore := 1, 0
-	switch m := o.Method.(type) {
-	case *train.SDCA:
-		workers = (&train.SDCA{Workers: m.Workers}).NumWorkers(d.Len())
-	case *train.LBFGS:
+	if w, ok := o.Method.(train.Workers); ok {
+		workers = w.NumWorkers(d.Len())
+	}
+	if m, ok := o.Method.(*train.LBFGS); ok {
 		lbfgsStore = m.Store
 	}
 	extra := int64(0)
@@ -51,7 +51,7 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 			SDCAWorkers: workers, StreamBytes: stream, ExtraHeap: extra, L1: r.o.l1(d.Len()) > 0})
 	}
 	r.place = o.Duals.Place
-	if r.solver != "sdca" {
+	if !descriptionOf(o.Method).DualsOnDisk {
 		r.place = DualsMemory // BCFW's duals are in memory too
 	}
 	if r.place == DualsAuto {
@@ -101,7 +101,7 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 		r.streamBlocks = blocks
 		est = estimate(false, int64(duals.StreamBuffers+held)*slot)
 	default:
-		est = estimate(r.place == DualsMemory && (r.solver == "sdca" || r.solver == "bcfw"), 0)
+		est = estimate(r.place == DualsMemory && train.Reads(o.Method, train.RunDuals), 0)
 	}
 	r.plan = r.newPlan(shape, est, limit, what)
 	if limit == 0 || est.Total() <= limit {
@@ -109,9 +109,9 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 	}
 	var help []string
 	switch {
-	case r.solver == "lbfgs":
+	case est.LBFGS > 0:
 		help = append(help, fmt.Sprintf("a smaller {LBFGS.Store} (its history takes %s)", byteSize(est.LBFGS)))
-	case r.place == DualsMemory && r.solver == "sdca":
+	case r.place == DualsMemory && descriptionOf(o.Method).DualsOnDisk:
 		// Only SDCA streams or maps its duals (BCFW keeps them in memory;
 		// OEG's and SAG's state is not duals).
 		help = append(help, fmt.Sprintf("{Duals} stream or {Duals} auto (streamed from disk in blocks), or {Duals} PATH (the duals take %s)", byteSize(est.Duals)))

@@ -177,8 +177,8 @@ func (r *trainer) openWarm() error {
 			f.NewLabels = append(f.NewLabels, name)
 		}
 	}
-	r.sd.Warm = &train.WarmStart{From: from, Labels: labels, Blocks: k.Each}
-	if train.WarmRefreshes(r.sd) {
+	train.SetMade(r.m, train.RunWarmStart, &train.WarmStart{From: from, Labels: labels, Blocks: k.Each})
+	if train.WarmRefreshes(r.m) {
 		f.RefreshEvery = train.WarmRefreshEvery
 		if r.o.RefreshEvery > 0 {
 			f.RefreshEvery = r.o.RefreshEvery
@@ -214,7 +214,7 @@ func (r *trainer) keepDuals(res *TrainResult) error {
 		return fmt.Errorf("write kept duals: %w", err)
 	}
 	defer out.Close()
-	if err := duals.WriteKept(out, r.o.KeepDuals, info, keys, r.t.Data, r.sd.Store()); err != nil {
+	if err := duals.WriteKept(out, r.o.KeepDuals, info, keys, r.t.Data, r.m.(train.DualsHolder).Store()); err != nil {
 		return err
 	}
 	if err := out.Commit(); err != nil {

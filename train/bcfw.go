@@ -149,21 +149,32 @@ type bcfwStep struct {
 	Loss     float64 // ℓ_i before the step
 }
 
-// Describe names BCFW and the options of a run it reads beyond its
-// fields: the sampler, the gap refreshes, the place of its duals (in
-// memory, or a memory-mapped file: see Duals) and checkpoints. It has no
-// warm start.
+// Describe declares BCFW: its settings, and the options of a run it reads
+// beyond them — the sampler, the gap refreshes, the place of its duals
+// (in memory, or a memory-mapped file: see Duals) and checkpoints. It has
+// no warm start.
 func (m *BCFW) Describe() Description {
-	return Description{Name: "bcfw", Reads: append([]string{RunSampler, RunNonUniform, RunRefresh, RunDuals}, checkpointOptions...)}
+	return Description{Name: "bcfw", Title: "BCFW", Loss: LossHinge, Twin: "sdca", Summary: "SDCA-GAP's structured twin",
+		Reads: append([]string{RunSampler, RunNonUniform, RunRefresh, RunDuals}, checkpointOptions...),
+		Made:  map[string]string{"Sampler": RunSampler, "Duals": RunDuals},
+		Settings: []Setting{
+			seedSetting("the sampler"),
+			{Field: "Hamming", Name: "hamming", Default: DefaultHamming, Resume: "Hamming",
+				Help: "the hinge loss's cost of a wrong token, mean (1/length: every sentence's loss in [0,1]) or count (1: the number of wrong tokens; often the better F1)",
+				Want: "want " + HammingMean + " or " + HammingCount, Valid: oneOf(HammingMean, HammingCount)},
+			{Field: "NoAverage", Help: "no averaged weights (BCFW-wavg): the last iterate's"},
+		}}
 }
 
-// Check refuses a setting out of range: an unknown Hamming.
-func (m *BCFW) Check() error {
-	switch m.Hamming {
-	case "", HammingMean, HammingCount:
-		return nil
-	}
-	return &FieldError{Method: "BCFW", Field: "Hamming", Value: m.Hamming, Want: "want " + HammingMean + " or " + HammingCount}
+// Check refuses a setting out of range with an *option.Error naming it
+// (CheckSettings): an unknown Hamming.
+func (m *BCFW) Check() error { return CheckSettings(m, nil) }
+
+// Facts returns what a model records of BCFW: its seed and sampler, the
+// loss and its Hamming cost.
+func (m *BCFW) Facts(p *Problem) map[string]any {
+	kind, _ := samplerSettings(m.Sampler)
+	return map[string]any{"seed": m.Seed, "sampler": kind, "loss": LossHinge, "hamming": m.hamming()}
 }
 
 // hamming returns the Hamming loss of the run, its default applied.

@@ -53,11 +53,8 @@ func (m *BCFW) resume(p *Problem, c *Checkpoint) error {
 	return m.sampler.Restore(st.Sampler)
 }
 
-// SaveBCFWCheckpoint writes a snapshot of m at the driver's progress pr
-// (what Train hands Settings.Checkpoint) under dir (which the caller has
-// locked with LockDir) and returns its path, as SaveCheckpoint does for
-// SDCA.
-func SaveBCFWCheckpoint(dir string, m *BCFW, pr Progress) (path string, err error) {
+// saveSnapshot writes BCFW's snapshot (SaveCheckpoint).
+func (m *BCFW) saveSnapshot(dir string, pr Progress) (path string, err error) {
 	name, tmp, err := beginSnapshot(dir, pr, m.pos)
 	if err != nil {
 		return "", err

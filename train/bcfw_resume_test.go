@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"errors"
+	"github.com/dualcrf/dualcrf/option"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +16,7 @@ import (
 func bcfwResumeRun(t *testing.T, p *Problem, set Settings, dir string, ctx context.Context, avg bool) (*Result, error) {
 	t.Helper()
 	m := &BCFW{Seed: 7, Sampler: kindSampler(t, SamplerGap, p), NoAverage: !avg}
-	set.Checkpoint = func(pr Progress) (string, error) { return SaveBCFWCheckpoint(dir, m, pr) }
+	set.Checkpoint = func(pr Progress) (string, error) { return SaveCheckpoint(dir, m, pr) }
 	if len(snapshotNames(dir)) > 0 {
 		c, err := LoadCheckpoint(dir, p, func(s string) { t.Log(s) })
 		if err != nil {
@@ -99,8 +100,8 @@ func testBCFWInterrupt(t *testing.T, avg bool) {
 				t.Fatal(err)
 			}
 			defer ck.Duals.Close()
-			var se *SettingsError
-			if err := ck.CheckSettings(p, set, &SDCA{Seed: 7}); !errors.As(err, &se) || se.Field != "Solver" {
+			var oe *option.Error
+			if err := ck.CheckSettings(p, set, &SDCA{Seed: 7}); !errors.As(err, &oe) || oe.Field != "Method" || oe.Value != "sdca" {
 				t.Fatalf("SDCA resuming a BCFW snapshot: %v", err)
 			}
 		})

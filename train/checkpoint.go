@@ -209,10 +209,26 @@ func (a Position) before(b Position) bool {
 	return false
 }
 
+// snapshotter is a method whose snapshots SaveCheckpoint writes.
+type snapshotter interface {
+	Method
+	saveSnapshot(dir string, pr Progress) (string, error)
+}
+
 // SaveCheckpoint writes a snapshot of m at the driver's progress pr (what
 // Train hands Settings.Checkpoint, the run's settings included) under dir
-// (which the caller has locked with LockDir) and returns its path.
-func SaveCheckpoint(dir string, m *SDCA, pr Progress) (path string, err error) {
+// (which the caller has locked with LockDir) and returns its path. m is a
+// method that reads RunCheckpoint (SDCA, BCFW).
+func SaveCheckpoint(dir string, m Method, pr Progress) (path string, err error) {
+	s, ok := m.(snapshotter)
+	if !ok {
+		return "", fmt.Errorf("%w: %T cannot be checkpointed", ErrSettings, m)
+	}
+	return s.saveSnapshot(dir, pr)
+}
+
+// saveSnapshot writes SDCA's snapshot (SaveCheckpoint).
+func (m *SDCA) saveSnapshot(dir string, pr Progress) (path string, err error) {
 	name, tmp, err := beginSnapshot(dir, pr, m.pos)
 	if err != nil {
 		return "", err

@@ -106,8 +106,10 @@ package train
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // threshold returns τ = λ₁/λ, the soft threshold of u = ŵ(μ).
@@ -147,7 +149,7 @@ func (p *Problem) l1Term(w []float64) float64 {
 // checkL1 refuses an ℓ1 weight that is not a finite number ≥ 0.
 func (p *Problem) checkL1() error {
 	if !(p.L1 >= 0) || math.IsInf(p.L1, 0) {
-		return &FieldError{Method: "Problem", Field: "L1", Value: p.L1, Want: "want a finite λ₁ ≥ 0"}
+		return &option.Error{Field: "L1", Value: strconv.FormatFloat(p.L1, 'g', -1, 64), Msg: "want a finite λ₁ ≥ 0", Err: ErrBadProblem}
 	}
 	return nil
 }
@@ -156,8 +158,8 @@ func (p *Problem) checkL1() error {
 // only.
 func refuseL1(p *Problem, method string) error {
 	if p.L1 != 0 {
-		return &FieldError{Method: "Problem", Field: "L1", Value: p.L1,
-			Want: method + " minimises the ℓ2-regularised objective only: the elastic net is trained by SDCA or L-BFGS (OWL-QN)"}
+		return &option.Error{Field: "L1", Value: strconv.FormatFloat(p.L1, 'g', -1, 64), Err: ErrBadProblem,
+			Msg: method + " minimises the ℓ2-regularised objective only: the elastic net is trained by SDCA or L-BFGS (OWL-QN)"}
 	}
 	return nil
 }

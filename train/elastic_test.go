@@ -7,12 +7,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/crf/crftest"
 	"github.com/dualcrf/dualcrf/duals"
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // elasticProblem is randomProblem with an ℓ1 weight l1 (and a λ of 1/n).
@@ -532,7 +532,8 @@ func TestElasticResumesBitIdentical(t *testing.T) {
 			}
 			other := *p
 			other.L1 = 0.02
-			if _, err := resumeRunWith(t, tc.m(), &other, set, dir, context.Background()); !errors.Is(err, ErrResumeSettings) || !strings.Contains(err.Error(), "λ₁") {
+			var oe *option.Error
+			if _, err := resumeRunWith(t, tc.m(), &other, set, dir, context.Background()); !errors.Is(err, ErrResumeSettings) || !errors.As(err, &oe) || oe.Field != "L1" {
 				t.Fatalf("resumed with another λ₁: %v", err)
 			}
 			res, err := resumeRunWith(t, tc.m(), p, set, dir, context.Background())
@@ -622,7 +623,7 @@ func TestElasticStepsDoNotAllocate(t *testing.T) {
 func TestElasticRefusedByOtherMethods(t *testing.T) {
 	p := elasticProblem(t, 89, 10, 4, 6, 3, false, 0.01)
 	for _, m := range []Method{&OEG{}, &SAG{}, &BCFW{}} {
-		var fe *FieldError
+		var fe *option.Error
 		if err := m.Init(p); !errors.As(err, &fe) || fe.Field != "L1" {
 			t.Fatalf("%T with λ₁: %v", m, err)
 		}
@@ -630,7 +631,7 @@ func TestElasticRefusedByOtherMethods(t *testing.T) {
 	for _, l1 := range []float64{-1, math.NaN(), math.Inf(1)} {
 		p.L1 = l1
 		for _, m := range []Method{&SDCA{}, &LBFGS{}} {
-			var fe *FieldError
+			var fe *option.Error
 			if err := m.Init(p); !errors.As(err, &fe) || fe.Field != "L1" {
 				t.Fatalf("%T with λ₁ = %g: %v", m, l1, err)
 			}

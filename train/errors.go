@@ -1,27 +1,6 @@
 package train
 
-import (
-	"errors"
-	"fmt"
-)
-
-// FieldError refuses a method's setting out of range (SDCA.Check and the
-// others): the method, the field of its struct, the value and what the
-// value should be. It wraps ErrBadProblem.
-type FieldError struct {
-	Method string // "SDCA", "LBFGS", "OEG" or "SAG"
-	Field  string // e.g. "SubPrecision"
-	Value  any
-	Want   string // e.g. "want a step length in (0,1)"
-}
-
-// Error names the method's field, its value and what it should be.
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("%v: %s.%s %v: %s", ErrBadProblem, e.Method, e.Field, e.Value, e.Want)
-}
-
-// Unwrap returns ErrBadProblem.
-func (e *FieldError) Unwrap() error { return ErrBadProblem }
+import "errors"
 
 // The errors of train; the errors returned wrap them.
 var (
@@ -51,8 +30,8 @@ var (
 	// snapshot.
 	ErrNoCheckpoint = errors.New("train: no usable checkpoint")
 
-	// ErrResumeSettings is wrapped by the *SettingsError of a resume whose
-	// settings differ from those its checkpoint was made with.
+	// ErrResumeSettings is wrapped by the *option.Error refusing a resume
+	// whose settings differ from those its checkpoint was made with.
 	ErrResumeSettings = errors.New("train: resume with other settings")
 
 	// ErrCheckpointExists refuses to start a run afresh in a checkpoint

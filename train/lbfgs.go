@@ -41,19 +41,25 @@ type LBFGS struct {
 	owl *owlqn
 }
 
-// Describe names L-BFGS; it reads none of the options some methods read
-// (no sampler, no duals, no checkpoints: a deterministic method started at
-// w = 0).
-func (m *LBFGS) Describe() Description { return Description{Name: "lbfgs", Reads: []string{RunL1}} }
-
-// Check refuses a setting out of range with a *FieldError; a zero that
-// stands for a default passes. Init checks too.
-func (m *LBFGS) Check() error {
-	if m.Store < 0 {
-		return &FieldError{Method: "LBFGS", Field: "Store", Value: m.Store, Want: "want at least 1 correction pair"}
-	}
-	return nil
+// Describe declares L-BFGS: its one setting, and of the options some
+// methods read the elastic net's λ₁ only (OWL-QN; no sampler, no duals, no
+// checkpoints: a deterministic method started at w = 0).
+func (m *LBFGS) Describe() Description {
+	return Description{Name: "lbfgs", Title: "L-BFGS", Loss: LossLog, Summary: "limited-memory BFGS on the primal (OWL-QN with an ℓ1 term)", Reads: []string{RunL1},
+		Settings: []Setting{
+			{Field: "Store", Name: "lbfgs-store", Default: DefaultLBFGSStore, Help: "L-BFGS: correction pairs kept, ≥ 1",
+				Want: "want at least 1 correction pair", Valid: intAtLeast(1)},
+		}}
 }
+
+// Check refuses a setting out of range with an *option.Error naming it
+// (CheckSettings); a zero that stands for a default passes. Init checks
+// too.
+func (m *LBFGS) Check() error { return CheckSettings(m, nil) }
+
+// Facts returns what a model records of L-BFGS: nothing beyond the run's
+// facts (it is deterministic).
+func (m *LBFGS) Facts(p *Problem) map[string]any { return nil }
 
 // Init evaluates w = 0 and starts the first line search.
 func (m *LBFGS) Init(p *Problem) error {

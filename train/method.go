@@ -30,64 +30,6 @@ type Method interface {
 	Counters() Counters
 }
 
-// Description is what a method says of itself: its name and the options
-// of a run, beyond its own fields, that it reads.
-type Description struct {
-	// Name is the method's name, as a model's metadata records it: sdca,
-	// lbfgs, oeg, sag or bcfw.
-	Name string
-	// Reads lists the options of a training run that only some methods
-	// read and this one does, named as stage.TrainOptions names them (the
-	// Field of an option.Error): RunSampler, RunNonUniform, RunRefresh,
-	// RunDuals, the checkpoint options (RunCheckpoint, RunCheckpointEvery,
-	// RunCheckpointInterval, RunKeepCheckpoints, RunResume), the warm
-	// start's (RunKeepDuals, RunWarmStart) and the elastic net's λ₁
-	// (RunL1: the methods that take Problem.L1). A method reads its own fields
-	// and the options every run has (λ, the stop rules, the feature
-	// spaces); a program refuses the others when they are given.
-	Reads []string
-}
-
-// The options of a run that only some methods read (Description.Reads),
-// as stage.TrainOptions names them.
-const (
-	RunSampler            = "Sampler.Kind"       // the sampler of the next sentence (NewSampler's kind)
-	RunNonUniform         = "Sampler.NonUniform" // the sampler's non-uniform share
-	RunRefresh            = "RefreshEvery"       // Settings.RefreshEvery: gap estimates recomputed
-	RunDuals              = "Duals"              // where the duals are kept
-	RunCheckpoint         = "Checkpoint"         // Settings.Checkpoint: snapshots
-	RunCheckpointEvery    = "CheckpointEvery"    // Settings.CheckpointEvery
-	RunCheckpointInterval = "CheckpointInterval" // Settings.CheckpointInterval
-	RunKeepCheckpoints    = "KeepCheckpoints"    // the snapshots kept after a run that ends well
-	RunResume             = "Resume"             // Settings.Resume
-	RunKeepDuals          = "KeepDuals"          // the final duals kept for a warm start
-	RunWarmStart          = "WarmStart"          // the initial duals from kept ones (SDCA.Warm)
-	RunL1                 = "L1"                 // Problem.L1: the elastic net's λ₁ (SDCA, LBFGS)
-)
-
-// RunOptions returns every option Description.Reads may name.
-func RunOptions() []string {
-	return []string{RunSampler, RunNonUniform, RunRefresh, RunDuals, RunCheckpoint, RunCheckpointEvery,
-		RunCheckpointInterval, RunKeepCheckpoints, RunResume, RunKeepDuals, RunWarmStart, RunL1}
-}
-
-// checkpointOptions are the options of a method that checkpoints and
-// resumes (a resumer).
-var checkpointOptions = []string{RunCheckpoint, RunCheckpointEvery, RunCheckpointInterval, RunKeepCheckpoints, RunResume}
-
-// Describer is a Method that describes itself; every method of this
-// package does.
-type Describer interface {
-	Method
-	Describe() Description
-}
-
-// Methods returns a new value of each method of this package, in the
-// order a help lists them: SDCA, L-BFGS, OEG, SAG and BCFW.
-func Methods() []Describer {
-	return []Describer{&SDCA{}, &LBFGS{}, &OEG{}, &SAG{}, &BCFW{}}
-}
-
 // Certificate is the result of a full pass.
 type Certificate struct {
 	Primal float64 // P(w)
@@ -190,7 +132,7 @@ type Settings struct {
 	// epochs, steps, training time and log go on from there, so that the
 	// run ends as the uninterrupted one would have, bit for bit. The
 	// checkpoint must have been made with the same settings, else Train
-	// fails with a *SettingsError (Checkpoint.CheckSettings). The caller closes its duals after Train.
+	// fails with an *option.Error wrapping ErrResumeSettings (Checkpoint.CheckSettings). The caller closes its duals after Train.
 	// An SDCA run takes the checkpoint's Weights over (they are nil after).
 	Resume *Checkpoint
 	// Checkpoint, when set, is called after every CheckpointEvery-th epoch

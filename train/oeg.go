@@ -90,19 +90,27 @@ func OEGBytes(d *crf.Dataset) int64 {
 	return duals.Bytes(d) + SAGBytes(d) + 8*int64(d.Len())
 }
 
-// Describe names OEG; it reads none of the options some methods read (it
-// draws random permutations; its potentials stay in memory; it cannot
-// resume).
-func (m *OEG) Describe() Description { return Description{Name: "oeg"} }
-
-// Check refuses a setting out of range with a *FieldError; a zero that
-// stands for a default passes. Init checks too.
-func (m *OEG) Check() error {
-	if !(m.Eta >= 0 && m.Eta <= 1) {
-		return &FieldError{Method: "OEG", Field: "Eta", Value: m.Eta, Want: "want a step size in (0,1]"}
-	}
-	return nil
+// Describe declares OEG: its settings, and none of the options some
+// methods read (it draws random permutations; its potentials stay in
+// memory; it cannot resume).
+func (m *OEG) Describe() Description {
+	return Description{Name: "oeg", Title: "OEG", Loss: LossLog,
+		Summary: "online exponentiated gradient (Collins et al. 2008), with SDCA's dual certificate",
+		Settings: []Setting{
+			{Field: "Eta", Name: "oeg-eta", Default: DefaultOEGEta,
+				Help: "OEG: every sentence's initial step size η_i, in (0,1] (halved while the dual does not increase, ×1.05 after a kept step)",
+				Want: "want a step size in (0,1]", Valid: floatIn(0, 1, true, false)},
+			seedSetting("the permutations"),
+		}}
 }
+
+// Check refuses a setting out of range with an *option.Error naming it
+// (CheckSettings); a zero that stands for a default passes. Init checks
+// too.
+func (m *OEG) Check() error { return CheckSettings(m, nil) }
+
+// Facts returns what a model records of OEG: its seed.
+func (m *OEG) Facts(p *Problem) map[string]any { return map[string]any{"seed": m.Seed} }
 
 // Init sets every θ̃_i to oegInitWeight on the gold label pairs and w to
 // ŵ(μ) of their marginals.

@@ -6,7 +6,6 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -165,7 +164,7 @@ func TestParallelResumesBitIdentical(t *testing.T) {
 				t.Fatalf("stopped at %+v (snapshot %q)", ie.At, ie.Snapshot)
 			}
 			other := &SDCA{Seed: 7, Workers: 3, RoundSteps: 20}
-			if _, err := resumeRunWith(t, other, p, set, dir, context.Background()); err == nil || !strings.Contains(err.Error(), "workers") {
+			if _, err := resumeRunWith(t, other, p, set, dir, context.Background()); !isSettingsError(err, "Workers", "2", "3") {
 				t.Fatalf("resumed with 3 workers a snapshot of 2: %v", err)
 			}
 			res, err := resumeRunWith(t, newM(), p, set, dir, context.Background())

@@ -1,19 +1,3 @@
-// Package train fits chain CRF weights by minimising the ℓ2-regularised
-// negative log-likelihood
-//
-//	P(w) = λ/2 ‖w‖² + (1/n) Σ_i [log Z_i(w) − w·F(x_i,y_i)]
-//
-// (with Problem.L1, the elastic net's λ₁‖w‖₁ too: elastic.go, owlqn.go)
-// with SDCA (stochastic dual coordinate ascent on the dual
-// D(μ) = −λ/2 ‖ŵ(μ)‖² + (1/n) Σ_i H̃(μ_i), Le Priol et al. 2018) or with
-// L-BFGS as a reference. The driver (Train) owns the loop, limits, stopping
-// rules, certificates, logging, cancellation and the policies — when to
-// refresh SDCA's gap estimates (Settings.RefreshEvery), when to checkpoint,
-// and resuming from a checkpoint in one call (Settings.Resume); a Method
-// owns only its mathematics, as in gonum/optimize. SDCA draws its
-// sentences from a Sampler a user can supply (NewSampler makes the kinds
-// the CLI names). The inner loops are kernels (kernels.go) with vector
-// versions for amd64 (kernels_amd64.s).
 package train
 
 import (

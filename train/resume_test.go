@@ -335,7 +335,7 @@ func TestCheckpointVerifiesEverything(t *testing.T) {
 	s := set
 	s.Resume = c
 	_, err = Train(context.Background(), p, s, m)
-	if !isSettingsError(err, "Seed", "7", "8") || !strings.Contains(err.Error(), "the seed 7, this run has 8") {
+	if !isSettingsError(err, "Seed", "7", "8") || !strings.Contains(err.Error(), "SDCA.Seed 8: ") || !strings.Contains(err.Error(), "was made with SDCA.Seed 7") {
 		t.Fatalf("resume with another seed: %v", err)
 	}
 }

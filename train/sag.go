@@ -44,6 +44,7 @@ package train
 // steps 1/(Lmax + λ), with the same line search.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -150,23 +151,31 @@ func sagOffsets(d *crf.Dataset) []int {
 	return off
 }
 
-// Describe names SAG; it reads none of the options some methods read (it
-// samples by its Variant's rule; its gradients stay in memory; it cannot
-// resume).
-func (m *SAG) Describe() Description { return Description{Name: "sag"} }
+// Describe declares SAG: its settings, and none of the options some
+// methods read (it samples by its Variant's rule; its gradients stay in
+// memory; it cannot resume).
+func (m *SAG) Describe() Description {
+	return Description{Name: "sag", Title: "SAG", Loss: LossLog,
+		Summary: "stochastic average gradient (Schmidt et al. 2015), certified by ‖∇P‖²/(2λ)",
+		Settings: []Setting{
+			{Field: "Variant", Name: "sag-variant", Default: DefaultSAGVariant, Label: true,
+				Help: "SAG: nus (SAG-NUS: Schmidt et al. 2015 non-uniform sampling and Lipschitz line search), nus-star (SAG-NUS*: skips 2^(k−1) line searches of a sentence after its k-th in a row passing at once) or uniform",
+				Want: "want one of " + SAGNUS + ", " + SAGNUSStar + ", " + SAGUniform, Valid: oneOf(SAGNUS, SAGNUSStar, SAGUniform)},
+			{Field: "InitialL", Name: "sag-initial-l", Default: DefaultSAGInitialL,
+				Help: "SAG: every sentence's Lipschitz estimate L_i and their maximum before the first test, > 0",
+				Want: "want a finite L > 0", Valid: floatIn(0, math.Inf(1), true, true)},
+			seedSetting("the sampling"),
+		}}
+}
 
-// Check refuses a setting out of range with a *FieldError; a zero that
-// stands for a default passes. Init checks too.
-func (m *SAG) Check() error {
-	switch m.Variant {
-	case "", SAGNUS, SAGNUSStar, SAGUniform:
-	default:
-		return &FieldError{Method: "SAG", Field: "Variant", Value: m.Variant, Want: "want one of " + SAGNUS + ", " + SAGNUSStar + ", " + SAGUniform}
-	}
-	if !(m.InitialL >= 0) || math.IsInf(m.InitialL, 0) {
-		return &FieldError{Method: "SAG", Field: "InitialL", Value: m.InitialL, Want: "want a finite L > 0"}
-	}
-	return nil
+// Check refuses a setting out of range with an *option.Error naming it
+// (CheckSettings); a zero that stands for a default passes. Init checks
+// too.
+func (m *SAG) Check() error { return CheckSettings(m, nil) }
+
+// Facts returns what a model records of SAG: its seed and variant.
+func (m *SAG) Facts(p *Problem) map[string]any {
+	return map[string]any{"seed": m.Seed, "sag_variant": cmp.Or(m.Variant, DefaultSAGVariant)}
 }
 
 // Init starts at w = 0 with no sentence seen.

@@ -106,42 +106,59 @@ type SDCA struct {
 	warmRefresh bool
 }
 
-// Describe names SDCA and the options of a run it reads beyond its
-// fields: the sampler, the gap refreshes, the place of its duals,
-// checkpoints, and the warm start from kept duals (its final duals are
-// what a run keeps).
+// Describe declares SDCA: its settings, and the options of a run it
+// reads beyond them — the sampler, the gap refreshes, the place of its
+// duals, checkpoints, and the warm start from kept duals (its final duals
+// are what a run keeps).
 func (m *SDCA) Describe() Description {
-	return Description{Name: "sdca",
-		Reads: append([]string{RunSampler, RunNonUniform, RunRefresh, RunDuals, RunKeepDuals, RunWarmStart, RunL1}, checkpointOptions...)}
+	return Description{Name: "sdca", Title: "SDCA", Loss: LossLog,
+		Summary:     "SDCA-GAP: stochastic dual coordinate ascent with gap sampling",
+		Reads:       append([]string{RunSampler, RunNonUniform, RunRefresh, RunDuals, RunKeepDuals, RunWarmStart, RunL1}, checkpointOptions...),
+		Made:        map[string]string{"Sampler": RunSampler, "Duals": RunDuals, "Warm": RunWarmStart},
+		DualsOnDisk: true,
+		Settings: []Setting{
+			{Field: "Epsilon", Name: "epsilon", Default: DefaultEpsilon, Resume: "Epsilon",
+				Help: "share in (0,1] of the uniform distribution in the initial duals, the rest on each sentence's gold labelling",
+				Want: "want a weight in (0,1]", Valid: floatIn(0, 1, true, false)},
+			{Field: "SubPrecision", Name: "subprecision", Default: DefaultSubPrecision, Resume: "SubPrecision",
+				Help: "SDCA's line search stops when its step is shorter than this, in (0,1)",
+				Want: "want a step length in (0,1)", Valid: floatIn(0, 1, true, true)},
+			seedSetting("the sampler"),
+			{Field: "Workers", Name: "workers", Default: DefaultWorkers, Resume: "Workers",
+				Help:  "SDCA workers (deterministic parallel SDCA: the same seed and workers give the same model)",
+				Want:  fmt.Sprintf("want AllWorkers (%d: one per core), 0 (DefaultWorkers) or a number of workers ≥ 1", AllWorkers),
+				Valid: func(v any) bool { return v.(int) >= AllWorkers }},
+			{Field: "RoundSteps", Name: "round-steps", DefaultText: fmt.Sprintf("%d/workers, at least 1", DefaultRoundSize), Resume: "RoundSteps",
+				Help: "SDCA steps per worker in a round of the parallel SDCA (their oracles in parallel, then their commits in order), ≥ 1 (with more than one worker)",
+				Want: "want a number of steps ≥ 1", Valid: intAtLeast(1),
+				Unread: func(m Method) string {
+					if w := m.(*SDCA).Workers; w == 1 || w == 0 && DefaultWorkers == 1 {
+						return "not used by one worker: rounds are the parallel SDCA's (give {SDCA.Workers} 2 or more, or 0: one per core)"
+					}
+					return ""
+				}},
+		}}
 }
 
-// Check refuses a setting out of range with a *FieldError; a zero that
-// stands for a default passes. Init checks too.
-func (m *SDCA) Check() error {
-	bad := func(field string, v any, want string) error {
-		return &FieldError{Method: "SDCA", Field: field, Value: v, Want: want}
-	}
-	switch {
-	case !(m.Epsilon >= 0 && m.Epsilon <= 1):
-		return bad("Epsilon", m.Epsilon, "want a weight in (0,1]")
-	case !(m.SubPrecision >= 0 && m.SubPrecision < 1):
-		return bad("SubPrecision", m.SubPrecision, "want a step length in (0,1)")
-	case m.Workers < AllWorkers:
-		return bad("Workers", m.Workers, fmt.Sprintf("want AllWorkers (%d: one per core), 0 (DefaultWorkers) or a number of workers ≥ 1", AllWorkers))
-	case m.RoundSteps < 0:
-		return bad("RoundSteps", m.RoundSteps, "want a number of steps ≥ 1")
-	}
-	return nil
-}
+// Check refuses a setting out of range with an *option.Error naming it
+// (CheckSettings); a zero that stands for a default passes. Init checks
+// too.
+func (m *SDCA) Check() error { return CheckSettings(m, nil) }
 
-// Unread returns the fields of m that its other settings leave unread,
-// each with why: RoundSteps with one worker. A program refuses them when
-// its user gives them (stage.TrainOptions.Given).
-func (m *SDCA) Unread() map[string]string {
-	if m.Workers == 1 || m.Workers == 0 && DefaultWorkers == 1 {
-		return map[string]string{"SDCA.RoundSteps": "not used by one worker: rounds are the parallel SDCA's (give {SDCA.Workers} 2 or more, or 0: one per core)"}
+// Facts returns what a model records of SDCA on p: its sampler and seed,
+// and for more than one worker their number and a round length given
+// (the default follows from the workers).
+func (m *SDCA) Facts(p *Problem) map[string]any {
+	kind, _ := samplerSettings(m.Sampler)
+	facts := map[string]any{"sampler": kind, "seed": m.Seed}
+	if w := m.numWorkers(p.N()); w > 1 {
+		facts["workers"] = w
+		if m.RoundSteps != 0 {
+			// The rounds' length shapes the trajectory.
+			facts["round_steps"] = m.RoundSteps
+		}
 	}
-	return nil
+	return facts
 }
 
 // effective returns the settings with the defaults applied.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/dualcrf/dualcrf/option"
 )
 
 // settingsVersion is the version of the run settings a checkpoint records.
@@ -75,7 +77,7 @@ func settingsOf(p *Problem, s Settings, m Method) (rs runSettings, ok bool) {
 // setting is one run setting as the settings check compares it.
 type setting struct {
 	field string // its name: runSettings' field
-	words string // what it is, for SettingsError's message
+	words string // what it is, for a refusal's message
 	value string
 }
 
@@ -113,43 +115,13 @@ func (rs runSettings) list() []setting {
 	}
 }
 
-// SettingsError refuses a resume whose settings differ from those its
-// checkpoint was made with: the first setting that differs and its two
-// values. It wraps ErrResumeSettings.
-type SettingsError struct {
-	Dir string // the snapshot
-	// Field names the setting by the field that sets it: SDCA's
-	// (Sampler, NonUniform for SamplerOptions.NonUniform, Epsilon,
-	// SubPrecision, Seed, Workers, RoundSteps), the problem's (Lambda, L1,
-	// Sentences, FeatureSpace, Transitions, Bias), BCFW's Hamming,
-	// Settings' RefreshEvery,
-	// Solver (the method) or DualsBlocks (a streamed store's block count).
-	Field      string
-	Checkpoint string // its value in the checkpoint
-	Now        string // its value in this run
-	words      string // what the setting is, in words
-}
-
-// Error names the setting in words, with both values.
-func (e *SettingsError) Error() string {
-	what := e.words
-	if what == "" {
-		what = e.Field
-	}
-	return fmt.Sprintf("%v: %s was made with %s %s, this run has %s; resume with the same setting (or start afresh)",
-		ErrResumeSettings, e.Dir, what, e.Checkpoint, e.Now)
-}
-
-// Unwrap returns ErrResumeSettings.
-func (e *SettingsError) Unwrap() error { return ErrResumeSettings }
-
 // errOldSettings refuses a checkpoint whose state.json an earlier version
 // wrote (its run settings by the command's flag names).
 var errOldSettings = errors.New("state.json: written by an earlier version of dualcrf, whose snapshots this one cannot continue; start a fresh run")
 
 // CheckSettings refuses a resume of m on p under s from c whose settings
-// differ from the checkpoint's, with a *SettingsError naming the first
-// setting that differs.
+// differ from the checkpoint's, naming the first setting that differs
+// (checkSettings).
 func (c *Checkpoint) CheckSettings(p *Problem, s Settings, m Method) error {
 	now, ok := settingsOf(p, s, m)
 	if !ok {
@@ -158,13 +130,40 @@ func (c *Checkpoint) CheckSettings(p *Problem, s Settings, m Method) error {
 	return c.checkSettings(now)
 }
 
-// checkSettings compares the settings of this run with the checkpoint's.
+// checkSettings compares the settings of this run with the checkpoint's:
+// the first that differs is refused with an *option.Error that wraps
+// ErrResumeSettings, about the option that sets it (resumeSetting) with
+// this run's value and the checkpoint's in its message; a setting no
+// option sets alone (the bias, the sentences, a streamed store's blocks)
+// is said in words.
 func (c *Checkpoint) checkSettings(now runSettings) error {
 	was := c.state.Settings.list()
 	for i, s := range now.list() {
-		if s.value != was[i].value {
-			return &SettingsError{Dir: c.Dir, Field: s.field, Checkpoint: was[i].value, Now: s.value, words: s.words}
+		if s.value == was[i].value {
+			continue
 		}
+		if opt := resumeSetting(s.field); opt != "" {
+			return &option.Error{Field: opt, Value: s.value, Err: ErrResumeSettings,
+				Msg: fmt.Sprintf("%s was made with {%s} %s: resume with the same setting, or start afresh", c.Dir, opt, was[i].value)}
+		}
+		return &option.Error{Err: ErrResumeSettings,
+			Msg: fmt.Sprintf("%s was made with %s, this run has %s: resume with the same setting, or start afresh", c.Dir, s.phrase(was[i].value), s.phrase(s.value))}
 	}
 	return nil
+}
+
+// phrase says a value v of the setting in words, naming the options that
+// bear on it as {Field}.
+func (s setting) phrase(v string) string {
+	switch {
+	case s.field == "Bias" && v == "false":
+		return "{NoBias}"
+	case s.field == "Bias":
+		return "the bias features (no {NoBias})"
+	case s.field == "DualsBlocks" && v == "0":
+		return "duals not streamed"
+	case s.field == "DualsBlocks":
+		return "streamed duals in " + v + " blocks (their size follows the memory budget, {MemoryBudget} or half of physical memory, and the rest of the run)"
+	}
+	return s.words + " " + v
 }

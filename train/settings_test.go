@@ -10,14 +10,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dualcrf/dualcrf/option"
 )
 
-// isSettingsError reports whether err is a refused resume naming setting
-// field with the checkpoint's value was and this run's now.
+// isSettingsError reports whether err is a refused resume about the option
+// that sets run setting field (resumeSetting), with this run's value now
+// and the checkpoint's was in its message.
 func isSettingsError(err error, field, was, now string) bool {
-	var se *SettingsError
-	return errors.Is(err, ErrResumeSettings) && errors.As(err, &se) &&
-		se.Field == field && se.Checkpoint == was && se.Now == now
+	var oe *option.Error
+	return errors.Is(err, ErrResumeSettings) && errors.As(err, &oe) &&
+		oe.Field == resumeSetting(field) && oe.Value == now && strings.Contains(oe.Msg, "{"+oe.Field+"} "+was+":")
 }
 
 // TestCheckSettingsNamesWorkers: a resume with another worker count names
@@ -35,11 +38,11 @@ func TestCheckSettingsNamesWorkers(t *testing.T) {
 	}{
 		{name: "same sequential", snap: seq, run: seq},
 		{name: "same parallel", snap: par, run: par},
-		{"sequential, resumed with two", seq, par, "Workers", "1", "2", "made with the number of workers 1, this run has 2"},
-		{"two, resumed sequential", par, seq, "Workers", "2", "1", "made with the number of workers 2, this run has 1"},
+		{"sequential, resumed with two", seq, par, "Workers", "1", "2", "SDCA.Workers 2: ck/ckpt-000002 was made with SDCA.Workers 1"},
+		{"two, resumed sequential", par, seq, "Workers", "2", "1", "SDCA.Workers 1: ck/ckpt-000002 was made with SDCA.Workers 2"},
 		{"other round", par, with(par, func(rs *runSettings) { rs.RoundSteps = 16 }), "RoundSteps", "64", "16",
-			"made with the steps per worker in a round 64, this run has 16"},
-		{"other seed", seq, with(seq, func(rs *runSettings) { rs.Seed = 2 }), "Seed", "1", "2", "made with the seed 1, this run has 2"},
+			"SDCA.RoundSteps 16: ck/ckpt-000002 was made with SDCA.RoundSteps 64"},
+		{"other seed", seq, with(seq, func(rs *runSettings) { rs.Seed = 2 }), "Seed", "1", "2", "SDCA.Seed 2: ck/ckpt-000002 was made with SDCA.Seed 1"},
 	} {
 		ck := &Checkpoint{Dir: "ck/ckpt-000002", state: checkpointState{Settings: c.snap}}
 		err := ck.checkSettings(c.run)
@@ -52,10 +55,10 @@ func TestCheckSettingsNamesWorkers(t *testing.T) {
 	}
 }
 
-// TestCheckSettingsInWords: a refused resume says what the setting is in
-// words, never by a flag of the command (which maps SettingsError.Field to
-// its own flags): the block count of streamed duals, which no flag sets,
-// and the bias.
+// TestCheckSettingsInWords: a refused resume of a setting no option sets
+// alone says what it is in words, naming the options that bear on it as
+// {Field} (a program renders them in its own words): the block count of
+// streamed duals, which follows from the budget, and the bias.
 func TestCheckSettingsInWords(t *testing.T) {
 	for _, c := range []struct {
 		snap, run runSettings
@@ -63,14 +66,14 @@ func TestCheckSettingsInWords(t *testing.T) {
 		want      string
 	}{
 		{runSettings{DualsBlocks: 4}, runSettings{DualsBlocks: 5}, "DualsBlocks",
-			"made with the streamed duals' block count (it follows from the memory budget and the rest of the run) 4, this run has 5"},
-		{runSettings{Bias: true}, runSettings{Bias: false}, "Bias", "made with the bias features true, this run has false"},
-		{runSettings{Seed: 1}, runSettings{Seed: 1, DualsBlocks: 3}, "DualsBlocks", "block count (it follows from the memory budget and the rest of the run) 0, this run has 3"},
+			"ck was made with streamed duals in 4 blocks (their size follows the memory budget, {MemoryBudget} or half of physical memory, and the rest of the run), this run has streamed duals in 5 blocks"},
+		{runSettings{Bias: true}, runSettings{Bias: false}, "Bias", "ck was made with the bias features (no {NoBias}), this run has {NoBias}"},
+		{runSettings{Seed: 1}, runSettings{Seed: 1, DualsBlocks: 3}, "DualsBlocks", "made with duals not streamed, this run has streamed duals in 3 blocks"},
 	} {
 		ck := &Checkpoint{Dir: "ck", state: checkpointState{Settings: c.snap}}
 		err := ck.checkSettings(c.run)
-		var se *SettingsError
-		if !errors.As(err, &se) || se.Field != c.field || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "--") {
+		var oe *option.Error
+		if !errors.As(err, &oe) || oe.Field != "" || !errors.Is(err, ErrResumeSettings) || !strings.Contains(oe.Msg, c.want) || strings.Contains(err.Error(), "--") {
 			t.Errorf("%+v → %+v: %v, want %q", c.snap, c.run, err, c.want)
 		}
 	}

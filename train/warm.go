@@ -155,10 +155,23 @@ const WarmRefreshEvery = 2
 // WarmRefreshes reports whether a run of m that starts warm refreshes its
 // gap estimates by itself (every WarmRefreshEvery epochs when
 // Settings.RefreshEvery is not given): with a sampler of gap estimates,
-// not uniform, not importance. For the facts a run records.
-func WarmRefreshes(m *SDCA) bool {
-	kind, _ := samplerSettings(m.Sampler)
+// not uniform, not importance (the sampler m's run made, RunSampler).
+// For the facts a run records.
+func WarmRefreshes(m Method) bool {
+	kind, _ := samplerSettings(madeSampler(m))
 	return kind != SamplerUniform && kind != SamplerImportance
+}
+
+// madeSampler returns the sampler m's run made (RunSampler), nil when none.
+func madeSampler(m Method) Sampler {
+	d, _ := Describe(m)
+	for f, opt := range d.Made {
+		if opt == RunSampler {
+			s, _ := field(m, f).Interface().(Sampler)
+			return s
+		}
+	}
+	return nil
 }
 
 // relabel sets dst, a block of T tokens over K labels, to

@@ -287,35 +287,9 @@ func (fs optionFlags[S]) render(c *cli.Context, err error) error {
 	}
 	msg := err.Error()
 	for _, oe := range oes {
-		msg = strings.Replace(msg, oe.Error(), fs.shown(c, oe).Format(fs.optionName), 1)
+		msg = strings.Replace(msg, oe.Error(), oe.Format(fs.optionName), 1)
 	}
 	return &renderedError{msg: msg, err: err}
-}
-
-// shown is oe with its value as the user gave it: a zero given for an
-// option whose zero is its default goes to the library as an invalid
-// value (givenFloat), and is shown as the 0 given.
-func (fs optionFlags[S]) shown(c *cli.Context, oe *option.Error) *option.Error {
-	shown := *oe
-	f := fs.flagOf(oe.Field)
-	if f == nil || !c.IsSet(f.Names()[0]) {
-		return &shown
-	}
-	switch v := c.Value(f.Names()[0]).(type) {
-	case string:
-		if v == "" {
-			shown.Value = `""`
-		}
-	case float64:
-		if v == 0 {
-			shown.Value = "0"
-		}
-	case int:
-		if v == 0 {
-			shown.Value = "0"
-		}
-	}
-	return &shown
 }
 
 // optionErrors returns the *option.Error values in err's chain, outermost

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -69,5 +70,39 @@ func TestTrainHingeResume(t *testing.T) {
 	r = runInProcess(t, dir, "", append(args, "--hamming", "count", "--resume", "ck", "--max-epochs", "6", "-o", "count.arrow", f.train)...)
 	if s := string(r.stderr); r.code == 0 || !strings.Contains(s, "--hamming mean") || !strings.Contains(s, "--hamming count") {
 		t.Fatalf("--hamming count resuming a --hamming mean snapshot: %v", r)
+	}
+}
+
+// TestSolverBCFW: --solver bcfw is --loss hinge, one mapping of the loss
+// to its method: the same flags give the same model bytes, and a resume of
+// one continues the other's snapshots.
+func TestSolverBCFW(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	args := []string{"train", "-q", "--seed", "5", "--hamming", "count", "--max-epochs", "3", "--gap-tol", "1e-9"}
+	mustRun(t, dir, append(args, "--loss", "hinge", "-o", "loss.arrow", f.train)...)
+	mustRun(t, dir, append(args, "--solver", "bcfw", "-o", "solver.arrow", f.train)...)
+	mustRun(t, dir, append(args, "--solver", "bcfw", "--loss", "hinge", "-o", "both.arrow", f.train)...)
+	a, err := os.ReadFile(filepath.Join(dir, "loss.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"solver.arrow", "both.arrow"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs from --loss hinge's model", name)
+		}
+	}
+	mustRun(t, dir, append(args, "--max-epochs", "2", "--loss", "hinge", "--checkpoint", "ck", "--keep-checkpoints", "-o", "part.arrow", f.train)...)
+	mustRun(t, dir, append(args, "--solver", "bcfw", "--resume", "ck", "-o", "resumed.arrow", f.train)...)
+	b, err := os.ReadFile(filepath.Join(dir, "resumed.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("--solver bcfw resuming --loss hinge's snapshot differs from the uninterrupted run")
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,14 +63,12 @@ const (
 )
 
 // trainSetup is what train's flags set: the stage's options and a value
-// of each method, of which --solver picks one.
+// of each method (train.Methods, by name), of which --solver and --loss
+// pick one.
 type trainSetup struct {
-	o     stage.TrainOptions
-	sdca  train.SDCA
-	lbfgs train.LBFGS
-	oeg   train.OEG
-	sag   train.SAG
-	bcfw  train.BCFW // --loss hinge's settings beyond the sampler and seed
+	o       stage.TrainOptions
+	methods map[string]train.Method
+	solver  string
 }
 
 // trainFlags are train's flags: each flag's name, default and meaning,
@@ -76,7 +76,7 @@ type trainSetup struct {
 // This table is the one place that ties a flag to an option: the command
 // maps the options' errors back to flags with it (optionFlags.render).
 func trainFlags() optionFlags[trainSetup] {
-	return optionFlags[trainSetup]{
+	fs := optionFlags[trainSetup]{
 		{catInput, argFiles("FEATURES", pipeline.RoleInput, true), nil, nil},
 		{catInput, fileOf(pipeline.RoleInput, &cli.StringFlag{Name: "valid", Usage: "held-out feature table (featurized with the training table's templates), scored after each certificate"}).std(),
 			[]string{"Valid"}, nil}, // read by runTrain
@@ -120,68 +120,47 @@ func trainFlags() optionFlags[trainSetup] {
 				}
 				return err
 			}},
-		{catSolver, &cli.StringFlag{Name: "solver", Value: "sdca", Usage: strings.Join(solverNames, ", ")},
+		{catSolver, &cli.StringFlag{Name: "solver", Value: train.MethodNames()[0], Usage: solverUsage()},
 			[]string{"Method"}, func(c *cli.Context, n string, s *trainSetup) error {
-				m := map[string]train.Method{"sdca": &s.sdca, "lbfgs": &s.lbfgs, "oeg": &s.oeg, "sag": &s.sag}[c.String(n)]
-				if m == nil {
-					return fmt.Errorf("--solver %q: want one of %s", c.String(n), strings.Join(solverNames, ", "))
+				if s.methods[c.String(n)] == nil {
+					return fmt.Errorf("--solver %q: want one of %s", c.String(n), strings.Join(train.MethodNames(), ", "))
 				}
-				s.o.Method = m
+				s.solver = c.String(n)
 				return nil
 			}},
-		{catSolver, &cli.StringFlag{Name: "loss", Value: stage.LossLog, Usage: "log (the CRF's negative log-likelihood) or hinge (the structural SVM's Hamming hinge loss, trained by BCFW with the sampler and seed: --solver sdca only)"},
-			[]string{"Loss"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Loss = givenString(c, n); return nil }},
-		{catSolver, &cli.StringFlag{Name: "hamming", Value: train.DefaultHamming, Usage: "--loss hinge: the cost of a wrong token, mean (1/length: every sentence's loss in [0,1]) or count (1: the number of wrong tokens; often the better F1)"},
-			[]string{"BCFW.Hamming"}, func(c *cli.Context, n string, s *trainSetup) error { s.bcfw.Hamming = givenString(c, n); return nil }},
+		{catSolver, &cli.StringFlag{Name: "loss", Value: stage.LossLog, Usage: "log (the CRF's negative log-likelihood) or hinge (the structural SVM's Hamming hinge loss, trained by BCFW with the sampler and seed: --solver sdca or bcfw)"},
+			[]string{"Loss"}, func(c *cli.Context, n string, s *trainSetup) error {
+				if c.IsSet(n) { // unset: the solver's own loss
+					s.o.Loss = c.String(n)
+				}
+				return nil
+			}},
 		{catSolver, &cli.StringFlag{Name: "sampler", Value: train.DefaultSampler, Usage: "SDCA's choice of the next sentence: " + strings.Join(train.SamplerKinds(), ", ")},
 			[]string{"Sampler.Kind"}, func(c *cli.Context, n string, s *trainSetup) error {
 				if c.IsSet(n) { // unset: the library's default, which --solver sag does not read
-					s.o.Sampler.Kind = givenString(c, n)
+					s.o.Sampler.Kind = c.String(n)
 				}
 				return nil
 			}},
 		{catSolver, &cli.Float64Flag{Name: "nonuniform", Value: train.DefaultNonUniform, Usage: "probability in (0,1] that a draw follows the gap or importance sampler rather than the uniform one"},
 			[]string{"Sampler.NonUniform"}, func(c *cli.Context, n string, s *trainSetup) error {
 				if c.IsSet(n) {
-					s.o.Sampler.NonUniform = givenFloat(c, n)
+					s.o.Sampler.NonUniform = c.Float64(n)
 				}
-				return nil
-			}},
-		{catSolver, &cli.Float64Flag{Name: "epsilon", Value: train.DefaultEpsilon, Usage: "share in (0,1] of the uniform distribution in the initial duals, the rest on each sentence's gold labelling"},
-			[]string{"SDCA.Epsilon"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.Epsilon = givenFloat(c, n); return nil }},
-		{catSolver, &cli.Float64Flag{Name: "subprecision", Value: train.DefaultSubPrecision, Usage: "SDCA's line search stops when its step is shorter than this, in (0,1)"},
-			[]string{"SDCA.SubPrecision"}, func(c *cli.Context, n string, s *trainSetup) error {
-				s.sdca.SubPrecision = givenFloat(c, n)
 				return nil
 			}},
 		{catSolver, &cli.IntFlag{Name: "refresh-every", DefaultText: "never", Usage: "recompute every sentence's gap estimate exactly every k ≥ 1 epochs (0: never)"},
 			[]string{"RefreshEvery"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.RefreshEvery = c.Int(n); return nil }},
 		{catSolver, &cli.Uint64Flag{Name: "seed", Value: defaultSeed, Usage: "random seed; the same seed gives the same model"},
-			[]string{"SDCA.Seed", "OEG.Seed", "SAG.Seed", "BCFW.Seed"}, func(c *cli.Context, n string, s *trainSetup) error {
-				s.sdca.Seed, s.oeg.Seed, s.sag.Seed, s.bcfw.Seed = c.Uint64(n), c.Uint64(n), c.Uint64(n), c.Uint64(n)
-				return nil
-			}},
+			settingFields("seed"), func(c *cli.Context, n string, s *trainSetup) error { s.setAll(n, c.Uint64(n)); return nil }},
 		{catSolver, intIn(&cli.IntFlag{Name: "workers", Value: train.DefaultWorkers, Usage: "SDCA workers (deterministic parallel SDCA: the same seed and workers give the same model); 0: one per core"}, 0, math.MaxInt, ""),
-			[]string{"SDCA.Workers"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.Workers = workers(c.Int(n)); return nil }},
-		{catSolver, &cli.IntFlag{Name: "round-steps", DefaultText: fmt.Sprintf("%d/workers, at least 1", train.DefaultRoundSize), Usage: "SDCA steps per worker in a round of the parallel SDCA (their oracles in parallel, then their commits in order), ≥ 1 (with --workers ≠ 1)"},
-			[]string{"SDCA.RoundSteps"}, func(c *cli.Context, n string, s *trainSetup) error { s.sdca.RoundSteps = givenInt(c, n); return nil }},
-		{catSolver, &cli.IntFlag{Name: "lbfgs-store", Value: train.DefaultLBFGSStore, Usage: "L-BFGS: correction pairs kept, ≥ 1"},
-			[]string{"LBFGS.Store"}, func(c *cli.Context, n string, s *trainSetup) error { s.lbfgs.Store = givenInt(c, n); return nil }},
-		{catSolver, &cli.StringFlag{Name: "sag-variant", Value: train.DefaultSAGVariant, Usage: "SAG: nus (SAG-NUS: Schmidt et al. 2015 non-uniform sampling and Lipschitz line search), nus-star (SAG-NUS*: skips 2^(k−1) line searches of a sentence after its k-th in a row passing at once) or uniform"},
-			[]string{"SAG.Variant"}, func(c *cli.Context, n string, s *trainSetup) error {
-				s.sag.Variant = givenString(c, n)
-				return nil
-			}},
-		{catSolver, &cli.Float64Flag{Name: "sag-initial-l", Value: train.DefaultSAGInitialL, Usage: "SAG: every sentence's Lipschitz estimate L_i and their maximum before the first test, > 0"},
-			[]string{"SAG.InitialL"}, func(c *cli.Context, n string, s *trainSetup) error { s.sag.InitialL = givenFloat(c, n); return nil }},
-		{catSolver, &cli.Float64Flag{Name: "oeg-eta", Value: train.DefaultOEGEta, Usage: "OEG: every sentence's initial step size η_i, in (0,1] (halved while the dual does not increase, ×1.05 after a kept step)"},
-			[]string{"OEG.Eta"}, func(c *cli.Context, n string, s *trainSetup) error { s.oeg.Eta = givenFloat(c, n); return nil }},
+			settingFields("workers"), func(c *cli.Context, n string, s *trainSetup) error { s.setAll(n, workers(c.Int(n))); return nil }},
 		{catStopping, &cli.Float64Flag{Name: "gap-tol", Value: train.DefaultGapTol, Usage: "stop when the certified duality gap is at most this (> 0)"},
-			[]string{"GapTol"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.GapTol = givenFloat(c, n); return nil }},
+			[]string{"GapTol"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.GapTol = c.Float64(n); return nil }},
 		{catStopping, &cli.IntFlag{Name: "gap-every", Value: train.DefaultGapEvery, Usage: "epochs between certificate passes: 0 certifies the initial point, each epoch whose gap estimate is ≤ 2·--gap-tol and the last epoch; N ≥ 1 also every N epochs"},
 			[]string{"GapEvery"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.GapEvery = c.Int(n); return nil }},
 		{catStopping, &cli.IntFlag{Name: "max-epochs", Value: train.DefaultMaxEpochs, Usage: "stop after this many epochs, ≥ 1 (L-BFGS: iterations)"},
-			[]string{"MaxEpochs"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.MaxEpochs = givenInt(c, n); return nil }},
+			[]string{"MaxEpochs"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.MaxEpochs = c.Int(n); return nil }},
 		{catStopping, &cli.DurationFlag{Name: "max-time", DefaultText: "no limit", Usage: "stop after this much training time, e.g. 10m or 1h30m"},
 			[]string{"MaxTime"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.MaxTime = c.Duration(n); return nil }},
 		{catOutput, fileOf(pipeline.RoleOutput, &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "model file (Arrow IPC file; Parquet when the name ends .parquet); - = standard output"}).std(), nil, nil},
@@ -209,16 +188,109 @@ func trainFlags() optionFlags[trainSetup] {
 			[]string{"Quiet"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.Quiet = c.Bool(n); return nil }},
 		{catProgress, progressFlag(), nil, nil},
 	}
+	// The methods' own settings follow the run's solver options.
+	at := slices.IndexFunc(fs, func(f optionFlag[trainSetup]) bool { return f.Names()[0] == "workers" }) + 1
+	return slices.Insert(fs, at, methodFlags(fs)...)
 }
 
-// solverNames are --solver's values, in the order the help gives them.
-var solverNames = []string{"sdca", "lbfgs", "oeg", "sag"}
+// methodFlags are the flags of the methods' own settings, each declared by
+// its method (train.Description.Settings: name, default, range, help),
+// that the table owned does not define itself: one flag per setting's
+// Name, setting that setting of every method that has it. A new method's
+// settings become flags here without a line of the command.
+func methodFlags(owned optionFlags[trainSetup]) optionFlags[trainSetup] {
+	seen := map[string]bool{}
+	for _, f := range owned {
+		seen[f.Names()[0]] = true
+	}
+	var fs optionFlags[trainSetup]
+	for _, m := range train.Methods() {
+		for _, st := range m.Describe().Settings {
+			if st.Name == "" || seen[st.Name] {
+				continue // a library setting with no flag, or one flag for several methods
+			}
+			seen[st.Name] = true
+			fs = append(fs, optionFlag[trainSetup]{catSolver, settingFlag(m, st), settingFields(st.Name),
+				func(c *cli.Context, n string, s *trainSetup) error {
+					if c.IsSet(n) { // unset: the method's default (the field's zero)
+						s.setAll(n, c.Value(n))
+					}
+					return nil
+				}})
+		}
+	}
+	return fs
+}
+
+// settingFlag is the flag of the setting st of method m: its name,
+// default and help, of the type of its field.
+func settingFlag(m train.Method, st train.Setting) cli.Flag {
+	switch st.Kind(m) {
+	case reflect.Float64:
+		f := &cli.Float64Flag{Name: st.Name, DefaultText: st.DefaultText, Usage: st.Help}
+		f.Value, _ = st.Default.(float64)
+		return f
+	case reflect.Int:
+		f := &cli.IntFlag{Name: st.Name, DefaultText: st.DefaultText, Usage: st.Help}
+		f.Value, _ = st.Default.(int)
+		return f
+	case reflect.Uint64:
+		f := &cli.Uint64Flag{Name: st.Name, DefaultText: st.DefaultText, Usage: st.Help}
+		f.Value, _ = st.Default.(uint64)
+		return f
+	case reflect.String:
+		f := &cli.StringFlag{Name: st.Name, DefaultText: st.DefaultText, Usage: st.Help}
+		f.Value, _ = st.Default.(string)
+		return f
+	case reflect.Bool:
+		return &cli.BoolFlag{Name: st.Name, Usage: st.Help}
+	}
+	panic(fmt.Sprintf("train flags: %s.%s is a %s, which no flag type holds", train.TypeName(m), st.Field, st.Kind(m)))
+}
+
+// settingFields returns the settings named name of every method, as the
+// library's errors name them ("SDCA.Seed", "OEG.Seed", …).
+func settingFields(name string) []string {
+	var fields []string
+	for _, m := range train.Methods() {
+		for _, st := range m.Describe().Settings {
+			if st.Name == name {
+				fields = append(fields, train.TypeName(m)+"."+st.Field)
+			}
+		}
+	}
+	return fields
+}
+
+// setAll sets the settings named name of every method to v.
+func (s *trainSetup) setAll(name string, v any) {
+	for _, m := range s.methods {
+		for _, st := range m.(train.Describer).Describe().Settings {
+			if st.Name == name {
+				st.Set(m, v)
+			}
+		}
+	}
+}
+
+// solverUsage is --solver's help: the methods' names and what each is.
+func solverUsage() string {
+	var parts []string
+	for _, m := range train.Methods() {
+		d := m.Describe()
+		parts = append(parts, d.Name+" ("+d.Summary+")")
+	}
+	return strings.Join(parts, ", ")
+}
 
 // trainOptions maps train's flags to the stage's options and checks them
 // before anything is read or created.
 func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 	flags := trainFlags()
-	s := &trainSetup{}
+	s := &trainSetup{methods: map[string]train.Method{}, solver: train.MethodNames()[0]}
+	for _, m := range train.Methods() {
+		s.methods[m.Describe().Name] = m
+	}
 	s.o.Log, s.o.OptionName = c.App.ErrWriter, flags.optionName
 	for _, f := range flags {
 		if f.set != nil {
@@ -234,10 +306,12 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 			s.o.Given = append(s.o.Given, f.fields)
 		}
 	}
-	if s.o.Loss == stage.LossHinge && s.o.Method == train.Method(&s.sdca) {
-		// SDCA-GAP's structured twin trains the hinge loss: BCFW, with the
-		// sampler, the seed and the Hamming loss.
-		s.o.Method = &s.bcfw
+	// --solver's method, or the one that takes its place for --loss
+	// (train.ForLoss: --loss hinge with sdca trains by bcfw, with the
+	// flags that set it); the library refuses a pair no method trains.
+	s.o.Method = s.methods[s.solver]
+	if name, err := train.ForLoss(s.solver, s.o.Loss); err == nil {
+		s.o.Method = s.methods[name]
 	}
 	if err := s.o.Check(); err != nil {
 		return s.o, flags.render(c, err)
@@ -257,33 +331,6 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 		}
 	}
 	return s.o, nil
-}
-
-// givenFloat is a float flag's value for an option whose zero stands for
-// its default: a 0 the user gives goes as NaN, which the option refuses
-// (optionFlags.render shows the 0 given).
-func givenFloat(c *cli.Context, name string) float64 {
-	if v := c.Float64(name); v != 0 || !c.IsSet(name) {
-		return v
-	}
-	return math.NaN()
-}
-
-// givenString is givenFloat for a string flag: an empty value given goes
-// as " ".
-func givenString(c *cli.Context, name string) string {
-	if v := c.String(name); v != "" || !c.IsSet(name) {
-		return v
-	}
-	return " "
-}
-
-// givenInt is givenFloat for an integer flag: a 0 given goes as -1.
-func givenInt(c *cli.Context, name string) int {
-	if v := c.Int(name); v != 0 || !c.IsSet(name) {
-		return v
-	}
-	return -1
 }
 
 // parseLambda reads --lambda or --l1 (flag): a number, or c/n.
@@ -371,7 +418,7 @@ func runTrain(c *cli.Context) error {
 	if errors.Is(err, stage.ErrUnlabelled) {
 		return &renderedError{msg: strings.Replace(err.Error(), "no token has a gold label;", "no token has a gold label (featurized with --no-labels?);", 1), err: err}
 	}
-	return trainFlags().render(c, settingsFlagError(err))
+	return trainFlags().render(c, err)
 }
 
 // dryRunTrain prints the plan of the run (stage.PlanTrain) to standard
@@ -397,7 +444,7 @@ func dryRunTrain(c *cli.Context, in string, o stage.TrainOptions) error {
 			err = werr
 		}
 	}
-	return trainFlags().render(c, settingsFlagError(err))
+	return trainFlags().render(c, err)
 }
 
 // readTableArg reads the feature table at path ("-": standard
@@ -465,7 +512,7 @@ func (t *trainOutputs) write(res *stage.TrainResult) error {
 	}
 	if t.plot != nil {
 		format, _ := plots.FormatOf(t.c.String("plot")) // checked by trainOptions
-		fig := plots.LogFigure([]plots.Run{{Name: runName(t.c, res.Solver), Rows: res.LogRows(), Solver: res.Solver}},
+		fig := plots.LogFigure([]plots.Run{{Name: res.Label, Rows: res.LogRows(), Solver: res.Solver}},
 			plots.LogOptions{Title: filepath.Base(t.c.Args().First()), Ref: math.NaN(), GapTol: res.Train.GapTol})
 		if err := fig.Write(t.plot, format); err != nil {
 			return fmt.Errorf("write plot %s: %w", t.plot.Name(), err)
@@ -508,22 +555,6 @@ func workers(n int) int {
 		return train.AllWorkers
 	}
 	return n
-}
-
-// runName names a run in train --plot's legend: the solver, with SDCA's
-// sampler.
-func runName(c *cli.Context, solver string) string {
-	switch solver {
-	case "sdca":
-		return "SDCA, " + c.String("sampler") + " sampler"
-	case "lbfgs":
-		return "L-BFGS"
-	case "bcfw":
-		return "BCFW (hinge loss), " + c.String("sampler") + " sampler"
-	case "sag":
-		return "SAG (" + c.String("sag-variant") + ")"
-	}
-	return strings.ToUpper(solver)
 }
 
 // parseBytes reads a size: a number and a unit, case aside — B, kB, MB,

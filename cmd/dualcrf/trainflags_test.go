@@ -15,6 +15,7 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/schemas"
 	"github.com/dualcrf/dualcrf/tables"
+	"github.com/dualcrf/dualcrf/train"
 )
 
 // TestTrainFlagRefusals gives every numeric train flag a value it must
@@ -50,12 +51,23 @@ func TestTrainFlagRefusals(t *testing.T) {
 		{[]string{"--lambda", "1e-300"}, "λ = 1e-300 is below the floor"},
 		{[]string{"--solver", "lbfgs", "--lbfgs-store", "0"}, "--lbfgs-store 0"},
 		{[]string{"--solver", "lbfgs", "--lbfgs-store", "-5"}, "--lbfgs-store -5"},
+		// A zero or an empty value given is a value, not the default its
+		// option's zero stands for (TrainOptions.Given).
+		{[]string{"--loss", ""}, `--loss "": want log or hinge`},
+		{[]string{"--sampler", ""}, `--sampler ""`},
+		{[]string{"--solver", "sag", "--sag-variant", ""}, `--sag-variant ""`},
+		{[]string{"--solver", "sag", "--sag-initial-l", "0"}, "--sag-initial-l 0"},
+		{[]string{"--solver", "oeg", "--oeg-eta", "0"}, "--oeg-eta 0"},
+		{[]string{"--loss", "hinge", "--hamming", ""}, `--hamming ""`},
+		{[]string{"--workers", "2", "--round-steps", "0"}, "--round-steps 0"},
+		{[]string{"--solver", "bcfw", "--loss", "log"}, `--solver "bcfw": BCFW minimises the hinge loss: want --loss hinge`},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			dir := t.TempDir()
 			args := append([]string{"train"}, c.args...)
-			if !strings.Contains(strings.Join(c.args, " "), "lbfgs") {
+			if j := strings.Join(c.args, " "); !strings.Contains(j, "lbfgs") && !strings.Contains(j, "sag") && !strings.Contains(j, "oeg") &&
+				!strings.Contains(j, "hinge") && !strings.Contains(j, "bcfw") {
 				args = append(args, "--duals", "duals.bin")
 			}
 			r := runBinary(t, dir, "", append(args, "-o", "m.arrow", f.train)...)
@@ -267,14 +279,22 @@ func TestTrainModelToStdout(t *testing.T) {
 	}
 }
 
-// TestSettingOptionsHaveFlags: every run setting a resume must repeat is
-// named by a flag of train's one flag table, so a refused resume says
-// which flag to repeat.
+// TestSettingOptionsHaveFlags: every named setting of every method is a
+// flag of train's one flag table, under its name, and so is every option of
+// the run a resume must repeat, so that a refused resume says which flag to
+// repeat.
 func TestSettingOptionsHaveFlags(t *testing.T) {
 	flags := trainFlags()
-	for setting, option := range settingOptions {
+	for _, option := range []string{"Method", "Lambda", "FeatureSpace", "Transitions", train.RunSampler, train.RunNonUniform, train.RunRefresh} {
 		if flags.flagOf(option) == nil {
-			t.Errorf("run setting %s: option %s has no train flag", setting, option)
+			t.Errorf("option %s has no train flag", option)
+		}
+	}
+	for _, m := range train.Methods() {
+		for _, st := range m.Describe().Settings {
+			if f := flags.flagOf(train.TypeName(m) + "." + st.Field); st.Name != "" && (f == nil || f.Names()[0] != st.Name) {
+				t.Errorf("%s.%s: setting %q has no flag of its name", train.TypeName(m), st.Field, st.Name)
+			}
 		}
 	}
 }
