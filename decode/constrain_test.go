@@ -274,7 +274,7 @@ func TestDecodeConstrainedForcedNBest(t *testing.T) {
 	tab := &tables.FeatureTable{Data: d, Columns: []string{"force"}, Text: [][]string{text}}
 	for _, workers := range []int{1, 2} {
 		opts := Options{Constraints: ConstraintsBIO, ForceColumn: "force", NBest: 4, Marginals: true, ChunkConfidence: true, Workers: workers}
-		p, err := DecodeTable(context.Background(), m, tab, opts)
+		p, err := decodeFeatureTable(context.Background(), m, tab, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,23 +369,23 @@ func TestForcedErrors(t *testing.T) {
 	last := d.NumTokens() - 1
 	text[last] = "B-NOPE"
 	tab := &tables.FeatureTable{Data: d, Columns: []string{"force"}, Text: [][]string{text}, FirstSentence: 10}
-	_, err := DecodeTable(context.Background(), m, tab, Options{ForceColumn: "force"})
+	_, err := decodeFeatureTable(context.Background(), m, tab, Options{ForceColumn: "force"})
 	var fe *ForcedLabelError
 	if !errors.As(err, &fe) || fe.Sentence != 13 || fe.Label != "B-NOPE" || !strings.Contains(err.Error(), "B-NOPE") {
 		t.Fatalf("unknown forced label: %v", err)
 	}
-	if _, err := DecodeTable(context.Background(), m, tab, Options{ForceColumn: "other"}); !errors.As(err, &fe) || !strings.Contains(err.Error(), "force") {
+	if _, err := decodeFeatureTable(context.Background(), m, tab, Options{ForceColumn: "other"}); !errors.As(err, &fe) || !strings.Contains(err.Error(), "force") {
 		t.Fatalf("missing column: %v", err)
 	}
 	text[last] = ""
 	text[d.SentStart[1]] = "I-A" // the first token of sentence 2
-	_, err = DecodeTable(context.Background(), m, tab, Options{ForceColumn: "force", Constraints: ConstraintsBIO})
+	_, err = decodeFeatureTable(context.Background(), m, tab, Options{ForceColumn: "force", Constraints: ConstraintsBIO})
 	var ie *InfeasibleError
 	if !errors.As(err, &ie) || ie.Sentence != 12 {
 		t.Fatalf("I-A forced first under bio: %v", err)
 	}
 	// Without constraints the same forcing decodes, honoured.
-	p, err := DecodeTable(context.Background(), m, tab, Options{ForceColumn: "force"})
+	p, err := decodeFeatureTable(context.Background(), m, tab, Options{ForceColumn: "force"})
 	if err != nil || p.Labels[d.SentStart[1]] != 2 {
 		t.Fatalf("forced I-A without constraints: %v, label %v", err, p.Labels[d.SentStart[1]])
 	}
@@ -515,14 +515,14 @@ func TestInfeasibleWithoutForcedLabels(t *testing.T) {
 	one.SentStart = append(one.SentStart, len(one.Labels))
 	one.AttrStart = append(one.AttrStart, len(one.Attrs))
 	tab := &tables.FeatureTable{Data: one, FirstSentence: 7, Lines: []int{20, 23, 25}}
-	_, err := DecodeTable(context.Background(), m, tab, Options{Constraints: ConstraintsIOBES})
+	_, err := decodeFeatureTable(context.Background(), m, tab, Options{Constraints: ConstraintsIOBES})
 	var ie *InfeasibleError
 	want := "sentence 9 (line 23): the iobes constraints leave no valid labelling of its 1 token with the model's labels (B-A E-A)"
 	if !errors.As(err, &ie) || err.Error() != want {
 		t.Fatalf("got %v\nwant %s", err, want)
 	}
 	tab.Lines = nil
-	if _, err := DecodeTable(context.Background(), m, tab, Options{Constraints: ConstraintsIOBES}); err == nil || strings.Contains(err.Error(), "line") ||
+	if _, err := decodeFeatureTable(context.Background(), m, tab, Options{Constraints: ConstraintsIOBES}); err == nil || strings.Contains(err.Error(), "line") ||
 		!strings.HasPrefix(err.Error(), "sentence 9: the iobes constraints") {
 		t.Fatalf("without lines: %v", err)
 	}

@@ -162,24 +162,24 @@ func Apply(d *crf.Dataset, remap []int32, numAttrs int, names []string) *crf.Dat
 
 // Decode runs Viterbi on every sentence of d (whose attribute ids must be the
 // model's: see Remap and Apply), in parallel, keeping d's order. It takes
-// no ForceColumn: d has no text (see DecodeTable).
+// no ForceColumn: d has no text (Stream decodes feature tables).
 func Decode(ctx context.Context, m *crf.Model, d *crf.Dataset, opts Options) (*tables.Predictions, error) {
 	if opts.ForceColumn != "" {
-		return nil, errors.New("decode: forced labels come from a text column: decode a feature table (DecodeTable)")
+		return nil, errors.New("decode: forced labels come from a text column: decode a feature table (Stream)")
 	}
 	return decode(ctx, m, &tables.FeatureTable{Data: d}, nil, newPlanner(m, opts, false), opts)
 }
 
-// DecodeTable is Decode on a feature table (or a chunk of one), taking
+// decodeFeatureTable is Decode on a feature table (or a chunk of one), taking
 // the forced labels of opts.ForceColumn from its text. A forced label
 // that is not one of the model's is a *ForcedLabelError; forced labels no
 // labelling allowed by opts.Constraints can agree with are an
 // *InfeasibleError.
-func DecodeTable(ctx context.Context, m *crf.Model, t *tables.FeatureTable, opts Options) (*tables.Predictions, error) {
+func decodeFeatureTable(ctx context.Context, m *crf.Model, t *tables.FeatureTable, opts Options) (*tables.Predictions, error) {
 	return decodeTable(ctx, m, t, newPlanner(m, opts, false), opts)
 }
 
-// decodeTable is DecodeTable with the memory planner pl.
+// decodeTable is decodeFeatureTable with the memory planner pl.
 func decodeTable(ctx context.Context, m *crf.Model, t *tables.FeatureTable, pl *planner, opts Options) (*tables.Predictions, error) {
 	var forced []int32
 	if opts.ForceColumn != "" {
@@ -191,7 +191,7 @@ func decodeTable(ctx context.Context, m *crf.Model, t *tables.FeatureTable, pl *
 	return decode(ctx, m, t, forced, pl, opts)
 }
 
-// decode is DecodeTable with forced labels (per token, −1 for free; nil
+// decode is decodeFeatureTable with forced labels (per token, −1 for free; nil
 // for none) and the memory planner pl.
 func decode(ctx context.Context, m *crf.Model, t *tables.FeatureTable, forced []int32, pl *planner, opts Options) (*tables.Predictions, error) {
 	if err := opts.Check(); err != nil {

@@ -64,7 +64,7 @@ func TestNBestRefusedOverBudget(t *testing.T) {
 	opts := Options{NBest: 1000, MemoryBudget: 100 << 20, Workers: 1}
 	var p *tables.Predictions
 	var err error
-	alloc := allocated(func() { p, err = DecodeTable(context.Background(), m, tab, opts) })
+	alloc := allocated(func() { p, err = decodeFeatureTable(context.Background(), m, tab, opts) })
 	if !errors.Is(err, ErrMemory) {
 		t.Fatalf("decoded 600 tokens × 22 labels × 1000 labellings (lists of %d MiB) within 100 MiB: %v, %d labellings", 16*600*22*1000>>20, err, len(p.Alternatives))
 	}
@@ -86,7 +86,7 @@ func TestNBestRefusedOverBudget(t *testing.T) {
 		t.Fatalf("suggested --nbest %d: needs %d, and %d needs %d, budget %d", k, pl.need(c, 1, k).total(), k+1, pl.need(c, 1, k+1).total(), opts.MemoryBudget)
 	}
 	opts.NBest = k
-	if p, err := DecodeTable(context.Background(), m, tab, opts); err != nil || len(p.Alternatives[0]) != k-1 {
+	if p, err := decodeFeatureTable(context.Background(), m, tab, opts); err != nil || len(p.Alternatives[0]) != k-1 {
 		t.Fatalf("the suggested --nbest %d: %v", k, err)
 	}
 }
@@ -113,7 +113,7 @@ func TestEstimateCoversAllocations(t *testing.T) {
 		held := need.lattices + need.nbest + need.predictions
 		runtime.GC()
 		alloc := allocated(func() {
-			if _, err := DecodeTable(context.Background(), m, tab, tc.opts); err != nil {
+			if _, err := decodeFeatureTable(context.Background(), m, tab, tc.opts); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -143,12 +143,12 @@ func TestFewerWorkersToFit(t *testing.T) {
 	if w, err := pl.plan(tab, 0); w != 1 || err != nil {
 		t.Fatalf("plan: %d workers, %v; want 1", w, err)
 	}
-	got, err := DecodeTable(context.Background(), m, tab, opts)
+	got, err := decodeFeatureTable(context.Background(), m, tab, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.MemoryBudget = 0
-	want, err := DecodeTable(context.Background(), m, tab, opts)
+	want, err := decodeFeatureTable(context.Background(), m, tab, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

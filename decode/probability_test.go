@@ -30,7 +30,7 @@ func TestProbabilitiesInUnitInterval(t *testing.T) {
 		{Constraints: ConstraintsBIO, ForceColumn: "force", Marginals: true, ChunkConfidence: true, NBest: 3},
 		{Marginals: true, ChunkConfidence: true, NBest: 2},
 	} {
-		p, err := DecodeTable(context.Background(), m, tab, opts)
+		p, err := decodeFeatureTable(context.Background(), m, tab, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

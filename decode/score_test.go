@@ -234,7 +234,7 @@ func nbestTable(tb testing.TB) []byte {
 	m, d := bioModel(21, 6, 5)
 	d.Labels = make([]int32, d.NumTokens()) // gold: O
 	tab := &tables.FeatureTable{Data: d}
-	p, err := DecodeTable(context.Background(), m, tab, Options{NBest: 3, ChunkConfidence: true, Marginals: true, Constraints: ConstraintsBIO})
+	p, err := decodeFeatureTable(context.Background(), m, tab, Options{NBest: 3, ChunkConfidence: true, Marginals: true, Constraints: ConstraintsBIO})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestCalibrationWithoutChunks(t *testing.T) {
 	m.LabelNames = []string{"NN", "VB", "DT", "IN", "JJ"}
 	d.LabelNames = m.LabelNames
 	tab := &tables.FeatureTable{Data: d}
-	p, err := DecodeTable(context.Background(), m, tab, Options{ChunkConfidence: true})
+	p, err := decodeFeatureTable(context.Background(), m, tab, Options{ChunkConfidence: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -299,7 +299,7 @@ func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(hi-lo, 0) {
 		return plot.DefaultTicks{}.Ticks(lo, hi)
 	}
-	step := NiceStep(hi-lo, 5)
+	step := niceStep(hi-lo, 5)
 	if t.integer {
 		step = math.Max(step, 1)
 	}
@@ -335,9 +335,9 @@ func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// NiceStep returns the step of 1, 2 or 5 × 10ᵏ that cuts span into about
+// niceStep returns the step of 1, 2 or 5 × 10ᵏ that cuts span into about
 // n parts (at least n/2, at most 2n).
-func NiceStep(span float64, n int) float64 {
+func niceStep(span float64, n int) float64 {
 	raw := span / float64(n)
 	p := math.Pow(10, math.Floor(math.Log10(raw)))
 	for _, m := range []float64{1, 2, 5, 10} {
@@ -368,7 +368,7 @@ func (powerTicks) Ticks(lo, hi float64) []plot.Tick {
 		if k >= lo-eps && k <= hi+eps {
 			tk := plot.Tick{Value: k}
 			if math.Mod(k-first, step) == 0 {
-				tk.Label = Power10(int(k))
+				tk.Label = power10(int(k))
 			}
 			ticks = append(ticks, tk)
 		}
@@ -382,7 +382,7 @@ func (powerTicks) Ticks(lo, hi float64) []plot.Tick {
 			}
 			tk := plot.Tick{Value: v}
 			if decades <= 2 && (m == 2 || m == 5) {
-				tk.Label = Scaled(m, int(k))
+				tk.Label = scaled(m, int(k))
 			}
 			ticks = append(ticks, tk)
 		}
@@ -390,13 +390,13 @@ func (powerTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// Power10 writes 10ᵏ as a tick label: "0.01" to "1000" in decimals,
+// power10 writes 10ᵏ as a tick label: "0.01" to "1000" in decimals,
 // "1e-3" and "1e4" beyond.
-func Power10(k int) string { return Scaled(1, k) }
+func power10(k int) string { return scaled(1, k) }
 
-// Scaled writes m × 10ᵏ (m a whole number 1…9) as Power10 does: "0.05",
+// scaled writes m × 10ᵏ (m a whole number 1…9) as power10 does: "0.05",
 // "200", "5e-3", "2e4".
-func Scaled(m, k int) string {
+func scaled(m, k int) string {
 	if k >= -2 && k <= 3 {
 		return strconv.FormatFloat(float64(m)*math.Pow(10, float64(k)), 'f', max(0, -k), 64)
 	}

@@ -35,20 +35,13 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 	if limit == 0 && perr == nil {
 		limit, what, autoLimit = phys, "physical memory", phys/2
 	}
-	workers, lbfgsStore := 1, 0
-	if w, ok := o.Method.(train.Workers); ok {
-		workers = w.NumWorkers(d.Len())
-	}
-	if m, ok := o.Method.(*train.LBFGS); ok {
-		lbfgsStore = m.Store
-	}
 	extra := int64(0)
 	if o.Valid != nil {
 		extra = tableBytes(o.Valid.Data)
 	}
 	estimate := func(inMemory bool, stream int64) train.MemoryEstimate {
-		return train.EstimateShape(shape, train.MemoryOptions{Solver: r.solver, DualsInMemory: inMemory, LBFGSStore: lbfgsStore,
-			SDCAWorkers: workers, StreamBytes: stream, ExtraHeap: extra, L1: r.o.l1(d.Len()) > 0})
+		return train.EstimateShape(shape, train.MemoryOptions{Method: o.Method, DualsInMemory: inMemory, StreamBytes: stream,
+			ExtraHeap: extra, L1: r.o.l1(d.Len()) > 0})
 	}
 	r.place = o.Duals.Place
 	if !descriptionOf(o.Method).DualsOnDisk {

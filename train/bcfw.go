@@ -116,17 +116,17 @@ type BCFW struct {
 	certW   []float64 // the last certificate's weights
 	avgN    int       // the epochs averaged into avg
 	// certGaps are the last certificate's block gaps at the current
-	// point, until useCertificate hands them to the sampler.
+	// point, until UseCertificate hands them to the sampler.
 	certGaps []float64
 }
 
-// useCertificate hands the last certificate's block gaps, exact at the
+// UseCertificate hands the last certificate's block gaps, exact at the
 // current point, to the sampler: its estimates become the truth again
 // (Osokin et al.'s exact refresh), so that a block whose gap grew since its
 // last visit is drawn again. Train calls it after every certificate its
 // schedule makes (not one forced by a stop, which a longer run would not
 // make), so the refresh costs no pass of its own.
-func (m *BCFW) useCertificate() {
+func (m *BCFW) UseCertificate() {
 	if m.certGaps != nil {
 		m.sampler.Refresh(m.certGaps)
 		m.certGaps = nil
@@ -278,8 +278,8 @@ func (m *BCFW) Epoch(ctx context.Context) error {
 	return nil
 }
 
-// epochSteps returns the steps done in the epoch in progress.
-func (m *BCFW) epochSteps() int { return m.pos }
+// EpochSteps returns the steps done in the epoch in progress.
+func (m *BCFW) EpochSteps() int { return m.pos }
 
 // step makes one BCFW step on sentence i at the run's weights.
 func (m *BCFW) step(i int) bcfwStep {
@@ -412,9 +412,10 @@ func (m *BCFW) Counters() Counters {
 		CertifyCalls: calls}
 }
 
-// refresh recomputes every block gap at the current weights with a full
-// pass and hands them to the sampler (Settings.RefreshEvery).
-func (m *BCFW) refresh(ctx context.Context) error {
+// Refresh implements Refresher: it recomputes every block gap at the
+// current weights with a full pass and hands them to the sampler
+// (Settings.RefreshEvery).
+func (m *BCFW) Refresh(ctx context.Context) error {
 	r, err := m.p.hingePass(ctx, m.st.w, m.duals, m.count)
 	if err != nil {
 		return err
@@ -422,6 +423,10 @@ func (m *BCFW) refresh(ctx context.Context) error {
 	m.sampler.Refresh(r.gaps)
 	return nil
 }
+
+// RefreshPeriod implements Refresher: BCFW refreshes when Settings
+// asks (and takes each certificate's gaps: UseCertificate).
+func (m *BCFW) RefreshPeriod() int { return 0 }
 
 // Certify computes P(ŵ(μ)), D(μ) and every block gap with a full pass and
 // checks the gap identity P − D = mean block gap.
@@ -515,11 +520,11 @@ func (p *Problem) hingePass(ctx context.Context, w []float64, store duals.Store,
 }
 
 var (
-	_ Describer    = (*BCFW)(nil)
-	_ refresher    = (*BCFW)(nil)
-	_ certUser     = (*BCFW)(nil)
-	_ epochStepper = (*BCFW)(nil)
-	_ resumer      = (*BCFW)(nil)
+	_ Describer       = (*BCFW)(nil)
+	_ Refresher       = (*BCFW)(nil)
+	_ CertificateUser = (*BCFW)(nil)
+	_ EpochStepper    = (*BCFW)(nil)
+	_ Resumer         = (*BCFW)(nil)
 )
 
 // Close releases the dual variables of a store the method made itself (the

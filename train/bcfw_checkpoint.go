@@ -16,20 +16,21 @@ import (
 // LoadCheckpoint verifies them as it does SDCA's; the run settings record
 // the solver "bcfw", which an SDCA run refuses to resume and vice versa.
 
-// runSettings returns every setting of BCFW on p that a resumed run must
+// RunSettings returns every setting of BCFW on p that a resumed run must
 // repeat: the sampler's, the seed, λ, the feature space and the Hamming
 // loss.
-func (m *BCFW) runSettings(p *Problem) runSettings {
-	rs := runSettings{Version: settingsVersion, Solver: "bcfw", Seed: m.Seed, Lambda: p.Lambda, Sentences: p.N(),
+func (m *BCFW) RunSettings(p *Problem) RunSettings {
+	rs := RunSettings{Version: settingsVersion, Solver: "bcfw", Seed: m.Seed, Lambda: p.Lambda, Sentences: p.N(),
 		FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(), Bias: !p.Layout.NoBias, Workers: 1,
 		Hamming: m.hamming()}
 	rs.Sampler, rs.NonUniform = samplerSettings(m.Sampler)
 	return rs
 }
 
-// resume prepares BCFW for p at checkpoint c's exact position, a verified
-// checkpoint of a run with the same settings (Train checks them).
-func (m *BCFW) resume(p *Problem, c *Checkpoint) error {
+// Resume implements Resumer: it prepares BCFW for p at checkpoint c's
+// exact position, a verified checkpoint of a run with the same settings
+// (Train checks them).
+func (m *BCFW) Resume(p *Problem, c *Checkpoint) error {
 	if err := m.setup(p); err != nil {
 		return err
 	}

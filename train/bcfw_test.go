@@ -419,7 +419,7 @@ func TestBCFWDeterministic(t *testing.T) {
 
 // TestBCFWCertifyRefreshesSampler checks that a certificate hands the
 // sampler the exact block gaps of its pass: after Certify and
-// useCertificate (what Train does after a certificate due by its
+// UseCertificate (what Train does after a certificate due by its
 // schedule) the sampler's
 // estimates are the exact gaps at the current point, not the stale gaps
 // of the steps, and the certified gap is no larger than their mean.
@@ -439,7 +439,7 @@ func TestBCFWCertifyRefreshesSampler(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m.useCertificate()
+				m.UseCertificate()
 				// The current point's gaps (the certificate may be w̄'s);
 				// the pass's gaps are checked against enumeration by
 				// TestBCFWSteps.

@@ -5,12 +5,73 @@ package train
 // offer the same.
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 
 	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
 )
+
+// Refresher is a method that samples by gap estimates it can recompute
+// exactly (Settings.RefreshEvery): SDCA and BCFW. Train refuses a
+// RefreshEvery for a method that is not.
+type Refresher interface {
+	Method
+	// Refresh recomputes the gap estimates at the current point with a
+	// full pass over the data; Train calls it between two epochs.
+	Refresh(ctx context.Context) error
+	// RefreshPeriod returns the period, in epochs, at which the method
+	// asks to be refreshed when Settings.RefreshEvery is not given; 0:
+	// never (SDCA started warm with a sampler of gap estimates asks for
+	// WarmRefreshEvery).
+	RefreshPeriod() int
+}
+
+// CertificateUser is a method that learns from the pass of its last
+// certificate (BCFW's exact block gaps, for its sampler). Train calls
+// UseCertificate after a certificate the schedule made (Settings.GapEvery
+// and the gap estimate), not after one a stop forced: a run that goes on
+// longer would not have made it.
+type CertificateUser interface {
+	Method
+	UseCertificate()
+}
+
+// Committer is a method that must checkpoint within an epoch (SDCA on a
+// streamed store, whose spare slots bound the block writes between two
+// commits). When the run checkpoints, Train gives it, before the first
+// epoch, the function that writes a checkpoint at the method's position.
+type Committer interface {
+	Method
+	SetCommit(commit func() error)
+}
+
+// EpochStepper is a method whose epochs can stop between two steps (a
+// cancelled context, a commit within the epoch): Train records its
+// position in the epoch from EpochSteps, so that a checkpoint resumes
+// there.
+type EpochStepper interface {
+	Method
+	// EpochSteps returns the steps done in the epoch in progress (0
+	// between epochs).
+	EpochSteps() int
+}
+
+// Resumer is a method that continues a run from a checkpoint
+// (Settings.Resume) bit for bit: SDCA and BCFW. Train refuses a Resume
+// for a method that is not, and one whose RunSettings differ from the
+// checkpoint's.
+type Resumer interface {
+	Method
+	// RunSettings returns every setting of the method on p that a resumed
+	// run must repeat to continue bit for bit, with the defaults applied.
+	RunSettings(p *Problem) RunSettings
+	// Resume prepares the method for p at the exact position of the
+	// checkpoint c, instead of Init: duals, weights, counters, sampler
+	// and random state as they were.
+	Resume(p *Problem, c *Checkpoint) error
+}
 
 // LiveStepper is a method that publishes, while an epoch runs, how many
 // of its steps are done (SDCA): a progress display polls it from another

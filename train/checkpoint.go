@@ -80,7 +80,7 @@ type checkpointState struct {
 	RNG             []byte        `json:"rng"`
 	Sampler         SamplerState  `json:"sampler"`
 	Records         []EpochRecord `json:"records"`
-	Settings        runSettings   `json:"settings"`
+	Settings        RunSettings   `json:"settings"`
 	WeightsHash     string        `json:"weights_sha256"`
 	DualsCRC        uint32        `json:"duals_crc32c"`
 	// Workers is the number of workers of a parallel SDCA (absent for

@@ -11,14 +11,13 @@ import (
 
 // MemoryOptions describe a run for EstimateMemory.
 type MemoryOptions struct {
-	Solver        string // "sdca", "lbfgs", "oeg", "sag" or "bcfw" (counted as SDCA: the same duals, weights and rows)
-	DualsInMemory bool   // SDCA: μ in memory (else memory-mapped, paged by the kernel)
-	LBFGSStore    int    // L-BFGS correction pairs; 0: DefaultLBFGSStore
-	Workers       int    // goroutines of a full pass; 0: GOMAXPROCS
-	// SDCAWorkers is the number of workers of a parallel SDCA
-	// ((*SDCA).NumWorkers); each has its own view of the weights and
-	// scratch. 0 or 1: the sequential SDCA.
-	SDCAWorkers int
+	// Method is the run's method; nil: a new SDCA. A MemorySizer counts
+	// its own parts (its weights' copies, its state of every sentence, its
+	// scratch); another method counts none beyond the dataset and a
+	// pass's scratch.
+	Method        Method
+	DualsInMemory bool // the duals in memory (else memory-mapped, paged by the kernel)
+	Workers       int  // goroutines of a full pass; 0: GOMAXPROCS
 	// StreamBytes is the memory of a streamed store's block buffers
 	// (duals.StreamBuffers × its slot size), when the duals are streamed.
 	StreamBytes int64
@@ -28,6 +27,17 @@ type MemoryOptions struct {
 	// ExtraHeap is memory the caller holds on the Go heap besides the
 	// problem during the run (a held-out table, say), in bytes.
 	ExtraHeap int64
+}
+
+// MemorySizer is a method that counts its own parts of a run's memory
+// (EstimateShape): SDCA, BCFW, L-BFGS, OEG and SAG.
+type MemorySizer interface {
+	Method
+	// AddMemory adds to e the method's parts on a problem of shape s, with
+	// a full pass on workers goroutines: the copies of the weights it
+	// holds, its indexes and state of every sentence, its scratch beyond
+	// a pass's lattices. It returns the part of e.Duals on the Go heap.
+	AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers int64) (heapDuals int64)
 }
 
 // MemoryEstimate is what a training run needs in memory, in bytes, by part.
@@ -158,10 +168,7 @@ func EstimateShape(s Shape, o MemoryOptions) MemoryEstimate {
 		workers = int64(runtime.GOMAXPROCS(0))
 	}
 	tokens, occ, n := s.Tokens, s.Occurrences, int64(d.Len())
-	maxT := int64(0)
-	for i := 0; i < d.Len(); i++ {
-		maxT = max(maxT, int64(d.SentStart[i+1]-d.SentStart[i]))
-	}
+	maxT := s.maxLen()
 	e := MemoryEstimate{Runtime: runtimeBytes, Extra: o.ExtraHeap}
 	// Labels (4), AttrStart (8) per token; Attrs (4) and Values (8) per
 	// occurrence; SentStart (8) per sentence; per attribute its name and
@@ -176,66 +183,13 @@ func EstimateShape(s Shape, o MemoryOptions) MemoryEstimate {
 	if s.DenseDim > dim {
 		e.Model = s.DenseDim * 8
 	}
+	m := o.Method
+	if m == nil {
+		m = &SDCA{}
+	}
 	heapDuals := int64(0) // state kept on the Go heap, counted in Duals
-	switch o.Solver {
-	case "oeg":
-		// w, the last certificate's ŵ(μ) (each made in the buffer of the
-		// one before), the step's direction; the rows and slots; the
-		// potentials (off the heap, as SDCA's duals) and the cached marginal
-		// sums and entropies (on it).
-		e.Weights += 3 * dim * 8
-		e.Dataset += 8*occ + 48*n
-		heapDuals = OEGBytes(d) - duals.Bytes(d)
-		e.Duals = OEGBytes(d)
-	case "sag":
-		// v, d, the step's gradient, the weights asked for, the last
-		// certificate's copy, the gold features of its pass; a gradient
-		// pass's total and per-worker sums; the rows and slots; the stored
-		// marginal sums (on the heap).
-		e.Weights += 6 * dim * 8
-		e.Scratch += (workers + 1) * dim * 8
-		e.Dataset += 8*occ + 48*n
-		heapDuals = SAGBytes(d)
-		e.Duals = heapDuals
-	case "lbfgs":
-		store := int64(o.LBFGSStore)
-		if store <= 0 {
-			store = DefaultLBFGSStore
-		}
-		if s.Free < s.DenseDim {
-			e.lbfgsFree(s, store, workers)
-			break
-		}
-		// gonum keeps s and y for every pair, and about eight more vectors
-		// (x, gradient, direction, the accepted point and its gradient, …).
-		e.LBFGS = (2*store + 8) * dim * 8
-		e.Weights += 2 * dim * 8 // the result and the gold features
-		e.Scratch += (workers + 1) * dim * 8
-	default:
-		// w (for the elastic net u = ŵ(μ)) and the last certificate's ŵ(μ)
-		// (SDCA makes each certificate in the buffer of the one before).
-		e.Weights += 2 * dim * 8
-		if o.L1 {
-			// The elastic net's whole primal point soft(u, τ): the model's
-			// weights, and a streamed run's gap refreshes.
-			e.Weights += dim * 8
-		}
-		// SDCA's per-sentence rows and slots, the sampler's trees.
-		e.Dataset += 8*occ + 48*n
-		if P := int64(o.SDCAWorkers); P > 1 {
-			// The ordered scheduler: per slot of a round (of the default
-			// length) a step's scratch, per worker the bins' table, and a
-			// mark per sentence.
-			R := P * max(1, DefaultRoundSize/P)
-			e.Scratch += R*4*maxT*K*K*8 + P*binCopies*binStride*(binKeys+1)*8
-			e.Dataset += 8 * n
-		}
-		if o.DualsInMemory {
-			e.Duals = duals.Bytes(d)
-		} else if o.StreamBytes > 0 {
-			e.Duals = o.StreamBytes
-			e.Dataset += 8 * n // the sampler's gap state handed to the block draws
-		}
+	if ms, ok := m.(MemorySizer); ok {
+		heapDuals = ms.AddMemory(&e, s, o, workers)
 	}
 	if duals.OffHeap {
 		e.OffHeap = e.Duals - heapDuals
@@ -244,6 +198,107 @@ func EstimateShape(s Shape, o MemoryOptions) MemoryEstimate {
 	e.GC = heap*GCPercent/100 + gcFloor
 	return e
 }
+
+// maxLen returns the length of the longest sentence.
+func (s Shape) maxLen() int64 {
+	d, maxT := s.Data, int64(0)
+	for i := 0; i < d.Len(); i++ {
+		maxT = max(maxT, int64(d.SentStart[i+1]-d.SentStart[i]))
+	}
+	return maxT
+}
+
+// AddMemory implements MemorySizer: w and the last certificate's ŵ(μ)
+// (SDCA makes each certificate in the buffer of the one before); the
+// per-sentence rows and slots, the sampler's trees; the ordered
+// scheduler's scratch with several workers (NumWorkers); the duals in
+// memory or a streamed store's block buffers.
+func (m *SDCA) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers int64) int64 {
+	d := s.Data
+	K, n := int64(d.NumLabels), int64(d.Len())
+	e.Weights += 2 * s.Dim * 8
+	if o.L1 {
+		// The elastic net's whole primal point soft(u, τ) (u = ŵ(μ) is the
+		// vector the steps move): the model's weights, and a streamed run's
+		// gap refreshes.
+		e.Weights += s.Dim * 8
+	}
+	e.Dataset += 8*s.Occurrences + 48*n
+	if P := int64(m.NumWorkers(d.Len())); P > 1 {
+		// The ordered scheduler: per slot of a round (of the default
+		// length) a step's scratch, per worker the bins' table, and a
+		// mark per sentence.
+		R := P * max(1, DefaultRoundSize/P)
+		e.Scratch += R*4*s.maxLen()*K*K*8 + P*binCopies*binStride*(binKeys+1)*8
+		e.Dataset += 8 * n
+	}
+	if o.DualsInMemory {
+		e.Duals = duals.Bytes(d)
+	} else if o.StreamBytes > 0 {
+		e.Duals = o.StreamBytes
+		e.Dataset += 8 * n // the sampler's gap state handed to the block draws
+	}
+	return 0
+}
+
+// AddMemory implements MemorySizer: BCFW holds what the sequential SDCA
+// holds (the same duals, weights and rows).
+func (m *BCFW) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers int64) int64 {
+	return (&SDCA{Workers: 1}).AddMemory(e, s, o, workers)
+}
+
+// AddMemory implements MemorySizer: w, the last certificate's ŵ(μ) (each
+// made in the buffer of the one before), the step's direction; the rows
+// and slots; the potentials (off the heap, as SDCA's duals) and the
+// cached marginal sums and entropies (on it).
+func (m *OEG) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers int64) int64 {
+	d := s.Data
+	e.Weights += 3 * s.Dim * 8
+	e.Dataset += 8*s.Occurrences + 48*int64(d.Len())
+	e.Duals = OEGBytes(d)
+	return OEGBytes(d) - duals.Bytes(d)
+}
+
+// AddMemory implements MemorySizer: v, d, the step's gradient, the weights
+// asked for, the last certificate's copy, the gold features of its pass;
+// a gradient pass's total and per-worker sums; the rows and slots; the
+// stored marginal sums (on the heap).
+func (m *SAG) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers int64) int64 {
+	d := s.Data
+	e.Weights += 6 * s.Dim * 8
+	e.Scratch += (workers + 1) * s.Dim * 8
+	e.Dataset += 8*s.Occurrences + 48*int64(d.Len())
+	e.Duals = SAGBytes(d)
+	return e.Duals
+}
+
+// AddMemory implements MemorySizer: gonum's s and y for each of Store
+// pairs and about eight more vectors (x, gradient, direction, the accepted
+// point and its gradient, …), over the free weights when fewer than all
+// are free (lbfgsFree); the result and the gold features; a gradient
+// pass's total and per-worker sums.
+func (m *LBFGS) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers int64) int64 {
+	store := int64(m.Store)
+	if store <= 0 {
+		store = DefaultLBFGSStore
+	}
+	if s.Free < s.DenseDim {
+		e.lbfgsFree(s, store, workers)
+		return 0
+	}
+	e.LBFGS = (2*store + 8) * s.Dim * 8
+	e.Weights += 2 * s.Dim * 8
+	e.Scratch += (workers + 1) * s.Dim * 8
+	return 0
+}
+
+var (
+	_ MemorySizer = (*SDCA)(nil)
+	_ MemorySizer = (*BCFW)(nil)
+	_ MemorySizer = (*OEG)(nil)
+	_ MemorySizer = (*SAG)(nil)
+	_ MemorySizer = (*LBFGS)(nil)
+)
 
 // lbfgsFree fills in L-BFGS's parts on the compact vector of the free
 // weights (freeSpace).

@@ -75,7 +75,7 @@ func TestResumeLeavesSnapshotOnDisk(t *testing.T) {
 		t.Fatalf("verifying %d bytes of duals left %d bytes of the snapshot resident", size, grew)
 	}
 	r := &SDCA{Seed: 1}
-	if err := r.resume(p, c); err != nil {
+	if err := r.Resume(p, c); err != nil {
 		t.Fatal(err)
 	}
 	if grew := rssFile(t) - base; grew > size/4 {

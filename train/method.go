@@ -69,37 +69,6 @@ type Counters struct {
 	CertifyCalls int64
 }
 
-// refresher is a Method that samples by gap estimates it can recompute
-// exactly (Settings.RefreshEvery).
-type refresher interface {
-	Method
-	// refresh recomputes the gap estimates at the current point with a full
-	// pass over the data.
-	refresh(ctx context.Context) error
-}
-
-// certUser is a Method that learns from its last certificate's pass
-// (BCFW's exact block gaps, for its sampler) when the certificate was due
-// by the schedule, not forced by a stop.
-type certUser interface {
-	Method
-	useCertificate()
-}
-
-// committer is a Method that must checkpoint within an epoch (SDCA on a
-// streamed store, whose spare slots bound the block writes between two
-// commits): Train gives it the function that writes the checkpoint.
-type committer interface {
-	setCommit(commit func() error)
-}
-
-// epochStepper is a Method whose epochs can stop between two steps: it
-// tells how many steps of the epoch in progress are done (0 between
-// epochs).
-type epochStepper interface {
-	epochSteps() int
-}
-
 // Settings are the driver's limits, policies and hooks. The zero value of
 // each field is its documented default; negative limits are refused.
 type Settings struct {
@@ -174,7 +143,7 @@ type Progress struct {
 	Records  []EpochRecord
 	// settings are the run's settings, which a snapshot records so that a
 	// resumed run can be checked against them; facts are Settings.Facts.
-	settings runSettings
+	settings RunSettings
 	facts    json.RawMessage
 	// EpochTraining and EpochLineSearch are the training time and the
 	// method's line-search count when the epoch in progress (or pending)
@@ -328,10 +297,10 @@ func (s *Settings) check() error {
 
 // checkMethod refuses a policy the method cannot carry out.
 func (s *Settings) checkMethod(m Method) error {
-	if _, ok := m.(refresher); s.RefreshEvery > 0 && !ok {
+	if _, ok := m.(Refresher); s.RefreshEvery > 0 && !ok {
 		return fmt.Errorf("%w: RefreshEvery %d, but %T has no gap estimates to refresh", ErrSettings, s.RefreshEvery, m)
 	}
-	if _, ok := m.(resumer); s.Resume != nil && !ok {
+	if _, ok := m.(Resumer); s.Resume != nil && !ok {
 		return fmt.Errorf("%w: %T cannot resume from a checkpoint", ErrSettings, m)
 	}
 	return nil
@@ -400,7 +369,7 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 	defer stop()
 	t0 := time.Now()
 	if s.Resume != nil {
-		if err := m.(resumer).resume(p, s.Resume); err != nil {
+		if err := m.(Resumer).Resume(p, s.Resume); err != nil {
 			return nil, err
 		}
 		r.prog = *s.Resume.Progress()
@@ -430,11 +399,11 @@ func Train(ctx context.Context, p *Problem, s Settings, m Method) (*Result, erro
 // on a streamed store, whose spare slots bound the block writes between two
 // commits) the function that does it, when the run checkpoints.
 func (r *run) installCommit() {
-	cm, ok := r.m.(committer)
+	cm, ok := r.m.(Committer)
 	if !ok || r.s.Checkpoint == nil {
 		return
 	}
-	cm.setCommit(func() error {
+	cm.SetCommit(func() error {
 		r.noteStep()
 		err := r.checkpoint()
 		r.enter(PhaseEpoch, r.prog.Epoch+1)
@@ -445,8 +414,8 @@ func (r *run) installCommit() {
 // noteStep takes the method's position within the epoch in progress into
 // the run's progress, for a method whose epochs can stop between steps.
 func (r *run) noteStep() {
-	if es, ok := r.m.(epochStepper); ok {
-		r.prog.Step = es.epochSteps()
+	if es, ok := r.m.(EpochStepper); ok {
+		r.prog.Step = es.EpochSteps()
 	}
 }
 
@@ -532,7 +501,7 @@ func (r *run) refresh() error {
 	if r.prog.Step != 0 || r.refreshEvery() <= 0 || r.prog.Epoch%r.refreshEvery() != 0 || r.prog.Epoch == 0 {
 		return nil
 	}
-	return r.m.(refresher).refresh(r.ctx)
+	return r.m.(Refresher).Refresh(r.ctx)
 }
 
 // refreshEvery returns the run's refresh period: RefreshEvery when given;
@@ -542,8 +511,8 @@ func (r *run) refreshEvery() int {
 	if r.s.RefreshEvery > 0 {
 		return r.s.RefreshEvery
 	}
-	if w, ok := r.m.(interface{ warmRefreshing() bool }); ok && w.warmRefreshing() {
-		return WarmRefreshEvery
+	if rm, ok := r.m.(Refresher); ok {
+		return rm.RefreshPeriod()
 	}
 	return 0
 }
@@ -579,8 +548,8 @@ func (r *run) finishEpoch() error {
 		}
 		// Only a certificate the schedule made may steer the run: one
 		// forced by a stop is absent from a longer run that goes on.
-		if cu, ok := r.m.(certUser); ok && due {
-			cu.useCertificate()
+		if cu, ok := r.m.(CertificateUser); ok && due {
+			cu.UseCertificate()
 		}
 	}
 	r.prog.Records = append(r.prog.Records, rec)

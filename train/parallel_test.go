@@ -190,8 +190,8 @@ func TestParallelResumesBitIdentical(t *testing.T) {
 // parallel SDCA counts the scratch space of every slot of its rounds.
 func TestEstimateMemoryCountsWorkers(t *testing.T) {
 	p := randomProblem(t, 75, 50, 6, 20, 4, false, 0)
-	one := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1})
-	three := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 1, SDCAWorkers: 3})
+	one := EstimateMemory(p, MemoryOptions{Method: &SDCA{Workers: 1}, DualsInMemory: true, Workers: 1})
+	three := EstimateMemory(p, MemoryOptions{Method: &SDCA{Workers: 3}, DualsInMemory: true, Workers: 1})
 	if got, want := three.Scratch-one.Scratch, int64(3*p.Layout.NumLabels*p.Layout.NumLabels*8); got < want {
 		t.Fatalf("3 workers add %d bytes of scratch, want at least their slots' %d", got, want)
 	}
@@ -264,10 +264,10 @@ func TestWorkersSetting(t *testing.T) {
 	if err := (&SDCA{Workers: -2}).Init(p); !errors.Is(err, ErrBadProblem) {
 		t.Fatalf("Workers -2: %v", err)
 	}
-	if rs := (&SDCA{Workers: 1}).runSettings(p); rs.Workers != 1 || rs.RoundSteps != 0 {
+	if rs := (&SDCA{Workers: 1}).RunSettings(p); rs.Workers != 1 || rs.RoundSteps != 0 {
 		t.Fatalf("sequential run settings: %v", rs)
 	}
-	if rs := (&SDCA{Workers: 2}).runSettings(p); rs.Workers != 2 || rs.RoundSteps != DefaultRoundSize/2 {
+	if rs := (&SDCA{Workers: 2}).RunSettings(p); rs.Workers != 2 || rs.RoundSteps != DefaultRoundSize/2 {
 		t.Fatalf("parallel run settings: %v", rs)
 	}
 }

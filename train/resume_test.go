@@ -9,23 +9,28 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
 // countingCtx cancels its context on the n-th call of Err: a cancellation
-// that lands at an exact check inside an epoch or a certificate pass.
+// that lands at an exact check inside an epoch or a certificate pass. The
+// passes call Err from several goroutines: mu guards the count.
 type countingCtx struct {
 	context.Context
 	cancel func()
+	mu     sync.Mutex
 	calls  int
 	at     int
 }
 
 func (c *countingCtx) Err() error {
+	c.mu.Lock()
 	c.calls++
 	if c.calls == c.at {
 		c.cancel()
 	}
+	c.mu.Unlock()
 	return c.Context.Err()
 }
 

@@ -92,7 +92,7 @@ type SDCA struct {
 	pos   int          // steps done in the epoch in progress
 	live  atomic.Int64 // pos, published every 256 steps for LiveSteps
 	// commit is the hook the streamed scheduler calls when its store must
-	// commit (setCommit).
+	// commit (SetCommit).
 	commit func() error
 	// whatAt is the step count at which w was set to ŵ(μ) computed from
 	// the duals (Init), −1 if never.
@@ -173,9 +173,8 @@ func (m *SDCA) effective() (eps, sub float64) {
 	return eps, sub
 }
 
-// NumWorkers returns the number of workers SDCA will run on a problem of n
-// sentences: Workers with its default applied, at most n (what
-// MemoryOptions.SDCAWorkers wants).
+// NumWorkers implements Workers: the number of workers SDCA will run on a
+// problem of n sentences, Workers with its default applied, at most n.
 func (m *SDCA) NumWorkers(n int) int { return m.numWorkers(n) }
 
 // numWorkers returns the number of workers on n sentences: Workers, at
@@ -199,13 +198,13 @@ func (m *SDCA) roundSteps(P int) int {
 	return m.RoundSteps
 }
 
-// runSettings returns every setting of SDCA on p that a resumed run must
+// RunSettings returns every setting of SDCA on p that a resumed run must
 // repeat to continue it bit for bit, with the defaults applied: the
 // sampler's, the seed, ε, the sub-precision, the workers, the streamed
 // store's blocks, λ and the feature space.
-func (m *SDCA) runSettings(p *Problem) runSettings {
+func (m *SDCA) RunSettings(p *Problem) RunSettings {
 	eps, sub := m.effective()
-	rs := runSettings{Version: settingsVersion, Solver: "sdca", Seed: m.Seed, Epsilon: eps, SubPrecision: sub,
+	rs := RunSettings{Version: settingsVersion, Solver: "sdca", Seed: m.Seed, Epsilon: eps, SubPrecision: sub,
 		Lambda: p.Lambda, L1: p.L1, Sentences: p.N(), FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(),
 		Bias: !p.Layout.NoBias, Workers: m.numWorkers(p.N())}
 	rs.Sampler, rs.NonUniform = samplerSettings(m.Sampler)
@@ -263,12 +262,12 @@ func (m *SDCA) initDuals(lo, hi int, eps float64, workers int) {
 	})
 }
 
-// resume prepares SDCA for p at checkpoint c's exact position, a verified
-// checkpoint (LoadCheckpoint) of a run with the same settings (Train
-// checks them): its duals are copied into the store, and its weights,
-// counters, sampler and random state are restored, so the run continues as
-// the checkpointed one would have.
-func (m *SDCA) resume(p *Problem, c *Checkpoint) error {
+// Resume implements Resumer: it prepares SDCA for p at checkpoint c's
+// exact position, a verified checkpoint (LoadCheckpoint) of a run with the
+// same settings (Train checks them): its duals are copied into the store,
+// and its weights, counters, sampler and random state are restored, so
+// the run continues as the checkpointed one would have.
+func (m *SDCA) Resume(p *Problem, c *Checkpoint) error {
 	if err := m.setup(p); err != nil {
 		return err
 	}
@@ -377,10 +376,11 @@ func (m *SDCA) endEpoch() {
 	m.epoch++
 }
 
-// refresh recomputes every block gap at the current weights with a full
-// pass over the data (on all cores) and hands them to the sampler
-// (Settings.RefreshEvery). It is meant for the start of an epoch.
-func (m *SDCA) refresh(ctx context.Context) error {
+// Refresh implements Refresher: it recomputes every block gap at the
+// current weights with a full pass over the data (on all cores) and hands
+// them to the sampler (Settings.RefreshEvery). It is meant for the start
+// of an epoch.
+func (m *SDCA) Refresh(ctx context.Context) error {
 	r, err := m.p.pass(ctx, m.st.primal(), m.duals, false)
 	if err != nil {
 		return err
@@ -389,15 +389,15 @@ func (m *SDCA) refresh(ctx context.Context) error {
 	return nil
 }
 
-// epochSteps returns the number of steps done in the epoch in progress (0
+// EpochSteps returns the number of steps done in the epoch in progress (0
 // between epochs).
-func (m *SDCA) epochSteps() int { return m.pos }
+func (m *SDCA) EpochSteps() int { return m.pos }
 
-// setCommit installs the function the streamed scheduler calls at a block
+// SetCommit installs the function the streamed scheduler calls at a block
 // boundary when its store must commit (duals.Stream.NeedCommit): it writes
 // a checkpoint of the run at that point (Train installs it when the run
 // checkpoints).
-func (m *SDCA) setCommit(commit func() error) { m.commit = commit }
+func (m *SDCA) SetCommit(commit func() error) { m.commit = commit }
 
 // LiveSteps returns the steps done in the epoch in progress, to within 256
 // steps (a round with several workers). It may be called from another
@@ -503,10 +503,10 @@ func dualCertificateGaps(ctx context.Context, p *Problem, store duals.Store, w [
 
 var (
 	_ Describer    = (*SDCA)(nil)
-	_ resumer      = (*SDCA)(nil)
-	_ refresher    = (*SDCA)(nil)
-	_ committer    = (*SDCA)(nil)
-	_ epochStepper = (*SDCA)(nil)
+	_ Resumer      = (*SDCA)(nil)
+	_ Refresher    = (*SDCA)(nil)
+	_ Committer    = (*SDCA)(nil)
+	_ EpochStepper = (*SDCA)(nil)
 )
 
 // storeAndSampler returns the dual store and sampler of a dual method on

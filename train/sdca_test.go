@@ -330,10 +330,10 @@ func TestSDCASamplerValue(t *testing.T) {
 	if err != nil || res.Stopped != GapReached {
 		t.Fatalf("cyclic sampler: %v, stopped %v at gap %g", err, res.Stopped, res.Last.Gap)
 	}
-	if rs := m.runSettings(p); rs.Sampler != "cyclic" || rs.NonUniform != nil {
+	if rs := m.RunSettings(p); rs.Sampler != "cyclic" || rs.NonUniform != nil {
 		t.Fatalf("run settings of the cyclic sampler: %v", rs)
 	}
-	if rs := (&SDCA{}).runSettings(p); rs.Sampler != "gap" || rs.NonUniform == nil || *rs.NonUniform != 0.8 {
+	if rs := (&SDCA{}).RunSettings(p); rs.Sampler != "gap" || rs.NonUniform == nil || *rs.NonUniform != 0.8 {
 		t.Fatalf("run settings of the default sampler: %v", rs)
 	}
 

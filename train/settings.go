@@ -11,10 +11,10 @@ import (
 // settingsVersion is the version of the run settings a checkpoint records.
 const settingsVersion = 1
 
-// runSettings are the settings of a run that a resumed run must repeat to
+// RunSettings are the settings of a run that a resumed run must repeat to
 // continue it bit for bit, with their defaults applied; a checkpoint
 // records them (in state.json) and a resume is checked against them.
-type runSettings struct {
+type RunSettings struct {
 	Version int    `json:"version"`
 	Solver  string `json:"solver"`
 	// The problem: λ, its sentences and its feature space.
@@ -46,29 +46,16 @@ type runSettings struct {
 	RefreshEvery int `json:"refresh_every,omitempty"`
 }
 
-// resumer is a Method that can continue a run from a checkpoint
-// (Settings.Resume).
-type resumer interface {
-	Method
-	// runSettings returns every setting of the method on p that a resumed
-	// run must repeat to continue bit for bit, with the defaults applied.
-	runSettings(p *Problem) runSettings
-	// resume prepares the method for p at the exact position of checkpoint
-	// c, instead of Init: duals, weights, counters, sampler and random
-	// state as they were.
-	resume(p *Problem, c *Checkpoint) error
-}
-
 // settingsOf returns the settings of a run of m on p under s that a
 // checkpoint records: the method's and the refresh period. ok is false for
 // a method that cannot resume.
-func settingsOf(p *Problem, s Settings, m Method) (rs runSettings, ok bool) {
-	rm, ok := m.(resumer)
+func settingsOf(p *Problem, s Settings, m Method) (rs RunSettings, ok bool) {
+	rm, ok := m.(Resumer)
 	if !ok {
-		return runSettings{}, false
+		return RunSettings{}, false
 	}
-	rs = rm.runSettings(p)
-	if _, ok := m.(refresher); ok {
+	rs = rm.RunSettings(p)
+	if _, ok := m.(Refresher); ok {
 		rs.RefreshEvery = s.RefreshEvery
 	}
 	return rs, true
@@ -76,7 +63,7 @@ func settingsOf(p *Problem, s Settings, m Method) (rs runSettings, ok bool) {
 
 // setting is one run setting as the settings check compares it.
 type setting struct {
-	field string // its name: runSettings' field
+	field string // its name: RunSettings' field
 	words string // what it is, for a refusal's message
 	value string
 }
@@ -84,7 +71,7 @@ type setting struct {
 // list returns the settings in the order the check names them: the
 // problem, then the workers before the round length that follows from
 // them.
-func (rs runSettings) list() []setting {
+func (rs RunSettings) list() []setting {
 	g := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	nonUniform := "(none)"
 	if rs.NonUniform != nil {
@@ -136,7 +123,7 @@ func (c *Checkpoint) CheckSettings(p *Problem, s Settings, m Method) error {
 // this run's value and the checkpoint's in its message; a setting no
 // option sets alone (the bias, the sentences, a streamed store's blocks)
 // is said in words.
-func (c *Checkpoint) checkSettings(now runSettings) error {
+func (c *Checkpoint) checkSettings(now RunSettings) error {
 	was := c.state.Settings.list()
 	for i, s := range now.list() {
 		if s.value == was[i].value {

@@ -27,12 +27,12 @@ func isSettingsError(err error, field, was, now string) bool {
 // the workers (a sequential run records no round length), and equal
 // settings pass.
 func TestCheckSettingsNamesWorkers(t *testing.T) {
-	seq := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 1}
-	par := runSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 2, RoundSteps: 64}
-	with := func(rs runSettings, f func(*runSettings)) runSettings { f(&rs); return rs }
+	seq := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 1}
+	par := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 2, RoundSteps: 64}
+	with := func(rs RunSettings, f func(*RunSettings)) RunSettings { f(&rs); return rs }
 	for _, c := range []struct {
 		name           string
-		snap, run      runSettings
+		snap, run      RunSettings
 		field, was, is string // field "" for success
 		words          string
 	}{
@@ -40,9 +40,9 @@ func TestCheckSettingsNamesWorkers(t *testing.T) {
 		{name: "same parallel", snap: par, run: par},
 		{"sequential, resumed with two", seq, par, "Workers", "1", "2", "SDCA.Workers 2: ck/ckpt-000002 was made with SDCA.Workers 1"},
 		{"two, resumed sequential", par, seq, "Workers", "2", "1", "SDCA.Workers 1: ck/ckpt-000002 was made with SDCA.Workers 2"},
-		{"other round", par, with(par, func(rs *runSettings) { rs.RoundSteps = 16 }), "RoundSteps", "64", "16",
+		{"other round", par, with(par, func(rs *RunSettings) { rs.RoundSteps = 16 }), "RoundSteps", "64", "16",
 			"SDCA.RoundSteps 16: ck/ckpt-000002 was made with SDCA.RoundSteps 64"},
-		{"other seed", seq, with(seq, func(rs *runSettings) { rs.Seed = 2 }), "Seed", "1", "2", "SDCA.Seed 2: ck/ckpt-000002 was made with SDCA.Seed 1"},
+		{"other seed", seq, with(seq, func(rs *RunSettings) { rs.Seed = 2 }), "Seed", "1", "2", "SDCA.Seed 2: ck/ckpt-000002 was made with SDCA.Seed 1"},
 	} {
 		ck := &Checkpoint{Dir: "ck/ckpt-000002", state: checkpointState{Settings: c.snap}}
 		err := ck.checkSettings(c.run)
@@ -61,14 +61,14 @@ func TestCheckSettingsNamesWorkers(t *testing.T) {
 // streamed duals, which follows from the budget, and the bias.
 func TestCheckSettingsInWords(t *testing.T) {
 	for _, c := range []struct {
-		snap, run runSettings
+		snap, run RunSettings
 		field     string
 		want      string
 	}{
-		{runSettings{DualsBlocks: 4}, runSettings{DualsBlocks: 5}, "DualsBlocks",
+		{RunSettings{DualsBlocks: 4}, RunSettings{DualsBlocks: 5}, "DualsBlocks",
 			"ck was made with streamed duals in 4 blocks (their size follows the memory budget, {MemoryBudget} or half of physical memory, and the rest of the run), this run has streamed duals in 5 blocks"},
-		{runSettings{Bias: true}, runSettings{Bias: false}, "Bias", "ck was made with the bias features (no {NoBias}), this run has {NoBias}"},
-		{runSettings{Seed: 1}, runSettings{Seed: 1, DualsBlocks: 3}, "DualsBlocks", "made with duals not streamed, this run has streamed duals in 3 blocks"},
+		{RunSettings{Bias: true}, RunSettings{Bias: false}, "Bias", "ck was made with the bias features (no {NoBias}), this run has {NoBias}"},
+		{RunSettings{Seed: 1}, RunSettings{Seed: 1, DualsBlocks: 3}, "DualsBlocks", "made with duals not streamed, this run has streamed duals in 3 blocks"},
 	} {
 		ck := &Checkpoint{Dir: "ck", state: checkpointState{Settings: c.snap}}
 		err := ck.checkSettings(c.run)

@@ -49,7 +49,7 @@ func RunOptions() []string {
 }
 
 // checkpointOptions are the options of a method that checkpoints and
-// resumes (a resumer).
+// resumes (a Resumer).
 var checkpointOptions = []string{RunCheckpoint, RunCheckpointEvery, RunCheckpointInterval, RunKeepCheckpoints, RunResume}
 
 // Description is what a method says of itself to the programs that run
@@ -121,7 +121,7 @@ type Setting struct {
 	// (CheckSettings).
 	Valid func(v any) bool
 	// Resume names the run setting a resumed run must repeat the setting
-	// as (runSettings' field, "Epsilon"); "" when a resume does not
+	// as (RunSettings' field, "Epsilon"); "" when a resume does not
 	// compare it.
 	Resume string
 	// Label, when set, shows the setting's value in the method's Label

@@ -151,7 +151,7 @@ func TestShareSettings(t *testing.T) {
 // compares is set by an option (resumeSetting), except those that follow
 // from the data or the memory budget.
 func TestResumeSettingCoversTheRunSettings(t *testing.T) {
-	for _, s := range (runSettings{}).list() {
+	for _, s := range (RunSettings{}).list() {
 		switch s.field {
 		case "Sentences", "Bias", "DualsBlocks":
 			continue

@@ -246,11 +246,11 @@ func TestEstimateMemory(t *testing.T) {
 		Attrs: []int32{0, 1, 2, 3, 4, 5, 6, 7}, Labels: []int32{0, 1, 2, 3, 4}}
 	p := &Problem{Data: d, Layout: crf.Layout{NumAttrs: A, NumLabels: K}, Lambda: 1}
 	dim := int64(p.Layout.Dim())
-	e := EstimateMemory(p, MemoryOptions{Solver: "lbfgs", LBFGSStore: 10, Workers: 2})
+	e := EstimateMemory(p, MemoryOptions{Method: &LBFGS{Store: 10}, Workers: 2})
 	if e.LBFGS != (2*10+8)*dim*8 || e.Total() < 24<<30 {
 		t.Fatalf("L-BFGS: %+v (total %d, d = %d)", e, e.Total(), dim)
 	}
-	s := EstimateMemory(p, MemoryOptions{Solver: "sdca", DualsInMemory: true, Workers: 2})
+	s := EstimateMemory(p, MemoryOptions{Method: &SDCA{Workers: 1}, DualsInMemory: true, Workers: 2})
 	if s.Duals != duals.Bytes(d) || s.Duals != 8*int64(2+1)*int64(K*K) || s.LBFGS != 0 || s.Weights < 2*dim*8 {
 		t.Fatalf("SDCA: %+v", s)
 	}
@@ -263,7 +263,7 @@ func TestEstimateMemory(t *testing.T) {
 	if s.GC != onHeap*GCPercent/100+gcFloor || s.GoHeap() != onHeap+s.GC {
 		t.Fatalf("SDCA: GC headroom %d, Go heap %d for %d on the heap", s.GC, s.GoHeap(), onHeap)
 	}
-	if f := EstimateMemory(p, MemoryOptions{Solver: "sdca", Workers: 2}); f.Duals != 0 || f.Total() >= s.Total() {
+	if f := EstimateMemory(p, MemoryOptions{Method: &SDCA{Workers: 1}, Workers: 2}); f.Duals != 0 || f.Total() >= s.Total() {
 		t.Fatalf("SDCA with mapped duals: %+v", f)
 	}
 	if !strings.Contains(e.String(), "L-BFGS history") {

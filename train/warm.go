@@ -142,10 +142,15 @@ func (m *SDCA) initWarm(ws *WarmStart, eps float64) error {
 	return nil
 }
 
-// warmRefreshing reports whether the run started warm with a sampler of
-// gap estimates: it refreshes them every WarmRefreshEvery epochs unless
-// Settings.RefreshEvery is given (the file's comment).
-func (m *SDCA) warmRefreshing() bool { return m.warmRefresh }
+// RefreshPeriod implements Refresher: WarmRefreshEvery when the run
+// started warm with a sampler of gap estimates (the file's comment), else
+// 0.
+func (m *SDCA) RefreshPeriod() int {
+	if m.warmRefresh {
+		return WarmRefreshEvery
+	}
+	return 0
+}
 
 // WarmRefreshEvery is the period, in epochs, at which a run that started
 // warm with a sampler of gap estimates recomputes them exactly when

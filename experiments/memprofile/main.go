@@ -61,9 +61,9 @@ func printEstimate(path string, lbfgs, observed bool) error {
 		p.ObserveFeatures() // as the train stage holds them: sparse where fewer than half the pairs are free
 		p.TransMask = train.ObservedTransitions(t.Data)
 	}
-	o := train.MemoryOptions{Solver: "sdca", DualsInMemory: true}
+	o := train.MemoryOptions{Method: &train.SDCA{}, DualsInMemory: true}
 	if lbfgs {
-		o = train.MemoryOptions{Solver: "lbfgs"}
+		o = train.MemoryOptions{Method: &train.LBFGS{}}
 	}
 	e := train.EstimateMemory(p, o)
 	fmt.Printf("estimate %d KiB (%.3g GiB): %s\n", e.Total()>>10, float64(e.Total())/(1<<30), e)
