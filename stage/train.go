@@ -223,6 +223,13 @@ func (o TrainOptions) withDefaults() TrainOptions {
 		}
 		o.Loss = descriptionOf(o.Method).Loss
 	}
+	if sd, ok := o.Method.(*train.SDCA); ok && o.L1.c != 0 && sd.DualPrecision == 0 {
+		// The elastic net's step moves ŵ(μ) by its exact direction: its
+		// duals are float64 unless given otherwise (and then refused).
+		f := train.Fresh(sd).(*train.SDCA)
+		f.DualPrecision = duals.Float64
+		o.Method = f
+	}
 	if o.Sampler.Kind == "" {
 		o.Sampler.Kind = train.DefaultSampler
 	}
@@ -296,6 +303,8 @@ func (o TrainOptions) Check() error {
 		{o.MemoryBudget < 0, "MemoryBudget", o.MemoryBudget, "want a positive size"},
 		{o.WarmStart != "" && o.Duals.Place == DualsStream, "WarmStart", o.WarmStart, "needs the duals in memory or in a memory-mapped file, not {Duals} stream"},
 		{o.L1.set && !(o.L1.c >= 0 && !math.IsInf(o.L1.c, 0)), "L1", o.L1.String(), "want a finite λ₁ ≥ 0: a number, or c/n"},
+		{o.L1.c != 0 && dualPrecision(o.Method) != 0 && dualPrecision(o.Method) != duals.Float64, "SDCA.DualPrecision", dualPrecision(o.Method).String(),
+			"the elastic net ({L1}) keeps its duals in float64 (its step moves the weights by the exact direction): want float64, or leave it unset"},
 		// A method that reads where its duals go but keeps them in memory
 		// (BCFW) takes memory or auto only.
 		{train.Reads(run, train.RunDuals) && !rd.DualsOnDisk && o.Duals != Duals{} && o.Duals.Place != DualsMemory && o.Duals.Place != DualsAuto,
@@ -1025,4 +1034,13 @@ func checkFeaturization(md map[string]string, name string) (*featurize.TemplateS
 		return nil, fmt.Errorf("%w; re-featurize it with dualcrf featurize", err)
 	}
 	return set, nil
+}
+
+// dualPrecision returns the DualPrecision of m when it is SDCA; 0 (unset)
+// otherwise.
+func dualPrecision(m train.Method) duals.Precision {
+	if sd, ok := m.(*train.SDCA); ok {
+		return sd.DualPrecision
+	}
+	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
@@ -12,9 +13,10 @@ import (
 
 // BenchmarkSDCAEpochConll2000 times SDCA-GAP epochs on CoNLL-2000 (chunking
 // templates, cut-off 3, λ = 1/n), one epoch per iteration after an
-// untimed first epoch (sequential, and with 2 workers), and L-BFGS
-// iterations on the same problem, side by side, and the same for the
-// elastic net (λ₁ = 0.1/n: proximal SDCA, OWL-QN): go test ./train -run '^$'
+// untimed first epoch (sequential with float32 and float64 duals, and
+// with 2 workers), and L-BFGS iterations on the same problem, side by
+// side, and the same for the elastic net (λ₁ = 0.1/n: proximal SDCA,
+// OWL-QN): go test ./train -run '^$'
 // -bench Conll2000 -benchtime 5x.
 func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	path := datatest.Path(b, "conll2000", "train.txt.gz")
@@ -42,7 +44,8 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 		name   string
 		method train.Method
 		p      *train.Problem
-	}{{"sdca-gap", &train.SDCA{Seed: 1}, p}, {"sdca-gap-2workers", &train.SDCA{Seed: 1, Workers: 2}, p},
+	}{{"sdca-gap", &train.SDCA{Seed: 1}, p}, {"sdca-gap-float64", &train.SDCA{Seed: 1, DualPrecision: duals.Float64}, p},
+		{"sdca-gap-2workers", &train.SDCA{Seed: 1, Workers: 2}, p},
 		{"sdca-uniform", &train.SDCA{Sampler: uniform, Seed: 1}, p}, {"lbfgs", &train.LBFGS{}, p},
 		{"sdca-gap-l1", &train.SDCA{Seed: 1}, &pl}, {"owlqn-l1", &train.LBFGS{}, &pl}} {
 		b.Run(m.name, func(b *testing.B) {

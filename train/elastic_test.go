@@ -23,10 +23,10 @@ func elasticProblem(t *testing.T, seed uint64, n, maxT, A, K int, real bool, l1 
 	return p
 }
 
-// bruteCertificate returns, by enumerating every label path, the elastic
+// bruteElastic returns, by enumerating every label path, the elastic
 // net's primal at w, the dual at μ (with the primal point w, which must be
 // soft(ŵ(μ), λ₁/λ)) and the mean block gap (1/n) Σ_i KL(q_μi‖p(·|x_i;w)).
-func bruteCertificate(p *Problem, w []float64, store duals.Store) (primal, dual, meanGap float64) {
+func bruteElastic(p *Problem, w []float64, store duals.Store) (primal, dual, meanGap float64) {
 	n := p.N()
 	K := p.Layout.NumLabels
 	loss, ent, gaps := 0.0, 0.0, 0.0
@@ -34,7 +34,9 @@ func bruteCertificate(p *Problem, w []float64, store duals.Store) (primal, dual,
 		s := p.Data.Sentence(i)
 		jp := crftest.Enumerate(p.Layout, w, s)
 		loss += jp.LogZ - crf.Dot(w, p.Layout, s, s.Labels)
-		for k, q := range chainJoint(store.Block(i), s.Len(), K, jp.Paths) {
+		mu := make([]float64, crf.BlockLen(s.Len(), K))
+		store.Load(i, mu)
+		for k, q := range chainJoint(mu, s.Len(), K, jp.Paths) {
 			if q > 0 {
 				ent -= q * math.Log(q)
 				gaps += q * (math.Log(q) - math.Log(jp.Prob[k]))
@@ -102,7 +104,7 @@ func TestElasticGapIdentity(t *testing.T) {
 					t.Fatalf("step %d: P − D = %.15g, mean block gap %.15g", step, r.Primal-r.Dual, r.MeanGap)
 				}
 				if step%10 == 0 {
-					bp, bd, bg := bruteCertificate(p, m.Weights(), m.duals)
+					bp, bd, bg := bruteElastic(p, m.Weights(), m.duals)
 					if !relClose(bp, r.Primal, 1e-10) || !relClose(bd, r.Dual, 1e-10) || math.Abs(bg-r.MeanGap) > 1e-10 {
 						t.Fatalf("step %d: enumeration P %.15g D %.15g gap %.15g, pass P %.15g D %.15g gap %.15g",
 							step, bp, bd, bg, r.Primal, r.Dual, r.MeanGap)
@@ -279,7 +281,8 @@ func TestElasticLineSearch(t *testing.T) {
 		s := p.Data.Sentence(i)
 		T := s.Len()
 		ws := m.st.ws
-		mu := append([]float64(nil), m.duals.Block(i)...)
+		mu := make([]float64, crf.BlockLen(T, K))
+		m.duals.Load(i, mu)
 		m.st.oracle(ws, i)
 		m.st.direct(ws)
 		// The direction from scratch, dense: −(1/(λn)) E_δ[F].
@@ -455,7 +458,7 @@ func TestElasticOptimum(t *testing.T) {
 			}
 			ctx := context.Background()
 			set := Settings{MaxEpochs: 5000, GapTol: 1e-10}
-			streamed := duals.Bytes(p.Data) / 4
+			streamed := duals.Bytes(p.Data, duals.Float64) / 4
 			for _, run := range []struct {
 				name string
 				m    func() Method

@@ -131,7 +131,7 @@ func TestSparseLayoutStreamed(t *testing.T) {
 func sparseLayoutStreamed(t *testing.T, l1 float64) {
 	dense, sparse := observedPair(t, 32, 120, 60, 5, true, true)
 	dense.L1, sparse.L1 = l1, l1
-	bb := duals.Bytes(dense.Data) / 5
+	bb := duals.Bytes(dense.Data, duals.DefaultPrecision) / 5
 	run := func(p *Problem) *Result {
 		s := newStream(t, p, filepath.Join(t.TempDir(), "duals.stream"), bb, 0)
 		if s.Blocks() < 4 {
@@ -192,7 +192,7 @@ func TestSparseLayoutBruteForce(t *testing.T) {
 		s := p.Data.Sentence(i)
 		nu := crftest.Enumerate(lay, w, s)
 		loss += nu.LogZ - crf.Dot(w, lay, s, s.Labels)
-		pm := chainJoint(m.duals.Block(i), s.Len(), K, nu.Paths)
+		pm := chainJoint(loadBlock(m.duals, i), s.Len(), K, nu.Paths)
 		for k, q := range pm {
 			if q > 0 {
 				ent -= q * math.Log(q)

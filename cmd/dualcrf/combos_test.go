@@ -4,13 +4,14 @@ package main
 // (the log loss by SDCA, L-BFGS, OEG and SAG; the hinge loss) with its
 // duals in memory, in a memory-mapped file or streamed, with checkpoints
 // or without, keeping its duals, starting warm from kept ones or neither,
-// on one worker or two; and the elastic net (--l1) with SDCA in every
-// placement of its duals, with checkpoints or without, keeping its duals
-// or not, on one worker or two, and with each other solver. Every cell
-// either trains to a model — and with a
-// checkpoint directory, stopped by SIGTERM halfway and resumed, to the
-// uninterrupted run's bytes — or is refused before any work, naming the
-// flags; none panics.
+// on one worker or two; SDCA's duals at the default precision (float32)
+// or float64, and the other solvers given --dual-precision; and the
+// elastic net (--l1) with SDCA in every placement of its duals (float64,
+// a precision given refused), with checkpoints or without, keeping its
+// duals or not, on one worker or two, and with each other solver. Every
+// cell either trains to a model — and with a checkpoint directory,
+// stopped by SIGTERM halfway and resumed, to the uninterrupted run's
+// bytes — or is refused before any work, naming the flags; none panics.
 
 import (
 	"bytes"
@@ -35,6 +36,7 @@ type comboCell struct {
 	ckpt    bool   // --checkpoint
 	warm    string // keep (--keep-duals), warm (--warm-start) or ""
 	workers int    // 1 (the default: no flag) or 2
+	prec    string // --dual-precision: "" (the default, float32) or float64
 	l1      bool   // --l1 0.1/n
 }
 
@@ -47,7 +49,7 @@ func (c comboCell) String() string {
 	if c.l1 {
 		l1 = " l1"
 	}
-	return fmt.Sprintf("%-5s %-6s %-4s %-4s w%d%s", c.solver, c.duals, ck, cmpOr(c.warm, "-"), c.workers, l1)
+	return fmt.Sprintf("%-5s %-6s %-4s %-4s w%d %-7s%s", c.solver, c.duals, ck, cmpOr(c.warm, "-"), c.workers, cmpOr(c.prec, "float32"), l1)
 }
 
 func cmpOr(s, t string) string {
@@ -66,12 +68,23 @@ type comboFixtures struct {
 	budget           map[budgetKey]string
 }
 
-// budgetKey names a streamed cell's budget: its number of workers, and
-// whether it trains the elastic net (whose streamed run holds one more
-// weight vector).
+// budgetKey is what a streamed cell's budget depends on: the number of
+// workers, the precision of the duals ("" the default) and whether it
+// trains the elastic net (float64 duals and one more weight vector).
 type budgetKey struct {
 	workers int
+	prec    string
 	l1      bool
+}
+
+// minStreamBlocks is the fewest blocks a streamed cell must stream its
+// duals in: a block holds at least 1 MiB, and the grown table's duals
+// are 3.4 MiB in float64, 1.7 MiB in float32 (the default).
+func minStreamBlocks(prec string) int {
+	if prec == "float64" {
+		return 3
+	}
+	return 2
 }
 
 // termAfter is a context that a SIGTERM cancels at its at-th look (Err);
@@ -158,31 +171,38 @@ func buildComboFixtures(dir string) (comboFixtures, error) {
 		return fx, err
 	}
 	fx = comboFixtures{dir: dir, table: p("day2.arrow"), kept: p("day1.duals"), budget: map[budgetKey]string{}}
-	// The budget of each number of workers, with the elastic net or
-	// without: the first, from 36 MiB (the elastic net's: from the ℓ2
-	// run's) in steps of 512 KiB, at which a run with checkpoints streams
-	// the duals in three blocks or more (a run that meets its target at the
-	// initial certificate costs one pass).
+	// The budget of each number of workers and precision, and of the
+	// elastic net: the first, from 36 MiB in steps of 512 KiB, at which a
+	// run with checkpoints streams the duals in several blocks
+	// (minStreamBlocks; a run that meets its target at the initial
+	// certificate costs one pass).
 	for _, workers := range []int{1, 2} {
-		from := 36 << 10
-		for _, l1 := range []bool{false, true} {
+		for _, key := range []budgetKey{{workers, "", false}, {workers, "float64", false}, {workers, "", true}} {
+			prec := key.prec
+			if key.l1 {
+				prec = "float64" // the elastic net's duals
+			}
 			found := ""
-			for kib := from; kib <= 72<<10 && found == ""; kib += 512 {
+			for kib := 36 << 10; kib <= 72<<10 && found == ""; kib += 512 {
 				budget := fmt.Sprintf("%dKiB", kib)
-				args := []string{"train", "-q", "--duals", "stream", "--memory-budget", budget, "--checkpoint", p(fmt.Sprint("probe", workers, l1)),
+				args := []string{"train", "-q", "--duals", "stream", "--memory-budget", budget, "--checkpoint", p(fmt.Sprint("probe", workers, key.prec, key.l1)),
 					"--workers", fmt.Sprint(workers), "--gap-tol", "1e9", "-o", p("probe.model")}
-				if l1 {
+				if key.prec != "" {
+					args = append(args, "--dual-precision", key.prec)
+				}
+				if key.l1 {
 					args = append(args, "--l1", "0.1/n")
 				}
 				r := runIn(context.Background(), append(args, fx.table)...)
-				if r.code == 0 && streamBlocks(r.stderr) >= 3 {
-					found, from = budget, kib
+				if r.code == 0 && streamBlocks(r.stderr) >= minStreamBlocks(prec) {
+					found = budget
 				}
 			}
 			if found == "" {
-				return fx, fmt.Errorf("no memory budget from 36 to 72 MiB streams the table's duals in 3 blocks or more with %d workers (l1 %v)", workers, l1)
+				return fx, fmt.Errorf("no memory budget from 36 to 72 MiB streams the table's %s duals in %d blocks or more with %d workers (l1 %v)",
+					cmpOr(prec, "float32"), minStreamBlocks(prec), workers, key.l1)
 			}
-			fx.budget[budgetKey{workers, l1}] = found
+			fx.budget[key] = found
 		}
 	}
 	return fx, nil
@@ -202,7 +222,7 @@ func (c comboCell) args(fx comboFixtures, dir string) []string {
 	case "file":
 		a = append(a, "--duals", filepath.Join(dir, "duals.bin"))
 	case "stream":
-		a = append(a, "--duals", "stream", "--memory-budget", fx.budget[budgetKey{c.workers, c.l1}])
+		a = append(a, "--duals", "stream", "--memory-budget", fx.budget[budgetKey{c.workers, c.prec, c.l1}])
 	}
 	if c.ckpt {
 		a = append(a, "--checkpoint", filepath.Join(dir, "ck"))
@@ -215,6 +235,9 @@ func (c comboCell) args(fx comboFixtures, dir string) []string {
 	}
 	if c.workers == 2 {
 		a = append(a, "--workers", "2")
+	}
+	if c.prec != "" {
+		a = append(a, "--dual-precision", c.prec)
 	}
 	if c.l1 {
 		a = append(a, "--l1", "0.1/n")
@@ -235,26 +258,36 @@ func TestCombinations(t *testing.T) {
 			for _, ckpt := range []bool{false, true} {
 				for _, warm := range []string{"", "keep", "warm"} {
 					for _, workers := range []int{1, 2} {
-						cells = append(cells, comboCell{solver, duals, ckpt, warm, workers, false})
+						cells = append(cells, comboCell{solver, duals, ckpt, warm, workers, "", false})
+						if solver == "sdca" {
+							cells = append(cells, comboCell{solver, duals, ckpt, warm, workers, "float64", false})
+						}
 					}
 				}
 			}
 		}
 	}
+	// The other solvers keep no duals of SDCA's (BCFW's are float64): the
+	// precision is refused.
+	for _, solver := range []string{"lbfgs", "oeg", "sag", "hinge"} {
+		cells = append(cells, comboCell{solver, "memory", false, "", 1, "float64", false})
+	}
 	// The elastic net: SDCA's placements, checkpoints, kept duals and
 	// workers (a warm start from the fixture's ℓ2 duals would start
-	// cold), and the other solvers once each.
+	// cold), its duals in float64, float32 given refused; and the other
+	// solvers once each.
 	for _, duals := range []string{"memory", "file", "stream"} {
 		for _, ckpt := range []bool{false, true} {
 			for _, warm := range []string{"", "keep"} {
 				for _, workers := range []int{1, 2} {
-					cells = append(cells, comboCell{"sdca", duals, ckpt, warm, workers, true})
+					cells = append(cells, comboCell{"sdca", duals, ckpt, warm, workers, "", true})
 				}
 			}
 		}
 	}
+	cells = append(cells, comboCell{"sdca", "memory", false, "", 1, "float32", true})
 	for _, solver := range []string{"lbfgs", "oeg", "sag", "hinge"} {
-		cells = append(cells, comboCell{solver, "memory", false, "", 1, true})
+		cells = append(cells, comboCell{solver, "memory", false, "", 1, "", true})
 	}
 	// Four cells at a time (in process, each in directories of its own):
 	// the runs wait on fsync as much as they compute.
@@ -300,6 +333,9 @@ func comboRun(t *testing.T, fx comboFixtures, c comboCell) string {
 	switch r.code {
 	case 0:
 	case 1:
+		if c.prec != "" && c.solver != "sdca" && !strings.Contains(string(r.stderr), "--dual-precision") {
+			return fail("refused without naming --dual-precision: %v", r)
+		}
 		// Refused: before any work (nothing in the cell's directory,
 		// nothing on standard output), naming a flag of the cell.
 		msg := strings.TrimSpace(string(r.stderr))
@@ -326,7 +362,10 @@ func comboRun(t *testing.T, fx comboFixtures, c comboCell) string {
 		return fail("exit 0 without a model: %v", err)
 	}
 	log := string(r.stderr)
-	if c.duals == "stream" && streamBlocks(r.stderr) < 3 {
+	if c.prec != "" && c.solver != "sdca" {
+		return fail("--dual-precision with --solver %s ran", c.solver)
+	}
+	if c.duals == "stream" && streamBlocks(r.stderr) < minStreamBlocks(c.prec) {
 		return fail("streamed duals, but not in several blocks:\n%s", log)
 	}
 	if c.warm == "warm" && !strings.Contains(log, "train: warm start from "+fx.kept+": 70 sentences kept, 30 added") {
