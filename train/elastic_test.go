@@ -464,7 +464,6 @@ func TestElasticOptimum(t *testing.T) {
 				m    func() Method
 			}{
 				{"sdca", func() Method { return &SDCA{Seed: 2} }},
-				{"sdca-2-workers", func() Method { return &SDCA{Seed: 2, Workers: 2, RoundSteps: 3} }},
 				{"sdca-streamed", func() Method {
 					return &SDCA{Seed: 2, Duals: newStream(t, p, filepath.Join(t.TempDir(), "d.stream"), streamed, 0)}
 				}},
@@ -511,8 +510,7 @@ func TestElasticResumesBitIdentical(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		m    func() *SDCA
-	}{{"sequential", func() *SDCA { return &SDCA{Seed: 7, Workers: 1} }},
-		{"workers", func() *SDCA { return &SDCA{Seed: 7, Workers: 2, RoundSteps: 20} }}} {
+	}{{"sequential", func() *SDCA { return &SDCA{Seed: 7, Workers: 1} }}} {
 		t.Run(tc.name, func(t *testing.T) {
 			full, err := resumeRunWith(t, tc.m(), p, set, t.TempDir(), context.Background())
 			if err != nil {
@@ -594,29 +592,12 @@ func TestElasticStepsDoNotAllocate(t *testing.T) {
 	if a := testing.AllocsPerRun(5, func() { m.st.run(d, 2*p.N()) }); a != 0 {
 		t.Fatalf("%v allocations per %d sequential steps", a, 2*p.N())
 	}
-	m = &SDCA{Seed: 1, Workers: 2, RoundSteps: 8}
-	if err := m.Init(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Epoch(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	o := m.sched.(*ordered)
-	for _, ws := range o.slots {
-		for i := range p.N() {
-			m.st.oracle(ws, i)
-			m.st.direct(ws)
-			clear(ws.vt)
+	// The parallel schedules are refused with an ℓ1 term.
+	for _, m := range []*SDCA{{Seed: 1, Workers: 2}, {Seed: 1, Workers: 1, RoundSize: 8}, {Seed: 1, Workers: 2, Async: AsyncAtomic}} {
+		var oe *option.Error
+		if err := m.Init(p); !errors.As(err, &oe) || oe.Field != "SDCA.Workers" {
+			t.Fatalf("workers %d, round size %d, async %q with λ₁: %v", m.Workers, m.RoundSize, m.Async, err)
 		}
-	}
-	if a := testing.AllocsPerRun(20, func() {
-		o.draw(len(o.slots))
-		for r := range o.sents {
-			o.prepare(0, r)
-		}
-		o.commitAll()
-	}); a != 0 {
-		t.Fatalf("%v allocations per round", a)
 	}
 }
 

@@ -74,10 +74,6 @@ func TestSparseLayoutSameWeights(t *testing.T) {
 			p.L1 = 0.02 // the elastic net: proximal SDCA
 			return &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 3}
 		}},
-		{"sdca-l1-workers2", func(p *Problem) Method {
-			p.L1 = 0.02
-			return &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 3, Workers: 2}
-		}},
 		{"lbfgs-l1", func(p *Problem) Method { p.L1 = 0.02; return &LBFGS{} }}, // OWL-QN
 		{"sdca-uniform", func(p *Problem) Method { return &SDCA{Sampler: kindSampler(t, SamplerUniform, p), Seed: 3} }},
 		{"sdca-workers2", func(p *Problem) Method { return &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 3, Workers: 2} }},
