@@ -1,13 +1,14 @@
 package duals
 
 // The duals file: one page of header, then μ as one flat, page-aligned
-// array of native little-endian float64, indexed by BlockOffsets. The offset table is derived from the dataset, so the file
-// keeps only its checksum.
+// array of its encoded blocks (Precision: little-endian float64, or the
+// float32 Markov form), indexed by BlockOffsets. The offset table is
+// derived from the dataset, so the file keeps only its checksum.
 //
 //	off  size  field
 //	  0     8  magic "DUALCRF\x00"
 //	  8     4  format version (2; version 1 also held log μ)
-//	 12     4  dtype code (1 = float64 little-endian)
+//	 12     4  dtype code: the Precision (1 = float64, 2 = float32 Markov form, 3 = bfloat16 Markov form; little-endian)
 //	 16     8  K, labels
 //	 24     8  n, sentences (blocks)
 //	 32     8  entries, Σ_i BlockLen(T_i, K)
@@ -22,7 +23,7 @@ package duals
 // so a crash during creation leaves a file without the magic, which
 // OpenFile refuses. The whole file is mapped shared (MAP_SHARED; a
 // read-write file mapping on Windows): the kernel pages it, and writes
-// through Block reach the file (platform.MapShared).
+// through Put reach the file (platform.MapShared).
 
 import (
 	"bufio"
@@ -42,12 +43,11 @@ import (
 )
 
 const (
-	fileMagic    = "DUALCRF\x00"
-	fileVersion  = 2
-	dtypeFloat64 = 1
-	headerSize   = 4096 // also the alignment of both arrays, whatever the host's page size
-	headerCRCAt  = 128
-	headerUsed   = headerCRCAt + 4
+	fileMagic   = "DUALCRF\x00"
+	fileVersion = 2
+	headerSize  = 4096 // also the alignment of both arrays, whatever the host's page size
+	headerCRCAt = 128
+	headerUsed  = headerCRCAt + 4
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -76,15 +76,17 @@ func (e *FileError) Unwrap() error { return e.Err }
 
 // File keeps the duals in a memory-mapped file (MAP_SHARED), so that
 // they may exceed RAM and survive the process. The file is locked (flock;
-// LockFileEx on Windows) while open. Slices returned by Block must not be
+// LockFileEx on Windows) while open. Slices returned by Raw must not be
 // used after Close.
 type File struct {
 	path string
+	prec Precision
+	K    int
 	f    *os.File
 	m    *platform.Mapping // the whole file
 	mem  []byte            // m's bytes
-	off  []int64
-	mu   []float64
+	off  []int64           // byte offsets of the blocks in data
+	data []byte            // μ's encoded blocks
 }
 
 // fileHeader is the decoded header.
@@ -96,15 +98,14 @@ type fileHeader struct {
 	crc                uint32
 }
 
-// CreateFile creates a new duals file for d at path, all entries zero,
-// and maps it. It refuses to overwrite an existing file (use OpenFile to
-// reuse one). On error no file is left behind.
-func CreateFile(path string, d *crf.Dataset) (*File, error) {
+// CreateFile creates a new duals file for d at path, of precision p,
+// every byte of μ zero, and maps it. It refuses to overwrite an existing
+// file (use OpenFile to reuse one). On error no file is left behind.
+func CreateFile(path string, d *crf.Dataset, p Precision) (*File, error) {
 	if err := checkHost(path); err != nil {
 		return nil, err
 	}
-	off := BlockOffsets(d)
-	h := headerFor(d, off)
+	h := headerFor(d, p)
 	if h.size > math.MaxInt {
 		return nil, &FileError{Path: path, Msg: fmt.Sprintf("%d bytes cannot be mapped on this host", h.size), Err: ErrFormat}
 	}
@@ -115,7 +116,7 @@ func CreateFile(path string, d *crf.Dataset) (*File, error) {
 		}
 		return nil, fmt.Errorf("create duals file: %w", err)
 	}
-	s, err := initFile(f, path, h, off)
+	s, err := initFile(f, path, h, d)
 	if err != nil {
 		f.Close()
 		os.Remove(path)
@@ -125,7 +126,7 @@ func CreateFile(path string, d *crf.Dataset) (*File, error) {
 }
 
 // initFile locks and sizes a new file, writes its header and maps it.
-func initFile(f *os.File, path string, h fileHeader, off []int64) (*File, error) {
+func initFile(f *os.File, path string, h fileHeader, d *crf.Dataset) (*File, error) {
 	if err := lock(f, path); err != nil {
 		return nil, err
 	}
@@ -146,11 +147,12 @@ func initFile(f *os.File, path string, h fileHeader, off []int64) (*File, error)
 	if err := platform.SyncDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	return mapFile(f, path, h, off)
+	return mapFile(f, path, h, d)
 }
 
 // OpenFile maps an existing duals file after checking that it is one,
-// complete, uncorrupted, and made for d.
+// complete, uncorrupted, and made for d. Its precision is the file's
+// (Precision).
 func OpenFile(path string, d *crf.Dataset) (*File, error) {
 	if err := checkHost(path); err != nil {
 		return nil, err
@@ -180,11 +182,10 @@ func openFile(f *os.File, path string, d *crf.Dataset) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	off := BlockOffsets(d)
-	if err := h.matches(path, headerFor(d, off)); err != nil {
+	if err := h.matches(path, headerFor(d, Precision(h.dtype))); err != nil {
 		return nil, err
 	}
-	return mapFile(f, path, h, off)
+	return mapFile(f, path, h, d)
 }
 
 // readHeader reads and validates the header of a file of the given size,
@@ -228,13 +229,13 @@ func parseHeader(buf []byte, path string, size int64) (fileHeader, error) {
 			return bad("byte %d of the header page is not zero: the header is corrupted", i)
 		}
 	}
-	if h.dtype != dtypeFloat64 {
-		return bad("dtype code %d, this program reads %d (float64)", h.dtype, dtypeFloat64)
+	if !Precision(h.dtype).Valid() {
+		return bad("dtype code %d, this program reads %d (float64), %d (float32) and %d (bfloat16)", h.dtype, Float64, Float32, BFloat16)
 	}
 	if h.entries > math.MaxInt64/16 {
 		return bad("%d entries: impossible", h.entries)
 	}
-	if want := layoutFor(h.entries); h.muAt != want.muAt || h.logAt != want.logAt || h.size != want.size {
+	if want := layoutFor(h.entries, Precision(h.dtype)); h.muAt != want.muAt || h.logAt != want.logAt || h.size != want.size {
 		return bad("inconsistent header: %d entries need arrays at %d and %d and %d bytes, the header says %d, %d and %d",
 			h.entries, want.muAt, want.logAt, want.size, h.muAt, h.logAt, h.size)
 	}
@@ -250,7 +251,7 @@ func parseHeader(buf []byte, path string, size int64) (fileHeader, error) {
 // Padding returns the bytes after μ up to the end of the file (zero in a
 // sound file), for checking a file's integrity.
 func (s *File) Padding() []byte {
-	return s.mem[headerSize+8*len(s.mu):]
+	return s.mem[headerSize+len(s.data):]
 }
 
 // matches checks a file's header against the one d would have.
@@ -274,20 +275,22 @@ func (h fileHeader) matches(path string, want fileHeader) error {
 	return nil
 }
 
-// mapFile maps the whole file read-write, shared, and views its arrays.
-func mapFile(f *os.File, path string, h fileHeader, off []int64) (*File, error) {
+// mapFile maps the whole file read-write, shared, and views its array.
+func mapFile(f *os.File, path string, h fileHeader, d *crf.Dataset) (*File, error) {
+	p := Precision(h.dtype)
+	off := p.Offsets(d)
 	m, err := platform.MapShared(f, int(h.size))
 	if err != nil {
 		return nil, fmt.Errorf("map duals file %s (%d bytes): %w", path, h.size, err)
 	}
 	mem := m.Bytes()
-	s := &File{path: path, f: f, m: m, mem: mem, off: off}
+	s := &File{path: path, prec: p, K: d.NumLabels, f: f, m: m, mem: mem, off: off}
 	if err := s.advise(defaultAdvice); err != nil {
 		m.Unmap()
 		return nil, err
 	}
-	n := int(h.entries)
-	s.mu = float64View(mem[h.muAt : h.muAt+8*h.entries])[:n:n]
+	n := off[len(off)-1]
+	s.data = mem[h.muAt : int64(h.muAt)+n : int64(h.muAt)+n]
 	return s, nil
 }
 
@@ -323,7 +326,7 @@ func lock(f *os.File, path string) error {
 	return nil
 }
 
-// checkHost refuses big-endian hosts: the arrays are native float64 and the
+// checkHost refuses big-endian hosts: the arrays are native floats and the
 // format says little-endian.
 func checkHost(path string) error {
 	if binary.NativeEndian.Uint16([]byte{1, 0}) != 1 {
@@ -332,8 +335,32 @@ func checkHost(path string) error {
 	return nil
 }
 
-// Block returns μ_i; writes to it are writes to the file.
-func (s *File) Block(i int) []float64 { return s.mu[s.off[i]:s.off[i+1]:s.off[i+1]] }
+// Load sets mu to μ_i.
+func (s *File) Load(i int, mu []float64) { s.prec.Decode(mu, s.Raw(i), s.K) }
+
+// Put stores mu as μ_i (in the mapping: the kernel writes it to the file)
+// and sets mu to the block as stored.
+func (s *File) Put(i int, mu []float64) { s.prec.Encode(s.Raw(i), mu, s.K) }
+
+// LoadMarginals is Load that also sets node and sum (MarginalStore).
+func (s *File) LoadMarginals(i int, mu, node, sum []float64) {
+	s.prec.DecodeMarginals(mu, s.Raw(i), len(node)/s.K, s.K, node, sum)
+}
+
+// PutMarginals is Put that also sets node and sum (MarginalStore).
+func (s *File) PutMarginals(i int, mu, node, sum []float64) {
+	s.prec.EncodeMarginals(s.Raw(i), mu, len(node)/s.K, s.K, node, sum)
+}
+
+// Prefetch asks for μ_i's bytes in the processor's cache (MarginalStore).
+func (s *File) Prefetch(i int) { prefetch(s.Raw(i)) }
+
+// Raw returns the encoded bytes of μ_i; writes to them are writes to the
+// file.
+func (s *File) Raw(i int) []byte { return s.data[s.off[i]:s.off[i+1]:s.off[i+1]] }
+
+// Precision returns the file's precision.
+func (s *File) Precision() Precision { return s.prec }
 
 // Len returns the number of blocks.
 func (s *File) Len() int { return len(s.off) - 1 }
@@ -372,24 +399,26 @@ func (s *File) Close() error {
 	if err := s.f.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close duals file: %w", err))
 	}
-	s.f, s.m, s.mem, s.mu = nil, nil, nil, nil
+	s.f, s.m, s.mem, s.data = nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 
-// headerFor returns the header of d's duals file.
-func headerFor(d *crf.Dataset, off []int64) fileHeader {
-	h := layoutFor(uint64(off[len(off)-1]))
-	h.version, h.dtype = fileVersion, dtypeFloat64
+// headerFor returns the header of d's duals file at precision p.
+func headerFor(d *crf.Dataset, p Precision) fileHeader {
+	off := BlockOffsets(d)
+	h := layoutFor(uint64(off[len(off)-1]), p)
+	h.version, h.dtype = fileVersion, uint32(p)
 	h.K, h.n = uint64(d.NumLabels), uint64(d.Len())
 	h.fingerprint = Fingerprint(d)
 	h.table = offsetsChecksum(off)
 	return h
 }
 
-// layoutFor places the array of a file of the given entry count.
-func layoutFor(entries uint64) fileHeader {
-	arr := alignUp(8*entries, headerSize)
-	return fileHeader{entries: entries, muAt: headerSize, size: headerSize + arr}
+// layoutFor places the array of a file of the given entry count and
+// precision.
+func layoutFor(entries uint64, p Precision) fileHeader {
+	arr := alignUp(uint64(p.EntryBytes())*entries, headerSize)
+	return fileHeader{entries: entries, dtype: uint32(p), muAt: headerSize, size: headerSize + arr}
 }
 
 func alignUp(x, a uint64) uint64 { return (x + a - 1) / a * a }
@@ -499,12 +528,4 @@ func (w *hashWriter) sum() [32]byte {
 	return s
 }
 
-// DualBytes returns the memory the duals of d take in float64.
-// Compare it with a memory budget to choose between Memory and
-// File.
-func Bytes(d *crf.Dataset) int64 {
-	off := BlockOffsets(d)
-	return 8 * off[len(off)-1]
-}
-
-var _ Store = (*File)(nil)
+var _ MarginalStore = (*File)(nil)

@@ -29,7 +29,7 @@ func benchLayout(b *testing.B) *crf.Dataset {
 // a random order as SDCA does.
 func sweep(s Store, order []int) {
 	for _, i := range order {
-		mu := s.Block(i)
+		mu := f64(s, i)
 		for j, x := range mu {
 			mu[j] = 0.5*x + 0.25
 		}
@@ -47,10 +47,10 @@ func BenchmarkStoreSweep(b *testing.B) {
 	order := rand.New(rand.NewPCG(1, 2)).Perm(d.Len())
 	report := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(entries), "ns/entry")
-		b.ReportMetric(float64(Bytes(d))/1e9, "GB")
+		b.ReportMetric(float64(Bytes(d, Float64))/1e9, "GB")
 	}
 	b.Run("memory", func(b *testing.B) {
-		s := NewMemory(d)
+		s := NewMemory(d, Float64)
 		sweep(s, order)
 		for b.Loop() {
 			sweep(s, order)
@@ -59,7 +59,7 @@ func BenchmarkStoreSweep(b *testing.B) {
 	})
 	file := func(b *testing.B, advice platform.Advice, cold, sync bool) {
 		path := filepath.Join(b.TempDir(), "duals.bin")
-		s, err := CreateFile(path, d)
+		s, err := CreateFile(path, d, Float64)
 		if err != nil {
 			b.Fatal(err)
 		}

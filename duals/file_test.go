@@ -26,7 +26,7 @@ func testDataset(seed uint64, K int) *crf.Dataset {
 // exercise every bit: signed zeros, infinities, a NaN payload, subnormals.
 func createFilled(t *testing.T, path string, d *crf.Dataset) {
 	t.Helper()
-	s, err := CreateFile(path, d)
+	s, err := CreateFile(path, d, Float64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +53,8 @@ func specialValue(arr, i, j int) float64 {
 
 func fillSpecial(s Store) {
 	for i := 0; i < s.Len(); i++ {
-		for j := range s.Block(i) {
-			s.Block(i)[j] = specialValue(0, i, j)
+		for j := range f64(s, i) {
+			f64(s, i)[j] = specialValue(0, i, j)
 		}
 	}
 }
@@ -81,8 +81,8 @@ func TestFilePersists(t *testing.T) {
 			t.Fatalf("Bytes() = %d, file is %d bytes; header page + an aligned array of %d entries = %d", s.Bytes(), st.Size(), entries, want)
 		}
 		for i := 0; i < d.Len(); i++ {
-			for j := range s.Block(i) {
-				for arr, b := range [][]float64{s.Block(i)} {
+			for j := range f64(s, i) {
+				for arr, b := range [][]float64{f64(s, i)} {
 					want := specialValue(arr, i, j)
 					if round == 1 && arr == 0 && j == 0 {
 						want = float64(i) + 0.125
@@ -92,7 +92,7 @@ func TestFilePersists(t *testing.T) {
 					}
 				}
 			}
-			s.Block(i)[0] = float64(i) + 0.125
+			f64(s, i)[0] = float64(i) + 0.125
 		}
 		if err := s.Sync(); err != nil {
 			t.Fatal(err)
@@ -224,7 +224,8 @@ func TestFileRefusesDamagedFile(t *testing.T) {
 		{"fingerprint-bit", func(b []byte) []byte { b[70] ^= 0x80; return b }, "header is corrupted", ErrFormat},
 		{"checksum", func(b []byte) []byte { b[128] ^= 4; return b }, "header is corrupted", ErrFormat},
 		{"crashed-creation", func(b []byte) []byte { clear(b[:4096]); return b }, "unfinished duals file", ErrFormat},
-		{"dtype", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint32(b[12:], 2) }) }, "dtype code 2", ErrFormat},
+		{"dtype", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint32(b[12:], 4) }) }, "dtype code 4", ErrFormat},
+		{"dtype-float32", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint32(b[12:], 2) }) }, "inconsistent header", ErrFormat},
 		{"sizes", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint64(b[56:], 4096) }) }, "inconsistent header", ErrFormat},
 		{"K-consistent", func(b []byte) []byte { return rechecksum(b, func(b []byte) { le.PutUint64(b[16:], 9) }) }, "K = 9, this one has K = 4", ErrMismatch},
 		{"offsets", func(b []byte) []byte { return rechecksum(b, func(b []byte) { b[100] ^= 1 }) }, "block offset table", ErrMismatch},
@@ -262,7 +263,7 @@ func TestFileCreateRefusesExisting(t *testing.T) {
 	if err := os.WriteFile(path, []byte("precious"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	s, err := CreateFile(path, d)
+	s, err := CreateFile(path, d, Float64)
 	if err == nil {
 		s.Close()
 		t.Fatal("created over an existing file")
@@ -273,7 +274,7 @@ func TestFileCreateRefusesExisting(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != "precious" {
 		t.Fatalf("existing file now holds %q", b)
 	}
-	if _, err := CreateFile(filepath.Join(t.TempDir(), "no", "such", "dir.bin"), d); err == nil {
+	if _, err := CreateFile(filepath.Join(t.TempDir(), "no", "such", "dir.bin"), d, Float64); err == nil {
 		t.Fatal("created in a missing directory")
 	}
 }
@@ -283,7 +284,7 @@ func TestFileCreateRefusesExisting(t *testing.T) {
 func TestFileLocked(t *testing.T) {
 	d := testDataset(6, 3)
 	path := filepath.Join(t.TempDir(), "duals.bin")
-	s, err := CreateFile(path, d)
+	s, err := CreateFile(path, d, Float64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,12 +337,65 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
-// TestDualBytes: 8 bytes per entry of Σ_i (T_i−1)K² (K for one-token
-// sentences), counted here from the sentence lengths.
+// TestDualBytes: 8 bytes (float64) or 4 (float32) per entry of
+// Σ_i (T_i−1)K² (K for one-token sentences), counted here from the
+// sentence lengths.
 func TestDualBytes(t *testing.T) {
 	d := lengthsDataset([]int{1, 5, 2, 30}, 7)
-	want := int64(8 * (7 + 4*49 + 1*49 + 29*49))
-	if got := Bytes(d); got != want {
-		t.Fatalf("DualBytes = %d, want %d", got, want)
+	entries := int64(7 + 4*49 + 1*49 + 29*49)
+	for p, b := range map[Precision]int64{Float64: 8, Float32: 4} {
+		if got := Bytes(d, p); got != b*entries {
+			t.Fatalf("Bytes(%v) = %d, want %d", p, got, b*entries)
+		}
+		off := p.Offsets(d)
+		if off[len(off)-1] != b*entries || off[2]-off[1] != b*4*49 {
+			t.Fatalf("%v offsets %v", p, off)
+		}
+	}
+}
+
+// TestFileFloat32: a float32 file records its precision (dtype 2), holds
+// 4 bytes an entry, and gives back what was put, bit for bit, after it is
+// closed and opened again.
+func TestFileFloat32(t *testing.T) {
+	d := testDataset(11, 4)
+	path := filepath.Join(t.TempDir(), "duals.bin")
+	s, err := CreateFile(path, d, Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	want := make([][]float64, d.Len())
+	for i := range want {
+		want[i] = randomChain(rng, d.SentStart[i+1]-d.SentStart[i], d.NumLabels)
+		s.Put(i, want[i])
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := BlockOffsets(d)[d.Len()]
+	if le := binary.LittleEndian; le.Uint32(b[12:]) != 2 || int64(len(b)) != 4096+(4*entries+4095)/4096*4096 {
+		t.Fatalf("dtype %d, %d bytes for %d entries", le.Uint32(b[12:]), len(b), entries)
+	}
+	s, err = OpenFile(path, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Precision() != Float32 {
+		t.Fatalf("opened as %v", s.Precision())
+	}
+	for i := range want {
+		got := make([]float64, len(want[i]))
+		s.Load(i, got)
+		for j := range got {
+			if math.Float64bits(got[j]) != math.Float64bits(want[i][j]) {
+				t.Fatalf("block %d entry %d: %v, put %v", i, j, got[j], want[i][j])
+			}
+		}
 	}
 }

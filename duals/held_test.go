@@ -8,32 +8,32 @@ import (
 
 // TestStreamHeld: sentences held apart from their blocks (Hold, HoldData),
 // changed while other blocks are resident, released or compacted at
-// random, read back through Block and, after their blocks were written
+// random, read back through Raw and, after their blocks were written
 // back, from the file: always the numbers a plain array given the same
 // changes holds.
 func TestStreamHeld(t *testing.T) {
 	d := lengthsDataset([]int{3, 1, 4, 2, 5, 2, 6, 1, 3, 4, 2, 2}, 3)
-	s, err := CreateStream(filepath.Join(t.TempDir(), "held"), d, StreamOptions{BlockBytes: 400, HeldSlots: 1})
+	s, err := CreateStream(filepath.Join(t.TempDir(), "held"), d, StreamOptions{BlockBytes: 400, HeldSlots: 1, Precision: Float64})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Blocks() < 4 || s.HeldRoom() != s.SlotBytes()/8 {
+	if s.Blocks() < 4 || s.HeldRoom() != s.SlotBytes() {
 		t.Fatalf("%d blocks, room %d for slots of %d bytes", s.Blocks(), s.HeldRoom(), s.SlotBytes())
 	}
-	want := NewMemory(d)
+	want := NewMemory(d, Float64)
 	defer want.Close()
 	rng := rand.New(rand.NewPCG(1, 2))
 	change := func(i int) {
 		v := rng.Float64()
-		for j := range s.Block(i) {
-			s.Block(i)[j] += v
-			want.Block(i)[j] += v
+		for j := range f64(s, i) {
+			f64(s, i)[j] += v
+			f64(want, i)[j] += v
 		}
 	}
 	check := func(what string, i int) {
 		t.Helper()
-		got, w := s.Block(i), want.Block(i)
+		got, w := f64(s, i), f64(want, i)
 		for j := range w {
 			if got[j] != w[j] {
 				t.Fatalf("%s: sentence %d entry %d: %g, want %g", what, i, j, got[j], w[j])
@@ -94,16 +94,16 @@ func TestStreamHeld(t *testing.T) {
 	if err := s.Visit(s.Sequential(), VisitOptions{Write: true}, func(int, int) error { return nil }, nil); err != nil {
 		t.Fatal(err)
 	}
-	room := make(map[int][]float64)
+	room := make(map[int][]byte)
 	for _, i := range held {
-		room[i] = append([]float64(nil), s.Block(i)...)
+		room[i] = append([]byte(nil), s.Raw(i)...)
 	}
 	s.heldAt = nil // read the file alone
 	for i := 0; i < s.Len(); i++ {
 		check("file", i)
 	}
 	// HoldData on a fresh room takes the held duals back.
-	s.SetHeld(s.SlotBytes() / 8)
+	s.SetHeld(s.SlotBytes())
 	for _, i := range held {
 		if !s.HoldData(i, room[i]) {
 			t.Fatalf("HoldData(%d) refused", i)

@@ -7,13 +7,17 @@ package duals
 //
 //	off        size   field
 //	  0           8   magic "DCRFKEPT"
-//	  8           4   format version (1)
+//	  8           4   format version (2; version 1 held float64 only and
+//	                  had no precision in its header)
 //	 12           4   J, bytes of the JSON header (KeptInfo)
 //	 16           4   CRC-32C of bytes 0–15 and the JSON header
 //	 20           J   JSON header
 //	 20+J      20·n   per sentence: key (16 bytes), T (uint32)
 //	 ..           4   CRC-32C of the n records
-//	 ..         8·E   μ, E = Σ BlockLen(T_j, K) float64, little-endian
+//	 ..         b·E   μ, E = Σ BlockLen(T_j, K) entries encoded at the
+//	                  header's precision (b = 8 for float64, 4 for float32,
+//	                  2 for bfloat16),
+//	                  little-endian
 //	 ..           4   CRC-32C of μ's bytes
 //	 ..           8   magic "DCRFEND\x00"
 //
@@ -36,7 +40,7 @@ import (
 const (
 	keptMagic    = "DCRFKEPT"
 	keptEnd      = "DCRFEND\x00"
-	keptVersion  = 1
+	keptVersion  = 2
 	keptMaxJSON  = 1 << 24
 	keptRecord   = 20
 	keptMaxLabel = 1 << 16
@@ -77,13 +81,16 @@ type KeptInfo struct {
 	Source string  `json:"source"`
 	Primal float64 `json:"primal"`
 	Gap    float64 `json:"gap"`
+	// Precision names how μ is encoded (Precision's String): set by
+	// WriteKept from the store; "float64" in a file of version 1.
+	Precision string `json:"precision"`
 }
 
 // WriteKept writes the duals in src, of dataset d, as a kept-duals file
-// to w with one key per sentence; name names the file in errors. The
-// caller decides where the bytes go and when they become the file (an
-// atomic output: pipeline.Output). info.Labels and info.Sentences are
-// taken from d.
+// to w with one key per sentence, at src's precision; name names the file
+// in errors. The caller decides where the bytes go and when they become
+// the file (an atomic output: pipeline.Output). info.Labels,
+// info.Sentences and info.Precision are taken from d and src.
 func WriteKept(w io.Writer, name string, info KeptInfo, keys []SentenceKey, d *crf.Dataset, src Store) error {
 	if err := checkHost(name); err != nil {
 		return err
@@ -92,7 +99,7 @@ func WriteKept(w io.Writer, name string, info KeptInfo, keys []SentenceKey, d *c
 	if src.Len() != n || len(keys) != n {
 		return fmt.Errorf("write kept duals %s: %d blocks and %d keys for %d sentences", name, src.Len(), len(keys), n)
 	}
-	info.Labels, info.Sentences = d.LabelNames, n
+	info.Labels, info.Sentences, info.Precision = d.LabelNames, n, src.Precision().String()
 	js, err := json.Marshal(info)
 	if err != nil {
 		return fmt.Errorf("write kept duals %s: %w", name, err)
@@ -124,16 +131,16 @@ func WriteKept(w io.Writer, name string, info KeptInfo, keys []SentenceKey, d *c
 		return fail(err)
 	}
 	crc = 0
-	read := reader(src)
+	p := src.Precision()
+	read := rawReader(src)
 	for i := range n {
-		mu, err := read(i)
+		b, err := read(i)
 		if err != nil {
 			return fail(err)
 		}
-		if want := crf.BlockLen(d.SentStart[i+1]-d.SentStart[i], K); len(mu) != want {
-			return fail(fmt.Errorf("block %d has %d entries, want %d", i, len(mu), want))
+		if want := p.BlockBytes(d.SentStart[i+1]-d.SentStart[i], K); int64(len(b)) != want {
+			return fail(fmt.Errorf("block %d has %d bytes, want %d", i, len(b), want))
 		}
-		b := floatBytes(mu)
 		crc = crc32.Update(crc, castagnoli, b)
 		if _, err := bw.Write(b); err != nil {
 			return fail(err)
@@ -154,13 +161,15 @@ type Kept struct {
 	// Info is the file's header.
 	Info KeptInfo
 	// Keys and Lens are each block's sentence key and token count.
-	Keys  []SentenceKey
-	Lens  []int
-	name  string
-	r     io.ReaderAt
-	c     io.Closer
-	muAt  int64  // offset of μ
-	muCRC uint32 // μ's checksum, as the file records it
+	Keys []SentenceKey
+	Lens []int
+	// Precision is how the file encodes μ (Float64 in a file of version 1).
+	Precision Precision
+	name      string
+	r         io.ReaderAt
+	c         io.Closer
+	muAt      int64  // offset of μ
+	muCRC     uint32 // μ's checksum, as the file records it
 }
 
 // OpenKept opens the kept-duals file at path and verifies its header and
@@ -205,8 +214,9 @@ func ReadKept(r io.ReaderAt, size int64, name string) (*Kept, error) {
 	if string(head[:8]) != keptMagic {
 		return nil, bad("it does not start with %q", keptMagic)
 	}
-	if v := binary.LittleEndian.Uint32(head[8:]); v != keptVersion {
-		return nil, bad("format version %d, this program reads version %d", v, keptVersion)
+	version := binary.LittleEndian.Uint32(head[8:])
+	if version != 1 && version != keptVersion {
+		return nil, bad("format version %d, this program reads versions 1 and %d", version, keptVersion)
 	}
 	J := int64(binary.LittleEndian.Uint32(head[12:]))
 	if J > keptMaxJSON || 20+J > size {
@@ -222,6 +232,18 @@ func ReadKept(r io.ReaderAt, size int64, name string) (*Kept, error) {
 	k := &Kept{name: name, r: r}
 	if err := json.Unmarshal(js, &k.Info); err != nil {
 		return nil, bad("header: %v", err)
+	}
+	switch {
+	case version == 1 && k.Info.Precision == "":
+		k.Info.Precision, k.Precision = Float64.String(), Float64
+	case version == 1:
+		return nil, bad("a file of version 1 with a precision (%q) in its header", k.Info.Precision)
+	default:
+		p, err := ParsePrecision(k.Info.Precision)
+		if err != nil {
+			return nil, bad("header: %v", err)
+		}
+		k.Precision = p
 	}
 	n, K := k.Info.Sentences, len(k.Info.Labels)
 	if n < 0 || K < 1 || K > keptMaxLabel {
@@ -261,11 +283,12 @@ func ReadKept(r io.ReaderAt, size int64, name string) (*Kept, error) {
 		}
 	}
 	k.muAt = recAt + int64(n*keptRecord) + 4
-	if want := k.muAt + 8*entries + 4 + int64(len(keptEnd)); size != want {
+	muBytes := k.Precision.EntryBytes() * entries
+	if want := k.muAt + muBytes + 4 + int64(len(keptEnd)); size != want {
 		return nil, bad("%d bytes, want %d for its %d sentences and %d labels (truncated or extended)", size, want, n, K)
 	}
 	var tail [4 + len(keptEnd)]byte
-	if _, err := r.ReadAt(tail[:], k.muAt+8*entries); err != nil {
+	if _, err := r.ReadAt(tail[:], k.muAt+muBytes); err != nil {
 		return nil, &FileError{Path: name, Msg: err.Error(), Err: err}
 	}
 	if string(tail[4:]) != keptEnd {
@@ -275,10 +298,11 @@ func ReadKept(r io.ReaderAt, size int64, name string) (*Kept, error) {
 	return k, nil
 }
 
-// Each calls fn with every block of the file in order (j = 0..n−1); mu is
-// reused between calls. It stops at fn's first error. It verifies μ as it
-// reads it: a block entry that is not a probability is an error before fn
-// sees the block; μ's checksum is compared after the last block, so a
+// Each calls fn with every block of the file in order (j = 0..n−1),
+// decoded to float64 whatever the file's precision; mu is reused between
+// calls. It stops at fn's first error. It verifies μ as it reads it: a
+// block entry that is not a probability (for float32 and bfloat16, a
+// stored number outside [0, 1]) is an error before fn sees the block; μ's checksum is compared after the last block, so a
 // corrupted file is an error of Each after fn has seen its blocks — a
 // caller that fails on Each's error (a warm start's Init) never goes on
 // from them. Errors of the file are *FileError naming it.
@@ -291,25 +315,44 @@ func (k *Kept) each(fn func(j int, mu []float64) error) error {
 	crc := uint32(0)
 	K := len(k.Info.Labels)
 	br := bufio.NewReaderSize(io.NewSectionReader(k.r, k.muAt, math.MaxInt64-k.muAt), 1<<20)
-	var buf []byte
 	var mu []float64
+	eb := int(k.Precision.EntryBytes())
+	var raw []float64 // 8-byte aligned room for a block's bytes
 	for j, T := range k.Lens {
 		m := crf.BlockLen(T, K)
 		if cap(mu) < m {
 			mu = make([]float64, m)
-			buf = make([]byte, 8*m)
+			raw = make([]float64, m)
 		}
-		mu, b := mu[:m], buf[:8*m]
+		mu = mu[:m]
+		b := floatBytes(raw[:m])[:eb*m]
 		if _, err := io.ReadFull(br, b); err != nil {
 			return &FileError{Path: k.name, Msg: fmt.Sprintf("reading sentence %d's duals: %v", j, err), Err: err}
 		}
 		crc = crc32.Update(crc, castagnoli, b)
-		for e := range mu {
-			x := math.Float64frombits(binary.LittleEndian.Uint64(b[8*e:]))
-			if !(x >= 0 && x <= 1+1e-9) { // a probability, up to rounding
-				return bad("sentence %d's duals hold %g, not a probability", j, x)
+		switch k.Precision {
+		case Float32:
+			for _, x := range float32View(b)[:m] {
+				if !(x >= 0 && x <= 1+1e-6) { // a probability or a conditional, up to rounding
+					return bad("sentence %d's duals hold %g, not a probability", j, x)
+				}
 			}
-			mu[e] = x
+			k.Precision.Decode(mu, b, K)
+		case BFloat16:
+			for _, c := range uint16View(b)[:m] {
+				if x := bf16Value(c); !(x >= 0 && x <= 1) { // a probability or a conditional
+					return bad("sentence %d's duals hold %g, not a probability", j, x)
+				}
+			}
+			k.Precision.Decode(mu, b, K)
+		default:
+			for e := range mu {
+				x := math.Float64frombits(binary.LittleEndian.Uint64(b[8*e:]))
+				if !(x >= 0 && x <= 1+1e-9) { // a probability, up to rounding
+					return bad("sentence %d's duals hold %g, not a probability", j, x)
+				}
+				mu[e] = x
+			}
 		}
 		if err := fn(j, mu); err != nil {
 			return err

@@ -2,7 +2,11 @@ package duals
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -15,21 +19,19 @@ import (
 	"github.com/dualcrf/dualcrf/crf"
 )
 
-// writeKeptFixture writes a kept-duals file of a random dataset whose
-// blocks hold random probabilities, and returns the dataset, store, keys
-// and path.
-func writeKeptFixture(t *testing.T) (*crf.Dataset, *Memory, []SentenceKey, string) {
+// writeKeptFixture writes a kept-duals file at precision p of a random
+// dataset whose blocks hold random chains, and returns the dataset, store,
+// keys and path.
+func writeKeptFixture(t *testing.T, p Precision) (*crf.Dataset, *Memory, []SentenceKey, string) {
 	t.Helper()
 	d := testDataset(7, 3)
 	d.LabelNames = []string{"A", "B", "C"}
-	m := NewMemory(d)
+	m := NewMemory(d, p)
 	t.Cleanup(func() { m.Close() })
 	rng := rand.New(rand.NewPCG(3, 4))
 	keys := make([]SentenceKey, d.Len())
 	for i := range d.Len() {
-		for e := range m.Block(i) {
-			m.Block(i)[e] = rng.Float64()
-		}
+		m.Put(i, randomChain(rng, d.SentStart[i+1]-d.SentStart[i], d.NumLabels))
 		for b := range keys[i] {
 			keys[i][b] = byte(rng.IntN(256))
 		}
@@ -42,15 +44,23 @@ func writeKeptFixture(t *testing.T) (*crf.Dataset, *Memory, []SentenceKey, strin
 	return d, m, keys, path
 }
 
-// TestKeptRoundTrip reads back every key, length and entry bit for bit.
+// TestKeptRoundTrip reads back every key, length and entry bit for bit, at
+// each precision.
 func TestKeptRoundTrip(t *testing.T) {
-	d, m, keys, path := writeKeptFixture(t)
+	for _, p := range Precisions {
+		t.Run(p.String(), func(t *testing.T) { testKeptRoundTrip(t, p) })
+	}
+}
+
+func testKeptRoundTrip(t *testing.T, p Precision) {
+	d, m, keys, path := writeKeptFixture(t, p)
 	k, err := OpenKept(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer k.Close()
-	if k.Info.Sentences != d.Len() || strings.Join(k.Info.Labels, ",") != "A,B,C" || k.Info.LambdaSetting != "1/n" || k.Info.Templates != "abc" {
+	if k.Info.Sentences != d.Len() || strings.Join(k.Info.Labels, ",") != "A,B,C" || k.Info.LambdaSetting != "1/n" || k.Info.Templates != "abc" ||
+		k.Precision != p || k.Info.Precision != p.String() {
 		t.Fatalf("header %+v", k.Info)
 	}
 	seen := 0
@@ -58,7 +68,8 @@ func TestKeptRoundTrip(t *testing.T) {
 		if k.Keys[j] != keys[j] || k.Lens[j] != d.SentStart[j+1]-d.SentStart[j] {
 			t.Errorf("sentence %d: key or length differs", j)
 		}
-		want := m.Block(j)
+		want := make([]float64, len(mu))
+		m.Load(j, want)
 		if len(mu) != len(want) {
 			t.Fatalf("block %d: %d entries, want %d", j, len(mu), len(want))
 		}
@@ -82,7 +93,13 @@ func TestKeptRoundTrip(t *testing.T) {
 // and extends it: each is an error naming the file, never a panic or a
 // file taken as sound.
 func TestKeptCorrupt(t *testing.T) {
-	_, _, _, path := writeKeptFixture(t)
+	for _, p := range Precisions {
+		t.Run(p.String(), func(t *testing.T) { testKeptCorrupt(t, p) })
+	}
+}
+
+func testKeptCorrupt(t *testing.T, p Precision) {
+	_, _, _, path := writeKeptFixture(t, p)
 	good, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -132,23 +149,29 @@ func TestKeptCorrupt(t *testing.T) {
 func FuzzReadKept(f *testing.F) {
 	d := testDataset(9, 2)
 	d.LabelNames = []string{"x", "y"}
-	m := NewMemory(d)
-	for i := range d.Len() {
-		for e := range m.Block(i) {
-			m.Block(i)[e] = 0.25
+	for _, p := range Precisions {
+		m := NewMemory(d, p)
+		for i := range d.Len() {
+			mu := make([]float64, crf.BlockLen(d.SentStart[i+1]-d.SentStart[i], 2))
+			for e := range mu {
+				mu[e] = 0.25
+			}
+			m.Put(i, mu)
 		}
+		path := filepath.Join(f.TempDir(), "seed.duals")
+		if err := writeKeptFile(path, KeptInfo{}, make([]SentenceKey, d.Len()), d, m); err != nil {
+			f.Fatal(err)
+		}
+		m.Close()
+		seed, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(seed)
+		f.Add(seed[:40])
+		os.Remove(path)
 	}
-	path := filepath.Join(f.TempDir(), "seed.duals")
-	if err := writeKeptFile(path, KeptInfo{}, make([]SentenceKey, d.Len()), d, m); err != nil {
-		f.Fatal(err)
-	}
-	m.Close()
-	seed, err := os.ReadFile(path)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(seed)
-	f.Add(seed[:40])
+	f.Add(keptV1(f, d, 0.25))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		k, err := ReadKept(bytes.NewReader(b), int64(len(b)), "fuzz.duals")
 		if err != nil {
@@ -173,6 +196,76 @@ func FuzzReadKept(f *testing.F) {
 	})
 }
 
+// keptV1 returns the bytes of a kept-duals file of format version 1, as
+// versions before the precision was recorded wrote them: no precision in
+// its header, μ in float64, every entry x.
+func keptV1(tb testing.TB, d *crf.Dataset, x float64) []byte {
+	tb.Helper()
+	js, err := json.Marshal(struct {
+		Labels    []string `json:"labels"`
+		Sentences int      `json:"sentences"`
+		Source    string   `json:"source"`
+	}{d.LabelNames, d.Len(), "old.arrow"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	le := binary.LittleEndian
+	b := append([]byte("DCRFKEPT"), 1, 0, 0, 0)
+	b = le.AppendUint32(b, uint32(len(js)))
+	b = le.AppendUint32(b, crc32.Update(crc32.Update(0, castagnoli, b[:16]), castagnoli, js))
+	b = append(b, js...)
+	recs := []byte{}
+	for i := range d.Len() {
+		var key [16]byte
+		key[0] = byte(i)
+		recs = append(recs, key[:]...)
+		recs = le.AppendUint32(recs, uint32(d.SentStart[i+1]-d.SentStart[i]))
+	}
+	b = append(b, recs...)
+	b = le.AppendUint32(b, crc32.Checksum(recs, castagnoli))
+	mu := []byte{}
+	for range Entries(d) {
+		mu = le.AppendUint64(mu, math.Float64bits(x))
+	}
+	b = append(b, mu...)
+	b = le.AppendUint32(b, crc32.Checksum(mu, castagnoli))
+	return append(b, "DCRFEND\x00"...)
+}
+
+// TestKeptVersion1: a kept-duals file of version 1 (float64, no precision
+// in its header) is read, its duals as they were; one of version 1 that
+// names a precision, or of a later version, is refused by name.
+func TestKeptVersion1(t *testing.T) {
+	d := testDataset(9, 2)
+	d.LabelNames = []string{"x", "y"}
+	b := keptV1(t, d, 0.25)
+	k, err := ReadKept(bytes.NewReader(b), int64(len(b)), "old.duals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Precision != Float64 || k.Info.Precision != "float64" || len(k.Keys) != d.Len() || k.Keys[3][0] != 3 {
+		t.Fatalf("read %v %+v", k.Precision, k.Info)
+	}
+	n := 0
+	if err := k.Each(func(j int, mu []float64) error {
+		for _, x := range mu {
+			if x != 0.25 {
+				return fmt.Errorf("block %d holds %v", j, x)
+			}
+		}
+		n++
+		return nil
+	}); err != nil || n != d.Len() {
+		t.Fatalf("%d blocks: %v", n, err)
+	}
+	later := bytes.Clone(b)
+	later[8] = 3
+	if _, err := ReadKept(bytes.NewReader(later), int64(len(later)), "new.duals"); err == nil ||
+		!strings.Contains(err.Error(), "new.duals") || !strings.Contains(err.Error(), "version 3") {
+		t.Fatalf("version 3: %v", err)
+	}
+}
+
 // writeKeptFile writes a kept-duals file at path with WriteKept.
 func writeKeptFile(path string, info KeptInfo, keys []SentenceKey, d *crf.Dataset, src Store) error {
 	f, err := os.Create(path)
@@ -187,11 +280,17 @@ func writeKeptFile(path string, info KeptInfo, keys []SentenceKey, d *crf.Datase
 }
 
 // TestKeptFromCommittedStream keeps the duals of a streamed store of many
-// blocks that has committed (a run with checkpoints): reading them writes
-// no block back, so the few free slots are not used up (it panicked with
-// "no free slot"), and the kept file holds every block as the store does;
-// the store's committed state is left as it was.
+// blocks that has committed (a run with checkpoints), at each precision:
+// reading them writes no block back, so the few free slots are not used
+// up (it panicked with "no free slot"), and the kept file holds every
+// block as the store does; the store's committed state is left as it was.
 func TestKeptFromCommittedStream(t *testing.T) {
+	for _, p := range Precisions {
+		t.Run(p.String(), func(t *testing.T) { testKeptFromCommittedStream(t, p) })
+	}
+}
+
+func testKeptFromCommittedStream(t *testing.T, p Precision) {
 	lens := make([]int, 24)
 	for i := range lens {
 		lens[i] = 2 + i%5
@@ -199,7 +298,7 @@ func TestKeptFromCommittedStream(t *testing.T) {
 	d := lengthsDataset(lens, 3)
 	d.LabelNames = []string{"A", "B", "C"}
 	dir := t.TempDir()
-	s, err := CreateStream(filepath.Join(dir, "duals.stream"), d, StreamOptions{BlockBytes: 300, Spare: 2})
+	s, err := CreateStream(filepath.Join(dir, "duals.stream"), d, StreamOptions{BlockBytes: 300 * p.EntryBytes() / 8, Spare: 2, Precision: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,16 +306,16 @@ func TestKeptFromCommittedStream(t *testing.T) {
 	if s.Blocks() < 8 {
 		t.Fatalf("%d blocks, want many more than the spare slots", s.Blocks())
 	}
-	want := NewMemory(d)
+	want := NewMemory(d, p)
 	defer want.Close()
+	rng := rand.New(rand.NewPCG(5, 6))
 	fill := func() error {
-		return s.Visit(s.Sequential(), VisitOptions{Write: true}, func(_, b int) error {
+		return s.Visit(s.Sequential(), VisitOptions{Write: true, Fresh: true}, func(_, b int) error {
 			lo, hi := s.BlockRange(b)
 			for i := lo; i < hi; i++ {
-				for j := range s.Block(i) {
-					s.Block(i)[j] = float64((i+j)%5) / 8
-					want.Block(i)[j] = s.Block(i)[j]
-				}
+				mu := randomChain(rng, d.SentStart[i+1]-d.SentStart[i], d.NumLabels)
+				s.Put(i, slices.Clone(mu))
+				want.Put(i, mu)
 			}
 			return nil
 		}, nil)
@@ -240,9 +339,14 @@ func TestKeptFromCommittedStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.Close()
+	if k.Precision != p {
+		t.Fatalf("kept at %v, the store is %v", k.Precision, p)
+	}
 	if err := k.Each(func(j int, mu []float64) error {
-		if !slices.Equal(mu, want.Block(j)) {
-			t.Errorf("kept block %d: %v, want %v", j, mu, want.Block(j))
+		w := make([]float64, len(mu))
+		want.Load(j, w)
+		if !slices.Equal(mu, w) {
+			t.Errorf("kept block %d: %v, want %v", j, mu, w)
 		}
 		return nil
 	}); err != nil {

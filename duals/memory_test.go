@@ -18,9 +18,9 @@ func TestMemoryOffHeap(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	s := NewMemory(d)
+	s := NewMemory(d, Float64)
 	runtime.ReadMemStats(&after)
-	mu := s.Block(0)
+	mu := f64(s, 0)
 	if len(mu) != n {
 		t.Fatalf("block of %d entries, want %d", len(mu), n)
 	}

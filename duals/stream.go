@@ -14,7 +14,7 @@ package duals
 //	off  size  field
 //	  0     8  magic "DUALSTRM"
 //	  8     4  format version (1)
-//	 12     4  dtype code (1 = float64 little-endian)
+//	 12     4  dtype code: the Precision (1 = float64, 2 = float32 Markov form, 3 = bfloat16 Markov form)
 //	 16     8  K, labels
 //	 24     8  n, sentences
 //	 32     8  blocks
@@ -89,6 +89,16 @@ type StreamOptions struct {
 	// HeldSlots is the room for held sentences (Hold), in slots, that a
 	// store of more than one block has; 0 means StreamHeldSlots, < 0 none.
 	HeldSlots int
+	// Precision is how the blocks are encoded; 0 means DefaultPrecision.
+	Precision Precision
+}
+
+// precision returns o.Precision with its default applied.
+func (o StreamOptions) precision() Precision {
+	if o.Precision == 0 {
+		return DefaultPrecision
+	}
+	return o.Precision
 }
 
 // StreamState is what a committed state records of a streamed store: the
@@ -100,22 +110,24 @@ type StreamState struct {
 }
 
 // Stream keeps the duals in a file of block slots and holds at most
-// StreamBuffers blocks in memory. Visit is the way to go through it; Block
-// outside a Visit loads the sentence's block alone (for tests and
-// sequential readers). It is not safe for concurrent use but within Visit's
-// callback, where Block may be called from many goroutines for sentences of
-// the resident block.
+// StreamBuffers blocks in memory. Visit is the way to go through it; Raw
+// (and Load, Put) outside a Visit loads the sentence's block alone (for
+// tests and sequential readers). It is not safe for concurrent use but
+// within Visit's callback, where Load and Put may be called from many
+// goroutines for distinct sentences of the resident block.
 type Stream struct {
 	path      string
+	prec      Precision
+	K         int
 	f         *os.File
 	direct    bool
-	off       []int64 // per sentence: offset of its duals (entries) in the flat order
+	off       []int64 // per sentence: byte offset of its encoded duals in the flat order
 	start     []int   // block b holds sentences start[b] .. start[b+1]−1
 	slotBytes int64
 	nslots    int
 
-	pool  chan []float64 // free block buffers
-	bufs  [][]float64
+	pool  chan []byte // free block buffers (4096-aligned)
+	bufs  [][]byte
 	frees []func()
 
 	mu        sync.Mutex
@@ -129,29 +141,29 @@ type Stream struct {
 	werr      error
 	wg        sync.WaitGroup
 
-	cur    int       // the resident block, −1 for none
-	curBuf []float64 // its duals
-	dirty  bool      // the resident block has changes not handed to the writer
-	loose  bool      // resident through Block outside Visit
+	cur    int    // the resident block, −1 for none
+	curBuf []byte // its duals
+	dirty  bool   // the resident block has changes not handed to the writer
+	loose  bool   // resident through Block outside Visit
 
 	// The held sentences (Hold): their duals live in arena, apart from
 	// their blocks, and Block returns them there; a block written back
 	// takes its held sentences' duals from there first.
 	heldSlots int     // the room for held sentences, in slots
-	heldAt    []int64 // per sentence: offset in arena, −1 when not held; nil without room
-	arena     []float64
+	heldAt    []int64 // per sentence: byte offset in arena, −1 when not held; nil without room
+	arena     []byte
 	arenaUsed int64
 	arenaFree func()
 }
 
 // streamBlocks groups the sentences into blocks of at most blockBytes of
-// duals each.
+// duals each (off: the sentences' byte offsets).
 func streamBlocks(off []int64, blockBytes int64) []int {
 	n := len(off) - 1
 	start := []int{0}
 	for i := 0; i < n; i++ {
 		lo := start[len(start)-1]
-		if blockBytes > 0 && i > lo && 8*(off[i+1]-off[lo]) > blockBytes {
+		if blockBytes > 0 && i > lo && off[i+1]-off[lo] > blockBytes {
 			start = append(start, i)
 		}
 	}
@@ -161,7 +173,7 @@ func streamBlocks(off []int64, blockBytes int64) []int {
 // StreamLayout returns the number of blocks and the bytes per slot a
 // streamed store of d with these options has, and the file size.
 func StreamLayout(d *crf.Dataset, o StreamOptions) (blocks int, slotBytes, fileBytes int64) {
-	off := BlockOffsets(d)
+	off := o.precision().Offsets(d)
 	start := streamBlocks(off, o.BlockBytes)
 	slotBytes = slotSize(off, start)
 	blocks = len(start) - 1
@@ -171,7 +183,7 @@ func StreamLayout(d *crf.Dataset, o StreamOptions) (blocks int, slotBytes, fileB
 func slotSize(off []int64, start []int) int64 {
 	m := int64(0)
 	for b := 0; b+1 < len(start); b++ {
-		m = max(m, 8*(off[start[b+1]]-off[start[b]]))
+		m = max(m, off[start[b+1]]-off[start[b]])
 	}
 	return max(streamAlign, (m+streamAlign-1)/streamAlign*streamAlign)
 }
@@ -264,10 +276,11 @@ func lockStream(f *os.File, path string) error {
 }
 
 func newStreamStore(path string, d *crf.Dataset, o StreamOptions) *Stream {
-	off := BlockOffsets(d)
+	p := o.precision()
+	off := p.Offsets(d)
 	start := streamBlocks(off, o.BlockBytes)
 	nb := len(start) - 1
-	s := &Stream{path: path, off: off, start: start, slotBytes: slotSize(off, start), nslots: nb + o.Spare,
+	s := &Stream{path: path, prec: p, K: d.NumLabels, off: off, start: start, slotBytes: slotSize(off, start), nslots: nb + o.Spare,
 		slotOf: make([]int32, nb), crc: make([]uint32, nb), known: make([]bool, nb),
 		writing: map[int]chan struct{}{}, cur: -1, heldSlots: o.HeldSlots}
 	if s.heldSlots == 0 {
@@ -288,9 +301,10 @@ func newStreamStore(path string, d *crf.Dataset, o StreamOptions) *Stream {
 // alloc makes the block buffers: page-aligned anonymous memory where the
 // system allows (O_DIRECT needs aligned buffers).
 func (s *Stream) alloc() {
-	s.pool = make(chan []float64, StreamBuffers)
+	s.pool = make(chan []byte, StreamBuffers)
 	for k := 0; k < StreamBuffers; k++ {
-		buf, free := platform.AllocFloats(int(s.slotBytes / 8))
+		floats, free := platform.AllocFloats(int(s.slotBytes / 8))
+		buf := floatBytes(floats)
 		s.bufs = append(s.bufs, buf)
 		if free != nil {
 			s.frees = append(s.frees, free)
@@ -298,7 +312,7 @@ func (s *Stream) alloc() {
 		s.pool <- buf
 	}
 	if s.heldSlots > 0 {
-		s.SetHeld(int64(s.heldSlots) * s.slotBytes / 8)
+		s.SetHeld(int64(s.heldSlots) * s.slotBytes)
 	}
 }
 
@@ -307,7 +321,7 @@ func (s *Stream) header(d *crf.Dataset) []byte {
 	copy(h, streamMagic)
 	le := binary.LittleEndian
 	le.PutUint32(h[8:], streamVersion)
-	le.PutUint32(h[12:], dtypeFloat64)
+	le.PutUint32(h[12:], uint32(s.prec))
 	le.PutUint64(h[16:], uint64(d.NumLabels))
 	le.PutUint64(h[24:], uint64(d.Len()))
 	le.PutUint64(h[32:], uint64(len(s.start)-1))
@@ -360,6 +374,14 @@ func (s *Stream) checkHeader(d *crf.Dataset) error {
 	if le.Uint32(b[8:]) != streamVersion {
 		return bad(fmt.Sprintf("format version %d, this build reads %d", le.Uint32(b[8:]), streamVersion))
 	}
+	if p := Precision(le.Uint32(b[12:])); p != s.prec {
+		if !p.Valid() {
+			return bad(fmt.Sprintf("dtype code %d, this build reads %d (float64), %d (float32) and %d (bfloat16)", p, Float64, Float32, BFloat16))
+		}
+		oe := &option.Error{Err: ErrFormat,
+			Msg: fmt.Sprintf("holds %s duals, this run keeps %s ones: resume with {SDCA.DualPrecision} %s", p, s.prec, p)}
+		return &FileError{Path: s.path, Msg: oe.Error(), Err: oe}
+	}
 	if string(b[56:88]) != string(want[56:88]) || le.Uint64(b[16:]) != le.Uint64(want[16:]) || le.Uint64(b[24:]) != le.Uint64(want[24:]) {
 		return &FileError{Path: s.path, Msg: "made for another dataset", Err: ErrMismatch}
 	}
@@ -398,9 +420,39 @@ func (s *Stream) SlotBytes() int64 { return s.slotBytes }
 // Direct reports whether the file is read and written with O_DIRECT.
 func (s *Stream) Direct() bool { return s.direct }
 
-// Block returns μ_i: from the resident block within Visit; outside one, the
-// block holding i is loaded alone (the previous such block written back).
-func (s *Stream) Block(i int) []float64 {
+// Precision returns how the blocks are encoded.
+func (s *Stream) Precision() Precision { return s.prec }
+
+// Load sets mu to μ_i (Raw's rules on residence).
+func (s *Stream) Load(i int, mu []float64) { s.prec.Decode(mu, s.Raw(i), s.K) }
+
+// Put stores mu as μ_i in the resident block (Raw's rules) and sets mu
+// to the block as stored.
+func (s *Stream) Put(i int, mu []float64) { s.prec.Encode(s.Raw(i), mu, s.K) }
+
+// LoadMarginals is Load that also sets node and sum (MarginalStore).
+func (s *Stream) LoadMarginals(i int, mu, node, sum []float64) {
+	s.prec.DecodeMarginals(mu, s.Raw(i), len(node)/s.K, s.K, node, sum)
+}
+
+// PutMarginals is Put that also sets node and sum (MarginalStore).
+func (s *Stream) PutMarginals(i int, mu, node, sum []float64) {
+	s.prec.EncodeMarginals(s.Raw(i), mu, len(node)/s.K, s.K, node, sum)
+}
+
+// Prefetch asks for μ_i's bytes in the processor's cache (MarginalStore)
+// when they are in memory (held, or in the resident block); else it does
+// nothing.
+func (s *Stream) Prefetch(i int) {
+	if s.Held(i) || s.cur >= 0 && i >= s.start[s.cur] && i < s.start[s.cur+1] {
+		prefetch(s.Raw(i))
+	}
+}
+
+// Raw returns μ_i's encoded bytes: from the resident block within Visit;
+// outside one, the block holding i is loaded alone (the previous such
+// block written back).
+func (s *Stream) Raw(i int) []byte {
 	if s.heldAt != nil && s.heldAt[i] >= 0 {
 		at := s.heldAt[i]
 		n := s.off[i+1] - s.off[i]
@@ -408,10 +460,10 @@ func (s *Stream) Block(i int) []float64 {
 	}
 	if s.cur < 0 || i < s.start[s.cur] || i >= s.start[s.cur+1] {
 		if !s.loose && s.cur >= 0 {
-			panic(fmt.Sprintf("duals: Stream.Block(%d) outside the resident block %d", i, s.cur))
+			panic(fmt.Sprintf("duals: Stream.Raw(%d) outside the resident block %d", i, s.cur))
 		}
 		if err := s.loadLoose(i); err != nil {
-			panic(err) // Block has no error result; Visit is the checked way
+			panic(err) // Raw has no error result; Visit is the checked way
 		}
 	}
 	if s.loose {
@@ -421,13 +473,13 @@ func (s *Stream) Block(i int) []float64 {
 	return s.curBuf[s.off[i]-base : s.off[i+1]-base : s.off[i+1]-base]
 }
 
-// read returns μ_i to be read only, outside Visit: the block holding i is
-// loaded alone and not written back for it (a block loaded by read costs
-// no write, and so no slot of a store that has committed); an error
-// reading it is returned.
-func (s *Stream) read(i int) ([]float64, error) {
+// read returns μ_i's encoded bytes to be read only, outside Visit: the
+// block holding i is loaded alone and not written back for it (a block
+// loaded by read costs no write, and so no slot of a store that has
+// committed); an error reading it is returned.
+func (s *Stream) read(i int) ([]byte, error) {
 	if s.heldAt != nil && s.heldAt[i] >= 0 {
-		return s.Block(i), nil
+		return s.Raw(i), nil
 	}
 	if s.cur < 0 || i < s.start[s.cur] || i >= s.start[s.cur+1] {
 		if !s.loose && s.cur >= 0 {
@@ -479,20 +531,19 @@ func blockOfSentence(start []int, i int) int {
 }
 
 // bytesOf returns the bytes of block b's duals in buf.
-func (s *Stream) bytesOf(b int, buf []float64) []byte {
-	n := s.off[s.start[b+1]] - s.off[s.start[b]]
-	return floatBytes(buf[:n])
+func (s *Stream) bytesOf(b int, buf []byte) []byte {
+	return buf[:s.off[s.start[b+1]]-s.off[s.start[b]]]
 }
 
 // ioLen is the bytes moved for block b: its duals rounded up to the alignment.
 func (s *Stream) ioLen(b int) int {
-	n := 8 * (s.off[s.start[b+1]] - s.off[s.start[b]])
+	n := s.off[s.start[b+1]] - s.off[s.start[b]]
 	return int((n + streamAlign - 1) / streamAlign * streamAlign)
 }
 
 // readBlock reads block b into buf, waiting for a write of it in flight,
 // and checks its CRC when known.
-func (s *Stream) readBlock(b int, buf []float64) error {
+func (s *Stream) readBlock(b int, buf []byte) error {
 	s.mu.Lock()
 	ch := s.writing[b]
 	s.mu.Unlock()
@@ -502,7 +553,7 @@ func (s *Stream) readBlock(b int, buf []float64) error {
 	s.mu.Lock()
 	slot, want, known := s.slotOf[b], s.crc[b], s.known[b]
 	s.mu.Unlock()
-	raw := floatBytes(buf)[:s.ioLen(b)]
+	raw := buf[:s.ioLen(b)]
 	if _, err := s.f.ReadAt(raw, streamAlign+int64(slot)*s.slotBytes); err != nil {
 		return &FileError{Path: s.path, Msg: fmt.Sprintf("reading block %d (slot %d): %v", b, slot, err), Err: err}
 	}
@@ -517,7 +568,7 @@ func (s *Stream) readBlock(b int, buf []float64) error {
 
 // writeAsync hands block b (in buf) to a writer goroutine, which returns
 // buf to the pool when done. The slot is chosen now.
-func (s *Stream) writeAsync(b int, buf []float64) {
+func (s *Stream) writeAsync(b int, buf []byte) {
 	s.syncHeld(b, buf)
 	s.mu.Lock()
 	slot := s.slotOf[b]
@@ -545,7 +596,7 @@ func (s *Stream) writeAsync(b int, buf []float64) {
 	go func() {
 		defer s.wg.Done()
 		crc := crc32.Checksum(s.bytesOf(b, buf), castagnoli)
-		raw := floatBytes(buf)[:s.ioLen(b)]
+		raw := buf[:s.ioLen(b)]
 		clear(raw[len(s.bytesOf(b, buf)):]) // the padding: zero, deterministic
 		_, err := s.f.WriteAt(raw, streamAlign+int64(slot)*s.slotBytes)
 		s.mu.Lock()
@@ -585,7 +636,7 @@ type VisitOptions struct {
 	Fresh bool // do not read the blocks: they start zero (the callback fills them)
 }
 
-// Visit runs f(k, b) for every block b = order[k] with b resident (Block(i)
+// Visit runs f(k, b) for every block b = order[k] with b resident (Raw(i)
 // for its sentences), reading the next block while f runs and writing the
 // previous one back (with o.Write) while the next runs; a block that comes
 // twice in a row stays resident. After each f but the last it calls
@@ -597,7 +648,7 @@ func (s *Stream) Visit(order []int, o VisitOptions, f func(k, b int) error, betw
 		return err
 	}
 	type fetched struct {
-		buf []float64
+		buf []byte
 		err error
 	}
 	prefetch := func(b int) chan fetched {
@@ -811,13 +862,13 @@ func (s *Stream) Close() error {
 	return err
 }
 
-var _ Store = (*Stream)(nil)
+var _ MarginalStore = (*Stream)(nil)
 
-// SetHeld gives the store room for held sentences (Hold): floats numbers
-// of duals, in memory besides the StreamBuffers block buffers, in place of
-// the room StreamOptions.HeldSlots gave (which is released). It is called
-// before any Hold.
-func (s *Stream) SetHeld(floats int64) {
+// SetHeld gives the store room for held sentences (Hold): size bytes of
+// encoded duals, in memory besides the StreamBuffers block buffers, in
+// place of the room StreamOptions.HeldSlots gave (which is released). It
+// is called before any Hold.
+func (s *Stream) SetHeld(size int64) {
 	if s.arenaFree != nil {
 		s.arenaFree()
 	}
@@ -826,22 +877,23 @@ func (s *Stream) SetHeld(floats int64) {
 	for i := range s.heldAt {
 		s.heldAt[i] = -1
 	}
-	s.arena, s.arenaFree = platform.AllocFloats(int(floats))
+	floats, free := platform.AllocFloats(int((size + 7) / 8))
+	s.arena, s.arenaFree = floatBytes(floats)[:size:size], free
 }
 
-// HeldRoom returns the room for held sentences, in numbers of duals (0
-// before SetHeld).
+// HeldRoom returns the room for held sentences, in bytes (0 before
+// SetHeld).
 func (s *Stream) HeldRoom() int64 { return int64(len(s.arena)) }
 
-// HeldUsed returns the numbers of duals the held sentences take, with the
-// room of released ones not yet reclaimed (Compact).
+// HeldUsed returns the bytes the held sentences take, with the room of
+// released ones not yet reclaimed (Compact).
 func (s *Stream) HeldUsed() int64 { return s.arenaUsed }
 
 // Held reports whether sentence i is held.
 func (s *Stream) Held(i int) bool { return s.heldAt != nil && s.heldAt[i] >= 0 }
 
 // Hold keeps sentence i's duals in memory apart from its block, which must
-// be resident (within Visit, or through Block): Block(i) returns them
+// be resident (within Visit, or through Raw): Raw(i) returns them
 // there from now on, whichever block is resident, and when i's block is
 // written back it takes them from there. It returns false, holding
 // nothing, when the room left (SetHeld, Compact) is too small.
@@ -853,7 +905,7 @@ func (s *Stream) Hold(i int) bool {
 	if s.heldAt == nil || s.arenaUsed+n > int64(len(s.arena)) {
 		return false
 	}
-	src := s.Block(i)
+	src := s.Raw(i)
 	at := s.arenaUsed
 	copy(s.arena[at:at+n], src)
 	s.heldAt[i] = at
@@ -861,9 +913,9 @@ func (s *Stream) Hold(i int) bool {
 	return true
 }
 
-// HoldData holds sentence i with the duals mu (a resumed run's held
-// sentences: their blocks need not be resident), as Hold does.
-func (s *Stream) HoldData(i int, mu []float64) bool {
+// HoldData holds sentence i with the encoded duals mu (a resumed run's
+// held sentences: their blocks need not be resident), as Hold does.
+func (s *Stream) HoldData(i int, mu []byte) bool {
 	n := s.off[i+1] - s.off[i]
 	if int64(len(mu)) != n || s.Held(i) || s.heldAt == nil || s.arenaUsed+n > int64(len(s.arena)) {
 		return false
@@ -885,15 +937,15 @@ func (s *Stream) Release(i int) {
 	if s.cur < 0 || i < s.start[s.cur] || i >= s.start[s.cur+1] {
 		panic(fmt.Sprintf("duals: Stream.Release(%d) outside the resident block %d", i, s.cur))
 	}
-	mu := s.Block(i)
+	mu := s.Raw(i)
 	s.heldAt[i] = -1
-	copy(s.Block(i), mu)
+	copy(s.Raw(i), mu)
 	s.dirty = true
 }
 
 // Compact moves the held sentences together in their room, in the order
 // of held, which must list every held sentence: the room of released ones
-// is free again. Slices Block returned for held sentences before are
+// is free again. Slices Raw returned for held sentences before are
 // invalid after.
 func (s *Stream) Compact(held []int) {
 	type ent struct {
@@ -919,7 +971,7 @@ func (s *Stream) Compact(held []int) {
 
 // WriteHeld writes every held sentence back into its block, which is read
 // and written back (in file order), and ends their holding: the file then
-// holds every sentence's duals, as Block returns them. Called outside
+// holds every sentence's duals, as Load returns them. Called outside
 // Visit; Close calls it in a store that never committed.
 func (s *Stream) WriteHeld() error {
 	if s.heldAt == nil || s.arenaUsed == 0 {
@@ -949,7 +1001,7 @@ func (s *Stream) WriteHeld() error {
 
 // syncHeld copies the held sentences of block b into buf, its duals about
 // to be written back.
-func (s *Stream) syncHeld(b int, buf []float64) {
+func (s *Stream) syncHeld(b int, buf []byte) {
 	if s.heldAt == nil {
 		return
 	}

@@ -16,7 +16,7 @@ import (
 // either works or fails with an error naming the file — never a panic.
 func FuzzStreamFile(f *testing.F) {
 	d := lengthsDataset([]int{3, 1, 4, 2, 5}, 3)
-	o := StreamOptions{BlockBytes: 300, Spare: 2}
+	o := StreamOptions{BlockBytes: 300, Spare: 2, Precision: Float64}
 	dir := f.TempDir()
 	good := filepath.Join(dir, "good")
 	s, err := CreateStream(good, d, o)
@@ -27,8 +27,8 @@ func FuzzStreamFile(f *testing.F) {
 	s.Visit(s.Sequential(), VisitOptions{Write: true, Fresh: true}, func(_, b int) error {
 		lo, hi := s.BlockRange(b)
 		for i := lo; i < hi; i++ {
-			for j := range s.Block(i) {
-				s.Block(i)[j] = float64(i + j)
+			for j := range f64(s, i) {
+				f64(s, i)[j] = float64(i + j)
 			}
 		}
 		return nil
@@ -84,7 +84,7 @@ func FuzzStreamFile(f *testing.F) {
 func TestStreamLocked(t *testing.T) {
 	d := crftest.RandomDataset(rand.New(rand.NewPCG(77, 1)), 40, 6, 15, 3, true)
 	path := filepath.Join(t.TempDir(), "duals.stream")
-	o := StreamOptions{BlockBytes: Bytes(d) / 3}
+	o := StreamOptions{BlockBytes: Bytes(d, Float64) / 3, Precision: Float64}
 	s, err := CreateStream(path, d, o)
 	if err != nil {
 		t.Fatal(err)
@@ -94,8 +94,8 @@ func TestStreamLocked(t *testing.T) {
 	if err := s.Visit(s.Sequential(), VisitOptions{Write: true, Fresh: true}, func(_, b int) error {
 		lo, hi := s.BlockRange(b)
 		for i := lo; i < hi; i++ {
-			for j := range s.Block(i) {
-				s.Block(i)[j] = float64(i) + float64(j)/64
+			for j := range f64(s, i) {
+				f64(s, i)[j] = float64(i) + float64(j)/64
 			}
 		}
 		return nil
@@ -137,4 +137,33 @@ func TestStreamLocked(t *testing.T) {
 		t.Fatalf("after the first store closed: %v", err)
 	}
 	s3.Close()
+}
+
+// TestStreamPrecision: a streamed file records its precision; opening it
+// for a run of the other precision is refused, naming the file and the
+// option to give, and leaves the file as it was.
+func TestStreamPrecision(t *testing.T) {
+	d := lengthsDataset([]int{3, 1, 4, 2, 5}, 3)
+	path := filepath.Join(t.TempDir(), "duals.stream")
+	s, err := CreateStream(path, d, StreamOptions{BlockBytes: 300, Precision: Float64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	_, err = OpenStream(path, d, StreamOptions{BlockBytes: 300, Precision: Float32})
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "holds float64 duals") ||
+		!strings.Contains(err.Error(), "SDCA.DualPrecision float64") {
+		t.Fatalf("float32 run on a float64 file: %v", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Fatal("the refused open changed the file")
+	}
+	s, err = OpenStream(path, d, StreamOptions{BlockBytes: 300, Precision: Float64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
 }

@@ -49,3 +49,4 @@ fuzz train FuzzDecodeWeights 30000 10s
 fuzz duals FuzzDualsHeader 25000 10s
 fuzz duals FuzzStreamFile 3000 0s
 fuzz duals FuzzReadKept 8000 0s
+fuzz duals FuzzFloat32Decode 20000 10s

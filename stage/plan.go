@@ -38,8 +38,13 @@ type TrainPlan struct {
 	Dim, DenseDim, FreeWeights int64
 	Sparse                     bool
 	// DualBytes is the size of the duals (SDCA, BCFW) or of OEG's or
-	// SAG's per-sentence state, in memory or on disk.
-	DualBytes int64
+	// SAG's per-sentence state, in memory or on disk (0 for L-BFGS, which
+	// keeps none); DualEntries the numbers it holds, each of Precision's
+	// bytes (SDCA's precision; float64 for the other methods), or for
+	// L-BFGS the marginals a pass forms.
+	DualBytes   int64
+	DualEntries int64
+	Precision   duals.Precision
 	// Place is where SDCA's duals go; with DualsStream, StreamBlocks
 	// blocks in slots of SlotBytes, StreamBuffers + HeldSlots of them in
 	// memory.
@@ -96,7 +101,7 @@ const (
 // epochs take about 1.1× the dense layout's CPU time), so it is costed as
 // the dense one.
 func (p *TrainPlan) cost() {
-	entries := float64(p.DualBytes) / 8
+	entries := float64(p.DualEntries)
 	pass := costEntry*entries + costOccurrence*float64(p.Occurrences)*float64(p.Labels)
 	p.EpochSeconds, p.CertSeconds = pass, 0.7*pass
 	if p.Place == DualsStream {
@@ -118,11 +123,16 @@ func (r *trainer) newPlan(shape train.Shape, est train.MemoryEstimate, budget in
 	if from == "{MemoryBudget}" {
 		p.BudgetFrom = r.o.OptionName("MemoryBudget")
 	}
-	// The method's state of every sentence (train.StateSizer); the duals'
-	// size, the lattices a pass visits, for a method that keeps none.
-	p.DualBytes, p.State = duals.Bytes(d), "duals"
+	// The method's state of every sentence (train.StateSizer), at the
+	// precision it keeps it in; for a method that keeps none, the number
+	// of the lattices' entries a pass visits.
+	p.Precision = r.precision()
+	p.DualEntries = duals.Bytes(d, duals.Float64) / 8
 	if ss, ok := r.o.Method.(train.StateSizer); ok {
-		p.DualBytes, p.State, _ = ss.StateBytes(d)
+		var what, form string
+		p.DualBytes, what, form = ss.StateBytes(d)
+		p.State = what + " (" + form + ")"
+		p.DualEntries = p.DualBytes / p.Precision.EntryBytes()
 	}
 	if budget > 0 {
 		p.GoLimit = max(budget-est.OffHeap-est.Runtime, est.GoHeap())
@@ -167,11 +177,13 @@ func (p *TrainPlan) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "plan: weights: %d free (%s)\n", p.FreeWeights, held)
 	what := p.State
-	switch p.Place {
-	case DualsStream:
+	switch {
+	case what == "":
+		b.WriteString("plan: duals: none (the method keeps no state per sentence)\n")
+	case p.Place == DualsStream:
 		fmt.Fprintf(&b, "plan: %s: %s, streamed from disk in %d blocks (slots of %s; %d block buffers and %d slots of working set in memory)\n",
 			what, byteSize(p.DualBytes), p.StreamBlocks, byteSize(p.SlotBytes), duals.StreamBuffers, p.HeldSlots)
-	case DualsFile:
+	case p.Place == DualsFile:
 		fmt.Fprintf(&b, "plan: %s: %s, memory-mapped from a file (paged by the kernel)\n", what, byteSize(p.DualBytes))
 	default:
 		fmt.Fprintf(&b, "plan: %s: %s, in memory\n", what, byteSize(p.DualBytes))

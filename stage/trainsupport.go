@@ -72,7 +72,7 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 			// than fit, refused where smaller ones would have run).
 			slots := int64(duals.StreamBuffers + max(held, 0))
 			r.streamOpts = duals.StreamOptions{BlockBytes: max((budget-rest)/slots/4096*4096, minBlockBytes),
-				HeldSlots: max(held, -1)}
+				HeldSlots: max(held, -1), Precision: r.precision()}
 			if o.Checkpoint != "" {
 				r.streamOpts.Spare = duals.DefaultSpare
 			}
@@ -131,14 +131,31 @@ func tableBytes(d *crf.Dataset) int64 {
 // small the budget: smaller blocks only add I/O requests.
 const minBlockBytes = 1 << 20
 
+// precision returns the precision of the run's duals: SDCA's (its
+// DualPrecision, default duals.DefaultPrecision); float64 for the other
+// methods.
+func (r *trainer) precision() duals.Precision {
+	if sd, ok := r.o.Method.(*train.SDCA); ok && r.solver == "sdca" {
+		return sd.Precision()
+	}
+	return duals.Float64
+}
+
 // dualStore places SDCA's duals in a memory-mapped file (Duals PATH),
-// announcing the choice.
+// announcing the choice. An existing file of this dataset is reused when
+// it keeps the run's precision.
 func (r *trainer) dualStore() (*duals.File, error) {
 	d := r.t.Data
 	path := r.o.Duals.Path
-	fs, err := duals.CreateFile(path, d)
+	prec := r.precision()
+	fs, err := duals.CreateFile(path, d, prec)
 	if err != nil && errors.Is(err, iofs.ErrExist) {
 		fs, err = duals.OpenFile(path, d) // reuse a file of this dataset
+		if err == nil && fs.Precision() != prec {
+			fs.Close()
+			return nil, &OptionError{Field: "Duals", Value: path, Msg: fmt.Sprintf("%s holds %s duals, this run keeps %s ones: remove it, give another file, or {SDCA.DualPrecision} %s",
+				path, fs.Precision(), prec, fs.Precision())}
+		}
 	}
 	return fs, err
 }
@@ -178,10 +195,10 @@ func (r *trainer) streamStore() (*duals.Stream, error) {
 	_, slot, size := duals.StreamLayout(d, r.streamOpts)
 	held := ""
 	if room := s.HeldRoom(); room > 0 {
-		held = fmt.Sprintf(", %s of working set", byteSize(8*room))
+		held = fmt.Sprintf(", %s of working set", byteSize(room))
 	}
 	r.logf("train: duals %s streamed from %s in %d blocks (slots of %s, %d spare; %s file; %s): %s of block buffers%s",
-		byteSize(duals.Bytes(d)), path, s.Blocks(), byteSize(slot), r.streamOpts.Spare, byteSize(size), direct,
+		byteSize(duals.Bytes(d, s.Precision())), path, s.Blocks(), byteSize(slot), r.streamOpts.Spare, byteSize(size), direct,
 		byteSize(duals.StreamBuffers*slot), held)
 	return s, nil
 }

@@ -227,7 +227,7 @@ func TestSynthCeiling(t *testing.T) {
 		if acc := accuracy(d, lay, w); acc != sum.TrueAccuracy {
 			t.Errorf("real=%v: summary says the true weights' accuracy is %v, crf.Lattice.Viterbi gives %v", real, sum.TrueAccuracy, acc)
 		}
-		if got := duals.Bytes(d); got != sum.DualBytes {
+		if got := duals.Bytes(d, duals.Float64); got != sum.DualBytes {
 			t.Errorf("real=%v: dual bytes %d, duals.Bytes %d", real, sum.DualBytes, got)
 		}
 		if sum.Tokens != d.NumTokens() || sum.AttrOccurrences != opts.PerToken*d.NumTokens() {

@@ -82,8 +82,10 @@ type BCFW struct {
 	// weights bit for bit.
 	Seed uint64
 	// Duals, when not nil, holds the marginals of the dual variables (a
-	// duals.Memory or duals.File: BCFW visits the blocks in the sampler's
-	// order); otherwise they are kept in memory.
+	// duals.Memory or duals.File of precision duals.Float64: BCFW visits
+	// the blocks in the sampler's order, and its closed-form steps keep w
+	// equal to ŵ(μ) of duals kept exactly); otherwise they are kept in
+	// memory.
 	Duals duals.Store
 	// NoAverage turns off the averaged weights. By default BCFW keeps w̄,
 	// the weighted average of the weights at the ends of the epochs, epoch
@@ -192,8 +194,12 @@ func (m *BCFW) Init(p *Problem) error {
 	}
 	d := p.Data
 	K := p.Layout.NumLabels
+	var mu []float64
 	for i := 0; i < d.Len(); i++ {
-		initBlock(m.duals.Block(i), d.Sentence(i).Labels, K, 0)
+		s := d.Sentence(i)
+		mu = grow(mu, crf.BlockLen(s.Len(), K))
+		initBlock(mu, s.Labels, K, 0)
+		m.duals.Put(i, mu)
 	}
 	p.meterAdd(d.Len())
 	m.st.w = make([]float64, p.Layout.Dim())
@@ -212,8 +218,11 @@ func (m *BCFW) setup(p *Problem) error {
 	m.count = m.hamming() == HammingCount
 	d := p.Data
 	var err error
-	if m.duals, m.sampler, err = storeAndSampler(d, m.Duals, m.Sampler); err != nil {
+	if m.duals, m.sampler, err = storeAndSampler(d, m.Duals, m.Sampler, duals.Float64); err != nil {
 		return err
+	}
+	if pr := m.duals.Precision(); pr != duals.Float64 {
+		return fmt.Errorf("%w: BCFW keeps its duals in float64; the store given keeps %s ones", ErrBadProblem, pr)
 	}
 	m.src = rand.NewPCG(m.Seed, 0xbcf3)
 	m.rng = rand.New(m.src)
@@ -285,7 +294,9 @@ func (m *BCFW) step(i int) bcfwStep {
 	K := lay.NumLabels
 	s := p.Data.Sentence(i)
 	T := s.Len()
-	mu := m.duals.Block(i)
+	ws.muBuf = grow(ws.muBuf, crf.BlockLen(T, K))
+	mu := ws.muBuf
+	m.duals.Load(i, mu)
 	sp.steps++
 
 	// 1–2: the oracle and the block gap.
@@ -322,6 +333,7 @@ func (m *BCFW) step(i int) bcfwStep {
 	// 5: the move.
 	if gamma > 0 {
 		moveToPath(mu, bw.path, T, K, gamma)
+		m.duals.Put(i, mu)
 	}
 	sp.commitPrimal(ws, gamma, wv)
 	return bcfwStep{Sentence: i, Gap: max(o.gap, 0), Slope: slope, Gamma: gamma, Hinge: o.hinge, Loss: o.loss}
@@ -468,7 +480,7 @@ func (m *BCFW) Certify(ctx context.Context) (Certificate, error) {
 func (m *BCFW) certificate(w []float64, r *hingeResult) (Certificate, error) {
 	c := Certificate{Primal: r.primal, Dual: r.dual, Gap: r.primal - r.dual, Weights: w}
 	c.Residual = math.Abs(c.Gap - r.meanGap)
-	if c.Residual > 1e-7*max(1, math.Abs(r.primal)) {
+	if !(c.Residual <= 1e-7*max(1, math.Abs(r.primal))) { // a NaN residual fails too
 		return c, fmt.Errorf("%w: P − D = %.10g but the mean block gap is %.10g (corrupt duals, or float64 precision exhausted: is λ = %g too small for this data?)",
 			ErrIdentity, c.Gap, r.meanGap, m.p.Lambda)
 	}
@@ -485,25 +497,27 @@ type hingeResult struct {
 // and every block gap, on all cores, with a wrong token costing 1 if count,
 // 1/T_i otherwise; the sums are taken in sentence order, so the result does
 // not depend on their number.
-func (p *Problem) hingePass(ctx context.Context, w []float64, store duals.Store, count bool) (*hingeResult, error) {
+func (p *Problem) hingePass(ctx context.Context, w []float64, store duals.Reader, count bool) (*hingeResult, error) {
 	n := p.N()
 	K := p.Layout.NumLabels
 	hinge, loss, gaps := make([]float64, n), make([]float64, n), make([]float64, n)
 	workers := 0
-	if _, ok := store.(sweeping); ok {
+	if duals.InOrder(store) {
 		workers = 1
 	}
 	err := num.Parallel(ctx, n, workers, func() func(int) {
 		lat := crf.NewLattice(K)
 		bw := &bcfwWork{}
-		var muN, muSum []float64
+		var muN, muSum, mu []float64
 		return func(i int) {
 			s := p.Data.Sentence(i)
 			T := s.Len()
 			muN, muSum = grow(muN, T*K), grow(muSum, K*K)
+			mu = grow(mu, crf.BlockLen(T, K))
+			store.Load(i, mu)
 			bw.path = slices.Grow(bw.path[:0], T)[:T]
 			lat.SetScores(p.Layout, w, s)
-			o := hingeOracle(lat, s, store.Block(i), muN, muSum, bw, count)
+			o := hingeOracle(lat, s, mu, muN, muSum, bw, count)
 			hinge[i], loss[i], gaps[i] = o.hinge, o.loss, o.gap
 		}
 	})

@@ -306,8 +306,8 @@ func testBCFWSteps(ctx context.Context, t *testing.T, p *Problem, hamming string
 		}
 		mu := e.marginals(i, alpha[i])
 		for j, x := range mu {
-			if math.Abs(x-m.duals.Block(i)[j]) > 1e-12 {
-				t.Fatalf("step %d: block %d entry %d = %g, α's marginal %g", step, i, j, m.duals.Block(i)[j], x)
+			if math.Abs(x-loadBlock(m.duals, i)[j]) > 1e-12 {
+				t.Fatalf("step %d: block %d entry %d = %g, α's marginal %g", step, i, j, loadBlock(m.duals, i)[j], x)
 			}
 		}
 		w := e.weights(alpha)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
@@ -12,7 +13,8 @@ import (
 
 // BenchmarkSDCAEpochConll2000 times SDCA-GAP epochs on CoNLL-2000 (chunking
 // templates, cut-off 3, λ = 1/n), one epoch per iteration after an
-// untimed first epoch (sequential, and with 2 workers), and L-BFGS
+// untimed first epoch (sequential with float32 and float64 duals, and
+// with 2 workers), and L-BFGS
 // iterations on the same problem, side by side: go test ./train -run '^$'
 // -bench Conll2000 -benchtime 5x.
 func BenchmarkSDCAEpochConll2000(b *testing.B) {
@@ -37,7 +39,8 @@ func BenchmarkSDCAEpochConll2000(b *testing.B) {
 	for _, m := range []struct {
 		name   string
 		method train.Method
-	}{{"sdca-gap", &train.SDCA{Seed: 1}}, {"sdca-gap-2workers", &train.SDCA{Seed: 1, Workers: 2}},
+	}{{"sdca-gap", &train.SDCA{Seed: 1}}, {"sdca-gap-float64", &train.SDCA{Seed: 1, DualPrecision: duals.Float64}},
+		{"sdca-gap-2workers", &train.SDCA{Seed: 1, Workers: 2}},
 		{"sdca-uniform", &train.SDCA{Sampler: uniform, Seed: 1}}, {"lbfgs", &train.LBFGS{}}} {
 		b.Run(m.name, func(b *testing.B) {
 			if err := m.method.Init(p); err != nil {

@@ -193,14 +193,15 @@ type StateSizer interface {
 	StateBytes(d *crf.Dataset) (bytes int64, what, form string)
 }
 
-// StateBytes implements StateSizer: the duals.
+// StateBytes implements StateSizer: the duals, at m's precision.
 func (m *SDCA) StateBytes(d *crf.Dataset) (int64, string, string) {
-	return duals.Bytes(d), "duals", "μ, float64"
+	p := m.Precision()
+	return duals.Bytes(d, p), "duals", "μ, " + p.String()
 }
 
-// StateBytes implements StateSizer: the duals.
+// StateBytes implements StateSizer: the duals, in float64.
 func (m *BCFW) StateBytes(d *crf.Dataset) (int64, string, string) {
-	return duals.Bytes(d), "duals", "μ, float64"
+	return duals.Bytes(d, duals.Float64), "duals", "μ, float64"
 }
 
 // StateBytes implements StateSizer: the potentials and cached sums.

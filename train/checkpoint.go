@@ -5,7 +5,7 @@ package train
 //
 //	DIR/LOCK                       flock'ed by the one run that writes DIR
 //	DIR/CURRENT                    "ckpt-000012\n"
-//	DIR/ckpt-000012/duals.bin      μ (the duals.File format, with the dataset's fingerprint)
+//	DIR/ckpt-000012/duals.bin      μ (the duals.File format, at the run's precision, with the dataset's fingerprint)
 //	DIR/ckpt-000012/weights.bin    w as little-endian float64
 //	DIR/ckpt-000012/state.json     {"sha256": …, "state": {…}}: position, counters, ‖w‖², RNG and
 //	                               sampler state, the log so far, the run's settings, checksums
@@ -45,6 +45,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/internal/platform"
 	"github.com/dualcrf/dualcrf/option"
@@ -277,7 +278,7 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 	st := checkpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.st.w),
 		Epoch: pr.Epoch, Step: pr.Step, Next: -1, Pending: pr.Pending, Training: pr.Training,
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
-		Steps: m.st.steps, LineSearch: m.st.lsIters, WSq: m.st.wsq, RNG: rng, Sampler: m.sched.samplerState(),
+		Steps: m.st.steps, LineSearch: m.st.lsIters, WSq: m.st.normSq(), RNG: rng, Sampler: m.sched.samplerState(),
 		Records: pr.Records, Settings: pr.settings, WeightsHash: hex.EncodeToString(sum[:]), DualsCRC: crc, Stream: stream,
 		WarmRefresh: m.warmRefresh, WarmGaps: m.warmGaps, Facts: pr.facts}
 	if err := m.sched.save(&st); err != nil {
@@ -660,9 +661,9 @@ func decodeWeights(b []byte, dim int, hash string) ([]float64, error) {
 // distribution on each clique, and that the weights equal ŵ(μ).
 func (c *Checkpoint) verify(p *Problem) error {
 	crc := uint32(0)
-	block := duals.Sweep(c.Duals)
+	raw := c.Duals.Sweep()
 	for i := 0; i < c.Duals.Len(); i++ {
-		crc = crc32.Update(crc, castagnoli, floatBytes(block(i)))
+		crc = crc32.Update(crc, castagnoli, raw(i))
 	}
 	if crc != c.state.DualsCRC {
 		return fmt.Errorf("duals.bin: CRC-32C %08x, state.json says %08x (corrupt)", crc, c.state.DualsCRC)
@@ -673,9 +674,11 @@ func (c *Checkpoint) verify(p *Problem) error {
 		}
 	}
 	K := p.Layout.NumLabels
-	block = duals.Sweep(c.Duals)
+	r := c.Duals.SweepReader()
+	var mu []float64
 	for i := 0; i < c.Duals.Len(); i++ {
-		mu := block(i)
+		mu = grow(mu, crf.BlockLen(p.Data.SentStart[i+1]-p.Data.SentStart[i], K))
+		r.Load(i, mu)
 		for off := 0; off < len(mu); off += K * K {
 			end := min(off+K*K, len(mu))
 			s := 0.0
@@ -690,7 +693,7 @@ func (c *Checkpoint) verify(p *Problem) error {
 			}
 		}
 	}
-	w, err := p.What(sweeping{c.Duals, duals.Sweep(c.Duals)}) // What reads the blocks in order
+	w, err := p.What(c.Duals.SweepReader()) // What reads the blocks in order
 	if err != nil {
 		return fmt.Errorf("duals: %w", err)
 	}

@@ -93,9 +93,10 @@ func TestCheckpointRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blk := fs.Block(3)
+	blk := loadBlock(fs, 3)
 	blk[0], blk[1] = blk[1], blk[0]+1e-3
 	blk[2] -= 1e-3
+	fs.Put(3, blk)
 	fs.Close()
 	if _, err := LoadCheckpoint(dir, p, nil); !errors.Is(err, ErrNoCheckpoint) || !strings.Contains(err.Error(), "duals.bin: CRC-32C") {
 		t.Fatalf("tampered duals: %v", err)

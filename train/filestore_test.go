@@ -29,7 +29,7 @@ func TestSDCAFileStoreBitIdentical(t *testing.T) {
 	mem := run(randomProblem(t, 13, 40, 7, 15, 4, true, 0), nil)
 	p := randomProblem(t, 13, 40, 7, 15, 4, true, 0)
 	path := filepath.Join(t.TempDir(), "duals.bin")
-	fstore, err := duals.CreateFile(path, p.Data)
+	fstore, err := duals.CreateFile(path, p.Data, duals.DefaultPrecision)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestSDCAFileStoreBitIdentical(t *testing.T) {
 	defer back.Close()
 	moved := 0
 	for i := 0; i < p.N(); i++ {
-		a, b := mem.duals.Block(i), back.Block(i)
+		a, b := loadBlock(mem.duals, i), loadBlock(back, i)
 		for j := range a {
 			if math.Float64bits(a[j]) != math.Float64bits(b[j]) {
 				t.Fatalf("block %d entry %d: memory %g, file %g", i, j, a[j], b[j])

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/featurize"
 	"github.com/dualcrf/dualcrf/internal/datatest"
 	"github.com/dualcrf/dualcrf/pipeline"
@@ -65,7 +66,7 @@ func BenchmarkStepKernels(b *testing.B) {
 		m.st.ws.lat.SetScores(p.Layout, m.st.w, s)
 		m.st.ws.lat.ForwardBackward()
 		m.st.ws.lat.Marginals(kb.nu, nil)
-		kb.mu = append([]float64(nil), m.duals.Block(i)...)
+		kb.mu = append([]float64(nil), loadBlock(m.duals, i)...)
 		kb.gamma = m.stepOne(i).Gamma
 		blocks = append(blocks, kb)
 		entries += bl
@@ -144,6 +145,25 @@ func BenchmarkStepKernels(b *testing.B) {
 		for b.Loop() {
 			for _, kb := range blocks {
 				m.stepOne(kb.sent)
+			}
+		}
+		perEntry(b)
+	})
+	// The same steps on float64 duals (the default is float32), from the
+	// same epochs.
+	m64 := &SDCA{Seed: 1, DualPrecision: duals.Float64}
+	if err := m64.Init(p); err != nil {
+		b.Fatal(err)
+	}
+	for range 3 {
+		if err := m64.Epoch(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("step-float64", func(b *testing.B) {
+		for b.Loop() {
+			for _, kb := range blocks {
+				m64.stepOne(kb.sent)
 			}
 		}
 		perEntry(b)

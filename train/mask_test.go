@@ -67,7 +67,7 @@ func TestMaskedDualBruteForce(t *testing.T) {
 		s := p.Data.Sentence(i)
 		nu := crftest.Enumerate(p.Layout, w, s)
 		loss += nu.LogZ - crf.Dot(w, p.Layout, s, s.Labels)
-		pm := chainJoint(m.duals.Block(i), s.Len(), K, nu.Paths)
+		pm := chainJoint(loadBlock(m.duals, i), s.Len(), K, nu.Paths)
 		for k, q := range pm {
 			if q > 0 {
 				ent -= q * math.Log(q)

@@ -152,7 +152,7 @@ func EstimateMemory(p *Problem, o MemoryOptions) MemoryEstimate { return Estimat
 // EstimateShape estimates the memory a run on a problem of shape s needs,
 // from the sizes of its parts: the weights (d of 8 bytes, the length of
 // the layout: the free pairs only in a sparse one) in the copies the method
-// holds, the duals (duals.Bytes), L-BFGS's 2·store vectors (of the free
+// holds, the duals (duals.Bytes at the run's precision), L-BFGS's 2·store vectors (of the free
 // weights with a restricted feature space: freeSpace), a pass's scratch per
 // worker, the dataset's arrays, the garbage collector's headroom over what
 // is on the Go heap (GCPercent), and the runtime.
@@ -174,7 +174,8 @@ func EstimateShape(s Shape, o MemoryOptions) MemoryEstimate {
 	if s.Values {
 		e.Dataset += 8 * occ
 	}
-	// The lattice scratch of a pass: a few T×K² blocks per worker.
+	// The lattice scratch of a pass: a few T×K² blocks per worker (the
+	// block loaded from the duals among them).
 	e.Scratch = workers * 4 * maxT * K * K * 8
 	e.Weights += s.Index
 	if s.DenseDim > dim {
@@ -209,7 +210,7 @@ func (s Shape) maxLen() int64 {
 // (SDCA makes each certificate in the buffer of the one before); the
 // per-sentence rows and slots, the sampler's trees; the ordered
 // scheduler's scratch with several workers (NumWorkers); the duals in
-// memory or a streamed store's block buffers.
+// memory (at its Precision) or a streamed store's block buffers.
 func (m *SDCA) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers int64) int64 {
 	d := s.Data
 	K, n := int64(d.NumLabels), int64(d.Len())
@@ -224,7 +225,7 @@ func (m *SDCA) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers in
 		e.Dataset += 8 * n
 	}
 	if o.DualsInMemory {
-		e.Duals = duals.Bytes(d)
+		e.Duals = duals.Bytes(d, m.Precision())
 	} else if o.StreamBytes > 0 {
 		e.Duals = o.StreamBytes
 		e.Dataset += 8 * n // the sampler's gap state handed to the block draws
@@ -233,9 +234,9 @@ func (m *SDCA) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers in
 }
 
 // AddMemory implements MemorySizer: BCFW holds what the sequential SDCA
-// holds (the same duals, weights and rows).
+// holds with float64 duals (the same duals, weights and rows).
 func (m *BCFW) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers int64) int64 {
-	return (&SDCA{Workers: 1}).AddMemory(e, s, o, workers)
+	return (&SDCA{Workers: 1, DualPrecision: duals.Float64}).AddMemory(e, s, o, workers)
 }
 
 // AddMemory implements MemorySizer: w, the last certificate's ŵ(μ) (each
@@ -247,7 +248,7 @@ func (m *OEG) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers int
 	e.Weights += 3 * s.Dim * 8
 	e.Dataset += 8*s.Occurrences + 48*int64(d.Len())
 	e.Duals = OEGBytes(d)
-	return OEGBytes(d) - duals.Bytes(d)
+	return OEGBytes(d) - duals.Bytes(d, duals.Float64)
 }
 
 // AddMemory implements MemorySizer: v, d, the step's gradient, the weights

@@ -50,7 +50,7 @@ func TestResumeLeavesSnapshotOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	size := duals.Bytes(d)
+	size := duals.Bytes(d, duals.DefaultPrecision)
 	dir := t.TempDir()
 	m := &SDCA{Seed: 1}
 	if err := m.Init(p); err != nil {

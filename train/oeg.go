@@ -87,7 +87,7 @@ type OEG struct {
 // potentials (blocks of μ's size, DualBytes) and the cached marginal sums
 // and entropies.
 func OEGBytes(d *crf.Dataset) int64 {
-	return duals.Bytes(d) + SAGBytes(d) + 8*int64(d.Len())
+	return duals.Bytes(d, duals.Float64) + SAGBytes(d) + 8*int64(d.Len())
 }
 
 // Describe declares OEG: its settings, and none of the options some
@@ -126,7 +126,7 @@ func (m *OEG) Init(p *Problem) error {
 	if eta == 0 {
 		eta = DefaultOEGEta
 	}
-	m.theta = duals.NewMemory(d)
+	m.theta = duals.NewMemory(d, duals.Float64)
 	m.off = sagOffsets(d)
 	m.cache = make([]float64, m.off[n])
 	m.ent = make([]float64, n)
@@ -141,7 +141,7 @@ func (m *OEG) Init(p *Problem) error {
 		m.eta[i] = eta
 		s := d.Sentence(i)
 		T := s.Len()
-		th := m.theta.Block(i)
+		th := m.theta.Floats(i)
 		clear(th)
 		if T == 1 {
 			th[s.Labels[0]] = oegInitWeight
@@ -226,7 +226,7 @@ func (m *OEG) step(i int) {
 	s := p.Data.Sentence(i)
 	T := s.Len()
 	m.steps++
-	th := m.theta.Block(i)
+	th := m.theta.Floats(i)
 	bl := len(th)
 	// θ_i(w) in edge form.
 	m.lat.SetScores(lay, m.w, s)
@@ -524,27 +524,22 @@ func (m *OEG) Close() error {
 	return m.theta.Close()
 }
 
-// oegDuals shows OEG's potentials as the dual store of their marginals,
-// each block computed when asked for (safe for concurrent use: every call
-// has its own scratch space).
+// oegDuals shows OEG's potentials as a reader of the duals, their
+// marginals, each block computed when asked for (safe for concurrent use:
+// every call has its own scratch space).
 type oegDuals struct{ m *OEG }
 
-// Block returns μ_i, a fresh slice (writes to it are lost).
-func (o oegDuals) Block(i int) []float64 {
-	th := o.m.theta.Block(i)
+// Load sets mu to μ_i, the marginals of θ̃_i.
+func (o oegDuals) Load(i int, mu []float64) {
+	th := o.m.theta.Floats(i)
 	s := o.m.p.Data.Sentence(i)
-	mu := make([]float64, len(th))
-	(&chainFB{}).run(th, s.Len(), o.m.p.Layout.NumLabels, mu)
-	return mu
+	(&chainFB{}).run(th, s.Len(), o.m.p.Layout.NumLabels, mu[:len(th)])
 }
 
 // Len returns the number of blocks.
 func (o oegDuals) Len() int { return o.m.theta.Len() }
 
-// Close does nothing: the potentials are OEG's.
-func (o oegDuals) Close() error { return nil }
-
 var (
-	_ Describer   = (*OEG)(nil)
-	_ duals.Store = oegDuals{}
+	_ Describer    = (*OEG)(nil)
+	_ duals.Reader = oegDuals{}
 )

@@ -155,8 +155,7 @@ func (o *ordered) commitAll() {
 			_, gamma, it = st.search(ws, a, gamma)
 			iters += it
 		}
-		st.commitPrimal(ws, gamma, a)
-		o.gam[r] = gamma
+		o.gam[r] = st.commitPrimal(ws, gamma, a)
 		st.steps++
 		st.lsIters += int64(iters)
 		o.d.sampler.Update(o.js[r], o.gap[r])
@@ -209,7 +208,7 @@ func (o *ordered) work(k int, gen uint32, n int) {
 		}
 		r := int(uint32(c))
 		if r < o.owed && o.gam[r] > 0 {
-			moveDual(o.slots[r], o.gam[r])
+			o.m.st.moveDual(o.slots[r], o.gam[r])
 		}
 		if r < len(o.sents) {
 			o.prepare(k, r)
@@ -257,7 +256,7 @@ func (o *ordered) run(d *draws, count int) {
 // oracle in this round reads them.
 func (o *ordered) take(i, j int) {
 	if r := o.slot[i]; o.owed > 0 && o.mark[i] == o.round-1 && o.gam[r] > 0 {
-		moveDual(o.slots[r], o.gam[r])
+		o.m.st.moveDual(o.slots[r], o.gam[r])
 		o.gam[r] = 0
 	}
 	o.mark[i], o.slot[i] = o.round, len(o.sents)

@@ -30,10 +30,14 @@ type passWorker struct {
 	lmu                 []float64 // log μ of a block's edge entries
 	fa, fc              []float64 // the factors of log ν (crf.Lattice.LogEdgeFactors)
 	sum                 []float64 // K×K scratch of blockNodesDot
-	lmuS, lnuS          []float64 // log μ and log ν of a block's separators
-	grad                []float64 // E_ν[F] summed over the current chunk's sentences
-	touched             []int32   // attribute rows of grad the chunk touched
-	stamp               []uint32  // per attribute: 1 + the last chunk that touched it
+	mu                  []float64 // a block loaded from the duals
+	// marginals: the block's node marginals (muN) and summed edges (sum)
+	// came with it from the store (duals.MarginalStore)
+	marginals  bool
+	lmuS, lnuS []float64 // log μ and log ν of a block's separators
+	grad       []float64 // E_ν[F] summed over the current chunk's sentences
+	touched    []int32   // attribute rows of grad the chunk touched
+	stamp      []uint32  // per attribute: 1 + the last chunk that touched it
 }
 
 // gradChunk is the number of consecutive sentences whose E_ν[F] one worker
@@ -42,14 +46,15 @@ type passWorker struct {
 // order whatever the number of cores and however the chunks were scheduled.
 const gradChunk = 64
 
-// pass evaluates the primal at w — and, if duals is not nil, the dual and
+// pass evaluates the primal at w — and, if store is not nil, the dual and
 // every block gap, taking w = ŵ(μ) — with all cores. Per-sentence terms are
 // summed in sentence order and the gradient chunk by chunk in chunk order,
 // so the result does not depend on scheduling or the number of cores.
-func (p *Problem) pass(ctx context.Context, w []float64, store duals.Store, wantGrad bool) (*passResult, error) {
+func (p *Problem) pass(ctx context.Context, w []float64, store duals.Reader, wantGrad bool) (*passResult, error) {
 	n := p.N()
 	d := p.Data
 	K := p.Layout.NumLabels
+	ms := marginalStore(store)
 	loss := make([]float64, n)
 	var ent, gaps []float64
 	if store != nil {
@@ -68,7 +73,15 @@ func (p *Problem) pass(ctx context.Context, w []float64, store duals.Store, want
 					i += lo
 					var mu []float64
 					if store != nil {
-						mu = store.Block(i)
+						T := d.SentStart[i+1] - d.SentStart[i]
+						pw.mu = grow(pw.mu, crf.BlockLen(T, K))
+						mu = pw.mu
+						if pw.marginals = ms != nil; pw.marginals {
+							pw.muN, pw.sum = grow(pw.muN, T*K), grow(pw.sum, K*K)
+							ms.LoadMarginals(i, mu, pw.muN, pw.sum)
+						} else {
+							store.Load(i, mu)
+						}
 					}
 					l, h, gap := pw.sentence(p, w, d.Sentence(i), mu)
 					p.meterAdd(1)
@@ -264,7 +277,13 @@ func (pw *passWorker) dualTerms(p *Problem, T int, mu []float64) (ent, gap float
 	K := p.Layout.NumLabels
 	mu = mu[:crf.BlockLen(T, K)]
 	pw.sum = grow(pw.sum, K*K)
-	muB := blockNodesDot(mu, T, K, pw.lat.Trans(), pw.muN, pw.sum)
+	var muB float64
+	switch {
+	case !pw.marginals:
+		muB = blockNodesDot(mu, T, K, pw.lat.Trans(), pw.muN, pw.sum)
+	case T > 1:
+		muB = dot(pw.sum[:K*K], pw.lat.Trans()[:K*K])
+	}
 	pw.lmu = grow(pw.lmu, len(mu))
 	x := xlogxSum(mu, pw.lmu)
 	muLogNu := logNuDot(pw.lat, T, K, mu, pw.muN, muB, &pw.fa, &pw.fc)

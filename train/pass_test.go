@@ -39,7 +39,7 @@ func TestPassDualTermsMatchEntryByEntry(t *testing.T) {
 			if tc.tiny {
 				rng := rand.New(rand.NewPCG(9, 9))
 				for i := 0; i < p.N(); i++ {
-					mu := m.duals.Block(i)
+					mu := loadBlock(m.duals, i)
 					for e := 0; (e+1)*K*K <= len(mu); e++ {
 						// Move mass around a cycle of the clique — row and
 						// column sums, hence consistency, kept — so that one
@@ -74,7 +74,7 @@ func TestPassDualTermsMatchEntryByEntry(t *testing.T) {
 			for i := 0; i < p.N(); i++ {
 				s := p.Data.Sentence(i)
 				T := s.Len()
-				mu := m.duals.Block(i)
+				mu := loadBlock(m.duals, i)
 				lat.SetScores(p.Layout, w, s)
 				lat.ForwardBackward()
 				nu, logNu := make([]float64, len(mu)), make([]float64, len(mu))

@@ -62,9 +62,9 @@ type streamed struct {
 	done  int
 	// par steps with workers (nil: sequentially).
 	par *ordered
-	// The working set: room is the numbers of duals it may hold (0: none,
-	// one block); held lists its sentences in the store's order, and out
-	// marks those ranked out of it, held until their block's period.
+	// The working set: room is the bytes of encoded duals it may hold (0:
+	// none, one block); held lists its sentences in the store's order, and
+	// out marks those ranked out of it, held until their block's period.
 	room int64
 	held []int
 	out  []bool
@@ -318,9 +318,13 @@ func (sc *streamed) refreshGaps(s *duals.Stream, idx []int) {
 	K := m.p.Layout.NumLabels
 	_ = num.Parallel(context.Background(), len(idx), 0, func() func(int) {
 		pw := &passWorker{lat: crf.NewLattice(K)}
+		var mu []float64
 		return func(j int) {
 			i := idx[j]
-			_, _, gaps[j] = pw.sentence(m.p, m.st.w, m.p.Data.Sentence(i), s.Block(i))
+			sent := m.p.Data.Sentence(i)
+			mu = grow(mu, crf.BlockLen(sent.Len(), K))
+			s.Load(i, mu)
+			_, _, gaps[j] = pw.sentence(m.p, m.st.w, sent, mu)
 		}
 	})
 	m.p.meterAdd(len(idx))
@@ -342,10 +346,10 @@ func (sc *streamed) workingSet() []int {
 	return ws
 }
 
-// size returns the numbers of duals of sentence i.
+// size returns the bytes of sentence i's encoded duals.
 func (sc *streamed) size(i int) int64 {
 	d := sc.m.p.Data
-	return int64(crf.BlockLen(d.SentStart[i+1]-d.SentStart[i], d.NumLabels))
+	return sc.m.duals.Precision().BlockBytes(d.SentStart[i+1]-d.SentStart[i], d.NumLabels)
 }
 
 // rerank ends block lo..hi−1's period in the working set: the block's held
@@ -485,7 +489,7 @@ func (m *SDCA) heldBytes() []byte {
 	s := m.streamStore()
 	var b []byte
 	for _, i := range sc.held {
-		b = append(b, floatBytes(s.Block(i))...)
+		b = append(b, s.Raw(i)...)
 	}
 	return b
 }
@@ -519,19 +523,19 @@ func (m *SDCA) restoreHeld(c *Checkpoint) error {
 		need += sc.size(i)
 	}
 	if need > sc.room {
-		return bad(fmt.Sprintf("state.json: the working set holds %d duals, more than its room of %d", need, sc.room))
+		return bad(fmt.Sprintf("state.json: the working set holds %d bytes of duals, more than its room of %d", need, sc.room))
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", c.Dir, err)
 	}
-	if int64(len(raw)) != 8*need {
-		return bad(fmt.Sprintf("%d bytes, want %d (the duals of %d held sentences)", len(raw), 8*need, len(st.Held)))
+	if int64(len(raw)) != need {
+		return bad(fmt.Sprintf("%d bytes, want %d (the %s duals of %d held sentences)", len(raw), need, ss.Precision(), len(st.Held)))
 	}
 	if crc32.Checksum(raw, castagnoli) != st.HeldCRC {
 		return bad("checksum mismatch (corrupt)")
 	}
-	mu := bytesFloat64(raw)
+	mu := raw
 	for _, i := range st.Held {
 		k := sc.size(i)
 		if !ss.HoldData(i, mu[:k]) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/option"
 )
 
@@ -42,6 +43,20 @@ type RunSettings struct {
 	Seed         uint64  `json:"seed"`
 	// RefreshEvery is Settings.RefreshEvery, for a method that refreshes.
 	RefreshEvery int `json:"refresh_every,omitempty"`
+	// DualPrecision is SDCA's duals.Precision by name; "" for float64
+	// (precisionSetting), which every snapshot written before the
+	// precision could be chosen holds.
+	DualPrecision string `json:"dual_precision,omitempty"`
+}
+
+// precisionSetting is the DualPrecision a run of precision p records: ""
+// for float64, so that snapshots of float64 runs from before the precision
+// was recorded compare equal.
+func precisionSetting(p duals.Precision) string {
+	if p == duals.Float64 {
+		return ""
+	}
+	return p.String()
 }
 
 // settingsOf returns the settings of a run of m on p under s that a
@@ -79,6 +94,10 @@ func (rs RunSettings) list() []setting {
 	if hamming == "" && rs.Solver == "bcfw" {
 		hamming = HammingMean // all there was
 	}
+	precision := rs.DualPrecision
+	if precision == "" {
+		precision = duals.Float64.String() // all there was
+	}
 	return []setting{
 		{"Solver", "the solver", rs.Solver},
 		{"Lambda", "λ", g(rs.Lambda)},
@@ -96,6 +115,7 @@ func (rs RunSettings) list() []setting {
 		{"SubPrecision", "the line search's sub-precision", g(rs.SubPrecision)},
 		{"Seed", "the seed", strconv.FormatUint(rs.Seed, 10)},
 		{"RefreshEvery", "the gap-refresh period", strconv.Itoa(rs.RefreshEvery)},
+		{"DualPrecision", "the duals' precision", precision},
 	}
 }
 

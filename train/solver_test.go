@@ -81,7 +81,7 @@ func TestFreshCopiesEverySetting(t *testing.T) {
 				f.SetFloat(0.25 + float64(i))
 			case reflect.Int, reflect.Int64:
 				f.SetInt(int64(3 + i))
-			case reflect.Uint64:
+			case reflect.Uint64, reflect.Uint32:
 				f.SetUint(uint64(7 + i))
 			case reflect.String:
 				f.SetString("setting")

@@ -102,7 +102,7 @@ func TestSparseLayoutSameWeights(t *testing.T) {
 // duals streamed from disk in several blocks.
 func TestSparseLayoutStreamed(t *testing.T) {
 	dense, sparse := observedPair(t, 32, 120, 60, 5, true, true)
-	bb := duals.Bytes(dense.Data) / 5
+	bb := duals.Bytes(dense.Data, duals.DefaultPrecision) / 5
 	run := func(p *Problem) *Result {
 		s := newStream(t, p, filepath.Join(t.TempDir(), "duals.stream"), bb, 0)
 		if s.Blocks() < 4 {
@@ -163,7 +163,7 @@ func TestSparseLayoutBruteForce(t *testing.T) {
 		s := p.Data.Sentence(i)
 		nu := crftest.Enumerate(lay, w, s)
 		loss += nu.LogZ - crf.Dot(w, lay, s, s.Labels)
-		pm := chainJoint(m.duals.Block(i), s.Len(), K, nu.Paths)
+		pm := chainJoint(loadBlock(m.duals, i), s.Len(), K, nu.Paths)
 		for k, q := range pm {
 			if q > 0 {
 				ent -= q * math.Log(q)

@@ -15,26 +15,30 @@ import (
 // step with SDCA's own stepper on the run's weights; the ordered one
 // (ordered.go) runs its phases separately, on a scratch space per slot of
 // its rounds.
+//
+// A step loads μ_i from the store into its scratch space (oracle) and puts
+// μ_i + γδ back (commit). A store that rounds what it keeps (exact false:
+// duals.Float32) returns the block as stored; the weights then move by the
+// primal direction of the block's actual change, stored − loaded, not by
+// γv, so that w = ŵ(μ) of the stored duals after every step, to rounding.
 type stepper struct {
 	p     *Problem
 	duals duals.Store
+	exact bool // the store keeps a block as it is put (duals.Float64)
 	rows  *sentenceRows
 	sub   float64   // the line search's sub-precision
 	w     []float64 // the weights the steps move
-	wsq   float64   // ‖w‖², kept by the steps
+	wsq   float64   // ‖w‖², kept by the steps; NaN when unknown (normSq)
 	ws    *stepWork
 	// steps and lsIters count the steps made and their line-search
 	// evaluations.
 	steps, lsIters int64
 	sink           float64 // what prefetchWeights read
-	// afterCommit, when not nil, runs after every step's commit: the
-	// measurement of compact duals rounds μ_i there (nil in every run).
-	afterCommit func(ws *stepWork)
 }
 
 // newStepper returns a stepper for p on the dual store, with no weights yet.
 func newStepper(p *Problem, store duals.Store, rows *sentenceRows, sub float64) *stepper {
-	return &stepper{p: p, duals: store, rows: rows, sub: sub, ws: newStepWork(p)}
+	return &stepper{p: p, duals: store, exact: store.Precision() == duals.Float64, rows: rows, sub: sub, ws: newStepWork(p)}
 }
 
 // draws is where a run of steps takes its sentences: a sampler over
@@ -87,11 +91,13 @@ type stepWork struct {
 	vr    []float64 // len(rows)×K
 	vt    []float64 // Dim − Trans()
 	tokOf []int32   // per attribute occurrence of the sentence: its token
-	// The step in progress: its sentence i and block μ_i (oracle), and
-	// ⟨w,v⟩ and ‖v‖² at the weights of its oracle (direct).
-	i    int
-	mu   []float64
-	a, b float64
+	// The step in progress: its sentence i and block μ_i loaded from the
+	// store into muBuf (oracle), and ⟨w,v⟩ and ‖v‖² at the weights of its
+	// oracle (direct).
+	i     int
+	mu    []float64
+	muBuf []float64
+	a, b  float64
 }
 
 // sentenceRows lists, for every sentence, the distinct attributes it uses
@@ -181,14 +187,14 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 		d.sampler.Update(j, st.Gap)
 		next = d.sampler.Next(d.rng)
 		sp.sink += prefetchWeights(sp.w, sp.p.Layout, sp.rows.of(d.sentence(next)))
+		if ms, ok := sp.duals.(duals.MarginalStore); ok {
+			ms.Prefetch(d.sentence(next))
+		}
 	}
 	sp.direct(ws)
 	st.Slope0, st.Gamma, st.Iters = sp.search(ws, ws.a, -1)
 	sp.lsIters += int64(st.Iters)
 	sp.commit(ws, st.Gamma, ws.a)
-	if sp.afterCommit != nil {
-		sp.afterCommit(ws)
-	}
 	return st, next
 }
 
@@ -202,7 +208,8 @@ func (sp *stepper) oracle(ws *stepWork, i int) stepStats {
 	s := p.Data.Sentence(i)
 	T := s.Len()
 	bl := crf.BlockLen(T, K)
-	mu := sp.duals.Block(i)
+	ws.muBuf = grow(ws.muBuf, bl)
+	mu := ws.muBuf
 	ws.i, ws.mu = i, mu
 
 	ws.nu = grow(ws.nu, bl)
@@ -217,7 +224,7 @@ func (sp *stepper) oracle(ws *stepWork, i int) stepStats {
 	ws.muSum = grow(ws.muSum, K*K)
 	ws.lat.MarginalsSum(ws.nu, ws.nuSum)
 	ws.lat.NodeMarginals(ws.nuN)
-	muB := blockNodesDot(mu, T, K, ws.lat.Trans(), ws.muN, ws.muSum)
+	muB := sp.load(i, T, K, mu, ws.muN, ws.muSum, ws.lat.Trans())
 	// Separators are the inner nodes 1..T-2; few, so their logs are taken here.
 	sepLo, sepHi := K, max(T-1, 1)*K
 	muS, nuS, lmuS := ws.muN[sepLo:sepHi], ws.nuN[sepLo:sepHi], ws.lmuN[sepLo:sepHi]
@@ -263,27 +270,115 @@ func (sp *stepper) search(ws *stepWork, a, g0 float64) (d0, gamma float64, iters
 // ‖w‖² ← ‖w‖² + 2γa + γ²‖v‖² for ⟨w,v⟩ = a at the w it moves; it leaves
 // ws ready for the next step.
 func (sp *stepper) commit(ws *stepWork, gamma, a float64) {
-	if gamma > 0 {
-		moveDual(ws, gamma)
-	}
-	sp.commitPrimal(ws, gamma, a)
+	sp.moveDual(ws, sp.commitPrimal(ws, gamma, a))
 }
 
 // commitPrimal is commit's move of the weights: w ← w + γv and ‖w‖², for
 // ⟨w,v⟩ = a at the w it moves; it clears the direction's tail for the
-// next step.
-func (sp *stepper) commitPrimal(ws *stepWork, gamma, a float64) {
+// next step. It returns the step the duals still owe (moveDual): γ for an
+// exact store, whose move a scheduler may make later, elsewhere; 0 for a
+// store that rounds, whose move it makes now (commitRounded): the weights
+// follow the block as stored.
+func (sp *stepper) commitPrimal(ws *stepWork, gamma, a float64) (owed float64) {
+	if !sp.exact {
+		if gamma > 0 {
+			sp.commitRounded(ws, gamma)
+		}
+		clear(ws.vt)
+		return 0
+	}
 	if gamma > 0 {
 		sp.applyPrimal(ws, gamma)
 		sp.wsq += 2*gamma*a + gamma*gamma*ws.b
 	}
 	clear(ws.vt)
+	return gamma
 }
 
-// moveDual is commit's move of the duals, μ_i ← μ_i + γδ: it only needs
-// ws's block and oracle, so a scheduler may make it later, elsewhere.
-func moveDual(ws *stepWork, gamma float64) {
+// moveDual is commit's move of the duals, μ_i ← μ_i + γδ into the store:
+// it only needs ws's block and oracle, so a scheduler may make it later,
+// elsewhere (commitPrimal says what it owes).
+func (sp *stepper) moveDual(ws *stepWork, gamma float64) {
+	if gamma > 0 {
+		ws.edges.update(gamma, ws.mu, ws.nu)
+		sp.duals.Put(ws.i, ws.mu)
+	}
+}
+
+// commitRounded is the commit on a store that rounds: μ_i + γδ is put into
+// the store and ws.mu becomes the block as stored, μ'; then w moves by the
+// primal direction of δ' = μ' − μ_i (its node marginals and summed edges
+// against those of the oracle's μ_i, in ws.muN and ws.muSum) — added
+// straight into w's rows, attribute occurrence by occurrence, and into its
+// tail, without forming the direction's packed rows (with a Mask or a
+// sparse layout, through them: masked weights stay zero, a sparse row is
+// not a·K). ‖w‖² is then left to normSq.
+func (sp *stepper) commitRounded(ws *stepWork, gamma float64) {
+	p := sp.p
+	lay := p.Layout
+	K := lay.NumLabels
+	s := p.Data.Sentence(ws.i)
+	T := s.Len()
 	ws.edges.update(gamma, ws.mu, ws.nu)
+	// δ' on the nodes into dN, summed over the edges into nuSum (which the
+	// direction takes less muSum).
+	if ms, ok := sp.duals.(duals.MarginalStore); ok {
+		ms.PutMarginals(ws.i, ws.mu, ws.dN[:T*K], ws.nuSum)
+	} else {
+		sp.duals.Put(ws.i, ws.mu)
+		blockNodesDot(ws.mu, T, K, ws.lat.Trans(), ws.dN, ws.nuSum)
+	}
+	for j, x := range ws.muN[:T*K] {
+		ws.dN[j] -= x
+	}
+	sp.wsq = math.NaN()
+	clear(ws.vt)
+	c := -1 / (p.Lambda * float64(p.N()))
+	if p.Mask != nil || lay.Free != nil {
+		sp.direction(ws, ws.i, s)
+		sp.applyPrimal(ws, 1)
+		return
+	}
+	lo, hi := s.AttrStart[0], s.AttrStart[T]
+	var values []float64
+	if s.Values != nil {
+		values = s.Values[lo:hi]
+	}
+	axpyRows(sp.w, s.Attrs[lo:hi], ws.dN, ws.tokOf, values, c, K)
+	sp.fillTail(ws, T, c)
+	w, v := sp.w[lay.Trans():], ws.vt
+	for j := range w {
+		w[j] += v[j]
+	}
+}
+
+// normSq returns ‖w‖²: kept by the steps on an exact store, recomputed
+// when a step on a store that rounds left it unknown (commitRounded).
+func (sp *stepper) normSq() float64 {
+	if math.IsNaN(sp.wsq) {
+		sp.wsq = dot(sp.w, sp.w)
+	}
+	return sp.wsq
+}
+
+// load loads μ_i (T tokens, K labels) into mu with its node marginals
+// into node and its edges summed over the positions into sum, and returns
+// Σ_e μ_e·B_e for the transition scores B (0 when T = 1): from a store
+// that rounds, in the decoding's pass (duals.MarginalStore); from an exact
+// one, in a pass of its own after the load (blockNodesDot), as it has
+// always been computed.
+func (sp *stepper) load(i, T, K int, mu, node, sum, B []float64) (muB float64) {
+	ms, ok := sp.duals.(duals.MarginalStore)
+	if sp.exact || !ok {
+		sp.duals.Load(i, mu)
+		return blockNodesDot(mu, T, K, B, node, sum)
+	}
+	ms.LoadMarginals(i, mu, node[:T*K], sum)
+	if T == 1 {
+		clear(sum[:K*K])
+		return 0
+	}
+	return dot(sum[:K*K], B[:K*K])
 }
 
 // muLogNu returns Σ_e μ_e log ν_e over the block's entries for the ν of
@@ -398,7 +493,22 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 		}
 	}
 	wv *= c
-	// The dense tail: B (Σ_t δ_e), then bias (Σ_t δ_t), start (δ_0), end (δ_{T-1}).
+	sp.fillTail(ws, T, c)
+	tail := ws.vt
+	wt := sp.w[lay.Trans():]
+	wv += dot(wt, tail)
+	vv += dot(tail, tail)
+	return wv, vv
+}
+
+// fillTail adds into ws.vt (zero, or holding what is to be added to) the
+// direction's dense tail for the node δ in ws.dN and the summed edge δ
+// ws.nuSum − ws.muSum of a sentence of T tokens, scaled by c: B (Σ_t δ_e),
+// then bias (Σ_t δ_t), start (δ_0) and end (δ_{T-1}).
+func (sp *stepper) fillTail(ws *stepWork, T int, c float64) {
+	p := sp.p
+	lay := p.Layout
+	K := lay.NumLabels
 	tail := ws.vt
 	tr := tail[:K*K]
 	for j := range tr {
@@ -419,10 +529,6 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 			end[y] = c * ws.dN[(T-1)*K+y]
 		}
 	}
-	wt := sp.w[lay.Trans():]
-	wv += dot(wt, tail)
-	vv += dot(tail, tail)
-	return wv, vv
 }
 
 // applyPrimal adds γv to w on the touched rows and the dense tail.

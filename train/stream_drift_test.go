@@ -13,7 +13,7 @@ import (
 // weights stay ŵ(μ) of the duals on disk.
 func TestStreamKeepsWeightsOfDuals(t *testing.T) {
 	p := randomProblem(t, 76, 300, 6, 15, 3, true, 0)
-	s := newStream(t, p, filepath.Join(t.TempDir(), "d"), duals.Bytes(p.Data)/9, 0)
+	s := newStream(t, p, filepath.Join(t.TempDir(), "d"), duals.Bytes(p.Data, duals.DefaultPrecision)/9, 0)
 	m := &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 5, Duals: s}
 	if err := m.Init(p); err != nil {
 		t.Fatal(err)

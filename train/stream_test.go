@@ -70,7 +70,7 @@ func TestStreamOneBlockIsInMemory(t *testing.T) {
 // elsewhere.
 func TestStreamBlocksCertifyExactly(t *testing.T) {
 	p := randomProblem(t, 72, 300, 6, 15, 3, true, 0)
-	bb := duals.Bytes(p.Data) / 9
+	bb := duals.Bytes(p.Data, duals.DefaultPrecision) / 9
 	for _, kind := range []string{SamplerGap, SamplerUniform} {
 		t.Run(kind, func(t *testing.T) {
 			res, s := streamRun(t, p, kind, bb, 6)
@@ -80,10 +80,10 @@ func TestStreamBlocksCertifyExactly(t *testing.T) {
 			if g0, g := res.Records[0].Gap, res.Last.Gap; !(g < g0/5) {
 				t.Fatalf("gap %g after 6 epochs from %g", g, g0)
 			}
-			mem := duals.NewMemory(p.Data)
+			mem := duals.NewMemory(p.Data, s.Precision())
 			defer mem.Close()
 			for i := 0; i < p.N(); i++ {
-				copy(mem.Block(i), s.Block(i))
+				copy(mem.Raw(i), s.Raw(i))
 			}
 			w := mustWhat(t, p, mem)
 			sameBits(t, "ŵ(μ) in memory vs the certified weights", w, res.Weights)
@@ -113,7 +113,7 @@ func streamCkptRun(t *testing.T, p *Problem, path, dir string, set Settings, ctx
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	o := duals.StreamOptions{BlockBytes: duals.Bytes(p.Data) / 9, Spare: 2}
+	o := duals.StreamOptions{BlockBytes: duals.Bytes(p.Data, duals.DefaultPrecision) / 9, Spare: 2}
 	var s *duals.Stream
 	var err error
 	resume := len(snapshotNames(dir)) > 0
@@ -236,7 +236,7 @@ func TestStreamCorrupt(t *testing.T) {
 	st, _ := f.Stat()
 	b := make([]byte, st.Size())
 	f.ReadAt(b, 0)
-	o := duals.StreamOptions{BlockBytes: duals.Bytes(p.Data) / 9, Spare: 2}
+	o := duals.StreamOptions{BlockBytes: duals.Bytes(p.Data, duals.DefaultPrecision) / 9, Spare: 2}
 	// Flip a byte inside every slot's first entry: whichever slots the
 	// state references, a block read is corrupt.
 	blocks, slot, size := duals.StreamLayout(p.Data, o)
@@ -322,7 +322,7 @@ func TestStreamHeldCorrupt(t *testing.T) {
 func TestStreamFileAfterRun(t *testing.T) {
 	p := randomProblem(t, 77, 300, 6, 15, 3, true, 0)
 	path := filepath.Join(t.TempDir(), "duals.stream")
-	o := duals.StreamOptions{BlockBytes: duals.Bytes(p.Data) / 9}
+	o := duals.StreamOptions{BlockBytes: duals.Bytes(p.Data, duals.DefaultPrecision) / 9}
 	s, err := duals.CreateStream(path, p.Data, o)
 	if err != nil {
 		t.Fatal(err)
@@ -355,7 +355,7 @@ func TestStreamBlockRefreshCalls(t *testing.T) {
 	p := randomProblem(t, 78, 300, 6, 15, 3, true, 0)
 	const epochs = 3
 	for _, blocks := range []int64{9, 1} {
-		res, s := streamRun(t, p, SamplerGap, duals.Bytes(p.Data)/blocks, epochs)
+		res, s := streamRun(t, p, SamplerGap, duals.Bytes(p.Data, duals.DefaultPrecision)/blocks, epochs)
 		want := int64(epochs) * int64(p.N())
 		if s.Blocks() == 1 {
 			want = 0

@@ -250,9 +250,16 @@ func TestEstimateMemory(t *testing.T) {
 	if e.LBFGS != (2*10+8)*dim*8 || e.Total() < 24<<30 {
 		t.Fatalf("L-BFGS: %+v (total %d, d = %d)", e, e.Total(), dim)
 	}
-	s := EstimateMemory(p, MemoryOptions{Method: &SDCA{Workers: 1}, DualsInMemory: true, Workers: 2})
-	if s.Duals != duals.Bytes(d) || s.Duals != 8*int64(2+1)*int64(K*K) || s.LBFGS != 0 || s.Weights < 2*dim*8 {
+	s := EstimateMemory(p, MemoryOptions{Method: &SDCA{Workers: 1, DualPrecision: duals.Float64}, DualsInMemory: true, Workers: 2})
+	if s.Duals != duals.Bytes(d, duals.Float64) || s.Duals != 8*int64(2+1)*int64(K*K) || s.LBFGS != 0 || s.Weights < 2*dim*8 {
 		t.Fatalf("SDCA: %+v", s)
+	}
+	// The default float32 duals take half the bytes; BCFW's are float64.
+	if c := EstimateMemory(p, MemoryOptions{Method: &SDCA{Workers: 1}, DualsInMemory: true, Workers: 2}); c.Duals != s.Duals/2 || c.Total() != s.Total()-s.Duals/2 {
+		t.Fatalf("SDCA, float32 duals: %+v", c)
+	}
+	if b := EstimateMemory(p, MemoryOptions{Method: &BCFW{}, DualsInMemory: true, Workers: 2}); b.Duals != s.Duals {
+		t.Fatalf("BCFW: %+v", b)
 	}
 	// The heap's headroom is GCPercent of what is on it: the duals are
 	// off the heap where the system allows.

@@ -16,7 +16,8 @@ package train
 // holds exactly as at any interior point — the certificate passes check
 // this identity as always. Where the label set is the same (π a
 // permutation) ε is 0 and the kept entries are moved, not changed: a kept
-// block with the same label ids is bit-identical. A sentence without a
+// block with the same label ids is bit-identical in a float64 store (a
+// float32 store encodes it again: a chain again, to float32's rounding). A sentence without a
 // kept block starts at eq. 21's μ⁰.
 //
 // The sampler's gap estimates from a cold start (all equal) would be far
@@ -105,9 +106,13 @@ func (m *SDCA) initWarm(ws *WarmStart, eps float64) error {
 		inv[j] = i
 	}
 	_ = num.Parallel(context.Background(), n, 0, func() func(int) {
+		var mu []float64
 		return func(i int) {
 			if ws.From[i] < 0 {
-				initBlock(m.duals.Block(i), d.Sentence(i).Labels, K, eps)
+				s := d.Sentence(i)
+				mu = grow(mu, crf.BlockLen(s.Len(), K))
+				initBlock(mu, s.Labels, K, eps)
+				m.duals.Put(i, mu)
 			}
 		}
 	})
@@ -116,6 +121,7 @@ func (m *SDCA) initWarm(ws *WarmStart, eps float64) error {
 		mix = eps
 	}
 	done := 0
+	var blk []float64
 	err := ws.Blocks(func(j int, mu []float64) error {
 		i, ok := inv[j]
 		if !ok {
@@ -125,7 +131,9 @@ func (m *SDCA) initWarm(ws *WarmStart, eps float64) error {
 		if want := crf.BlockLen(T, len(ws.Labels)); len(mu) != want {
 			return fmt.Errorf("%w: kept block %d has %d entries; sentence %d of %d tokens wants %d", ErrBadProblem, j, len(mu), i, T, want)
 		}
-		relabel(m.duals.Block(i), mu, ws.Labels, T, K, mix)
+		blk = grow(blk, crf.BlockLen(T, K))
+		relabel(blk, mu, ws.Labels, T, K, mix)
+		m.duals.Put(i, blk)
 		done++
 		return nil
 	})

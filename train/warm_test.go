@@ -16,7 +16,14 @@ import (
 // and the method (whose Store holds the final duals).
 func trainCold(t *testing.T, p *Problem, tol float64) (*Result, *SDCA) {
 	t.Helper()
-	m := &SDCA{Seed: 2, Workers: 1}
+	return trainColdAt(t, p, tol, 0)
+}
+
+// trainColdAt is trainCold with duals of the given precision (0: the
+// default).
+func trainColdAt(t *testing.T, p *Problem, tol float64, prec duals.Precision) (*Result, *SDCA) {
+	t.Helper()
+	m := &SDCA{Seed: 2, Workers: 1, DualPrecision: prec}
 	res, err := Train(context.Background(), p, Settings{MaxEpochs: 500, GapTol: tol}, m)
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +35,7 @@ func trainCold(t *testing.T, p *Problem, tol float64) (*Result, *SDCA) {
 func storeBlocks(s duals.Store) func(func(int, []float64) error) error {
 	return func(fn func(int, []float64) error) error {
 		for j := range s.Len() {
-			if err := fn(j, append([]float64(nil), s.Block(j)...)); err != nil {
+			if err := fn(j, append([]float64(nil), loadBlock(s, j)...)); err != nil {
 				return err
 			}
 		}
@@ -53,7 +60,7 @@ func TestWarmSameProblem(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range p.N() {
-		a, b := w.Store().Block(i), old.Block(i)
+		a, b := loadBlock(w.Store(), i), loadBlock(old, i)
 		for e := range a {
 			if math.Float64bits(a[e]) != math.Float64bits(b[e]) {
 				t.Fatalf("block %d entry %d: %v, kept %v", i, e, a[e], b[e])
@@ -125,12 +132,26 @@ func grown(t *testing.T, p *Problem, extra int, perm []int, newLabel int) *Probl
 }
 
 // TestWarmGrownNewLabel warm-starts a grown corpus with relabelled ids and
-// a new label: kept blocks are (1−ε)·π(μ) + ε·uniform exactly, positive and
+// a new label: kept blocks are (1−ε)·π(μ) + ε·uniform — exactly with
+// float64 duals, to the rounding of float32 or bfloat16 ones —, positive and
 // consistent marginals, the certificates hold, and the final primal agrees
 // with a cold run's within the two certified gaps.
 func TestWarmGrownNewLabel(t *testing.T) {
+	for _, prec := range duals.Precisions {
+		t.Run(prec.String(), func(t *testing.T) { testWarmGrownNewLabel(t, prec) })
+	}
+}
+
+func testWarmGrownNewLabel(t *testing.T, prec duals.Precision) {
+	tol := 0.0
+	switch prec {
+	case duals.Float32:
+		tol = 1e-6
+	case duals.BFloat16:
+		tol = 0.05
+	}
 	p := randomProblem(t, 31, 20, 5, 10, 3, true, 0)
-	_, cm := trainCold(t, p, 1e-8)
+	_, cm := trainColdAt(t, p, 1e-8, prec)
 	old := cm.Store()
 	perm := []int{1, 3, 0} // kept label a is the grown problem's perm[a]; label 2 is new
 	q := grown(t, p, 10, perm, 2)
@@ -143,14 +164,14 @@ func TestWarmGrownNewLabel(t *testing.T) {
 	}
 	const eps = 1e-3
 	ws := &WarmStart{From: from, Labels: perm, Blocks: storeBlocks(old)}
-	w := &SDCA{Seed: 5, Workers: 1, Epsilon: eps, Warm: ws}
+	w := &SDCA{Seed: 5, Workers: 1, Epsilon: eps, Warm: ws, DualPrecision: prec}
 	if err := w.Init(q); err != nil {
 		t.Fatal(err)
 	}
 	K := 4
 	for i := range p.N() {
 		T := q.Data.SentStart[i+1] - q.Data.SentStart[i]
-		got, kept := w.Store().Block(i), old.Block(i)
+		got, kept := loadBlock(w.Store(), i), loadBlock(old, i)
 		for e, x := range got {
 			if !(x > 0) {
 				t.Fatalf("block %d entry %d = %g: not positive", i, e, x)
@@ -158,7 +179,7 @@ func TestWarmGrownNewLabel(t *testing.T) {
 		}
 		if T == 1 {
 			for a, y := range perm {
-				if want := (1-eps)*kept[a] + eps/float64(K); got[y] != want {
+				if want := (1-eps)*kept[a] + eps/float64(K); math.Abs(got[y]-want) > tol*want {
 					t.Fatalf("block %d label %d: %g, want %g", i, y, got[y], want)
 				}
 			}
@@ -168,7 +189,7 @@ func TestWarmGrownNewLabel(t *testing.T) {
 			for a, ya := range perm {
 				for b, yb := range perm {
 					want := (1-eps)*kept[(tt*3+a)*3+b] + eps/float64(K*K)
-					if g := got[(tt*K+ya)*K+yb]; g != want {
+					if g := got[(tt*K+ya)*K+yb]; math.Abs(g-want) > tol*want {
 						t.Fatalf("block %d edge %d (%d,%d): %g, want %g", i, tt, ya, yb, g, want)
 					}
 				}
@@ -190,11 +211,11 @@ func TestWarmGrownNewLabel(t *testing.T) {
 	}
 	ctx := context.Background()
 	warm, err := Train(ctx, q, Settings{MaxEpochs: 500, GapTol: 1e-8}, &SDCA{Seed: 5, Workers: 1, Epsilon: eps,
-		Warm: &WarmStart{From: from, Labels: perm, Blocks: storeBlocks(old)}})
+		Warm: &WarmStart{From: from, Labels: perm, Blocks: storeBlocks(old)}, DualPrecision: prec})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cold, _ := trainCold(t, q, 1e-8)
+	cold, _ := trainColdAt(t, q, 1e-8, prec)
 	if d := math.Abs(warm.Last.Primal - cold.Last.Primal); d > warm.Last.Gap+cold.Last.Gap {
 		t.Fatalf("warm primal %.15g and cold %.15g differ by %g, more than their gaps %g + %g",
 			warm.Last.Primal, cold.Last.Primal, d, warm.Last.Gap, cold.Last.Gap)
@@ -207,7 +228,7 @@ func TestWarmGrownNewLabel(t *testing.T) {
 // TestWarmRefused refuses a warm start that does not fit the problem.
 func TestWarmRefused(t *testing.T) {
 	p := randomProblem(t, 41, 5, 4, 6, 3, false, 0)
-	m := duals.NewMemory(p.Data)
+	m := duals.NewMemory(p.Data, duals.DefaultPrecision)
 	defer m.Close()
 	ok := func() *WarmStart {
 		return &WarmStart{From: []int{0, 1, 2, 3, 4}, Labels: []int{0, 1, 2}, Blocks: storeBlocks(m)}

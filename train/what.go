@@ -12,18 +12,18 @@ import (
 // What computes ŵ(μ) = (1/(λn)) Σ_i (F(x_i,y_i) − E_μ_i[F]) from scratch,
 // on all cores when there are whatMinWorkers or more, the same bits on any
 // number. Its only error is a duals.Stream's failure to read a block.
-func (p *Problem) What(store duals.Store) ([]float64, error) { return p.whatInto(nil, store) }
+func (p *Problem) What(store duals.Reader) ([]float64, error) { return p.whatInto(nil, store) }
 
 // whatInto is What into dst when it has the capacity (a new vector
 // otherwise); it returns the vector written.
-func (p *Problem) whatInto(dst []float64, store duals.Store) ([]float64, error) {
+func (p *Problem) whatInto(dst []float64, store duals.Reader) ([]float64, error) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers < whatMinWorkers {
 		workers = 1
 	}
-	if _, ok := store.(sweeping); ok {
-		// Its Block drops the pages of the blocks behind the one asked
-		// for: it wants the blocks in order, from one goroutine.
+	if duals.InOrder(store) {
+		// A File's SweepReader drops the pages of the blocks behind the
+		// one asked for: it wants the blocks in order, from one goroutine.
 		workers = 1
 	}
 	return p.what(dst, store, workers, whatChunkTokens)
@@ -59,8 +59,12 @@ const whatMinWorkers = 3
 //
 // A chunk's duals are read from memory once, by phase 1, and again from
 // the cache by phase 2; its node marginals (tokens × labels) are the only
-// memory what adds besides w.
-func (p *Problem) what(dst []float64, store duals.Store, workers, chunkTokens int) ([]float64, error) {
+// memory what adds besides w. From a store that rounds (a
+// duals.MarginalStore not of float64), phase 1 takes each block's node
+// marginals and its edges summed over the positions from the decoding
+// (LoadMarginals), and phase 2 adds the summed edges once per sentence
+// instead of every edge: one pass over the duals instead of three.
+func (p *Problem) what(dst []float64, store duals.Reader, workers, chunkTokens int) ([]float64, error) {
 	if workers <= 1 {
 		return p.whatSerial(dst, store)
 	}
@@ -75,22 +79,47 @@ func (p *Problem) what(dst []float64, store duals.Store, workers, chunkTokens in
 		lws[k].move(w, true)
 	}
 	bounds := attrRanges(d, P)
-	var node []float64
+	ms := marginalStore(store)
+	var node, arena []float64
 	var mus [][]float64
 	// chunk runs both phases on sentences lo..hi−1.
 	chunk := func(lo, hi int) {
 		tokLo, tokHi := d.SentStart[lo], d.SentStart[hi]
 		node = grow(node, (tokHi-tokLo)*K)
 		mus = slices.Grow(mus[:0], hi-lo)[:hi-lo]
+		// The chunk's blocks, loaded into one arena (from a store that
+		// rounds: their summed edges, K×K each).
+		bl := func(i int) int {
+			if ms != nil {
+				return K * K
+			}
+			return crf.BlockLen(d.SentStart[i+1]-d.SentStart[i], K)
+		}
+		size := 0
+		for i := lo; i < hi; i++ {
+			size += bl(i)
+		}
+		arena = grow(arena, size)
+		at := 0
+		for i := lo; i < hi; i++ {
+			mus[i-lo] = arena[at : at+bl(i) : at+bl(i)]
+			at += bl(i)
+		}
 		var wg sync.WaitGroup
 		for k := range P {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				var mu []float64
 				for i := lo + k*(hi-lo)/P; i < lo+(k+1)*(hi-lo)/P; i++ {
-					mus[i-lo] = store.Block(i)
 					T := d.SentStart[i+1] - d.SentStart[i]
 					at := (d.SentStart[i] - tokLo) * K
+					if ms != nil {
+						mu = grow(mu, crf.BlockLen(T, K))
+						ms.LoadMarginals(i, mu, node[at:at+T*K], mus[i-lo])
+						continue
+					}
+					store.Load(i, mus[i-lo])
 					crf.NodeFromBlock(mus[i-lo], T, K, node[at:at+T*K])
 				}
 			}()
@@ -107,7 +136,7 @@ func (p *Problem) what(dst []float64, store duals.Store, workers, chunkTokens in
 					for i := lo; i < hi; i++ {
 						at := (d.SentStart[i] - tokLo) * K
 						T := d.SentStart[i+1] - d.SentStart[i]
-						lws[k].sentence(mus[i-lo], node[at:at+T*K], T)
+						lws[k].sentence(mus[i-lo], node[at:at+T*K], T, ms != nil)
 					}
 				}
 			}()
@@ -149,18 +178,26 @@ func (p *Problem) what(dst []float64, store duals.Store, workers, chunkTokens in
 
 // whatSerial computes ŵ(μ) on one goroutine: crf.AddExpected sentence
 // after sentence, store's blocks asked for in order — what's reference.
-func (p *Problem) whatSerial(dst []float64, store duals.Store) ([]float64, error) {
+func (p *Problem) whatSerial(dst []float64, store duals.Reader) ([]float64, error) {
 	d := p.Data
 	K := p.Layout.NumLabels
 	w := p.goldInto(dst)
-	var node []float64
+	ms := marginalStore(store)
+	var node, mu, sum []float64
 	add := func(i int) {
 		s := d.Sentence(i)
 		T := s.Len()
 		node = grow(node, T*K)
-		mu := store.Block(i)
-		crf.NodeFromBlock(mu, T, K, node)
-		crf.AddExpected(w, p.Layout, s, node, mu, -1)
+		mu = grow(mu, crf.BlockLen(T, K))
+		if ms != nil {
+			sum = grow(sum, K*K)
+			ms.LoadMarginals(i, mu, node, sum)
+			addExpectedSum(w, p.Layout, s, node, sum, -1)
+		} else {
+			store.Load(i, mu)
+			crf.NodeFromBlock(mu, T, K, node)
+			crf.AddExpected(w, p.Layout, s, node, mu, -1)
+		}
 		p.meterAdd(1)
 	}
 	if ss, ok := store.(*duals.Stream); ok {
@@ -185,6 +222,18 @@ func (p *Problem) whatSerial(dst []float64, store duals.Store) ([]float64, error
 		w[j] *= c
 	}
 	return w, nil
+}
+
+// marginalStore returns store as a duals.MarginalStore when it is one that
+// rounds (not float64), whose decoding gives the node marginals and summed
+// edges ŵ(μ) needs; nil otherwise (an exact store keeps what's sums as
+// they have always been taken, the same bits).
+func marginalStore(store duals.Reader) duals.MarginalStore {
+	ms, ok := store.(duals.MarginalStore)
+	if !ok || ms.Precision() == duals.Float64 {
+		return nil
+	}
+	return ms
 }
 
 // whatChunkTokens is the number of tokens in a chunk of What: the duals of
@@ -284,9 +333,10 @@ func (lw *labelWhat) move(w []float64, in bool) {
 }
 
 // sentence subtracts the transitions', bias', start's and end's share of
-// E_μ[F] of a sentence of T tokens (μ its block, node its node marginals)
-// from the owned entries, each entry's terms in token order.
-func (lw *labelWhat) sentence(mu, node []float64, T int) {
+// E_μ[F] of a sentence of T tokens (μ its block, or with summed its edges
+// summed over the positions; node its node marginals) from the owned
+// entries, each entry's terms in token order.
+func (lw *labelWhat) sentence(mu, node []float64, T int, summed bool) {
 	const scale = -1.0
 	K := lw.lay.NumLabels
 	y0, y1 := lw.y0, lw.y1
@@ -302,6 +352,14 @@ func (lw *labelWhat) sentence(mu, node []float64, T int) {
 		for y, pv := range node[(T-1)*K+y0 : (T-1)*K+y1] {
 			lw.end[y] += scale * pv
 		}
+	}
+	if summed {
+		if T > 1 {
+			for i, v := range mu[y0*K : y1*K] {
+				lw.trans[i] += scale * v
+			}
+		}
+		return
 	}
 	for t := 0; t < T-1; t++ {
 		for i, v := range mu[t*K*K+y0*K : t*K*K+y1*K] {

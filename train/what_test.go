@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dualcrf/dualcrf/crf"
 	"github.com/dualcrf/dualcrf/duals"
 )
 
@@ -23,7 +24,8 @@ func whatSerial(p *Problem, store duals.Store) []float64 {
 // TestWhatSameBitsAnyWorkers: ŵ(μ) computed on 1, 2, 3, K and more
 // goroutines, in chunks of one sentence to all, is the serial sum bit for bit, with integer and real
 // attribute values, sentences of one token, with and without the bias and
-// masks, at duals whose entries are random (no two sums alike).
+// masks, at duals whose entries are random (no two sums alike), kept in
+// float64 and in float32.
 func TestWhatSameBitsAnyWorkers(t *testing.T) {
 	cases := []struct {
 		name string
@@ -36,22 +38,26 @@ func TestWhatSameBitsAnyWorkers(t *testing.T) {
 		{"bias, masks", maskedProblem(t, 5, 40, 12, 0.05, false, true, true)},
 	}
 	for _, c := range cases {
-		p := c.p
-		store := duals.NewMemory(p.Data)
-		rng := rand.New(rand.NewPCG(9, 9))
-		for i := 0; i < p.N(); i++ {
-			for j, mu := 0, store.Block(i); j < len(mu); j++ {
-				mu[j] = rng.Float64() / 3
-			}
-		}
-		want := whatSerial(p, store)
-		for _, P := range []int{1, 2, 3, p.Layout.NumLabels, p.Layout.NumLabels + 5} {
-			for _, chunk := range []int{1, 7, whatChunkTokens} {
-				got, err := p.what(nil, store, P, chunk)
-				if err != nil {
-					t.Fatal(err)
+		for _, prec := range duals.Precisions {
+			p := c.p
+			store := duals.NewMemory(p.Data, prec)
+			rng := rand.New(rand.NewPCG(9, 9))
+			for i := 0; i < p.N(); i++ {
+				mu := make([]float64, crf.BlockLen(p.Data.Sentence(i).Len(), p.Layout.NumLabels))
+				for j := range mu {
+					mu[j] = rng.Float64() / 3
 				}
-				sameBits(t, fmt.Sprintf("%s, %d goroutines, chunks of %d tokens", c.name, P, chunk), want, got)
+				store.Put(i, mu)
+			}
+			want := whatSerial(p, store)
+			for _, P := range []int{1, 2, 3, p.Layout.NumLabels, p.Layout.NumLabels + 5} {
+				for _, chunk := range []int{1, 7, whatChunkTokens} {
+					got, err := p.what(nil, store, P, chunk)
+					if err != nil {
+						t.Fatal(err)
+					}
+					sameBits(t, fmt.Sprintf("%s, %v duals, %d goroutines, chunks of %d tokens", c.name, prec, P, chunk), want, got)
+				}
 			}
 		}
 	}
@@ -69,7 +75,7 @@ func TestInitDualsAnyWorkers(t *testing.T) {
 		m.initDuals(0, p.N(), 0.01, workers)
 		var all []float64
 		for i := 0; i < p.N(); i++ {
-			all = append(all, m.duals.Block(i)...)
+			all = append(all, loadBlock(m.duals, i)...)
 		}
 		return all
 	}
@@ -91,7 +97,7 @@ func TestInitDualsAnyWorkers(t *testing.T) {
 // the serial sum bit for bit.
 func TestWhatStreamedSameBits(t *testing.T) {
 	p := randomProblem(t, 7, 120, 6, 20, 5, true, 0)
-	s := newStream(t, p, filepath.Join(t.TempDir(), "duals.stream"), duals.Bytes(p.Data)/5, 0)
+	s := newStream(t, p, filepath.Join(t.TempDir(), "duals.stream"), duals.Bytes(p.Data, duals.DefaultPrecision)/5, 0)
 	m := &SDCA{Duals: s, Epsilon: 0.3}
 	if err := m.Init(p); err != nil {
 		t.Fatal(err)

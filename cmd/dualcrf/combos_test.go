@@ -4,10 +4,11 @@ package main
 // (the log loss by SDCA, L-BFGS, OEG and SAG; the hinge loss) with its
 // duals in memory, in a memory-mapped file or streamed, with checkpoints
 // or without, keeping its duals, starting warm from kept ones or neither,
-// on one worker or two. Every cell either trains to a model — and with a
-// checkpoint directory, stopped by SIGTERM halfway and resumed, to the
-// uninterrupted run's bytes — or is refused before any work, naming the
-// flags; none panics.
+// on one worker or two; SDCA's duals at the default precision (float32)
+// or float64, and the other solvers given --dual-precision. Every cell
+// either trains to a model — and with a checkpoint directory, stopped by
+// SIGTERM halfway and resumed, to the uninterrupted run's bytes — or is
+// refused before any work, naming the flags; none panics.
 
 import (
 	"bytes"
@@ -32,6 +33,7 @@ type comboCell struct {
 	ckpt    bool   // --checkpoint
 	warm    string // keep (--keep-duals), warm (--warm-start) or ""
 	workers int    // 1 (the default: no flag) or 2
+	prec    string // --dual-precision: "" (the default, float32) or float64
 }
 
 func (c comboCell) String() string {
@@ -39,7 +41,7 @@ func (c comboCell) String() string {
 	if c.ckpt {
 		ck = "ckpt"
 	}
-	return fmt.Sprintf("%-5s %-6s %-4s %-4s w%d", c.solver, c.duals, ck, cmpOr(c.warm, "-"), c.workers)
+	return fmt.Sprintf("%-5s %-6s %-4s %-4s w%d %-7s", c.solver, c.duals, ck, cmpOr(c.warm, "-"), c.workers, cmpOr(c.prec, "float32"))
 }
 
 func cmpOr(s, t string) string {
@@ -55,7 +57,24 @@ func cmpOr(s, t string) string {
 // several blocks.
 type comboFixtures struct {
 	dir, table, kept string
-	budget           map[int]string // by the number of workers
+	budget           map[budgetKey]string
+}
+
+// budgetKey is what a streamed cell's budget depends on: the number of
+// workers and the precision of the duals ("" the default).
+type budgetKey struct {
+	workers int
+	prec    string
+}
+
+// minStreamBlocks is the fewest blocks a streamed cell must stream its
+// duals in: a block holds at least 1 MiB, and the grown table's duals
+// are 3.4 MiB in float64, 1.7 MiB in float32 (the default).
+func minStreamBlocks(prec string) int {
+	if prec == "float64" {
+		return 3
+	}
+	return 2
 }
 
 // termAfter is a context that a SIGTERM cancels at its at-th look (Err);
@@ -141,25 +160,32 @@ func buildComboFixtures(dir string) (comboFixtures, error) {
 	if err := must("train", "-q", "--max-epochs", "3", "--keep-duals", p("day1.duals"), "-o", p("day1.model"), p("day1.arrow")); err != nil {
 		return fx, err
 	}
-	fx = comboFixtures{dir: dir, table: p("day2.arrow"), kept: p("day1.duals"), budget: map[int]string{}}
-	// The budget of each number of workers: the first, from 36 MiB in
-	// steps of 512 KiB, at which a run with checkpoints streams the duals
-	// in three blocks or more (a run that meets its target at the initial
-	// certificate costs one pass).
+	fx = comboFixtures{dir: dir, table: p("day2.arrow"), kept: p("day1.duals"), budget: map[budgetKey]string{}}
+	// The budget of each number of workers and precision: the first, from
+	// 36 MiB in steps of 512 KiB, at which a run with checkpoints streams
+	// the duals in several blocks (minStreamBlocks; a run that meets its
+	// target at the initial certificate costs one pass).
 	for _, workers := range []int{1, 2} {
-		found := ""
-		for kib := 36 << 10; kib <= 72<<10 && found == ""; kib += 512 {
-			budget := fmt.Sprintf("%dKiB", kib)
-			r := runIn(context.Background(), "train", "-q", "--duals", "stream", "--memory-budget", budget, "--checkpoint", p(fmt.Sprint("probe", workers)),
-				"--workers", fmt.Sprint(workers), "--gap-tol", "1e9", "-o", p("probe.model"), fx.table)
-			if r.code == 0 && streamBlocks(r.stderr) >= 3 {
-				found = budget
+		for _, prec := range []string{"", "float64"} {
+			found := ""
+			for kib := 36 << 10; kib <= 72<<10 && found == ""; kib += 512 {
+				budget := fmt.Sprintf("%dKiB", kib)
+				args := []string{"train", "-q", "--duals", "stream", "--memory-budget", budget, "--checkpoint", p(fmt.Sprint("probe", workers, prec)),
+					"--workers", fmt.Sprint(workers), "--gap-tol", "1e9", "-o", p("probe.model")}
+				if prec != "" {
+					args = append(args, "--dual-precision", prec)
+				}
+				r := runIn(context.Background(), append(args, fx.table)...)
+				if r.code == 0 && streamBlocks(r.stderr) >= minStreamBlocks(prec) {
+					found = budget
+				}
 			}
+			if found == "" {
+				return fx, fmt.Errorf("no memory budget from 36 to 72 MiB streams the table's %s duals in %d blocks or more with %d workers",
+					cmpOr(prec, "float32"), minStreamBlocks(prec), workers)
+			}
+			fx.budget[budgetKey{workers, prec}] = found
 		}
-		if found == "" {
-			return fx, fmt.Errorf("no memory budget from 36 to 72 MiB streams the table's duals in 3 blocks or more with %d workers", workers)
-		}
-		fx.budget[workers] = found
 	}
 	return fx, nil
 }
@@ -178,7 +204,7 @@ func (c comboCell) args(fx comboFixtures, dir string) []string {
 	case "file":
 		a = append(a, "--duals", filepath.Join(dir, "duals.bin"))
 	case "stream":
-		a = append(a, "--duals", "stream", "--memory-budget", fx.budget[c.workers])
+		a = append(a, "--duals", "stream", "--memory-budget", fx.budget[budgetKey{c.workers, c.prec}])
 	}
 	if c.ckpt {
 		a = append(a, "--checkpoint", filepath.Join(dir, "ck"))
@@ -191,6 +217,9 @@ func (c comboCell) args(fx comboFixtures, dir string) []string {
 	}
 	if c.workers == 2 {
 		a = append(a, "--workers", "2")
+	}
+	if c.prec != "" {
+		a = append(a, "--dual-precision", c.prec)
 	}
 	return append(a, fx.table)
 }
@@ -208,11 +237,19 @@ func TestCombinations(t *testing.T) {
 			for _, ckpt := range []bool{false, true} {
 				for _, warm := range []string{"", "keep", "warm"} {
 					for _, workers := range []int{1, 2} {
-						cells = append(cells, comboCell{solver, duals, ckpt, warm, workers})
+						cells = append(cells, comboCell{solver, duals, ckpt, warm, workers, ""})
+						if solver == "sdca" {
+							cells = append(cells, comboCell{solver, duals, ckpt, warm, workers, "float64"})
+						}
 					}
 				}
 			}
 		}
+	}
+	// The other solvers keep no duals of SDCA's (BCFW's are float64): the
+	// precision is refused.
+	for _, solver := range []string{"lbfgs", "oeg", "sag", "hinge"} {
+		cells = append(cells, comboCell{solver, "memory", false, "", 1, "float64"})
 	}
 	// Four cells at a time (in process, each in directories of its own):
 	// the runs wait on fsync as much as they compute.
@@ -258,6 +295,9 @@ func comboRun(t *testing.T, fx comboFixtures, c comboCell) string {
 	switch r.code {
 	case 0:
 	case 1:
+		if c.prec != "" && c.solver != "sdca" && !strings.Contains(string(r.stderr), "--dual-precision") {
+			return fail("refused without naming --dual-precision: %v", r)
+		}
 		// Refused: before any work (nothing in the cell's directory,
 		// nothing on standard output), naming a flag of the cell.
 		msg := strings.TrimSpace(string(r.stderr))
@@ -284,7 +324,10 @@ func comboRun(t *testing.T, fx comboFixtures, c comboCell) string {
 		return fail("exit 0 without a model: %v", err)
 	}
 	log := string(r.stderr)
-	if c.duals == "stream" && streamBlocks(r.stderr) < 3 {
+	if c.prec != "" && c.solver != "sdca" {
+		return fail("--dual-precision with --solver %s ran", c.solver)
+	}
+	if c.duals == "stream" && streamBlocks(r.stderr) < minStreamBlocks(c.prec) {
 		return fail("streamed duals, but not in several blocks:\n%s", log)
 	}
 	if c.warm == "warm" && !strings.Contains(log, "train: warm start from "+fx.kept+": 70 sentences kept, 30 added") {

@@ -98,8 +98,8 @@ func runSynth(c *cli.Context) error {
 	logf(c, "synth: %d sentences, %d tokens, %d labels, %d attributes -> %s in %.1fs (%.0f tokens/s)",
 		sum.Sentences, sum.Tokens, len(sum.Labels), sum.Attributes, name, sec, float64(sum.Tokens)/sec)
 	logf(c, "synth: true weights' Viterbi accuracy %.4f on these sentences (ceiling), %.4f on %d held-out; "+
-		"training duals %s (μ, float64)%s",
-		sum.TrueAccuracy, sum.CeilingEstimate, synth.HeldOut, gib(sum.DualBytes), memoryNote(sum.DualBytes))
+		"training duals %s (μ, float32; %s in float64)%s",
+		sum.TrueAccuracy, sum.CeilingEstimate, synth.HeldOut, gib(sum.DualBytes/2), gib(sum.DualBytes), memoryNote(sum.DualBytes/2))
 	return nil
 }
 

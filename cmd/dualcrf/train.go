@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/dualcrf/dualcrf/arrowio"
+	"github.com/dualcrf/dualcrf/duals"
 	"github.com/dualcrf/dualcrf/pipeline"
 	"github.com/dualcrf/dualcrf/plots"
 	"github.com/dualcrf/dualcrf/stage"
@@ -139,6 +140,20 @@ func trainFlags() optionFlags[trainSetup] {
 			}},
 		{catSolver, &cli.IntFlag{Name: "refresh-every", DefaultText: "never", Usage: "recompute every sentence's gap estimate exactly every k ≥ 1 epochs (0: never)"},
 			[]string{"RefreshEvery"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.RefreshEvery = c.Int(n); return nil }},
+		// SDCA's DualPrecision, a setting its method declares, held in a
+		// flag of text (the flags of methodFlags hold numbers and words).
+		{catSolver, &cli.StringFlag{Name: "dual-precision", Value: duals.DefaultPrecision.String(), Usage: settingNamed("dual-precision").Help},
+			settingFields("dual-precision"), func(c *cli.Context, n string, s *trainSetup) error {
+				if !c.IsSet(n) {
+					return nil // the method's default (the field's zero)
+				}
+				p, err := duals.ParsePrecision(c.String(n))
+				if err != nil {
+					return fmt.Errorf("--%s %q: %s", n, c.String(n), settingNamed(n).Want)
+				}
+				s.setAll(n, p)
+				return nil
+			}},
 		{catSolver, &cli.Uint64Flag{Name: "seed", Value: defaultSeed, Usage: "random seed; the same seed gives the same model"},
 			settingFields("seed"), func(c *cli.Context, n string, s *trainSetup) error { s.setAll(n, c.Uint64(n)); return nil }},
 		{catSolver, intIn(&cli.IntFlag{Name: "workers", Value: train.DefaultWorkers, Usage: "SDCA workers (deterministic parallel SDCA: the same seed and workers give the same model); 0: one per core"}, 0, math.MaxInt, ""),
@@ -248,6 +263,19 @@ func settingFields(name string) []string {
 		}
 	}
 	return fields
+}
+
+// settingNamed returns the setting called name of the first method that
+// declares it.
+func settingNamed(name string) train.Setting {
+	for _, m := range train.Methods() {
+		for _, st := range m.Describe().Settings {
+			if st.Name == name {
+				return st
+			}
+		}
+	}
+	panic("train flags: no method declares the setting " + name)
 }
 
 // setAll sets the settings named name of every method to v.

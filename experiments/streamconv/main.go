@@ -68,7 +68,7 @@ func run(path string, nb, epochs, every int, kind string) error {
 			return err
 		}
 		if mode == "stream" {
-			s, err := duals.CreateStream(filepath.Join(dir, "duals"), d, duals.StreamOptions{BlockBytes: duals.Bytes(d) / int64(nb)})
+			s, err := duals.CreateStream(filepath.Join(dir, "duals"), d, duals.StreamOptions{BlockBytes: duals.Bytes(d, duals.DefaultPrecision) / int64(nb)})
 			if err != nil {
 				return err
 			}
