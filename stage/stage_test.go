@@ -139,7 +139,10 @@ func TestTrainOptionsCheck(t *testing.T) {
 		{stage.TrainOptions{GapTol: -1}, "GapTol", "-1"},
 		{stage.TrainOptions{GapEvery: -1}, "GapEvery", "-1"},
 		{stage.TrainOptions{Method: &train.SDCA{Workers: -2}}, "SDCA.Workers", "-2"},
-		{stage.TrainOptions{Method: &train.SDCA{RoundSteps: -1}}, "SDCA.RoundSteps", "-1"},
+		{stage.TrainOptions{Method: &train.SDCA{RoundSize: -1}}, "SDCA.RoundSize", "-1"},
+		{stage.TrainOptions{Method: &train.SDCA{Async: "fast"}}, "SDCA.Async", `"fast"`},
+		{stage.TrainOptions{Method: &train.SDCA{Async: train.AsyncWild}, Duals: stage.Duals{Place: stage.DualsStream}}, "SDCA.Async", `"wild"`},
+		{stage.TrainOptions{Loss: stage.LossHinge, Method: &train.SDCA{Async: train.AsyncAtomic}}, "SDCA.Async", ""},
 		{stage.TrainOptions{MaxEpochs: -2}, "MaxEpochs", "-2"},
 		{stage.TrainOptions{FeatureSpace: 7}, "FeatureSpace", "7"},
 		{stage.TrainOptions{Duals: stage.Duals{Place: stage.DualsFile}}, "Duals", ""},
@@ -156,14 +159,15 @@ func TestTrainOptionsCheck(t *testing.T) {
 		{stage.TrainOptions{Method: &train.OEG{}, Given: [][]string{{"Sampler.NonUniform"}}}, "Sampler.NonUniform", "0"},
 		{stage.TrainOptions{Method: &train.SAG{}, Given: [][]string{{"CheckpointEvery"}}}, "CheckpointEvery", "0"},
 		{stage.TrainOptions{Loss: stage.LossHinge, Given: [][]string{{"SDCA.Epsilon"}}}, "SDCA.Epsilon", ""},
-		{stage.TrainOptions{Method: &train.SDCA{Workers: 1, RoundSteps: 8}, Given: [][]string{{"SDCA.RoundSteps"}}}, "SDCA.RoundSteps", ""},
+		{stage.TrainOptions{Method: &train.SDCA{Async: train.AsyncAtomic, RoundSize: 4}, Given: [][]string{{"SDCA.RoundSize"}}}, "SDCA.RoundSize", ""},
+		{stage.TrainOptions{Method: &train.SDCA{Async: train.AsyncAtomic}, Duals: stage.Duals{Place: stage.DualsStream}}, "SDCA.Async", `"atomic"`},
 		{stage.TrainOptions{Method: &train.LBFGS{}, Given: [][]string{{"SDCA.Seed", "OEG.Seed", "SAG.Seed", "BCFW.Seed"}}}, "SDCA.Seed", ""},
 		{stage.TrainOptions{Method: &train.SAG{Variant: "saga"}}, "SAG.Variant", `"saga"`},
 		{stage.TrainOptions{Method: &train.SAG{InitialL: -1}}, "SAG.InitialL", "-1"},
 		{stage.TrainOptions{Method: &train.OEG{Eta: 2}}, "OEG.Eta", "2"},
 		{stage.TrainOptions{Method: &train.LBFGS{Store: -1}}, "LBFGS.Store", "-1"},
 		// A zero given stands for no default: it must be in range itself.
-		{stage.TrainOptions{Method: &train.SDCA{Workers: 2}, Given: [][]string{{"SDCA.RoundSteps"}}}, "SDCA.RoundSteps", "0"},
+		{stage.TrainOptions{Method: &train.SDCA{Workers: 2}, Given: [][]string{{"SDCA.RoundSize"}}}, "SDCA.RoundSize", "0"},
 		{stage.TrainOptions{Method: &train.OEG{}, Given: [][]string{{"OEG.Eta"}}}, "OEG.Eta", "0"},
 		{stage.TrainOptions{Method: &train.SAG{}, Given: [][]string{{"SAG.Variant"}}}, "SAG.Variant", `""`},
 		// The fields a run makes are left nil.
@@ -175,7 +179,7 @@ func TestTrainOptionsCheck(t *testing.T) {
 			t.Errorf("%+v: error %#v, want an *OptionError for %s %s", c.o, err, c.field, c.value)
 		}
 	}
-	given := stage.TrainOptions{Lambda: stage.LambdaPerSentence(1), Method: &train.SDCA{Epsilon: 1e-9, SubPrecision: 1e-3, Workers: 1, RoundSteps: 64},
+	given := stage.TrainOptions{Lambda: stage.LambdaPerSentence(1), Method: &train.SDCA{Epsilon: 1e-9, SubPrecision: 1e-3, Workers: 1, RoundSize: 4},
 		Sampler: stage.Sampler{Kind: "gap", NonUniform: 0.8}, GapTol: 1e-3, MaxEpochs: 100, Duals: stage.Duals{Place: stage.DualsAuto}}
 	if err := given.Check(); err != nil {
 		t.Fatalf("the command's defaults: %v", err)
@@ -190,7 +194,8 @@ func TestTrainOptionsCheck(t *testing.T) {
 	for _, o := range []stage.TrainOptions{
 		{Method: &train.SAG{}, GapTol: 1e-3, Given: [][]string{{"SDCA.Seed", "OEG.Seed", "SAG.Seed", "BCFW.Seed"}, {"Method"}, {"GapTol"}}},
 		{Loss: stage.LossHinge, Sampler: stage.Sampler{Kind: "gap"}, Given: [][]string{{"Sampler.Kind"}, {"RefreshEvery"}, {"Checkpoint"}, {"BCFW.Hamming"}}},
-		{Method: &train.SDCA{Workers: 2, RoundSteps: 8}, Sampler: stage.Sampler{NonUniform: 0.8}, Given: [][]string{{"SDCA.RoundSteps"}, {"Sampler.NonUniform"}, {"KeepDuals"}}},
+		{Method: &train.SDCA{Workers: 2, RoundSize: 8}, Sampler: stage.Sampler{NonUniform: 0.8}, Given: [][]string{{"SDCA.RoundSize"}, {"Sampler.NonUniform"}, {"KeepDuals"}}},
+		{Method: &train.SDCA{Workers: 1, RoundSize: 2}, Given: [][]string{{"SDCA.RoundSize"}, {"SDCA.Workers"}}},
 	} {
 		if err := o.Check(); err != nil {
 			t.Errorf("%+v: %v", o, err)
@@ -312,26 +317,45 @@ func TestRecordsInput(t *testing.T) {
 	}
 }
 
-// TestModelRecordsWorkers: a parallel run's model records its workers and
-// a round length that was given, which its trajectory depends on.
+// TestModelRecordsWorkers: a model records the schedule that made it: a
+// sequential run nothing (its bytes as they were), the rounds their size
+// and not the workers (the model does not depend on them), asynchronous
+// steps their kind and workers.
 func TestModelRecordsWorkers(t *testing.T) {
 	ctx := context.Background()
 	tab, _, err := stage.FeaturizeTable(ctx, stage.File(corpus), stage.FeaturizeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := stage.Train(ctx, tab, "test50", stage.TrainOptions{Method: &train.SDCA{Seed: 1, Workers: 2, RoundSteps: 3}, MaxEpochs: 2})
-	if err != nil {
-		t.Fatal(err)
+	facts := func(m *train.SDCA) map[string]any {
+		t.Helper()
+		res, err := stage.Train(ctx, tab, "test50", stage.TrainOptions{Method: m, MaxEpochs: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f map[string]any
+		if err := json.Unmarshal([]byte(res.Model.Meta[schemas.KeyTraining]), &f); err != nil {
+			t.Fatal(err)
+		}
+		return f
 	}
-	var facts struct {
-		Workers    int `json:"workers"`
-		RoundSteps int `json:"round_steps"`
-	}
-	if err := json.Unmarshal([]byte(res.Model.Meta[schemas.KeyTraining]), &facts); err != nil {
-		t.Fatal(err)
-	}
-	if facts.Workers != 2 || facts.RoundSteps != 3 {
-		t.Errorf("training facts: workers %d, round_steps %d; want 2 and 3", facts.Workers, facts.RoundSteps)
+	for _, c := range []struct {
+		m                 *train.SDCA
+		schedule, workers any
+		round             any
+	}{
+		{&train.SDCA{Seed: 1, Workers: 1}, nil, nil, nil},
+		{&train.SDCA{Seed: 1, Workers: 2, RoundSize: 3}, "rounds", nil, 3.0},
+		{&train.SDCA{Seed: 1, Workers: 3}, "rounds", nil, float64(train.DefaultRoundSize)},
+		{&train.SDCA{Seed: 1, Workers: 2, Async: train.AsyncWild}, "async-wild", 2.0, nil},
+	} {
+		if c.m.Async != "" && raceDetector {
+			continue // asynchronous steps race by design
+		}
+		f := facts(c.m)
+		if f["schedule"] != c.schedule || f["workers"] != c.workers || f["round_size"] != c.round {
+			t.Errorf("%+v: training facts schedule %v, workers %v, round_size %v; want %v, %v, %v",
+				c.m, f["schedule"], f["workers"], f["round_size"], c.schedule, c.workers, c.round)
+		}
 	}
 }

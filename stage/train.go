@@ -294,6 +294,9 @@ func (o TrainOptions) Check() error {
 		// (BCFW) takes memory or auto only.
 		{train.Reads(run, train.RunDuals) && !rd.DualsOnDisk && o.Duals != Duals{} && o.Duals.Place != DualsMemory && o.Duals.Place != DualsAuto,
 			"Duals", dualsText(o.Duals), o.methodWords(run, run) + " (" + rd.Title + ") keeps its duals in memory: want memory or auto"},
+		// Asynchronous steps need their duals in memory or in a mapped file.
+		{asyncSteps(o.Method) && o.Duals.Place == DualsStream, "SDCA.Async", asyncKind(o.Method),
+			"needs the duals in memory or in a memory-mapped file, not {Duals} stream (the rounds, the default, run on streamed duals)"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -371,8 +374,8 @@ func (o TrainOptions) checkReads() error {
 }
 
 // checkUnread refuses a setting of the method given that its other
-// settings leave unread (train.Setting.Unread: SDCA's RoundSteps with one
-// worker).
+// settings leave unread (train.Setting.Unread: SDCA's RoundSize with
+// asynchronous steps).
 func (o TrainOptions) checkUnread() error {
 	m := o.withDefaults().Method
 	typ := train.TypeName(m)
@@ -509,6 +512,17 @@ func dualsText(d Duals) string {
 		return "stream"
 	}
 	return d.Path
+}
+
+// asyncSteps reports whether m is SDCA with asynchronous steps.
+func asyncSteps(m train.Method) bool { return asyncKind(m) != "" }
+
+// asyncKind is SDCA's Async of m ("" for the rounds, or another method).
+func asyncKind(m train.Method) string {
+	if sd, ok := m.(*train.SDCA); ok {
+		return sd.Async
+	}
+	return ""
 }
 
 // trainer is one run of Train: the options with defaults, the problem and
@@ -735,7 +749,14 @@ func (r *trainer) method() (train.Method, error) {
 		}
 		train.SetMade(m, train.RunSampler, sampler)
 	}
-	if wm, ok := m.(train.Workers); ok {
+	if sd, ok := m.(*train.SDCA); ok {
+		switch kind, w, R := sd.Schedule(r.p.N()); kind {
+		case train.ScheduleRounds:
+			r.logf("train: parallel SDCA in pipelined rounds of %d steps on %d workers (the model depends on the seed and the round size, not on the workers)", R, w)
+		case train.ScheduleAsyncAtomic, train.ScheduleAsyncWild:
+			r.logf("train: asynchronous SDCA on %d workers (%s): not reproducible, the model differs from run to run", w, kind)
+		}
+	} else if wm, ok := m.(train.Workers); ok {
 		if w := wm.NumWorkers(r.p.N()); w > 1 {
 			r.logf("train: %d %s workers (parallel oracles, ordered commits)", w, descriptionOf(m).Title)
 		}
@@ -853,6 +874,16 @@ func (r *trainer) saveCheckpoint(pr train.Progress) (string, error) {
 	return path, err
 }
 
+// scheduleStats returns where the time of a parallel SDCA's steps went.
+func (r *trainer) scheduleStats() (train.ScheduleStats, bool) {
+	sd, ok := r.m.(*train.SDCA)
+	if !ok {
+		return train.ScheduleStats{}, false
+	}
+	st, ok := sd.ScheduleStats()
+	return st, ok && st.Wall > 0
+}
+
 // run trains and makes the model.
 func (r *trainer) run(ctx context.Context, method train.Method) (*TrainResult, error) {
 	t0 := time.Now()
@@ -864,6 +895,11 @@ func (r *trainer) run(ctx context.Context, method train.Method) (*TrainResult, e
 	}
 	r.logf("train: stopped (%s) after %d epochs, %.2fs training (%.2fs wall): primal %.10g, certified gap %.4g",
 		res.Stopped, res.Epochs, res.Training.Seconds(), time.Since(t0).Seconds(), res.Last.Primal, res.Last.Gap)
+	if st, ok := r.scheduleStats(); ok && !r.o.Quiet {
+		busy := st.Oracles + st.Commits + st.Moves
+		r.logf("train: %d workers busy %.0f%% of the steps' %.2fs wall: oracles %.2fs, commits %.2fs (one at a time), moves of the duals %.2fs; waiting %.2fs",
+			st.Workers, 100*busy.Seconds()/(float64(st.Workers)*st.Wall.Seconds()), st.Wall.Seconds(), st.Oracles.Seconds(), st.Commits.Seconds(), st.Moves.Seconds(), st.Waited.Seconds())
+	}
 	if !res.TargetMet() {
 		r.logf("train: warning: stopped by %s with a certified gap of %.4g, above %s %g: the target was not reached",
 			r.stopReason(res.Stopped), res.Last.Gap, r.o.OptionName("GapTol"), res.GapTol)

@@ -35,12 +35,27 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 	if limit == 0 && perr == nil {
 		limit, what, autoLimit = phys, "physical memory", phys/2
 	}
+	// A streamed store's block layout decides the trajectory (a block's
+	// steps are drawn from it): it is planned as for planCores workers on
+	// as many cores, so that it follows the budget and the data and not
+	// the machine or --workers (up to planCores; a budget too tight for
+	// more takes smaller blocks, below). Only the rounds stream.
+	planMethod := o.Method
+	if sd, ok := o.Method.(*train.SDCA); ok {
+		if kind, _, R := sd.Schedule(d.Len()); kind == train.ScheduleRounds {
+			planMethod = &train.SDCA{Workers: planCores, RoundSize: R}
+		}
+	}
 	extra := int64(0)
 	if o.Valid != nil {
 		extra = tableBytes(o.Valid.Data)
 	}
 	estimate := func(inMemory bool, stream int64) train.MemoryEstimate {
 		return train.EstimateShape(shape, train.MemoryOptions{Method: o.Method, DualsInMemory: inMemory, StreamBytes: stream,
+			ExtraHeap: extra})
+	}
+	planEstimate := func(stream int64) train.MemoryEstimate {
+		return train.EstimateShape(shape, train.MemoryOptions{Method: planMethod, Workers: planCores, StreamBytes: stream,
 			ExtraHeap: extra})
 	}
 	r.place = o.Duals.Place
@@ -60,7 +75,7 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 		if budget == 0 {
 			budget = autoLimit
 		}
-		rest := estimate(false, 1).Total() - 1 // all but the block buffers
+		rest := planEstimate(1).Total() - 1 // all but the block buffers
 		// Slots are blocks rounded up to 4096 bytes: round down here. A
 		// store of more than one block holds SDCA's working set besides
 		// its block buffers.
@@ -83,7 +98,7 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 		blocks, slot := plan(-1)
 		if blocks > 1 {
 			for held = duals.StreamHeldSlots; held > 0; held-- {
-				if blocks, slot = plan(held); estimate(false, int64(duals.StreamBuffers+held)*slot).Total() <= budget {
+				if blocks, slot = plan(held); planEstimate(int64(duals.StreamBuffers+held)*slot).Total() <= budget {
 					break
 				}
 			}
@@ -91,8 +106,24 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 				blocks, slot = plan(-1)
 			}
 		}
+		est = planEstimate(int64(duals.StreamBuffers+max(held, 0)) * slot)
+		// A plan of one block holds the duals whole, which can exceed the
+		// blocks planned: smaller blocks then, while they are refused.
+		for est.Total() > budget && r.streamOpts.BlockBytes > minBlockBytes {
+			r.streamOpts.BlockBytes = max(r.streamOpts.BlockBytes*3/4/4096*4096, minBlockBytes)
+			blocks, slot, _ = duals.StreamLayout(d, r.streamOpts)
+			est = planEstimate(int64(duals.StreamBuffers+max(held, 0)) * slot)
+		}
+		est = estimate(false, int64(duals.StreamBuffers+max(held, 0))*slot)
+		// A budget too tight for the scratch of the workers and of the
+		// passes on every core beside the blocks planned takes smaller
+		// blocks: another layout (a resume names the block count).
+		for est.Total() > budget && r.streamOpts.BlockBytes > minBlockBytes {
+			r.streamOpts.BlockBytes = max(r.streamOpts.BlockBytes*15/16/4096*4096, minBlockBytes)
+			blocks, slot, _ = duals.StreamLayout(d, r.streamOpts)
+			est = estimate(false, int64(duals.StreamBuffers+max(held, 0))*slot)
+		}
 		r.streamBlocks = blocks
-		est = estimate(false, int64(duals.StreamBuffers+held)*slot)
 	default:
 		est = estimate(r.place == DualsMemory && train.Reads(o.Method, train.RunDuals), 0)
 	}
@@ -116,6 +147,12 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 	return &OptionError{Msg: fmt.Sprintf("train: this run needs about %s in memory (%s), more than the %s %s; try %s",
 		byteSize(est.Total()), est, what, byteSize(limit), strings.Join(help, ", or "))}
 }
+
+// planCores is the number of cores and of workers a streamed store's
+// block layout is planned for (checkMemory): the same budget gives the
+// same layout, and so the same model, on up to planCores cores and
+// workers.
+const planCores = 8
 
 // tableBytes is about the memory a loaded feature table's rows take (as
 // train.Shape counts a training table's).

@@ -26,7 +26,9 @@ func TestCheckNamesTheField(t *testing.T) {
 		{&SDCA{Epsilon: math.NaN()}, "SDCA.Epsilon"},
 		{&SDCA{SubPrecision: 1}, "SDCA.SubPrecision"},
 		{&SDCA{Workers: -2}, "SDCA.Workers"},
-		{&SDCA{RoundSteps: -1}, "SDCA.RoundSteps"},
+		{&SDCA{RoundSize: -1}, "SDCA.RoundSize"},
+		{&SDCA{Async: "fast"}, "SDCA.Async"},
+		{&SDCA{Async: AsyncAtomic, RoundSize: 4}, "SDCA.RoundSize"},
 		{&LBFGS{Store: -1}, "LBFGS.Store"},
 		{&OEG{Eta: 2}, "OEG.Eta"},
 		{&SAG{Variant: "nus*"}, "SAG.Variant"},
@@ -71,7 +73,8 @@ func TestCheckSettingsGivenZero(t *testing.T) {
 	}{
 		{&SDCA{}, "SDCA.Epsilon", true, "0"},
 		{&SDCA{}, "SDCA.SubPrecision", true, "0"},
-		{&SDCA{}, "SDCA.RoundSteps", true, "0"},
+		{&SDCA{}, "SDCA.RoundSize", true, "0"},
+		{&SDCA{}, "SDCA.Async", true, `""`},
 		{&SDCA{}, "SDCA.Workers", false, ""}, // 0 is DefaultWorkers, a value in range
 		{&SDCA{}, "SDCA.Seed", false, ""},    // seed 0 is a seed
 		{&SAG{}, "SAG.Variant", true, `""`},

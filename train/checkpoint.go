@@ -83,11 +83,14 @@ type checkpointState struct {
 	Settings        RunSettings   `json:"settings"`
 	WeightsHash     string        `json:"weights_sha256"`
 	DualsCRC        uint32        `json:"duals_crc32c"`
-	// Workers is the number of workers of a parallel SDCA (absent for
-	// one), which snapshots only at the end of a round (Next is the
-	// sentence carried to the next round, or −1). WorkerRNG, the workers'
-	// random states, only a snapshot of the former partitioned rounds has:
-	// such a snapshot is refused (the ordered scheduler cannot continue it).
+	// Schedule is the schedule of a parallel SDCA (absent for a
+	// sequential one): "rounds" snapshots only where its pipeline is empty
+	// (Next is the sentence carried to the next round, or −1); the
+	// asynchronous ones ("async-atomic", "async-wild") between steps, Next
+	// −1. Workers, the number of workers, and WorkerRNG, the workers'
+	// random states, only a snapshot of an earlier version's parallel SDCA
+	// has: such a snapshot is refused (this one cannot continue it).
+	Schedule  string   `json:"schedule,omitempty"`
 	Workers   int      `json:"workers,omitempty"`
 	WorkerRNG [][]byte `json:"worker_rng,omitempty"`
 	// AverageHash, for BCFW averaging, is the SHA-256 (hex) of
@@ -232,6 +235,14 @@ func (m *SDCA) saveSnapshot(dir string, pr Progress) (path string, err error) {
 	name, tmp, err := beginSnapshot(dir, pr, m.pos)
 	if err != nil {
 		return "", err
+	}
+	if a, ok := m.sched.(*async); ok && !a.fresh {
+		// Asynchronous steps leave w a little off ŵ(μ): the snapshot holds
+		// ŵ(μ) itself.
+		if err := a.exact(); err != nil {
+			os.RemoveAll(tmp)
+			return "", err
+		}
 	}
 	defer func() {
 		if err != nil {
@@ -432,13 +443,15 @@ func (st *checkpointState) check(n, dim int) error {
 		return fmt.Errorf("the run's facts are not a JSON object")
 	case st.Refreshed < 0 || st.Refreshed > 0 && st.Stream == nil:
 		return fmt.Errorf("%d refresh oracle calls", st.Refreshed)
-	case st.Workers < 0 || st.Workers == 1 || st.Workers > n:
-		return fmt.Errorf("%d workers", st.Workers)
+	case st.Workers != 0:
+		return fmt.Errorf("made by an earlier version's parallel SDCA (%d workers), which this one cannot continue; start a fresh run", st.Workers)
+	case st.Schedule != "" && st.Schedule != ScheduleRounds && st.Schedule != ScheduleAsyncAtomic && st.Schedule != ScheduleAsyncWild:
+		return fmt.Errorf("schedule %q", st.Schedule)
 	case st.Stream != nil && (st.Next != -1 || st.BlockPos < 0 || (st.Step > 0) != (st.BlockPos > 0) ||
 		len(st.BlockSteps) != len(st.BlockOrder) || len(st.BlockShare) != len(st.BlockOrder) || (st.Step > 0 && st.BlockPos >= len(st.BlockOrder))):
 		return fmt.Errorf("streamed run at step %d, block %d of %d, next sentence %d", st.Step, st.BlockPos, len(st.BlockOrder), st.Next)
-	case st.Stream == nil && (st.Step == 0 && st.Next != -1 || st.Step > 0 && st.Workers == 0 && (st.Next < 0 || st.Next >= n) ||
-		st.Workers > 1 && (st.Next < -1 || st.Next >= n)):
+	case st.Stream == nil && (st.Step == 0 && st.Next != -1 || st.Step > 0 && st.Schedule == "" && (st.Next < 0 || st.Next >= n) ||
+		st.Schedule == ScheduleRounds && (st.Next < -1 || st.Next >= n) || (st.Schedule == ScheduleAsyncAtomic || st.Schedule == ScheduleAsyncWild) && st.Next != -1):
 		return fmt.Errorf("next sentence %d at step %d", st.Next, st.Step)
 	case st.Steps != int64(st.Epoch)*int64(n)+int64(st.Step):
 		return fmt.Errorf("%d steps done, but epoch %d step %d of %d sentences means %d",

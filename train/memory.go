@@ -216,13 +216,21 @@ func (m *SDCA) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers in
 	K, n := int64(d.NumLabels), int64(d.Len())
 	e.Weights += 2 * s.Dim * 8
 	e.Dataset += 8*s.Occurrences + 48*n
-	if P := int64(m.NumWorkers(d.Len())); P > 1 {
-		// The ordered scheduler: per slot of a round (of the default
-		// length) a step's scratch, per worker the bins' table, and a
-		// mark per sentence.
-		R := P * max(1, DefaultRoundSize/P)
-		e.Scratch += R*4*s.maxLen()*K*K*8 + P*binCopies*binStride*(binKeys+1)*8
-		e.Dataset += 8 * n
+	bins := int64(binCopies * binStride * (binKeys + 1) * 8)
+	switch kind, w, r := m.Schedule(d.Len()); kind {
+	case ScheduleRounds:
+		// The rounds (ordered.go): the second copy of the weights; a
+		// step's scratch per slot of the four rounds held (nsets); per
+		// worker the bins' table; a mark and a slot per sentence.
+		P, R := int64(w), int64(r)
+		e.Weights += s.Dim * 8
+		e.Scratch += nsets*R*4*s.maxLen()*K*K*8 + P*bins
+		e.Dataset += 16 * n
+	case ScheduleAsyncAtomic, ScheduleAsyncWild:
+		// Asynchronous steps: a step's scratch and bins per worker, a
+		// flag per sentence.
+		e.Scratch += int64(w) * (4*s.maxLen()*K*K*8 + bins)
+		e.Dataset += n
 	}
 	if o.DualsInMemory {
 		e.Duals = duals.Bytes(d, m.Precision())

@@ -1,304 +1,643 @@
 package train
 
-// Parallel SDCA by parallel oracles and ordered commits (the pattern of
-// liblinear-multicore: Chiang, Lee & Lin, KDD 2016).
+// Parallel SDCA by pipelined ordered commits: parallel oracles, commits in
+// draw order (the pattern of liblinear-multicore: Chiang, Lee & Lin, KDD
+// 2016), with the commits of one round overlapping the oracles of the next.
 //
-// An epoch is a number of rounds. A round draws up to R = P·m sentences
-// from the run's sampler (m = RoundSteps; fewer when the epoch ends, and
-// the round ends early at a sentence drawn twice, which then opens the
-// next round, so that no block is stepped twice from one snapshot). Then:
+// A run's steps are drawn in rounds of at most R sentences (R = RoundSize;
+// fewer when the epoch or a streamed period ends, and a round ends early
+// at a sentence drawn twice, which then opens the next round, so that no
+// block is stepped twice from one snapshot). Write S_q for the weights
+// once rounds 1..q are committed. For round q:
 //
-//   - in parallel, worker k takes the round's slots k, k+P, … and for each
-//     makes the first half of a sequential step at the round's weights w:
-//     the oracle, the block gap, the directions δ = ν − μ_i and v, with
-//     ⟨w,v⟩ and ‖v‖², and the line search against w (stepper.oracle,
-//     direct, search). Nothing is written but the slot's scratch space;
-//   - serially, in draw order, each step's line search is redone against
-//     the current weights — which the round's earlier commits moved — and
-//     committed: ⟨w,v⟩ is recomputed as a sparse dot over v's rows and its
-//     tail (φ's entropy terms do not depend on w), the search starts from
-//     the snapshot's γ (warm: one or two evaluations), and μ_i, w and ‖w‖²
-//     move (stepper.commit); the sampler is told the block gap. The first
-//     slot's weights are still the snapshot: its search is taken as it is.
+//   - the oracles (prepare): for each of its sentences, the first half of a
+//     sequential step at S_{q−2} — the oracle, the block gap, the
+//     directions δ = ν − μ_i and v with ‖v‖² and the entropy's terms
+//     (stepper.oracle, direct). They run on the workers while round q−1 is
+//     committed, and write nothing but their slot's scratch space;
+//   - the commits (commitRound), one goroutine at a time, in draw order:
+//     each step's line search against the current weights (⟨w,v⟩ as a
+//     sparse dot over v's rows and tail; φ's entropy terms do not depend
+//     on w; a first search against S_{q−2}, to start this one from, measured
+//     no gain), and w and ‖w‖² move; the sampler is told the block gap;
+//   - the moves of the duals μ_i ← μ_i + γδ, once the round is committed,
+//     on the workers (the round's blocks are disjoint), each by the worker
+//     that made its oracle (whose core holds the block) unless another has
+//     nothing else to do;
+//   - round q+2 is drawn once round q is committed, so its oracles see S_q.
 //
-// Every γ is then the maximiser, to the sub-precision, of the dual along
-// a feasible direction (μ_i + γδ is a mixture of μ_i and ν) at the current
-// iterate, so the dual never decreases and the certificate is that of the
-// sequential SDCA. A step's oracle is at most R−1 commits stale, out of
-// n per epoch: the progress per epoch is about the sequential one. The
-// result depends on the seed and R only — draws, commits and every sum
-// are in a fixed order, whatever the goroutines' timing — and R = 1 is the
-// sequential SDCA bit for bit.
+// A sentence stepped in one of the three rounds before q is prepared in
+// round q only once that step's move of its duals is made, so every oracle
+// reads the current μ_i (the moves of earlier rounds are made before round
+// q is drawn). Every γ is then the maximiser, to the sub-precision, of the dual
+// along a feasible direction (μ_i + γδ is a mixture of μ_i and ν) at the
+// current iterate: the dual never decreases and the certificate is that of
+// the sequential SDCA. An oracle misses at most 2R−1 commits, out of n per
+// epoch.
+//
+// The oracles of round q read S_{q−2} while round q−1's commits move the
+// weights: the weights are held twice, wb[q mod 2] holding S_{q−2} while
+// round q is prepared. Round q commits into wb[q mod 2] after replaying
+// round q−1's steps into it (the same additions in the same order as their
+// commits made in the other copy, so both copies agree bit for bit), so
+// round q+1's oracles read S_{q−1} from the other copy all along: no worker
+// waits for a round's end, and a round's commits need only their own
+// oracles. The run's weights (SDCA.st.w) are wb[0]; both copies are equal
+// whenever the pipeline is empty. Besides the sequential SDCA's, the rounds
+// hold that second copy (d numbers), four rounds of slots (each a step's
+// scratch space: the oracle's block ν, its entries' keys and logarithms),
+// per goroutine the bins' table (1 MiB), and a round and a slot per
+// sentence.
+//
+// The goroutines take the most urgent task ready, under one lock: the
+// next round's commits (the critical path), a move of the duals, an oracle
+// of the earliest round.
+//
+// The pipeline is emptied every segmentRounds rounds, at the end of an
+// epoch or of a streamed period: the two rounds after that point are both
+// prepared at its weights. Cancellation, snapshots, certificates and
+// periods happen only there, so a snapshot holds nothing but what a
+// sequential one does (the sentence carried to the next round besides).
+//
+// Draws, commits and every sum are made in a fixed order, whatever the
+// goroutines' timing, and a task's result depends only on its inputs, not
+// on the goroutine that runs it: the trajectory depends on the seed and R
+// only — not on the number of workers, which may differ on a resume.
 
 import (
 	"context"
-	"sync/atomic"
+	"fmt"
+	"math"
+	"sync"
 	"time"
 
 	"github.com/dualcrf/dualcrf/crf"
+	"github.com/dualcrf/dualcrf/duals"
 )
 
-// ordered is the scheduler of a parallel SDCA: parallel oracles, ordered
-// commits.
+// nsets is the number of rounds a scheduler holds: while round q is
+// committed, round q+1 is prepared, round q−1's steps are replayed, and
+// round q−2's moves of the duals may still be in progress — so that no
+// commit waits for the last round's moves.
+const nsets = 4
+
+// segmentRounds is the number of rounds between two points where the
+// pipeline is empty (or an epoch's or period's end): a cancelled run stops
+// at the next one.
+const segmentRounds = 256
+
+// ordered is the scheduler of a parallel SDCA by pipelined ordered commits.
 type ordered struct {
 	oneSampler
 	// d is where the rounds draw from: the run's sampler, or a streamed
 	// period's (run).
-	d     *draws
-	js    []int       // per slot: the sentence's index in d's sampler
-	P     int         // workers
-	slots []*stepWork // R = P·m
-	bins  [][]float64 // per worker: the moments' table of its steps' bins (zero between steps)
-	sents []int       // the sentences of the round in progress, in draw order
-	g0    []float64   // per slot: γ of the search against the round's weights
-	it0   []int       // per slot: that search's evaluations
-	gap   []float64   // per slot: the block gap
-	gam   []float64   // per slot: the step committed
-	row   []float64   // a weight row laid out densely (dotRows, sparse layouts)
-	// owed is the number of slots of the last round whose moves of the
-	// duals are not made yet (settle).
-	owed  int
+	d *draws
+	R int // the round size
+	P int // goroutines
+	// wb are the two copies of the weights (wb[0] is the run's), and
+	// views steppers that read them, for the oracles.
+	wb    [2][]float64
+	views [2]stepper
+	// twin is set while wb[1] equals wb[0] between segments.
+	twin bool
+	sets [nsets]roundSet // round q in sets[q mod nsets]
+	// bins is per goroutine the moments' table of its oracles' bins (1 MiB,
+	// zero between steps): one table kept hot in its core's cache, where a
+	// table per slot measured 1.6× the CPU of edgeTerms.prepare.
+	bins  [][]float64
 	mark  []int // per sentence: the round that drew it last (rounds count from 1)
 	slot  []int // per sentence: its slot in that round
-	round int   // rounds made in the run (for mark)
+	round int   // rounds drawn in the run (for mark)
 	carry int   // a sentence drawn twice, that opens the next round; −1: none
 	// carryJ is the carried sentence's index in d's sampler.
 	carryJ int
-	// The parallel phase's tasks (phase): claim holds the phase's
-	// generation (high 32 bits) and its next unclaimed task; done counts
-	// the tasks finished, and the one that finishes the last says so on
-	// fin.
-	gen   uint32
-	claim atomic.Uint64
-	done  atomic.Int32
-	fin   chan struct{}
-	// The wall time of the parallel phases and of the serial commits (and
-	// draws), for the serial fraction (phaseTimes).
-	parallel, serial time.Duration
+
+	// The segment in progress, under mu. first is its first round, last
+	// its last drawn (first−1 before any), committed the last committed;
+	// left the steps it may still draw and rounds the rounds.
+	mu        sync.Mutex
+	cond      *sync.Cond
+	wg        sync.WaitGroup // the goroutines but the first
+	first     int
+	last      int
+	committed int
+	left      int
+	rounds    int
+	serial    bool // a goroutine is committing
+	idle      int  // goroutines waiting for a task
+	steps     int  // steps committed in the segment
+	base      int  // SDCA.pos at the segment's start
+	err       error
+
+	// segRounds is the rounds of a segment: segmentRounds (tests make it
+	// shorter).
+	segRounds int
+	// afterRound, when not nil, runs on the committing goroutine after each
+	// round's commits, before its moves of the duals (tests).
+	afterRound func(q int)
+
+	// row is the committing goroutine's scratch of a weight row laid
+	// out densely (dotRows, sparse layouts), sink what its
+	// prefetchWeights read.
+	row  []float64
+	sink float64
+
+	// busy is the work of the goroutines, by kind, waited their time
+	// waiting for a task, and wall the segments' wall time (pipeStats).
+	busy   [3]time.Duration
+	waited time.Duration
+	wall   time.Duration
 }
 
+// roundSet is a round in the pipeline: its slots (sentences in draw
+// order) and where its tasks are. Fields after slots are under ordered.mu.
+type roundSet struct {
+	q     int // the round (0: none)
+	slots []*slotState
+	n     int // slots drawn
+	// prepNext is the first slot not yet taken for its oracle, prepLeft
+	// the oracles not done, moveLeft the moves not done; done: committed.
+	prepNext, prepLeft int
+	moveLeft           int
+	done               bool
+}
+
+// slotState is a step of a round: its sentence and scratch space, what its
+// oracle found, and the step it committed.
+type slotState struct {
+	ws   *stepWork
+	i, j int // the sentence, and its index in the sampler
+	// dep is the earlier step on the same sentence (round depQ, slot
+	// depS; depQ 0: none) whose move of the duals the oracle waits for.
+	depQ, depS int
+	taken      bool // the oracle is taken (under mu)
+	owner      int  // the goroutine that made the oracle (under mu)
+	moving     bool // the move of the duals is taken (under mu)
+	gap        float64
+	gam        float64 // the step committed: γ of v (the replay adds γv)
+	owe        float64 // the move of the duals it owes (0: made at the commit)
+	moved      bool    // the move of the duals is made (under mu)
+	sink       float64 // what prefetchWeights read (the oracle's goroutine)
+}
+
+// Task kinds, for busy.
+const (
+	taskPrepare = iota
+	taskCommit
+	taskMove
+)
+
 // newOrdered makes the scheduler of m (set up but for its point) for P
-// workers of m.roundSteps(P) slots each.
-func newOrdered(m *SDCA, P int) *ordered {
+// goroutines and rounds of R steps.
+func newOrdered(m *SDCA, P, R int) *ordered {
 	p := m.p
-	R := P * m.roundSteps(P)
-	o := &ordered{oneSampler: oneSampler{m}, d: &draws{sampler: m.sampler, rng: m.rng}, js: make([]int, 0, R), P: P, carry: -1, fin: make(chan struct{}, 1),
-		sents: make([]int, 0, R), g0: make([]float64, R), it0: make([]int, R), gap: make([]float64, R), gam: make([]float64, R),
+	o := &ordered{oneSampler: oneSampler{m}, d: &draws{sampler: m.sampler, rng: m.rng}, R: R, P: P, carry: -1, segRounds: segmentRounds,
 		mark: make([]int, p.N()), slot: make([]int, p.N())}
-	for range R {
-		o.slots = append(o.slots, newStepWork(p))
+	o.cond = sync.NewCond(&o.mu)
+	for k := range o.sets {
+		for range R {
+			o.sets[k].slots = append(o.sets[k].slots, &slotState{ws: newStepWork(p)})
+		}
 	}
-	// A worker's steps share the moments' table of its bins (1 MiB): it
-	// makes them one at a time.
 	for range P {
 		o.bins = append(o.bins, make([]float64, binCopies*binStride*(binKeys+1)))
 	}
 	return o
 }
 
-func (o *ordered) start() { o.carry = -1 }
+// start takes the run's weights: the twin copy is made at the next
+// segment.
+func (o *ordered) start() {
+	o.carry = -1
+	o.twin = false
+}
 
-// epoch runs the rounds of an epoch, or its remaining ones. When ctx is
-// cancelled it returns at the end of a round, the sentence carried to the
-// next one kept for the checkpoint.
+// epoch runs the segments of an epoch, or its remaining ones. When ctx is
+// cancelled it returns between two segments, the sentence carried to the
+// next round kept for the checkpoint.
 func (o *ordered) epoch(ctx context.Context) error {
 	m := o.m
 	n := m.p.N()
+	o.d = &draws{sampler: m.sampler, rng: m.rng}
 	// ‖w‖², kept by the commits, is recomputed whenever the epoch returns,
 	// as the parallel scheduler always has.
-	// The duals are settled then too: certificates and snapshots read them.
-	defer func() {
-		o.settle()
-		m.st.wsq = dot(m.st.w, m.st.w)
-	}()
+	defer func() { m.st.wsq = dot(m.st.w, m.st.w) }()
 	for m.pos < n {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		o.runRound(n - m.pos)
-		m.pos += len(o.sents)
+		m.pos += o.segment(n - m.pos)
 		m.live.Store(int64(m.pos))
 	}
 	m.endEpoch()
 	return nil
 }
 
-// runRound makes a round of at most left steps.
-func (o *ordered) runRound(left int) {
-	t0 := time.Now()
-	o.draw(min(len(o.slots), left))
-	t1 := time.Now()
-	o.phase()
-	t2 := time.Now()
-	o.commitAll()
-	o.parallel += t2.Sub(t1)
-	o.serial += t1.Sub(t0) + time.Since(t2)
-}
-
-// commitAll redoes the line search of the round's steps against the
-// current weights and commits them, in draw order.
-func (o *ordered) commitAll() {
-	m := o.m
-	st := m.st
-	for r := range o.sents {
-		ws := o.slots[r]
-		if r+1 < len(o.sents) {
-			// The next commit's rows are cold: the oracles read them on
-			// other cores, before this round's commits.
-			st.sink += prefetchWeights(st.w, m.p.Layout, o.slots[r+1].rows)
-		}
-		a, gamma, iters := ws.a, o.g0[r], o.it0[r]
-		if r > 0 {
-			// The round's earlier commits moved w: search again from γ.
-			a = dotRows(st.w, ws.rows, ws.vr, ws.vt, m.p.Layout, &o.row)
-			var it int
-			_, gamma, it = st.search(ws, a, gamma)
-			iters += it
-		}
-		o.gam[r] = st.commitPrimal(ws, gamma, a)
-		st.steps++
-		st.lsIters += int64(iters)
-		o.d.sampler.Update(o.js[r], o.gap[r])
-	}
-	o.owed = len(o.sents)
-}
-
-// settle makes the moves of the duals the last round's commits owe, in
-// parallel: the round's blocks are disjoint. (Between rounds, the next
-// round's phase makes them.)
-func (o *ordered) settle() {
-	if o.owed > 0 {
-		o.sents = o.sents[:0]
-		o.phase()
-	}
-}
-
-// phase runs the parallel phase of a round: task r moves the duals that
-// slot r owes from the last round's commit (r < owed; draw made those of
-// this round's sentences already) and then makes the first half of slot
-// r's step (r < len(sents)). The tasks touch nothing but their slot's
-// scratch and block, so whichever worker takes one, the result is the
-// same: the workers take the next task free until none is left, which
-// keeps them busy however long the sentences and however the system
-// schedules the threads. It returns when every task is done; a worker
-// that starts late finds none (the generation has moved on) and stops.
-func (o *ordered) phase() {
-	n := max(o.owed, len(o.sents))
-	o.gen++
-	gen := o.gen
-	o.done.Store(0)
-	o.claim.Store(uint64(gen) << 32)
-	for k := 1; k < min(o.P, n); k++ {
-		go o.work(k, gen, n)
-	}
-	o.work(0, gen, n)
-	<-o.fin
-	o.owed = 0
-}
-
-// work is worker k's part of phase gen of n tasks.
-func (o *ordered) work(k int, gen uint32, n int) {
-	for {
-		c := o.claim.Load()
-		if uint32(c>>32) != gen || int(uint32(c)) >= n {
-			return
-		}
-		if !o.claim.CompareAndSwap(c, c+1) {
-			continue
-		}
-		r := int(uint32(c))
-		if r < o.owed && o.gam[r] > 0 {
-			o.m.st.moveDual(o.slots[r], o.gam[r])
-		}
-		if r < len(o.sents) {
-			o.prepare(k, r)
-		}
-		if o.done.Add(1) == int32(n) {
-			o.fin <- struct{}{}
-		}
-	}
-}
-
-// draw draws the round's sentences, at most count: the sentence carried
-// from the last round first, then from the sampler until count or a
-// sentence drawn twice, which is carried to the next round.
-func (o *ordered) draw(count int) {
-	o.round++
-	o.sents, o.js = o.sents[:0], o.js[:0]
-	if o.carry >= 0 {
-		o.take(o.carry, o.carryJ)
-		o.carry = -1
-	}
-	for len(o.sents) < count {
-		j := o.d.sampler.Next(o.d.rng)
-		i := o.d.sentence(j)
-		if o.mark[i] == o.round {
-			o.carry, o.carryJ = i, j
-			return
-		}
-		o.take(i, j)
-	}
-}
-
-// run makes count steps drawn from d (a streamed period's sampler), in
-// rounds, and settles them: no sentence is carried past them.
+// run makes count steps drawn from d (a streamed period's sampler) and
+// empties the pipeline: no sentence is carried past them.
 func (o *ordered) run(d *draws, count int) {
 	o.d = d
-	for done := 0; done < count; done += len(o.sents) {
-		o.runRound(count - done)
+	for done := 0; done < count; {
+		done += o.segment(count - done)
 	}
-	o.settle()
 	o.m.st.wsq = dot(o.m.st.w, o.m.st.w)
 }
 
-// take adds sentence i to the round in progress. If the last round
-// stepped it, the move of its duals that round owes is made first: its
-// oracle in this round reads them.
-func (o *ordered) take(i, j int) {
-	if r := o.slot[i]; o.owed > 0 && o.mark[i] == o.round-1 && o.gam[r] > 0 {
-		o.m.st.moveDual(o.slots[r], o.gam[r])
-		o.gam[r] = 0
+// segment runs up to segmentRounds rounds of at most left steps in all,
+// and returns the steps made; the pipeline is empty at its start and at
+// its end.
+func (o *ordered) segment(left int) int {
+	m := o.m
+	t0 := time.Now()
+	if !o.twin || len(o.wb[0]) == 0 || &o.wb[0][0] != &m.st.w[0] {
+		o.wb[0] = m.st.w
+		if len(o.wb[1]) != len(m.st.w) {
+			o.wb[1] = make([]float64, len(m.st.w))
+		}
+		copy(o.wb[1], m.st.w)
+		o.twin = true
+		for b := range o.views {
+			o.views[b] = *m.st
+			o.views[b].w = o.wb[b]
+			o.views[b].ws = nil
+		}
 	}
-	o.mark[i], o.slot[i] = o.round, len(o.sents)
-	o.sents = append(o.sents, i)
-	o.js = append(o.js, j)
+	o.first, o.last, o.committed = o.round+1, o.round, o.round
+	o.left, o.rounds, o.steps, o.base, o.err = left, o.segRounds, 0, m.pos, nil
+	for range 2 {
+		o.drawNext()
+	}
+	for k := 1; k < o.P; k++ {
+		o.wg.Add(1)
+		go o.helper(k)
+	}
+	o.work(0)
+	o.wg.Wait()
+	if o.err != nil {
+		panic(o.err)
+	}
+	// The other copy misses the last round: replayed, both are equal.
+	o.replay(o.last + 1)
+	o.wall += time.Since(t0)
+	return o.steps
 }
 
-// prepare makes, on worker k, the first half of the step of slot r at the
-// round's weights: oracle, gap, directions and the line search against
-// them.
-func (o *ordered) prepare(k, r int) {
-	st, ws := o.m.st, o.slots[r]
+// helper is goroutine k > 0 of a segment.
+func (o *ordered) helper(k int) {
+	defer o.wg.Done()
+	o.work(k)
+}
+
+// drawNext draws the next round of the segment, if it has one: at most R
+// sentences, the one carried from the last round first, then from the
+// sampler until R, the steps left, or a sentence drawn twice, which is
+// carried to the next round.
+func (o *ordered) drawNext() {
+	if o.left == 0 || o.rounds == 0 {
+		return
+	}
+	o.round++
+	q := o.round
+	rs := &o.sets[q%nsets]
+	rs.q, rs.n, rs.done = q, 0, false
+	count := min(o.R, o.left)
+	if o.carry >= 0 {
+		o.take(rs, o.carry, o.carryJ)
+		o.carry = -1
+	}
+	for rs.n < count {
+		j := o.d.sampler.Next(o.d.rng)
+		i := o.d.sentence(j)
+		if o.mark[i] == q {
+			o.carry, o.carryJ = i, j
+			break
+		}
+		o.take(rs, i, j)
+	}
+	rs.prepNext, rs.prepLeft, rs.moveLeft = 0, rs.n, rs.n
+	o.left -= rs.n
+	o.rounds--
+	o.last = q
+}
+
+// take adds sentence i (index j in the sampler) to round rs. If one of the
+// segment's last three rounds stepped it, its oracle waits for that step's
+// move of the duals.
+func (o *ordered) take(rs *roundSet, i, j int) {
+	s := rs.slots[rs.n]
+	s.i, s.j, s.taken, s.moving, s.moved, s.gam, s.owe = i, j, false, false, false, 0, 0
+	s.depQ = 0
+	if q := o.mark[i]; q >= o.first && q >= rs.q-(nsets-1) {
+		s.depQ, s.depS = q, o.slot[i]
+	}
+	o.mark[i], o.slot[i] = rs.q, rs.n
+	rs.n++
+}
+
+// work is goroutine k's loop: it takes the most urgent task ready — the
+// next round's commits, a move of the duals, an oracle (earliest round
+// first) — until the segment is done.
+func (o *ordered) work(k int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for {
+		if o.err != nil {
+			return
+		}
+		if o.committed == o.last && o.movesDone() {
+			o.cond.Broadcast()
+			return
+		}
+		if q := o.committed + 1; !o.serial && q <= o.last && o.commitReady(q) {
+			o.serial = true
+			o.mu.Unlock()
+			t := time.Now()
+			o.commitRound(q)
+			o.busy[taskCommit] += time.Since(t)
+			o.mu.Lock()
+			o.serial = false
+			o.committed = q
+			rs := &o.sets[q%nsets]
+			rs.done = true
+			for _, s := range rs.slots[:rs.n] {
+				if s.owe == 0 {
+					s.moved = true
+					rs.moveLeft--
+				}
+			}
+			o.drawNext()
+			o.cond.Broadcast()
+			continue
+		}
+		// A move is made by the goroutine that prepared its slot, whose
+		// core holds the block and ν, unless nothing else is left to do.
+		rs, s := o.nextMove(k, false)
+		if s == nil {
+			if rs, r := o.nextPrepare(); rs != nil {
+				rs.slots[r].owner = k
+				o.mu.Unlock()
+				t := time.Now()
+				o.prepare(k, rs, r)
+				d := time.Since(t)
+				o.mu.Lock()
+				o.busy[taskPrepare] += d
+				rs.prepLeft--
+				o.cond.Broadcast()
+				continue
+			}
+			rs, s = o.nextMove(k, true)
+		}
+		if s != nil {
+			o.mu.Unlock()
+			t := time.Now()
+			o.m.st.moveDual(s.ws, s.owe)
+			d := time.Since(t)
+			o.mu.Lock()
+			o.busy[taskMove] += d
+			s.moved = true
+			rs.moveLeft--
+			o.cond.Broadcast()
+			continue
+		}
+		o.idle++
+		if o.idle == o.P && !o.serial {
+			// Every goroutine waits and none commits: no task can ever be
+			// ready. A bug, never a state of a run.
+			o.err = fmt.Errorf("train: the ordered scheduler is stuck at round %d of %d..%d", o.committed+1, o.first, o.last)
+			o.cond.Broadcast()
+			return
+		}
+		t := time.Now()
+		o.cond.Wait()
+		o.waited += time.Since(t)
+		o.idle--
+	}
+}
+
+// commitReady says whether round q may be committed: its oracles are
+// done, and the moves of round q−2, whose set round q+2 will take, are
+// made.
+func (o *ordered) commitReady(q int) bool {
+	rs := &o.sets[q%nsets]
+	if rs.prepLeft > 0 {
+		return false
+	}
+	if p := &o.sets[(q+2)%nsets]; p.q == q-2 && p.moveLeft > 0 {
+		return false
+	}
+	return true
+}
+
+// movesDone says whether every committed round's moves are made.
+func (o *ordered) movesDone() bool {
+	for k := range o.sets {
+		if rs := &o.sets[k]; rs.q >= o.first && rs.done && rs.moveLeft > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// nextMove takes the first move of the duals not yet taken, of the
+// earliest committed round: of a slot goroutine k prepared, or with any
+// of any slot.
+func (o *ordered) nextMove(k int, any bool) (*roundSet, *slotState) {
+	for q := max(o.first, o.committed-(nsets-1)); q <= o.committed; q++ {
+		rs := &o.sets[q%nsets]
+		if rs.q != q || rs.moveLeft == 0 {
+			continue
+		}
+		for _, s := range rs.slots[:rs.n] {
+			if !s.moved && !s.moving && (any || s.owner == k) {
+				s.moving = true
+				return rs, s
+			}
+		}
+	}
+	return nil, nil
+}
+
+// nextPrepare takes the first oracle ready of the earliest round: not
+// taken, and its sentence's earlier step moved.
+func (o *ordered) nextPrepare() (*roundSet, int) {
+	for q := o.committed + 1; q <= o.last; q++ {
+		rs := &o.sets[q%nsets]
+		for r := rs.prepNext; r < rs.n; r++ {
+			s := rs.slots[r]
+			if s.taken || !o.depMoved(s) {
+				continue
+			}
+			s.taken = true
+			for rs.prepNext < rs.n && rs.slots[rs.prepNext].taken {
+				rs.prepNext++
+			}
+			return rs, r
+		}
+	}
+	return nil, -1
+}
+
+// depMoved says whether slot s's sentence has no earlier step whose move
+// of the duals is pending.
+func (o *ordered) depMoved(s *slotState) bool {
+	if s.depQ == 0 {
+		return true
+	}
+	d := &o.sets[s.depQ%nsets]
+	return d.q != s.depQ || d.slots[s.depS].moved
+}
+
+// prepare makes, on goroutine k, the first half of the step of slot r of
+// round rs at S_{q−2} (wb[q mod 2]): oracle, gap and directions.
+func (o *ordered) prepare(k int, rs *roundSet, r int) {
+	sp, s := &o.views[rs.q%2], rs.slots[r]
+	ws := s.ws
 	ws.edges.slots = o.bins[k]
-	s := st.oracle(ws, o.sents[r])
-	o.gap[r] = s.Gap
-	st.direct(ws)
-	_, o.g0[r], o.it0[r] = st.search(ws, ws.a, -1)
+	st := sp.oracle(ws, s.i)
+	s.gap = st.Gap
+	if r+1 < rs.n {
+		// The round's next oracle, here or on another core, reads its
+		// weight rows: fetched while this step finishes, as the sequential
+		// SDCA fetches its next step's.
+		s.sink += prefetchWeights(sp.w, sp.p.Layout, sp.rows.of(rs.slots[r+1].i))
+	}
+	clear(ws.vt) // the direction adds into it
+	sp.direct(ws)
 }
 
-// save records the workers and the sentence carried to the next round (a
-// snapshot is at the end of a round).
+// commitRound commits round q into wb[q mod 2]: round q−1's steps are
+// replayed there first, then each step's line search is redone against
+// the current weights and committed, in draw order. The first round of a
+// segment's first step sees the weights of its oracle: its search is taken
+// as it is.
+func (o *ordered) commitRound(q int) {
+	m := o.m
+	st := m.st
+	lay := m.p.Layout
+	sp := &o.views[q%2]
+	w := o.wb[q%2]
+	rs := &o.sets[q%nsets]
+	o.sink += prefetchWeights(w, lay, rs.slots[0].ws.rows)
+	o.replay(q)
+	for r, s := range rs.slots[:rs.n] {
+		ws := s.ws
+		if r+1 < rs.n {
+			// The next commit's rows are cold: the oracles read them on
+			// other cores, before this round's commits.
+			o.sink += prefetchWeights(w, lay, rs.slots[r+1].ws.rows)
+		}
+		// The oracle's weights are the current ones for the segment's
+		// first step only: ⟨w,v⟩ is recomputed for every other.
+		a := ws.a
+		if q > o.first || r > 0 {
+			a = dotRows(w, ws.rows, ws.vr, ws.vt, lay, &o.row)
+		}
+		_, gamma, iters := st.search(ws, a, -1)
+		s.gam, s.owe = gamma, gamma
+		switch {
+		case gamma > 0 && st.exact:
+			sp.applyPrimal(ws, gamma)
+			st.wsq += 2*gamma*a + gamma*gamma*ws.b
+		case gamma > 0:
+			// A store that rounds: the block is put now, and v becomes
+			// the primal direction of its actual change (γ 1), which both
+			// copies of the weights add.
+			sp.putRounded(ws, gamma)
+			sp.applyPrimal(ws, 1)
+			st.wsq = math.NaN()
+			s.gam, s.owe = 1, 0
+		}
+		st.steps++
+		st.lsIters += int64(iters)
+		o.d.sampler.Update(s.j, s.gap)
+	}
+	o.steps += rs.n
+	m.live.Store(int64(o.base + o.steps))
+	// The next round's commits replay these steps into the other copy:
+	// fetch its rows (the oracles read that copy; nobody writes it).
+	other := o.wb[(q+1)%2]
+	for _, s := range rs.slots[:rs.n] {
+		if s.gam > 0 {
+			o.sink += prefetchWeights(other, lay, s.ws.rows)
+		}
+	}
+	if o.afterRound != nil {
+		o.afterRound(q)
+	}
+}
+
+// replay adds round q−1's steps to wb[q mod 2], which holds S_{q−2}: the
+// additions its commits made to the other copy, in their order. Nothing
+// before the segment is replayed: both copies hold it.
+func (o *ordered) replay(q int) {
+	if q-1 < o.first {
+		return
+	}
+	rs := &o.sets[(q-1)%nsets]
+	sp := &o.views[q%2]
+	for _, s := range rs.slots[:rs.n] {
+		if s.gam > 0 {
+			sp.applyPrimal(s.ws, s.gam)
+		}
+	}
+}
+
+// save records the sentence carried to the next round (a snapshot is at a
+// segment's end, the pipeline empty).
 func (o *ordered) save(st *checkpointState) error {
-	st.Workers = o.P
+	st.Schedule = ScheduleRounds
 	if o.m.pos > 0 {
 		st.Next = o.carry
 	}
 	return nil
 }
 
-// restore checks that the snapshot was made with as many workers and takes
-// back the sentence carried to the next round.
+// restore takes back the sentence carried to the next round; a snapshot
+// of another scheduler is refused.
 func (o *ordered) restore(st checkpointState) error {
-	if st.Workers != o.P {
-		return errWorkers(st.Workers, o.P)
+	if st.Schedule != ScheduleRounds {
+		return errSchedule(st, ScheduleRounds)
 	}
 	o.carry, o.carryJ = st.Next, st.Next
 	return nil
 }
 
-// phaseTimes returns the wall time spent so far in the parallel phases
-// and in the serial ones (draws and commits).
-func (o *ordered) phaseTimes() (parallel, serial time.Duration) { return o.parallel, o.serial }
+// pipeStats returns the goroutines' work so far — the oracles, the serial
+// commits (with the draws and the replays) and the moves of the duals —
+// and the segments' wall time.
+func (o *ordered) pipeStats() (prepare, commit, move, wall time.Duration) {
+	return o.busy[taskPrepare], o.busy[taskCommit], o.busy[taskMove], o.wall
+}
+
+// ScheduleStats is where the time of a parallel SDCA's epochs went.
+type ScheduleStats struct {
+	Workers int
+	// Oracles, Commits and Moves are the workers' busy time in each kind of
+	// task: the first halves of the steps (in parallel), the commits in
+	// draw order (serial: one goroutine at a time) and the moves of the
+	// duals (in parallel); Waited their time waiting for a task; Wall is
+	// the wall time of the epochs' steps.
+	Oracles, Commits, Moves, Waited, Wall time.Duration
+}
+
+// ScheduleStats returns where the time of the run's steps went, for the
+// rounds (ok false for the other schedules).
+func (m *SDCA) ScheduleStats() (s ScheduleStats, ok bool) {
+	var o *ordered
+	switch sc := m.sched.(type) {
+	case *ordered:
+		o = sc
+	case *streamed:
+		o = sc.par
+	}
+	if o == nil {
+		return s, false
+	}
+	s.Workers = o.P
+	s.Oracles, s.Commits, s.Moves, s.Wall = o.pipeStats()
+	s.Waited = o.waited
+	return s, true
+}
 
 // dotRows returns ⟨w, v⟩ for the direction v of packed rows vr (row r on
 // attribute rows[r]) and dense tail vt. In a sparse layout each weight row
@@ -321,4 +660,24 @@ func dotRows(w []float64, rows []int32, vr, vt []float64, lay crf.Layout, row *[
 		s += dotKernel(u, vr[r*K:(r+1)*K])
 	}
 	return s + dot(w[lay.Trans():], vt)
+}
+
+// putRounded puts μ_i + γδ into a store that rounds and leaves in ws.vr
+// and ws.vt the primal direction of the block's actual change δ' = μ' − μ_i
+// (commitRounded's), for the rounds to add into both copies of the weights.
+func (sp *stepper) putRounded(ws *stepWork, gamma float64) {
+	s := sp.p.Data.Sentence(ws.i)
+	T, K := s.Len(), sp.p.Layout.NumLabels
+	ws.edges.update(gamma, ws.mu, ws.nu)
+	if ms, ok := sp.duals.(duals.MarginalStore); ok {
+		ms.PutMarginals(ws.i, ws.mu, ws.dN[:T*K], ws.nuSum)
+	} else {
+		sp.duals.Put(ws.i, ws.mu)
+		blockNodesDot(ws.mu, T, K, ws.lat.Trans(), ws.dN, ws.nuSum)
+	}
+	for j, x := range ws.muN[:T*K] {
+		ws.dN[j] -= x
+	}
+	clear(ws.vt)
+	sp.direction(ws, ws.i, s)
 }

@@ -21,6 +21,7 @@ package train
 // φ'(0) = ⟨δ, log ν − log μ⟩ = KL(μ‖ν) + KL(ν‖μ) ≥ g_i, and φ'(1) = −λn‖v‖².
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -67,19 +68,20 @@ type SDCA struct {
 	// in Duals has its own precision, which a non-zero DualPrecision must
 	// equal.
 	DualPrecision duals.Precision
-	// Workers is the number of goroutines making SDCA steps, in rounds:
-	// the oracles of a round's steps at once, then their commits in draw
-	// order (ordered.go); 0 means DefaultWorkers, 1 the sequential SDCA,
-	// and AllWorkers runtime.GOMAXPROCS.
-	// The same seed and number of workers give the same weights bit for
-	// bit.
+	// Workers is the number of goroutines making SDCA steps. 1 is the
+	// sequential SDCA (unless RoundSize is set), more the parallel SDCA by
+	// pipelined ordered commits (ordered.go: rounds of RoundSize steps whose
+	// oracles run in parallel and whose commits are made in draw order),
+	// whose weights depend on the seed and RoundSize only, not on the
+	// workers; 0 means DefaultWorkers and AllWorkers runtime.GOMAXPROCS.
 	Workers int
-	// RoundSteps is the number of steps per worker in a round of the
-	// parallel SDCA: a round of P workers draws P·RoundSteps sentences
-	// (fewer at a sentence drawn twice), whose oracles all see the
-	// weights of the round's start. 0 means max(1, DefaultRoundSize/P).
-	// It applies to more than one worker only.
-	RoundSteps int
+	// RoundSize is the number of steps of a round of the parallel SDCA;
+	// 0 means DefaultRoundSize. Set with Workers 1, it runs the parallel
+	// scheme on one goroutine (the same weights as on any number).
+	RoundSize int
+	// Async, when not empty, replaces the ordered commits by asynchronous
+	// steps (async.go): AsyncAtomic or AsyncWild. Not reproducible.
+	Async string
 	// Warm, when not nil, is the initial point taken from an earlier
 	// run's duals (warm.go) instead of eq. 21's μ⁰; the initial
 	// certificate's exact block gaps then seed the sampler. Duals in
@@ -111,6 +113,8 @@ type SDCA struct {
 	// warmGaps is set by a warm start until the initial certificate has
 	// handed its block gaps to the sampler.
 	warmGaps bool
+	// segRounds, when not 0, shortens the rounds' segments (tests).
+	segRounds int
 	// warmRefresh is set for the whole of a run that started warm (and by
 	// the resume of its snapshot): the run recomputes every gap estimate
 	// exactly every WarmRefreshEvery epochs (warm.go).
@@ -135,19 +139,23 @@ func (m *SDCA) Describe() Description {
 				Help: "SDCA's line search stops when its step is shorter than this, in (0,1)",
 				Want: "want a step length in (0,1)", Valid: floatIn(0, 1, true, true)},
 			seedSetting("the sampler"),
-			{Field: "Workers", Name: "workers", Default: DefaultWorkers, Resume: "Workers",
-				Help:  "SDCA workers (deterministic parallel SDCA: the same seed and workers give the same model)",
+			{Field: "Workers", Name: "workers", Default: DefaultWorkers,
+				Help:  "SDCA workers: the rounds' oracles and moves on that many goroutines (the model depends on the seed and the round size, not on the workers); 1: the sequential SDCA of the paper",
 				Want:  fmt.Sprintf("want AllWorkers (%d: one per core), 0 (DefaultWorkers) or a number of workers ≥ 1", AllWorkers),
 				Valid: func(v any) bool { return v.(int) >= AllWorkers }},
-			{Field: "RoundSteps", Name: "round-steps", DefaultText: fmt.Sprintf("%d/workers, at least 1", DefaultRoundSize), Resume: "RoundSteps",
-				Help: "SDCA steps per worker in a round of the parallel SDCA (their oracles in parallel, then their commits in order), ≥ 1 (with more than one worker)",
+			{Field: "RoundSize", Name: "round-size", Default: DefaultRoundSize, Resume: "RoundSize",
+				Help: "SDCA steps in a round of the parallel SDCA (their oracles in parallel, their commits in draw order); it shapes the model, the workers do not",
 				Want: "want a number of steps ≥ 1", Valid: intAtLeast(1),
 				Unread: func(m Method) string {
-					if w := m.(*SDCA).Workers; w == 1 || w == 0 && DefaultWorkers == 1 {
-						return "not used by one worker: rounds are the parallel SDCA's (give {SDCA.Workers} 2 or more, or 0: one per core)"
+					if m.(*SDCA).Async != "" {
+						return "not used by asynchronous steps ({SDCA.Async}): they have no rounds"
 					}
 					return ""
 				}},
+			{Field: "Async", Name: "nondeterministic-async", DefaultText: "off: the reproducible rounds",
+				Help:  fmt.Sprintf("asynchronous SDCA steps (%s: atomic adds, %s: plain adds): faster, and a different model on every run", AsyncAtomic, AsyncWild),
+				Want:  fmt.Sprintf("want %s or %s", AsyncAtomic, AsyncWild),
+				Valid: oneOf(AsyncAtomic, AsyncWild)},
 			{Field: "DualPrecision", Name: "dual-precision", Default: duals.DefaultPrecision, Resume: "DualPrecision",
 				Help: "how SDCA keeps its duals: float32 (each sentence's marginals as a Markov chain of float32 conditionals: " +
 					"half the memory and I/O of float64, the same epochs to a gap of 1e-4, certificates as honest), float64 (exact: twice the memory) " +
@@ -163,6 +171,9 @@ func (m *SDCA) Describe() Description {
 func (m *SDCA) Check() error {
 	if err := CheckSettings(m, nil); err != nil {
 		return err
+	}
+	if m.Async != "" && m.RoundSize != 0 {
+		return &option.Error{Field: "SDCA.RoundSize", Value: valueText(m.RoundSize), Msg: "want 0: asynchronous steps have no rounds", Err: ErrBadProblem}
 	}
 	if m.DualPrecision != 0 && m.Duals != nil && m.Duals.Precision() != m.DualPrecision {
 		return &option.Error{Field: "SDCA.DualPrecision", Value: m.DualPrecision.String(), Err: ErrBadProblem,
@@ -184,17 +195,18 @@ func (m *SDCA) Precision() duals.Precision {
 }
 
 // Facts returns what a model records of SDCA on p: its sampler and seed,
-// and for more than one worker their number and a round length given
-// (the default follows from the workers).
+// and its schedule — none for the sequential SDCA (its bytes stay as they
+// were), the rounds with their size and not the workers (which do not
+// change the model), asynchronous steps (not reproducible) with their
+// workers.
 func (m *SDCA) Facts(p *Problem) map[string]any {
 	kind, _ := samplerSettings(m.Sampler)
 	facts := map[string]any{"sampler": kind, "seed": m.Seed}
-	if w := m.numWorkers(p.N()); w > 1 {
-		facts["workers"] = w
-		if m.RoundSteps != 0 {
-			// The rounds' length shapes the trajectory.
-			facts["round_steps"] = m.RoundSteps
-		}
+	switch sched, w, R := m.schedule(p.N()); sched {
+	case ScheduleRounds:
+		facts["schedule"], facts["round_size"] = sched, R
+	case ScheduleAsyncAtomic, ScheduleAsyncWild:
+		facts["schedule"], facts["workers"] = sched, w
 	}
 	return facts
 }
@@ -218,22 +230,41 @@ func (m *SDCA) NumWorkers(n int) int { return m.numWorkers(n) }
 // numWorkers returns the number of workers on n sentences: Workers, at
 // most n; 0 means DefaultWorkers, and AllWorkers GOMAXPROCS.
 func (m *SDCA) numWorkers(n int) int {
-	P := m.Workers
-	if P == 0 {
-		P = DefaultWorkers
-	}
+	P := cmp.Or(m.Workers, DefaultWorkers)
 	if P == AllWorkers {
 		P = runtime.GOMAXPROCS(0)
 	}
 	return max(1, min(P, n))
 }
 
-// roundSteps returns RoundSteps with its default applied for P workers.
-func (m *SDCA) roundSteps(P int) int {
-	if m.RoundSteps == 0 {
-		return max(1, DefaultRoundSize/P)
+// The schedules of an SDCA run (SDCA.Schedule).
+const (
+	ScheduleSequential  = "sequential"   // one worker: the SDCA of the paper
+	ScheduleRounds      = "rounds"       // pipelined ordered commits (ordered.go): reproducible
+	ScheduleAsyncAtomic = "async-atomic" // asynchronous steps, atomic adds (async.go): not reproducible
+	ScheduleAsyncWild   = "async-wild"   // asynchronous steps, plain adds: not reproducible
+)
+
+// Schedule returns how SDCA runs its steps on a problem of n sentences:
+// the schedule (ScheduleSequential, ScheduleRounds, ScheduleAsyncAtomic or
+// ScheduleAsyncWild), its workers and, for the rounds, their size.
+func (m *SDCA) Schedule(n int) (kind string, workers, roundSize int) { return m.schedule(n) }
+
+// schedule returns how SDCA runs its epochs on n sentences: the schedule,
+// its goroutines and, for rounds, the round size.
+func (m *SDCA) schedule(n int) (kind string, P, R int) {
+	P = m.numWorkers(n)
+	switch {
+	case m.Async == AsyncAtomic:
+		return ScheduleAsyncAtomic, P, 0
+	case m.Async == AsyncWild:
+		return ScheduleAsyncWild, P, 0
+	case cmp.Or(m.Workers, DefaultWorkers) == 1 && m.RoundSize == 0:
+		// Only one worker asked for: on one core, the default is still the
+		// rounds, so that the model is the same on every machine.
+		return ScheduleSequential, 1, 0
 	}
-	return m.RoundSteps
+	return ScheduleRounds, P, cmp.Or(m.RoundSize, DefaultRoundSize)
 }
 
 // RunSettings returns every setting of SDCA on p that a resumed run must
@@ -244,14 +275,21 @@ func (m *SDCA) RunSettings(p *Problem) RunSettings {
 	eps, sub := m.effective()
 	rs := RunSettings{Version: settingsVersion, Solver: "sdca", Seed: m.Seed, Epsilon: eps, SubPrecision: sub,
 		Lambda: p.Lambda, Sentences: p.N(), FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(),
-		Bias: !p.Layout.NoBias, Workers: m.numWorkers(p.N()), DualPrecision: precisionSetting(m.Precision())}
+		Bias: !p.Layout.NoBias, DualPrecision: precisionSetting(m.Precision())}
 	rs.Sampler, rs.NonUniform = samplerSettings(m.Sampler)
 	if s, ok := m.Duals.(*duals.Stream); ok {
 		rs.DualsBlocks = s.Blocks()
 	}
-	// A sequential run records no round length.
-	if rs.Workers > 1 {
-		rs.RoundSteps = m.roundSteps(rs.Workers)
+	// A sequential run records one worker and no schedule (as it always
+	// has); the rounds their size, whatever the workers (the weights do not
+	// depend on them); asynchronous steps their kind only.
+	switch kind, _, R := m.schedule(p.N()); kind {
+	case ScheduleSequential:
+		rs.Workers = 1
+	case ScheduleRounds:
+		rs.Schedule, rs.RoundSize = kind, R
+	default:
+		rs.Schedule = kind
 	}
 	return rs
 }
@@ -339,11 +377,18 @@ func (m *SDCA) setup(p *Problem) error {
 	if err := m.checkStream(d.Len()); err != nil {
 		return err
 	}
-	switch P := m.numWorkers(d.Len()); {
+	switch kind, P, R := m.schedule(d.Len()); {
 	case m.streamStore() != nil:
-		m.sched = newStreamed(m, m.streamStore(), P)
-	case P > 1:
-		m.sched = newOrdered(m, P)
+		if kind == ScheduleAsyncAtomic || kind == ScheduleAsyncWild {
+			return fmt.Errorf("%w: asynchronous steps (SDCA.Async) need the duals in memory or in a memory-mapped file, not streamed", ErrBadProblem)
+		}
+		m.sched = newStreamed(m, m.streamStore(), P, R)
+	case kind == ScheduleRounds:
+		o := newOrdered(m, P, R)
+		o.segRounds = cmp.Or(m.segRounds, segmentRounds)
+		m.sched = o
+	case kind != ScheduleSequential:
+		m.sched = newAsync(m, P, kind == ScheduleAsyncWild)
 	default:
 		m.sched = &sequential{oneSampler: oneSampler{m}, next: -1}
 	}
@@ -473,6 +518,13 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	// The certificate's weights go into the buffer of the previous
 	// certificate, which the driver has dropped (Certificate.Weights): a
 	// run holds w and one ŵ(μ), and makes no garbage of its length.
+	if a, ok := m.sched.(*async); ok && !a.fresh {
+		// The workers have stopped: training goes on from ŵ(μ), which the
+		// certificate is about, and the races' drift is gone.
+		if err := a.exact(); err != nil {
+			return Certificate{}, err
+		}
+	}
 	var w []float64
 	if m.whatAt == m.st.steps {
 		w = append(m.certW[:0], m.st.w...)

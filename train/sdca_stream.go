@@ -34,9 +34,11 @@ package train
 // epoch, counted in Counters.OracleCalls).
 //
 // Workers step inside a period as in memory (ordered.go): their rounds
-// draw from the period's sampler, and end with the period.
+// draw from the period's sampler, and the pipeline is empty at the
+// period's end.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/crc32"
@@ -78,13 +80,14 @@ func (sc *streamed) start() {
 	}
 }
 
-// newStreamed makes the scheduler of m on s for P workers, with a working
+// newStreamed makes the scheduler of m on s for P workers in rounds of R
+// steps (R = 0: sequential steps), with a working
 // set of the room s has for held sentences (duals.StreamOptions.HeldSlots)
 // when the sampler draws by gap.
-func newStreamed(m *SDCA, s *duals.Stream, P int) *streamed {
+func newStreamed(m *SDCA, s *duals.Stream, P, R int) *streamed {
 	sc := &streamed{oneSampler: oneSampler{m}}
-	if P > 1 {
-		sc.par = newOrdered(m, P)
+	if R > 0 {
+		sc.par = newOrdered(m, P, R)
 	}
 	// The working set is ranked by gap: samplers that do not draw by gap
 	// (uniform, importance, max) step on each block alone, as they did.
@@ -231,7 +234,7 @@ func (sc *streamed) save(st *checkpointState) error {
 		st.BlockOrder, st.BlockSteps, st.BlockShare, st.BlockPos = sc.order, sc.steps, sc.share, sc.done
 	}
 	if sc.par != nil {
-		st.Workers = sc.par.P
+		st.Schedule = ScheduleRounds
 	}
 	st.Refreshed = sc.refreshed
 	st.Held = append([]int(nil), sc.held...)
@@ -248,14 +251,14 @@ func (sc *streamed) save(st *checkpointState) error {
 }
 
 // restore takes back the epoch's plan (restoreDuals checked it against
-// the store); a snapshot of a parallel run is refused.
+// the store); a snapshot of another schedule is refused.
 func (sc *streamed) restore(st checkpointState) error {
-	P := 1
+	want := ""
 	if sc.par != nil {
-		P = sc.par.P
+		want = ScheduleRounds
 	}
-	if max(st.Workers, 1) != P {
-		return errWorkers(max(st.Workers, 1), P)
+	if st.Schedule != want || st.Workers > 1 {
+		return errSchedule(st, cmp.Or(want, ScheduleSequential))
 	}
 	sc.refreshed = st.Refreshed
 	if st.Stream != nil && st.Step > 0 {

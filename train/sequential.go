@@ -94,17 +94,25 @@ func (s *sequential) save(st *checkpointState) error {
 }
 
 // restore takes back the sentence drawn for the next step; a snapshot of
-// a parallel run is refused.
+// another schedule is refused.
 func (s *sequential) restore(st checkpointState) error {
-	if st.Workers > 1 {
-		return errWorkers(st.Workers, 1)
+	if st.Schedule != "" || st.Workers > 1 {
+		return errSchedule(st, ScheduleSequential)
 	}
 	s.next = st.Next
 	return nil
 }
 
-// errWorkers refuses to resume a snapshot of a run with another number of
-// workers.
-func errWorkers(snap, now int) error {
-	return fmt.Errorf("resume: the snapshot was made with %d workers, this run has %d", snap, now)
+// errSchedule refuses to resume a snapshot made by another schedule than
+// this run's (the settings check names the setting first; this is its
+// last line of defence).
+func errSchedule(st checkpointState, now string) error {
+	was := st.Schedule
+	switch {
+	case was == "" && st.Workers > 1:
+		was = fmt.Sprintf("an earlier version's parallel SDCA (%d workers)", st.Workers)
+	case was == "":
+		was = ScheduleSequential
+	}
+	return fmt.Errorf("resume: the snapshot was made by the %s schedule, this run has %s", was, now)
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // TestSchedulerChoice: Init runs the sequential scheduler for one worker,
-// the ordered (parallel) one for more, and the streamed one on a streamed
-// store; a run of each keeps the run's position and counters.
+// the ordered (parallel) one for more or for a round size, the
+// asynchronous one when asked, and the streamed one on a streamed store; a run of each keeps the run's position and counters.
 func TestSchedulerChoice(t *testing.T) {
 	p := randomProblem(t, 5, 40, 6, 12, 3, true, 0)
 	stream := newStream(t, p, filepath.Join(t.TempDir(), "duals.stream"), 2048, 0)
@@ -16,10 +16,15 @@ func TestSchedulerChoice(t *testing.T) {
 		m    *SDCA
 		want string
 	}{
-		{&SDCA{Seed: 1}, "*train.sequential"},
-		{&SDCA{Seed: 1, Workers: 2, RoundSteps: 4}, "*train.ordered"},
+		{&SDCA{Seed: 1, Workers: 1}, "*train.sequential"},
+		{&SDCA{Seed: 1, Workers: 2, RoundSize: 4}, "*train.ordered"},
+		{&SDCA{Seed: 1, Workers: 1, RoundSize: 4}, "*train.ordered"},
+		{&SDCA{Seed: 1, Workers: 2, Async: AsyncAtomic}, "*train.async"},
 		{&SDCA{Seed: 1, Duals: stream}, "*train.streamed"},
 	} {
+		if c.m.Async != "" && raceDetector {
+			continue // asynchronous steps race by design (async_test.go)
+		}
 		if err := c.m.Init(p); err != nil {
 			t.Fatal(err)
 		}

@@ -27,12 +27,16 @@ type RunSettings struct {
 	// Hamming is BCFW's Hamming loss; "" for the other methods (and in a
 	// BCFW checkpoint written before it could be set: HammingMean).
 	Hamming string `json:"hamming,omitempty"`
-	// How the epochs are run: the workers (1 for the sequential SDCA,
-	// whose RoundSteps is 0) and, on a streamed store, its blocks (0 for
-	// duals held otherwise).
-	Workers     int `json:"workers"`
-	RoundSteps  int `json:"round_steps,omitempty"`
-	DualsBlocks int `json:"duals_blocks,omitempty"`
+	// How the epochs are run: the schedule ("" for the sequential SDCA,
+	// which records Workers 1; "rounds" with its RoundSize; "async-atomic"
+	// or "async-wild"), and on a streamed store its blocks (0 for duals
+	// held otherwise). RoundSteps, the steps per worker of an earlier
+	// version's parallel rounds, only its checkpoints have.
+	Schedule    string `json:"schedule,omitempty"`
+	Workers     int    `json:"workers"`
+	RoundSize   int    `json:"round_size,omitempty"`
+	RoundSteps  int    `json:"round_steps,omitempty"`
+	DualsBlocks int    `json:"duals_blocks,omitempty"`
 	// The sampler's kind and, for NewSampler's, its non-uniform share.
 	Sampler    string   `json:"sampler"`
 	NonUniform *float64 `json:"nonuniform,omitempty"`
@@ -106,8 +110,8 @@ func (rs RunSettings) list() []setting {
 		{"Transitions", "the transitions", rs.Transitions},
 		{"Bias", "the bias features", strconv.FormatBool(rs.Bias)},
 		{"Hamming", "the Hamming loss", hamming},
-		{"Workers", "the number of workers", strconv.Itoa(rs.Workers)},
-		{"RoundSteps", "the steps per worker in a round", strconv.Itoa(rs.RoundSteps)},
+		{"Schedule", "the schedule of the steps", rs.schedule()},
+		{"RoundSize", "the round size", strconv.Itoa(rs.RoundSize)},
 		{"DualsBlocks", "the streamed duals' block count (it follows from the memory budget and the rest of the run)", strconv.Itoa(rs.DualsBlocks)},
 		{"Sampler", "the sampler", rs.Sampler},
 		{"NonUniform", "the sampler's non-uniform share", nonUniform},
@@ -117,6 +121,18 @@ func (rs RunSettings) list() []setting {
 		{"RefreshEvery", "the gap-refresh period", strconv.Itoa(rs.RefreshEvery)},
 		{"DualPrecision", "the duals' precision", precision},
 	}
+}
+
+// schedule names the schedule in words: "sequential", "rounds",
+// "async-atomic", "async-wild", or an earlier version's parallel SDCA.
+func (rs RunSettings) schedule() string {
+	switch {
+	case rs.Schedule != "":
+		return rs.Schedule
+	case rs.Workers > 1:
+		return fmt.Sprintf("an earlier version's parallel rounds (%d workers, %d steps each)", rs.Workers, rs.RoundSteps)
+	}
+	return ScheduleSequential
 }
 
 // errOldSettings refuses a checkpoint whose state.json an earlier version
@@ -164,6 +180,12 @@ func (s setting) phrase(v string) string {
 		return "{NoBias}"
 	case s.field == "Bias":
 		return "the bias features (no {NoBias})"
+	case s.field == "Schedule" && v == ScheduleSequential:
+		return "the sequential SDCA ({SDCA.Workers} 1)"
+	case s.field == "Schedule" && v == ScheduleRounds:
+		return "the rounds of the parallel SDCA (the default, or {SDCA.RoundSize})"
+	case s.field == "Schedule" && (v == ScheduleAsyncAtomic || v == ScheduleAsyncWild):
+		return "asynchronous steps ({SDCA.Async} " + v[len("async-"):] + ")"
 	case s.field == "DualsBlocks" && v == "0":
 		return "duals not streamed"
 	case s.field == "DualsBlocks":

@@ -23,12 +23,13 @@ func isSettingsError(err error, field, was, now string) bool {
 		oe.Field == resumeSetting(field) && oe.Value == now && strings.Contains(oe.Msg, "{"+oe.Field+"} "+was+":")
 }
 
-// TestCheckSettingsNamesWorkers: a resume with another worker count names
-// the workers (a sequential run records no round length), and equal
-// settings pass.
+// TestCheckSettingsNamesWorkers: a resume with another round size names
+// the round size, and equal settings pass (the rounds record no workers:
+// any number continues them); TestCheckSettingsInWords has the schedules.
 func TestCheckSettingsNamesWorkers(t *testing.T) {
 	seq := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 1}
-	par := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 2, RoundSteps: 64}
+	par := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleRounds, RoundSize: 64}
+	async := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleAsyncAtomic}
 	with := func(rs RunSettings, f func(*RunSettings)) RunSettings { f(&rs); return rs }
 	for _, c := range []struct {
 		name           string
@@ -38,10 +39,9 @@ func TestCheckSettingsNamesWorkers(t *testing.T) {
 	}{
 		{name: "same sequential", snap: seq, run: seq},
 		{name: "same parallel", snap: par, run: par},
-		{"sequential, resumed with two", seq, par, "Workers", "1", "2", "SDCA.Workers 2: ck/ckpt-000002 was made with SDCA.Workers 1"},
-		{"two, resumed sequential", par, seq, "Workers", "2", "1", "SDCA.Workers 1: ck/ckpt-000002 was made with SDCA.Workers 2"},
-		{"other round", par, with(par, func(rs *RunSettings) { rs.RoundSteps = 16 }), "RoundSteps", "64", "16",
-			"SDCA.RoundSteps 16: ck/ckpt-000002 was made with SDCA.RoundSteps 64"},
+		{name: "same asynchronous", snap: async, run: async},
+		{"other round", par, with(par, func(rs *RunSettings) { rs.RoundSize = 16 }), "RoundSize", "64", "16",
+			"SDCA.RoundSize 16: ck/ckpt-000002 was made with SDCA.RoundSize 64"},
 		{"other seed", seq, with(seq, func(rs *RunSettings) { rs.Seed = 2 }), "Seed", "1", "2", "SDCA.Seed 2: ck/ckpt-000002 was made with SDCA.Seed 1"},
 	} {
 		ck := &Checkpoint{Dir: "ck/ckpt-000002", state: checkpointState{Settings: c.snap}}
@@ -58,8 +58,15 @@ func TestCheckSettingsNamesWorkers(t *testing.T) {
 // TestCheckSettingsInWords: a refused resume of a setting no option sets
 // alone says what it is in words, naming the options that bear on it as
 // {Field} (a program renders them in its own words): the block count of
-// streamed duals, which follows from the budget, and the bias.
+// streamed duals, which follows from the budget, the bias, and the
+// schedule of the steps (sequential, the rounds, asynchronous, an earlier
+// version's rounds), which the workers, the round size and the
+// asynchronous option set together.
 func TestCheckSettingsInWords(t *testing.T) {
+	seqRS := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 1}
+	parRS := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleRounds, RoundSize: 64}
+	oldRS := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Workers: 2, RoundSteps: 2}
+	asyncRS := RunSettings{Version: settingsVersion, Seed: 1, Sampler: "gap", Schedule: ScheduleAsyncAtomic}
 	for _, c := range []struct {
 		snap, run RunSettings
 		field     string
@@ -68,6 +75,10 @@ func TestCheckSettingsInWords(t *testing.T) {
 		{RunSettings{DualsBlocks: 4}, RunSettings{DualsBlocks: 5}, "DualsBlocks",
 			"ck was made with streamed duals in 4 blocks (their size follows the memory budget, {MemoryBudget} or half of physical memory, and the rest of the run), this run has streamed duals in 5 blocks"},
 		{RunSettings{Bias: true}, RunSettings{Bias: false}, "Bias", "ck was made with the bias features (no {NoBias}), this run has {NoBias}"},
+		{seqRS, parRS, "Schedule", "ck was made with the sequential SDCA ({SDCA.Workers} 1), this run has the rounds of the parallel SDCA (the default, or {SDCA.RoundSize})"},
+		{parRS, seqRS, "Schedule", "ck was made with the rounds of the parallel SDCA (the default, or {SDCA.RoundSize}), this run has the sequential SDCA ({SDCA.Workers} 1)"},
+		{parRS, asyncRS, "Schedule", "this run has asynchronous steps ({SDCA.Async} atomic)"},
+		{oldRS, parRS, "Schedule", "ck was made with the schedule of the steps an earlier version's parallel rounds (2 workers, 2 steps each), this run has the rounds"},
 		{RunSettings{Seed: 1}, RunSettings{Seed: 1, DualsBlocks: 3}, "DualsBlocks", "made with duals not streamed, this run has streamed duals in 3 blocks"},
 	} {
 		ck := &Checkpoint{Dir: "ck", state: checkpointState{Settings: c.snap}}

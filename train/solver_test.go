@@ -149,11 +149,12 @@ func TestShareSettings(t *testing.T) {
 
 // TestResumeSettingCoversTheRunSettings: every run setting a resume
 // compares is set by an option (resumeSetting), except those that follow
-// from the data or the memory budget.
+// from the data or the memory budget, and the schedule, which the workers,
+// the round size and the asynchronous option set together (said in words).
 func TestResumeSettingCoversTheRunSettings(t *testing.T) {
 	for _, s := range (RunSettings{}).list() {
 		switch s.field {
-		case "Sentences", "Bias", "DualsBlocks":
+		case "Sentences", "Bias", "DualsBlocks", "Schedule":
 			continue
 		}
 		if resumeSetting(s.field) == "" {

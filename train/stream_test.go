@@ -24,11 +24,19 @@ func newStream(t *testing.T, p *Problem, path string, blockBytes int64, spare in
 	return s
 }
 
-// streamRun trains p on a fresh streamed store and returns the result.
+// streamRun trains p sequentially on a fresh streamed store and returns
+// the result.
 func streamRun(t *testing.T, p *Problem, kind string, blockBytes int64, epochs int) (*Result, *duals.Stream) {
 	t.Helper()
+	return streamRunWith(t, p, &SDCA{Sampler: kindSampler(t, kind, p), Seed: 5, Workers: 1}, blockBytes, epochs)
+}
+
+// streamRunWith trains p with m on a fresh streamed store and returns the
+// result.
+func streamRunWith(t *testing.T, p *Problem, m *SDCA, blockBytes int64, epochs int) (*Result, *duals.Stream) {
+	t.Helper()
 	s := newStream(t, p, filepath.Join(t.TempDir(), "duals.stream"), blockBytes, 0)
-	m := &SDCA{Sampler: kindSampler(t, kind, p), Seed: 5, Duals: s}
+	m.Duals = s
 	res, err := Train(context.Background(), p, Settings{MaxEpochs: epochs, GapTol: 1e-300, GapEvery: 1}, m)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +51,7 @@ func TestStreamOneBlockIsInMemory(t *testing.T) {
 	p := randomProblem(t, 71, 80, 6, 15, 3, true, 0)
 	for _, kind := range SamplerKinds() {
 		t.Run(kind, func(t *testing.T) {
-			mem := &SDCA{Sampler: kindSampler(t, kind, p), Seed: 5}
+			mem := &SDCA{Sampler: kindSampler(t, kind, p), Seed: 5, Workers: 1}
 			want, err := Train(context.Background(), p, Settings{MaxEpochs: 4, GapTol: 1e-300, GapEvery: 1}, mem)
 			if err != nil {
 				t.Fatal(err)

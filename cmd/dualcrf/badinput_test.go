@@ -192,6 +192,10 @@ func writeGolden(t *testing.T, path string, b []byte, optional bool) {
 // durationRE matches the durations and rates that differ run to run.
 var durationRE = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s)\b|\(\d+ tokens/s\)`)
 
+// workersRE matches what depends on the machine's cores: the workers of a
+// parallel SDCA (whose model does not) and their busy share.
+var workersRE = regexp.MustCompile(`\b\d+ workers\b|busy \d+%`)
+
 // planLineRE matches a dry run's lines of memory figures, which depend on
 // the machine (its physical memory, its cores); planSizeRE their sizes.
 var (
@@ -205,8 +209,9 @@ var tempRE = regexp.MustCompile(`(\.tmp-|dualcrf-stdin-)\d+`)
 // caseNormaliser returns a function that makes a run's output comparable
 // across machines: the placeholders' paths are written back as
 // placeholders, the run's directory as {dir}, durations as {dur}, rates as
-// {rate}, the random part of temporary file names as * and a dry run's
-// memory figures as {size}.
+// {rate}, the random part of temporary file names as *, the workers of a
+// parallel SDCA and their busy share as {workers} and {busy}, and a dry
+// run's memory figures as {size}.
 func caseNormaliser(env caseEnv, dir, work string) func([]byte) []byte {
 	pairs := [][2]string{{dir, "{case}"}, {env.fix, "{fix}"}, {env.td, "{td}"}, {env.data, "{data}"}, {work, "{dir}"}, {binDir, "{bin}"}}
 	sort.SliceStable(pairs, func(i, j int) bool { return len(pairs[i][0]) > len(pairs[j][0]) })
@@ -219,6 +224,12 @@ func caseNormaliser(env caseEnv, dir, work string) func([]byte) []byte {
 	r := strings.NewReplacer(old...)
 	return func(b []byte) []byte {
 		s := tempRE.ReplaceAllString(r.Replace(string(b)), "${1}*")
+		s = workersRE.ReplaceAllStringFunc(s, func(m string) string {
+			if strings.HasPrefix(m, "busy") {
+				return "busy {busy}"
+			}
+			return "{workers} workers"
+		})
 		s = planLineRE.ReplaceAllStringFunc(s, func(line string) string { return planSizeRE.ReplaceAllString(line, "{size}") })
 		return []byte(durationRE.ReplaceAllStringFunc(s, func(m string) string {
 			if strings.HasPrefix(m, "(") {

@@ -123,52 +123,74 @@ func modelTraining(t *testing.T, path string) (*crf.Model, map[string]any) {
 }
 
 // TestSignalsResumeToSameBytes sends SIGINT or SIGTERM (through the hidden
-// test hook, so that it lands exactly) inside an epoch between two steps,
-// inside a certificate pass and during a checkpoint write; each run exits
-// 130 or 143 saying how to resume, and `--resume` ends with the model bytes
-// of the uninterrupted run (defect 3). Epochs are certified every second
-// epoch, so the snapshots hold uncertified records (defect 1).
+// test hook, so that it lands exactly) inside an epoch between two steps
+// (the sequential SDCA: at most 256 steps later) or rounds (the rounds
+// stop where their pipeline is empty: 256 rounds of 2 steps, fewer at a
+// sentence drawn twice), inside a certificate pass and during a checkpoint
+// write; each run exits 130 or 143 saying how to resume, and `--resume`
+// ends with the model bytes of the uninterrupted run (defect 3) — for the
+// rounds (the default) on another number of workers than the interrupted
+// run's. Epochs are certified every second epoch, so the snapshots hold
+// uncertified records (defect 1).
 func TestSignalsResumeToSameBytes(t *testing.T) {
 	table := demoFeatures(t)
 	dir := t.TempDir()
-	common := []string{"train", "-q", "--max-epochs", "3", "--gap-every", "2", "--gap-tol", "1e-9"}
-	if r := runBinary(t, dir, "", append(common, "-o", "full.arrow", table)...); r.code != 0 {
-		t.Fatalf("uninterrupted: %v", r)
-	}
-	cases := []struct {
-		hook     string
-		code     int
-		phase    string
-		snapshot string
+	base := []string{"train", "-q", "--max-epochs", "3", "--gap-every", "2", "--gap-tol", "1e-9"}
+	for _, sched := range []struct {
+		name         string
+		run, resume  []string // the interrupted run's workers, the resumed run's
+		stepSnapshot string
+		full         string
 	}{
-		{"epoch:2:2:INT", 130, "interrupted in epoch 2", "ckpt-000002-step256"},
-		{"certificate:2:3:TERM", 143, "interrupted during the certificate pass of epoch 2", "ckpt-000002-cert"},
-		{"checkpoint write:1:0:TERM", 143, "interrupted during a checkpoint write after epoch 1", "ckpt-000001"},
-		{"certificate:0:1:INT", 130, "interrupted during the certificate pass of epoch 0", "ckpt-000000-cert"},
-	}
-	for _, c := range cases {
-		t.Run(strings.ReplaceAll(c.hook, " ", "-"), func(t *testing.T) {
-			ck := filepath.Join(t.TempDir(), "ck")
-			cmd := command(dir, append(common, "--checkpoint", ck, "-o", "m.arrow", table)...)
-			withTestHook(t, cmd, c.hook)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			r := result{args: cmd.Args}
-			finish(&r, cmd, cmd.Run())
-			r.stderr = stderr.Bytes()
-			if r.code != c.code || !strings.Contains(string(r.stderr), c.phase) ||
-				!strings.Contains(string(r.stderr), "--resume "+ck) || !strings.Contains(string(r.stderr), c.snapshot) {
-				t.Fatalf("want exit %d, %q, snapshot %s and how to resume; got %v", c.code, c.phase, c.snapshot, r)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "m.arrow")); err == nil {
-				t.Fatal("an interrupted run wrote a model")
-			}
-			res := runBinary(t, dir, "", append(common, "--checkpoint", ck, "--resume", ck, "-o", "resumed.arrow", table)...)
-			if res.code != 0 {
-				t.Fatalf("resume: %v", res)
-			}
-			sameFile(t, filepath.Join(dir, "full.arrow"), filepath.Join(dir, "resumed.arrow"))
-		})
+		{"sequential", []string{"--workers", "1"}, []string{"--workers", "1"}, "ckpt-000002-step256", "full1.arrow"},
+		{"rounds", []string{"--workers", "2"}, []string{"--workers", "3"}, "ckpt-000002-step5", "full.arrow"},
+	} {
+		full := sched.full
+		if r := runBinary(t, dir, "", append(append(base, sched.run...), "-o", full, table)...); r.code != 0 {
+			t.Fatalf("uninterrupted: %v", r)
+		}
+		cases := []struct {
+			hook     string
+			code     int
+			phase    string
+			snapshot string
+		}{
+			{"epoch:2:2:INT", 130, "interrupted in epoch 2", sched.stepSnapshot},
+			{"certificate:2:3:TERM", 143, "interrupted during the certificate pass of epoch 2", "ckpt-000002-cert"},
+			{"checkpoint write:1:0:TERM", 143, "interrupted during a checkpoint write after epoch 1", "ckpt-000001"},
+			{"certificate:0:1:INT", 130, "interrupted during the certificate pass of epoch 0", "ckpt-000000-cert"},
+		}
+		if sched.name != "sequential" {
+			// The certificate and checkpoint write are the schedule's
+			// business only in where the epoch stopped: the epoch's case.
+			cases = cases[:1]
+		}
+		for _, c := range cases {
+			t.Run(sched.name+"-"+strings.ReplaceAll(c.hook, " ", "-"), func(t *testing.T) {
+				ck := filepath.Join(t.TempDir(), "ck")
+				common := append(base, sched.run...)
+				cmd := command(dir, append(common, "--checkpoint", ck, "-o", "m.arrow", table)...)
+				withTestHook(t, cmd, c.hook)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				r := result{args: cmd.Args}
+				finish(&r, cmd, cmd.Run())
+				r.stderr = stderr.Bytes()
+				if r.code != c.code || !strings.Contains(string(r.stderr), c.phase) ||
+					!strings.Contains(string(r.stderr), "--resume "+ck) || !strings.Contains(string(r.stderr), c.snapshot) {
+					t.Fatalf("want exit %d, %q, snapshot %s and how to resume; got %v", c.code, c.phase, c.snapshot, r)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "m.arrow")); err == nil {
+					t.Fatal("an interrupted run wrote a model")
+				}
+				again := append(base, sched.resume...)
+				res := runBinary(t, dir, "", append(again, "--checkpoint", ck, "--resume", ck, "-o", "resumed.arrow", table)...)
+				if res.code != 0 {
+					t.Fatalf("resume: %v", res)
+				}
+				sameFile(t, filepath.Join(dir, full), filepath.Join(dir, "resumed.arrow"))
+			})
+		}
 	}
 }
 
@@ -177,13 +199,21 @@ func TestSignalsResumeToSameBytes(t *testing.T) {
 // at the block boundary) or killed (SIGKILL: the last commit within the
 // epoch is what is left) in the middle of an epoch, whose snapshot holds a
 // non-empty working set (held.bin), ends after --resume with the
-// uninterrupted run's model bytes; with one worker and with two.
+// uninterrupted run's model bytes; sequentially, and in rounds (whose
+// second copy of the weights and slots need a little more memory) on two
+// workers resumed on three: the rounds' trajectory depends on the seed and
+// the round size only, and the block layout on the budget and the data
+// (planned as for eight workers, not the run's).
 func TestStreamedSignalsResumeToSameBytes(t *testing.T) {
 	table := demoFeatures(t)
 	dir := t.TempDir()
 	for _, workers := range []string{"1", "2"} {
-		common := []string{"train", "-q", "--duals", "stream", "--memory-budget", "72MiB", "--workers", workers,
+		budget := map[string]string{"1": "88MiB", "2": "104MiB"}[workers]
+		resumeWorkers := map[string]string{"1": "1", "2": "3"}[workers]
+		settings := []string{"train", "-q", "--duals", "stream", "--memory-budget", budget,
 			"--max-epochs", "3", "--gap-every", "2", "--gap-tol", "1e-9"}
+		common := append(append([]string(nil), settings...), "--workers", workers)
+		again := append(append([]string(nil), settings...), "--workers", resumeWorkers)
 		full := "full" + workers + ".arrow"
 		if r := runBinary(t, dir, "", append(common, "-o", full, table)...); r.code != 0 {
 			t.Fatalf("uninterrupted: %v", r)
@@ -225,9 +255,9 @@ func TestStreamedSignalsResumeToSameBytes(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(snap, "held.bin")); err != nil {
 					t.Fatal(err)
 				}
-				res := runBinary(t, dir, "", append(common, "--checkpoint", ck, "--resume", ck, "-o", "resumed.arrow", table)...)
+				res := runBinary(t, dir, "", append(again, "--checkpoint", ck, "--resume", ck, "-o", "resumed.arrow", table)...)
 				if res.code != 0 {
-					t.Fatalf("resume: %v", res)
+					t.Fatalf("resume on %s workers: %v", resumeWorkers, res)
 				}
 				sameFile(t, filepath.Join(dir, full), filepath.Join(dir, "resumed.arrow"))
 			})
@@ -507,4 +537,39 @@ func dirSizes(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestWorkersSameModelBytes: the default run, and the rounds on 1, 2, 3
+// and 8 workers, write the same model bytes (the model does not depend on
+// the cores), which record the schedule and round size and no worker
+// count; the sequential SDCA writes another model, recording no schedule.
+func TestWorkersSameModelBytes(t *testing.T) {
+	f := fixtures(t)
+	dir := t.TempDir()
+	common := []string{"train", "-q", "--max-epochs", "4", "--gap-tol", "1e-9"}
+	if r := runBinary(t, dir, "", append(common, "-o", "default.arrow", f.train)...); r.code != 0 {
+		t.Fatal(r)
+	}
+	for _, w := range [][]string{{"--workers", "1", "--round-size", "2"}, {"--workers", "2"}, {"--workers", "3"}, {"--workers", "8"}, {"--workers", "0"}} {
+		out := "w" + strings.Join(w, "") + ".arrow"
+		if r := runBinary(t, dir, "", append(append(common, w...), "-o", out, f.train)...); r.code != 0 {
+			t.Fatal(r)
+		}
+		sameFile(t, filepath.Join(dir, "default.arrow"), filepath.Join(dir, out))
+	}
+	_, facts := modelTraining(t, filepath.Join(dir, "default.arrow"))
+	if facts["schedule"] != "rounds" || facts["round_size"] != float64(train.DefaultRoundSize) || facts["workers"] != nil {
+		t.Fatalf("the default run's facts: %v", facts)
+	}
+	if r := runBinary(t, dir, "", append(common, "--workers", "1", "-o", "seq.arrow", f.train)...); r.code != 0 {
+		t.Fatal(r)
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "default.arrow"))
+	b, _ := os.ReadFile(filepath.Join(dir, "seq.arrow"))
+	if bytes.Equal(a, b) {
+		t.Fatal("the sequential SDCA wrote the rounds' model")
+	}
+	if _, facts := modelTraining(t, filepath.Join(dir, "seq.arrow")); facts["schedule"] != nil || facts["workers"] != nil {
+		t.Fatalf("the sequential run's facts: %v", facts)
+	}
 }

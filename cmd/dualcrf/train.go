@@ -156,8 +156,8 @@ func trainFlags() optionFlags[trainSetup] {
 			}},
 		{catSolver, &cli.Uint64Flag{Name: "seed", Value: defaultSeed, Usage: "random seed; the same seed gives the same model"},
 			settingFields("seed"), func(c *cli.Context, n string, s *trainSetup) error { s.setAll(n, c.Uint64(n)); return nil }},
-		{catSolver, intIn(&cli.IntFlag{Name: "workers", Value: train.DefaultWorkers, Usage: "SDCA workers (deterministic parallel SDCA: the same seed and workers give the same model); 0: one per core"}, 0, math.MaxInt, ""),
-			settingFields("workers"), func(c *cli.Context, n string, s *trainSetup) error { s.setAll(n, workers(c.Int(n))); return nil }},
+		{catSolver, intIn(&cli.IntFlag{Name: "workers", DefaultText: "one per core", Usage: "SDCA workers: 1 runs the sequential SDCA; more, or 0 (one per core), the parallel SDCA by pipelined rounds, whose model depends on the seed and --round-size only (the same bytes on any number of cores)"}, 0, math.MaxInt, ""),
+			settingFields("workers"), func(c *cli.Context, n string, s *trainSetup) error { s.setAll(n, workers(c, n)); return nil }},
 		{catStopping, &cli.Float64Flag{Name: "gap-tol", Value: train.DefaultGapTol, Usage: "stop when the certified duality gap is at most this (> 0)"},
 			[]string{"GapTol"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.GapTol = c.Float64(n); return nil }},
 		{catStopping, &cli.IntFlag{Name: "gap-every", Value: train.DefaultGapEvery, Usage: "epochs between certificate passes: 0 certifies the initial point, each epoch whose gap estimate is ≤ 2·--gap-tol and the last epoch; N ≥ 1 also every N epochs"},
@@ -565,12 +565,17 @@ func (t *trainOutputs) close() {
 	}
 }
 
-// workers maps --workers (0: one per core) to the stage's Workers.
-func workers(n int) int {
-	if n == 0 {
+// workers maps --workers to the stage's Workers: unset, the default (0);
+// 0, one per core.
+func workers(c *cli.Context, name string) int {
+	switch n := c.Int(name); {
+	case !c.IsSet(name):
+		return 0
+	case n == 0:
 		return train.AllWorkers
+	default:
+		return n
 	}
-	return n
 }
 
 // parseBytes reads a size: a number and a unit, case aside — B, kB, MB,

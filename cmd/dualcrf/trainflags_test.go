@@ -59,7 +59,7 @@ func TestTrainFlagRefusals(t *testing.T) {
 		{[]string{"--solver", "sag", "--sag-initial-l", "0"}, "--sag-initial-l 0"},
 		{[]string{"--solver", "oeg", "--oeg-eta", "0"}, "--oeg-eta 0"},
 		{[]string{"--loss", "hinge", "--hamming", ""}, `--hamming ""`},
-		{[]string{"--workers", "2", "--round-steps", "0"}, "--round-steps 0"},
+		{[]string{"--workers", "2", "--round-size", "0"}, "--round-size 0"},
 		{[]string{"--solver", "bcfw", "--loss", "log"}, `--solver "bcfw": BCFW minimises the hinge loss: want --loss hinge`},
 	}
 	for _, c := range cases {

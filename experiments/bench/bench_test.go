@@ -319,6 +319,12 @@ func TestParseFlags(t *testing.T) {
 	if want := []string{"gap", "gap@2", "uniform", "uniform@2", "lbfgs"}; !slices.Equal(cfg.Solvers, want) || cfg.EveryEpoch {
 		t.Errorf("solvers %q (want %q), every epoch %v", cfg.Solvers, want, cfg.EveryEpoch)
 	}
+	for name, want := range map[string]string{"gap": "1", "gap@0": "0"} {
+		args := trainArgs(cfg, name, "tr", "te", "log", "m")
+		if i := slices.Index(args, "--workers"); i < 0 || args[i+1] != want {
+			t.Errorf("%s: train args %q: want --workers %s", name, args, want)
+		}
+	}
 	args = trainArgs(cfg, "gap@2", "tr", "te", "log", "m")
 	if i := slices.Index(args, "--workers"); i < 0 || args[i+1] != "2" || slices.Contains(args, "--valid") || slices.Contains(args, "--gap-every") {
 		t.Errorf("train args %q: want --workers 2 and train's own certificates", args)
@@ -327,7 +333,7 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("title %q", got)
 	}
 	for _, bad := range [][]string{{"-solvers", "newton"}, {"-gap-levels", "0"}, {"extra"}, {"-solvers", "lbfgs@2"},
-		{"-solvers", "gap@0"}, {"-certify", "never"}} {
+		{"-solvers", "gap@-1"}, {"-certify", "never"}} {
 		if _, err := parseFlags(append([]string{"-data", "/d"}, bad...), io.Discard); err == nil {
 			t.Errorf("parseFlags(%q) succeeded", bad)
 		}

@@ -133,7 +133,8 @@ func setNames() string {
 }
 
 // solverFlags returns the dualcrf train flags selecting a solver: gap,
-// uniform or lbfgs, an SDCA one optionally with "@P" for P workers (gap@2)
+// uniform or lbfgs, an SDCA one optionally with "@P" for P workers (gap@2;
+// @0 is train's default, one per core; without it, one worker)
 // and with "+STORE" for where its duals are kept (gap+stream:1GiB, see
 // dualsFlags).
 func solverFlags(name string) ([]string, bool) {
@@ -150,11 +151,14 @@ func solverFlags(name string) ([]string, bool) {
 	default:
 		return nil, false
 	}
-	if parallel {
-		if p, err := strconv.Atoi(workers); err != nil || p < 1 || base == "lbfgs" {
+	switch {
+	case parallel:
+		if p, err := strconv.Atoi(workers); err != nil || p < 0 || base == "lbfgs" {
 			return nil, false
 		}
 		flags = append(flags, "--workers", workers)
+	case base != "lbfgs":
+		flags = append(flags, "--workers", "1")
 	}
 	if stored {
 		df, ok := dualsFlags(store)
@@ -315,7 +319,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&cfg.SuboptTol, "subopt-tol", 1e-3, "report the training time to this primal suboptimality P − P*")
 	var workers, certify, stores string
 	fs.StringVar(&stores, "duals", "", "comma-separated dual stores, each SDCA solver running with each: memory, auto, stream:SIZE (streamed with --memory-budget SIZE, e.g. stream:1GiB); empty: train's default")
-	fs.StringVar(&workers, "workers", "1", "comma-separated SDCA worker counts: each SDCA solver runs with each (gap@2 names one run)")
+	fs.StringVar(&workers, "workers", "1", "comma-separated SDCA worker counts: each SDCA solver runs with each (gap@2 names one run; 0: train's default, one per core)")
 	fs.StringVar(&certify, "certify", "every", "every: certify and score the test set every epoch (the curves); default: train's own certificates and no --valid (the wall time a user waits)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err

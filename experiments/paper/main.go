@@ -330,9 +330,9 @@ func seeded(m train.Method, seed uint64) train.Method {
 	case *train.SAG:
 		return &train.SAG{Variant: m.Variant, InitialL: m.InitialL, Seed: seed}
 	case *train.SDCA:
-		return &train.SDCA{Epsilon: m.Epsilon, SubPrecision: m.SubPrecision, Workers: m.Workers, RoundSteps: m.RoundSteps, Seed: seed}
+		return &train.SDCA{Epsilon: m.Epsilon, SubPrecision: m.SubPrecision, Workers: m.Workers, RoundSize: m.RoundSize, Async: m.Async, Seed: seed}
 	}
-	return &train.SDCA{Seed: seed}
+	return &train.SDCA{Seed: seed, Workers: 1} // the paper's sequential SDCA
 }
 
 // train runs one configuration on ds for at most epochs epochs, certifying
@@ -603,7 +603,7 @@ func (h *harness) subPrecision(ctx context.Context) error {
 		h.notef("\n### %s (%d epochs)\n", ds.Title, epochs)
 		h.notef("| sub-precision | certified gap after epochs 1, %d, %d | first epoch with gap ≤ 1e-2 | line-search evaluations per step | training s |\n|---:|---|---:|---:|---:|", (epochs+1)/2, epochs)
 		for _, sp := range subPrecisions {
-			o := stage.TrainOptions{Sampler: stage.Sampler{Kind: "gap", NonUniform: 0.8}, Method: &train.SDCA{SubPrecision: sp}}
+			o := stage.TrainOptions{Sampler: stage.Sampler{Kind: "gap", NonUniform: 0.8}, Method: &train.SDCA{SubPrecision: sp, Workers: 1}}
 			r, err := h.train(ctx, ds, l, "subprecision-"+strconv.FormatFloat(sp, 'g', -1, 64), o, epochs, false)
 			if err != nil {
 				return err

@@ -57,7 +57,7 @@ func run(path string, nb, epochs, every int, kind string) error {
 	}
 	defer os.RemoveAll(dir)
 	for _, mode := range []string{"memory", "stream", "memory-block-order"} {
-		m := &train.SDCA{Seed: 1}
+		m := &train.SDCA{Seed: 1, Workers: 1}
 		if mode == "memory-block-order" {
 			start := make([]int, nb+1)
 			for b := range start {
