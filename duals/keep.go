@@ -65,6 +65,8 @@ type KeptInfo struct {
 	// "c/n" or a number): a grown corpus keeps the setting, not the value.
 	Lambda        float64 `json:"lambda"`
 	LambdaSetting string  `json:"lambda_setting"`
+	// L1Setting is the elastic net's λ₁ as it was given ("" without one).
+	L1Setting string `json:"l1_setting,omitempty"`
 	// Templates fingerprints the feature templates of the table (SHA-256
 	// of its recorded templates, hex); "" when it recorded none.
 	Templates string `json:"templates"`

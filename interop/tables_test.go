@@ -31,6 +31,10 @@ func TestEveryTableInDuckDB(t *testing.T) {
 	}
 	dualcrf(t, dir, "train", "-q", "--gap-tol", "1e-2", "-o", "model.arrow", "--log", "log.arrow", "train.arrows")
 	dualcrf(t, dir, "train", "-q", "--gap-tol", "1e-2", "-o", "model.parquet", "--log", "log.parquet", "train.parquet")
+	// The elastic net's model: most rows store a few weights with their labels.
+	for _, f := range []string{"sparse.arrow", "sparse.parquet"} {
+		dualcrf(t, dir, "train", "-q", "--gap-tol", "1e-2", "--l1", "1/n", "-o", f, "train.arrows")
+	}
 	dualcrf(t, dir, "featurize", "--model", "model.arrow", "-o", "test.arrows", test)
 	for _, f := range []string{"pred.arrows", "pred.feather", "pred.parquet"} {
 		dualcrf(t, dir, "decode", "-m", "model.arrow", "-o", f, "test.arrows")
@@ -64,6 +68,8 @@ func TestEveryTableInDuckDB(t *testing.T) {
 		{[]string{"train.arrows", "train.feather", "train.parquet"}, 3479,
 			"SELECT word || '/' || label || '/' || len(attrs) FROM %s WHERE sentence = 0 AND position = 0", ""},
 		{[]string{"model.arrow", "model.parquet"}, -1, "SELECT count(DISTINCT kind) || ' kinds, ' || count(*) FILTER (WHERE kind = 'attr') || ' attributes' FROM %s", "5 kinds, 17282 attributes"},
+		{[]string{"sparse.arrow", "sparse.parquet"}, -1, "SELECT count(*) FILTER (WHERE labels IS NOT NULL) || ' rows by label, ' || " +
+			"sum(len(weights)) || ' weights stored, ' || sum(len(list_filter(weights, x -> x <> 0))) || ' non-zero' FROM %s", ""},
 		{[]string{"log.arrow", "log.parquet"}, -1, "SELECT count(*) > 0 FROM %s WHERE gap IS NOT NULL", "true"},
 		{[]string{"pred.arrows", "pred.feather", "pred.parquet"}, 1171,
 			"SELECT word || '/' || gold || '/' || pred FROM %s WHERE sentence = 0 AND position = 0", "Rockwell/B-NP/B-NP"},
@@ -95,7 +101,7 @@ func TestEveryTableInDuckDB(t *testing.T) {
 		}
 		models++
 	}
-	if models != 5 {
+	if models != 6 {
 		t.Fatal("not every table was checked")
 	}
 	// The metadata travels: DuckDB sees dualcrf.format in the Parquet key-value metadata.

@@ -15,27 +15,37 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// The model file: an Arrow IPC file with one row per parameter group, so any
-// Arrow tool can read a model as a plain table:
+// The model file: an Arrow IPC file (or Parquet) with one row per parameter
+// group, so any Arrow tool can read a model as a plain table:
 //
-//	kind     utf8   "attr", "trans", "bias", "start" or "end"
-//	name     utf8   the attribute name (attr), the previous label (trans), "" otherwise
-//	weights  fixed_size_list<float64>[K]  one weight per label, in label order
+//	kind     utf8            "attr", "trans", "bias", "start" or "end"
+//	name     utf8            the attribute name (attr), the previous label (trans), "" otherwise
+//	labels   list<int32>     the labels of the weights the row stores, increasing, or null: all K
+//	weights  list<float64>   the row's stored weights, one per label of labels (all K in label order when labels is null)
 //
-// Rows come in weight-vector order: every attribute (its id is its row
-// number), then K transition rows (named by the labels, in label order),
-// then bias, start and end unless the model has none. Every weight is a
-// finite number. Label names, λ, the training statistics and the
-// featurization settings are in the schema metadata, with a checksum over
-// all of it (KeyChecksum, see ModelHash).
+// A weight the row does not store is zero: the file holds the non-zero
+// weights only (a row stores all K, labels null, when that takes fewer
+// bytes: 3·(non-zero) ≥ 2·K). Rows come in weight-vector order: the
+// attributes that have a non-zero weight, then K transition rows (named by
+// the labels, in label order), then bias, start and end unless the model
+// has none. Every weight is a finite number. Label names, λ, the training
+// statistics and the featurization settings are in the schema metadata,
+// with a checksum over all of it (KeyChecksum, see ModelHash).
 //
-// Version 2 added the checksum; version 1 models are refused.
+// Version 3 stores the rows sparsely; version 2 (still read) had a column
+// weights fixed_size_list<float64>[K] holding every row whole, and a row
+// for every attribute. Version 2 added the checksum; version 1 models are
+// refused.
 const (
 	ModelFormat  = "model"
-	ModelVersion = "2"
+	ModelVersion = "3"
+	// ModelVersionDense is the earlier version with every weight stored,
+	// which readers still accept.
+	ModelVersionDense = "2"
 
 	ModelKind    = "kind"
 	ModelName    = "name"
+	ModelLabels  = "labels"
 	ModelWeights = "weights"
 
 	KindAttr  = "attr"
@@ -47,6 +57,7 @@ const (
 	// Model metadata keys.
 	KeyLabels       = "dualcrf.labels"        // JSON array of label names
 	KeyLambda       = "dualcrf.lambda"        // λ, decimal
+	KeyL1           = "dualcrf.l1"            // the elastic net's λ₁, decimal (absent: 0)
 	KeyN            = "dualcrf.n"             // training sentences
 	KeySolver       = "dualcrf.solver"        // sdca or lbfgs
 	KeyFeatureSpace = "dualcrf.feature_space" // full or observed
@@ -56,10 +67,27 @@ const (
 	KeyChecksum     = "dualcrf.checksum"      // "sha256:" and 64 hex digits, see ModelHash
 )
 
-// ModelSchema returns the model schema for K labels with the free metadata
-// md added to the identifying keys.
-func ModelSchema(K int, md map[string]string) (*arrow.Schema, error) {
+// ModelSchema returns the model schema (this version's) with the free
+// metadata md added to the identifying keys.
+func ModelSchema(md map[string]string) (*arrow.Schema, error) {
 	m, err := buildMetadata(ModelFormat, ModelVersion, md)
+	if err != nil {
+		return nil, err
+	}
+	return arrow.NewSchema([]arrow.Field{
+		{Name: ModelKind, Type: arrow.BinaryTypes.String},
+		{Name: ModelName, Type: arrow.BinaryTypes.String},
+		{Name: ModelLabels, Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
+		{Name: ModelWeights, Type: arrow.ListOf(arrow.PrimitiveTypes.Float64)},
+	}, &m), nil
+}
+
+// ModelDenseSchema returns the schema of a version 2 model of K labels
+// (every row's K weights in a fixed-size list) with the free metadata md:
+// what earlier builds wrote, for the tests of the readers that still
+// accept it.
+func ModelDenseSchema(K int, md map[string]string) (*arrow.Schema, error) {
+	m, err := buildMetadata(ModelFormat, ModelVersionDense, md)
 	if err != nil {
 		return nil, err
 	}
@@ -73,24 +101,34 @@ func ModelSchema(K int, md map[string]string) (*arrow.Schema, error) {
 // ValidateModelSchema says precisely what is wrong with a model schema:
 // another table or version (a version 1 model predates checksums and is
 // refused with a message saying so), a missing or mistyped column, a
-// missing label list or checksum.
+// missing label list or checksum. Versions 3 and 2 are accepted, each with
+// its own columns.
 func ValidateModelSchema(s *arrow.Schema) error {
 	p := &problems{table: "model"}
+	version := ModelVersion
 	if f, _ := metaValue(s.Metadata(), KeyFormat); f == ModelFormat {
-		if v, _ := metaValue(s.Metadata(), KeyVersion); v == "1" {
-			p.addf("model format version 1 carries no checksum and is no longer read (this build reads version %s): retrain the model with this build", ModelVersion)
+		switch v, _ := metaValue(s.Metadata(), KeyVersion); v {
+		case "1":
+			p.addf("model format version 1 carries no checksum and is no longer read (this build reads versions %s and %s): retrain the model with this build", ModelVersion, ModelVersionDense)
 			return p.err()
+		case ModelVersionDense:
+			version = v
 		}
 	}
-	if !checkFormat(p, s, ModelFormat, ModelVersion) {
+	if !checkFormat(p, s, ModelFormat, version) {
 		return p.err()
 	}
 	checkColumn(p, s, ModelKind, isType(arrow.STRING, "utf8"))
 	checkColumn(p, s, ModelName, isType(arrow.STRING, "utf8"))
-	checkColumn(p, s, ModelWeights, typeCheck{want: "fixed_size_list<float64>[K]", ok: func(t arrow.DataType) bool {
-		l, ok := t.(*arrow.FixedSizeListType)
-		return ok && l.Len() > 0 && l.Elem().ID() == arrow.FLOAT64
-	}})
+	if version == ModelVersionDense {
+		checkColumn(p, s, ModelWeights, typeCheck{want: "fixed_size_list<float64>[K]", ok: func(t arrow.DataType) bool {
+			l, ok := t.(*arrow.FixedSizeListType)
+			return ok && l.Len() > 0 && l.Elem().ID() == arrow.FLOAT64
+		}})
+	} else {
+		checkColumn(p, s, ModelLabels, isListOf(isType(arrow.INT32, "int32")))
+		checkColumn(p, s, ModelWeights, isListOf(isType(arrow.FLOAT64, "float64")))
+	}
 	for _, k := range []string{KeyLabels, KeyChecksum} {
 		if s.Metadata().FindKey(k) < 0 {
 			p.addf("schema metadata has no %s key", k)
@@ -108,7 +146,8 @@ func ValidateModelSchema(s *arrow.Schema) error {
 //     covers the format and version, the labels, the bias flag, λ, the
 //     featurization settings and the training statistics);
 //   - every row, in file order: its kind, its name, then its K weights as
-//     IEEE 754 binary64 bit patterns.
+//     IEEE 754 binary64 bit patterns (the weights a version 3 row leaves
+//     out as +0).
 //
 // A number is 8 bytes little-endian; a string is its length as a number,
 // then its UTF-8 bytes. A flipped bit anywhere in the model's contents thus

@@ -80,29 +80,50 @@ func FuzzParseTrainingFacts(f *testing.F) {
 	})
 }
 
-// TestValidateModelSchema: the model schema of this version validates; a
-// version 1 model is refused saying why; a weights column of another
-// element type and a missing checksum are named.
+// TestValidateModelSchema: the model schema of this version and the dense
+// one of version 2 validate; a version 1 model is refused saying why; a
+// weights column of another element type, labels of another type and a
+// missing checksum are named; version 2's columns under version 3 are
+// refused.
 func TestValidateModelSchema(t *testing.T) {
-	s, err := ModelSchema(3, map[string]string{KeyLabels: `["A","B","C"]`, KeyChecksum: "sha256:00"})
+	s, err := ModelSchema(map[string]string{KeyLabels: `["A","B","C"]`, KeyChecksum: "sha256:00"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := ValidateModelSchema(s); err != nil {
 		t.Fatalf("this version's schema: %v", err)
 	}
+	dense, err := ModelDenseSchema(3, map[string]string{KeyLabels: `["A","B","C"]`, KeyChecksum: "sha256:00"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ValidateModelSchema(dense); err != nil {
+		t.Fatalf("version 2's schema: %v", err)
+	}
 	v1 := arrow.NewMetadata([]string{KeyFormat, KeyVersion, KeyLabels}, []string{ModelFormat, "1", `["A"]`})
-	if err := ValidateModelSchema(arrow.NewSchema(s.Fields(), &v1)); err == nil || !strings.Contains(err.Error(), "version 1 carries no checksum") {
+	if err := ValidateModelSchema(arrow.NewSchema(dense.Fields(), &v1)); err == nil || !strings.Contains(err.Error(), "version 1 carries no checksum") {
 		t.Errorf("version 1: %v", err)
 	}
 	md := arrow.NewMetadata([]string{KeyFormat, KeyVersion, KeyLabels}, []string{ModelFormat, ModelVersion, `["A"]`})
 	fields := append([]arrow.Field(nil), s.Fields()...)
-	fields[2].Type = arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32)
+	fields[2].Type = arrow.ListOf(arrow.PrimitiveTypes.Int64)
+	fields[3].Type = arrow.ListOf(arrow.PrimitiveTypes.Float32)
 	err = ValidateModelSchema(arrow.NewSchema(fields, &md))
-	for _, want := range []string{`column "weights" has type fixed_size_list<item: float32, nullable>[3], want fixed_size_list<float64>[K]`, "no dualcrf.checksum key"} {
+	for _, want := range []string{`column "labels" has type list<item: int64, nullable>, want list<int32>`,
+		`column "weights" has type list<item: float32, nullable>, want list<float64>`, "no dualcrf.checksum key"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("float32 weights, no checksum: error %v lacks %q", err, want)
+			t.Errorf("int64 labels, float32 weights, no checksum: error %v lacks %q", err, want)
 		}
+	}
+	md2 := arrow.NewMetadata([]string{KeyFormat, KeyVersion, KeyLabels}, []string{ModelFormat, ModelVersionDense, `["A"]`})
+	fields = append([]arrow.Field(nil), dense.Fields()...)
+	fields[2].Type = arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32)
+	err = ValidateModelSchema(arrow.NewSchema(fields, &md2))
+	if want := `column "weights" has type fixed_size_list<item: float32, nullable>[3], want fixed_size_list<float64>[K]`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("version 2, float32 weights: error %v lacks %q", err, want)
+	}
+	if err := ValidateModelSchema(arrow.NewSchema(dense.Fields(), &md)); err == nil || !strings.Contains(err.Error(), `missing column "labels"`) {
+		t.Errorf("version 2's columns as version 3: %v", err)
 	}
 }
 

@@ -108,5 +108,5 @@ func ExampleInspect() {
 	}
 	fmt.Println(strings.SplitN(summary, "\n", 2)[0])
 	// Output:
-	// model model.arrow (format version 2)
+	// model model.arrow (format version 3)
 }

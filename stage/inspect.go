@@ -138,9 +138,12 @@ func printModel(out *bytes.Buffer, name string, m *crf.Model) error {
 	fmt.Fprintf(out, "model %s (format version %s)\n", name, m.Meta[schemas.KeyVersion])
 	fmt.Fprintf(out, "attributes  %d\nlabels      %d  %s\nweights     %d (bias/start/end: %v)\n",
 		m.Layout.NumAttrs, m.Layout.NumLabels, strings.Join(m.LabelNames, " "), m.Layout.Dim(), !m.Layout.NoBias)
+	printNonZero(out, m)
 	fmt.Fprintf(out, "%-23s %s (verified)\n", schemas.KeyChecksum, m.Meta[schemas.KeyChecksum])
-	for _, k := range []string{schemas.KeyLambda, schemas.KeyN, schemas.KeySolver, schemas.KeyFeatureSpace} {
-		fmt.Fprintf(out, "%-23s %s\n", k, m.Meta[k])
+	for _, k := range []string{schemas.KeyLambda, schemas.KeyL1, schemas.KeyN, schemas.KeySolver, schemas.KeyFeatureSpace} {
+		if v, ok := m.Meta[k]; ok || k != schemas.KeyL1 {
+			fmt.Fprintf(out, "%-23s %s\n", k, v)
+		}
 	}
 	if v, ok := m.Meta[schemas.KeyTraining]; ok {
 		facts, err := schemas.ParseTrainingFacts(v)
@@ -154,6 +157,39 @@ func printModel(out *bytes.Buffer, name string, m *crf.Model) error {
 	}
 	printMetadata(out, m.Meta, schemas.KeyTemplates, schemas.KeyMinCount, schemas.KeySource)
 	return nil
+}
+
+// printNonZero prints how many of m's weights are not zero (the weights a
+// model file stores): in all, by kind, and the attribute weights of each
+// label.
+func printNonZero(out *bytes.Buffer, m *crf.Model) {
+	lay := m.Layout
+	K := lay.NumLabels
+	perLabel := make([]int, K)
+	attr, trans, other := 0, 0, 0
+	for j, w := range m.Weights {
+		if w == 0 {
+			continue
+		}
+		switch {
+		case j < lay.Trans():
+			attr++
+			perLabel[j%K]++
+		case j < lay.Trans()+K*K:
+			trans++
+		default:
+			other++
+		}
+	}
+	all := attr + trans + other
+	fmt.Fprintf(out, "non-zero    %d: %d attribute, %d transition", all, attr, trans)
+	if !lay.NoBias {
+		fmt.Fprintf(out, ", %d bias/start/end", other)
+	}
+	fmt.Fprintf(out, "\n  attribute weights per label:\n")
+	for y, name := range m.LabelNames {
+		fmt.Fprintf(out, "  %-12s %d\n", name, perLabel[y])
+	}
 }
 
 // printPredictions summarises a prediction table.

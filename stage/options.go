@@ -35,6 +35,24 @@ func (l Lambda) For(n int) float64 {
 	return l.c
 }
 
+// l1 returns the elastic net's λ₁ for a training table of n sentences:
+// L1's value, 0 when not given.
+func (o TrainOptions) l1(n int) float64 {
+	if !o.L1.set {
+		return 0
+	}
+	return o.L1.For(n)
+}
+
+// l1Setting returns L1 as given ("c/n" or a number), "" when not given
+// or zero: what kept duals record.
+func (o TrainOptions) l1Setting() string {
+	if !o.L1.set || o.L1.c == 0 {
+		return ""
+	}
+	return o.L1.String()
+}
+
 // String writes λ as a number or c/n.
 func (l Lambda) String() string {
 	switch {

@@ -32,6 +32,11 @@ import (
 // Method's value.
 type TrainOptions struct {
 	Lambda Lambda // the regularisation λ; zero: 1/n
+	// L1 is the elastic net's λ₁ ≥ 0, the weight of λ₁‖w‖₁ (CRFsuite's c1,
+	// c2 are L1 = c1/n and Lambda = 2·c2/n); zero (or 0 given): none, the
+	// ℓ2-regularised objective. SDCA trains it by proximal SDCA, LBFGS by
+	// OWL-QN; the other methods and the hinge loss refuse it.
+	L1 Lambda
 	// Method is the solver and its settings, a method train.Methods lists:
 	// *train.SDCA (SDCA-GAP, whose sampler is Sampler's), *train.LBFGS,
 	// *train.OEG, *train.SAG or *train.BCFW; nil: &train.SDCA{}. Train
@@ -218,6 +223,20 @@ func (o TrainOptions) withDefaults() TrainOptions {
 		}
 		o.Loss = descriptionOf(o.Method).Loss
 	}
+	if sd, ok := o.Method.(*train.SDCA); ok && o.L1.c != 0 && sd.DualPrecision == 0 {
+		// The elastic net's step moves ŵ(μ) by its exact direction: its
+		// duals are float64 unless given otherwise (and then refused).
+		f := train.Fresh(sd).(*train.SDCA)
+		f.DualPrecision = duals.Float64
+		o.Method = f
+	}
+	if sd, ok := o.Method.(*train.SDCA); ok && o.L1.c != 0 && sd.Workers == 0 && sd.RoundSize == 0 && sd.Async == "" {
+		// Its steps are sequential (one worker) unless given otherwise
+		// (and then refused).
+		f := train.Fresh(sd).(*train.SDCA)
+		f.Workers = 1
+		o.Method = f
+	}
 	if o.Sampler.Kind == "" {
 		o.Sampler.Kind = train.DefaultSampler
 	}
@@ -290,6 +309,11 @@ func (o TrainOptions) Check() error {
 		{(o.Duals.Place == DualsAuto || o.Duals.Place == DualsMemory) && o.Duals.Path != "", "Duals", o.Duals.Path, "a path applies to DualsStream and DualsFile only"},
 		{o.MemoryBudget < 0, "MemoryBudget", o.MemoryBudget, "want a positive size"},
 		{o.WarmStart != "" && o.Duals.Place == DualsStream, "WarmStart", o.WarmStart, "needs the duals in memory or in a memory-mapped file, not {Duals} stream"},
+		{o.L1.set && !(o.L1.c >= 0 && !math.IsInf(o.L1.c, 0)), "L1", o.L1.String(), "want a finite λ₁ ≥ 0: a number, or c/n"},
+		{o.L1.c != 0 && parallelSDCA(o.Method), "SDCA.Workers", nil,
+			"the elastic net ({L1}) is trained by one worker: want 1, or leave {SDCA.Workers}, {SDCA.RoundSize} and {SDCA.Async} unset"},
+		{o.L1.c != 0 && dualPrecision(o.Method) != 0 && dualPrecision(o.Method) != duals.Float64, "SDCA.DualPrecision", dualPrecision(o.Method).String(),
+			"the elastic net ({L1}) keeps its duals in float64 (its step moves the weights by the exact direction): want float64, or leave it unset"},
 		// A method that reads where its duals go but keeps them in memory
 		// (BCFW) takes memory or auto only.
 		{train.Reads(run, train.RunDuals) && !rd.DualsOnDisk && o.Duals != Duals{} && o.Duals.Place != DualsMemory && o.Duals.Place != DualsAuto,
@@ -420,6 +444,7 @@ func (o TrainOptions) setRunOptions() []string {
 		{train.RunResume, o.Resume != ""},
 		{train.RunKeepDuals, o.KeepDuals != ""},
 		{train.RunWarmStart, o.WarmStart != ""},
+		{train.RunL1, o.L1.c != 0},
 	} {
 		if c.set {
 			set = append(set, c.field)
@@ -452,6 +477,8 @@ func (o TrainOptions) runOptionValue(field string) any {
 		return o.KeepDuals
 	case train.RunWarmStart:
 		return o.WarmStart
+	case train.RunL1:
+		return o.L1.String()
 	}
 	return nil
 }
@@ -692,6 +719,7 @@ func (r *trainer) setup() error {
 	if r.p, err = train.NewProblem(d, lambda, r.o.NoBias); err != nil {
 		return fmt.Errorf("%s: %w", r.name, err)
 	}
+	r.p.L1 = r.o.l1(d.Len())
 	if r.o.FeatureSpace == ObservedPairs {
 		r.p.ObserveFeatures() // sparse weights where they are fewer than half the pairs
 	}
@@ -709,12 +737,15 @@ func (r *trainer) setup() error {
 		b, what, form := ss.StateBytes(d)
 		state = fmt.Sprintf("; %s %s (%s)", what, byteSize(b), form)
 	}
-	held := ""
+	l1, held := "", ""
+	if r.p.L1 > 0 {
+		l1 = fmt.Sprintf(", λ₁ = %.6g (elastic net)", r.p.L1)
+	}
 	if r.p.Layout.Free != nil {
 		held = ", held sparse"
 	}
-	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d%s), λ = %.6g%s",
-		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dense().Dim(), held, lambda, state)
+	r.logf("train: %d sentences, %d tokens, %d attributes, %d labels; %d free weights (d = %d%s), λ = %.6g%s%s",
+		d.Len(), d.NumTokens(), d.NumAttrs, d.NumLabels, r.p.FreeWeights(), r.p.Layout.Dense().Dim(), held, lambda, l1, state)
 	return r.checkMemory(r.p.Shape())
 }
 
@@ -960,7 +991,10 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 	p := r.p
 	facts := map[string]any{"epochs": res.Epochs, "stopped": res.Stopped.String(), "primal": jsonNumber(res.Last.Primal),
 		"dual": jsonNumber(res.Last.Dual), "gap": jsonNumber(res.Last.Gap), "gap_tol": res.GapTol,
-		"target_met": res.TargetMet(), "source": r.name, "transitions": p.TransitionSpace()}
+		"target_met": res.TargetMet(), "source": r.name, "transitions": p.TransitionSpace(),
+		// The weights trained (the feature spaces' free ones): a model file
+		// stores the non-zero ones only.
+		"free_weights": p.FreeWeights()}
 	// The method's own facts (the log loss's models record no loss: their
 	// bytes stay as they were).
 	for k, v := range r.m.(train.Describer).Facts(p) {
@@ -980,6 +1014,10 @@ func (r *trainer) modelMetadata(res *train.Result) map[string]string {
 		}
 	}
 	md[schemas.KeyLambda] = strconv.FormatFloat(p.Lambda, 'g', -1, 64)
+	if p.L1 > 0 {
+		// Only the elastic net's models record λ₁: the others' bytes stay.
+		md[schemas.KeyL1] = strconv.FormatFloat(p.L1, 'g', -1, 64)
+	}
 	md[schemas.KeyN] = strconv.Itoa(p.N())
 	md[schemas.KeySolver] = r.solver
 	md[schemas.KeyFeatureSpace] = p.FeatureSpace()
@@ -1041,4 +1079,20 @@ func checkFeaturization(md map[string]string, name string) (*featurize.TemplateS
 		return nil, fmt.Errorf("%w; re-featurize it with dualcrf featurize", err)
 	}
 	return set, nil
+}
+
+// dualPrecision returns the DualPrecision of m when it is SDCA; 0 (unset)
+// otherwise.
+func dualPrecision(m train.Method) duals.Precision {
+	if sd, ok := m.(*train.SDCA); ok {
+		return sd.DualPrecision
+	}
+	return 0
+}
+
+// parallelSDCA reports whether m is SDCA asked for more than one worker,
+// rounds or asynchronous steps.
+func parallelSDCA(m train.Method) bool {
+	sd, ok := m.(*train.SDCA)
+	return ok && (sd.Workers > 1 || sd.Workers == train.AllWorkers || sd.RoundSize != 0 || sd.Async != "")
 }

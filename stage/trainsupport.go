@@ -52,7 +52,7 @@ func (r *trainer) checkMemory(shape train.Shape) error {
 	}
 	estimate := func(inMemory bool, stream int64) train.MemoryEstimate {
 		return train.EstimateShape(shape, train.MemoryOptions{Method: o.Method, DualsInMemory: inMemory, StreamBytes: stream,
-			ExtraHeap: extra})
+			ExtraHeap: extra, L1: r.o.l1(d.Len()) > 0})
 	}
 	planEstimate := func(stream int64) train.MemoryEstimate {
 		return train.EstimateShape(shape, train.MemoryOptions{Method: planMethod, Workers: planCores, StreamBytes: stream,

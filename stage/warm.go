@@ -5,6 +5,7 @@ package stage
 // from them (TrainOptions.WarmStart), matching sentences by key.
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -137,6 +138,9 @@ func (r *trainer) openWarm() error {
 	if l := r.o.Lambda.String(); l != info.LambdaSetting {
 		return cold("its duals were trained with λ = %s, this run has λ = %s", info.LambdaSetting, l)
 	}
+	if l := r.o.l1Setting(); l != info.L1Setting {
+		return cold("its duals were trained with λ₁ = %s, this run has λ₁ = %s", cmp.Or(info.L1Setting, "0"), cmp.Or(l, "0"))
+	}
 	labels := make([]int, len(info.Labels))
 	var missing []string
 	for a, name := range info.Labels {
@@ -202,7 +206,7 @@ func (r *trainer) keepDuals(res *TrainResult) error {
 	if err != nil {
 		return err
 	}
-	info := duals.KeptInfo{Lambda: r.p.Lambda, LambdaSetting: r.o.Lambda.String(), Templates: templatesFingerprint(r.t.Metadata),
+	info := duals.KeptInfo{Lambda: r.p.Lambda, LambdaSetting: r.o.Lambda.String(), L1Setting: r.o.l1Setting(), Templates: templatesFingerprint(r.t.Metadata),
 		KeyColumns: cols, FeatureSpace: r.p.FeatureSpace(), Transitions: r.p.TransitionSpace(), Bias: !r.p.Layout.NoBias,
 		Source: r.name, Primal: res.Train.Last.Primal, Gap: res.Train.Last.Gap}
 	out, err := pipeline.CreateOutput(r.o.KeepDuals)

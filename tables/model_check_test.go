@@ -195,7 +195,7 @@ func checkModelRead(t *testing.T, data []byte, want *crf.Model) {
 }
 
 // FuzzReadModel feeds arbitrary bytes, seeded with model files written by
-// WriteModel, to ReadModel: an error naming the file or a model that passes
+// WriteModel (dense and sparse rows) and one of version 2, to ReadModel: an error naming the file or a model that passes
 // Check, never a panic.
 func FuzzReadModel(f *testing.F) {
 	_, data := markedModel(f)
@@ -210,6 +210,16 @@ func FuzzReadModel(f *testing.F) {
 		}
 		f.Add(buf.Bytes())
 	}
+	// A sparse model (rows stored by their labels, all-zero attributes left
+	// out) and a dense one of version 2.
+	sm := sparseModel(f, false)
+	var sparse, dense bytes.Buffer
+	if err := WriteModel(&sparse, sm, arrowio.WriterOptions{}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(sparse.Bytes())
+	writeDenseModel(f, &dense, sm)
+	f.Add(dense.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkModelRead(t, data, nil)
 	})

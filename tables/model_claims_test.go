@@ -16,8 +16,8 @@ import (
 
 // claimingModel writes a model file whose schema claims K labels (all
 // named in its metadata) but whose rows are only trans transition rows of
-// zeros, in format.
-func claimingModel(t *testing.T, K, trans int, format arrowio.Format) []byte {
+// zeros, in format: of this version, or of version 2 (dense) when dense.
+func claimingModel(t *testing.T, K, trans int, format arrowio.Format, dense bool) []byte {
 	t.Helper()
 	labels := make([]string, K)
 	for i := range labels {
@@ -27,7 +27,11 @@ func claimingModel(t *testing.T, K, trans int, format arrowio.Format) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := schemas.ModelSchema(K, map[string]string{schemas.KeyLabels: string(lj), schemas.KeyBias: "false", schemas.KeyChecksum: "x"})
+	md := map[string]string{schemas.KeyLabels: string(lj), schemas.KeyBias: "false", schemas.KeyChecksum: "x"}
+	s, err := schemas.ModelSchema(md)
+	if dense {
+		s, err = schemas.ModelDenseSchema(K, md)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +45,13 @@ func claimingModel(t *testing.T, K, trans int, format arrowio.Format) []byte {
 	for i := range trans {
 		b.Field(0).(*array.StringBuilder).Append(schemas.KindTrans)
 		b.Field(1).(*array.StringBuilder).Append(labels[i])
-		b.Field(2).(*array.FixedSizeListBuilder).Append(true)
-		b.Field(2).(*array.FixedSizeListBuilder).ValueBuilder().(*array.Float64Builder).AppendValues(make([]float64, K), nil)
+		if dense {
+			b.Field(2).(*array.FixedSizeListBuilder).Append(true)
+			b.Field(2).(*array.FixedSizeListBuilder).ValueBuilder().(*array.Float64Builder).AppendValues(make([]float64, K), nil)
+			continue
+		}
+		b.Field(2).(*array.ListBuilder).Append(true) // no weight stored: all zero
+		b.Field(3).(*array.ListBuilder).Append(true)
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -61,16 +70,22 @@ func claimingModel(t *testing.T, K, trans int, format arrowio.Format) []byte {
 // gigabytes first); a Parquet model with fewer rows than its labels'
 // transition rows is refused from its footer's row count.
 func TestReadModelLabelClaims(t *testing.T) {
-	for _, f := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatParquet} {
-		data := claimingModel(t, maxModelLabels+1, 2, f)
-		_, err := ReadModel(bytes.NewReader(data), "big.model", arrowio.ReaderOptions{})
-		if want := fmt.Sprintf("big.model: model has %d weights per row: more labels than the %d a model may have", maxModelLabels+1, maxModelLabels); err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("%s: error %v, want %q", f, err, want)
+	for _, dense := range []bool{false, true} {
+		for _, f := range []arrowio.Format{arrowio.FormatStream, arrowio.FormatParquet} {
+			data := claimingModel(t, maxModelLabels+1, 2, f, dense)
+			_, err := ReadModel(bytes.NewReader(data), "big.model", arrowio.ReaderOptions{})
+			want := fmt.Sprintf("big.model: model has %d labels: more than the %d a model may have", maxModelLabels+1, maxModelLabels)
+			if dense {
+				want = fmt.Sprintf("big.model: model has %d weights per row: more labels than the %d a model may have", maxModelLabels+1, maxModelLabels)
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%s (dense %v): error %v, want %q", f, dense, err, want)
+			}
 		}
-	}
-	data := claimingModel(t, 100, 2, arrowio.FormatParquet)
-	_, err := ReadModel(bytes.NewReader(data), "few.model", arrowio.ReaderOptions{})
-	if want := "few.model: model has 2 rows, fewer than the 100 transition rows of its 100 labels"; err == nil || err.Error() != want {
-		t.Errorf("error %v, want %q", err, want)
+		data := claimingModel(t, 100, 2, arrowio.FormatParquet, dense)
+		_, err := ReadModel(bytes.NewReader(data), "few.model", arrowio.ReaderOptions{})
+		if want := "few.model: model has 2 rows, fewer than the 100 transition rows of its 100 labels"; err == nil || err.Error() != want {
+			t.Errorf("dense %v: error %v, want %q", dense, err, want)
+		}
 	}
 }

@@ -214,6 +214,9 @@ func (m *BCFW) setup(p *Problem) error {
 	if err := m.Check(); err != nil {
 		return err
 	}
+	if err := refuseL1(p, "BCFW (the hinge loss)"); err != nil {
+		return err
+	}
 	m.p = p
 	m.count = m.hamming() == HammingCount
 	d := p.Data

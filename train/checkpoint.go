@@ -6,7 +6,8 @@ package train
 //	DIR/LOCK                       flock'ed by the one run that writes DIR
 //	DIR/CURRENT                    "ckpt-000012\n"
 //	DIR/ckpt-000012/duals.bin      μ (the duals.File format, at the run's precision, with the dataset's fingerprint)
-//	DIR/ckpt-000012/weights.bin    w as little-endian float64
+//	DIR/ckpt-000012/weights.bin    ŵ(μ) as little-endian float64 (the weights; for the elastic net
+//	                               their soft-thresholded copy is the model's)
 //	DIR/ckpt-000012/state.json     {"sha256": …, "state": {…}}: position, counters, ‖w‖², RNG and
 //	                               sampler state, the log so far, the run's settings, checksums
 //
@@ -276,7 +277,7 @@ func (m *SDCA) saveSnapshot(dir string, pr Progress) (path string, err error) {
 // committed state stream), and renames it into place as dir/name.
 func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, stream *duals.StreamState) (string, error) {
 	d := m.p.Data
-	wb := floatBytes(m.st.w) // little-endian: writeDualsFile checked the host
+	wb := floatBytes(m.st.dualVector()) // ŵ(μ); little-endian: writeDualsFile checked the host
 	sum := sha256.Sum256(wb)
 	if err := writeSynced(filepath.Join(tmp, "weights.bin"), wb); err != nil {
 		return "", err
@@ -286,7 +287,7 @@ func (m *SDCA) writeSnapshot(dir, tmp, name string, pr Progress, crc uint32, str
 		return "", err
 	}
 	fp := duals.Fingerprint(d)
-	st := checkpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.st.w),
+	st := checkpointState{Version: stateVersion, Fingerprint: hex.EncodeToString(fp[:]), Sentences: d.Len(), Dim: len(m.st.dualVector()),
 		Epoch: pr.Epoch, Step: pr.Step, Next: -1, Pending: pr.Pending, Training: pr.Training,
 		EpochTraining: pr.EpochTraining, EpochLineSearch: pr.EpochLineSearch,
 		Steps: m.st.steps, LineSearch: m.st.lsIters, WSq: m.st.normSq(), RNG: rng, Sampler: m.sched.samplerState(),
@@ -710,11 +711,22 @@ func (c *Checkpoint) verify(p *Problem) error {
 	if err != nil {
 		return fmt.Errorf("duals: %w", err)
 	}
-	scale, diff, wsq := 1.0, 0.0, 0.0
+	scale, diff := 1.0, 0.0
 	for j, v := range w {
 		scale = max(scale, math.Abs(v))
 		diff = max(diff, math.Abs(v-c.Weights[j]))
-		wsq += c.Weights[j] * c.Weights[j]
+	}
+	// ‖w‖² of the primal point: ŵ(μ) itself, or for the elastic net its
+	// soft-thresholded copy — by the snapshot's own λ and λ₁ (another λ₁
+	// is for the settings check to name).
+	wsq := 0.0
+	tau := 0.0
+	if rs := c.state.Settings; rs.L1 != 0 {
+		tau = rs.L1 / rs.Lambda
+	}
+	for _, v := range c.Weights {
+		v = soft(v, tau)
+		wsq += v * v
 	}
 	if diff > 1e-7*scale {
 		return fmt.Errorf("weights differ from ŵ(μ) recomputed from the duals by %.3g (scale %.3g)", diff, scale)

@@ -3,6 +3,8 @@
 //
 //	P(w) = λ/2 ‖w‖² + (1/n) Σ_i [log Z_i(w) − w·F(x_i,y_i)]
 //
+// (with Problem.L1, the elastic net's λ₁‖w‖₁ too: proximal SDCA in
+// elastic.go, OWL-QN in owlqn.go)
 // with SDCA (stochastic dual coordinate ascent on the dual
 // D(μ) = −λ/2 ‖ŵ(μ)‖² + (1/n) Σ_i H̃(μ_i), Le Priol et al. 2018), with the
 // paper's peers OEG and SAG, or with L-BFGS as a reference; and the

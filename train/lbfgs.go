@@ -14,7 +14,8 @@ import (
 // same oracle as SDCA, starting at w = 0. One Epoch is one L-BFGS iteration
 // (usually one or two full passes). Its certificate is the gap between w
 // and the dual point α̂(w): P(w) − D(α̂(w)) = ‖∇P(w)‖²/(2λ) (paper, eq. 7–8),
-// which bounds P(w) − P*.
+// which bounds P(w) − P*. With an ℓ1 term (Problem.L1 > 0) it runs OWL-QN
+// (owlqn.go) instead, with its Fenchel–Young certificate.
 type LBFGS struct {
 	// Store is the number of correction pairs kept; 0 means
 	// DefaultLBFGSStore.
@@ -36,13 +37,15 @@ type LBFGS struct {
 	fs   *freeSpace
 	gold []float64
 	w    []float64
+	// owl runs the elastic net (Problem.L1 > 0); nil otherwise.
+	owl *owlqn
 }
 
-// Describe declares L-BFGS: its one setting, and none of the options
-// some methods read (no sampler, no duals, no checkpoints: a
-// deterministic method started at w = 0).
+// Describe declares L-BFGS: its one setting, and of the options some
+// methods read the elastic net's λ₁ only (OWL-QN; no sampler, no duals, no
+// checkpoints: a deterministic method started at w = 0).
 func (m *LBFGS) Describe() Description {
-	return Description{Name: "lbfgs", Title: "L-BFGS", Loss: LossLog, Summary: "limited-memory BFGS on the primal",
+	return Description{Name: "lbfgs", Title: "L-BFGS", Loss: LossLog, Summary: "limited-memory BFGS on the primal (OWL-QN with an ℓ1 term)", Reads: []string{RunL1},
 		Settings: []Setting{
 			{Field: "Store", Name: "lbfgs-store", Default: DefaultLBFGSStore, Help: "L-BFGS: correction pairs kept, ≥ 1",
 				Want: "want at least 1 correction pair", Valid: intAtLeast(1)},
@@ -64,9 +67,18 @@ func (m *LBFGS) Init(p *Problem) error {
 	if err := m.Check(); err != nil {
 		return err
 	}
+	if err := p.checkL1(); err != nil {
+		return err
+	}
 	store := m.Store
 	if store == 0 {
 		store = DefaultLBFGSStore
+	}
+	m.owl = nil
+	if p.L1 > 0 {
+		var err error
+		m.owl, err = newOWLQN(context.Background(), p, store, m.dense)
+		return err
 	}
 	var dir optimize.NextDirectioner = &optimize.LBFGS{Store: store}
 	d := p.Layout.Dim()
@@ -132,6 +144,9 @@ func (m *LBFGS) evaluateFree(ctx context.Context) error {
 
 // Epoch serves the line search's evaluations until it accepts a new point.
 func (m *LBFGS) Epoch(ctx context.Context) error {
+	if m.owl != nil {
+		return m.owl.iterate(ctx)
+	}
 	for {
 		if m.op&(optimize.FuncEvaluation|optimize.GradEvaluation) != 0 {
 			if err := m.evaluate(ctx); err != nil {
@@ -159,6 +174,9 @@ func (m *LBFGS) Epoch(ctx context.Context) error {
 // expansion, in a slice the next Certify hands to its certificate (so that
 // a run holds one dense copy of the weights, not two).
 func (m *LBFGS) Weights() []float64 {
+	if m.owl != nil {
+		return m.owl.weights()
+	}
 	if m.fs != nil {
 		if m.w == nil {
 			m.w = make([]float64, m.p.Layout.Dim())
@@ -172,6 +190,9 @@ func (m *LBFGS) Weights() []float64 {
 // Certify returns P(w) and the gap ‖∇P(w)‖²/(2λ) at the last accepted point,
 // both known from its evaluation (primalCertificate).
 func (m *LBFGS) Certify(ctx context.Context) (Certificate, error) {
+	if m.owl != nil {
+		return m.owl.certify(), nil
+	}
 	var gsq float64
 	if m.fs != nil {
 		gsq = m.fs.dot(m.bestG, m.bestG)
@@ -203,8 +224,12 @@ func primalCertificate(p *Problem, primal, gsq float64, w []float64) Certificate
 // iterations as updates; LBFGS has no gap estimate, and its certificate
 // reuses the last evaluation (no oracle call).
 func (m *LBFGS) Counters() Counters {
-	calls := m.evals * int64(m.p.N())
-	return Counters{Steps: calls, GapEstimate: nan(), OracleCalls: calls, Updates: m.iters}
+	evals, iters := m.evals, m.iters
+	if m.owl != nil {
+		evals, iters = m.owl.evals, m.owl.iters
+	}
+	calls := evals * int64(m.p.N())
+	return Counters{Steps: calls, GapEstimate: nan(), OracleCalls: calls, Updates: iters}
 }
 
 var _ Describer = (*LBFGS)(nil)

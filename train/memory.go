@@ -21,6 +21,9 @@ type MemoryOptions struct {
 	// StreamBytes is the memory of a streamed store's block buffers
 	// (duals.StreamBuffers × its slot size), when the duals are streamed.
 	StreamBytes int64
+	// L1 is set when the objective has an ℓ1 term (Problem.L1 > 0): SDCA
+	// then also makes the primal point soft(ŵ(μ), λ₁/λ) whole.
+	L1 bool
 	// ExtraHeap is memory the caller holds on the Go heap besides the
 	// problem during the run (a held-out table, say), in bytes.
 	ExtraHeap int64
@@ -215,6 +218,12 @@ func (m *SDCA) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers in
 	d := s.Data
 	K, n := int64(d.NumLabels), int64(d.Len())
 	e.Weights += 2 * s.Dim * 8
+	if o.L1 {
+		// The elastic net's whole primal point soft(u, τ) (u = ŵ(μ) is the
+		// vector the steps move): the model's weights, and a streamed run's
+		// gap refreshes.
+		e.Weights += s.Dim * 8
+	}
 	e.Dataset += 8*s.Occurrences + 48*n
 	bins := int64(binCopies * binStride * (binKeys + 1) * 8)
 	switch kind, w, r := m.Schedule(d.Len()); kind {
@@ -233,7 +242,11 @@ func (m *SDCA) AddMemory(e *MemoryEstimate, s Shape, o MemoryOptions, workers in
 		e.Dataset += n
 	}
 	if o.DualsInMemory {
-		e.Duals = duals.Bytes(d, m.Precision())
+		pr := m.Precision()
+		if o.L1 && m.Duals == nil && m.DualPrecision == 0 {
+			pr = duals.Float64 // the elastic net's (precisionOn)
+		}
+		e.Duals = duals.Bytes(d, pr)
 	} else if o.StreamBytes > 0 {
 		e.Duals = o.StreamBytes
 		e.Dataset += 8 * n // the sampler's gap state handed to the block draws

@@ -118,6 +118,9 @@ func (m *OEG) Init(p *Problem) error {
 	if err := m.Check(); err != nil {
 		return err
 	}
+	if err := refuseL1(p, "OEG"); err != nil {
+		return err
+	}
 	m.p = p
 	d := p.Data
 	n := d.Len()

@@ -14,9 +14,9 @@ import (
 
 // passResult is what one full pass over the training set computes.
 type passResult struct {
-	Primal  float64   // P(w)
+	Primal  float64   // P(w), with the elastic net's λ₁‖w‖₁
 	Loss    float64   // (1/n) Σ_i [log Z_i(w) − w·F(x_i,y_i)]
-	Grad    []float64 // ∇P(w), when asked for
+	Grad    []float64 // ∇ of P's smooth part (all of P without an ℓ1 term), when asked for
 	Dual    float64   // D(μ) with ‖w‖² for ‖ŵ(μ)‖², when duals were given
 	Entropy float64   // (1/n) Σ_i H̃(μ_i)
 	Gaps    []float64 // D̃(μ_i‖ν_i(w)) per sentence, when duals were given
@@ -108,7 +108,7 @@ func (p *Problem) pass(ctx context.Context, w []float64, store duals.Reader, wan
 	r := &passResult{}
 	r.Loss = sum(loss) / float64(n)
 	wsq := dot(w, w)
-	r.Primal = p.Lambda/2*wsq + r.Loss
+	r.Primal = p.Lambda/2*wsq + r.Loss + p.l1Term(w)
 	if wantGrad {
 		// ∇P = λw + (1/n) Σ_i (E_ν_i[F] − F_i).
 		gold := p.GoldFeatures()

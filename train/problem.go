@@ -14,6 +14,11 @@ type Problem struct {
 	Data   *crf.Dataset
 	Layout crf.Layout
 	Lambda float64 // λ > 0; callers often use 1/n
+	// L1 is λ₁ ≥ 0, the weight of the ℓ1 term λ₁‖w‖₁ of the elastic net
+	// (elastic.go); 0, the default, is the ℓ2-regularised objective. SDCA
+	// (proximal SDCA) and LBFGS (OWL-QN) train it; the other methods refuse
+	// it.
+	L1 float64
 	// Mask, when not nil, restricts a dense U to the attribute–label pairs
 	// it marks (Mask[a·K+y]); weights outside it are fixed at zero and their
 	// features dropped. A sparse layout (Layout.Free) restricts U by itself:

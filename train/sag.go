@@ -183,6 +183,9 @@ func (m *SAG) Init(p *Problem) error {
 	if err := m.Check(); err != nil {
 		return err
 	}
+	if err := refuseL1(p, "SAG"); err != nil {
+		return err
+	}
 	m.p = p
 	m.variant = m.Variant
 	if m.variant == "" {

@@ -27,6 +27,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/dualcrf/dualcrf/crf"
@@ -128,7 +129,7 @@ type SDCA struct {
 func (m *SDCA) Describe() Description {
 	return Description{Name: "sdca", Title: "SDCA", Loss: LossLog,
 		Summary:     "SDCA-GAP: stochastic dual coordinate ascent with gap sampling",
-		Reads:       append([]string{RunSampler, RunNonUniform, RunRefresh, RunDuals, RunKeepDuals, RunWarmStart}, checkpointOptions...),
+		Reads:       append([]string{RunSampler, RunNonUniform, RunRefresh, RunDuals, RunKeepDuals, RunWarmStart, RunL1}, checkpointOptions...),
 		Made:        map[string]string{"Sampler": RunSampler, "Duals": RunDuals, "Warm": RunWarmStart},
 		DualsOnDisk: true,
 		Settings: []Setting{
@@ -180,6 +181,16 @@ func (m *SDCA) Check() error {
 			Msg: fmt.Sprintf("the store in Duals keeps %s duals", m.Duals.Precision())}
 	}
 	return nil
+}
+
+// precisionOn returns the precision of the duals a run of m on p keeps:
+// Precision, except that the elastic net (p.L1 > 0) keeps float64 duals
+// unless told otherwise (its step moves ŵ(μ) by the exact direction).
+func (m *SDCA) precisionOn(p *Problem) duals.Precision {
+	if p.L1 > 0 && m.Duals == nil && m.DualPrecision == 0 {
+		return duals.Float64
+	}
+	return m.Precision()
 }
 
 // Precision returns the precision of the duals a run of m keeps: its
@@ -274,8 +285,8 @@ func (m *SDCA) schedule(n int) (kind string, P, R int) {
 func (m *SDCA) RunSettings(p *Problem) RunSettings {
 	eps, sub := m.effective()
 	rs := RunSettings{Version: settingsVersion, Solver: "sdca", Seed: m.Seed, Epsilon: eps, SubPrecision: sub,
-		Lambda: p.Lambda, Sentences: p.N(), FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(),
-		Bias: !p.Layout.NoBias, DualPrecision: precisionSetting(m.Precision())}
+		Lambda: p.Lambda, L1: p.L1, Sentences: p.N(), FeatureSpace: p.FeatureSpace(), Transitions: p.TransitionSpace(),
+		Bias: !p.Layout.NoBias, DualPrecision: precisionSetting(m.precisionOn(p))}
 	rs.Sampler, rs.NonUniform = samplerSettings(m.Sampler)
 	if s, ok := m.Duals.(*duals.Stream); ok {
 		rs.DualsBlocks = s.Blocks()
@@ -313,12 +324,12 @@ func (m *SDCA) Init(p *Problem) error {
 		m.initDuals(0, p.N(), eps, 0)
 		p.meterAdd(p.N())
 	}
-	var err error
-	if m.st.w, err = p.What(m.duals); err != nil {
+	u, err := p.What(m.duals)
+	if err != nil {
 		return err
 	}
+	m.st.setElastic(u)
 	m.whatAt = m.st.steps
-	m.st.wsq = dot(m.st.w, m.st.w)
 	m.sched.start()
 	return nil
 }
@@ -360,11 +371,25 @@ func (m *SDCA) setup(p *Problem) error {
 	if err := m.Check(); err != nil {
 		return err
 	}
+	if err := p.checkL1(); err != nil {
+		return err
+	}
+	if p.L1 > 0 && m.Workers == 0 && m.RoundSize == 0 && m.Async == "" {
+		m.Workers = 1 // the elastic net's steps are sequential (its stepper is not the rounds')
+	}
+	if kind, _, _ := m.schedule(p.N()); p.L1 > 0 && kind != ScheduleSequential {
+		return &option.Error{Field: "SDCA.Workers", Value: strconv.Itoa(m.Workers), Err: ErrBadProblem,
+			Msg: "the elastic net ({L1}) is trained by one worker: want 1, or leave it unset"}
+	}
+	if pr := m.precisionOn(p); p.L1 > 0 && pr != duals.Float64 {
+		return &option.Error{Field: "SDCA.DualPrecision", Value: pr.String(), Err: ErrBadProblem,
+			Msg: "the elastic net ({L1}) keeps its duals in float64 (its step moves the weights by the exact direction): want float64"}
+	}
 	m.p = p
 	_, m.sub = m.effective()
 	d := p.Data
 	var err error
-	if m.duals, m.sampler, err = storeAndSampler(d, m.Duals, m.Sampler, m.Precision()); err != nil {
+	if m.duals, m.sampler, err = storeAndSampler(d, m.Duals, m.Sampler, m.precisionOn(p)); err != nil {
 		return err
 	}
 	m.epoch, m.pos = 0, 0
@@ -401,7 +426,8 @@ func (m *SDCA) restore(c *Checkpoint) error {
 	if err := m.restoreDuals(c); err != nil {
 		return err
 	}
-	m.st.w, c.Weights = c.Weights, nil // taken over: a resumed run holds no second copy
+	m.st.setElastic(c.Weights) // taken over: a resumed run holds no second copy
+	c.Weights = nil
 	m.st.wsq = st.WSq
 	m.st.steps, m.st.lsIters, m.epoch = st.Steps, st.LineSearch, st.Epoch
 	m.pos = st.Step
@@ -443,8 +469,9 @@ func (p *Problem) Smoothness() []float64 {
 	return L
 }
 
-// Weights returns the current weights (the method's own slice).
-func (m *SDCA) Weights() []float64 { return m.st.w }
+// Weights returns the current weights (the method's own slice; for the
+// elastic net a new one, soft(ŵ(μ), λ₁/λ)).
+func (m *SDCA) Weights() []float64 { return m.st.primal() }
 
 // Epoch runs n steps, or the rest of an epoch interrupted before. When ctx
 // is cancelled it returns between two steps (the scheduler says where it
@@ -463,7 +490,7 @@ func (m *SDCA) endEpoch() {
 // them to the sampler (Settings.RefreshEvery). It is meant for the start
 // of an epoch.
 func (m *SDCA) Refresh(ctx context.Context) error {
-	r, err := m.p.pass(ctx, m.st.w, m.duals, false)
+	r, err := m.p.pass(ctx, m.st.primal(), m.duals, false)
 	if err != nil {
 		return err
 	}
@@ -527,7 +554,7 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	}
 	var w []float64
 	if m.whatAt == m.st.steps {
-		w = append(m.certW[:0], m.st.w...)
+		w = append(m.certW[:0], m.st.dualVector()...)
 		m.certW = w
 		m.p.meterAdd(m.p.N()) // the ŵ(μ) half of the certificate's work
 	} else {
@@ -552,10 +579,12 @@ func (m *SDCA) Certify(ctx context.Context) (Certificate, error) {
 	return c, err
 }
 
-// dualCertificate is the certificate of a dual method at duals μ: P(ŵ(μ)),
+// dualCertificate is the certificate of a dual method at duals μ: P(w(μ)),
 // D(μ) and every block gap with a full pass, and the check of the gap
-// identity P − D = mean block gap. w, when not nil, is ŵ(μ) recomputed
-// from scratch by the caller (a slice the certificate takes); nil: What.
+// identity P − D = mean block gap, for the primal point w(μ) = ŵ(μ), or
+// soft(ŵ(μ), λ₁/λ) for the elastic net (elastic.go). w, when not nil, is
+// ŵ(μ) recomputed from scratch by the caller (a slice the certificate
+// takes, and turns into w(μ)); nil: What.
 func dualCertificate(ctx context.Context, p *Problem, store duals.Reader, w []float64) (Certificate, error) {
 	c, _, err := dualCertificateGaps(ctx, p, store, w)
 	return c, err
@@ -574,6 +603,7 @@ func dualCertificateGaps(ctx context.Context, p *Problem, store duals.Reader, w 
 			return Certificate{}, nil, err
 		}
 	}
+	w = p.primalOf(w)
 	r, err := p.pass(ctx, w, store, false)
 	if err != nil {
 		return Certificate{}, nil, err

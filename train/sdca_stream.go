@@ -319,6 +319,11 @@ func (sc *streamed) refreshGaps(s *duals.Stream, idx []int) {
 	m := sc.m
 	gaps := make([]float64, len(idx))
 	K := m.p.Layout.NumLabels
+	w := m.st.w
+	if m.st.u != nil {
+		m.st.wbuf = m.st.primalInto(m.st.wbuf) // the elastic net's, kept for the next block's
+		w = m.st.wbuf
+	}
 	_ = num.Parallel(context.Background(), len(idx), 0, func() func(int) {
 		pw := &passWorker{lat: crf.NewLattice(K)}
 		var mu []float64
@@ -327,7 +332,7 @@ func (sc *streamed) refreshGaps(s *duals.Stream, idx []int) {
 			sent := m.p.Data.Sentence(i)
 			mu = grow(mu, crf.BlockLen(sent.Len(), K))
 			s.Load(i, mu)
-			_, _, gaps[j] = pw.sentence(m.p, m.st.w, sent, mu)
+			_, _, gaps[j] = pw.sentence(m.p, w, sent, mu)
 		}
 	})
 	m.p.meterAdd(len(idx))

@@ -19,7 +19,9 @@ type RunSettings struct {
 	Version int    `json:"version"`
 	Solver  string `json:"solver"`
 	// The problem: λ, its sentences and its feature space.
-	Lambda       float64 `json:"lambda"`
+	Lambda float64 `json:"lambda"`
+	// L1 is the elastic net's λ₁ (0, and absent, for the ℓ2 objective).
+	L1           float64 `json:"l1,omitempty"`
 	Sentences    int     `json:"sentences"`
 	FeatureSpace string  `json:"feature_space"`
 	Transitions  string  `json:"transitions"`
@@ -105,6 +107,7 @@ func (rs RunSettings) list() []setting {
 	return []setting{
 		{"Solver", "the solver", rs.Solver},
 		{"Lambda", "λ", g(rs.Lambda)},
+		{"L1", "λ₁ (the ℓ1 weight)", g(rs.L1)},
 		{"Sentences", "the number of sentences", strconv.Itoa(rs.Sentences)},
 		{"FeatureSpace", "the feature space", rs.FeatureSpace},
 		{"Transitions", "the transitions", rs.Transitions},

@@ -39,12 +39,13 @@ const (
 	RunResume             = "Resume"             // Settings.Resume
 	RunKeepDuals          = "KeepDuals"          // the final duals kept for a warm start
 	RunWarmStart          = "WarmStart"          // the initial duals from kept ones (SDCA.Warm)
+	RunL1                 = "L1"                 // Problem.L1: the elastic net's λ₁ (SDCA, LBFGS)
 )
 
 // RunOptions returns every option Description.Reads may name.
 func RunOptions() []string {
 	return []string{RunSampler, RunNonUniform, RunRefresh, RunDuals, RunCheckpoint, RunCheckpointEvery,
-		RunCheckpointInterval, RunKeepCheckpoints, RunResume, RunKeepDuals, RunWarmStart}
+		RunCheckpointInterval, RunKeepCheckpoints, RunResume, RunKeepDuals, RunWarmStart, RunL1}
 }
 
 // checkpointOptions are the options of a method that checkpoints and
@@ -73,8 +74,9 @@ type Description struct {
 	// read and this one does, named as stage.TrainOptions names them (the
 	// Field of an option.Error): RunSampler, RunNonUniform, RunRefresh,
 	// RunDuals, the checkpoint options (RunCheckpoint, RunCheckpointEvery,
-	// RunCheckpointInterval, RunKeepCheckpoints, RunResume) and the warm
-	// start's (RunKeepDuals, RunWarmStart). A method reads its own fields
+	// RunCheckpointInterval, RunKeepCheckpoints, RunResume), the warm
+	// start's (RunKeepDuals, RunWarmStart) and the elastic net's λ₁ (RunL1:
+	// the methods that take Problem.L1). A method reads its own fields
 	// and the options every run has (λ, the stop rules, the feature
 	// spaces); a program refuses the others when they are given.
 	Reads []string
@@ -403,7 +405,7 @@ func resumeSetting(field string) string {
 	switch field {
 	case "Solver":
 		return "Method"
-	case "Lambda", "FeatureSpace", "Transitions":
+	case "Lambda", "L1", "FeatureSpace", "Transitions":
 		return field
 	case "Sampler":
 		return RunSampler

@@ -70,6 +70,11 @@ func TestSparseLayoutSameWeights(t *testing.T) {
 	}
 	methods := []method{
 		{"sdca", func(p *Problem) Method { return &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 3} }},
+		{"sdca-l1", func(p *Problem) Method {
+			p.L1 = 0.02 // the elastic net: proximal SDCA
+			return &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 3}
+		}},
+		{"lbfgs-l1", func(p *Problem) Method { p.L1 = 0.02; return &LBFGS{} }}, // OWL-QN
 		{"sdca-uniform", func(p *Problem) Method { return &SDCA{Sampler: kindSampler(t, SamplerUniform, p), Seed: 3} }},
 		{"sdca-workers2", func(p *Problem) Method { return &SDCA{Sampler: kindSampler(t, SamplerGap, p), Seed: 3, Workers: 2} }},
 		{"bcfw", func(p *Problem) Method { return &BCFW{Sampler: kindSampler(t, SamplerGap, p), Seed: 3} }},
@@ -92,6 +97,17 @@ func TestSparseLayoutSameWeights(t *testing.T) {
 						t.Fatal(err)
 					}
 					sameResult(t, dense, sparse, want, got)
+					if sparse.L1 > 0 {
+						zeros := 0
+						for _, x := range got.Weights {
+							if x == 0 {
+								zeros++
+							}
+						}
+						if zeros == 0 || zeros == len(got.Weights) {
+							t.Fatalf("%d of %d free weights zero: the ℓ1 term should make some, not all, zero", zeros, len(got.Weights))
+						}
+					}
 				})
 			}
 		}
@@ -99,9 +115,18 @@ func TestSparseLayoutSameWeights(t *testing.T) {
 }
 
 // TestSparseLayoutStreamed is TestSparseLayoutSameWeights for SDCA with its
-// duals streamed from disk in several blocks.
+// duals streamed from disk in several blocks, for the ℓ2 objective and the
+// elastic net.
 func TestSparseLayoutStreamed(t *testing.T) {
+	for _, l1 := range []float64{0, 0.02} {
+		t.Run(fmt.Sprint("l1=", l1), func(t *testing.T) { sparseLayoutStreamed(t, l1) })
+	}
+}
+
+// sparseLayoutStreamed is TestSparseLayoutStreamed with an ℓ1 weight l1.
+func sparseLayoutStreamed(t *testing.T, l1 float64) {
 	dense, sparse := observedPair(t, 32, 120, 60, 5, true, true)
+	dense.L1, sparse.L1 = l1, l1
 	bb := duals.Bytes(dense.Data, duals.DefaultPrecision) / 5
 	run := func(p *Problem) *Result {
 		s := newStream(t, p, filepath.Join(t.TempDir(), "duals.stream"), bb, 0)

@@ -27,13 +27,21 @@ type stepper struct {
 	exact bool // the store keeps a block as it is put (duals.Float64)
 	rows  *sentenceRows
 	sub   float64   // the line search's sub-precision
-	w     []float64 // the weights the steps move
+	w     []float64 // the weights the steps move (nil for the elastic net: u below)
 	wsq   float64   // ‖w‖², kept by the steps; NaN when unknown (normSq)
 	ws    *stepWork
 	// steps and lsIters count the steps made and their line-search
 	// evaluations.
 	steps, lsIters int64
 	sink           float64 // what prefetchWeights read
+	// u, for the elastic net (Problem.L1 > 0), is ŵ(μ), which the steps
+	// move; the primal point is soft(u, tau), made for each step's rows
+	// (elastic.go). nil for the ℓ2 objective, whose w is ŵ(μ).
+	u   []float64
+	tau float64
+	// wbuf is a whole primal point soft(u, tau) the streamed scheduler's
+	// gap refreshes read (primalInto), kept between them.
+	wbuf []float64
 }
 
 // newStepper returns a stepper for p on the dual store, with no weights yet.
@@ -98,6 +106,11 @@ type stepWork struct {
 	mu    []float64
 	muBuf []float64
 	a, b  float64
+	// elastic is the line of h for the elastic net (elastic.go), and pw
+	// the primal weights of the step's rows, packed as vr, then the tail.
+	elastic elasticLine
+	pw      []float64
+	urow    []float64 // a row of u laid out densely (sparse layouts: uRow)
 }
 
 // sentenceRows lists, for every sentence, the distinct attributes it uses
@@ -186,7 +199,7 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 	if draw {
 		d.sampler.Update(j, st.Gap)
 		next = d.sampler.Next(d.rng)
-		sp.sink += prefetchWeights(sp.w, sp.p.Layout, sp.rows.of(d.sentence(next)))
+		sp.sink += sp.prefetch(sp.rows.of(d.sentence(next)))
 		if ms, ok := sp.duals.(duals.MarginalStore); ok {
 			ms.Prefetch(d.sentence(next))
 		}
@@ -196,6 +209,12 @@ func (sp *stepper) step(d *draws, j int, draw bool) (stepStats, int) {
 	sp.lsIters += int64(st.Iters)
 	sp.commit(ws, st.Gamma, ws.a)
 	return st, next
+}
+
+// prefetch starts fetching the weight rows of a coming step: w's, which
+// its oracle reads, or for the elastic net u's.
+func (sp *stepper) prefetch(rows []int32) (sink float64) {
+	return prefetchWeights(sp.dualVector(), sp.p.Layout, rows)
 }
 
 // oracle is step 1 on sentence i into ws: the oracle at sp.w, and the
@@ -218,7 +237,12 @@ func (sp *stepper) oracle(ws *stepWork, i int) stepStats {
 	ws.dN = grow(ws.dN, T*K)
 	ws.lmuN = grow(ws.lmuN, T*K)
 	ws.lnuN = grow(ws.lnuN, T*K)
-	ws.lat.SetScores(lay, sp.w, s)
+	if sp.u != nil {
+		pl, ps := sp.packPrimal(ws, i, s)
+		ws.lat.SetScores(pl, ws.pw, ps)
+	} else {
+		ws.lat.SetScores(lay, sp.w, s)
+	}
 	ws.lat.ForwardBackward()
 	ws.nuSum = grow(ws.nuSum, K*K)
 	ws.muSum = grow(ws.muSum, K*K)
@@ -249,6 +273,21 @@ func (sp *stepper) direct(ws *stepWork) {
 		ws.dN[j] = ws.nuN[j] - ws.muN[j]
 	}
 	ws.a, ws.b = sp.direction(ws, ws.i, sp.p.Data.Sentence(ws.i))
+	if sp.u != nil {
+		sp.prepareElastic(ws)
+	}
+}
+
+// redirect returns ⟨w,v⟩ for ws's direction at the stepper's current
+// weights, which other steps moved since ws's oracle, and prepares the
+// elastic net's line against them: what a search at those weights needs.
+// row is a scratch row for a sparse layout (dotRows).
+func (sp *stepper) redirect(ws *stepWork, row *[]float64) float64 {
+	if sp.u != nil {
+		sp.prepareElastic(ws)
+		return sp.dotPrimal(ws)
+	}
+	return dotRows(sp.w, ws.rows, ws.vr, ws.vt, sp.p.Layout, row)
 }
 
 // search is step 3 after direct: the line search on
@@ -286,6 +325,10 @@ func (sp *stepper) commitPrimal(ws *stepWork, gamma, a float64) (owed float64) {
 		}
 		clear(ws.vt)
 		return 0
+	}
+	if sp.u != nil {
+		sp.commitElastic(ws, gamma) // clears the tail
+		return gamma
 	}
 	if gamma > 0 {
 		sp.applyPrimal(ws, gamma)
@@ -356,7 +399,7 @@ func (sp *stepper) commitRounded(ws *stepWork, gamma float64) {
 // when a step on a store that rounds left it unknown (commitRounded).
 func (sp *stepper) normSq() float64 {
 	if math.IsNaN(sp.wsq) {
-		sp.wsq = dot(sp.w, sp.w)
+		sp.wsq = sp.primalSq()
 	}
 	return sp.wsq
 }
@@ -473,14 +516,15 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 	// with the node scores θ of the oracle (masked-out weights are zero, so
 	// the mask changes nothing here).
 	th := ws.lat.Node()
+	wt := sp.primalTail(ws) // B, bias, start, end of the oracle's weights
 	for t := 0; t < T; t++ {
 		row, dn := th[t*K:(t+1)*K], ws.dN[t*K:(t+1)*K]
 		if lay.NoBias {
 			wv += dot(row, dn)
 			continue
 		}
-		bias := sp.w[lay.Bias() : lay.Bias()+K]
-		start, end := sp.w[lay.Start():lay.Start()+K], sp.w[lay.End():lay.End()+K]
+		bias := wt[lay.Bias()-lay.Trans() : lay.Bias()-lay.Trans()+K]
+		start, end := wt[lay.Start()-lay.Trans():lay.Start()-lay.Trans()+K], wt[lay.End()-lay.Trans():lay.End()-lay.Trans()+K]
 		for y, x := range dn {
 			u := row[y] - bias[y]
 			if t == 0 {
@@ -495,7 +539,6 @@ func (sp *stepper) direction(ws *stepWork, i int, s crf.Sentence) (wv, vv float6
 	wv *= c
 	sp.fillTail(ws, T, c)
 	tail := ws.vt
-	wt := sp.w[lay.Trans():]
 	wv += dot(wt, tail)
 	vv += dot(tail, tail)
 	return wv, vv
@@ -563,7 +606,18 @@ func (sp *stepper) lineSearch(ws *stepWork, mu []float64, d0, a, b, ln, g0 float
 		s, s2 := ws.edges.eval(g, mu, ws.nu) // edges less separators
 		return -s - ln*(a+g*b), -s2 - ln*b
 	}
-	// φ'(1) = −λn‖v‖² < 0 unless v = 0, in which case the full step is optimal.
+	if sp.u != nil {
+		// The elastic net: λn‖v‖²·γ becomes λn·q(γ) (elastic.go).
+		eval = func(g float64) (d, dd float64) {
+			s, s2 := ws.edges.eval(g, mu, ws.nu)
+			q, dq := ws.elastic.eval(g)
+			return -s - ln*(a+q), -s2 - ln*dq
+		}
+		b, _ = ws.elastic.eval(1)
+	}
+	// φ'(1) = −λn‖v‖² < 0 unless v = 0, in which case the full step is
+	// optimal (elastic net: −λn·q(1), 0 when no coordinate of the
+	// direction leaves the threshold's dead zone).
 	if b <= 0 {
 		return 1, 0
 	}

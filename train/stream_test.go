@@ -16,7 +16,11 @@ import (
 // blockBytes (≤ 0: one block).
 func newStream(t *testing.T, p *Problem, path string, blockBytes int64, spare int) *duals.Stream {
 	t.Helper()
-	s, err := duals.CreateStream(path, p.Data, duals.StreamOptions{BlockBytes: blockBytes, Spare: spare})
+	o := duals.StreamOptions{BlockBytes: blockBytes, Spare: spare}
+	if p.L1 > 0 {
+		o.Precision = duals.Float64 // the elastic net's
+	}
+	s, err := duals.CreateStream(path, p.Data, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +126,9 @@ func streamCkptRun(t *testing.T, p *Problem, path, dir string, set Settings, ctx
 		t.Fatal(err)
 	}
 	o := duals.StreamOptions{BlockBytes: duals.Bytes(p.Data, duals.DefaultPrecision) / 9, Spare: 2}
+	if p.L1 > 0 {
+		o.Precision = duals.Float64 // the elastic net's
+	}
 	var s *duals.Stream
 	var err error
 	resume := len(snapshotNames(dir)) > 0
@@ -245,6 +252,9 @@ func TestStreamCorrupt(t *testing.T) {
 	b := make([]byte, st.Size())
 	f.ReadAt(b, 0)
 	o := duals.StreamOptions{BlockBytes: duals.Bytes(p.Data, duals.DefaultPrecision) / 9, Spare: 2}
+	if p.L1 > 0 {
+		o.Precision = duals.Float64 // the elastic net's
+	}
 	// Flip a byte inside every slot's first entry: whichever slots the
 	// state references, a block read is corrupt.
 	blocks, slot, size := duals.StreamLayout(p.Data, o)

@@ -6,10 +6,14 @@ package main
 // or without, keeping its duals, starting warm from kept ones or neither,
 // by the default schedule (no flag: SDCA's rounds on every core) or with
 // --workers 2; SDCA's duals at the default precision (float32)
-// or float64, and the other solvers given --dual-precision. Every cell
-// either trains to a model — and with a checkpoint directory, stopped by
-// SIGTERM halfway and resumed, to the uninterrupted run's bytes — or is
-// refused before any work, naming the flags; none panics.
+// or float64, and the other solvers given --dual-precision; and the
+// elastic net (--l1) with SDCA in every placement of its duals (float64
+// and one worker; a precision or --workers 2 given refused), with
+// checkpoints or without, keeping its duals or not, and with each other
+// solver. Every
+// cell either trains to a model — and with a checkpoint directory,
+// stopped by SIGTERM halfway and resumed, to the uninterrupted run's
+// bytes — or is refused before any work, naming the flags; none panics.
 
 import (
 	"bytes"
@@ -35,6 +39,7 @@ type comboCell struct {
 	warm    string // keep (--keep-duals), warm (--warm-start) or ""
 	workers int    // 1: the default (no flag; SDCA's rounds on every core), or 2 (--workers 2)
 	prec    string // --dual-precision: "" (the default, float32) or float64
+	l1      bool   // --l1 0.1/n
 }
 
 func (c comboCell) String() string {
@@ -42,7 +47,11 @@ func (c comboCell) String() string {
 	if c.ckpt {
 		ck = "ckpt"
 	}
-	return fmt.Sprintf("%-5s %-6s %-4s %-4s w%d %-7s", c.solver, c.duals, ck, cmpOr(c.warm, "-"), c.workers, cmpOr(c.prec, "float32"))
+	l1 := ""
+	if c.l1 {
+		l1 = " l1"
+	}
+	return fmt.Sprintf("%-5s %-6s %-4s %-4s w%d %-7s%s", c.solver, c.duals, ck, cmpOr(c.warm, "-"), c.workers, cmpOr(c.prec, "float32"), l1)
 }
 
 func cmpOr(s, t string) string {
@@ -62,10 +71,12 @@ type comboFixtures struct {
 }
 
 // budgetKey is what a streamed cell's budget depends on: the number of
-// workers and the precision of the duals ("" the default).
+// workers, the precision of the duals ("" the default) and whether it
+// trains the elastic net (float64 duals and one more weight vector).
 type budgetKey struct {
 	workers int
 	prec    string
+	l1      bool
 }
 
 // minStreamBlocks is the fewest blocks a streamed cell must stream its
@@ -162,22 +173,34 @@ func buildComboFixtures(dir string) (comboFixtures, error) {
 		return fx, err
 	}
 	fx = comboFixtures{dir: dir, table: p("day2.arrow"), kept: p("day1.duals"), budget: map[budgetKey]string{}}
-	// The budget of each number of workers and precision: the first, from
-	// 36 MiB in steps of 512 KiB, at which a run with checkpoints streams
-	// the duals in several blocks (minStreamBlocks; a run that meets its
-	// target at the initial certificate costs one pass).
+	// The budget of each number of workers and precision, and of the
+	// elastic net: the first, from 36 MiB in steps of 512 KiB, at which a
+	// run with checkpoints streams the duals in several blocks
+	// (minStreamBlocks; a run that meets its target at the initial
+	// certificate costs one pass).
 	for _, workers := range []int{1, 2} {
-		for _, prec := range []string{"", "float64"} {
+		keys := []budgetKey{{workers, "", false}, {workers, "float64", false}}
+		if workers == 1 {
+			keys = append(keys, budgetKey{workers, "", true}) // the elastic net's one worker
+		}
+		for _, key := range keys {
+			prec := key.prec
+			if key.l1 {
+				prec = "float64" // the elastic net's duals
+			}
 			found := ""
 			for kib := 36 << 10; kib <= 72<<10 && found == ""; kib += 512 {
 				budget := fmt.Sprintf("%dKiB", kib)
-				args := []string{"train", "-q", "--duals", "stream", "--memory-budget", budget, "--checkpoint", p(fmt.Sprint("probe", workers, prec)),
+				args := []string{"train", "-q", "--duals", "stream", "--memory-budget", budget, "--checkpoint", p(fmt.Sprint("probe", workers, key.prec, key.l1)),
 					"--gap-tol", "1e9", "-o", p("probe.model")}
 				if workers == 2 { // as the cells give it (cellArgs): 1 is the default, no flag
 					args = append(args, "--workers", "2")
 				}
-				if prec != "" {
-					args = append(args, "--dual-precision", prec)
+				if key.prec != "" {
+					args = append(args, "--dual-precision", key.prec)
+				}
+				if key.l1 {
+					args = append(args, "--l1", "0.1/n")
 				}
 				r := runIn(context.Background(), append(args, fx.table)...)
 				if r.code == 0 && streamBlocks(r.stderr) >= minStreamBlocks(prec) {
@@ -185,10 +208,10 @@ func buildComboFixtures(dir string) (comboFixtures, error) {
 				}
 			}
 			if found == "" {
-				return fx, fmt.Errorf("no memory budget from 36 to 72 MiB streams the table's %s duals in %d blocks or more with %d workers",
-					cmpOr(prec, "float32"), minStreamBlocks(prec), workers)
+				return fx, fmt.Errorf("no memory budget from 36 to 72 MiB streams the table's %s duals in %d blocks or more with %d workers (l1 %v)",
+					cmpOr(prec, "float32"), minStreamBlocks(prec), workers, key.l1)
 			}
-			fx.budget[budgetKey{workers, prec}] = found
+			fx.budget[key] = found
 		}
 	}
 	return fx, nil
@@ -208,7 +231,7 @@ func (c comboCell) args(fx comboFixtures, dir string) []string {
 	case "file":
 		a = append(a, "--duals", filepath.Join(dir, "duals.bin"))
 	case "stream":
-		a = append(a, "--duals", "stream", "--memory-budget", fx.budget[budgetKey{c.workers, c.prec}])
+		a = append(a, "--duals", "stream", "--memory-budget", fx.budget[budgetKey{c.workers, c.prec, c.l1}])
 	}
 	if c.ckpt {
 		a = append(a, "--checkpoint", filepath.Join(dir, "ck"))
@@ -224,6 +247,9 @@ func (c comboCell) args(fx comboFixtures, dir string) []string {
 	}
 	if c.prec != "" {
 		a = append(a, "--dual-precision", c.prec)
+	}
+	if c.l1 {
+		a = append(a, "--l1", "0.1/n")
 	}
 	return append(a, fx.table)
 }
@@ -241,9 +267,9 @@ func TestCombinations(t *testing.T) {
 			for _, ckpt := range []bool{false, true} {
 				for _, warm := range []string{"", "keep", "warm"} {
 					for _, workers := range []int{1, 2} {
-						cells = append(cells, comboCell{solver, duals, ckpt, warm, workers, ""})
+						cells = append(cells, comboCell{solver, duals, ckpt, warm, workers, "", false})
 						if solver == "sdca" {
-							cells = append(cells, comboCell{solver, duals, ckpt, warm, workers, "float64"})
+							cells = append(cells, comboCell{solver, duals, ckpt, warm, workers, "float64", false})
 						}
 					}
 				}
@@ -253,7 +279,22 @@ func TestCombinations(t *testing.T) {
 	// The other solvers keep no duals of SDCA's (BCFW's are float64): the
 	// precision is refused.
 	for _, solver := range []string{"lbfgs", "oeg", "sag", "hinge"} {
-		cells = append(cells, comboCell{solver, "memory", false, "", 1, "float64"})
+		cells = append(cells, comboCell{solver, "memory", false, "", 1, "float64", false})
+	}
+	// The elastic net: SDCA's placements, checkpoints, kept duals and
+	// workers (a warm start from the fixture's ℓ2 duals would start
+	// cold), its duals in float64, float32 given refused; and the other
+	// solvers once each.
+	for _, duals := range []string{"memory", "file", "stream"} {
+		for _, ckpt := range []bool{false, true} {
+			for _, warm := range []string{"", "keep"} {
+				cells = append(cells, comboCell{"sdca", duals, ckpt, warm, 1, "", true})
+			}
+		}
+	}
+	cells = append(cells, comboCell{"sdca", "memory", false, "", 1, "float32", true}, comboCell{"sdca", "memory", false, "", 2, "", true})
+	for _, solver := range []string{"lbfgs", "oeg", "sag", "hinge"} {
+		cells = append(cells, comboCell{solver, "memory", false, "", 1, "", true})
 	}
 	// Four cells at a time (in process, each in directories of its own):
 	// the runs wait on fsync as much as they compute.

@@ -165,17 +165,32 @@ func lastColumn(t *testing.T, text string) (labels []string, sents int) {
 // decode gives it. The model is trained on the first 3000 training
 // sentences for 8 epochs (the export's exactness does not depend on
 // convergence), with transitions observed, so that the model has zero
-// transition weights too; the whole test set is tagged.
+// transition weights too; the whole test set is tagged. The elastic net's
+// model (CRFsuite's c1 = c2 = 0.1; on 1000 sentences), most of whose
+// weights are zero and left out of its file — attributes included, so the
+// test set is featurized against a smaller vocabulary — is tagged too.
 func TestExportCRFsuiteTagsAsDecode(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sents int
+		train []string
+	}{{"l2", 3000, []string{"--max-epochs", "8"}}, {"l1", 1000, []string{"--max-epochs", "6", "--l1", "0.1/n", "--lambda", "0.2/n"}}} {
+		t.Run(tc.name, func(t *testing.T) { exportTagsAsDecode(t, tc.sents, tc.train) })
+	}
+}
+
+// exportTagsAsDecode is TestExportCRFsuiteTagsAsDecode on the first sents
+// training sentences with the training flags train.
+func exportTagsAsDecode(t *testing.T, sents int, train []string) {
 	crfsuite := crfsuiteBinary(t)
 	dir := t.TempDir()
 	trainTxt, testTxt := filepath.Join(dir, "train.crfsuite.txt"), filepath.Join(dir, "test.crfsuite.txt")
-	writeCRFsuiteAttributes(t, datatest.Path(t, "conll2000", "train.txt.gz"), trainTxt, 3000)
+	writeCRFsuiteAttributes(t, datatest.Path(t, "conll2000", "train.txt.gz"), trainTxt, sents)
 	testSents, testTokens := writeCRFsuiteAttributes(t, datatest.Path(t, "conll2000", "test.txt.gz"), testTxt, 1<<30)
 
 	mustRun(t, dir, "featurize", "--input-format", "crfsuite", "-o", "train.arrow", trainTxt)
-	mustRun(t, dir, "train", "--feature-space", "observed", "--transitions", "observed", "--no-bias",
-		"--max-epochs", "8", "--quiet", "-o", "model.arrow", "train.arrow")
+	args := append([]string{"train", "--feature-space", "observed", "--transitions", "observed", "--no-bias", "--quiet"}, train...)
+	mustRun(t, dir, append(args, "-o", "model.arrow", "train.arrow")...)
 	mustRun(t, dir, "export", "--format", "crfsuite", "-o", "model.crfsuite", "model.arrow")
 	mustRun(t, dir, "featurize", "--input-format", "crfsuite", "--model", "model.arrow", "-o", "test.arrow", testTxt)
 	mustRun(t, dir, "decode", "-m", "model.arrow", "-o", "pred.conll", "test.arrow")
@@ -390,14 +405,30 @@ func sameProbabilities(t *testing.T, a, b []string) int {
 //   - the Python module export wrote beside the model (run by python3)
 //     gives every token exactly featurize's attributes, names, values and
 //     order.
+//
+// The elastic net's model (--l1), whose file leaves out its zero weights
+// and the attributes all of whose weights are zero, is checked the same
+// way: the module still gives featurize's attributes, and the tagger
+// ignores those the model lacks as decode does.
 func TestExportDefaultModel(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		train []string
+	}{{"l2", nil}, {"l1", []string{"--l1", "1/n"}}} {
+		t.Run(tc.name, func(t *testing.T) { exportDefaultModel(t, tc.train) })
+	}
+}
+
+// exportDefaultModel is TestExportDefaultModel with the training flags
+// train added.
+func exportDefaultModel(t *testing.T, train []string) {
 	crfsuiteBin := crfsuiteBinary(t)
 	python := datatest.Python3(t)
 	dir := t.TempDir()
 	testGz := datatest.Path(t, "conll2000", "test.txt.gz")
 	headSentences(t, datatest.Path(t, "conll2000", "train.txt.gz"), filepath.Join(dir, "train.txt"), 1000)
 	mustRun(t, dir, "featurize", "-o", "train.arrow", "train.txt")
-	mustRun(t, dir, "train", "--max-epochs", "3", "--quiet", "-o", "model.arrow", "train.arrow")
+	mustRun(t, dir, append(append([]string{"train", "--max-epochs", "3", "--quiet"}, train...), "-o", "model.arrow", "train.arrow")...)
 	r := mustRun(t, dir, "export", "--format", "crfsuite", "-o", "model.crfsuite", "model.arrow")
 	if !strings.Contains(string(r.stderr), "@bias (every token), @start (the first) and @end (the last)") || !strings.Contains(string(r.stderr), "model_features.py") {
 		t.Errorf("export's summary does not name the markers and the module:\n%s", r.stderr)

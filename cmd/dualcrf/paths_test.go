@@ -324,7 +324,7 @@ func TestFileTables(t *testing.T) {
 	app := newApp(nil, nil, nil)
 	notFiles := map[string][]string{
 		"featurize": {"memory-budget", "input-format", "format", "columns", "label-column", "sentence-column", "position-column", "folds", "column", "output-format", "ipc", "compression", "progress"},
-		"train": {"memory-budget", "feature-space", "transitions", "lambda", "solver", "loss", "hamming", "sampler", "sag-variant", "dual-precision",
+		"train": {"memory-budget", "feature-space", "transitions", "lambda", "l1", "solver", "loss", "hamming", "sampler", "sag-variant", "dual-precision",
 			"nondeterministic-async", "progress"},
 		"decode":  {"memory-budget", "input-format", "columns", "label-column", "sentence-column", "position-column", "folds", "column", "constraints", "force-column", "scheme", "format", "ipc", "compression", "progress"},
 		"eval":    {"scheme"},

@@ -27,7 +27,7 @@ func trainCommand() *cli.Command {
 		Name:      "train",
 		Usage:     "fit a CRF to a feature table with SDCA-GAP (or L-BFGS, OEG, SAG; --loss hinge: a structural SVM by BCFW), certifying the duality gap",
 		ArgsUsage: "FEATURES|-",
-		Description: `Minimises λ/2‖w‖² + mean negative log-likelihood. SDCA certifies the duality gap P − D ≥ P − P*
+		Description: `Minimises λ/2‖w‖² (+ λ₁‖w‖₁ with --l1) + mean negative log-likelihood. SDCA certifies the duality gap P − D ≥ P − P*
 with a full pass every --gap-every epochs and stops when it is ≤ --gap-tol. One line per epoch
 goes to standard error; --log writes the per-epoch table. The model holds the weights the final
 certificate is about.
@@ -44,6 +44,10 @@ The paper's peers: --solver oeg (online exponentiated gradient, Collins et al. 2
 certificate) and --solver sag (stochastic average gradient, Schmidt et al. 2015: --sag-variant
 nus, nus-star or uniform; certificate ‖∇P‖²/(2λ) from a full pass, as L-BFGS's). The log counts
 oracle calls (forward–backward passes over one sentence, certificates apart) and parameter updates.
+
+--l1 λ₁ adds λ₁‖w‖₁ (the elastic net, CRFsuite's and Wapiti's c1/ρ1): SDCA trains it by proximal SDCA
+with the same certificate, --solver lbfgs by OWL-QN; the model stores its non-zero weights only.
+CRFsuite's "-a lbfgs -p c1=0.1 -p c2=0.1" is --l1 0.1/n --lambda 0.2/n (its objective is n times ours).
 
 --loss hinge trains the structural SVM (Hamming hinge loss: --hamming mean normalises a sentence's
 count of wrong tokens by its length, --hamming count does not) instead, by block-coordinate Frank–Wolfe
@@ -106,7 +110,15 @@ func trainFlags() optionFlags[trainSetup] {
 			[]string{"NoBias"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.NoBias = c.Bool(n); return nil }},
 		{catSolver, &cli.StringFlag{Name: "lambda", Value: "1/n", Usage: "regularisation λ > 0: a number, or c/n for c divided by the number of sentences"},
 			[]string{"Lambda"}, func(c *cli.Context, n string, s *trainSetup) (err error) {
-				s.o.Lambda, err = parseLambda(c.String(n))
+				s.o.Lambda, err = parseLambda(n, c.String(n))
+				return err
+			}},
+		{catSolver, &cli.StringFlag{Name: "l1", DefaultText: "0", Usage: "the elastic net's ℓ1 weight λ₁ ≥ 0, in the units of --lambda (a number, or c/n): minimises λ/2‖w‖² + λ₁‖w‖₁ + mean NLL, " +
+			"whose zero weights the model does not store; CRFsuite's -p c1=C1 -p c2=C2 is --l1 C1/n --lambda 2·C2/n. SDCA (proximal SDCA) and --solver lbfgs (OWL-QN) only"},
+			[]string{"L1"}, func(c *cli.Context, n string, s *trainSetup) (err error) {
+				if c.IsSet(n) {
+					s.o.L1, err = parseLambda(n, c.String(n))
+				}
 				return err
 			}},
 		{catSolver, &cli.StringFlag{Name: "solver", Value: train.MethodNames()[0], Usage: solverUsage()},
@@ -349,12 +361,12 @@ func trainOptions(c *cli.Context) (stage.TrainOptions, error) {
 	return s.o, nil
 }
 
-// parseLambda reads --lambda: a number, or c/n.
-func parseLambda(s string) (stage.Lambda, error) {
+// parseLambda reads --lambda or --l1 (flag): a number, or c/n.
+func parseLambda(flag, s string) (stage.Lambda, error) {
 	c, perN := strings.CutSuffix(s, "/n")
 	v, err := strconv.ParseFloat(c, 64)
 	if err != nil {
-		return stage.Lambda{}, fmt.Errorf("--lambda %q: want a number or c/n", s)
+		return stage.Lambda{}, fmt.Errorf("--%s %q: want a number or c/n", flag, s)
 	}
 	if perN {
 		return stage.LambdaPerSentence(v), nil

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -414,4 +415,67 @@ func readCorpusText(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	return strings.SplitAfter(strings.TrimSpace(string(b))+"\n", "\n\n")
+}
+
+// TestTrainWarmStartL1: the elastic net's duals are kept and warm-start a
+// grown table with the same λ₁ (to the cold run's optimum, within the
+// certified gaps); another λ₁, or none, starts cold and says why.
+func TestTrainWarmStartL1(t *testing.T) {
+	fixtures(t)
+	full, err := os.ReadFile("testdata/train150.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sents := strings.SplitAfter(strings.TrimSpace(string(full))+"\n", "\n\n")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "old.txt"), []byte(strings.Join(sents[:100], "")), 0o644)
+	os.WriteFile(filepath.Join(dir, "new.txt"), []byte(strings.Join(sents[:150], "")), 0o644)
+	must := func(args ...string) string {
+		t.Helper()
+		cmd := command(dir, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr.String())
+		}
+		return stderr.String()
+	}
+	primal := func(log string) (p, gap float64) {
+		t.Helper()
+		for _, l := range strings.Split(log, "\n") {
+			if _, after, ok := strings.Cut(l, "wall): primal "); ok {
+				if _, err := fmt.Sscanf(after, "%g, certified gap %g", &p, &gap); err == nil {
+					return p, gap
+				}
+			}
+		}
+		t.Fatalf("no stop line in\n%s", log)
+		return 0, 0
+	}
+	must("featurize", "--template", "chunking", "-o", "old.arrow", "old.txt")
+	must("featurize", "--template", "chunking", "-o", "new.arrow", "new.txt")
+	l1 := []string{"train", "-q", "--gap-tol", "1e-3", "--l1", "0.1/n", "--lambda", "0.2/n"}
+	must(append(l1, "--keep-duals", "old.duals", "-o", "old.model", "old.arrow")...)
+	warm := must(append(l1, "--warm-start", "old.duals", "-o", "warm.model", "new.arrow")...)
+	if !strings.Contains(warm, "train: warm start from old.duals: 100 sentences kept, 50 added, 0 dropped") {
+		t.Errorf("warm start log:\n%s", warm)
+	}
+	cold := must(append(l1, "-o", "cold.model", "new.arrow")...)
+	pw, gw := primal(warm)
+	pc, gc := primal(cold)
+	if gw > 1e-3 || gc > 1e-3 || math.Abs(pw-pc) > gw+gc {
+		t.Errorf("warm P %.10g (gap %g), cold P %.10g (gap %g): not the same optimum", pw, gw, pc, gc)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--l1", "0.2/n", "--lambda", "0.2/n"}, "its duals were trained with λ₁ = 0.1/n, this run has λ₁ = 0.2/n"},
+		{[]string{"--lambda", "0.2/n"}, "its duals were trained with λ₁ = 0.1/n, this run has λ₁ = 0"},
+	} {
+		args := append(append([]string{"train", "-q", "--gap-tol", "1e-2", "--warm-start", "old.duals", "-o", "c.model"}, tc.args...), "new.arrow")
+		if log := must(args...); !strings.Contains(log, tc.want) {
+			t.Errorf("%v: want %q in\n%s", tc.args, tc.want, log)
+		}
+	}
 }

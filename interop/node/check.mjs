@@ -29,6 +29,11 @@ const tables = [
       const c = df.columns; return `${r[c.indexOf("word")]}/${r[c.indexOf("label")]}/${r[c.indexOf("attrs")].length}`; } },
   { files: ["model.arrow", "model.parquet"], rows: 17302,
     value: (df) => `${df.filter(pl.col("kind").eq(pl.lit("attr"))).height} attributes` },
+  { files: ["sparse.arrow", "sparse.parquet"], rows: null,
+    value: (df) => { const w = df.getColumn("weights").toArray(), l = df.getColumn("labels").toArray();
+      let stored = 0, nonzero = 0, byLabel = 0;
+      for (let i = 0; i < w.length; i++) { stored += w[i].length; nonzero += [...w[i]].filter((x) => x !== 0).length; if (l[i] !== null) byLabel++; }
+      return `${byLabel} rows by label, ${stored} weights stored, ${nonzero} non-zero`; } },
   { files: ["log.arrow", "log.parquet"], rows: null, value: (df) => `${df.height} epochs` },
   { files: ["pred.arrows", "pred.feather", "pred.parquet"], rows: 1171,
     value: (df) => { const acc = df.filter(pl.col("gold").eq(pl.col("pred"))).height / df.height;

@@ -27,6 +27,7 @@ x() { "$scratch/dualcrf" "$@" 2>/dev/null; }
 for f in train.arrows train.feather train.parquet; do x featurize --template chunking -o "$f" "$td/train150.txt"; done
 x train -q --gap-tol 1e-2 -o model.arrow --log log.arrow train.arrows
 x train -q --gap-tol 1e-2 -o model.parquet --log log.parquet train.parquet
+for f in sparse.arrow sparse.parquet; do x train -q --gap-tol 1e-2 --l1 1/n -o "$f" train.arrows; done
 x featurize --model model.arrow -o test.arrows "$td/test50.txt"
 for f in pred.arrows pred.feather pred.parquet; do x decode -m model.arrow -o "$f" test.arrows; done
 x eval --scores scores.arrow pred.arrows >/dev/null
