@@ -10,7 +10,7 @@ import (
 // ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC.
 const conlluFields = 10
 
-// ConlluOptions configures a ConlluReader; the zero value labels words with
+// ConlluOptions configures a conlluReader; the zero value labels words with
 // their UPOS tag.
 type ConlluOptions struct {
 	// XPOSLabel labels words with XPOS (field 5, language-specific tags such
@@ -19,7 +19,7 @@ type ConlluOptions struct {
 	XPOSLabel bool
 }
 
-// ConlluReader reads CoNLL-U (Universal Dependencies): one word per line in
+// conlluReader reads CoNLL-U (Universal Dependencies): one word per line in
 // 10 tab-separated fields, "#" comment lines, a blank line after each
 // sentence. Multiword-token lines (ID "n-m") and empty nodes (ID "n.m") are
 // skipped; word IDs must run 1, 2, … within a sentence.
@@ -38,7 +38,7 @@ type ConlluOptions struct {
 // that wants it names it: xpos[0].
 //
 // HEAD, DEPREL, DEPS and MISC are validated only for presence.
-type ConlluReader struct {
+type conlluReader struct {
 	lr      *lineReader
 	opts    ConlluOptions
 	columns []string
@@ -52,9 +52,9 @@ type ConlluReader struct {
 	err    error
 }
 
-var _ Reader = (*ConlluReader)(nil)
+var _ Reader = (*conlluReader)(nil)
 
-// conlluColumns are the token columns of a ConlluReader.
+// conlluColumns are the token columns of a conlluReader.
 func conlluColumns(opts ConlluOptions) []string {
 	if opts.XPOSLabel {
 		return []string{"word", "lemma", "upos", "feats"}
@@ -62,23 +62,23 @@ func conlluColumns(opts ConlluOptions) []string {
 	return []string{"word", "lemma", "xpos", "feats"}
 }
 
-// NewConlluReader returns a reader of the CoNLL-U text r, whose display name
+// newConlluReader returns a reader of the CoNLL-U text r, whose display name
 // (for errors) is name.
-func NewConlluReader(r io.Reader, name string, opts ConlluOptions) *ConlluReader {
-	return &ConlluReader{lr: newLineReader(r, name), opts: opts, columns: conlluColumns(opts)}
+func newConlluReader(r io.Reader, name string, opts ConlluOptions) *conlluReader {
+	return &conlluReader{lr: newLineReader(r, name), opts: opts, columns: conlluColumns(opts)}
 }
 
 // Columns names the token columns: word, lemma, pos, feats.
-func (r *ConlluReader) Columns() []string { return r.columns }
+func (r *conlluReader) Columns() []string { return r.columns }
 
 // Sentence returns the sentence read by the last successful Scan.
-func (r *ConlluReader) Sentence() *Sentence { return &r.sent }
+func (r *conlluReader) Sentence() *Sentence { return &r.sent }
 
 // Err returns the first error met, nil at a clean end of input.
-func (r *ConlluReader) Err() error { return r.err }
+func (r *conlluReader) Err() error { return r.err }
 
 // Scan reads the next sentence.
-func (r *ConlluReader) Scan() bool {
+func (r *conlluReader) Scan() bool {
 	if r.err != nil {
 		return false
 	}
@@ -90,20 +90,20 @@ func (r *ConlluReader) Scan() bool {
 	return false
 }
 
-func (r *ConlluReader) line(b []byte) (bool, error) {
+func (r *conlluReader) line(b []byte) (bool, error) {
 	if b[0] == '#' {
 		return false, nil
 	}
 	return r.addLine(string(b))
 }
 
-func (r *ConlluReader) pending() bool { return len(r.labels) > 0 }
+func (r *conlluReader) pending() bool { return len(r.labels) > 0 }
 
-func (r *ConlluReader) blank() { r.nextID = 1 }
+func (r *conlluReader) blank() { r.nextID = 1 }
 
 // addLine adds the word of a non-comment line; word is false for the
 // skipped multiword-token and empty-node lines.
-func (r *ConlluReader) addLine(line string) (word bool, err error) {
+func (r *conlluReader) addLine(line string) (word bool, err error) {
 	var f [conlluFields]string
 	n := 0
 	for rest := line; ; n++ {
@@ -170,7 +170,7 @@ func conlluPair(s string, sep byte) bool {
 }
 
 // emit publishes the collected words as the current sentence.
-func (r *ConlluReader) emit(line int) bool {
+func (r *conlluReader) emit(line int) bool {
 	r.sent.Tokens = readerRows(r.sent.Tokens, r.cells, len(r.columns))
 	r.sent.Labels = r.labels
 	r.sent.Attrs = nil
@@ -180,4 +180,4 @@ func (r *ConlluReader) emit(line int) bool {
 	return true
 }
 
-func (r *ConlluReader) lineSource() *lineReader { return r.lr }
+func (r *conlluReader) lineSource() *lineReader { return r.lr }

@@ -52,7 +52,7 @@ func TestDefaultLimits(t *testing.T) {
 	many := strings.Repeat("a B\n", 100_001)
 	_, err = readAllSentences(NewConllReader(strings.NewReader(many), "many.txt", DefaultConllOptions()))
 	wantSyntaxError(t, err, "many.txt", 100_001, "has more than 100000 tokens")
-	_, err = readAllSentences(NewTreebankReader(strings.NewReader(strings.Repeat("a/DT ", 100_001)), "many.pos", TreebankPOS))
+	_, err = readAllSentences(newTreebankReader(strings.NewReader(strings.Repeat("a/DT ", 100_001)), "many.pos", TreebankPOS))
 	wantSyntaxError(t, err, "many.pos", 1, "has more than 100000 tokens")
 }
 

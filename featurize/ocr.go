@@ -94,14 +94,14 @@ func parseFold(s string) (int, error) {
 	return f, nil
 }
 
-// OCRReader reads Taskar's OCR letters: each word is one sentence, each
+// ocrReader reads Taskar's OCR letters: each word is one sentence, each
 // letter a token labelled with the letter, whose attributes are its set
 // pixels (see OCRAttrNames). Sentence.Tokens is nil and Columns empty.
 // Lines are checked: 134 fields, consecutive ids, next_id -1 or id+1,
 // positions 1, 2, … within a word, one word id and fold per word, pixels 0
 // or 1; a word cut short by the end of input is an error. With a fold
 // selection, words of other folds are read (and checked) but skipped.
-type OCRReader struct {
+type ocrReader struct {
 	lr    *lineReader
 	folds []bool // selected folds; nil: all
 
@@ -118,24 +118,24 @@ type OCRReader struct {
 	fields [][]byte
 }
 
-var _ Reader = (*OCRReader)(nil)
+var _ Reader = (*ocrReader)(nil)
 
-// NewOCRReader returns a reader of the OCR letters r, whose display name
+// newOCRReader returns a reader of the OCR letters r, whose display name
 // (for errors) is name; folds selects the folds read (nil: all).
-func NewOCRReader(r io.Reader, name string, folds []bool) *OCRReader {
-	return &OCRReader{lr: newLineReader(r, name), folds: folds, names: OCRAttrNames()}
+func newOCRReader(r io.Reader, name string, folds []bool) *ocrReader {
+	return &ocrReader{lr: newLineReader(r, name), folds: folds, names: OCRAttrNames()}
 }
 
 // Columns returns nil: letters carry pixel attributes, not token columns.
-func (r *OCRReader) Columns() []string { return nil }
+func (r *ocrReader) Columns() []string { return nil }
 
 // Sentence returns the word read by the last successful Scan.
-func (r *OCRReader) Sentence() *Sentence { return &r.sent }
+func (r *ocrReader) Sentence() *Sentence { return &r.sent }
 
 // Err returns the first error met, nil at a clean end of input.
-func (r *OCRReader) Err() error { return r.err }
+func (r *ocrReader) Err() error { return r.err }
 
-func (r *OCRReader) lineSource() *lineReader { return r.lr }
+func (r *ocrReader) lineSource() *lineReader { return r.lr }
 
 // ocrWord is the state of the word being read.
 type ocrWord struct {
@@ -144,7 +144,7 @@ type ocrWord struct {
 }
 
 // Scan reads the next word of a selected fold.
-func (r *OCRReader) Scan() bool {
+func (r *ocrReader) Scan() bool {
 	for r.err == nil {
 		keep, ok := r.readWord()
 		if !ok {
@@ -167,7 +167,7 @@ func (r *OCRReader) Scan() bool {
 
 // readWord reads the lines of one word; keep says whether its fold is
 // selected; ok is false at the end of input or on error.
-func (r *OCRReader) readWord() (keep, ok bool) {
+func (r *ocrReader) readWord() (keep, ok bool) {
 	r.attrs, r.ends, r.labels, r.lines = r.attrs[:0], r.ends[:0], r.labels[:0], r.lines[:0]
 	var w ocrWord
 	for {
@@ -207,7 +207,7 @@ func (r *OCRReader) readWord() (keep, ok bool) {
 
 // letter parses one line into the current word; last says whether it
 // ends the word.
-func (r *OCRReader) letter(b []byte, w *ocrWord) (last bool, err error) {
+func (r *ocrReader) letter(b []byte, w *ocrWord) (last bool, err error) {
 	b = bytes.TrimSuffix(b, []byte{'\t'})
 	r.fields = r.fields[:0]
 	for len(b) > 0 || len(r.fields) == 0 {
@@ -287,7 +287,7 @@ func (r *OCRReader) letter(b []byte, w *ocrWord) (last bool, err error) {
 }
 
 // int parses a decimal integer field.
-func (r *OCRReader) int(b []byte, what string) (int64, error) {
+func (r *ocrReader) int(b []byte, what string) (int64, error) {
 	v, err := strconv.ParseInt(string(b), 10, 64)
 	if err != nil {
 		return 0, r.lr.syntaxError("%s %q is not an integer", what, b)
@@ -296,7 +296,7 @@ func (r *OCRReader) int(b []byte, what string) (int64, error) {
 }
 
 // emit publishes the word read as the current sentence.
-func (r *OCRReader) emit() {
+func (r *ocrReader) emit() {
 	rows := r.sent.Attrs[:0]
 	start := 0
 	for _, end := range r.ends {

@@ -36,7 +36,7 @@ func ocrSample() string {
 }
 
 func TestOCRReaderWordsAndPixels(t *testing.T) {
-	r := NewOCRReader(strings.NewReader(ocrSample()), "s.data", nil)
+	r := newOCRReader(strings.NewReader(ocrSample()), "s.data", nil)
 	var got []string
 	for r.Scan() {
 		s := r.Sentence()
@@ -68,7 +68,7 @@ func TestOCRReaderFolds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := NewOCRReader(strings.NewReader(ocrSample()), "s.data", sel)
+		r := newOCRReader(strings.NewReader(ocrSample()), "s.data", sel)
 		var got []string
 		for r.Scan() {
 			got = append(got, strings.Join(r.Sentence().Labels, " "))
@@ -110,7 +110,7 @@ func TestOCRReaderErrors(t *testing.T) {
 			sel, _ = ParseFolds("5")
 			tc.want = "s.data: no word of the selected folds among 2 words"
 		}
-		r := NewOCRReader(strings.NewReader(tc.in), "s.data", sel)
+		r := newOCRReader(strings.NewReader(tc.in), "s.data", sel)
 		for r.Scan() {
 		}
 		err := r.Err()
@@ -163,7 +163,7 @@ func FuzzOCR(f *testing.F) {
 	f.Add([]byte(ocrLine(1, "a", true, 1, 1, 0, 3)))
 	f.Add([]byte(strings.ReplaceAll(ocrSample(), "\t\n", "\r\n")))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r := NewOCRReader(bytes.NewReader(data), "fuzz.in", nil)
+		r := newOCRReader(bytes.NewReader(data), "fuzz.in", nil)
 		n := 0
 		for r.Scan() {
 			s := r.Sentence()

@@ -18,10 +18,10 @@ const (
 // plainColumns are the token columns of plain and tokens input.
 var plainColumns = []string{"word"}
 
-// PlainReader reads running text, one sentence a line, splitting each
+// plainReader reads running text, one sentence a line, splitting each
 // line into tokens with package tokenize (Penn Treebank rules). Blank
 // lines are skipped. Its sentences have one column, "word", and no labels.
-type PlainReader struct {
+type plainReader struct {
 	lr    *lineReader
 	sent  Sentence
 	toks  []string
@@ -29,25 +29,25 @@ type PlainReader struct {
 	err   error
 }
 
-var _ Reader = (*PlainReader)(nil)
+var _ Reader = (*plainReader)(nil)
 
-// NewPlainReader returns a reader of the text r, whose display name (for
+// newPlainReader returns a reader of the text r, whose display name (for
 // errors) is name.
-func NewPlainReader(r io.Reader, name string) *PlainReader {
-	return &PlainReader{lr: newLineReader(r, name)}
+func newPlainReader(r io.Reader, name string) *plainReader {
+	return &plainReader{lr: newLineReader(r, name)}
 }
 
 // Columns names the token column: "word".
-func (r *PlainReader) Columns() []string { return plainColumns }
+func (r *plainReader) Columns() []string { return plainColumns }
 
 // Sentence returns the sentence read by the last successful Scan.
-func (r *PlainReader) Sentence() *Sentence { return &r.sent }
+func (r *plainReader) Sentence() *Sentence { return &r.sent }
 
 // Err returns the first error met, nil at a clean end of input.
-func (r *PlainReader) Err() error { return r.err }
+func (r *plainReader) Err() error { return r.err }
 
 // Scan reads the next non-blank line as a sentence.
-func (r *PlainReader) Scan() bool {
+func (r *plainReader) Scan() bool {
 	if r.err != nil {
 		return false
 	}
@@ -80,14 +80,14 @@ func (r *PlainReader) Scan() bool {
 	}
 }
 
-func (r *PlainReader) lineSource() *lineReader { return r.lr }
+func (r *plainReader) lineSource() *lineReader { return r.lr }
 
-// TokensReader reads text already split into tokens: one token a line, a
+// tokensReader reads text already split into tokens: one token a line, a
 // blank line after each sentence. A line is its token, spaces and tabs
 // around it dropped; a line with a space or tab inside is an error (CoNLL
 // columns are --input-format conll). Its sentences have one column,
 // "word", and no labels.
-type TokensReader struct {
+type tokensReader struct {
 	lr    *lineReader
 	cells []string
 	lines []int
@@ -96,25 +96,25 @@ type TokensReader struct {
 	err   error
 }
 
-var _ Reader = (*TokensReader)(nil)
+var _ Reader = (*tokensReader)(nil)
 
-// NewTokensReader returns a reader of the token lines r, whose display
+// newTokensReader returns a reader of the token lines r, whose display
 // name (for errors) is name.
-func NewTokensReader(r io.Reader, name string) *TokensReader {
-	return &TokensReader{lr: newLineReader(r, name)}
+func newTokensReader(r io.Reader, name string) *tokensReader {
+	return &tokensReader{lr: newLineReader(r, name)}
 }
 
 // Columns names the token column: "word".
-func (r *TokensReader) Columns() []string { return plainColumns }
+func (r *tokensReader) Columns() []string { return plainColumns }
 
 // Sentence returns the sentence read by the last successful Scan.
-func (r *TokensReader) Sentence() *Sentence { return &r.sent }
+func (r *tokensReader) Sentence() *Sentence { return &r.sent }
 
 // Err returns the first error met, nil at a clean end of input.
-func (r *TokensReader) Err() error { return r.err }
+func (r *tokensReader) Err() error { return r.err }
 
 // Scan reads the next sentence.
-func (r *TokensReader) Scan() bool {
+func (r *tokensReader) Scan() bool {
 	if r.err != nil {
 		return false
 	}
@@ -128,7 +128,7 @@ func (r *TokensReader) Scan() bool {
 	return true
 }
 
-func (r *TokensReader) line(b []byte) (bool, error) {
+func (r *tokensReader) line(b []byte) (bool, error) {
 	tok := strings.Trim(string(b), " \t")
 	if strings.ContainsAny(tok, " \t") {
 		n := len(readerSpaceFields(nil, tok))
@@ -139,8 +139,8 @@ func (r *TokensReader) line(b []byte) (bool, error) {
 	return true, nil
 }
 
-func (r *TokensReader) pending() bool { return len(r.cells) > 0 }
+func (r *tokensReader) pending() bool { return len(r.cells) > 0 }
 
-func (r *TokensReader) blank() {}
+func (r *tokensReader) blank() {}
 
-func (r *TokensReader) lineSource() *lineReader { return r.lr }
+func (r *tokensReader) lineSource() *lineReader { return r.lr }

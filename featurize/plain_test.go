@@ -26,7 +26,7 @@ func readAll(r Reader) (string, error) {
 // TestPlainReader: one sentence a line, tokenized; blank lines skipped;
 // one column, word; no labels; line numbers kept.
 func TestPlainReader(t *testing.T) {
-	r := NewPlainReader(strings.NewReader("Grace flew to Lima.\n\n  \n\"Hi,\" she said.\r\n"), "in.txt")
+	r := newPlainReader(strings.NewReader("Grace flew to Lima.\n\n  \n\"Hi,\" she said.\r\n"), "in.txt")
 	got, err := readAll(r)
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestPlainReader(t *testing.T) {
 
 // TestTokensReader: one token a line, a blank line between sentences.
 func TestTokensReader(t *testing.T) {
-	r := NewTokensReader(strings.NewReader("Grace\nflew \n\n\n\tHe\nleft\n.\n"), "in.txt")
+	r := newTokensReader(strings.NewReader("Grace\nflew \n\n\n\tHe\nleft\n.\n"), "in.txt")
 	got, err := readAll(r)
 	if err != nil {
 		t.Fatal(err)

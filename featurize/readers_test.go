@@ -141,11 +141,11 @@ func readersByName(r io.Reader, name string) (Reader, error) {
 		}
 		return NewConllReader(r, name, opts), nil
 	case ".conllu":
-		return NewConlluReader(r, name, ConlluOptions{}), nil
+		return newConlluReader(r, name, ConlluOptions{}), nil
 	case ".pos":
-		return NewTreebankReader(r, name, TreebankPOS), nil
+		return newTreebankReader(r, name, TreebankPOS), nil
 	case ".mrg":
-		return NewTreebankReader(r, name, TreebankMRG), nil
+		return newTreebankReader(r, name, TreebankMRG), nil
 	case ".crfsuite":
 		return NewCRFsuiteReader(r, name), nil
 	}
@@ -298,7 +298,7 @@ func TestConlluEWT(t *testing.T) {
 				path = datatest.Path(t, "ud_english_ewt", tc.file)
 			}
 			rc, name := readersOpen(t, path)
-			st := readersCount(t, NewConlluReader(rc, name, ConlluOptions{}))
+			st := readersCount(t, newConlluReader(rc, name, ConlluOptions{}))
 			if st.sentences != tc.sentences || st.tokens != tc.words || len(st.labels) != 17 {
 				t.Errorf("%d sentences, %d words, %d UPOS; want %d, %d, 17",
 					st.sentences, st.tokens, len(st.labels), tc.sentences, tc.words)
@@ -310,7 +310,7 @@ func TestConlluEWT(t *testing.T) {
 				return
 			}
 			rc, name = readersOpen(t, path)
-			st = readersCount(t, NewConlluReader(rc, name, ConlluOptions{XPOSLabel: true}))
+			st = readersCount(t, newConlluReader(rc, name, ConlluOptions{XPOSLabel: true}))
 			if len(st.labels) != 49 {
 				t.Errorf("%d XPOS labels, want 49: %v", len(st.labels), readersLabelNames(st.labels))
 			}
@@ -481,11 +481,11 @@ func (k readersKind) reader(r io.Reader, name string) Reader {
 	case "conll":
 		return NewConllReader(r, name, DefaultConllOptions())
 	case "conllu":
-		return NewConlluReader(r, name, ConlluOptions{})
+		return newConlluReader(r, name, ConlluOptions{})
 	case "pos":
-		return NewTreebankReader(r, name, TreebankPOS)
+		return newTreebankReader(r, name, TreebankPOS)
 	case "mrg":
-		return NewTreebankReader(r, name, TreebankMRG)
+		return newTreebankReader(r, name, TreebankMRG)
 	case "crfsuite":
 		return NewCRFsuiteReader(r, name)
 	}

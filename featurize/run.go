@@ -151,7 +151,7 @@ func OpenReader(src pipeline.Source, opts InputOptions) (Reader, io.Closer, erro
 			if err := refuseTextFlags(src.Path, opts); err != nil {
 				return nil, nil, err
 			}
-			tr, err := NewTableReader(src.Path, nil, opts)
+			tr, err := newTableReader(src.Path, nil, opts)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -231,23 +231,23 @@ func newFormatReader(r io.Reader, name string, opts InputOptions) (Reader, error
 		}
 		lr = NewConllReader(r, name, co)
 	case "conllu":
-		lr = NewConlluReader(r, name, ConlluOptions{XPOSLabel: opts.XPOS})
+		lr = newConlluReader(r, name, ConlluOptions{XPOSLabel: opts.XPOS})
 	case "ptb-mrg":
-		lr = NewTreebankReader(r, name, TreebankMRG)
+		lr = newTreebankReader(r, name, TreebankMRG)
 	case "ptb-pos":
-		lr = NewTreebankReader(r, name, TreebankPOS)
+		lr = newTreebankReader(r, name, TreebankPOS)
 	case "crfsuite":
 		lr = NewCRFsuiteReader(r, name)
 	case FormatPlain:
-		lr = NewPlainReader(r, name)
+		lr = newPlainReader(r, name)
 	case FormatTokens:
-		lr = NewTokensReader(r, name)
+		lr = newTokensReader(r, name)
 	case "ocr":
 		folds, err := ParseFolds(opts.Folds)
 		if err != nil {
 			return nil, err
 		}
-		lr = NewOCRReader(r, name, folds)
+		lr = newOCRReader(r, name, folds)
 	default:
 		return nil, fmt.Errorf("unknown input format %q (want one of %s)", opts.Format, strings.Join(Formats(), ", "))
 	}

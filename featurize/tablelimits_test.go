@@ -141,7 +141,7 @@ func TestTableInvalidUTF8(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(part, "p.parquet"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := NewTableReader(dir, nil, InputOptions{Partitions: true})
+	_, err := newTableReader(dir, nil, InputOptions{Partitions: true})
 	if want := filepath.Join(part, "p.parquet") + `: InputOptions.Partitions: directory name "lang=\xff" (decoded) is not valid UTF-8`; err == nil || err.Error() != want {
 		t.Errorf("hive key: error %v, want %q", err, want)
 	}

@@ -227,9 +227,9 @@ type row struct {
 	file int
 }
 
-// NewTableReader reads the table file or directory at path ("" or "-":
+// newTableReader reads the table file or directory at path ("" or "-":
 // stdin, the standard input) with opts.
-func NewTableReader(path string, stdin io.Reader, opts InputOptions) (*TableReader, error) {
+func newTableReader(path string, stdin io.Reader, opts InputOptions) (*TableReader, error) {
 	if pipeline.IsStdin(path) {
 		return newTableReaderOn(stdin, pipeline.StdinName, opts), nil
 	}

@@ -170,7 +170,7 @@ func TestTableReaderDirectory(t *testing.T) {
 	write("genre=news/_SUCCESS", nil)
 	write("genre=news/.part-9.parquet", []byte("not a table"))
 	write("genre=news/README.txt", []byte("not a table"))
-	tr, err := NewTableReader(dir, nil, InputOptions{})
+	tr, err := newTableReader(dir, nil, InputOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestTableReaderDirectory(t *testing.T) {
 	if want := []string{"A/X/O", "B/X/O", "C/X/O"}; err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, %v; want %q", got, err, want)
 	}
-	tr, err = NewTableReader(dir, nil, InputOptions{Partitions: true})
+	tr, err = newTableReader(dir, nil, InputOptions{Partitions: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestTableReaderDirectory(t *testing.T) {
 	if c := tr.Columns(); !reflect.DeepEqual(c, []string{"word", "pos", "genre"}) {
 		t.Errorf("columns %v", c)
 	}
-	if _, err := NewTableReader(filepath.Join(dir, "genre=news", "part-0.arrow"), nil, InputOptions{Partitions: true}); err == nil {
+	if _, err := newTableReader(filepath.Join(dir, "genre=news", "part-0.arrow"), nil, InputOptions{Partitions: true}); err == nil {
 		t.Error("--partitions on a path without key=value directories accepted")
 	}
 }

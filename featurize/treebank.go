@@ -110,9 +110,9 @@ type TreebankReader struct {
 
 var _ Reader = (*TreebankReader)(nil)
 
-// NewTreebankReader returns a reader of the Penn Treebank text r in the
+// newTreebankReader returns a reader of the Penn Treebank text r in the
 // given format; name is its display name for errors.
-func NewTreebankReader(r io.Reader, name string, format TreebankFormat) *TreebankReader {
+func newTreebankReader(r io.Reader, name string, format TreebankFormat) *TreebankReader {
 	tr := &TreebankReader{lr: newLineReader(r, name), format: format, columns: []string{"word"}}
 	if format != TreebankMRG && format != TreebankPOS {
 		tr.err = fmt.Errorf("treebank reader %s: invalid format %v", name, format)
@@ -463,7 +463,7 @@ func (z *TreebankZipReader) Scan() bool {
 			return false
 		}
 		z.rc, z.member = rc, z.name+"!"+f.Name
-		z.cur = NewTreebankReader(rc, z.member, z.format)
+		z.cur = newTreebankReader(rc, z.member, z.format)
 		z.cur.lr.setLimits(z.limits)
 	}
 	return false

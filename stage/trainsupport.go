@@ -168,12 +168,12 @@ func tableBytes(d *crf.Dataset) int64 {
 // small the budget: smaller blocks only add I/O requests.
 const minBlockBytes = 1 << 20
 
-// precision returns the precision of the run's duals: SDCA's (its
-// DualPrecision, default duals.DefaultPrecision); float64 for the other
-// methods.
+// precision returns the precision of the run's duals: the method's
+// (train.DualsPrecision: SDCA's DualPrecision, default
+// duals.DefaultPrecision); float64 for the other methods.
 func (r *trainer) precision() duals.Precision {
-	if sd, ok := r.o.Method.(*train.SDCA); ok && r.solver == "sdca" {
-		return sd.Precision()
+	if m, ok := r.o.Method.(train.DualsPrecision); ok {
+		return m.Precision()
 	}
 	return duals.Float64
 }

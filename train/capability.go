@@ -91,6 +91,16 @@ type DualsHolder interface {
 	Store() duals.Store
 }
 
+// DualsPrecision is a method that keeps its duals at a precision of its
+// choosing (SDCA's DualPrecision): a program makes the files that hold
+// them (a memory-mapped file, a streamed store) at it.
+type DualsPrecision interface {
+	Method
+	// Precision returns the precision of the duals a run of the method
+	// keeps, with its default applied.
+	Precision() duals.Precision
+}
+
 // Metered is a method that says, for a display of the progress of its
 // passes, how many sentences its Init and each Certify count on the
 // problem's Meter (Problem.Meter). A method that is not counts none in
@@ -176,11 +186,12 @@ func (m *SDCA) MeterTotals(n int) (init, certify int64) {
 func (m *LBFGS) MeterTotals(n int) (init, certify int64) { return int64(n), 0 }
 
 var (
-	_ LiveStepper = (*SDCA)(nil)
-	_ DualsHolder = (*SDCA)(nil)
-	_ Metered     = (*SDCA)(nil)
-	_ Metered     = (*LBFGS)(nil)
-	_ Workers     = (*SDCA)(nil)
+	_ LiveStepper    = (*SDCA)(nil)
+	_ DualsHolder    = (*SDCA)(nil)
+	_ DualsPrecision = (*SDCA)(nil)
+	_ Metered        = (*SDCA)(nil)
+	_ Metered        = (*LBFGS)(nil)
+	_ Workers        = (*SDCA)(nil)
 )
 
 // StateSizer is a method that keeps state for every sentence besides the
