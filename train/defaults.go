@@ -30,12 +30,9 @@ const (
 	// sequential SDCA in 13 and 18. Two rounds in flight keep about 2R
 	// workers busy.
 	DefaultRoundSize = 2
-	// DefaultWorkers is SDCA.Workers's zero value: one worker, the
-	// sequential SDCA. On 2 cores the pipelined rounds reached a certified
-	// gap no sooner than one worker (docs/figures.md), so more workers are
-	// asked for (and give a model of their own, the same on any number of
-	// workers above one).
-	DefaultWorkers = 1
+	// DefaultWorkers is SDCA.Workers's zero value: one per core, in rounds
+	// (the model does not depend on the number of cores).
+	DefaultWorkers = AllWorkers
 	// AllWorkers, as SDCA.Workers, runs one worker per core
 	// (runtime.GOMAXPROCS).
 	AllWorkers = -1

@@ -223,18 +223,15 @@ func TestEstimateMemoryCountsWorkers(t *testing.T) {
 // steps their kind.
 func TestWorkersSetting(t *testing.T) {
 	p := randomProblem(t, 77, 30, 5, 10, 3, false, 0)
-	if n := (&SDCA{}).NumWorkers(p.N()); n != DefaultWorkers {
-		t.Fatalf("Workers 0: %d workers, want DefaultWorkers (%d)", n, DefaultWorkers)
-	}
-	if kind, P, _ := (&SDCA{}).Schedule(1000); kind != ScheduleSequential || P != 1 {
-		t.Fatalf("the default: %s on %d workers, want the sequential SDCA", kind, P)
+	if n := (&SDCA{}).NumWorkers(p.N()); n != min(runtime.GOMAXPROCS(0), p.N()) {
+		t.Fatalf("Workers 0: %d workers, GOMAXPROCS %d", n, runtime.GOMAXPROCS(0))
 	}
 	if n, want := (&SDCA{Workers: AllWorkers}).NumWorkers(1000), runtime.GOMAXPROCS(0); n != want {
 		t.Fatalf("AllWorkers: %d workers, GOMAXPROCS %d", n, want)
 	}
-	// On one core, or one sentence, one worker per core is the rounds on
-	// one worker, not the sequential SDCA: the same model on every machine.
-	for _, m := range []*SDCA{{Workers: AllWorkers}, {Workers: 3}} {
+	// On one core, or one sentence, the default is the rounds on one
+	// worker, not the sequential SDCA: the same model on every machine.
+	for _, m := range []*SDCA{{}, {Workers: AllWorkers}, {Workers: 3}} {
 		if kind, P, R := m.Schedule(1); kind != ScheduleRounds || P != 1 || R != DefaultRoundSize {
 			t.Fatalf("Workers %d on one sentence: %s on %d workers, rounds of %d", m.Workers, kind, P, R)
 		}

@@ -168,7 +168,7 @@ func trainFlags() optionFlags[trainSetup] {
 			}},
 		{catSolver, &cli.Uint64Flag{Name: "seed", Value: defaultSeed, Usage: "random seed; the same seed gives the same model"},
 			settingFields("seed"), func(c *cli.Context, n string, s *trainSetup) error { s.setAll(n, c.Uint64(n)); return nil }},
-		{catSolver, intIn(&cli.IntFlag{Name: "workers", DefaultText: "1", Usage: "SDCA workers: 1 runs the sequential SDCA; more, or 0 (one per core), the parallel SDCA by pipelined rounds, whose model depends on the seed and --round-size only (the same bytes on any number of cores)"}, 0, math.MaxInt, ""),
+		{catSolver, intIn(&cli.IntFlag{Name: "workers", DefaultText: "one per core", Usage: "SDCA workers: 1 runs the sequential SDCA; more, or 0 (one per core), the parallel SDCA by pipelined rounds, whose model depends on the seed and --round-size only (the same bytes on any number of cores)"}, 0, math.MaxInt, ""),
 			settingFields("workers"), func(c *cli.Context, n string, s *trainSetup) error { s.setAll(n, workers(c, n)); return nil }},
 		{catStopping, &cli.Float64Flag{Name: "gap-tol", Value: train.DefaultGapTol, Usage: "stop when the certified duality gap is at most this (> 0)"},
 			[]string{"GapTol"}, func(c *cli.Context, n string, s *trainSetup) error { s.o.GapTol = c.Float64(n); return nil }},

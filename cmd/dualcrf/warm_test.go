@@ -295,7 +295,7 @@ func TestWarmStartAutoStreamedStartsCold(t *testing.T) {
 	fx := makeComboFixtures(t)
 	table := demoFeatures(t)
 	dir := t.TempDir()
-	r := runIn(context.Background(), "train", "-q", "--max-epochs", "1", "--warm-start", fx.kept, "--memory-budget", "72MiB",
+	r := runIn(context.Background(), "train", "-q", "--max-epochs", "1", "--warm-start", fx.kept, "--memory-budget", "84MiB",
 		"-o", filepath.Join(dir, "m.arrow"), table)
 	if r.code != 0 || streamBlocks(r.stderr) < 2 ||
 		!strings.Contains(string(r.stderr), "starting cold, not from "+fx.kept+": the duals are streamed (the run does not fit in memory)") ||
@@ -306,7 +306,7 @@ func TestWarmStartAutoStreamedStartsCold(t *testing.T) {
 	if w, ok := facts["warm_start"].(map[string]any); !ok || !strings.Contains(fmt.Sprint(w["cold"]), "streamed") {
 		t.Fatalf("facts %v", facts)
 	}
-	r = runIn(context.Background(), "train", "-q", "--max-epochs", "1", "--warm-start", filepath.Join(dir, "none.duals"), "--memory-budget", "72MiB",
+	r = runIn(context.Background(), "train", "-q", "--max-epochs", "1", "--warm-start", filepath.Join(dir, "none.duals"), "--memory-budget", "84MiB",
 		"-o", filepath.Join(dir, "n.arrow"), table)
 	if r.code != 1 || !strings.Contains(string(r.stderr), "none.duals") {
 		t.Fatalf("missing kept duals: %v", r)
@@ -354,12 +354,12 @@ stages:
   - name: streamed
     run: train
     inputs: [out/big.arrow]
-    options: {duals: stream, memory-budget: 72MiB, checkpoint-every: 1, max-epochs: 1, quiet: true}
+    options: {duals: stream, memory-budget: 84MiB, checkpoint-every: 1, max-epochs: 1, quiet: true}
     output: out/streamed.arrow
   - name: kept
     run: train
     inputs: [out/big.arrow]
-    options: {duals: stream, memory-budget: 72MiB, checkpoint-every: 1, max-epochs: 1, quiet: true, keep-duals: out/kept.duals}
+    options: {duals: stream, memory-budget: 84MiB, checkpoint-every: 1, max-epochs: 1, quiet: true, keep-duals: out/kept.duals}
     output: out/kept.arrow
 `)
 	manifest := filepath.Join(dir, ".dualcrf-job/grow/manifest.json")
