@@ -18,7 +18,7 @@ modes="${3:-float64,float32,bf16,bf16all,f16,u16}"
 work="$(mktemp -d -t compact-duals.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/dualcrf" ./cmd/dualcrf
-go test -c -o "$work/train.test" ./train
+go test -c -tags measure -o "$work/train.test" ./train
 "$work/dualcrf" featurize --template chunking --min-count 3 --progress none -o "$work/conll.arrow" "$data/conll2000/train.txt.gz"
 gzip -dc "$data/ud_english_ewt/en_ewt-ud-train.conllu.gz" | awk -v n="$sents" 'BEGIN{RS="";ORS="\n\n"} NR<=n' > "$work/ewt.conllu"
 "$work/dualcrf" featurize -f conllu --xpos --min-count 3 --progress none -o "$work/ewt.arrow" "$work/ewt.conllu"
